@@ -1,0 +1,1 @@
+"""Pure core: records, scopes, grants, versions, events, clock, config. No I/O, no Ray."""

@@ -1,0 +1,77 @@
+"""Every error memactors raises on purpose. One module, one hierarchy::
+
+    MemactorsError
+     ├── ValidationError          bad input, refused before it reaches a query (also a ValueError)
+     │    ├── InvalidIdentifier   an id outside [A-Za-z0-9_.-], or "." / ".."
+     │    ├── InvalidScope        a scope path outside the scope tree
+     │    └── InvalidRecord       a field of a write or recall out of range
+     ├── AccessDenied             grants or scope rules refuse the call (also a PermissionError)
+     │    └── NoGrants            the actor holds no grant at all (says how to add one)
+     ├── NotFound                 an unknown memory id (also a LookupError)
+     ├── BackPressure             a bounded queue is full; retry later, nothing was written
+     ├── ConfigError              a configuration value is wrong
+     ├── StoreError               the data folder cannot be used as asked
+     │    ├── DataFolderLocked    another runtime holds the data folder for writing
+     │    └── EmbedderMismatch    the store was built with another embedder
+     └── RuntimeClosed            the runtime was closed, or is unreachable
+
+Messages never contain memory content, query text, or anything the write gate matched.
+"""
+
+from __future__ import annotations
+
+
+class MemactorsError(Exception):
+    """Base of every error memactors raises on purpose."""
+
+
+class ValidationError(MemactorsError, ValueError):
+    """Input is malformed; nothing was written."""
+
+
+class InvalidIdentifier(ValidationError):
+    """An identifier has characters outside ASCII letters, digits, '-', '_', '.'."""
+
+
+class InvalidScope(ValidationError):
+    """A scope path is not one of the forms of the scope tree."""
+
+
+class InvalidRecord(ValidationError):
+    """A field of a write or a recall request is out of range."""
+
+
+class AccessDenied(MemactorsError, PermissionError):
+    """The actor's grants or the scope rules refuse the call."""
+
+
+class NoGrants(AccessDenied):
+    """The actor holds no grant at all."""
+
+
+class NotFound(MemactorsError, LookupError):
+    """No memory with that id is visible to the caller."""
+
+
+class BackPressure(MemactorsError):
+    """A bounded queue is full. Nothing was written; retry after a pause."""
+
+
+class ConfigError(MemactorsError):
+    """A configuration value is missing or wrong."""
+
+
+class StoreError(MemactorsError):
+    """The data folder cannot be used as asked."""
+
+
+class DataFolderLocked(StoreError):
+    """Another runtime has the data folder open for writing."""
+
+
+class EmbedderMismatch(StoreError):
+    """The store's vectors were made by a different embedder."""
+
+
+class RuntimeClosed(MemactorsError):
+    """The runtime was closed or its actors are unreachable."""

@@ -1,0 +1,92 @@
+"""Grants bind actors to scopes (DESIGN section 4). A grant covers its scope and every descendant.
+
+Pure data and checks; the runtime persists each change as a ledger event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import AccessDenied, NoGrants
+from .scopes import Scope, check_identifier, parse_scope, visible_set
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    actor: str
+    scope: Scope
+    read: bool
+    write: bool
+
+    def to_dict(self) -> dict:
+        return {"actor": self.actor, "scope": str(self.scope), "read": self.read, "write": self.write}
+
+
+def _how_to_grant(actor: str, scope: str, mode: str) -> str:
+    flag = ", write=True" if mode == "write" else ""
+    return (
+        f"add one with runtime.grant({actor!r}, {scope!r}{flag}) or "
+        f"`memactors grant {actor} {scope}{' --write' if mode == 'write' else ''}`, "
+        "or list it under [[grants]] in the config"
+    )
+
+
+class GrantTable:
+    """The current grants, keyed by (actor, scope). Replacing a grant replaces both flags."""
+
+    def __init__(self, grants: list[Grant] | None = None) -> None:
+        self._by_actor: dict[str, dict[Scope, Grant]] = {}
+        for g in grants or []:
+            self.put(g)
+
+    def put(self, g: Grant) -> None:
+        entries = self._by_actor.setdefault(g.actor, {})
+        if g.read or g.write:
+            entries[g.scope] = g
+        else:
+            entries.pop(g.scope, None)  # read=False, write=False revokes
+
+    @staticmethod
+    def make(actor: str, scope: str | Scope, *, read: bool = True, write: bool = False) -> Grant:
+        check_identifier(actor, "actor")
+        if not isinstance(read, bool) or not isinstance(write, bool):
+            raise AccessDenied("read and write must be booleans")
+        return Grant(actor, parse_scope(scope), read, write)
+
+    def grants_of(self, actor: str) -> list[Grant]:
+        return list(self._by_actor.get(actor, {}).values())
+
+    def all(self) -> list[Grant]:
+        return [g for entries in self._by_actor.values() for g in entries.values()]
+
+    def _covers(self, actor: str, scope: Scope, mode: str) -> bool:
+        for g in self._by_actor.get(actor, {}).values():
+            if getattr(g, mode) and g.scope.is_ancestor_or_self(scope):
+                return True
+        return False
+
+    def check_write(self, actor: str, scope: Scope) -> None:
+        if not self._by_actor.get(actor):
+            raise NoGrants(f"actor {actor!r} has no grants; {_how_to_grant(actor, str(scope), 'write')}")
+        if not self._covers(actor, scope, "write"):
+            raise AccessDenied(
+                f"actor {actor!r} may not write {scope}: no write grant covers it; "
+                f"{_how_to_grant(actor, str(scope), 'write')}"
+            )
+
+    def check_recall(self, actor: str, allowed: list[Scope]) -> list[Scope]:
+        """Refuse unless every allowed scope lies under a read grant; return the visible set."""
+        if not self._by_actor.get(actor):
+            first = str(allowed[0]) if allowed else "/org/ORG/user/USER/"
+            raise NoGrants(f"actor {actor!r} has no grants; {_how_to_grant(actor, first, 'read')}")
+        for s in allowed:
+            if not self._covers(actor, s, "read"):
+                raise AccessDenied(f"actor {actor!r} may not read {s}: it is beyond the actor's read grants")
+        return visible_set(allowed)
+
+    def to_list(self) -> list[dict]:
+        return [g.to_dict() for g in self.all()]
+
+    @classmethod
+    def from_list(cls, items: list[dict]) -> GrantTable:
+        return cls([Grant(i["actor"], parse_scope(i["scope"]), bool(i["read"]), bool(i["write"])) for i in items])

@@ -1,0 +1,236 @@
+"""The memory record (DESIGN section 3): one Arrow schema from which storage, JSON and the API derive.
+
+In memory a record is a plain dict keyed by the schema's field names (cheap to build, batch and
+ship between actors); ``to_arrow`` and ``to_json`` are the two ways out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+
+import orjson
+import pyarrow as pa
+
+from .errors import InvalidRecord
+from .scopes import Scope, check_identifier, parse_scope
+
+SCHEMA_VERSION = 1
+TS = pa.timestamp("us", tz="UTC")
+
+SOURCE_CONFIDENCE = {
+    "user_stated": 1.0,
+    "config_change": 0.9,
+    "task_outcome": 0.8,
+    "tool": 0.7,
+    "agent_inferred": 0.6,
+    "pattern": 0.4,
+    "web": 0.3,
+    "document": 0.3,
+}
+UNTRUSTED_SOURCES = frozenset({"web", "document", "tool"})
+SENSITIVITIES = ("public", "internal", "confidential", "restricted")
+POOLS = ("working", "vault")
+STATUSES = ("pending", "active", "superseded", "stale", "evicted", "tombstoned")
+
+
+def memory_schema(dim: int) -> pa.Schema:
+    """The memory record. ``dim`` is the embedder's dimension."""
+    return pa.schema(
+        [
+            pa.field("memory_id", pa.string(), nullable=False),
+            pa.field("scope", pa.string(), nullable=False),
+            pa.field("subject", pa.string()),
+            pa.field("predicate", pa.string()),
+            pa.field("object", pa.string()),
+            pa.field("content", pa.string(), nullable=False),
+            pa.field("source_kind", pa.string(), nullable=False),
+            pa.field("source_id", pa.string()),
+            pa.field("confidence", pa.float32(), nullable=False),
+            pa.field("sensitivity", pa.string(), nullable=False),
+            pa.field("pool", pa.string(), nullable=False),
+            pa.field("status", pa.string(), nullable=False),
+            pa.field("version", pa.int32(), nullable=False),
+            pa.field("supersedes", pa.string()),
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field("importance", pa.float32(), nullable=False),
+            pa.field("created_at", TS, nullable=False),
+            pa.field("updated_at", TS, nullable=False),
+            pa.field("last_accessed_at", TS),
+            pa.field("retrieved_count", pa.int32(), nullable=False),
+            pa.field("soft_expires_at", TS),
+            pa.field("hard_expires_at", TS),
+        ],
+        metadata={b"memactors.schema_version": str(SCHEMA_VERSION).encode()},
+    )
+
+
+FIELDS: tuple[str, ...] = tuple(memory_schema(1).names)
+# What the API and JSON show: everything but the vector.
+PUBLIC_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "vector")
+
+
+def to_arrow(records: list[dict], dim: int) -> pa.Table:
+    schema = memory_schema(dim)
+    return pa.Table.from_pylist([{k: r.get(k) for k in FIELDS} for r in records], schema=schema)
+
+
+def to_json(record: dict) -> bytes:
+    return orjson.dumps({k: record.get(k) for k in PUBLIC_FIELDS})
+
+
+def new_memory_id() -> str:
+    return uuid.uuid4().hex
+
+
+_MEMORY_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
+
+
+def check_memory_id(value: object) -> str:
+    if not isinstance(value, str) or not _MEMORY_ID.fullmatch(value):
+        raise InvalidRecord("memory_id must be 32 lowercase hex characters")
+    return value
+
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = " \t\n.,;:!?。，；：！？、\"'`~-_()[]{}<>「」『』（）【】"
+
+
+def normalise(text: str) -> str:
+    """The form content is deduplicated on: NFKC, case-folded, white space collapsed."""
+    t = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACE.sub(" ", t).strip(_EDGE_PUNCT)
+
+
+def content_hash(text: str) -> str:
+    # Computed only on text as stored (after the gate), never on blocked input.
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+
+
+MAX_CONTENT_CHARS = 32_000
+
+
+@dataclass(slots=True)
+class WriteRequest:
+    """A write as the API takes it, validated at the door."""
+
+    scope: str
+    text: str
+    actor: str
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    source: str = "user_stated"
+    source_id: str | None = None
+    confidence: float | None = None
+    sensitivity: str = "internal"
+    ttl_days: float | None = None
+    soft_ttl_days: float | None = None
+    importance: float = 0.5
+    pool: str = "vault"
+    idempotency_key: str | None = None
+
+    def validate(self) -> WriteRequest:
+        self.scope = str(parse_scope(self.scope))
+        check_identifier(self.actor, "actor")
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise InvalidRecord("text must be a non-empty string")
+        if len(self.text) > MAX_CONTENT_CHARS:
+            raise InvalidRecord(f"text is longer than {MAX_CONTENT_CHARS} characters")
+        if (self.subject is None) != (self.predicate is None):
+            raise InvalidRecord("subject and predicate go together: give both or neither")
+        for name in ("subject", "predicate", "object", "source_id"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, str) or not v.strip() or len(v) > 512):
+                raise InvalidRecord(f"{name} must be a non-empty string of at most 512 characters")
+        if self.source not in SOURCE_CONFIDENCE:
+            raise InvalidRecord(f"source must be one of {sorted(SOURCE_CONFIDENCE)}")
+        if self.confidence is None:
+            self.confidence = SOURCE_CONFIDENCE[self.source]
+        if not isinstance(self.confidence, (int, float)) or not 0.0 <= float(self.confidence) <= 1.0:
+            raise InvalidRecord("confidence must be a number between 0 and 1")
+        self.confidence = float(self.confidence)
+        if self.sensitivity not in SENSITIVITIES:
+            raise InvalidRecord(f"sensitivity must be one of {list(SENSITIVITIES)}")
+        if self.pool not in POOLS:
+            raise InvalidRecord(f"pool must be one of {list(POOLS)}")
+        for name in ("ttl_days", "soft_ttl_days"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, float)) or not 0 < float(v) <= 36_500):
+                raise InvalidRecord(f"{name} must be a positive number of days (at most 36500)")
+        if not isinstance(self.importance, (int, float)) or not 0.0 <= float(self.importance) <= 1.0:
+            raise InvalidRecord("importance must be a number between 0 and 1")
+        if self.idempotency_key is not None:
+            check_identifier(self.idempotency_key, "idempotency_key")
+        return self
+
+    @property
+    def scope_obj(self) -> Scope:
+        return parse_scope(self.scope)
+
+
+# Decisions a write can come back with.
+ACCEPTED = "accepted"
+REDACTED = "redacted"  # accepted after the gate replaced matched spans with placeholders
+BLOCKED = "blocked"
+PENDING = "pending"
+WORKING_ONLY = "working_only"
+REFRESHED = "refreshed"
+SUPERSEDED_PREVIOUS = "superseded_previous"
+KEPT_AS_SUPERSEDED = "kept_as_superseded"
+
+
+@dataclass(slots=True)
+class WriteResult:
+    decision: str
+    memory_id: str | None
+    version: int | None
+    scope: str
+    status: str | None = None
+    supersedes: str | None = None
+    gate: dict = field(default_factory=dict)  # rule ids and spans only, never matched values
+
+    def to_dict(self) -> dict:
+        return {
+            "decision": self.decision,
+            "memory_id": self.memory_id,
+            "version": self.version,
+            "scope": self.scope,
+            "status": self.status,
+            "supersedes": self.supersedes,
+            "gate": self.gate,
+        }
+
+
+@dataclass(slots=True)
+class RecallRequest:
+    """A recall (DESIGN section 5): who asks, for which task and purpose, over which scopes."""
+
+    query: str
+    actor: str
+    task_id: str
+    allowed_scopes: list[str]
+    purpose: str
+    top_k: int = 5
+    token_budget: int | None = None
+
+    def validate(self) -> RecallRequest:
+        check_identifier(self.actor, "actor")
+        check_identifier(self.task_id, "task_id")
+        check_identifier(self.purpose, "purpose")
+        if not isinstance(self.query, str) or not self.query.strip():
+            raise InvalidRecord("query must be a non-empty string")
+        if len(self.query) > MAX_CONTENT_CHARS:
+            raise InvalidRecord(f"query is longer than {MAX_CONTENT_CHARS} characters")
+        if not self.allowed_scopes or isinstance(self.allowed_scopes, str):
+            raise InvalidRecord("allowed_scopes is required: a list of scopes this recall may read")
+        self.allowed_scopes = [str(parse_scope(s)) for s in self.allowed_scopes]
+        if not isinstance(self.top_k, int) or not 1 <= self.top_k <= 1000:
+            raise InvalidRecord("top_k must be an integer from 1 to 1000")
+        if self.token_budget is not None and (not isinstance(self.token_budget, int) or self.token_budget < 1):
+            raise InvalidRecord("token_budget must be a positive integer")
+        return self
