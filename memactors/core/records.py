@@ -75,8 +75,21 @@ PUBLIC_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "vector")
 
 
 def to_arrow(records: list[dict], dim: int) -> pa.Table:
+    """Records (vectors as NumPy arrays) to one Arrow table of the memory schema."""
+    import numpy as np  # local: the vector column is built in one piece, not row by row
+
     schema = memory_schema(dim)
-    return pa.Table.from_pylist([{k: r.get(k) for k in FIELDS} for r in records], schema=schema)
+    body = pa.Table.from_pylist(
+        [{k: r.get(k) for k in PUBLIC_FIELDS} for r in records], schema=schema.remove(schema.get_field_index("vector"))
+    )
+    flat = np.zeros((len(records), dim), dtype=np.float32)
+    for i, r in enumerate(records):
+        if r.get("vector") is not None:
+            flat[i] = r["vector"]
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1)), dim)
+    return body.add_column(schema.get_field_index("vector"), schema.field("vector"), vec).replace_schema_metadata(
+        schema.metadata
+    )
 
 
 def to_json(record: dict) -> bytes:
@@ -204,6 +217,55 @@ class WriteResult:
             "supersedes": self.supersedes,
             "gate": self.gate,
         }
+
+
+def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, status: str = "active") -> dict:
+    """A new record for a validated write whose text passed the gate (``text`` is as stored)."""
+    day = 86_400_000_000
+    return {
+        "memory_id": memory_id,
+        "scope": req.scope,
+        "subject": req.subject,
+        "predicate": req.predicate,
+        "object": req.object,
+        "content": text,
+        "source_kind": req.source,
+        "source_id": req.source_id,
+        "confidence": req.confidence,
+        "sensitivity": req.sensitivity,
+        "pool": req.pool,
+        "status": status,
+        "version": 1,
+        "supersedes": None,
+        "content_hash": content_hash(text),
+        "importance": req.importance,
+        "created_at": now_us,
+        "updated_at": now_us,
+        "last_accessed_at": None,
+        "retrieved_count": 0,
+        "soft_expires_at": now_us + int(req.soft_ttl_days * day) if req.soft_ttl_days else None,
+        "hard_expires_at": now_us + int(req.ttl_days * day) if req.ttl_days else None,
+    }
+
+
+def write_request(item: dict | WriteRequest) -> WriteRequest:
+    """A WriteRequest from a dict of write() keyword arguments, validated."""
+    if isinstance(item, WriteRequest):
+        return item.validate()
+    if not isinstance(item, dict):
+        raise InvalidRecord("each write must be a dict of write() arguments")
+    known = set(WriteRequest.__dataclass_fields__)
+    unknown = set(item) - known
+    if unknown:
+        raise InvalidRecord(f"unknown write field(s): {sorted(unknown)}")
+    missing = {"scope", "text", "actor"} - set(item)
+    if missing:
+        raise InvalidRecord(f"missing write field(s): {sorted(missing)}")
+    return WriteRequest(**item).validate()
+
+
+def request_fields(req: WriteRequest) -> dict:
+    return {k: getattr(req, k) for k in WriteRequest.__dataclass_fields__}
 
 
 @dataclass(slots=True)

@@ -59,6 +59,12 @@ class Gate:
             return GateReport("blocked", None, hits, risk)
         return GateReport("redacted", _redact(text, hits), hits, risk)
 
+    def redact_all(self, text: str) -> str:
+        """Every hit replaced by its placeholder, blocked kinds included: for text that is used
+        but never stored (recall queries)."""
+        hits = [Hit(r.id, r.category, a, b, r.risk) for r in self.rules if r.prescan(text) for a, b in r.finditer(text)]
+        return _redact(text, hits) if hits else text
+
     def scan_many(self, texts: list[str], source_kind: str = "user_stated") -> list[GateReport]:
         return [self.scan(t, source_kind) for t in texts]
 

@@ -1,0 +1,1 @@
+"""Ray actors: the ledger writer and the scope owners."""

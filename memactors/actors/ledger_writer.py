@@ -1,0 +1,155 @@
+"""The one actor that owns the DuckDB ledger file, with group commit.
+
+Callers ``await append(items)``; items that arrive while a commit runs wait for the next one,
+so many writes share one transaction (bounded by ``ledger_commit_max_events`` and a short
+wait). A write is acknowledged only after its transaction committed. Recall evidence is
+buffered and committed with the next group, never on a caller's path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+
+import ray
+
+from ..core.config import Config
+from ..core.errors import DataFolderLocked
+from ..store.ledger import Item, Ledger
+
+
+@ray.remote(num_cpus=0, max_restarts=-1, max_concurrency=1000)
+class LedgerWriter:
+    def __init__(self, data_dir: str, config: dict) -> None:
+        self.cfg = Config.from_dict(config).runtime
+        os.makedirs(data_dir, exist_ok=True)
+        # The lock file keeps a second runtime (another Ray cluster, another machine on a shared
+        # folder) from writing the same data folder. The process holds it while it lives.
+        self._lock = open(os.path.join(data_dir, "lock"), "a+")
+        try:
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise DataFolderLocked(
+                f"{data_dir} is open for writing by another memactors runtime; "
+                "attach to it (memactors up / connect(address=...)) or stop it first"
+            ) from None
+        self.ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"))
+        self.known = self.ledger.idempotency_since(0)
+        self.queue: list[tuple[list[Item], asyncio.Future]] = []
+        self.recall_buffer: list[dict] = []
+        self.applied_buffer: list[int] = []
+        self._wake: asyncio.Event | None = None
+        self._loop_task = None
+
+    def ready(self) -> bool:
+        return True
+
+    def _ensure_loop(self) -> None:
+        if self._loop_task is None:
+            self._wake = asyncio.Event()
+            self._loop_task = asyncio.get_running_loop().create_task(self._commit_loop())
+
+    async def append(self, items: list[Item]) -> list[tuple[str, object]]:
+        self._ensure_loop()
+        fut = asyncio.get_running_loop().create_future()
+        self.queue.append((items, fut))
+        self._wake.set()
+        return await fut
+
+    async def _commit_loop(self) -> None:
+        wait_s = self.cfg.ledger_commit_max_wait_ms / 1000
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if wait_s > 0:
+                await asyncio.sleep(wait_s)  # let concurrent callers join this group
+            while self.queue or self.recall_buffer or self.applied_buffer:
+                group, n = [], 0
+                while self.queue and (not group or n + len(self.queue[0][0]) <= self.cfg.ledger_commit_max_events):
+                    items, fut = self.queue.pop(0)
+                    group.append((items, fut))
+                    n += len(items)
+                flat = [it for items, _ in group for it in items]
+                recalls, self.recall_buffer = self.recall_buffer, []
+                applied, self.applied_buffer = self.applied_buffer, []
+                try:
+                    results = await asyncio.to_thread(self._commit, flat, recalls, applied)
+                except Exception as exc:  # the whole group failed: every caller hears it
+                    for _, fut in group:
+                        if not fut.done():
+                            fut.set_exception(exc)
+                    continue
+                pos = 0
+                for items, fut in group:
+                    if not fut.done():
+                        fut.set_result(results[pos : pos + len(items)])
+                    pos += len(items)
+
+    def _commit(self, items: list[Item], recalls: list[dict], applied: list[int]):
+        results = self.ledger.commit(items, self.known) if items else []
+        for it, (status, _) in zip(items, results):
+            if status == "ok":
+                self.known[it.idem_key] = it.result
+        if recalls:
+            self.ledger.log_recalls(recalls)
+        if applied:
+            self.ledger.mark_applied(applied)
+        return results
+
+    def log_recalls(self, rows: list[dict]) -> None:
+        self.recall_buffer.extend(rows)
+        self._ensure_loop()
+        self._wake.set()
+
+    async def mark_applied(self, seqs: list[int]) -> None:
+        self.applied_buffer.extend(seqs)
+        self._ensure_loop()
+        self._wake.set()
+
+    def query_digest(self, text: str) -> str:
+        return self.ledger.query_digest(text)
+
+    def digest_key(self) -> bytes:
+        # Handed to the runtime's own processes only, so they can digest queries in place.
+        return self.ledger.digest_key
+
+    async def unapplied(self) -> list[dict]:
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.unapplied)
+
+    async def working_since(self, ts: int) -> list[dict]:
+        return await asyncio.to_thread(self.ledger.working_since, ts)
+
+    def idempotency_since(self, ts: int) -> dict[str, bytes]:
+        return {k: v for k, v in self.known.items()} if ts <= 0 else self.ledger.idempotency_since(ts)
+
+    def grants(self) -> list[dict]:
+        return self.ledger.grants()
+
+    async def flush(self) -> None:
+        """Wait until everything handed in so far is committed."""
+        await self.append([])
+
+    async def verify(self):
+        await self.flush()
+        return (await asyncio.to_thread(self.ledger.verify)).to_dict()
+
+    async def recall_log(self, recall_id: str):
+        await self.flush()
+        return self.ledger.recall_log(recall_id)
+
+    async def sql(self, query: str, params: list | None = None) -> list[tuple]:
+        """Read-only inspection for tests and the CLI (the file is locked to every other process)."""
+        await self.flush()
+        if not query.lstrip().lower().startswith(("select", "with", "describe", "show")):
+            raise ValueError("only read-only statements")
+        return self.ledger.con.cursor().execute(query, params or []).fetchall()
+
+    def has_key(self, memory_id: str) -> bool:
+        return self.ledger.has_key(memory_id)
+
+    def shutdown(self) -> None:
+        self.ledger.close()
+        fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+        self._lock.close()

@@ -1,0 +1,481 @@
+"""Scope owners: every mutation of a scope runs on its owner, in order (DESIGN section 9).
+
+An owner holds, for the tenants hashed onto it:
+- the hot index: per scope, the active memories with their vectors (a ``ScopeState``), so a
+  recall for a hot scope needs no Lance query; bounded by ``hot_cache_max_memories``;
+- the L1 working pool;
+- the L2 buffer: records committed to the ledger but not yet in Lance, flushed in batches.
+
+Order: async actors do not keep the order of pipelined calls, so each scope has an
+``asyncio.Lock``; a batch takes the locks of its scopes (sorted, so batches never deadlock),
+decides against a staged copy of each scope's state, commits one ledger group, and only then
+swaps the staged state in. Recalls read committed state only.
+
+Recovery: a restarted owner reloads grants and idempotency keys from the ledger, replays the
+events Lance has not seen (the ledger records which have), and flushes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import os
+from collections import OrderedDict
+
+import numpy as np
+import orjson
+import ray
+
+from ..core import records as R
+from ..core.config import Config
+from ..core.errors import AccessDenied, BackPressure
+from ..core.grants import GrantTable
+from ..core.scopes import parse_scope
+from ..core.versions import ScopeState, decide
+from ..core.working import WorkingPool
+from ..embed import get_embedder
+from ..gate import Gate
+from . import items as I
+from .naming import LEDGER, owner_index
+
+log = logging.getLogger("memactors.owner")
+
+HIT_FIELDS = ("memory_id", "scope", "content", "subject", "predicate", "object", "version", "pool", "source_kind",
+              "confidence", "importance", "created_at", "updated_at")
+
+
+def _hit(rec: dict, score: float) -> dict:
+    h = {k: rec.get(k) for k in HIT_FIELDS}
+    h["score"] = float(score)
+    return h
+
+
+class _Matrix:
+    """A hot scope's active vectors stacked for one matrix-vector product per recall."""
+
+    __slots__ = ("recs", "mat", "hard")
+
+    def __init__(self, recs: list[dict], dim: int) -> None:
+        self.recs = recs
+        self.mat = np.stack([r["vector"] for r in recs]).astype(np.float32) if recs else np.zeros((0, dim), np.float32)
+        self.hard = np.array([r["hard_expires_at"] or np.iinfo(np.int64).max for r in recs], dtype=np.int64)
+
+
+@ray.remote(num_cpus=0, max_concurrency=1000)
+class ScopeOwner:
+    def __init__(self, index: int, data_dir: str, config: dict) -> None:
+        self.index = index
+        self.cfg = Config.from_dict(config)
+        rc = self.cfg.runtime
+        self.num_owners = rc.num_owners
+        self.ledger = ray.get_actor(LEDGER, namespace=ray.get_runtime_context().namespace)
+        self.embedder = get_embedder(self.cfg.embedder.name, self.cfg.embedder.dim)
+        from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
+
+        self.l2 = L2Store(os.path.join(data_dir, "l2"), self.embedder.name, self.embedder.dim)
+        self.gate = Gate()
+        self.states: OrderedDict[str, ScopeState] = OrderedDict()  # hot scopes, least recently used first
+        self.matrices: dict[str, _Matrix] = {}
+        self.where: dict[str, str] = {}  # memory id -> scope, for hot records
+        self.working = WorkingPool(rc.working_pool_size, int(rc.session_ttl_s * 1_000_000))
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.idem: dict[str, bytes] = {}
+        self.grants = GrantTable()
+        self.pending: dict[str, dict] = {}  # memory id -> latest record state not yet in Lance
+        self.pending_deletes: set[str] = set()
+        self.pending_seqs: list[int] = []
+        self.created_here: set[str] = set()  # ids surely absent from Lance: appended, not merged
+        self.inflight = 0
+        self.l2_scopes: set[str] = set()
+        self._started: asyncio.Task | None = None
+        self._flush_lock: asyncio.Lock | None = None
+        self._flushes = 0
+
+    # --- start-up and recovery -----------------------------------------------------------
+
+    async def _ready(self) -> None:
+        if self._started is None:
+            self._flush_lock = asyncio.Lock()
+            self._started = asyncio.get_running_loop().create_task(self._start())
+        await self._started
+
+    async def _start(self) -> None:
+        self.grants = GrantTable.from_list(await self.ledger.grants.remote())
+        self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
+        self.idem = await self.ledger.idempotency_since.remote(0)
+        await self._replay(None)
+        now = self._now()
+        for ev in await self.ledger.working_since.remote(now - self.working.ttl_us):
+            if ev["data"] is not None and self._mine(ev["scope"]):
+                rec = ev["data"]
+                rec["vector"] = self.embedder.embed([rec["content"]])[0]
+                self.working.put(rec)
+        asyncio.get_running_loop().create_task(self._flush_loop())
+
+    @staticmethod
+    def _now() -> int:
+        import time
+
+        return time.time_ns() // 1000
+
+    def _mine(self, scope: str) -> bool:
+        return owner_index(parse_scope(scope), self.num_owners) == self.index
+
+    async def _replay(self, only: set[str] | None) -> None:
+        """Apply the ledger's events that Lance has not seen, for this owner's scopes (or ``only``)."""
+        events = [e for e in await self.ledger.unapplied.remote() if self._mine(e["scope"])]
+        if only is not None:
+            events = [e for e in events if e["scope"] in only]
+        scopes = sorted({e["scope"] for e in events} | (only or set()))
+        for s in scopes:
+            self.states.pop(s, None)
+            self.matrices.pop(s, None)
+        if scopes:
+            await self._load(scopes)
+        for e in events:
+            state = self.states[e["scope"]]
+            mid, data = e["memory_id"], e["data"]
+            if e["action"] == "write":
+                if data is None:  # its key was destroyed: a forget follows
+                    continue
+                data["vector"] = self.embedder.embed([data["content"]])[0]
+                rec = data
+                self.created_here.discard(mid)
+            elif e["action"] == "forget":
+                state.remove(mid)
+                self.where.pop(mid, None)
+                self.pending.pop(mid, None)
+                self.pending_deletes.add(mid)
+                self.pending_seqs.append(e["seq"])
+                continue
+            else:
+                base = state.records.get(mid) or self.pending.get(mid) or next(iter(self.l2.get([mid])), None)
+                if base is None:
+                    self.pending_seqs.append(e["seq"])
+                    continue
+                rec = dict(base, **data)
+            state.put(rec)
+            self._track(rec)
+            self.pending[mid] = rec
+            self.pending_seqs.append(e["seq"])
+        if events:
+            await self._flush()
+
+    async def _load(self, scopes: list[str]) -> None:
+        # Scopes Lance has never seen need no query: only owners write Lance, one owner a tenant.
+        asked = [s for s in scopes if s in self.l2_scopes]
+        rows = []
+        for i in range(0, len(asked), 500):
+            rows += await asyncio.to_thread(self.l2.load_scopes, asked[i : i + 500])
+        fresh = {s: ScopeState() for s in scopes}
+        for r in sorted(rows, key=lambda r: (r["version"], r["updated_at"])):
+            fresh[r["scope"]].put(r)
+            self.where[r["memory_id"]] = r["scope"]
+        for s, st in fresh.items():
+            self.states[s] = st
+            self.matrices.pop(s, None)
+
+    def _track(self, rec: dict) -> None:
+        if rec["status"] in ("active", "pending"):
+            self.where[rec["memory_id"]] = rec["scope"]
+        else:
+            self.where.pop(rec["memory_id"], None)
+
+    async def _state(self, scope: str) -> ScopeState:
+        st = self.states.get(scope)
+        if st is None:
+            await self._load([scope])
+            st = self.states[scope]
+        self.states.move_to_end(scope)
+        return st
+
+    def _lock(self, scope: str) -> asyncio.Lock:
+        lk = self.locks.get(scope)
+        if lk is None:
+            lk = self.locks[scope] = asyncio.Lock()
+        return lk
+
+    # --- grants ----------------------------------------------------------------------------
+
+    async def set_grants(self, grants: list[dict]) -> None:
+        await self._ready()
+        self.grants = GrantTable.from_list(grants)
+
+    # --- writes ----------------------------------------------------------------------------
+
+    async def write_batch(self, items: list[dict], now_us: int) -> list[dict]:
+        """Write validated items (dicts of WriteRequest fields, each with an idempotency key)."""
+        await self._ready()
+        n = len(items)
+        if self.inflight + n > self.cfg.runtime.owner_queue_max:
+            raise BackPressure(
+                f"owner {self.index} has {self.inflight} writes in flight (limit "
+                f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause"
+            )
+        reqs = [R.WriteRequest(**it) for it in items]
+        for r in reqs:
+            self.grants.check_write(r.actor, parse_scope(r.scope))
+        self.inflight += n
+        try:
+            return await self._write(reqs, now_us)
+        finally:
+            self.inflight -= n
+
+    async def _write(self, reqs: list[R.WriteRequest], now_us: int) -> list[dict]:
+        results: list[dict | None] = [None] * len(reqs)
+        todo = []
+        for i, r in enumerate(reqs):
+            seen = self.idem.get(r.idempotency_key)
+            if seen is not None:
+                results[i] = orjson.loads(seen)
+            else:
+                todo.append(i)
+        if not todo:
+            return results
+        # The gate runs before anything is kept, logged or embedded.
+        reports = {i: self.gate.scan(reqs[i].text, reqs[i].source) for i in todo}
+        stored = [i for i in todo if reports[i].text is not None]
+        texts = [reports[i].text for i in stored]
+        vecs = await asyncio.to_thread(self.embedder.embed, texts) if len(texts) > 64 else self.embedder.embed(texts)
+        vec_of = dict(zip(stored, vecs))
+        scopes = sorted({reqs[i].scope for i in todo})
+        locks = [self._lock(s) for s in scopes]
+        for lk in locks:
+            await lk.acquire()
+        try:
+            missing = [s for s in scopes if s not in self.states]
+            if missing:
+                await self._load(missing)
+            staged = {s: copy.copy(await self._state(s)) for s in scopes}
+            for st in staged.values():  # copy the indexes too; records are replaced, never mutated
+                st.records, st.by_entity = dict(st.records), dict(st.by_entity)
+                st.by_hash, st.entity_version = dict(st.by_hash), dict(st.entity_version)
+            ledger_items, effects = [], []
+            for i in todo:
+                item, effect, results[i] = self._decide(reqs[i], reports[i], vec_of.get(i), staged, now_us)
+                ledger_items.append(item)
+                effects.append(effect)
+            outcome = await self.ledger.append.remote(ledger_items)
+            dups = []
+            for i, item, (status, payload), effect in zip(todo, ledger_items, outcome, effects):
+                if status == "dup":
+                    results[i] = orjson.loads(payload)
+                    dups.append(reqs[i].scope)
+                else:
+                    self.idem[item.idem_key] = item.result
+                    self._apply_effect(effect, payload)
+            if dups:
+                # A retry raced its original into the ledger: rebuild those scopes from the ledger.
+                await self._replay(set(dups))
+            for s in scopes:
+                if s not in dups:
+                    self.states[s] = staged[s]
+                    self.matrices.pop(s, None)
+        finally:
+            for lk in locks:
+                lk.release()
+        if len(self.pending) >= self.cfg.runtime.l2_flush_max_rows:
+            asyncio.get_running_loop().create_task(self._flush())
+        return results
+
+    def _decide(self, req: R.WriteRequest, report, vec, staged: dict, now_us: int):
+        """Decide one write against the staged state. Returns (ledger item, effect, result)."""
+        summary = report.summary()
+        if report.text is None:
+            result = R.WriteResult(R.BLOCKED, None, None, req.scope, gate=summary).to_dict()
+            return I.blocked_item(req.scope, req.actor, summary, req.idempotency_key, result, now_us), None, result
+        rec = R.build_record(req, report.text, R.new_memory_id(), now_us)
+        rec["vector"] = vec
+        gate_decision = report.decision
+        if req.pool == "working":
+            result = R.WriteResult(R.ACCEPTED if gate_decision == "accepted" else gate_decision, rec["memory_id"], 1,
+                                   req.scope, "active", gate=summary).to_dict()
+            return I.working_item(rec, req.actor, req.idempotency_key, result), ("working", rec), result
+        st = staged[req.scope]
+        d = decide(st, rec, now_us)
+        for r in d.records:
+            st.put(r)
+        decision = d.decision
+        if decision == R.ACCEPTED and gate_decision == "redacted":
+            decision = R.REDACTED
+        out = d.record
+        result = R.WriteResult(decision, out["memory_id"], out["version"], req.scope, out["status"],
+                               out.get("supersedes"), summary).to_dict()
+        return I.decision_item(d, req.actor, req.idempotency_key, result, now_us), ("vault", d), result
+
+    def _apply_effect(self, effect, seqs: list[int]) -> None:
+        if effect is None:
+            return
+        kind, payload = effect
+        if kind == "working":
+            for mid in self.working.put(payload):
+                log.debug("working pool full: %s pushed out", mid)
+            return
+        new_id = payload.record["memory_id"]
+        for r in payload.records:
+            self._track(r)
+            self.pending[r["memory_id"]] = r
+        if payload.decision != R.REFRESHED:
+            self.created_here.add(new_id)
+        self.pending_seqs.extend(seqs)
+
+    # --- forget ----------------------------------------------------------------------------
+
+    async def forget(self, memory_id: str, actor: str, reason: str, idem_key: str, now_us: int) -> dict | None:
+        """Erase one memory this owner holds; None when it is not this owner's."""
+        await self._ready()
+        scope = self.where.get(memory_id)
+        working = self.working.find(memory_id)
+        if scope is None and working is not None:
+            scope = working["scope"]
+        if scope is None:
+            rows = await asyncio.to_thread(self.l2.get, [memory_id])
+            rows = [r for r in rows if r["status"] != "tombstoned"]
+            if not rows or not self._mine(rows[0]["scope"]):
+                return None
+            scope = rows[0]["scope"]
+        self.grants.check_write(actor, parse_scope(scope))
+        async with self._lock(scope):
+            result = {"decision": "forgotten", "memory_id": memory_id, "scope": scope}
+            item = I.forget_item(scope, memory_id, actor, reason, idem_key, result, now_us)
+            (status, payload), = await self.ledger.append.remote([item])
+            if status == "dup":
+                return orjson.loads(payload)
+            st = self.states.get(scope)
+            if st is not None:
+                st.remove(memory_id)
+                self.matrices.pop(scope, None)
+            self.working.remove(memory_id, scope)
+            self.where.pop(memory_id, None)
+            self.pending.pop(memory_id, None)
+            self.created_here.discard(memory_id)
+            self.pending_deletes.add(memory_id)
+            self.pending_seqs.extend(payload)
+        await self._flush()
+        return result
+
+    # --- recall ----------------------------------------------------------------------------
+
+    async def recall(self, scopes: list[str], qvec: np.ndarray, now_us: int, k: int, actor: str,
+                     allowed: list[str]) -> dict:
+        """Candidates from ``scopes`` (this owner's part of a visible set), best first."""
+        await self._ready()
+        # The owner checks grants itself: a caller that skips the facade gets no further.
+        self.grants.check_recall(actor, [parse_scope(s) for s in allowed])
+        hits: list[dict] = []
+        cold = []
+        for s in scopes:
+            st = self.states.get(s)
+            if st is None:
+                if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
+                    cold.append(s)
+                continue
+            self.states.move_to_end(s)
+            m = self.matrices.get(s)
+            if m is None:
+                m = self.matrices[s] = _Matrix(st.active(), self.embedder.dim)
+            if m.recs:
+                scores = m.mat @ qvec
+                live = np.flatnonzero(m.hard > now_us)
+                if live.size:
+                    top = live[np.argsort(-scores[live])[:k]]
+                    hits.extend(_hit(m.recs[j], scores[j]) for j in top)
+        for s in scopes:
+            for rec in self.working.live(s, now_us):
+                hits.append(_hit(rec, float(np.dot(rec["vector"], qvec))))
+        path = "hot"
+        if cold:
+            path = "cold" if len(cold) == len(scopes) else "mixed"
+            rows = await asyncio.to_thread(self.l2.search, qvec, cold, now_us, k)
+            hits.extend(_hit(r, r["score"]) for r in rows)
+        floor = self.cfg.recall.min_score
+        hits = sorted((h for h in hits if h["score"] > floor), key=lambda h: -h["score"])
+        return {"hits": hits[:k], "path": path, "cold_scopes": len(cold)}
+
+    async def warm(self, scopes: list[str]) -> int:
+        """Load scopes into the hot index (what a recall does for scopes it touches often)."""
+        await self._ready()
+        todo = [s for s in scopes if s not in self.states and self._mine(s)]
+        if todo:
+            await self._load(todo)
+        return len(todo)
+
+    # --- L2 flush --------------------------------------------------------------------------
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.cfg.runtime.l2_flush_interval_s)
+            try:
+                await self._flush()
+            except Exception:  # noqa: BLE001 - keep flushing; the ledger still holds everything
+                log.exception("L2 flush failed; will retry")
+
+    async def _flush(self) -> int:
+        async with self._flush_lock:
+            if not (self.pending or self.pending_deletes or self.pending_seqs):
+                return 0
+            recs, self.pending = list(self.pending.values()), {}
+            dels, self.pending_deletes = list(self.pending_deletes), set()
+            seqs, self.pending_seqs = self.pending_seqs, []
+            new = [r for r in recs if r["memory_id"] in self.created_here]
+            changed = [r for r in recs if r["memory_id"] not in self.created_here]
+            try:
+                await asyncio.to_thread(self.l2.apply, new, changed, dels)
+            except Exception:
+                for r in recs:
+                    self.pending.setdefault(r["memory_id"], r)
+                self.pending_deletes.update(dels)
+                self.pending_seqs = seqs + self.pending_seqs
+                raise
+            self.created_here.difference_update(r["memory_id"] for r in new)
+            self.l2_scopes.update(r["scope"] for r in new)
+            await self.ledger.mark_applied.remote(seqs)
+            self._flushes += 1
+            if self._flushes % 50 == 0:
+                asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
+            self._evict()
+            return len(recs) + len(dels)
+
+    def _evict(self) -> None:
+        limit = self.cfg.runtime.hot_cache_max_memories
+        total = sum(len(st.records) for st in self.states.values())
+        dirty = {r["scope"] for r in self.pending.values()}
+        for s in list(self.states):
+            if total <= limit:
+                break
+            if s in dirty or self._lock(s).locked():
+                continue
+            st = self.states.pop(s)
+            self.matrices.pop(s, None)
+            total -= len(st.records)
+            for mid in st.records:
+                self.where.pop(mid, None)
+
+    async def flush(self) -> int:
+        """Write everything committed so far to Lance now (tests, benchmarks, shutdown)."""
+        await self._ready()
+        n = await self._flush()
+        await self.ledger.flush.remote()
+        return n
+
+    async def drop_hot(self) -> None:
+        """Flush, then empty the hot index: every scope is served from Lance until warmed."""
+        await self.flush()
+        self.states.clear()
+        self.matrices.clear()
+        self.where.clear()
+
+    async def stats(self) -> dict:
+        await self._ready()
+        return {
+            "index": self.index,
+            "hot_scopes": len(self.states),
+            "hot_memories": sum(len(st.records) for st in self.states.values()),
+            "working_items": len(self.working),
+            "pending_l2": len(self.pending) + len(self.pending_deletes),
+            "inflight": self.inflight,
+        }
+
+    def pid(self) -> int:
+        return os.getpid()

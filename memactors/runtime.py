@@ -1,0 +1,381 @@
+"""The facade users hold: ``connect`` a data folder, then write, recall, forget, grant, audit.
+
+Sync methods block; each has an async twin (``awrite``, ``arecall``, ...). Calls cross to Ray
+actors in batches: ``write_many`` sends one call per owner per ``write_batch_max`` items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import os
+import time
+import tomllib
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+
+from .actors.ledger_writer import LedgerWriter
+from .actors.naming import LEDGER, namespace_for, owner_index, owner_name
+from .actors.owner import ScopeOwner
+from .core import records as R
+from .core.clock import Clock, SystemClock
+from .core.config import Config
+from .core.errors import (
+    ConfigError,
+    DataFolderLocked,
+    MemactorsError,
+    NotFound,
+    RuntimeClosed,
+)
+from .core.grants import GrantTable
+from .core.scopes import parse_scope
+from .embed import get_embedder
+from .gate import Gate
+
+_RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
+
+
+@dataclass(slots=True)
+class Hit:
+    memory_id: str
+    scope: str
+    content: str
+    score: float
+    version: int
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    pool: str = "vault"
+    source_kind: str = "user_stated"
+    confidence: float = 1.0
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(slots=True)
+class RecallResult:
+    recall_id: str
+    hits: list[Hit]
+    visible_scopes: list[str]
+    path: str = "hot"  # hot | cold | mixed: where the candidates came from
+    removed: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"recall_id": self.recall_id, "hits": [h.to_dict() for h in self.hits],
+                "visible_scopes": self.visible_scopes, "path": self.path, "removed": self.removed}
+
+
+def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
+    if config is None or isinstance(config, Config):
+        return config or Config()
+    if isinstance(config, dict):
+        return Config.from_dict(config)
+    try:
+        with open(config, "rb") as f:
+            return Config.from_dict(tomllib.load(f))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read config {config}: {exc}") from None
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """A memactors error raised inside an actor, without Ray's wrapper and remote traceback."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, MemactorsError):
+        return type(cause)(*cause.args)
+    return exc
+
+
+def connect(path: str | os.PathLike, *, address: str | None = None, config: Any = None,
+            clock: Clock | None = None, detached: bool = False) -> Runtime:
+    """Open (or create) the data folder at ``path``: start a local Ray when none runs (join
+    ``address`` when given), and start or find this folder's ledger writer and scope owners."""
+    return Runtime(os.fspath(path), address=address, config=load_config(config), clock=clock, detached=detached)
+
+
+class Audit:
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+
+    def verify(self) -> dict:
+        """Walk the hash chain; ``first_bad_seq`` names the first event that does not verify."""
+        return self._rt._get(self._rt._ledger.verify.remote())
+
+    def recall(self, recall_id: str) -> dict | None:
+        """The evidence logged for one recall (ids, scores, filters; never content or query text)."""
+        return self._rt._get(self._rt._ledger.recall_log.remote(recall_id))
+
+    def sql(self, query: str, params: list | None = None) -> list[tuple]:
+        """Read-only SQL over the ledger file (it is locked to other processes)."""
+        return self._rt._get(self._rt._ledger.sql.remote(query, params))
+
+
+class Runtime:
+    def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
+                 detached: bool) -> None:
+        self.data_dir = os.path.realpath(data_dir)
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.namespace = namespace_for(self.data_dir)
+        self._started_ray = False
+        if not ray.is_initialized():
+            ray.init(address=address, namespace=self.namespace, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+            self._started_ray = True
+        self._closed = False
+        cfg = config.to_dict()
+        lifetime = "detached" if detached else None
+        self._ledger = LedgerWriter.options(name=LEDGER, namespace=self.namespace, get_if_exists=True,
+                                            lifetime=lifetime).remote(self.data_dir, cfg)
+        try:
+            ray.get(self._ledger.ready.remote())
+        except ray.exceptions.RayActorError as exc:
+            if "open for writing by another" in str(exc):
+                raise DataFolderLocked(f"{self.data_dir} is open for writing by another memactors runtime") from None
+            raise
+        n = config.runtime.num_owners
+        self._owners = [
+            ScopeOwner.options(name=owner_name(i), namespace=self.namespace, get_if_exists=True, lifetime=lifetime,
+                               max_restarts=config.runtime.owner_max_restarts).remote(i, self.data_dir, cfg)
+            for i in range(n)
+        ]
+        self.gate = Gate()
+        self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
+        self._digest_key = ray.get(self._ledger.digest_key.remote())
+        self._grants = GrantTable.from_list(ray.get(self._ledger.grants.remote()))
+        self.audit = Audit(self)
+        for g in config.grants:
+            current = {(x.actor, str(x.scope)): x for x in self._grants.all()}
+            x = current.get((g["actor"], str(parse_scope(g["scope"]))))
+            if x is None or (x.read, x.write) != (g["read"], g["write"]):
+                self.grant(g["actor"], g["scope"], read=g["read"], write=g["write"], by="config")
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeClosed("this runtime was closed; connect() again")
+
+    def _get(self, ref, timeout: float | None = None):
+        self._check_open()
+        try:
+            return ray.get(ref, timeout=timeout or self.config.runtime.call_timeout_s)
+        except ray.exceptions.RayTaskError as exc:
+            raise _unwrap(exc) from None
+
+    def _owner(self, scope: str):
+        return self._owners[owner_index(parse_scope(scope), len(self._owners))]
+
+    def _call_retrying(self, make_ref):
+        """Call an owner; while Ray restarts a killed owner, retry (idempotency keys make it safe)."""
+        deadline = time.monotonic() + _RETRY_WINDOW_S
+        delay = 0.05
+        while True:
+            try:
+                return self._get(make_ref())
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+                if time.monotonic() > deadline:
+                    raise RuntimeClosed("a scope owner stayed unreachable; nothing further was written") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    # --- grants ----------------------------------------------------------------------------
+
+    def grant(self, actor: str, scope: str, *, read: bool = True, write: bool = False, by: str = "admin") -> dict:
+        """Let ``actor`` read (and write) ``scope`` and its descendants; read=False, write=False revokes.
+        Each change is a ledger event."""
+        from .actors.items import grant_item
+
+        self._check_open()
+        g = GrantTable.make(actor, scope, read=read, write=write)
+        GrantTable.make(by, "/global/")  # validates the granting actor's id
+        self._get(self._ledger.append.remote([grant_item(g.to_dict(), by, uuid.uuid4().hex, self.clock.now_us())]))
+        self._grants = GrantTable.from_list(self._get(self._ledger.grants.remote()))
+        table = self._grants.to_list()
+        self._get_all([o.set_grants.remote(table) for o in self._owners])
+        return g.to_dict()
+
+    def grants(self, actor: str | None = None) -> list[dict]:
+        return [g.to_dict() for g in self._grants.all() if actor is None or g.actor == actor]
+
+    def _get_all(self, refs: list) -> list:
+        return [self._get(r) for r in refs]
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def write(self, scope: str, text: str, *, actor: str, subject: str | None = None, predicate: str | None = None,
+              object: str | None = None, source: str = "user_stated", confidence: float | None = None,
+              sensitivity: str = "internal", ttl_days: float | None = None, pool: str = "vault",
+              idempotency_key: str | None = None, **extra: Any) -> R.WriteResult:
+        """Write one memory through the gate; returns its decision, memory id and version."""
+        item = dict(scope=scope, text=text, actor=actor, subject=subject, predicate=predicate, object=object,
+                    source=source, confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, pool=pool,
+                    idempotency_key=idempotency_key, **extra)
+        return self.write_many([item])[0]
+
+    def write_many(self, items: list[dict | R.WriteRequest]) -> list[R.WriteResult]:
+        """Write many memories: validated and grant-checked up front (a bad item writes nothing),
+        then one call per owner per batch."""
+        self._check_open()
+        reqs = [R.write_request(it) for it in items]
+        self._precheck_writes(reqs)
+        for r in reqs:
+            if r.idempotency_key is None:
+                r.idempotency_key = uuid.uuid4().hex
+        now = self.clock.now_us()
+        by_owner: dict[int, list[int]] = {}
+        for i, r in enumerate(reqs):
+            by_owner.setdefault(owner_index(r.scope_obj, len(self._owners)), []).append(i)
+        batch_max = self.config.runtime.write_batch_max
+        calls = []  # (indices, batch payload, owner)
+        for oi, idx in by_owner.items():
+            for k in range(0, len(idx), batch_max):
+                part = idx[k : k + batch_max]
+                calls.append((part, [R.request_fields(reqs[i]) for i in part], self._owners[oi]))
+        results: list[R.WriteResult | None] = [None] * len(reqs)
+        refs = [owner.write_batch.remote(payload, now) for _, payload, owner in calls]
+        for (part, payload, owner), ref in zip(calls, refs):
+            try:
+                out = self._get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+                out = self._call_retrying(lambda: owner.write_batch.remote(payload, now))
+            for i, d in zip(part, out):
+                results[i] = R.WriteResult(**d)
+        return results
+
+    def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:
+        try:
+            for r in reqs:
+                self._grants.check_write(r.actor, r.scope_obj)
+        except MemactorsError:
+            # Another process may have granted since: refresh once, then decide.
+            self._grants = GrantTable.from_list(self._get(self._ledger.grants.remote()))
+            for r in reqs:
+                self._grants.check_write(r.actor, r.scope_obj)
+
+    # --- recall ----------------------------------------------------------------------------
+
+    def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
+               top_k: int = 5) -> RecallResult:
+        """Recall through the recall contract: refused without ``allowed_scopes`` or beyond the
+        actor's read grants; visible = each allowed scope plus its ancestors."""
+        self._check_open()
+        req = R.RecallRequest(query, actor, task_id, list(allowed_scopes or []), purpose, top_k).validate()
+        allowed = [parse_scope(s) for s in req.allowed_scopes]
+        try:
+            visible = self._grants.check_recall(actor, allowed)
+        except MemactorsError:
+            self._grants = GrantTable.from_list(self._get(self._ledger.grants.remote()))
+            visible = self._grants.check_recall(actor, allowed)
+        # The query passes the gate before it is embedded or digested.
+        text = self.gate.redact_all(req.query)
+        qvec = self.embedder.embed([text])[0]
+        now = self.clock.now_us()
+        by_owner: dict[int, list[str]] = {}
+        for s in visible:
+            by_owner.setdefault(owner_index(s, len(self._owners)), []).append(str(s))
+        refs = [self._owners[oi].recall.remote(scopes, qvec, now, req.top_k, actor, req.allowed_scopes)
+                for oi, scopes in by_owner.items()]
+        parts = self._get_all(refs)
+        hits = sorted((h for p in parts for h in p["hits"]), key=lambda h: -h["score"])
+        paths = {p["path"] for p in parts}
+        kept = hits[: req.top_k]
+        result = RecallResult(
+            recall_id=uuid.uuid4().hex,
+            hits=[Hit(**{k: h[k] for k in Hit.__slots__}) for h in kept],
+            visible_scopes=[str(s) for s in visible],
+            path=paths.pop() if len(paths) == 1 else "mixed",
+            removed={"top_k": max(0, len(hits) - len(kept))},
+        )
+        self._log_recall(req, result, now)
+        return result
+
+    def _log_recall(self, req: R.RecallRequest, result: RecallResult, now: int) -> None:
+        digest = hmac.new(self._digest_key, self.gate.redact_all(req.query).encode(), hashlib.sha256).hexdigest()
+        row = {
+            "recall_id": result.recall_id, "ts": now, "actor": req.actor, "task_id": req.task_id,
+            "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
+            "query_digest": digest, "top_k": req.top_k,
+            "hits": [{"memory_id": h.memory_id, "scope": h.scope, "score": round(h.score, 6)} for h in result.hits],
+            "filters": {"scopes": result.visible_scopes, "status": "active", "not_hard_expired_at": now},
+            "removed": result.removed,
+        }
+        self._ledger.log_recalls.remote([row])  # buffered, committed with the next group
+
+    # --- forget ----------------------------------------------------------------------------
+
+    def forget(self, memory_id: str, *, actor: str, reason: str) -> dict:
+        """Erase a memory: tombstone event, row gone from L2 and caches, its data key destroyed."""
+        self._check_open()
+        R.check_memory_id(memory_id)
+        GrantTable.make(actor, "/global/")
+        if not isinstance(reason, str) or not reason.strip():
+            raise R.InvalidRecord("forget needs a reason")
+        now, key = self.clock.now_us(), uuid.uuid4().hex
+        for owner in self._owners:
+            out = self._call_retrying(lambda o=owner: o.forget.remote(memory_id, actor, reason, key, now))
+            if out is not None:
+                return out
+        raise NotFound(f"no memory {memory_id} to forget")
+
+    # --- maintenance -----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Bring L2 up to the ledger now (normally it trails by at most the flush interval)."""
+        self._get_all([o.flush.remote() for o in self._owners])
+
+    def stats(self) -> list[dict]:
+        return self._get_all([o.stats.remote() for o in self._owners])
+
+    def close(self) -> None:
+        """Flush and stop this folder's actors (unless they are a detached ``memactors up`` runtime)."""
+        if self._closed:
+            return
+        try:
+            self.flush()
+            ray.get(self._ledger.flush.remote(), timeout=30)
+        finally:
+            self._closed = True
+            if not self._detached_runtime():
+                try:
+                    ray.get(self._ledger.shutdown.remote(), timeout=30)
+                except Exception:  # noqa: BLE001 - killing it below releases the lock as well
+                    pass
+                for a in [*self._owners, self._ledger]:
+                    ray.kill(a, no_restart=True)
+            if self._started_ray:
+                ray.shutdown()
+
+    def _detached_runtime(self) -> bool:
+        return os.path.exists(os.path.join(self.data_dir, "runtime.json"))
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- async twins -----------------------------------------------------------------------
+
+    async def awrite(self, scope: str, text: str, **kw: Any) -> R.WriteResult:
+        return await asyncio.to_thread(self.write, scope, text, **kw)
+
+    async def awrite_many(self, items: list) -> list[R.WriteResult]:
+        return await asyncio.to_thread(self.write_many, items)
+
+    async def arecall(self, query: str, **kw: Any) -> RecallResult:
+        return await asyncio.to_thread(self.recall, query, **kw)
+
+    async def aforget(self, memory_id: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self.forget, memory_id, **kw)
+
+    async def agrant(self, actor: str, scope: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self.grant, actor, scope, **kw)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)

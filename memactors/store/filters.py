@@ -1,0 +1,48 @@
+"""Lance filter strings, built only from validated values.
+
+Every value is parsed first (scopes, memory ids, statuses are closed alphabets without quotes
+or backslashes) and then quoted with doubled single quotes anyway. Nothing here ever feeds
+``Expr.to_sql()`` back into a filter, nor uses ``update(where=Expr)``: in lancedb 0.40 both
+let a backslash before a quote escape the literal.
+"""
+
+from __future__ import annotations
+
+from ..core.errors import InvalidRecord
+from ..core.records import STATUSES, check_memory_id
+from ..core.scopes import parse_scope
+
+
+def quote(value: str) -> str:
+    if "\\" in value or "\x00" in value:
+        raise InvalidRecord("filter values may not contain backslashes or NUL")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def scope_in(scopes) -> str:
+    vals = sorted({str(parse_scope(s)) for s in scopes})
+    if not vals:
+        raise InvalidRecord("a scope filter needs at least one scope")
+    return "scope IN (" + ", ".join(quote(v) for v in vals) + ")"
+
+
+def ids_in(ids) -> str:
+    vals = sorted({check_memory_id(i) for i in ids})
+    return "memory_id IN (" + ", ".join(quote(v) for v in vals) + ")"
+
+
+def status_in(statuses) -> str:
+    for s in statuses:
+        if s not in STATUSES:
+            raise InvalidRecord(f"unknown status {s!r}")
+    return "status IN (" + ", ".join(quote(s) for s in sorted(statuses)) + ")"
+
+
+def not_hard_expired(now_us: int) -> str:
+    now = int(now_us)  # an int: no text reaches the filter
+    return f"(hard_expires_at IS NULL OR hard_expires_at > arrow_cast({now}, 'Timestamp(Microsecond, Some(\"UTC\"))'))"
+
+
+def recall_filter(scopes, now_us: int) -> str:
+    """The pre-filter of every recall: visible scopes, active, not hard-expired at now."""
+    return f"{scope_in(scopes)} AND status = 'active' AND {not_hard_expired(now_us)}"

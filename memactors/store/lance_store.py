@@ -1,0 +1,130 @@
+"""L2: one LanceDB table of memory records and vectors (DESIGN sections 2 and 9).
+
+Appends are batched by the caller (one tiny ``add`` makes one Lance version); scalar indexes
+on scope, status and memory_id keep every pre-filtered query off a full scan.
+"""
+
+from __future__ import annotations
+
+import os
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
+from lancedb.index import Bitmap, BTree
+
+from ..core import records as R
+from ..core.errors import EmbedderMismatch
+from . import filters as F
+
+TABLE = "memories"
+META_EMBEDDER = b"memactors.embedder"
+META_DIM = b"memactors.dim"
+# Recall needs no vector back; a load for the hot index does.
+HIT_COLUMNS = [f for f in R.FIELDS if f != "vector"]
+
+
+class L2Store:
+    def __init__(self, path: str, embedder_name: str, dim: int) -> None:
+        self.path = path
+        self.dim = int(dim)
+        os.makedirs(path, exist_ok=True)
+        self.db = lancedb.connect(path)
+        if TABLE in self.db.list_tables().tables:
+            self.table = self.db.open_table(TABLE)
+            meta = self.table.schema.metadata or {}
+            got = (meta.get(META_EMBEDDER, b"?").decode(), int(meta.get(META_DIM, b"0")))
+            if got != (embedder_name, self.dim):
+                raise EmbedderMismatch(
+                    f"the store at {path} was built with embedder {got[0]!r} (dim {got[1]}); "
+                    f"this runtime uses {embedder_name!r} (dim {self.dim}). Configure the same embedder "
+                    "or use a new data folder."
+                )
+        else:
+            schema = R.memory_schema(self.dim)
+            schema = schema.with_metadata(
+                {**(schema.metadata or {}), META_EMBEDDER: embedder_name.encode(), META_DIM: str(self.dim).encode()}
+            )
+            self.table = self.db.create_table(TABLE, schema=schema)
+        self._indexed = {i.columns[0] for i in self.table.list_indices()}
+
+    def _ensure_indexes(self) -> None:
+        # Indexes are built once the table has rows; new rows are covered by optimize().
+        for col, cfg in (("scope", BTree()), ("status", Bitmap()), ("memory_id", BTree())):
+            if col not in self._indexed:
+                self.table.create_index(col, config=cfg)
+                self._indexed.add(col)
+
+    def scopes(self) -> set[str]:
+        """Every scope that has rows (one scan of the scope column)."""
+        col = self.table.to_lance().to_table(columns=["scope"]).column("scope")
+        return set(pa.compute.unique(col).to_pylist()) if len(col) else set()
+
+    def count(self) -> int:
+        return self.table.count_rows()
+
+    def apply(self, new: list[dict], changed: list[dict], deleted: list[str]) -> None:
+        """One batch: append new rows, merge changed rows by memory_id, delete erased rows."""
+        if new:
+            self.table.add(R.to_arrow(new, self.dim))
+            self._ensure_indexes()
+        if changed:
+            (
+                self.table.merge_insert("memory_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(R.to_arrow(changed, self.dim))
+            )
+        if deleted:
+            for i in range(0, len(deleted), 500):
+                self.table.delete(F.ids_in(deleted[i : i + 500]))
+
+    def optimize(self) -> None:
+        self.table.optimize()
+
+    def load_scopes(self, scopes: list[str], statuses=("active", "pending")) -> list[dict]:
+        """Every record of the scopes in the given statuses, vectors included (for the hot index)."""
+        where = f"{F.scope_in(scopes)} AND {F.status_in(statuses)}"
+        tbl = self.table.search().where(where).limit(None).to_arrow()
+        return _rows(tbl)
+
+    def get(self, memory_ids: list[str]) -> list[dict]:
+        if not memory_ids:
+            return []
+        tbl = self.table.search().where(F.ids_in(memory_ids)).limit(None).to_arrow()
+        return _rows(tbl)
+
+    def search(self, vector: np.ndarray, scopes: list[str], now_us: int, k: int) -> list[dict]:
+        """Pre-filtered cosine search: visible scopes, active, not hard-expired."""
+        q = (
+            self.table.search(np.asarray(vector, dtype=np.float32))
+            .distance_type("cosine")
+            .where(F.recall_filter(scopes, now_us), prefilter=True)
+            .select(HIT_COLUMNS)
+            .limit(k)
+        )
+        rows = _ts_as_int(q.to_arrow()).to_pylist()
+        for r in rows:
+            r["score"] = 1.0 - float(r.pop("_distance"))
+        return rows
+
+
+def _rows(tbl: pa.Table) -> list[dict]:
+    vecs = None
+    if "vector" in tbl.column_names and tbl.num_rows:
+        vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1)
+        tbl = tbl.drop_columns(["vector"])
+    rows = _ts_as_int(tbl).to_pylist()
+    if vecs is not None:
+        for i, r in enumerate(rows):
+            r["vector"] = vecs[i]
+    return rows
+
+
+def _ts_as_int(tbl: pa.Table) -> pa.Table:
+    # The rest of the code speaks integer microseconds, the storage type of the timestamps.
+    for i, f in enumerate(tbl.schema):
+        if pa.types.is_timestamp(f.type):
+            tbl = tbl.set_column(i, f.name, tbl.column(i).cast(pa.int64()))
+    return tbl

@@ -1,0 +1,281 @@
+"""The ledger: an append-only DuckDB event table with a sha256 chain (DESIGN section 8).
+
+One process owns the file (DuckDB locks it against every other process). Appends arrive as
+*items*, each the events of one write, forget or grant with its idempotency key; a group of
+items is committed in one transaction, inserted as Arrow tables. Memory content inside events
+is AES-GCM ciphertext under a per-memory key kept in ``keys``; ``forget`` deletes the key in
+the same transaction as the tombstone, so the chain still verifies and the content is gone.
+"""
+
+from __future__ import annotations
+
+import hmac
+import hashlib
+import os
+from dataclasses import dataclass
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from ..core import events as E
+from . import cipher
+
+_DDL = [
+    "CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value BLOB)",
+    """CREATE TABLE IF NOT EXISTS events (
+        seq BIGINT, ts BIGINT, scope VARCHAR, action VARCHAR, memory_id VARCHAR, version INTEGER,
+        actor VARCHAR, reason VARCHAR, encrypted BOOLEAN, snapshot BLOB, idem_key VARCHAR,
+        format INTEGER, prev_hash BLOB, hash BLOB)""",
+    "CREATE TABLE IF NOT EXISTS keys (memory_id VARCHAR, key BLOB)",
+    "CREATE TABLE IF NOT EXISTS l2_applied (seq BIGINT)",
+    "CREATE TABLE IF NOT EXISTS idempotency (idem_key VARCHAR, ts BIGINT, result BLOB)",
+    """CREATE TABLE IF NOT EXISTS recalls (
+        recall_id VARCHAR, ts BIGINT, actor VARCHAR, task_id VARCHAR, purpose VARCHAR,
+        allowed_scopes VARCHAR[], visible_scopes VARCHAR[], query_digest VARCHAR, top_k INTEGER,
+        hits VARCHAR, filters VARCHAR, removed VARCHAR)""",
+]
+
+_EVENT_SCHEMA = pa.schema(
+    [
+        ("seq", pa.int64()), ("ts", pa.int64()), ("scope", pa.string()), ("action", pa.string()),
+        ("memory_id", pa.string()), ("version", pa.int32()), ("actor", pa.string()), ("reason", pa.string()),
+        ("encrypted", pa.bool_()), ("snapshot", pa.binary()), ("idem_key", pa.string()), ("format", pa.int32()),
+        ("prev_hash", pa.binary()), ("hash", pa.binary()),
+    ]
+)
+_RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_scopes", "visible_scopes",
+                   "query_digest", "top_k", "hits", "filters", "removed")
+
+
+@dataclass(slots=True)
+class Item:
+    """The events of one logical change, committed together or not at all."""
+
+    idem_key: str
+    result: bytes  # what a retry with the same key gets back (orjson)
+    events: list[E.Event]
+    keys: dict[str, bytes]  # new data keys, by memory id
+    destroy_keys: list[str]  # memory ids whose keys die with this item (forget)
+    applied: bool = False  # True when the events need no L2 replay (working pool, blocks, grants)
+
+
+@dataclass(slots=True)
+class VerifyResult:
+    ok: bool
+    events: int
+    first_bad_seq: int | None
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "events": self.events, "first_bad_seq": self.first_bad_seq, "reason": self.reason}
+
+
+class Ledger:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.con = duckdb.connect(path)
+        for ddl in _DDL:
+            self._x(ddl)
+        row = self._x("SELECT max(seq) FROM events")[0]
+        self.last_seq = int(row[0] or 0)
+        if self.last_seq:
+            h = self._x("SELECT hash FROM events WHERE seq = ?", [self.last_seq])[0][0]
+            self.last_hash = bytes(h)
+        else:
+            self.last_hash = E.GENESIS
+        self.digest_key = self._meta_secret("query_digest_key")
+
+    def _x(self, sql: str, params: list | None = None) -> list[tuple]:
+        # Run a statement to completion: DuckDB 2.0 refuses new work on a connection while a
+        # result is still open.
+        return self.con.execute(sql, params or []).fetchall()
+
+    def _meta_secret(self, name: str) -> bytes:
+        rows = self._x("SELECT value FROM meta WHERE key = ?", [name])
+        if rows:
+            return bytes(rows[0][0])
+        value = os.urandom(32)
+        self._x("INSERT INTO meta VALUES (?, ?)", [name, value])
+        return value
+
+    # --- writing -------------------------------------------------------------------------
+
+    def commit(self, items: list[Item], known: dict[str, bytes]) -> list[tuple[str, bytes | list[int]]]:
+        """Commit items in one transaction. Items whose key is in ``known`` (or repeated within
+        the group) are not appended; they get ("dup", stored result). Others get ("ok", seqs)."""
+        out: list[tuple[str, bytes | list[int]]] = []
+        cols = {name: [] for name in _EVENT_SCHEMA.names}
+        keys_mid, keys_val, destroy, applied, idem_rows = [], [], [], [], []
+        seq, prev = self.last_seq, self.last_hash
+        seen: dict[str, bytes] = {}
+        for it in items:
+            if it.idem_key in known or it.idem_key in seen:
+                out.append(("dup", known.get(it.idem_key) or seen[it.idem_key]))
+                continue
+            seen[it.idem_key] = it.result
+            seqs = []
+            for e in it.events:
+                seq += 1
+                h = E.chain_hash(prev, seq, e)
+                for name, v in (
+                    ("seq", seq), ("ts", e.ts), ("scope", e.scope), ("action", e.action), ("memory_id", e.memory_id),
+                    ("version", e.version), ("actor", e.actor), ("reason", e.reason), ("encrypted", e.encrypted),
+                    ("snapshot", e.snapshot), ("idem_key", e.idem_key), ("format", E.FORMAT_VERSION),
+                    ("prev_hash", prev), ("hash", h),
+                ):
+                    cols[name].append(v)
+                prev = h
+                seqs.append(seq)
+            if it.applied:
+                applied.extend(seqs)
+            keys_mid.extend(it.keys)
+            keys_val.extend(it.keys.values())
+            destroy.extend(it.destroy_keys)
+            idem_rows.append((it.idem_key, it.events[0].ts if it.events else 0, it.result))
+            out.append(("ok", seqs))
+        if not seen:
+            return out
+        ev = pa.table(cols, schema=_EVENT_SCHEMA)
+        con = self.con
+        self._x("BEGIN TRANSACTION")
+        try:
+            con.register("_ev", ev)
+            self._x("INSERT INTO events SELECT * FROM _ev")
+            con.unregister("_ev")
+            if keys_mid:
+                con.register("_k", pa.table({"memory_id": keys_mid, "key": pa.array(keys_val, pa.binary())}))
+                self._x("INSERT INTO keys SELECT * FROM _k")
+                con.unregister("_k")
+            if destroy:
+                self._x("DELETE FROM keys WHERE list_contains(?, memory_id)", [destroy])
+            if applied:
+                self._insert_applied(applied)
+            idem = pa.table(
+                {
+                    "idem_key": [r[0] for r in idem_rows],
+                    "ts": pa.array([r[1] for r in idem_rows], pa.int64()),
+                    "result": pa.array([r[2] for r in idem_rows], pa.binary()),
+                }
+            )
+            con.register("_i", idem)
+            self._x("INSERT INTO idempotency SELECT * FROM _i")
+            con.unregister("_i")
+            self._x("COMMIT")
+        except BaseException:
+            self._x("ROLLBACK")
+            raise
+        self.last_seq, self.last_hash = seq, prev
+        if destroy:
+            # Fold the WAL into the file so the deleted key rows are not kept in a log segment.
+            self._x("CHECKPOINT")
+        return out
+
+    def _insert_applied(self, seqs: list[int]) -> None:
+        self.con.register("_a", pa.table({"seq": pa.array(seqs, pa.int64())}))
+        self._x("INSERT INTO l2_applied SELECT * FROM _a")
+        self.con.unregister("_a")
+
+    def mark_applied(self, seqs: list[int]) -> None:
+        if seqs:
+            self._insert_applied(seqs)
+
+    def log_recalls(self, rows: list[dict]) -> None:
+        if not rows:
+            return
+        tbl = pa.table(
+            {
+                "recall_id": [r["recall_id"] for r in rows],
+                "ts": pa.array([r["ts"] for r in rows], pa.int64()),
+                "actor": [r["actor"] for r in rows],
+                "task_id": [r["task_id"] for r in rows],
+                "purpose": [r["purpose"] for r in rows],
+                "allowed_scopes": [r["allowed_scopes"] for r in rows],
+                "visible_scopes": [r["visible_scopes"] for r in rows],
+                "query_digest": [r["query_digest"] for r in rows],
+                "top_k": pa.array([r["top_k"] for r in rows], pa.int32()),
+                "hits": [orjson.dumps(r["hits"]).decode() for r in rows],
+                "filters": [orjson.dumps(r["filters"]).decode() for r in rows],
+                "removed": [orjson.dumps(r["removed"]).decode() for r in rows],
+            }
+        )
+        self.con.register("_r", tbl)
+        self._x(f"INSERT INTO recalls SELECT {', '.join(_RECALL_COLUMNS)} FROM _r")
+        self.con.unregister("_r")
+
+    def query_digest(self, text: str) -> str:
+        """A keyed digest (HMAC-SHA256) of a query: comparable across recalls, not reversible
+        without the key, which never leaves the ledger file."""
+        return hmac.new(self.digest_key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def idempotency_since(self, ts: int) -> dict[str, bytes]:
+        rows = self.con.cursor().execute("SELECT idem_key, result FROM idempotency WHERE ts >= ?", [ts]).fetchall()
+        return {k: bytes(v) for k, v in rows}
+
+    def unapplied(self) -> list[dict]:
+        """Events not yet in L2, with content decrypted where its key still exists, in seq order."""
+        rows = self.con.cursor().execute(
+            """SELECT e.seq, e.scope, e.action, e.memory_id, e.encrypted, e.snapshot, k.key
+               FROM events e
+               LEFT JOIN keys k ON k.memory_id = e.memory_id
+               WHERE e.action IN ('write', 'status', 'refresh', 'forget')
+                 AND e.seq NOT IN (SELECT seq FROM l2_applied)
+               ORDER BY e.seq"""
+        ).fetchall()
+        return [self._event_dict(*r) for r in rows]
+
+    def working_since(self, ts: int) -> list[dict]:
+        rows = self.con.cursor().execute(
+            """SELECT e.seq, e.scope, e.action, e.memory_id, e.encrypted, e.snapshot, k.key
+               FROM events e JOIN keys k ON k.memory_id = e.memory_id
+               WHERE e.action = 'write_working' AND e.ts >= ? ORDER BY e.seq""",
+            [ts],
+        ).fetchall()
+        return [self._event_dict(*r) for r in rows]
+
+    @staticmethod
+    def _event_dict(seq, scope, action, memory_id, encrypted, snapshot, key) -> dict:
+        data = None
+        if encrypted:
+            if key is not None:
+                data = orjson.loads(cipher.unseal(bytes(key), bytes(snapshot), memory_id.encode()))
+        else:
+            data = orjson.loads(bytes(snapshot)) if snapshot else None
+        return {"seq": seq, "scope": scope, "action": action, "memory_id": memory_id, "data": data}
+
+    def grants(self) -> list[dict]:
+        rows = self.con.cursor().execute("SELECT snapshot FROM events WHERE action = 'grant' ORDER BY seq").fetchall()
+        return [orjson.loads(bytes(r[0])) for r in rows]
+
+    def has_key(self, memory_id: str) -> bool:
+        return self.con.cursor().execute("SELECT count(*) FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0] > 0
+
+    def verify(self, chunk: int = 50_000) -> VerifyResult:
+        prev, expect, count = E.GENESIS, 1, 0
+        reader = self.con.cursor().execute(f"SELECT {', '.join(E.COLUMNS)} FROM events ORDER BY seq").to_arrow_reader(chunk)
+        for batch in reader:
+            bad, why, prev, expect = E.verify_rows(batch.to_pylist(), prev, expect)
+            count += batch.num_rows
+            if bad is not None:
+                return VerifyResult(False, count, bad, why)
+        if expect - 1 != self.last_seq and self.last_seq:
+            return VerifyResult(False, count, expect, f"the chain ends at seq {expect - 1}, the ledger says {self.last_seq}")
+        return VerifyResult(True, count, None, "ok")
+
+    def recall_log(self, recall_id: str) -> dict | None:
+        cur = self.con.cursor().execute(f"SELECT {', '.join(_RECALL_COLUMNS)} FROM recalls WHERE recall_id = ?", [recall_id])
+        row = cur.fetchone()
+        if row is None:
+            return None
+        d = dict(zip(_RECALL_COLUMNS, row))
+        for k in ("hits", "filters", "removed"):
+            d[k] = orjson.loads(d[k])
+        return d
+
+    def close(self) -> None:
+        try:
+            self._x("CHECKPOINT")
+        finally:
+            self.con.close()
