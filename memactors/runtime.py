@@ -141,7 +141,7 @@ class Runtime:
         n = config.runtime.num_owners
         self._owners = [
             ScopeOwner.options(name=owner_name(i), namespace=self.namespace, get_if_exists=True, lifetime=lifetime,
-                               max_restarts=config.runtime.owner_max_restarts).remote(i, self.data_dir, cfg)
+                               max_restarts=config.runtime.owner_max_restarts).remote(i, self.data_dir, cfg, self.namespace)
             for i in range(n)
         ]
         self.gate = Gate()

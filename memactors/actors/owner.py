@@ -64,12 +64,12 @@ class _Matrix:
 
 @ray.remote(num_cpus=0, max_concurrency=1000)
 class ScopeOwner:
-    def __init__(self, index: int, data_dir: str, config: dict) -> None:
+    def __init__(self, index: int, data_dir: str, config: dict, namespace: str) -> None:
         self.index = index
         self.cfg = Config.from_dict(config)
         rc = self.cfg.runtime
         self.num_owners = rc.num_owners
-        self.ledger = ray.get_actor(LEDGER, namespace=ray.get_runtime_context().namespace)
+        self.ledger = ray.get_actor(LEDGER, namespace=namespace)
         self.embedder = get_embedder(self.cfg.embedder.name, self.cfg.embedder.dim)
         from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
 

@@ -38,7 +38,7 @@ def _regex_rule(rx: re.Pattern[str], group: int = 0) -> Callable[[str], Iterator
 # space or dash separators in the 3-4-4 grouping (MIIT numbering plan; the same shape as the
 # phone recognisers of Microsoft Presidio's zh recogniser set). Not inside a longer digit run.
 _PHONE_CN = re.compile(
-    r"(?<![0-9A-Za-z])(?:(?:\+|00)?86[\s-]?)?1[3-9][0-9](?:[\s-]?[0-9]{4}){2}(?![0-9])",
+    r"(?<![0-9A-Za-z])(?<![0-9]\.)(?:(?:\+|00)?86[\s-]?)?1[3-9][0-9](?:[\s-]?[0-9]{4}){2}(?![0-9])",
     re.ASCII,
 )
 _DIGIT_RUN = re.compile(r"1[3-9][0-9]")

@@ -31,22 +31,23 @@ class L2Store:
         self.dim = int(dim)
         os.makedirs(path, exist_ok=True)
         self.db = lancedb.connect(path)
-        if TABLE in self.db.list_tables().tables:
+        schema = R.memory_schema(self.dim)
+        schema = schema.with_metadata(
+            {**(schema.metadata or {}), META_EMBEDDER: embedder_name.encode(), META_DIM: str(self.dim).encode()}
+        )
+        # exist_ok: several owners open the same folder at once; the first one creates it.
+        try:
+            self.table = self.db.create_table(TABLE, schema=schema, exist_ok=True)
+        except ValueError:  # it exists with another schema: the metadata check below says why
             self.table = self.db.open_table(TABLE)
-            meta = self.table.schema.metadata or {}
-            got = (meta.get(META_EMBEDDER, b"?").decode(), int(meta.get(META_DIM, b"0")))
-            if got != (embedder_name, self.dim):
-                raise EmbedderMismatch(
-                    f"the store at {path} was built with embedder {got[0]!r} (dim {got[1]}); "
-                    f"this runtime uses {embedder_name!r} (dim {self.dim}). Configure the same embedder "
-                    "or use a new data folder."
-                )
-        else:
-            schema = R.memory_schema(self.dim)
-            schema = schema.with_metadata(
-                {**(schema.metadata or {}), META_EMBEDDER: embedder_name.encode(), META_DIM: str(self.dim).encode()}
+        meta = self.table.schema.metadata or {}
+        got = (meta.get(META_EMBEDDER, b"?").decode(), int(meta.get(META_DIM, b"0")))
+        if got != (embedder_name, self.dim):
+            raise EmbedderMismatch(
+                f"the store at {path} was built with embedder {got[0]!r} (dim {got[1]}); "
+                f"this runtime uses {embedder_name!r} (dim {self.dim}). Configure the same embedder "
+                "or use a new data folder."
             )
-            self.table = self.db.create_table(TABLE, schema=schema)
         self._indexed = {i.columns[0] for i in self.table.list_indices()}
 
     def _ensure_indexes(self) -> None:

@@ -1,0 +1,875 @@
+"""The command line: a thin layer over the runtime facade.
+
+    memactors up                      start a long-lived local runtime for a data folder
+    memactors write SCOPE TEXT ...    write one memory through the gate
+    memactors recall QUERY ...        recall through the recall contract
+    memactors forget MEMORY_ID ...    erase one memory
+    memactors grant ACTOR SCOPE ...   grant (or revoke) read / write on a scope
+    memactors grants [ACTOR]          list grants
+    memactors audit verify            walk the ledger's hash chain
+    memactors audit recall ID         the evidence logged for one recall
+    memactors demo --fresh            a narrated walk through all of it
+    memactors down                    stop the long-lived runtime
+
+Every verb takes ``--data DIR`` (default ``.memactors-data``, or $MEMACTORS_DATA) and ``--json``.
+When ``DIR/runtime.json`` exists (written by ``memactors up``) a verb attaches to that runtime
+in about a second; otherwise it starts an embedded runtime for the one command and closes it.
+
+``memactors up`` starts its own Ray head with its own temp dir (so a plain ``ray.init()``
+elsewhere on the machine never attaches to it), and ``memactors down`` stops exactly that head
+by the process id recorded in runtime.json, never with a machine-wide ``ray stop``.
+
+Exit codes: 0 ok, 1 the ledger does not verify, 2 a user error (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+import orjson
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+import memactors
+from memactors.actors.naming import namespace_for
+from memactors.core import records as R
+from memactors.core.grants import GrantTable
+from memactors.core.scopes import check_identifier
+
+DEFAULT_DATA = ".memactors-data"
+RUNTIME_FILE = "runtime.json"
+HEAD_LOG = "head.log"
+UP_TIMEOUT_S = 90.0
+DOWN_TIMEOUT_S = 30.0
+
+
+class CliError(Exception):
+    """A user error the CLI itself detects (printed as one line, exit code 2)."""
+
+
+# --- output ---------------------------------------------------------------------------------
+
+
+class Out:
+    """Rich tables for people, one JSON object per line (orjson) for machines."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.console = Console(highlight=False, soft_wrap=False)
+
+    def json(self, obj: Any) -> None:
+        sys.stdout.write(orjson.dumps(obj, default=str).decode() + "\n")
+        sys.stdout.flush()
+
+    def heading(self, title: str, note: str | None = None) -> None:
+        if self.as_json:
+            return
+        self.console.print()
+        self.console.rule(Text(title, style="bold cyan"), align="left")
+        if note:
+            self.console.print(Text(note, style="dim"))
+
+    def line(self, text: str | Text, style: str | None = None) -> None:
+        if not self.as_json:
+            self.console.print(text if isinstance(text, Text) else Text(text, style=style or ""))
+
+    def kv(self, pairs: list[tuple[str, Any]], title: str | None = None) -> None:
+        if self.as_json:
+            return
+        t = Table(show_header=False, box=None, padding=(0, 2), title=title, title_justify="left")
+        t.add_column(style="bold")
+        t.add_column()
+        for k, v in pairs:
+            t.add_row(Text(k), v if isinstance(v, Text) else Text(_fmt(v)))
+        self.console.print(t)
+
+    def table(self, columns: list[str], rows: list[list[Any]], title: str | None = None,
+              empty: str = "(none)") -> None:
+        if self.as_json:
+            return
+        if not rows:
+            self.console.print(Text(f"{title + ': ' if title else ''}{empty}", style="yellow"))
+            return
+        t = Table(title=title, title_justify="left", header_style="bold", show_lines=False)
+        for c in columns:
+            t.add_column(c, overflow="fold")
+        for r in rows:
+            t.add_row(*[v if isinstance(v, Text) else Text(_fmt(v)) for v in r])
+        self.console.print(t)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt(x) for x in v) or "-"
+    return str(v)
+
+
+DECISION_STYLE = {
+    "accepted": "green", "redacted": "yellow", "blocked": "bold red", "pending": "magenta",
+    "working_only": "blue", "refreshed": "cyan", "superseded_previous": "green",
+    "kept_as_superseded": "yellow", "forgotten": "red",
+}
+
+
+def _decision(d: str | None) -> Text:
+    return Text(d or "-", style=DECISION_STYLE.get(d or "", ""))
+
+
+def _gate_summary(gate: dict) -> str:
+    hits = gate.get("hits") or []
+    if not hits:
+        return "clean"
+    rules = sorted({h.get("rule", "?") for h in hits})
+    return f"{', '.join(rules)} (risk {float(gate.get('risk', 0)):.1f})"
+
+
+def _mask(text: str, gate: dict) -> str:
+    """The input with every span the gate matched replaced by the rule's placeholder, so the CLI
+    never echoes a matched value (a key, a phone number) back to the terminal."""
+    try:
+        from memactors.gate.rules import RULES
+    except ImportError:  # pragma: no cover - the gate always ships rules
+        RULES = {}
+    spans = sorted(((h["span"][0], h["span"][1], h.get("rule", "?")) for h in gate.get("hits") or []
+                    if h.get("span")), reverse=True)
+    for start, end, rule in spans:
+        placeholder = getattr(RULES.get(rule), "placeholder", None) or f"[{rule}]"
+        text = text[:start] + placeholder + text[end:]
+    return text
+
+
+def _short(s: str | None, n: int = 8) -> str:
+    return s[:n] if s else "-"
+
+
+def _hit_rows(hits: list, full_ids: bool = False) -> list[list[Any]]:
+    return [[i + 1, f"{h.score:.3f}", h.scope, f"v{h.version}", h.memory_id if full_ids else _short(h.memory_id),
+             Text(h.content)] for i, h in enumerate(hits)]
+
+
+HIT_COLUMNS = ["#", "score", "scope", "ver", "memory id", "content"]
+
+
+# --- data folder and runtime ----------------------------------------------------------------
+
+
+def _data_dir(data: str) -> str:
+    return os.path.realpath(os.path.expanduser(data))
+
+
+def _runtime_file(data_dir: str) -> str:
+    return os.path.join(data_dir, RUNTIME_FILE)
+
+
+def _read_runtime(data_dir: str) -> dict | None:
+    try:
+        with open(_runtime_file(data_dir), "rb") as f:
+            info = orjson.loads(f.read())
+    except FileNotFoundError:
+        return None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise CliError(f"cannot read {_runtime_file(data_dir)}: {exc}; remove it or run `memactors down`") from None
+    if not isinstance(info, dict) or not isinstance(info.get("address"), str):
+        raise CliError(f"{_runtime_file(data_dir)} has no address; remove it or run `memactors down`")
+    return info
+
+
+def _head_alive(info: dict) -> bool:
+    """True when the `ray start --block` process that runtime.json names still runs (and is ours:
+    its command line names our temp dir, so a recycled pid is not mistaken for it)."""
+    pid = info.get("ray_pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return True  # written by hand or by another tool: trust the address
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return True  # no /proc: the pid check is all we have
+    with contextlib.suppress(OSError):
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            if f.read().split(b")")[-1].split()[0] == b"Z":
+                return False
+    temp_dir = info.get("temp_dir")
+    return "start" in cmd and (not temp_dir or temp_dir in cmd)
+
+
+def _temp_dir_for(data_dir: str) -> str:
+    # Short on purpose: Ray puts unix sockets under it (paths are limited to ~107 bytes).
+    return os.path.join(tempfile.gettempdir(), namespace_for(data_dir))
+
+
+@contextlib.contextmanager
+def open_runtime(data: str) -> Iterator[tuple[memactors.Runtime, str]]:
+    """Attach to the `memactors up` runtime of ``data`` when there is one, else start an embedded
+    runtime for this one command; close (detach) it at the end."""
+    data_dir = _data_dir(data)
+    info = _read_runtime(data_dir)
+    if info is not None:
+        if not _head_alive(info):
+            raise CliError(
+                f"{_runtime_file(data_dir)} names a runtime that is no longer running; "
+                f"run `memactors down --data {data}` to clean up"
+            )
+        try:
+            rt = memactors.connect(data_dir, address=info["address"], detached=True)
+        except ConnectionError as exc:
+            raise CliError(f"cannot reach the runtime at {info['address']} ({exc}); "
+                           f"run `memactors down --data {data}` to clean up") from None
+        mode = "attached"
+    else:
+        # address="local": a new Ray for this command, never whatever `ray start` left behind.
+        rt = memactors.connect(data_dir, address="local")
+        mode = "embedded"
+    try:
+        yield rt, mode
+    finally:
+        rt.close()
+
+
+# --- click plumbing -------------------------------------------------------------------------
+
+
+class _Group(click.Group):
+    """Turns user errors into one line on stderr and exit code 2 (never a traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (memactors.MemactorsError, CliError) as exc:
+            msg = str(exc) or type(exc).__name__
+            click.echo(f"error: {msg.splitlines()[0] if msg else msg}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            ctx.exit(130)
+
+
+def common(fn: Callable) -> Callable:
+    fn = click.option("--json", "as_json", is_flag=True,
+                      help="Print machine-readable JSON (one object per line) instead of tables.")(fn)
+    fn = click.option("--data", default=DEFAULT_DATA, show_default=True, envvar="MEMACTORS_DATA",
+                      metavar="DIR", help="The data folder (ledger, L2 store, runtime.json).")(fn)
+    return fn
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(memactors.__version__, prog_name="memactors")
+def cli() -> None:
+    """memactors: a governed memory runtime for LLM agents, on Ray.
+
+    Every verb works on one data folder (--data). Run `memactors up` once to keep a runtime
+    alive so each verb attaches in about a second; without it, each verb starts (and stops)
+    an embedded runtime of its own.
+    """
+
+
+# --- up / down ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ray_script() -> str:
+    here = os.path.join(os.path.dirname(sys.executable), "ray")
+    if os.path.exists(here):
+        return here
+    found = shutil.which("ray")
+    if not found:
+        raise CliError("cannot find the `ray` command next to this Python or on PATH")
+    return found
+
+
+def _client_server_available() -> bool:
+    try:
+        from ray.scripts.scripts import get_ray_client_dependency_error
+    except ImportError:
+        return False
+    return get_ray_client_dependency_error() is None
+
+
+def _log_tail(path: str, n: int = 15) -> str:
+    with contextlib.suppress(OSError):
+        with open(path, "rb") as f:
+            return "\n".join(f.read().decode(errors="replace").splitlines()[-n:])
+    return ""
+
+
+def _stop_head(pid: int, timeout: float = DOWN_TIMEOUT_S) -> str:
+    """Stop one `ray start --block` process (it stops its own node's processes on SIGTERM);
+    SIGKILL its process group (created by `up`) if it does not finish in time."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return "already gone"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return "stopped"
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if f.read().split(b")")[-1].split()[0] == b"Z":
+                    return "stopped"
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    return "killed"
+
+
+@cli.command()
+@common
+def up(data: str, as_json: bool) -> None:
+    """Start a long-lived local runtime for DIR that the other verbs attach to.
+
+    Starts a Ray head of its own (own port and temp dir), opens the data folder with detached
+    ledger and owner actors, writes DIR/runtime.json and returns; the actors keep running until
+    `memactors down`.
+    """
+    out = Out(as_json)
+    data_dir = _data_dir(data)
+    info = _read_runtime(data_dir)
+    if info is not None and _head_alive(info):
+        if as_json:
+            out.json({"status": "already_up", **info})
+        else:
+            out.line(Text(f"already up: {info['address']} (namespace {info.get('namespace')})", style="green"))
+        return
+    if info is not None:
+        os.remove(_runtime_file(data_dir))  # stale: its head is gone
+    os.makedirs(data_dir, exist_ok=True)
+    t0 = time.monotonic()
+    temp_dir = _temp_dir_for(data_dir)
+    os.makedirs(temp_dir, exist_ok=True)
+    addr_file = os.path.join(temp_dir, "ray_current_cluster")
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(addr_file)
+    cmd = [_ray_script(), "start", "--head", "--block", f"--port={_free_port()}", "--include-dashboard=false",
+           "--disable-usage-stats", f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={_free_port()}"]
+    if _client_server_available():
+        cmd.append(f"--ray-client-server-port={_free_port()}")
+    env = dict(os.environ, RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0")
+    env.pop("RAY_ADDRESS", None)
+    log_path = os.path.join(temp_dir, HEAD_LOG)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, env=env, close_fds=True)
+    ok = False
+    try:
+        deadline = time.monotonic() + UP_TIMEOUT_S
+        while not os.path.exists(addr_file):
+            if proc.poll() is not None:
+                raise CliError(f"ray start exited with code {proc.returncode}; see {log_path}: "
+                               + _log_tail(log_path, 1))
+            if time.monotonic() > deadline:
+                raise CliError(f"ray start did not come up within {UP_TIMEOUT_S:.0f}s; see {log_path}")
+            time.sleep(0.1)
+        time.sleep(0.05)  # the address file is written in one go; let it land
+        with open(addr_file) as f:
+            address = f.read().strip()
+        rt = memactors.connect(data_dir, address=address, detached=True)
+        info = {"address": address, "namespace": rt.namespace, "ray_pid": proc.pid, "temp_dir": temp_dir,
+                "data_dir": data_dir, "started_at": time.time()}
+        tmp = _runtime_file(data_dir) + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(orjson.dumps(info, option=orjson.OPT_INDENT_2))
+        os.replace(tmp, _runtime_file(data_dir))
+        rt.close()  # runtime.json exists: this only detaches, the actors stay up
+        ok = True
+    finally:
+        if not ok:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(_runtime_file(data_dir))
+            _stop_head(proc.pid, timeout=10)
+    secs = time.monotonic() - t0
+    if as_json:
+        out.json({"status": "up", **info, "seconds": round(secs, 2)})
+    else:
+        out.kv([("status", Text("up", style="green")), ("address", address), ("namespace", info["namespace"]),
+                ("data", data_dir), ("ray pid", proc.pid), ("ray log", log_path), ("took", f"{secs:.1f} s")])
+        out.line(Text(f"stop it with: memactors down --data {data}", style="dim"))
+
+
+@cli.command()
+@common
+def down(data: str, as_json: bool) -> None:
+    """Stop the long-lived runtime of DIR started by `memactors up`.
+
+    Flushes, checkpoints the ledger and releases its lock, stops the actors, stops that Ray head
+    (only that one, by the pid in runtime.json) and removes DIR/runtime.json.
+    """
+    out = Out(as_json)
+    data_dir = _data_dir(data)
+    info = _read_runtime(data_dir)
+    if info is None:
+        if as_json:
+            out.json({"status": "not_up", "data_dir": data_dir})
+        else:
+            out.line(f"no runtime is up for {data_dir}")
+        return
+    t0 = time.monotonic()
+    steps: list[str] = []
+    alive = _head_alive(info)
+    if alive:
+        try:
+            rt = memactors.connect(data_dir, address=info["address"], detached=True)
+            os.remove(_runtime_file(data_dir))  # now close() flushes, shuts the ledger down and kills the actors
+            rt.close()
+            steps.append("actors stopped, ledger checkpointed")
+        except Exception as exc:  # noqa: BLE001 - stopping the head below is what matters now
+            steps.append(f"could not stop the actors cleanly ({type(exc).__name__}); stopping the head")
+        pid = info.get("ray_pid")
+        if isinstance(pid, int) and pid > 0:
+            steps.append(f"ray head {pid}: {_stop_head(pid)}")
+        else:
+            steps.append("runtime.json names no ray pid: the Ray cluster was left running")
+    else:
+        steps.append("its ray head was already gone; cleaned up")
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(_runtime_file(data_dir))
+    temp_dir = info.get("temp_dir")
+    if (isinstance(temp_dir, str) and os.path.dirname(temp_dir) == tempfile.gettempdir()
+            and os.path.basename(temp_dir).startswith("memactors-")):
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    secs = time.monotonic() - t0
+    if as_json:
+        out.json({"status": "down", "data_dir": data_dir, "steps": steps, "seconds": round(secs, 2)})
+    else:
+        out.kv([("status", Text("down", style="green")), ("data", data_dir),
+                *[("", s) for s in steps], ("took", f"{secs:.1f} s")])
+
+
+# --- write / recall / forget ----------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("scope")
+@click.argument("text")
+@click.option("--actor", required=True, help="Who writes (needs a write grant on SCOPE).")
+@click.option("--subject", help="Entity key, subject part (give with --predicate).")
+@click.option("--predicate", help="Entity key, predicate part: same subject+predicate updates a memory.")
+@click.option("--object", "object_", metavar="TEXT", help="The value (a different one makes a new version).")
+@click.option("--source", type=click.Choice(sorted(R.SOURCE_CONFIDENCE)), default="user_stated", show_default=True,
+              help="Where the memory comes from (sets the default confidence).")
+@click.option("--confidence", type=float, help="0..1; defaults by source (user_stated 1.0 ... web 0.3).")
+@click.option("--sensitivity", type=click.Choice(R.SENSITIVITIES), default="internal", show_default=True,
+              help="Sensitivity label.")
+@click.option("--ttl-days", type=float, help="Hard expiry in days.")
+@click.option("--pool", type=click.Choice(R.POOLS), default="vault", show_default=True,
+              help="vault (L2, persistent) or working (L1, session).")
+@click.option("--idempotency-key", help="A retry with the same key never writes twice.")
+@common
+def write(scope: str, text: str, actor: str, subject: str | None, predicate: str | None, object_: str | None,
+          source: str, confidence: float | None, sensitivity: str, ttl_days: float | None, pool: str,
+          idempotency_key: str | None, data: str, as_json: bool) -> None:
+    """Write TEXT to SCOPE through the write gate; prints the decision, memory id and version."""
+    kw = dict(actor=actor, subject=subject, predicate=predicate, object=object_, source=source,
+              confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, pool=pool,
+              idempotency_key=idempotency_key)
+    R.write_request(dict(scope=scope, text=text, **kw))  # validate before paying for a runtime
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        res = rt.write(scope, text, **kw)
+    if as_json:
+        out.json(res.to_dict())
+        return
+    out.kv([("decision", _decision(res.decision)), ("memory id", res.memory_id), ("version", res.version),
+            ("scope", res.scope), ("status", res.status), ("supersedes", res.supersedes),
+            ("gate", _gate_summary(res.gate))])
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--actor", required=True, help="Who recalls (needs read grants covering every --scope).")
+@click.option("--task-id", required=True, help="The task this recall serves (logged).")
+@click.option("--scope", "scopes", multiple=True, required=True,
+              help="An allowed scope (repeat for several); ancestors are visible too.")
+@click.option("--purpose", required=True, help="Why the recall is made, e.g. answer (logged).")
+@click.option("--top-k", type=int, default=5, show_default=True, help="Most hits to return.")
+@common
+def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpose: str, top_k: int,
+           data: str, as_json: bool) -> None:
+    """Recall memories for QUERY through the recall contract; prints hits and the recall id."""
+    R.RecallRequest(query, actor, task_id, list(scopes), purpose, top_k).validate()
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        res = rt.recall(query, actor=actor, task_id=task_id, allowed_scopes=list(scopes), purpose=purpose,
+                        top_k=top_k)
+    if as_json:
+        out.json(res.to_dict())
+        return
+    out.table(HIT_COLUMNS, _hit_rows(res.hits, full_ids=True), empty="no hits")
+    out.kv([("recall id", res.recall_id), ("visible scopes", res.visible_scopes), ("path", res.path)])
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--actor", required=True, help="Who forgets (logged).")
+@click.option("--reason", required=True, help="Why (logged in the tombstone event).")
+@common
+def forget(memory_id: str, actor: str, reason: str, data: str, as_json: bool) -> None:
+    """Erase MEMORY_ID: a tombstone event, the row and caches gone, its data key destroyed."""
+    R.check_memory_id(memory_id)
+    check_identifier(actor, "actor")
+    if not reason.strip():
+        raise CliError("--reason must not be empty")
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        res = rt.forget(memory_id, actor=actor, reason=reason)
+    if as_json:
+        out.json(res)
+        return
+    out.kv([("decision", _decision(res.get("decision"))), ("memory id", res.get("memory_id")),
+            ("scope", res.get("scope"))])
+
+
+# --- grants ---------------------------------------------------------------------------------
+
+
+def _grant_rows(grants: list[dict]) -> list[list[Any]]:
+    return [[g["actor"], g["scope"], g["read"], g["write"]] for g in sorted(grants, key=lambda g: (g["actor"], g["scope"]))]
+
+
+GRANT_COLUMNS = ["actor", "scope", "read", "write"]
+
+
+@cli.command()
+@click.argument("actor")
+@click.argument("scope")
+@click.option("--read/--no-read", default=True, show_default=True, help="Read SCOPE and its descendants.")
+@click.option("--write/--no-write", default=False, show_default=True, help="Write SCOPE and its descendants.")
+@click.option("--by", default="admin", show_default=True, help="Who makes the change (logged).")
+@common
+def grant(actor: str, scope: str, read: bool, write: bool, by: str, data: str, as_json: bool) -> None:
+    """Grant ACTOR read (and write) on SCOPE; --no-read without --write revokes. Shows ACTOR's grants."""
+    GrantTable.make(actor, scope, read=read, write=write)
+    check_identifier(by, "--by")
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        g = rt.grant(actor, scope, read=read, write=write, by=by)
+        mine = rt.grants(actor)
+    if as_json:
+        out.json({"grant": g, "revoked": not (read or write), "grants": mine})
+        return
+    out.line(Text(f"{'revoked' if not (read or write) else 'granted'}: {actor} on {g['scope']}", style="green"))
+    out.table(GRANT_COLUMNS, _grant_rows(mine), title=f"grants of {actor}")
+
+
+@cli.command()
+@click.argument("actor", required=False)
+@common
+def grants(actor: str | None, data: str, as_json: bool) -> None:
+    """List the grants (of ACTOR, or of everyone)."""
+    if actor is not None:
+        check_identifier(actor, "actor")
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        gs = rt.grants(actor)
+    if as_json:
+        out.json({"grants": gs})
+        return
+    out.table(GRANT_COLUMNS, _grant_rows(gs), empty="no grants")
+
+
+# --- audit ----------------------------------------------------------------------------------
+
+
+@cli.group(cls=_Group)
+def audit() -> None:
+    """Inspect the ledger: verify the hash chain, replay a recall's evidence."""
+
+
+@audit.command("verify")
+@common
+def audit_verify(data: str, as_json: bool) -> None:
+    """Walk the ledger's hash chain; prints ok or the first bad seq (exit code 1 when broken)."""
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        v = rt.audit.verify()
+    if as_json:
+        out.json(v)
+    else:
+        out.kv([("ok", Text("yes" if v.get("ok") else "NO", style="green" if v.get("ok") else "bold red")),
+                ("events", v.get("events")), ("first bad seq", v.get("first_bad_seq")), ("reason", v.get("reason"))])
+    if not v.get("ok"):
+        sys.exit(1)
+
+
+@audit.command("recall")
+@click.argument("recall_id")
+@common
+def audit_recall(recall_id: str, data: str, as_json: bool) -> None:
+    """Show the evidence logged for RECALL_ID (ids, scores, filters; never content or query text)."""
+    check_identifier(recall_id, "recall_id")
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        ev = rt.audit.recall(recall_id)
+    if ev is None:
+        raise memactors.NotFound(f"no recall {recall_id} in the ledger")
+    if as_json:
+        out.json(ev)
+        return
+    _print_evidence(out, ev)
+
+
+def _print_evidence(out: Out, ev: dict) -> None:
+    out.kv([("recall id", ev.get("recall_id")), ("actor", ev.get("actor")), ("task id", ev.get("task_id")),
+            ("purpose", ev.get("purpose")), ("allowed scopes", ev.get("allowed_scopes")),
+            ("visible scopes", ev.get("visible_scopes")), ("query digest", _short(ev.get("query_digest"), 16) + "…"),
+            ("filters", orjson.dumps(ev.get("filters")).decode()), ("removed", orjson.dumps(ev.get("removed")).decode())])
+    out.table(["#", "memory id", "scope", "score"],
+              [[i + 1, h["memory_id"], h["scope"], h["score"]] for i, h in enumerate(ev.get("hits") or [])],
+              title="hits logged", empty="no hits")
+
+
+# --- demo -----------------------------------------------------------------------------------
+
+
+def _looks_like_data_folder(path: str) -> bool:
+    return not os.listdir(path) or os.path.exists(os.path.join(path, "ledger.duckdb"))
+
+
+def _folder_in_use(path: str) -> bool:
+    lock = os.path.join(path, "lock")
+    if not os.path.exists(lock):
+        return False
+    with open(lock, "a+") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+def _fresh(data: str) -> None:
+    path = _data_dir(data)
+    if not os.path.exists(path):
+        return
+    if not os.path.isdir(path):
+        raise CliError(f"--fresh: {path} is not a folder; refusing to delete it")
+    if not _looks_like_data_folder(path):
+        raise CliError(f"--fresh: {path} is not empty and has no ledger.duckdb, so it does not look like a "
+                       "memactors data folder; refusing to delete it")
+    if os.path.exists(_runtime_file(path)):
+        raise CliError(f"--fresh: a runtime is up on {path}; run `memactors down --data {data}` first")
+    if _folder_in_use(path):
+        raise CliError(f"--fresh: {path} is open by another memactors runtime; refusing to delete it")
+    shutil.rmtree(path)
+
+
+API_KEY_DEMO = "sk-proj-" + "d3m0K3yN0tR3al" + "x" * 16  # 30 characters after the prefix; the gate blocks it
+
+ACME_ALICE = "/org/acme/user/alice/"
+ACME_BOB = "/org/acme/user/bob/"
+ACME = "/org/acme/"
+GLOBEX_CAROL = "/org/globex/user/carol/"
+
+
+@cli.command()
+@click.option("--fresh", is_flag=True, help="Delete DIR first (only if it looks like a memactors data folder).")
+@common
+def demo(fresh: bool, data: str, as_json: bool) -> None:
+    """A narrated walk: two tenants, grants, the write gate, recall, an update, a forget,
+    refused and cross-tenant recalls, and the ledger verified."""
+    out = Out(as_json)
+    t_all = time.monotonic()
+    if fresh:
+        _fresh(data)
+    step_no = 0
+
+    def step(key: str, title: str, note: str, **payload: Any) -> None:
+        nonlocal step_no
+        step_no += 1
+        if as_json:
+            out.json({"step": step_no, "key": key, "title": title, **payload})
+        else:
+            out.heading(f"{step_no}. {title}", note)
+
+    t0 = time.monotonic()
+    with open_runtime(data) as (rt, mode):
+        connect_s = time.monotonic() - t0
+        step("connect", "Open the data folder",
+             "One local Ray, a ledger-writer actor (DuckDB) and scope-owner actors (LanceDB L2).",
+             data_dir=rt.data_dir, namespace=rt.namespace, mode=mode, seconds=round(connect_s, 2))
+        out.kv([("data", rt.data_dir), ("namespace", rt.namespace),
+                ("runtime", f"{mode} ({'attached to `memactors up`' if mode == 'attached' else 'started for this demo'})"),
+                ("took", f"{connect_s:.1f} s")])
+
+        # -- grants
+        plan = [
+            ("assistant-alice", ACME_ALICE, True, True),
+            ("assistant-alice", ACME, True, False),
+            ("assistant-bob", ACME_BOB, True, True),
+            ("assistant-bob", ACME, True, False),
+            ("assistant-carol", GLOBEX_CAROL, True, True),
+            ("admin", ACME, True, True),
+        ]
+        granted = [rt.grant(a, s, read=r, write=w, by="demo-admin") for a, s, r, w in plan]
+        step("grants", "Grants: who may read and write where",
+             "Two tenants (acme, globex). A grant covers its scope and every descendant; no grant, no access.",
+             grants=granted)
+        out.table(GRANT_COLUMNS, _grant_rows(granted))
+
+        # -- writes through the gate
+        writes = [
+            dict(scope=ACME, actor="admin",
+                 text="Acme default: meeting notes are written in English and shared within 24 hours."),
+            dict(scope=ACME_ALICE, actor="assistant-alice", text="Alice prefers green tea, no sugar, in the afternoon."),
+            dict(scope=ACME_ALICE, actor="assistant-alice", text="爱丽丝下午喜欢喝乌龙茶，不加糖。"),
+            dict(scope=ACME_ALICE, actor="assistant-alice",
+                 text="Alice's mobile is +86 138 1234 5678; call her after 6pm."),
+            dict(scope=ACME_ALICE, actor="assistant-alice", text=f"Alice's deploy key is {API_KEY_DEMO}"),
+            dict(scope=ACME_ALICE, actor="assistant-alice", text="Alice dislikes brand X's teas.",
+                 subject="alice", predicate="opinion_of_brand_x", object="dislikes"),
+            dict(scope=ACME_BOB, actor="assistant-bob", text="Bob is allergic to peanuts; never suggest nut snacks."),
+            dict(scope=ACME_BOB, actor="assistant-bob", text="Bob prefers aisle seats on flights."),
+            dict(scope=GLOBEX_CAROL, actor="assistant-carol", text="Carol drinks black coffee every morning, never tea."),
+        ]
+        results = rt.write_many(writes)
+        phone_id = results[3].memory_id
+        brand_v1 = results[5]
+        rows, payload = [], []
+        for w, r in zip(writes, results):
+            shown = _mask(w["text"], r.gate)
+            rows.append([w["actor"], w["scope"], Text(shown), _decision(r.decision), _short(r.memory_id),
+                         r.version, _gate_summary(r.gate)])
+            payload.append({"actor": w["actor"], "scope": w["scope"], "text": shown, **r.to_dict()})
+        step("writes", "Writes through the gate",
+             "Every write is scanned before anything is stored: the phone number is redacted to a "
+             "placeholder, the API key blocks the write (nothing of it is stored, the ledger included).",
+             writes=payload)
+        out.table(["actor", "scope", "text (as the CLI shows it)", "decision", "id", "ver", "gate"], rows)
+
+        # -- recall
+        def do_recall(query: str, actor: str, scopes: list[str], task: str, top_k: int = 5):
+            return rt.recall(query, actor=actor, task_id=task, allowed_scopes=scopes, purpose="answer", top_k=top_k)
+
+        r_en = do_recall("what tea does alice like to drink?", "assistant-alice", [ACME_ALICE], "demo-tea")
+        r_zh = do_recall("爱丽丝喜欢喝什么茶", "assistant-alice", [ACME_ALICE], "demo-tea", top_k=3)
+        step("recall", "Recall through the recall contract",
+             "A recall names its actor, task, purpose and allowed scopes; it sees those scopes and their "
+             "ancestors (alice's scope, acme's org scope, /global/). The stored phone memory reads [PHONE_CN].",
+             recalls=[{"query": "what tea does alice like to drink?", **r_en.to_dict()},
+                      {"query": "爱丽丝喜欢喝什么茶", **r_zh.to_dict()}])
+        out.table(HIT_COLUMNS, _hit_rows(r_en.hits),
+                  title=f"assistant-alice: \"what tea does alice like to drink?\"  (recall {_short(r_en.recall_id, 12)}, "
+                        f"{r_en.path})")
+        out.table(HIT_COLUMNS, _hit_rows(r_zh.hits), title="assistant-alice: \"爱丽丝喜欢喝什么茶\"  (top 3)")
+        out.line(f"visible scopes: {', '.join(r_en.visible_scopes)}", style="dim")
+
+        # -- update: a new version
+        v2 = rt.write(ACME_ALICE, "Alice now likes brand X's new spring series of teas.", actor="assistant-alice",
+                      subject="alice", predicate="opinion_of_brand_x", object="likes the new series")
+        r_brand = do_recall("alice opinion of brand X teas", "assistant-alice", [ACME_ALICE], "demo-brand")
+        old_seen = any(h.memory_id == brand_v1.memory_id for h in r_brand.hits)
+        step("update", "An update makes a new version",
+             "Same subject+predicate (alice / opinion_of_brand_x), a new object, equal confidence: version "
+             f"{v2.version} supersedes version {brand_v1.version}; only the new version is recalled.",
+             previous=brand_v1.to_dict(), update=v2.to_dict(), recall=r_brand.to_dict(), old_version_recalled=old_seen)
+        out.kv([("decision", _decision(v2.decision)), ("new memory", f"{_short(v2.memory_id)} v{v2.version}"),
+                ("supersedes", f"{_short(v2.supersedes)} v{brand_v1.version}"),
+                ("old version recalled", Text("yes" if old_seen else "no", style="red" if old_seen else "green"))])
+        out.table(HIT_COLUMNS, _hit_rows(r_brand.hits), title="assistant-alice: \"alice opinion of brand X teas\"")
+
+        # -- forget
+        fg = rt.forget(phone_id, actor="assistant-alice", reason="alice asked to remove her phone number")
+        r_phone = do_recall("how can I call alice? her mobile phone number", "assistant-alice", [ACME_ALICE],
+                            "demo-phone")
+        seen = any(h.memory_id == phone_id for h in r_phone.hits)
+        step("forget", "Forget is erasure",
+             "A tombstone event; the L2 row and caches are gone and the memory's data key is destroyed. "
+             "It is not recalled again.",
+             forget=fg, recall=r_phone.to_dict(), forgotten_recalled=seen)
+        out.kv([("decision", _decision(fg.get("decision"))), ("memory", fg.get("memory_id")),
+                ("recalled afterwards", Text("yes" if seen else "no", style="red" if seen else "green"))])
+        out.table(HIT_COLUMNS, _hit_rows(r_phone.hits), title="assistant-alice: \"how can I call alice? ...\"")
+
+        # -- refused
+        attempts = [
+            ("assistant-alice recalls bob's scope",
+             lambda: do_recall("what is bob allergic to?", "assistant-alice", [ACME_BOB], "demo-probe")),
+            ("assistant-alice writes acme's org scope",
+             lambda: rt.write(ACME, "Everyone at acme loves green tea.", actor="assistant-alice")),
+            ("assistant-carol recalls alice's scope",
+             lambda: do_recall("alice's tea", "assistant-carol", [ACME_ALICE], "demo-probe")),
+        ]
+        refused = []
+        for label, call in attempts:
+            try:
+                call()
+                refused.append({"attempt": label, "refused": False, "error": None, "message": "allowed (unexpected)"})
+            except memactors.AccessDenied as exc:
+                refused.append({"attempt": label, "refused": True, "error": type(exc).__name__, "message": str(exc)})
+        step("refused", "Grants stop what the model asks for",
+             "The host sets the agent's identity; the model picks queries and scopes. Grants refuse the rest.",
+             attempts=refused)
+        out.table(["attempt", "result", "message"],
+                  [[a["attempt"], Text(a["error"] or "allowed", style="red" if a["refused"] else "bold yellow"),
+                    Text(a["message"])] for a in refused])
+
+        # -- cross tenant
+        r_x = do_recall("alice's tea", "assistant-carol", [GLOBEX_CAROL], "demo-cross")
+        acme_hits = [h for h in r_x.hits if h.scope.startswith("/org/acme/")]
+        step("cross_tenant", "Cross-tenant recall",
+             "assistant-carol recalls \"alice's tea\" with her own scope: only globex and /global/ are visible, "
+             "so nothing of acme's can come back.",
+             recall=r_x.to_dict(), acme_hits=len(acme_hits))
+        out.table(HIT_COLUMNS, _hit_rows(r_x.hits), title="assistant-carol: \"alice's tea\"", empty="no hits")
+        out.kv([("visible scopes", r_x.visible_scopes),
+                ("acme memories returned", Text(str(len(acme_hits)), style="red" if acme_hits else "bold green"))])
+
+        # -- audit
+        v = rt.audit.verify()
+        rt.flush()
+        ev = rt.audit.recall(r_en.recall_id)
+        step("audit", "The ledger verifies",
+             "Every write, grant, update and erasure is a hash-chained ledger event; erasure destroyed a data "
+             "key without breaking the chain. Each recall logged ids and scores, the query only as a keyed digest.",
+             verify=v, recall_evidence=ev)
+        out.kv([("ok", Text("yes" if v.get("ok") else "NO", style="bold green" if v.get("ok") else "bold red")),
+                ("events", v.get("events")), ("first bad seq", v.get("first_bad_seq"))])
+        if ev is not None and not as_json:
+            out.line(Text(f"evidence of recall {_short(r_en.recall_id, 12)}:", style="bold"))
+            _print_evidence(out, ev)
+    secs = time.monotonic() - t_all
+    step("done", "Done", f"Runtime closed. {secs:.1f} s in all.", seconds=round(secs, 2), ok=bool(v.get("ok")))
+    if not as_json:
+        out.line(Text("try: memactors recall \"alice tea\" --actor assistant-alice --task-id t1 "
+                      f"--scope {ACME_ALICE} --purpose answer --data {data}", style="dim"))
+
+
+def main() -> None:
+    cli(prog_name="memactors")
+
+
+if __name__ == "__main__":
+    main()

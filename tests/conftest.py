@@ -1,0 +1,34 @@
+"""Test set-up: pure tests need nothing; actor and storage tests share ONE real local Ray,
+started once per session, and put their LanceDB/DuckDB files in tmp folders."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # tests only: no token written under $HOME
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    return str(tmp_path / "data")
+
+
+@pytest.fixture
+def runtime(ray_session, data_dir):
+    import memactors
+
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}})
+    yield rt
+    rt.close()

@@ -1,0 +1,52 @@
+"""The gate hook's two rules, with inputs that must and must not match (pure, no Ray)."""
+
+import pytest
+
+from memactors.gate import Gate
+
+G = Gate()
+
+PHONES = ["13812345678", "+86 138 1234 5678", "0086-13812345678", "call 139-0000-1111 now", "我的手机是15912345678。",
+          "8613812345678"]
+NOT_PHONES = ["12345678901", "1381234567", "138123456789", "order 2013812345678", "ts 1700000000000",
+              "10.13812345678", "abc13812345678", "version 1.38.1234"]
+KEYS = ["sk-proj-abcdefghijklmnopqrstuvwxyz0123", "sk-ant-api03-abcdefghijklmnopqrstuvwx", "ghp_" + "a" * 36,
+        "github_pat_" + "A1" * 20, "glpat-abcdefghij0123456789", "AKIAIOSFODNN7EXAMPLE", "AIza" + "x" * 35,
+        "xoxb-1234567890-abcdef", "sk_live_" + "a1" * 12, "token: rk_live_" + "Z9" * 12]
+NOT_KEYS = ["sk-short", "ask-proj-is-a-word", "skiing is fun", "the AKIA prefix", "ghp_short", "xoxo hugs",
+            "AIzaShort", "desk-lamp-with-a-very-long-name-indeed"]
+
+
+@pytest.mark.parametrize("text", PHONES)
+def test_phone_is_redacted(text):
+    r = G.scan(text)
+    assert r.decision == "redacted" and "[PHONE_CN]" in r.text
+    digits = "".join(ch for ch in text if ch.isdigit())[-11:]
+    assert digits not in "".join(ch for ch in r.text if ch.isdigit())
+    assert [h.rule for h in r.hits] == ["pii.phone_cn"]
+
+
+@pytest.mark.parametrize("text", NOT_PHONES)
+def test_not_a_phone(text):
+    assert G.scan(text).decision == "accepted"
+
+
+@pytest.mark.parametrize("text", KEYS)
+def test_api_key_is_blocked(text):
+    r = G.scan(f"my key is {text} ok")
+    assert r.decision == "blocked" and r.text is None
+
+
+@pytest.mark.parametrize("text", NOT_KEYS)
+def test_not_a_key(text):
+    assert G.scan(text).decision == "accepted"
+
+
+def test_report_never_holds_the_value():
+    secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+    r = G.scan(f"use {secret} and 13812345678")
+    assert secret not in repr(r.summary()) and "13812345678" not in repr(r.summary())
+
+
+def test_query_redaction_covers_blocked_kinds():
+    assert G.redact_all("key sk-proj-abcdefghijklmnopqrstuvwxyz0123 please") == "key [API_KEY] please"

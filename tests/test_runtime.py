@@ -1,0 +1,179 @@
+"""The runtime end to end on a real local Ray with real LanceDB and DuckDB files."""
+
+import os
+
+import pytest
+
+import memactors
+from memactors import AccessDenied, InvalidRecord, NoGrants, NotFound, ValidationError
+
+ALICE = "/org/a/user/alice/"
+
+
+def recall(rt, q, actor, scopes, k=5):
+    return rt.recall(q, actor=actor, task_id="t1", allowed_scopes=scopes, purpose="test", top_k=k)
+
+
+def test_write_recall_and_read_your_writes(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    r = runtime.write(ALICE, "Alice prefers green tea in the morning", actor="ag")
+    assert r.decision == "accepted" and r.version == 1
+    res = recall(runtime, "what tea does alice drink", "ag", [ALICE])
+    assert res.hits and res.hits[0].memory_id == r.memory_id  # visible at once, before any L2 flush
+    assert res.recall_id and res.visible_scopes == [ALICE, "/org/a/", "/global/"]
+
+
+def test_fresh_folder_has_no_grants_and_says_how(runtime):
+    with pytest.raises(NoGrants) as e:
+        runtime.write(ALICE, "x", actor="stranger")
+    assert "grant" in str(e.value)
+    with pytest.raises(NoGrants):
+        recall(runtime, "x", "stranger", [ALICE])
+
+
+def test_recall_needs_allowed_scopes(runtime):
+    runtime.grant("ag", ALICE)
+    with pytest.raises(InvalidRecord):
+        recall(runtime, "x", "ag", [])
+    with pytest.raises(InvalidRecord):
+        runtime.recall("x", actor="ag", task_id="t", allowed_scopes=None, purpose="p")
+
+
+def test_versions_story_only_newest_is_recalled(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    kw = dict(actor="ag", subject="alice", predicate="opinion_of_brand_x")
+    a = runtime.write(ALICE, "Alice dislikes brand X", object="dislikes", **kw)
+    b = runtime.write(ALICE, "Alice is not considering the brand X category at all", object="not considering", **kw)
+    c = runtime.write(ALICE, "Alice likes brand X's new series", object="likes the new series", **kw)
+    low = runtime.write(ALICE, "Alice hates brand X", object="hates", confidence=0.3, **kw)
+    assert [a.decision, b.decision, c.decision, low.decision] == [
+        "accepted", "superseded_previous", "superseded_previous", "kept_as_superseded"]
+    assert [a.version, b.version, c.version] == [1, 2, 3]
+    for flush in (False, True):
+        if flush:
+            runtime.flush()
+            runtime._get(runtime._owners[0].drop_hot.remote())
+            runtime._get(runtime._owners[1].drop_hot.remote())
+        hits = recall(runtime, "brand X", "ag", [ALICE], k=10).hits
+        ids = {h.memory_id for h in hits}
+        assert c.memory_id in ids and not ids & {a.memory_id, b.memory_id, low.memory_id}
+
+
+def test_text_dedup_refreshes(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    a = runtime.write(ALICE, "Alice lives in Hangzhou", actor="ag")
+    b = runtime.write(ALICE, "alice lives in   hangzhou.", actor="ag")
+    assert b.decision == "refreshed" and b.memory_id == a.memory_id
+    assert len(recall(runtime, "hangzhou", "ag", [ALICE], k=10).hits) == 1
+
+
+def test_working_pool_is_l1_only(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    w = runtime.write(ALICE, "scratch: the user is comparing two laptops", actor="ag", pool="working")
+    assert w.decision == "accepted"
+    hits = recall(runtime, "comparing laptops", "ag", [ALICE]).hits
+    assert hits[0].memory_id == w.memory_id and hits[0].pool == "working"
+    runtime.flush()
+    n = runtime.audit.sql("SELECT count(*) FROM events WHERE action = 'write_working'")[0][0]
+    assert n == 1
+    import lancedb
+
+    tbl = lancedb.connect(os.path.join(runtime.data_dir, "l2")).open_table("memories")
+    assert tbl.count_rows() == 0  # never written to L2
+
+
+def test_forget_erases_and_chain_still_verifies(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    r = runtime.write(ALICE, "Alice's locker code is 4711", actor="ag")
+    runtime.flush()
+    assert runtime.audit.verify()["ok"]
+    out = runtime.forget(r.memory_id, actor="ag", reason="user asked")
+    assert out["decision"] == "forgotten"
+    assert not recall(runtime, "locker code", "ag", [ALICE]).hits
+    v = runtime.audit.verify()
+    assert v["ok"] and v["events"] >= 3
+    assert runtime.audit.sql("SELECT count(*) FROM keys WHERE memory_id = ?", [r.memory_id])[0][0] == 0
+    with pytest.raises(NotFound):
+        runtime.forget(r.memory_id, actor="ag", reason="again")
+
+
+def test_forget_needs_write_grant(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    runtime.grant("reader", ALICE)
+    r = runtime.write(ALICE, "Alice likes hiking", actor="ag")
+    with pytest.raises(AccessDenied):
+        runtime.forget(r.memory_id, actor="reader", reason="not mine")
+
+
+def test_recall_log_keeps_a_digest_never_the_query(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    runtime.write(ALICE, "Alice collects vinyl records", actor="ag")
+    res = recall(runtime, "vinyl records zanzibar-unique-query", "ag", [ALICE])
+    log = runtime.audit.recall(res.recall_id)
+    assert log["actor"] == "ag" and log["task_id"] == "t1" and log["purpose"] == "test"
+    assert log["hits"][0]["memory_id"] == res.hits[0].memory_id
+    assert len(log["query_digest"]) == 64
+    rows = runtime.audit.sql("SELECT * FROM recalls")
+    assert "zanzibar" not in repr(rows)
+
+
+def test_idempotent_retry_never_duplicates(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    a = runtime.write(ALICE, "Alice's flight is on Friday", actor="ag", idempotency_key="k-1")
+    b = runtime.write(ALICE, "Alice's flight is on Friday", actor="ag", idempotency_key="k-1")
+    assert a.memory_id == b.memory_id and a.decision == b.decision == "accepted"
+    assert runtime.audit.sql("SELECT count(*) FROM events WHERE idem_key = 'k-1'")[0][0] == 1
+
+
+def test_write_many_validates_everything_first(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    items = [{"scope": ALICE, "text": f"note {i}", "actor": "ag"} for i in range(5)]
+    items.append({"scope": "/org/a/user/bob/", "text": "sideways", "actor": "ag"})
+    with pytest.raises(AccessDenied):
+        runtime.write_many(items)
+    items[-1] = {"scope": ALICE, "text": "bad", "actor": "ag", "confidence": 7}
+    with pytest.raises(ValidationError):
+        runtime.write_many(items)
+    assert runtime.audit.sql("SELECT count(*) FROM events WHERE action = 'write'")[0][0] == 0
+    res = runtime.write_many(items[:-1])
+    assert [r.decision for r in res] == ["accepted"] * 5
+
+
+def test_close_and_reopen_keeps_every_acknowledged_write(ray_session, data_dir):
+    cfg = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 30.0}}  # nothing reaches Lance by the timer
+    rt = memactors.connect(data_dir, config=cfg)
+    rt.grant("ag", ALICE, write=True)
+    ids = [r.memory_id for r in rt.write_many([{"scope": ALICE, "text": f"fact number {i}", "actor": "ag"}
+                                                for i in range(50)])]
+    # Kill the actors without a flush: Lance has nothing, the ledger has everything.
+    import ray
+
+    for a in [*rt._owners, rt._ledger]:
+        ray.kill(a, no_restart=True)
+    rt._closed = True
+    rt = memactors.connect(data_dir, config=cfg)
+    try:
+        got = {h.memory_id for h in recall(rt, "fact number", "ag", [ALICE], k=100).hits}
+        assert got == set(ids)
+        assert rt.audit.verify()["ok"]
+    finally:
+        rt.close()
+
+
+def test_second_runtime_cannot_open_the_folder(runtime):
+    from memactors.actors.ledger_writer import LedgerWriter
+    import ray
+
+    other = LedgerWriter.options(namespace="someone-else").remote(runtime.data_dir, {})
+    with pytest.raises(ray.exceptions.RayActorError) as e:
+        ray.get(other.ready.remote())
+    assert "open for writing by another" in str(e.value)
+
+
+def test_embedder_mismatch_is_a_clear_error(tmp_path):
+    from memactors import EmbedderMismatch
+    from memactors.store.lance_store import L2Store
+
+    L2Store(str(tmp_path), "hash-ngram-v1", 32)
+    with pytest.raises(EmbedderMismatch):
+        L2Store(str(tmp_path), "minilm", 384)
