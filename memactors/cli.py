@@ -69,6 +69,8 @@ class Out:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.console = Console(highlight=False, soft_wrap=False)
+        if not self.console.is_terminal:
+            self.console = Console(highlight=False, soft_wrap=False, width=120)  # piped: not the 80 default
 
     def json(self, obj: Any) -> None:
         sys.stdout.write(orjson.dumps(obj, default=str).decode() + "\n")
@@ -105,7 +107,9 @@ class Out:
             return
         t = Table(title=title, title_justify="left", header_style="bold", show_lines=False)
         for c in columns:
-            t.add_column(c, overflow="fold")
+            wide = c.split(" ")[0] in ("content", "text", "message")
+            t.add_column(c, overflow="fold", min_width=36 if wide else None,
+                         no_wrap=c in ("#", "score", "ver", "id", "memory id", "decision", "read", "write"))
         for r in rows:
             t.add_row(*[v if isinstance(v, Text) else Text(_fmt(v)) for v in r])
         self.console.print(t)
@@ -727,15 +731,14 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
         # -- grants
         plan = [
             ("assistant-alice", ACME_ALICE, True, True),
-            ("assistant-alice", ACME, True, False),
             ("assistant-bob", ACME_BOB, True, True),
-            ("assistant-bob", ACME, True, False),
             ("assistant-carol", GLOBEX_CAROL, True, True),
             ("admin", ACME, True, True),
         ]
         granted = [rt.grant(a, s, read=r, write=w, by="demo-admin") for a, s, r, w in plan]
         step("grants", "Grants: who may read and write where",
-             "Two tenants (acme, globex). A grant covers its scope and every descendant; no grant, no access.",
+             "Two tenants (acme, globex). A grant covers its scope and every descendant; no grant, no access. "
+             "An assistant still sees its org's memories: /org/acme/ is an ancestor of alice's scope.",
              grants=granted)
         out.table(GRANT_COLUMNS, _grant_rows(granted))
 
@@ -761,13 +764,13 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
         for w, r in zip(writes, results):
             shown = _mask(w["text"], r.gate)
             rows.append([w["actor"], w["scope"], Text(shown), _decision(r.decision), _short(r.memory_id),
-                         r.version, _gate_summary(r.gate)])
+                         _gate_summary(r.gate)])
             payload.append({"actor": w["actor"], "scope": w["scope"], "text": shown, **r.to_dict()})
         step("writes", "Writes through the gate",
              "Every write is scanned before anything is stored: the phone number is redacted to a "
              "placeholder, the API key blocks the write (nothing of it is stored, the ledger included).",
              writes=payload)
-        out.table(["actor", "scope", "text (as the CLI shows it)", "decision", "id", "ver", "gate"], rows)
+        out.table(["actor", "scope", "text (matched spans masked)", "decision", "id", "gate"], rows)
 
         # -- recall
         def do_recall(query: str, actor: str, scopes: list[str], task: str, top_k: int = 5):

@@ -1,0 +1,38 @@
+"""The public face is pinned: changing it is a decision, not an accident."""
+
+import memactors
+from memactors.core import errors
+
+
+def test_exported_names():
+    assert set(memactors.__all__) == {
+        "AccessDenied", "BackPressure", "Config", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
+        "InvalidIdentifier", "InvalidRecord", "InvalidScope", "ManualClock", "MemactorsError", "NoGrants",
+        "NotFound", "RecallResult", "Runtime", "RuntimeClosed", "Scope", "StoreError", "SystemClock",
+        "ValidationError", "WriteResult", "__version__", "connect", "parse_scope",
+    }
+
+
+def test_runtime_methods():
+    for name in ["grant", "grants", "write", "write_many", "recall", "forget", "flush", "stats", "close",
+                 "awrite", "awrite_many", "arecall", "aforget", "agrant", "aclose"]:
+        assert callable(getattr(memactors.Runtime, name)), name
+
+
+def test_every_error_is_a_memactors_error_and_documented():
+    doc = errors.__doc__
+    for name in dir(errors):
+        obj = getattr(errors, name)
+        if isinstance(obj, type) and issubclass(obj, Exception) and obj.__module__ == errors.__name__:
+            assert issubclass(obj, errors.MemactorsError)
+            assert name in doc, f"{name} missing from the hierarchy drawn in the docstring"
+
+
+def test_config_rejects_unknown_keys():
+    import pytest
+
+    with pytest.raises(errors.ConfigError):
+        memactors.Config.from_dict({"runtime": {"num_ownerz": 3}})
+    with pytest.raises(errors.ConfigError):
+        memactors.Config.from_dict({"storage": {}})
+    assert memactors.Config.from_dict({"runtime": {"num_owners": 4}}).runtime.num_owners == 4

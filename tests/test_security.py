@@ -1,0 +1,194 @@
+"""Security properties, attacked: scope isolation, injection payloads, leaks of blocked values."""
+
+import glob
+import os
+import threading
+import time
+
+import pytest
+
+import memactors
+from memactors import AccessDenied, ValidationError
+
+A42, A420, A4_ = "/org/a/user/42/", "/org/a/user/420/", "/org/a/user/4_/"
+SECRET = "sk-proj-Zq9XwV7uT5sR3pN1mL8kJ6hG4fD2sA0b"
+PHONE = "13987654321"
+
+
+def recall(rt, q, actor, scopes, k=20):
+    return rt.recall(q, actor=actor, task_id="t", allowed_scopes=scopes, purpose="test", top_k=k)
+
+
+@pytest.fixture
+def populated(runtime):
+    rt = runtime
+    writes = {
+        A42: "user 42 likes oolong tea",
+        A420: "user 420 likes oolong tea",
+        A4_: "user 4_ likes oolong tea",
+        "/org/ab/user/42/": "tenant ab user 42 likes oolong tea",
+        "/org/b/user/42/": "tenant b user 42 likes oolong tea",
+        "/org/a/user/42/task/secret-task/": "task note: oolong tea order",
+        "/org/a/": "org a default: oolong tea in the kitchen",
+        "/org/a/project/p1/": "project p1 oolong tea budget",
+    }
+    rt.grant("admin", "/global/", write=True)
+    ids = {}
+    for scope, text in writes.items():
+        ids[scope] = rt.write(scope, text, actor="admin").memory_id
+    rt.grant("ag42", A42)
+    return rt, ids
+
+
+def test_siblings_lookalikes_and_tenants_are_isolated(populated):
+    rt, ids = populated
+    for flush in (False, True):
+        if flush:
+            for o in rt._owners:
+                rt._get(o.drop_hot.remote())  # now every scope is served by the Lance pre-filter
+        got = {h.scope for h in recall(rt, "oolong tea", "ag42", [A42]).hits}
+        assert got == {A42, "/org/a/"}, got
+
+
+def test_task_scope_needs_listing(populated):
+    rt, _ = populated
+    rt.grant("ag42", A42)
+    got = {h.scope for h in recall(rt, "oolong tea order", "ag42", [A42]).hits}
+    assert "/org/a/user/42/task/secret-task/" not in got
+    got = {h.scope for h in recall(rt, "oolong tea order", "ag42", [A42, "/org/a/user/42/task/secret-task/"]).hits}
+    assert "/org/a/user/42/task/secret-task/" in got
+
+
+@pytest.mark.parametrize("beyond", [A420, A4_, "/org/ab/user/42/", "/org/a/", "/global/", "/org/b/user/42/"])
+def test_agent_asking_beyond_grants_is_refused(populated, beyond):
+    rt, _ = populated
+    with pytest.raises(AccessDenied):
+        recall(rt, "oolong", "ag42", [A42, beyond])
+
+
+def test_owner_enforces_grants_even_without_the_facade(populated):
+    rt, _ = populated
+    import numpy as np
+
+    owner = rt._owner(A420)
+    with pytest.raises(AccessDenied):
+        rt._get(owner.recall.remote([A420], np.zeros(rt.embedder.dim, np.float32), 0, 5, "ag42", [A420]))
+    item = {"scope": A420, "text": "x", "actor": "ag42", "idempotency_key": "k"}
+    full = memactors.core.records.request_fields(memactors.core.records.write_request(item))
+    with pytest.raises(AccessDenied):
+        rt._get(owner.write_batch.remote([full], 0))
+
+
+PAYLOADS = ["a' OR '1'='1", "zz\\' OR 1=1) --", "%", "４２", "..", "42' OR scope LIKE '%", "4_%"]
+
+
+@pytest.mark.parametrize("p", PAYLOADS)
+def test_payloads_as_ids_are_validation_errors(populated, p):
+    rt, _ = populated
+    with pytest.raises(ValidationError):
+        recall(rt, "tea", "ag42", [f"/org/a/user/{p}/"])
+    with pytest.raises(ValidationError):
+        rt.write(f"/org/a/user/{p}/", "x", actor="admin")
+    with pytest.raises(ValidationError):
+        recall(rt, "tea", p, [A42])
+
+
+@pytest.mark.parametrize("p", PAYLOADS)
+def test_payloads_as_query_text_change_nothing(populated, p):
+    rt, _ = populated
+    got = {h.scope for h in recall(rt, f"oolong tea {p}", "ag42", [A42]).hits}
+    assert got <= {A42, "/org/a/"}
+
+
+def test_cross_tenant_recall_is_empty(populated):
+    rt, _ = populated
+    rt.grant("agb", "/org/b/user/42/")
+    got = {h.scope for h in recall(rt, "user 42 likes oolong tea", "agb", ["/org/b/user/42/"]).hits}
+    assert got == {"/org/b/user/42/"}
+
+
+def test_write_up_or_sideways_is_refused(runtime):
+    runtime.grant("ag", A42, write=True)
+    for bad in ["/org/a/", "/global/", A420, "/org/a/project/p1/"]:
+        with pytest.raises(AccessDenied):
+            runtime.write(bad, "x", actor="ag")
+
+
+def _ray_session_logs():
+    import ray
+
+    node = ray._private.worker.global_worker.node
+    return glob.glob(os.path.join(node.get_session_dir_path(), "logs", "*"))
+
+
+def test_blocked_values_leave_nothing_anywhere(runtime):
+    rt = runtime
+    rt.grant("ag", A42, write=True)
+    errors = []
+    for i in range(20):
+        r = rt.write(A42, f"note {i}: my key is {SECRET}, call me on {PHONE}", actor="ag")
+        assert r.decision == "blocked" and r.memory_id is None
+        r = rt.write(A42, f"phone only {i}: {PHONE}", actor="ag")
+        assert r.decision == "redacted"
+        try:  # a bad write carrying the secret: its error message must not echo it
+            rt.write(f"/org/a/user/{SECRET}x!/", f"{SECRET}", actor="ag")
+        except ValidationError as e:
+            errors.append(str(e))
+    hits = recall(rt, f"key {SECRET} phone {PHONE}", "ag", [A42]).hits
+    assert hits and all(PHONE not in h.content and SECRET not in h.content for h in hits)
+    rt.flush()
+    time.sleep(0.5)
+    for e in errors:
+        assert SECRET not in e
+    needles = [SECRET.encode(), PHONE.encode(), SECRET.encode("utf-16-le"), PHONE.encode("utf-16-le")]
+    files = [p for p in glob.glob(os.path.join(rt.data_dir, "**", "*"), recursive=True) if os.path.isfile(p)]
+    files += [p for p in _ray_session_logs() if os.path.isfile(p)]
+    assert len(files) > 5
+    for path in files:
+        with open(path, "rb") as f:
+            data = f.read()
+        for n in needles:
+            assert n not in data, f"{path} holds a blocked value"
+    rows = rt.audit.sql("SELECT * FROM events")
+    assert SECRET not in repr(rows) and PHONE not in repr(rows)
+
+
+def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
+    import ray
+
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "l2_flush_interval_s": 0.3}})
+    try:
+        rt.grant("ag", A42, write=True)
+        acked, stop = [], threading.Event()
+
+        def burst():
+            i = 0
+            while not stop.is_set() and i < 950:  # recall below returns at most 1000
+                batch = [{"scope": A42, "text": f"burst fact {i + j} about tea", "actor": "ag",
+                          "idempotency_key": f"b-{i + j}"} for j in range(10)]
+                for item, res in zip(batch, rt.write_many(batch)):
+                    acked.append((item["idempotency_key"], res.memory_id))
+                i += 10
+                time.sleep(0.01)
+
+        t = threading.Thread(target=burst)
+        t.start()
+        time.sleep(1.0)
+        ray.kill(rt._owners[0], no_restart=False)  # Ray restarts it; the writer retries with the same keys
+        time.sleep(1.5)
+        stop.set()
+        t.join(timeout=120)
+        assert not t.is_alive() and len(acked) > 100
+        rt.flush()
+        got = [h.memory_id for h in recall(rt, "burst fact about tea", "ag", [A42], k=1000).hits]
+        assert len(got) == len(set(got))
+        assert set(got) == {m for _, m in acked}
+        n = rt.audit.sql("SELECT count(*), count(DISTINCT idem_key) FROM events WHERE action = 'write'")[0]
+        assert n[0] == n[1] == len(acked)
+        assert rt.audit.verify()["ok"]
+        import lancedb
+
+        tbl = lancedb.connect(os.path.join(rt.data_dir, "l2")).open_table("memories")
+        assert tbl.count_rows() == len(acked)
+    finally:
+        rt.close()
