@@ -559,7 +559,8 @@ def forget(memory_id: str, actor: str, reason: str, data: str, as_json: bool) ->
 
 
 def _grant_rows(grants: list[dict]) -> list[list[Any]]:
-    return [[g["actor"], g["scope"], g["read"], g["write"]] for g in sorted(grants, key=lambda g: (g["actor"], g["scope"]))]
+    ordered = sorted(grants, key=lambda g: (g["actor"], g["scope"]))
+    return [[g["actor"], g["scope"], g["read"], g["write"]] for g in ordered]
 
 
 GRANT_COLUMNS = ["actor", "scope", "read", "write"]
@@ -648,7 +649,8 @@ def _print_evidence(out: Out, ev: dict) -> None:
     out.kv([("recall id", ev.get("recall_id")), ("actor", ev.get("actor")), ("task id", ev.get("task_id")),
             ("purpose", ev.get("purpose")), ("allowed scopes", ev.get("allowed_scopes")),
             ("visible scopes", ev.get("visible_scopes")), ("query digest", _short(ev.get("query_digest"), 16) + "…"),
-            ("filters", orjson.dumps(ev.get("filters")).decode()), ("removed", orjson.dumps(ev.get("removed")).decode())])
+            ("filters", orjson.dumps(ev.get("filters")).decode()),
+            ("removed", orjson.dumps(ev.get("removed")).decode())])
     out.table(["#", "memory id", "scope", "score"],
               [[i + 1, h["memory_id"], h["scope"], h["score"]] for i, h in enumerate(ev.get("hits") or [])],
               title="hits logged", empty="no hits")
@@ -725,7 +727,8 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
              "One local Ray, a ledger-writer actor (DuckDB) and scope-owner actors (LanceDB L2).",
              data_dir=rt.data_dir, namespace=rt.namespace, mode=mode, seconds=round(connect_s, 2))
         out.kv([("data", rt.data_dir), ("namespace", rt.namespace),
-                ("runtime", f"{mode} ({'attached to `memactors up`' if mode == 'attached' else 'started for this demo'})"),
+                ("runtime", f"{mode} ("
+                            f"{'attached to `memactors up`' if mode == 'attached' else 'started for this demo'})"),
                 ("took", f"{connect_s:.1f} s")])
 
         # -- grants
@@ -746,7 +749,8 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
         writes = [
             dict(scope=ACME, actor="admin",
                  text="Acme default: meeting notes are written in English and shared within 24 hours."),
-            dict(scope=ACME_ALICE, actor="assistant-alice", text="Alice prefers green tea, no sugar, in the afternoon."),
+            dict(scope=ACME_ALICE, actor="assistant-alice",
+                 text="Alice prefers green tea, no sugar, in the afternoon."),
             dict(scope=ACME_ALICE, actor="assistant-alice", text="爱丽丝下午喜欢喝乌龙茶，不加糖。"),
             dict(scope=ACME_ALICE, actor="assistant-alice",
                  text="Alice's mobile is +86 138 1234 5678; call her after 6pm."),
@@ -755,7 +759,8 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
                  subject="alice", predicate="opinion_of_brand_x", object="dislikes"),
             dict(scope=ACME_BOB, actor="assistant-bob", text="Bob is allergic to peanuts; never suggest nut snacks."),
             dict(scope=ACME_BOB, actor="assistant-bob", text="Bob prefers aisle seats on flights."),
-            dict(scope=GLOBEX_CAROL, actor="assistant-carol", text="Carol drinks black coffee every morning, never tea."),
+            dict(scope=GLOBEX_CAROL, actor="assistant-carol",
+                 text="Carol drinks black coffee every morning, never tea."),
         ]
         results = rt.write_many(writes)
         phone_id = results[3].memory_id
@@ -784,7 +789,8 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
              recalls=[{"query": "what tea does alice like to drink?", **r_en.to_dict()},
                       {"query": "爱丽丝喜欢喝什么茶", **r_zh.to_dict()}])
         out.table(HIT_COLUMNS, _hit_rows(r_en.hits),
-                  title=f"assistant-alice: \"what tea does alice like to drink?\"  (recall {_short(r_en.recall_id, 12)}, "
+                  title="assistant-alice: \"what tea does alice like to drink?\"  "
+                        f"(recall {_short(r_en.recall_id, 12)}, "
                         f"{r_en.path})")
         out.table(HIT_COLUMNS, _hit_rows(r_zh.hits), title="assistant-alice: \"爱丽丝喜欢喝什么茶\"  (top 3)")
         out.line(f"visible scopes: {', '.join(r_en.visible_scopes)}", style="dim")

@@ -124,7 +124,8 @@ class Runtime:
         self.namespace = namespace_for(self.data_dir)
         self._started_ray = False
         if not ray.is_initialized():
-            ray.init(address=address, namespace=self.namespace, include_dashboard=False, log_to_driver=False,
+            # "local" unless told otherwise: never join a stray cluster by accident.
+            ray.init(address=address or "local", namespace=self.namespace, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
             self._started_ray = True
         self._closed = False

@@ -15,7 +15,7 @@ class RuntimeConfig:
     num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
     owner_queue_max: int = 10_000  # writes waiting per owner before callers get BackPressure
     write_batch_max: int = 1_000  # items per owner call from write_many
-    ledger_commit_max_wait_ms: float = 2.0  # group commit: longest an event waits for company
+    ledger_commit_max_wait_ms: float = 0.0  # group commit: extra wait for company (events that arrive during a commit share the next one anyway)
     ledger_commit_max_events: int = 20_000  # group commit: most events per DuckDB transaction
     l2_flush_interval_s: float = 0.5  # how far Lance may trail the ledger
     l2_flush_max_rows: int = 5_000  # flush early once this many rows wait

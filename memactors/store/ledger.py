@@ -136,31 +136,28 @@ class Ledger:
             out.append(("ok", seqs))
         if not seen:
             return out
-        ev = pa.table(cols, schema=_EVENT_SCHEMA)
-        con = self.con
+        # Arrow tables are read by DuckDB's replacement scan of these local names, so those
+        # statements call con.execute here, in this frame (cheaper than register/unregister:
+        # ~1.9 ms for the whole transaction of one small write).
+        ev = pa.table(cols, schema=_EVENT_SCHEMA)  # noqa: F841
+        idem = pa.table(  # noqa: F841
+            {
+                "idem_key": [r[0] for r in idem_rows],
+                "ts": pa.array([r[1] for r in idem_rows], pa.int64()),
+                "result": pa.array([r[2] for r in idem_rows], pa.binary()),
+            }
+        )
+        newkeys = pa.table({"memory_id": keys_mid, "key": pa.array(keys_val, pa.binary())})  # noqa: F841
         self._x("BEGIN TRANSACTION")
         try:
-            con.register("_ev", ev)
-            self._x("INSERT INTO events SELECT * FROM _ev")
-            con.unregister("_ev")
+            self.con.execute("INSERT INTO events SELECT * FROM ev").fetchall()
             if keys_mid:
-                con.register("_k", pa.table({"memory_id": keys_mid, "key": pa.array(keys_val, pa.binary())}))
-                self._x("INSERT INTO keys SELECT * FROM _k")
-                con.unregister("_k")
+                self.con.execute("INSERT INTO keys SELECT * FROM newkeys").fetchall()
             if destroy:
                 self._x("DELETE FROM keys WHERE list_contains(?, memory_id)", [destroy])
             if applied:
                 self._insert_applied(applied)
-            idem = pa.table(
-                {
-                    "idem_key": [r[0] for r in idem_rows],
-                    "ts": pa.array([r[1] for r in idem_rows], pa.int64()),
-                    "result": pa.array([r[2] for r in idem_rows], pa.binary()),
-                }
-            )
-            con.register("_i", idem)
-            self._x("INSERT INTO idempotency SELECT * FROM _i")
-            con.unregister("_i")
+            self.con.execute("INSERT INTO idempotency SELECT * FROM idem").fetchall()
             self._x("COMMIT")
         except BaseException:
             self._x("ROLLBACK")
@@ -172,9 +169,8 @@ class Ledger:
         return out
 
     def _insert_applied(self, seqs: list[int]) -> None:
-        self.con.register("_a", pa.table({"seq": pa.array(seqs, pa.int64())}))
-        self._x("INSERT INTO l2_applied SELECT * FROM _a")
-        self.con.unregister("_a")
+        done = pa.table({"seq": pa.array(seqs, pa.int64())})  # noqa: F841 - read by the replacement scan
+        self.con.execute("INSERT INTO l2_applied SELECT * FROM done").fetchall()
 
     def mark_applied(self, seqs: list[int]) -> None:
         if seqs:
@@ -199,9 +195,7 @@ class Ledger:
                 "removed": [orjson.dumps(r["removed"]).decode() for r in rows],
             }
         )
-        self.con.register("_r", tbl)
-        self._x(f"INSERT INTO recalls SELECT {', '.join(_RECALL_COLUMNS)} FROM _r")
-        self.con.unregister("_r")
+        self.con.execute(f"INSERT INTO recalls SELECT {', '.join(_RECALL_COLUMNS)} FROM tbl").fetchall()
 
     def query_digest(self, text: str) -> str:
         """A keyed digest (HMAC-SHA256) of a query: comparable across recalls, not reversible

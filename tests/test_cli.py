@@ -1,0 +1,103 @@
+"""The command line without Ray: help texts, and user errors refused before a runtime starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+import orjson
+import pytest
+from click.testing import CliRunner
+
+import memactors
+from memactors import cli as cli_mod
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    for name, cmd in sorted(group.commands.items()):
+        yield (*prefix, name), cmd
+        if isinstance(cmd, click.Group):
+            yield from _commands(cmd, (*prefix, name))
+
+
+ALL = list(_commands(cli_mod.cli))
+
+
+@pytest.fixture
+def no_runtime(monkeypatch):
+    """Fail the test if a command tries to open a runtime (and so start Ray)."""
+
+    def refuse(*a, **kw):
+        raise AssertionError("the command opened a runtime before validating its input")
+
+    monkeypatch.setattr(memactors, "connect", refuse)
+
+
+def test_every_command_and_option_has_help():
+    assert {" ".join(p) for p, _ in ALL} >= {"demo", "up", "down", "write", "recall", "forget", "grant",
+                                             "audit", "audit verify"}
+    for path, cmd in ALL:
+        assert (cmd.help or "").strip(), f"`memactors {' '.join(path)}` has no help text"
+        for p in cmd.params:
+            if isinstance(p, click.Option):
+                assert (p.help or "").strip(), f"`memactors {' '.join(path)}` option {p.opts} has no help"
+        if not isinstance(cmd, click.Group):
+            names = {o for p in cmd.params for o in getattr(p, "opts", [])}
+            assert {"--data", "--json"} <= names, f"`memactors {' '.join(path)}` lacks --data/--json"
+
+
+@pytest.mark.parametrize("path", [p for p, _ in ALL], ids=[" ".join(p) for p, _ in ALL])
+def test_help_runs(path):
+    res = CliRunner().invoke(cli_mod.cli, [*path, "--help"])
+    assert res.exit_code == 0, res.output
+    assert "Usage: " in res.output
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["write", "/org/acme/users/alice/", "hi", "--actor", "a1"], "scope"),
+        (["write", "/org/acme/user/al ice/", "hi", "--actor", "a1"], "not valid"),
+        (["write", "/org/acme/user/alice/", "hi", "--actor", "bad actor"], "actor"),
+        (["write", "/org/acme/user/alice/", "hi", "--actor", "a1", "--confidence", "2"], "confidence"),
+        (["recall", "q", "--actor", "a1", "--task-id", "t/1", "--scope", "/org/acme/", "--purpose", "p"], "task_id"),
+        (["recall", "q", "--actor", "a1", "--task-id", "t1", "--scope", "/org/../", "--purpose", "p"], ""),
+        (["forget", "not-an-id", "--actor", "a1", "--reason", "r"], "memory_id"),
+        (["grant", "..", "/org/acme/"], "actor"),
+        (["grant", "a1", "/org/ａcme/"], ""),
+    ],
+)
+def test_invalid_input_is_one_line_exit_2(no_runtime, tmp_path, args, needle):
+    res = CliRunner().invoke(cli_mod.cli, [*args, "--data", str(tmp_path / "d")])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "d").exists()
+
+
+def test_fresh_refuses_a_folder_that_is_not_a_data_folder(no_runtime, tmp_path):
+    (tmp_path / "notes.txt").write_text("keep me")
+    res = CliRunner().invoke(cli_mod.cli, ["demo", "--fresh", "--data", str(tmp_path)])
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: --fresh:") and len(res.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+
+
+def test_stale_runtime_json_is_reported_not_attached(no_runtime, tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (tmp_path / "runtime.json").write_bytes(orjson.dumps(
+        {"address": "127.0.0.1:1", "namespace": "x", "ray_pid": gone.pid, "temp_dir": "/nonexistent/memactors-x"}))
+    res = CliRunner().invoke(cli_mod.cli, ["audit", "verify", "--data", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "no longer running" in res.stderr and "memactors down" in res.stderr
+
+
+def test_down_without_a_runtime_is_a_no_op(no_runtime, tmp_path):
+    res = CliRunner().invoke(cli_mod.cli, ["down", "--json", "--data", str(tmp_path)])
+    assert res.exit_code == 0
+    assert orjson.loads(res.stdout)["status"] == "not_up"
