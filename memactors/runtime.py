@@ -205,7 +205,7 @@ class Runtime:
         return [g.to_dict() for g in self._grants.all() if actor is None or g.actor == actor]
 
     def _get_all(self, refs: list) -> list:
-        return [self._get(r) for r in refs]
+        return self._get(refs)  # one ray.get for the whole fan-out
 
     # --- writes ----------------------------------------------------------------------------
 
