@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import hmac
 import os
+import threading
 import time
 import tomllib
 import uuid
@@ -32,7 +33,8 @@ from .core.errors import (
     RuntimeClosed,
 )
 from .core.grants import GrantTable
-from .core.scopes import parse_scope
+from .core import errors
+from .core.scopes import GLOBAL, parse_scope
 from .embed import get_embedder
 from .gate import Gate
 
@@ -68,6 +70,49 @@ class RecallResult:
     def to_dict(self) -> dict:
         return {"recall_id": self.recall_id, "hits": [h.to_dict() for h in self.hits],
                 "visible_scopes": self.visible_scopes, "path": self.path, "removed": self.removed}
+
+
+class _CompiledRecall:
+    """A Ray compiled graph (``ray.dag``) to one owner's ``recall_compiled``: the hot recall
+    path without a task submission per call. Built on first use; any failure (an owner
+    restarting, a graph torn down) falls back to a plain actor call and rebuilds later."""
+
+    def __init__(self, owner, timeout_s: float) -> None:
+        self.owner = owner
+        self.timeout_s = timeout_s
+        self.dag = None
+        self.lock = threading.Lock()  # a compiled graph takes one execution at a time from here
+        self.retry_at = 0.0
+
+    def call(self, args: tuple) -> dict | None:
+        if time.monotonic() < self.retry_at:
+            return None
+        with self.lock:
+            try:
+                if self.dag is None:
+                    from ray.dag import InputNode
+
+                    with InputNode() as inp:
+                        node = self.owner.recall_compiled.bind(inp)
+                    self.dag = node.experimental_compile()
+                out = ray.get(self.dag.execute(args), timeout=self.timeout_s)
+            except Exception:  # noqa: BLE001 - any failure: plain path now, rebuild in a while
+                self._drop()
+                self.retry_at = time.monotonic() + 5.0
+                return None
+        return None if out.get("not_ready") else out
+
+    def _drop(self) -> None:
+        if self.dag is not None:
+            try:
+                self.dag.teardown()
+            except Exception:  # noqa: BLE001 - it is being discarded either way
+                pass
+            self.dag = None
+
+    def teardown(self) -> None:
+        with self.lock:
+            self._drop()
 
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
@@ -145,6 +190,7 @@ class Runtime:
                                max_restarts=config.runtime.owner_max_restarts).remote(i, self.data_dir, cfg, self.namespace)
             for i in range(n)
         ]
+        self._compiled = [_CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
         self.gate = Gate()
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
         self._digest_key = ray.get(self._ledger.digest_key.remote())
@@ -277,12 +323,7 @@ class Runtime:
         text = self.gate.redact_all(req.query)
         qvec = self.embedder.embed([text])[0]
         now = self.clock.now_us()
-        by_owner: dict[int, list[str]] = {}
-        for s in visible:
-            by_owner.setdefault(owner_index(s, len(self._owners)), []).append(str(s))
-        refs = [self._owners[oi].recall.remote(scopes, qvec, now, req.top_k, actor, req.allowed_scopes)
-                for oi, scopes in by_owner.items()]
-        parts = self._get_all(refs)
+        parts = self._fan_out([str(s) for s in visible], qvec, now, req.top_k, actor, req.allowed_scopes)
         hits = sorted((h for p in parts for h in p["hits"]), key=lambda h: -h["score"])
         paths = {p["path"] for p in parts}
         kept = hits[: req.top_k]
@@ -295,6 +336,31 @@ class Runtime:
         )
         self._log_recall(req, result, now)
         return result
+
+    def _fan_out(self, visible: list[str], qvec, now: int, k: int, actor: str, allowed: list[str]) -> list[dict]:
+        """Ask the owners of the visible scopes. When one owner holds every scope but /global/
+        (one tenant: the usual case), it alone answers, over a compiled graph when enabled,
+        and /global/'s owner is asked only if /global/ holds anything."""
+        n = len(self._owners)
+        glob = owner_index(GLOBAL, n)
+        tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
+        if len(tenant_owners) == 1:
+            oi = tenant_owners.pop()
+            args = (visible, qvec, now, k, actor, allowed)
+            part = self._compiled[oi].call(args) if self.config.recall.compiled_path else None
+            if part is None:
+                part = self._get(self._owners[oi].recall.remote(*args))
+            elif "error" in part:
+                raise getattr(errors, part["error"], errors.MemactorsError)(part["message"])
+            parts = [part]
+            if part.get("needs_global") and oi != glob:
+                parts.append(self._get(self._owners[glob].recall.remote([str(GLOBAL)], qvec, now, k, actor, allowed)))
+            return parts
+        by_owner: dict[int, list[str]] = {}
+        for s in visible:
+            by_owner.setdefault(owner_index(parse_scope(s), n), []).append(s)
+        return self._get_all([self._owners[oi].recall.remote(scopes, qvec, now, k, actor, allowed)
+                              for oi, scopes in by_owner.items()])
 
     def _log_recall(self, req: R.RecallRequest, result: RecallResult, now: int) -> None:
         digest = hmac.new(self._digest_key, self.gate.redact_all(req.query).encode(), hashlib.sha256).hexdigest()
@@ -342,6 +408,8 @@ class Runtime:
             ray.get(self._ledger.flush.remote(), timeout=30)
         finally:
             self._closed = True
+            for c in self._compiled:
+                c.teardown()
             if not self._detached_runtime():
                 try:
                     ray.get(self._ledger.shutdown.remote(), timeout=30)

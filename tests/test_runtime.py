@@ -177,3 +177,43 @@ def test_embedder_mismatch_is_a_clear_error(tmp_path):
     L2Store(str(tmp_path), "hash-ngram-v1", 32)
     with pytest.raises(EmbedderMismatch):
         L2Store(str(tmp_path), "minilm", 384)
+
+
+def _org_on_other_owner(n=2):
+    from memactors.actors.naming import owner_index
+    from memactors.core.scopes import GLOBAL, parse_scope
+
+    return next(f"o{i}" for i in range(100)
+                if owner_index(parse_scope(f"/org/o{i}/"), n) != owner_index(GLOBAL, n))
+
+
+def test_global_memories_reach_a_tenant_on_another_owner(runtime):
+    org = _org_on_other_owner()
+    user = f"/org/{org}/user/u/"
+    runtime.grant("admin", "/global/", write=True)
+    runtime.grant("ag", user, write=True)
+    runtime.write(user, "u likes jasmine tea", actor="ag")
+    assert {h.scope for h in recall(runtime, "jasmine tea", "ag", [user]).hits} == {user}
+    g = runtime.write("/global/", "company policy: jasmine tea is served on Fridays", actor="admin")
+    # Acknowledged means visible, through any owner, at once.
+    assert g.memory_id in {h.memory_id for h in recall(runtime, "jasmine tea", "ag", [user]).hits}
+    runtime.forget(g.memory_id, actor="admin", reason="policy withdrawn")
+    assert g.memory_id not in {h.memory_id for h in recall(runtime, "jasmine tea", "ag", [user]).hits}
+
+
+def test_compiled_and_plain_paths_agree(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    runtime.write_many([{"scope": ALICE, "text": f"alice note {i} about tea and travel", "actor": "ag"}
+                        for i in range(30)])
+    runtime.config.recall.compiled_path = True
+    a = recall(runtime, "tea travel", "ag", [ALICE], k=10)
+    assert runtime._compiled[runtime._owners.index(runtime._owner(ALICE))].dag is not None
+    runtime.config.recall.compiled_path = False
+    b = recall(runtime, "tea travel", "ag", [ALICE], k=10)
+    assert [h.memory_id for h in a.hits] == [h.memory_id for h in b.hits]
+    runtime.config.recall.compiled_path = True
+    # The owner checks grants on the compiled path too, and says which error it was.
+    bob = "/org/a/user/bob/"
+    compiled = runtime._compiled[runtime._owners.index(runtime._owner(bob))]
+    out = compiled.call(([bob], runtime.embedder.embed(["tea"])[0], 0, 5, "ag", [bob]))
+    assert out["error"] == "AccessDenied"

@@ -37,6 +37,7 @@ class EmbedderConfig:
 class RecallConfig:
     default_top_k: int = 5
     min_score: float = 0.0  # hits below this vector score are not returned (issue 4 tunes it)
+    compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
 
 
 @dataclass(slots=True)

@@ -30,6 +30,15 @@ class WorkingPool:
             del items[mid]
         return [r for r in items.values() if r["hard_expires_at"] is None or r["hard_expires_at"] > now_us]
 
+    def peek(self, scope: str, now_us: int) -> list[dict]:
+        """Like ``live`` but changes nothing (safe from another thread)."""
+        items = self._scopes.get(scope)
+        if not items:
+            return []
+        cutoff = now_us - self.ttl_us
+        return [r for r in list(items.values())
+                if r["created_at"] >= cutoff and (r["hard_expires_at"] is None or r["hard_expires_at"] > now_us)]
+
     def remove(self, memory_id: str, scope: str | None = None) -> dict | None:
         for s, items in ([(scope, self._scopes.get(scope, {}))] if scope else self._scopes.items()):
             rec = items.pop(memory_id, None)
