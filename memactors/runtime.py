@@ -152,10 +152,12 @@ class Audit:
 
     def recall(self, recall_id: str) -> dict | None:
         """The evidence logged for one recall (ids, scores, filters; never content or query text)."""
+        self._rt._flush_recall_log()
         return self._rt._get(self._rt._ledger.recall_log.remote(recall_id))
 
     def sql(self, query: str, params: list | None = None) -> list[tuple]:
         """Read-only SQL over the ledger file (it is locked to other processes)."""
+        self._rt._flush_recall_log()
         return self._rt._get(self._rt._ledger.sql.remote(query, params))
 
 
@@ -190,6 +192,10 @@ class Runtime:
                                max_restarts=config.runtime.owner_max_restarts).remote(i, self.data_dir, cfg, self.namespace)
             for i in range(n)
         ]
+        self._recall_buf: list[dict] = []
+        self._recall_lock = threading.Lock()
+        self._stop = threading.Event()
+        threading.Thread(target=self._recall_log_loop, name="memactors-recall-log", daemon=True).start()
         self._compiled = [_CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
         self.gate = Gate()
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
@@ -372,7 +378,26 @@ class Runtime:
             "filters": {"scopes": result.visible_scopes, "status": "active", "not_hard_expired_at": now},
             "removed": result.removed,
         }
-        self._ledger.log_recalls.remote([row])  # buffered, committed with the next group
+        with self._recall_lock:
+            self._recall_buf.append(row)
+            due = len(self._recall_buf) >= 256
+        if due:
+            self._flush_recall_log()
+
+    def _flush_recall_log(self) -> None:
+        """Hand buffered evidence to the ledger writer: one call per batch, not per recall, so
+        the hot path pays no extra actor call and the ledger one small transaction a batch."""
+        with self._recall_lock:
+            rows, self._recall_buf = self._recall_buf, []
+        if rows:
+            self._ledger.log_recalls.remote(rows)
+
+    def _recall_log_loop(self) -> None:
+        while not self._stop.wait(self.config.recall.log_flush_s):
+            try:
+                self._flush_recall_log()
+            except Exception:  # noqa: BLE001 - the runtime is closing; close() flushes what is left
+                return
 
     # --- forget ----------------------------------------------------------------------------
 
@@ -404,6 +429,8 @@ class Runtime:
         if self._closed:
             return
         try:
+            self._stop.set()
+            self._flush_recall_log()
             self.flush()
             ray.get(self._ledger.flush.remote(), timeout=30)
         finally:

@@ -21,6 +21,7 @@ import asyncio
 import copy
 import logging
 import os
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -97,6 +98,7 @@ class ScopeOwner:
         self.pending_seqs: list[int] = []
         self.created_here: set[str] = set()  # ids surely absent from Lance: appended, not merged
         self.inflight = 0
+        self.timing: dict[str, float] = {}  # seconds spent per write stage, for stats()
         self.namespace = namespace
         self.is_global_owner = owner_index(GLOBAL, self.num_owners) == index
         self.global_live = True  # until the global owner says otherwise: never miss a global memory
@@ -105,6 +107,7 @@ class ScopeOwner:
         self._started: asyncio.Task | None = None
         self._flush_lock: asyncio.Lock | None = None
         self._flushes = 0
+        self._unindexed = 0  # rows appended since the scalar indexes were last brought up to date
 
     # --- start-up and recovery -----------------------------------------------------------
 
@@ -136,8 +139,6 @@ class ScopeOwner:
 
     @staticmethod
     def _now() -> int:
-        import time
-
         return time.time_ns() // 1000
 
     def _mine(self, scope: str) -> bool:
@@ -254,12 +255,15 @@ class ScopeOwner:
                 todo.append(i)
         if not todo:
             return results
+        t0 = time.perf_counter()
         # The gate runs before anything is kept, logged or embedded.
         reports = {i: self.gate.scan(reqs[i].text, reqs[i].source) for i in todo}
         stored = [i for i in todo if reports[i].text is not None]
         texts = [reports[i].text for i in stored]
-        vecs = await asyncio.to_thread(self.embedder.embed, texts) if len(texts) > 64 else self.embedder.embed(texts)
+        t1 = self._tick("gate", t0)
+        vecs = self.embedder.embed(texts)
         vec_of = dict(zip(stored, vecs))
+        self._tick("embed", t1)
         scopes = sorted({reqs[i].scope for i in todo})
         locks = [self._lock(s) for s in scopes]
         for lk in locks:
@@ -268,13 +272,16 @@ class ScopeOwner:
             missing = [s for s in scopes if s not in self.states]
             if missing:
                 await self._load(missing)
+            t2 = time.perf_counter()
             staged = {s: _cow(await self._state(s)) for s in scopes}
             ledger_items, effects = [], []
             for i in todo:
                 item, effect, results[i] = self._decide(reqs[i], reports[i], vec_of.get(i), staged, now_us)
                 ledger_items.append(item)
                 effects.append(effect)
+            t3 = self._tick("decide_and_seal", t2)
             outcome = await self.ledger.append.remote(ledger_items)
+            self._tick("ledger_commit", t3)
             dups = []
             for i, item, (status, payload), effect in zip(todo, ledger_items, outcome, effects):
                 if status == "dup":
@@ -297,6 +304,11 @@ class ScopeOwner:
         if len(self.pending) >= self.cfg.runtime.l2_flush_max_rows:
             asyncio.get_running_loop().create_task(self._flush())
         return results
+
+    def _tick(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timing[stage] = self.timing.get(stage, 0.0) + (now - since)
+        return now
 
     def _decide(self, req: R.WriteRequest, report, vec, staged: dict, now_us: int):
         """Decide one write against the staged state. Returns (ledger item, effect, result)."""
@@ -484,7 +496,7 @@ class ScopeOwner:
             except Exception:  # noqa: BLE001 - keep flushing; the ledger still holds everything
                 log.exception("L2 flush failed; will retry")
 
-    async def _flush(self) -> int:
+    async def _flush(self, force_index: bool = False) -> int:
         async with self._flush_lock:
             if not (self.pending or self.pending_deletes or self.pending_seqs):
                 return 0
@@ -493,6 +505,7 @@ class ScopeOwner:
             seqs, self.pending_seqs = self.pending_seqs, []
             new = [r for r in recs if r["memory_id"] in self.created_here]
             changed = [r for r in recs if r["memory_id"] not in self.created_here]
+            t0 = time.perf_counter()
             try:
                 await asyncio.to_thread(self.l2.apply, new, changed, dels)
             except Exception:
@@ -501,11 +514,16 @@ class ScopeOwner:
                 self.pending_deletes.update(dels)
                 self.pending_seqs = seqs + self.pending_seqs
                 raise
+            self._tick("l2_flush", t0)
             self.created_here.difference_update(r["memory_id"] for r in new)
             self.l2_scopes.update(r["scope"] for r in new)
             await self.ledger.mark_applied.remote(seqs)
             self._flushes += 1
-            if self._flushes % 50 == 0:
+            self._unindexed += len(new)
+            if self._unindexed >= self.cfg.runtime.l2_reindex_rows or (force_index and self._unindexed):
+                self._unindexed = 0
+                await asyncio.to_thread(self.l2.reindex)
+            if self._flushes % 200 == 0:  # compaction: many small appends make many fragments
                 asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
             self._evict()
             return len(recs) + len(dels)
@@ -528,7 +546,7 @@ class ScopeOwner:
     async def flush(self) -> int:
         """Write everything committed so far to Lance now (tests, benchmarks, shutdown)."""
         await self._ready()
-        n = await self._flush()
+        n = await self._flush(force_index=True)
         await self.ledger.flush.remote()
         return n
 
@@ -548,6 +566,7 @@ class ScopeOwner:
             "working_items": len(self.working),
             "pending_l2": len(self.pending) + len(self.pending_deletes),
             "inflight": self.inflight,
+            "timing_s": {k: round(v, 3) for k, v in self.timing.items()},
         }
 
     def pid(self) -> int:

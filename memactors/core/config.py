@@ -14,11 +14,12 @@ from .errors import ConfigError
 class RuntimeConfig:
     num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
     owner_queue_max: int = 10_000  # writes waiting per owner before callers get BackPressure
-    write_batch_max: int = 1_000  # items per owner call from write_many
+    write_batch_max: int = 1_000  # items per owner call; write_many sends its calls concurrently
     ledger_commit_max_wait_ms: float = 0.0  # group commit: extra wait for company (events that arrive during a commit share the next one anyway)
     ledger_commit_max_events: int = 20_000  # group commit: most events per DuckDB transaction
     l2_flush_interval_s: float = 0.5  # how far Lance may trail the ledger
     l2_flush_max_rows: int = 5_000  # flush early once this many rows wait
+    l2_reindex_rows: int = 10_000  # bring scalar indexes up to date after this many appended rows
     hot_cache_max_memories: int = 200_000  # active memories an owner keeps in memory, all scopes
     working_pool_size: int = 200  # L1 working pool: items per scope (LRU)
     session_ttl_s: float = 3_600.0  # L1 working pool: item lifetime
@@ -37,6 +38,7 @@ class EmbedderConfig:
 class RecallConfig:
     default_top_k: int = 5
     min_score: float = 0.0  # hits below this vector score are not returned (issue 4 tunes it)
+    log_flush_s: float = 0.2  # recall evidence is batched and committed at least this often
     compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
 
 

@@ -84,6 +84,13 @@ class L2Store:
     def optimize(self) -> None:
         self.table.optimize()
 
+    def reindex(self) -> None:
+        """Bring the scalar indexes over rows appended since they were built (~0.1 s at 100k).
+        Unindexed rows are scanned by every pre-filtered query: 31 ms against 7 ms at 100k."""
+        if self._indexed:
+            self.table.to_lance().optimize.optimize_indices()
+            self.table.checkout_latest()
+
     def load_scopes(self, scopes: list[str], statuses=("active", "pending")) -> list[dict]:
         """Every record of the scopes in the given statuses, vectors included (for the hot index)."""
         where = f"{F.scope_in(scopes)} AND {F.status_in(statuses)}"
