@@ -41,7 +41,7 @@ def main() -> None:
         ours = bench_core.run(a.n, a.users, a.queries, 2, os.path.join(tmp, "data"))
     print(json.dumps(ours), flush=True)
     results.append(ours)
-    sqlite = next((r for r in results if r.get("store") == "langgraph-sqlite" and "skipped" not in r), None)
+    sqlite = next((r for r in results if "sqlite" in r.get("store", "").lower() and "skipped" not in r), None)
     lines = ["| store | n | writes/s | recall p50 ms | recall p95 ms | cross-user hits |", "|---|---|---|---|---|---|"]
     for r in results:
         if "skipped" in r:

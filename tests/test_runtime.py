@@ -217,3 +217,59 @@ def test_compiled_and_plain_paths_agree(runtime):
     compiled = runtime._compiled[runtime._owners.index(runtime._owner(bob))]
     out = compiled.call(([bob], runtime.embedder.embed(["tea"])[0], 0, 5, "ag", [bob]))
     assert out["error"] == "AccessDenied"
+
+
+def test_tampered_ledger_file_is_found_at_the_right_seq(ray_session, data_dir):
+    import duckdb
+
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    rt.grant("ag", ALICE, write=True)
+    for i in range(5):
+        rt.write(ALICE, f"fact {i}", actor="ag")
+    rt.close()
+    con = duckdb.connect(os.path.join(data_dir, "ledger.duckdb"))
+    con.execute("UPDATE events SET reason = 'forged' WHERE seq = 4").fetchall()
+    con.close()
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    try:
+        v = rt.audit.verify()
+        assert not v["ok"] and v["first_bad_seq"] == 4
+    finally:
+        rt.close()
+    con = duckdb.connect(os.path.join(data_dir, "ledger.duckdb"))
+    con.execute("UPDATE events SET reason = NULL WHERE seq = 4").fetchall()
+    con.execute("DELETE FROM events WHERE seq = 3").fetchall()
+    con.close()
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    try:
+        v = rt.audit.verify()
+        assert not v["ok"] and v["first_bad_seq"] == 3
+    finally:
+        rt.close()
+
+
+def test_overload_is_a_clear_back_pressure_error(ray_session, data_dir):
+    from memactors import BackPressure
+
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "owner_queue_max": 10}})
+    try:
+        rt.grant("ag", ALICE, write=True)
+        with pytest.raises(BackPressure):
+            rt.write_many([{"scope": ALICE, "text": f"n {i}", "actor": "ag"} for i in range(11)])
+        assert rt.audit.sql("SELECT count(*) FROM events WHERE action = 'write'")[0][0] == 0
+        assert len(rt.write_many([{"scope": ALICE, "text": f"n {i}", "actor": "ag"} for i in range(10)])) == 10
+    finally:
+        rt.close()
+
+
+def test_async_twins(runtime):
+    import asyncio
+
+    async def main():
+        await runtime.agrant("ag", ALICE, write=True)
+        w = await runtime.awrite(ALICE, "Alice plays the cello", actor="ag")
+        r = await runtime.arecall("cello", actor="ag", task_id="t", allowed_scopes=[ALICE], purpose="p")
+        return w, r
+
+    w, r = asyncio.run(main())
+    assert r.hits[0].memory_id == w.memory_id

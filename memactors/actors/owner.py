@@ -274,14 +274,25 @@ class ScopeOwner:
                 await self._load(missing)
             t2 = time.perf_counter()
             staged = {s: _cow(await self._state(s)) for s in scopes}
-            ledger_items, effects = [], []
-            for i in todo:
+            ledger_items, effects, refs = [], [], []
+            chunk = self.cfg.runtime.ledger_chunk
+            for n, i in enumerate(todo, 1):
                 item, effect, results[i] = self._decide(reqs[i], reports[i], vec_of.get(i), staged, now_us)
                 ledger_items.append(item)
                 effects.append(effect)
+                if n % chunk == 0 or n == len(todo):
+                    # Pipelined: the ledger commits this chunk while the next one is decided.
+                    refs.append(self.ledger.append.remote(ledger_items[len(ledger_items) - (n - 1) % chunk - 1 :]))
             t3 = self._tick("decide_and_seal", t2)
-            outcome = await self.ledger.append.remote(ledger_items)
-            self._tick("ledger_commit", t3)
+            parts = await asyncio.gather(*refs, return_exceptions=True)
+            failed = next((p for p in parts if isinstance(p, BaseException)), None)
+            if failed is not None:
+                # Some chunks may have committed: rebuild these scopes from the ledger, then
+                # report the failure (a retry with the same keys completes the rest).
+                await self._replay(set(scopes))
+                raise failed
+            outcome = [r for part in parts for r in part]
+            self._tick("ledger_wait", t3)
             dups = []
             for i, item, (status, payload), effect in zip(todo, ledger_items, outcome, effects):
                 if status == "dup":

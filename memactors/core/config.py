@@ -15,6 +15,7 @@ class RuntimeConfig:
     num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
     owner_queue_max: int = 10_000  # writes waiting per owner before callers get BackPressure
     write_batch_max: int = 1_000  # items per owner call; write_many sends its calls concurrently
+    ledger_chunk: int = 250  # an owner sends a batch's ledger events in chunks of this many writes, pipelined
     ledger_commit_max_wait_ms: float = 0.0  # group commit: extra wait for company (events that arrive during a commit share the next one anyway)
     ledger_commit_max_events: int = 20_000  # group commit: most events per DuckDB transaction
     l2_flush_interval_s: float = 0.5  # how far Lance may trail the ledger
