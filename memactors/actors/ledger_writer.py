@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import gc
 import os
 
 import ray
@@ -22,6 +23,7 @@ from ..store.ledger import Item, Ledger
 @ray.remote(num_cpus=0, max_restarts=-1, max_concurrency=1000)
 class LedgerWriter:
     def __init__(self, data_dir: str, config: dict) -> None:
+        gc.set_threshold(50_000, 20, 100)  # large batches of short-lived objects; see owner.py
         self.cfg = Config.from_dict(config).runtime
         os.makedirs(data_dir, exist_ok=True)
         # The lock file keeps a second runtime (another Ray cluster, another machine on a shared

@@ -18,7 +18,7 @@ events Lance has not seen (the ledger records which have), and flushes them.
 from __future__ import annotations
 
 import asyncio
-import copy
+import gc
 import logging
 import os
 import time
@@ -55,10 +55,7 @@ def _hit(rec: dict, score: float) -> dict:
 
 def _cow(st: ScopeState) -> ScopeState:
     """A copy to change and swap in whole: indexes copied, records shared (never mutated)."""
-    new = copy.copy(st)
-    new.records, new.by_entity = dict(st.records), dict(st.by_entity)
-    new.by_hash, new.entity_version = dict(st.by_hash), dict(st.entity_version)
-    return new
+    return ScopeState(dict(st.records), dict(st.by_entity), dict(st.by_hash), dict(st.entity_version))
 
 
 class _Matrix:
@@ -76,6 +73,9 @@ class _Matrix:
 @ray.remote(num_cpus=0, max_concurrency=1000)
 class ScopeOwner:
     def __init__(self, index: int, data_dir: str, config: dict, namespace: str) -> None:
+        # An owner holds ~10^5 long-lived records: with the default thresholds the cyclic GC
+        # walks them every few hundred allocations (measured: -25% write throughput).
+        gc.set_threshold(50_000, 20, 100)
         self.index = index
         self.cfg = Config.from_dict(config)
         rc = self.cfg.runtime
