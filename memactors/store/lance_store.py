@@ -22,7 +22,8 @@ TABLE = "memories"
 META_EMBEDDER = b"memactors.embedder"
 META_DIM = b"memactors.dim"
 # Recall needs no vector back; a load for the hot index does.
-HIT_COLUMNS = [f for f in R.FIELDS if f != "vector"]
+# "_distance" is listed so lance does not warn (per query, into the owner's log) about projecting it.
+HIT_COLUMNS = [f for f in R.FIELDS if f != "vector"] + ["_distance"]
 
 
 class L2Store:
