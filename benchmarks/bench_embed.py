@@ -17,9 +17,15 @@ from memactors.embed import HashEmbedder  # noqa: E402
 
 
 def main() -> None:
-    mems = [t for _, t in workload.memories(40_000, 1_000)]
-    # ~200 characters each: three workload memories joined, so both languages appear.
-    texts = [" ".join(mems[i : i + 3])[:200] for i in range(0, len(mems) - 2, 2)][:20_000]
+    mems = [t for _, t in workload.memories(100_000, 1_000)]
+    # 200 characters each: workload memories (English and Chinese) joined, then cut.
+    texts, cur = [], ""
+    for m in mems:
+        cur = f"{cur} {m}" if cur else m
+        if len(cur) >= 200:
+            texts.append(cur[:200])
+            cur = ""
+    texts = texts[:20_000]
     e = HashEmbedder(384)
     e.embed(texts[:100])
     best = 0.0
