@@ -1,14 +1,23 @@
 """The gate's one entry point: ``Gate.scan(text, source_kind)`` returns a report and a decision.
 
-A report holds rule ids, spans and risks, never the matched values. Text that is redacted
-comes back with typed placeholders; blocked text comes back as nothing at all.
+Two stages. The pre-scan runs over the raw text only: substring checks (the rules' trigger
+words and prefixes) and one or two tiny regexes, selecting the rules worth running. Clean
+text, the bulk of memory writes, stops there. Only selected rules run, on the nodes of the text
+tree they bind to (built lazily: a rule reading the whole text never pays for sentences).
+
+A report holds rule ids, node kinds, spans, fixed reasons and risks, never a matched value nor
+anything derived from one (a hash of a phone number can be brute-forced). Redacted text carries
+typed placeholders; blocked text comes back as nothing at all.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
-from .rules import BLOCK, RULES, Rule
+from .policy import DECISION, RANK, SOURCE_KINDS, GatePolicy
+from .rules import RULES, Ctx, Rule
+from .tree import parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,64 +27,197 @@ class Hit:
     start: int
     end: int
     risk: float
+    node: str = "doc"  # the tree node kind the rule read
+    reason: str = ""  # the rule's fixed phrase, never the value
+    action: str = ""  # what the policy did with it
 
     def to_dict(self) -> dict:
-        return {"rule": self.rule, "category": self.category, "span": [self.start, self.end], "risk": self.risk}
+        return {"rule": self.rule, "category": self.category, "node": self.node, "span": [self.start, self.end],
+                "risk": self.risk, "action": self.action, "reason": self.reason}
 
 
 @dataclass(slots=True)
 class GateReport:
-    decision: str  # accepted | redacted | blocked
-    text: str | None  # the text to store (redacted), None when blocked
+    decision: str  # accepted | redacted | working_only | pending | blocked
+    text: str | None  # the text to keep (redacted where needed); None when blocked
     hits: list[Hit] = field(default_factory=list)
     risk: float = 0.0
-
-    @property
-    def tags(self) -> list[str]:
-        return sorted({h.category for h in self.hits})
+    tags: list[str] = field(default_factory=list)
+    source: str = "user_stated"
 
     def summary(self) -> dict:
-        """What may be logged: decision, rule ids, spans, risk. Never a value."""
-        return {"decision": self.decision, "risk": self.risk, "tags": self.tags, "hits": [h.to_dict() for h in self.hits]}
+        """What may be logged: decision, risk, tags, rule ids, spans. Never a value."""
+        return {"decision": self.decision, "risk": self.risk, "tags": list(self.tags), "source": self.source,
+                "hits": [h.to_dict() for h in self.hits]}
+
+
+class Prescan:
+    """The first stage for one set of rules: which of them does this text need?
+
+    Rules are grouped by guard; a group's trigger words are tried only when its guard holds
+    (one regex or a character test), so clean text pays a few dozen substring checks."""
+
+    __slots__ = ("rules", "groups")
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        groups: dict[int, tuple] = {}
+        for i, r in enumerate(rules):
+            g = groups.setdefault(id(r.guard), (r.guard, {}, {}, {}, set()))
+            for t in r.triggers:
+                g[1].setdefault(t, set()).add(i)
+            for t in r.itriggers:
+                g[2].setdefault(t.lower(), set()).add(i)
+            if r.trigger is not None:
+                g[3].setdefault(id(r.trigger), (r.trigger, set()))[1].add(i)
+            if not (r.triggers or r.itriggers or r.trigger):
+                g[4].add(i)  # the guard alone selects it
+        self.groups = [(guard, [(t, frozenset(s)) for t, s in lits.items()], [(t, frozenset(s)) for t, s in ilits.items()],
+                        [(f, frozenset(s)) for f, s in fns.values()], frozenset(always))
+                       for guard, lits, ilits, fns, always in groups.values()]
+
+    def fired(self, text: str, lower: str) -> set[int]:
+        out: set[int] = set()
+        for guard, lits, ilits, fns, always in self.groups:
+            if guard is not None and not guard(text, lower):
+                continue
+            out |= always
+            for t, rs in lits:
+                if t in text:
+                    out |= rs
+            for t, rs in ilits:
+                if t in lower:
+                    out |= rs
+            for f, rs in fns:
+                if not rs <= out and f(text, lower):
+                    out |= rs
+        return out
+
+
+class _Plan:
+    """Rules, their actions and their pre-scan for one source kind (built once, cached)."""
+
+    __slots__ = ("prescan", "actions", "tags")
+
+    def __init__(self, rules: list[Rule], policy: GatePolicy, source: str) -> None:
+        acts = [(r, policy.action(r, source)) for r in rules]
+        acts = [(r, a) for r, a in acts if a != "ignore"]
+        self.prescan = Prescan([r for r, _ in acts])
+        self.actions = [a for _, a in acts]
+        self.tags = ["untrusted_source"] if source in policy.untrusted_sources else []
 
 
 class Gate:
-    """Runs every registered rule whose pre-scan fires, then decides."""
+    """Pre-scan, run the selected rules on their nodes, decide by policy, redact."""
 
-    def __init__(self, rules: dict[str, Rule] | None = None) -> None:
+    def __init__(self, rules: dict[str, Rule] | None = None, policy: GatePolicy | None = None) -> None:
         self.rules = list((rules or RULES).values())
+        self.policy = policy or GatePolicy()
+        self._plans = {s: _Plan(self.rules, self.policy, s) for s in SOURCE_KINDS}
+        self._all = Prescan([r for r in self.rules if r.placeholder])  # redact_all: every placeholder rule
+        self._placeholders = {r.id: r.placeholder for r in self.rules if r.placeholder}
+
+    def prescan(self, text: str, source_kind: str = "user_stated") -> list[str]:
+        """The rule ids the pre-scan selects for this text (for tests and benchmarks)."""
+        p = self._plan(source_kind).prescan
+        return sorted(p.rules[i].id for i in p.fired(text, _lower(text)))
 
     def scan(self, text: str, source_kind: str = "user_stated") -> GateReport:
-        hits: list[Hit] = []
-        for rule in self.rules:
-            if not rule.prescan(text):
-                continue
-            for start, end in rule.finditer(text):
-                hits.append(Hit(rule.id, rule.category, start, end, rule.risk))
+        if not isinstance(text, str):
+            raise TypeError(f"the gate scans text (str), not {type(text).__name__}")
+        plan = self._plan(source_kind)
+        lower = _lower(text)
+        fired = plan.prescan.fired(text, lower)
+        if not fired:
+            return GateReport("accepted", text, [], 0.0, list(plan.tags), source_kind)
+        rules = plan.prescan.rules
+        hits = _run(text, lower, source_kind, ((rules[i], plan.actions[i]) for i in sorted(fired)))
         if not hits:
-            return GateReport("accepted", text)
-        risk = max(h.risk for h in hits)
-        if any(RULES[h.rule].action == BLOCK for h in hits if h.rule in RULES):
-            return GateReport("blocked", None, hits, risk)
-        return GateReport("redacted", _redact(text, hits), hits, risk)
+            return GateReport("accepted", text, [], 0.0, list(plan.tags), source_kind)
+        top = max(hits, key=lambda h: RANK[h.action]).action
+        decision = DECISION[top]
+        tags = sorted({h.category for h in hits} | set(plan.tags))
+        risk = _risk(hits)
+        if decision == "blocked":
+            return GateReport(decision, None, hits, risk, tags, source_kind)
+        redact = [h for h in hits if h.action == "redact"]
+        if redact:
+            tags.append("redacted")
+        kept = _redact(text, redact, self._placeholders) if redact else text
+        return GateReport(decision, kept, hits, risk, tags, source_kind)
 
     def redact_all(self, text: str) -> str:
-        """Every hit replaced by its placeholder, blocked kinds included: for text that is used
-        but never stored (recall queries)."""
-        hits = [Hit(r.id, r.category, a, b, r.risk) for r in self.rules if r.prescan(text) for a, b in r.finditer(text)]
-        return _redact(text, hits) if hits else text
+        """Every PII or secret hit replaced by its placeholder, blocked kinds included, whatever
+        the policy: for text that is used but never stored (recall queries, log lines)."""
+        lower = _lower(text)
+        fired = self._all.fired(text, lower)
+        if not fired:
+            return text
+        hits = _run(text, lower, "user_stated", ((self._all.rules[i], "redact") for i in sorted(fired)))
+        return _redact(text, hits, self._placeholders) if hits else text
 
-    def scan_many(self, texts: list[str], source_kind: str = "user_stated") -> list[GateReport]:
+    def scan_many(self, texts: Iterable[str], source_kind: str = "user_stated") -> list[GateReport]:
         return [self.scan(t, source_kind) for t in texts]
 
+    def _plan(self, source_kind: str) -> _Plan:
+        try:
+            return self._plans[source_kind]
+        except KeyError:
+            raise ValueError(f"unknown source kind {source_kind!r}; known: {', '.join(SOURCE_KINDS)}") from None
 
-def _redact(text: str, hits: list[Hit]) -> str:
-    out, pos = [], 0
-    for h in sorted(hits, key=lambda h: h.start):
-        if h.start < pos:  # overlapping hits: the earlier one already covers it
-            continue
-        out.append(text[pos : h.start])
-        out.append(RULES[h.rule].placeholder)
-        pos = h.end
+
+def _lower(text: str) -> str:
+    low = text.lower()
+    if len(low) != len(text):  # a few characters lower to two ("İ"): keep offsets aligned
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    return low
+
+
+def _run(text: str, lower: str, source: str, selected: Iterable[tuple[Rule, str]]) -> list[Hit]:
+    ctx = Ctx(text, lower, source, parse(text))
+    hits: list[Hit] = []
+    for rule, action in selected:
+        spans: list[tuple[int, int, str]] = []
+        for kind in rule.binds:
+            for node in ctx.tree.of(kind):
+                for a, b in rule.find(node, ctx):
+                    spans.append((a, b, kind))
+        spans.sort(key=lambda s: (s[0], -s[1]))
+        end = -1
+        for a, b, kind in spans:  # one hit per stretch: a rule bound to nested nodes sees a span twice
+            if b <= end:
+                continue
+            hits.append(Hit(rule.id, rule.category, a, b, rule.risk, kind, rule.reason, action))
+            end = b
+    hits.sort(key=lambda h: (h.start, h.end, h.rule))
+    return hits
+
+
+def _risk(hits: list[Hit]) -> float:
+    """Noisy-or of the hits' risks: two independent risky spans are riskier than one."""
+    keep = 1.0
+    for h in hits:
+        keep *= 1.0 - h.risk
+    return round(1.0 - keep, 3)
+
+
+def _redact(text: str, hits: list[Hit], placeholders: dict[str, str] | None = None) -> str:
+    """Overlapping spans merge, so no part of a longer match survives beside a shorter one; the
+    placeholder is the riskiest (then longest) hit's of each merged stretch."""
+    ph = placeholders if placeholders is not None else {k: r.placeholder for k, r in RULES.items() if r.placeholder}
+    spans = sorted(((h.start, h.end, h) for h in hits if h.rule in ph), key=lambda s: (s[0], s[1]))
+    out, pos, i = [], 0, 0
+    while i < len(spans):
+        start, end, best = spans[i]
+        j = i + 1
+        while j < len(spans) and spans[j][0] < end:
+            h = spans[j][2]
+            end = max(end, spans[j][1])
+            if (h.risk, h.end - h.start) > (best.risk, best.end - best.start):
+                best = h
+            j += 1
+        out.append(text[pos:start])
+        out.append(ph[best.rule])
+        pos, i = end, j
     out.append(text[pos:])
     return "".join(out)

@@ -1,0 +1,160 @@
+"""The rule contract and the one registry every rule module registers into.
+
+A rule is independent: it declares the node kinds it reads (``binds``), the cheap triggers
+that make it worth running (substrings of the raw text, of its lower-case form, or a
+regex/predicate for what substrings cannot say), and a ``find`` that yields spans inside the
+node. What happens to a hit (block, redact, hold, keep in L1) is the policy's call, by the
+rule's category and sensitivity, never the rule's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from ..tree import Node, Tree
+
+PII, SECRET, CODE, INJECTION, LOW_VALUE = "pii", "secret", "code", "injection", "low_value"
+CATEGORIES = (PII, SECRET, CODE, INJECTION, LOW_VALUE)
+# The record's sensitivity levels (DESIGN section 3); "" for rules that are not about data.
+RESTRICTED, CONFIDENTIAL, INTERNAL = "restricted", "confidential", "internal"
+
+# Action names of the first gate, kept for importers; GatePolicy now maps hits to actions.
+BLOCK = "block"
+REDACT = "redact"
+
+
+@dataclass(slots=True)
+class Ctx:
+    """What a rule sees besides its node: the whole text, its lower-case form, the source kind,
+    the tree, and a per-scan cache (e.g. one ``ast`` parse shared by every code rule)."""
+
+    text: str
+    lower: str
+    source: str
+    tree: Tree
+    cache: dict[Any, Any] = field(default_factory=dict)
+
+
+Find = Callable[[Node, Ctx], Iterable[tuple[int, int]]]
+Trigger = Callable[[str, str], bool]  # (text, text.lower()) -> worth running?
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    category: str  # pii | secret | code | injection | low_value
+    sensitivity: str  # restricted | confidential | internal | "" (not about data)
+    placeholder: str | None  # typed placeholder written where a redacted value stood
+    risk: float  # 0..1
+    binds: tuple[str, ...]  # node kinds read: doc, block, code, sentence, kv, url
+    find: Find
+    reason: str  # why it matched, as a fixed phrase: never derived from the value
+    origin: str  # where the pattern comes from
+    triggers: tuple[str, ...] = ()  # substrings of the raw text
+    itriggers: tuple[str, ...] = ()  # substrings of text.lower()
+    trigger: Trigger | None = None  # (text, lower) -> bool, for what substrings cannot say (digit runs)
+    guard: Trigger | None = None  # shared cheap check that must hold before the triggers are tried
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register(rule: Rule) -> Rule:
+    if rule.id in RULES:
+        raise ValueError(f"rule {rule.id} registered twice")
+    if rule.category not in CATEGORIES:
+        raise ValueError(f"rule {rule.id}: unknown category {rule.category!r}")
+    if not (rule.triggers or rule.itriggers or rule.trigger or rule.guard):
+        raise ValueError(f"rule {rule.id} has no trigger: the pre-scan could never select it")
+    RULES[rule.id] = rule
+    return rule
+
+
+# -- guards: one cheap check in front of a group of trigger words --------------------------
+# Every provider key, JWT, token and generated literal has a run of >= 14 key characters;
+# conversation rarely does, so ~50 prefix checks are skipped for most texts.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.]{14}")
+
+
+def has_token(text: str, lower: str) -> bool:
+    return _TOKEN_RUN.search(text) is not None
+
+
+def has_call(text: str, lower: str) -> bool:
+    return "(" in text
+
+
+def has_assignment(text: str, lower: str) -> bool:
+    return "=" in text or ":" in text or "\uff1a" in text
+
+
+# -- helpers shared by rule modules ------------------------------------------------------
+
+def regex_find(rx: re.Pattern[str], group: int = 0, check: Callable[[str, re.Match], bool] | None = None) -> Find:
+    """A ``find`` that runs ``rx`` inside the node, optionally filtered by ``check(text, match)``."""
+
+    def find(node: Node, ctx: Ctx) -> Iterable[tuple[int, int]]:
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            if check is None or check(ctx.text, m):
+                yield m.span(group)
+
+    return find
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per character (the measure gitleaks and detect-secrets use)."""
+    if not s:
+        return 0.0
+    n = len(s)
+    counts: dict[str, int] = {}
+    for ch in s:
+        counts[ch] = counts.get(ch, 0) + 1
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
+def tokenish(s: str, min_run: int = 16) -> bool:
+    """Looks machine-generated: letters and digits, with one unbroken alphanumeric run of at
+    least ``min_run`` (a hyphenated phrase like ``sk-learn-based-ranking`` is not a key)."""
+    has_d = has_a = False
+    for ch in s:
+        if ch.isdigit():
+            has_d = True
+        elif ch.isalpha():
+            has_a = True
+        if has_d and has_a:
+            break
+    if not (has_d and has_a):
+        return False
+    return any(m.end() - m.start() >= min_run for m in _ALNUM_RUN.finditer(s))
+
+
+def randomish(s: str) -> bool:
+    """Drawn at random from letters and digits, not an identifier: upper, lower and digits; the
+    entropy a random string of that length reaches (within 1 bit of log2 n); and the character
+    class changing often (``MyServiceV2Handler`` changes 7 times in 18, a random key every ~1.6)."""
+    n = len(s)
+    if n < 16 or entropy(s) < math.log2(min(n, 64)) - 1.0:
+        return False
+    up = lo = dg = 0
+    changes, prev = 0, ""
+    for ch in s:
+        k = "u" if ch.isupper() else "l" if ch.islower() else "d" if ch.isdigit() else "o"
+        up += k == "u"
+        lo += k == "l"
+        dg += k == "d"
+        changes += prev != "" and k != prev
+        prev = k
+    return bool(up and lo and dg) and changes >= 0.35 * n
+
+
+def window(ctx: Ctx, start: int, end: int, before: int = 30, after: int = 15) -> str:
+    """Lower-case text around a span, cut at line breaks: the 'context' of context rules."""
+    a = ctx.lower.rfind("\n", max(0, start - before), start) + 1 or max(0, start - before)
+    b = ctx.lower.find("\n", end, end + after)
+    return ctx.lower[a:start] + " " + ctx.lower[end : b if b != -1 else end + after]

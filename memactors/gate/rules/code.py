@@ -1,0 +1,158 @@
+"""Dangerous code in code blocks (and in every block of tool output): Python read with ``ast``
+so ``model.eval()`` or a string that mentions ``eval(`` is not a call to ``eval``, aliases
+(``import subprocess as sp``) resolve, and shell commands that destroy or fetch-and-run.
+
+Code under analysis is useful but must not become a long-term memory: the policy keeps it in
+the working pool (L1) only.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..tree import BLOCK, CODE
+from .base import CODE as CAT_CODE
+from .base import Ctx, Rule, has_call, register
+
+# Python calls by resolved dotted name, grouped as Bandit groups them.
+_EVAL = {"eval", "exec", "__import__", "builtins.eval", "builtins.exec", "builtins.__import__"}  # B307, B102
+_SHELL = {"os.system", "os.popen", "os.execl", "os.execle", "os.execlp", "os.execv", "os.execve", "os.execvp",
+          "os.spawnl", "os.spawnv", "os.spawnlp", "os.spawnvp", "commands.getoutput", "pty.spawn"}  # B605, B606
+_PICKLE = {"pickle.loads", "pickle.load", "cPickle.loads", "cPickle.load", "_pickle.loads", "dill.loads", "dill.load",
+           "marshal.loads", "marshal.load", "shelve.open", "jsonpickle.decode"}  # B301, B302
+_PY_TRIGGERS = ("eval", "exec", "__import__", "system", "popen", "spawn", "subprocess", "pickle", "marshal", "dill",
+                "shelve", "getoutput", "pty")  # each behind has_call: a call needs "("
+
+
+def _dotted(expr: ast.AST) -> str | None:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _python_calls(node, ctx: Ctx) -> list[tuple[str, int, int]] | None:
+    """(resolved name, start, end) of every call in a code node, or None if it is not Python."""
+    key = ("py", node.start, node.end)
+    if key in ctx.cache:
+        return ctx.cache[key]
+    src = ctx.text[node.start : node.end]
+    prefix = ""
+    if src[:1] in " \t":  # an indented block: parse it inside "if 1:" so offsets stay put
+        prefix = "if 1:\n"
+    try:
+        tree = ast.parse(prefix + src)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        ctx.cache[key] = None
+        return None
+    aliases: dict[str, str] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(n, ast.ImportFrom) and n.module:
+            for a in n.names:
+                aliases[a.asname or a.name] = f"{n.module}.{a.name}"
+    starts = _line_starts(src)
+    shift = 1 if prefix else 0
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            name = _dotted(n.func)
+            if name is None:
+                continue
+            head, _, rest = name.partition(".")
+            resolved = aliases.get(head, head) + ("." + rest if rest else "")
+            a = _offset(src, starts, n.lineno - 1 - shift, n.col_offset)
+            b = _offset(src, starts, (n.end_lineno or n.lineno) - 1 - shift, n.end_col_offset or n.col_offset)
+            out.append((resolved, node.start + a, node.start + b))
+    ctx.cache[key] = out
+    return out
+
+
+def _line_starts(src: str) -> list[int]:
+    starts = [0]
+    for i, ch in enumerate(src):
+        if ch == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def _offset(src: str, starts: list[int], line: int, col_bytes: int) -> int:
+    """ast columns count UTF-8 bytes; spans count characters."""
+    if line < 0 or line >= len(starts):
+        return 0
+    s = starts[line]
+    end = src.find("\n", s)
+    text = src[s : end if end != -1 else len(src)]
+    return s + len(text.encode("utf-8")[:col_bytes].decode("utf-8", "ignore"))
+
+
+def _in_scope(node, ctx: Ctx) -> bool:
+    """Code blocks always; prose blocks only in tool output (a command log is code)."""
+    return node.kind == CODE or ctx.source == "tool"
+
+
+def _py_rule(names: set[str], prefix: str | None, fallback: re.Pattern[str]):
+    def find(node, ctx: Ctx):
+        if not _in_scope(node, ctx):
+            return
+        calls = _python_calls(node, ctx)
+        if calls is None:  # not Python (shell, prose, a fragment): a strict regex instead
+            for m in fallback.finditer(ctx.text, node.start, node.end):
+                yield m.span()
+            return
+        for name, a, b in calls:
+            if name in names or (prefix and name.startswith(prefix)):
+                yield a, b
+
+    return find
+
+
+for _id, _names, _prefix, _fallback, _why, _bandit in (
+    ("code.py_eval", _EVAL, None, r"(?<![\w.])(?:eval|exec|__import__)\s*\(",
+     "Python eval/exec/__import__ call", "Bandit B307 eval, B102 exec_used"),
+    ("code.py_shell", _SHELL, "subprocess.", r"\bos\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?)\s*\(|\bsubprocess\.\w+\s*\(",
+     "Python call that runs a shell or a process (os.system, subprocess.*)",
+     "Bandit B602-B607 subprocess, B605 start_process_with_a_shell"),
+    ("code.py_deserialize", _PICKLE, None, r"\b(?:c?[pP]ickle|_pickle|marshal|dill)\.loads?\s*\(",
+     "Python unpickling/unmarshalling of data (pickle.loads)", "Bandit B301 pickle, B302 marshal"),
+):
+    register(Rule(id=_id, category=CAT_CODE, sensitivity="", placeholder=None, risk=0.5, binds=(CODE, BLOCK),
+                  find=_py_rule(_names, _prefix, re.compile(_fallback)), triggers=_PY_TRIGGERS, guard=has_call, reason=_why,
+                  origin=f"{_bandit}; names resolved through imports with ast"))
+
+
+def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str) -> None:
+    def find(node, ctx: Ctx):
+        if _in_scope(node, ctx):
+            for m in rx.finditer(ctx.text, node.start, node.end):
+                yield m.span()
+
+    register(Rule(id=id, category=CAT_CODE, sensitivity="", placeholder=None, risk=0.6, binds=(CODE, BLOCK), find=find,
+                  triggers=triggers, reason=reason, origin=origin))
+
+
+# rm with a recursive flag on /, /*, ~, $HOME or a top-level system directory (not ./build).
+_shell_rule("code.sh_rm_root", re.compile(
+    r"\brm\s+(?:-{1,2}[\w-]+\s+)*-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*\s+(?:-{1,2}[\w-]+\s+)*"
+    r"(?:/|/\*|~/?\*?|\$HOME/?|\$\{HOME\}/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)"
+    r"(?=$|[\s;&|)'\"`])"), ("rm -",), "recursive rm of /, ~ or a system directory",
+    "ShellCheck SC2115 (rm -rf \"$var/\" hits /); GNU rm --preserve-root rationale")
+# A download piped into a shell, or fed to one through process substitution.
+_shell_rule("code.sh_pipe_to_shell", re.compile(
+    r"\b(?:curl|wget|fetch)\b[^\n|;]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b"
+    r"|\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?\s*[<$]\(\s*(?:curl|wget)\b"), ("curl", "wget"),
+    "download piped to a shell (curl ... | sh)", "Semgrep bash.curl.security.curl-pipe-bash")
+_shell_rule("code.sh_chmod_777", re.compile(
+    r"\bchmod\s+(?:-[a-zA-Z]+\s+)*(?:0?777|a\+rwx|ugo\+rwx|o\+w)(?=$|\s)"), ("chmod",),
+    "world-writable permissions (chmod 777)", "Semgrep/ShellCheck guidance on world-writable files (CWE-732)")
+_shell_rule("code.sh_disk_wipe", re.compile(
+    r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/|\bdd\s+[^\n]*\bof=/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
+    r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|>\s*/dev/sd[a-z]\b"), ("mkfs", "of=/dev/", ":()", "/dev/sd"),
+    "disk wipe or fork bomb (mkfs/dd to a device, :(){ :|:& };:)", "well-known destructive one-liners: mkfs/dd onto a device, the bash fork bomb")

@@ -1,0 +1,166 @@
+"""Secrets without a provider prefix: values assigned to secret-looking names (``password=``,
+``"api_key": ...``, ``密码：...``), the same said in a sentence ("my password is ..."), and
+generated-looking string literals in code.
+
+Two tiers of names, as gitleaks' generic-api-key and detect-secrets' KeywordDetector do it:
+a *password* name makes any real value a secret; a weaker name (token, secret, api_key) needs a
+value that looks generated (length, entropy, letters and digits), so ``max_tokens: 4096`` and
+``token_type: bearer`` stay clean.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..tree import CODE, KV, SENTENCE
+from .base import CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, has_assignment, has_token, randomish, register
+from .secrets import placeholder_value
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# The name *ends* with the secret word (db_password, userPassword, X-Api-Key), so
+# password_policy, token_count, key_id are not secret names.
+_STRONG = re.compile(r"(?:^|[_\-. ])(?:password|passwd|pwd|passphrase|pass|pw|passcode)$|密码|口令")
+_WEAK = re.compile(r"(?:^|[_\-. ])(?:secret|token|auth|authorization|credentials?|creds|bearer|cookie|"
+                   r"(?:api|access|secret|private|auth|client|master|signing|app|account|service|encryption|session|"
+                   r"db|database|x[_\-]api)[_\-. ]?key|apikey|secret[_\-. ]access[_\-. ]key)$|密钥|秘钥|私钥|令牌")
+_NAME_TRIGGERS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "cookie",
+                  "密码", "口令", "密钥", "秘钥", "私钥", "令牌")
+
+
+def _name_tier(key: str) -> int:
+    k = _CAMEL.sub("_", key.strip("\"'")).lower()
+    if _STRONG.search(k):
+        return 2
+    if _WEAK.search(k):
+        return 1
+    return 0
+
+
+def secretish(v: str) -> bool:
+    """Generated-looking: >= 10 characters, no spaces, entropy >= 3 bits/char, letters and
+    digits (or >= 20 characters of entropy >= 3.7 for letters-only keys)."""
+    if len(v) < 10 or " " in v or placeholder_value(v):
+        return False
+    e = entropy(v)
+    has_d = any(c.isdigit() for c in v)
+    has_a = any(c.isalpha() for c in v)
+    return e >= 3.0 and (has_d and has_a or len(v) >= 20 and e >= 3.7)
+
+
+def _passwordish(v: str) -> bool:
+    """A password value: not a template, type or stop word, at least 4 characters."""
+    return len(v) >= 4 and not placeholder_value(v) and not v.isspace()
+
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def _reference(ctx: Ctx, node, v: str) -> bool:
+    """An unquoted value that names something else: a call or index (``getenv(...)``,
+    ``os.environ[...]``), an attribute (``form.password.data``), a variable (``user_password``)."""
+    if node.vstart > 0 and ctx.text[node.vstart - 1] in "\"'`":
+        return False  # a quoted literal is a value
+    if ctx.text[node.vend : node.vend + 1] in ("(", "["):
+        return True
+    if _DOTTED.fullmatch(v) and not any(c.isdigit() for c in v.rsplit(".", 1)[1]):
+        return True
+    return re.fullmatch(r"[a-z_]+", v) is not None and any(w in v for w in ("pass", "secret", "token", "key"))
+
+
+def _assigned(node, ctx: Ctx):
+    tier = _name_tier(node.meta)
+    if not tier or node.vstart < 0:
+        return
+    v = ctx.text[node.vstart : node.vend].strip()
+    if v.lower() in ("bearer", "basic", "token"):  # Authorization: Bearer <x>: the header rule reads it
+        return
+    if _reference(ctx, node, v):
+        return
+    if tier == 2 and _passwordish(v) or tier == 1 and secretish(v):
+        yield node.vstart, node.vend
+
+
+register(Rule(
+    id="secret.assigned", category=SECRET, sensitivity=RESTRICTED, placeholder="[SECRET]", risk=0.9,
+    binds=(KV,), find=_assigned, itriggers=_NAME_TRIGGERS, guard=has_assignment,
+    reason="value assigned to a password/secret/token/api-key name",
+    origin="gitleaks generic-api-key (names, entropy >= 3.5 on weak names); detect-secrets KeywordDetector denylist",
+))
+
+# The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
+_EN_PW = re.compile(r"\b(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)\b(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?"
+                    r"[\w\-]+){0,2}\s*(?:is|was|=|:|became|changed to|set to|is now)\s*[\"'“`]?([^\s\"'”`，。；,;]{4,64})",
+                    re.I)
+_ZH_PW = re.compile(r"(?:密码|口令|pin码|PIN码)\s*(?:是|为|：|:|=|改成了?|改为|设置为|设为|换成了?)\s*[\"'“`]?([!-~]{4,64})")
+_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|令牌|秘钥)\s*(?:is|was|:|=|是|为|：)\s*"
+                       r"[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
+_TRAIL = ".,!?:;)]}>\"'”’`"
+
+
+def _strong_value(v: str) -> bool:
+    """A password said in prose: has a digit, a symbol or mixed case (not 'stored', 'the')."""
+    if not _passwordish(v):
+        return False
+    return (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v)
+            or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v))
+
+
+def _phrase(node, ctx: Ctx):
+    for rx, ok in ((_EN_PW, _strong_value), (_ZH_PW, _passwordish), (_EN_TOKEN, secretish)):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            s, e = m.span(1)
+            while e > s and ctx.text[e - 1] in _TRAIL:
+                e -= 1
+            if e > s and ok(ctx.text[s:e]):
+                yield s, e
+
+
+register(Rule(
+    id="secret.credential_phrase", category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
+    binds=(SENTENCE,), find=_phrase,
+    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "密码", "口令", "api", "access key", "secret", "token", "密钥", "令牌",
+               "秘钥"),
+    reason="a password or token stated in a sentence (is/是/为/: + value)",
+    origin="detect-secrets KeywordDetector's 'password is' forms, extended to Chinese (密码是/为)",
+))
+
+# A generated-looking string literal in code with no name to go by (detect-secrets'
+# Base64/HexHighEntropyString idea, made length-aware and tested against identifiers: see
+# randomish). Hex is what digests and commit ids look like too, so a hex literal counts only
+# as a call argument (``Client("9f86...")``), never compared (``== "9f86..."``) nor named like
+# an id or a hash. Unsure either way, so redacted rather than blocked.
+_LITERAL = re.compile(r"""(["'])([A-Za-z0-9+/=_\-]{24,})\1""")
+_QUOTED = re.compile(r"""["'][A-Za-z0-9+/=_\-]{24}""")
+_HEX = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_ARG_BEFORE = re.compile(r"[(,]\s*(?:\w+\s*=\s*)?$")
+_IDLIKE = re.compile(r"(?:^|[_\-. ])(?:id|uuid|guid|hash|digest|sha\d*|md5|etag|nonce|trace|span|request|checksum|"
+                     r"commit|version|signature|sig|path|url|name|ref)$", re.I)
+
+
+def _hex_argument(ctx: Ctx, m: re.Match) -> bool:
+    v = m.group(2)
+    if not _HEX.fullmatch(v) or entropy(v) < 3.0 or v.isdigit() or v.isalpha():
+        return False
+    line_start = ctx.text.rfind("\n", 0, m.start()) + 1
+    return _ARG_BEFORE.search(ctx.text, line_start, m.start()) is not None
+
+
+def _literal(node, ctx: Ctx):
+    kv_at = None
+    for m in _LITERAL.finditer(ctx.text, node.start, node.end):
+        if not (randomish(m.group(2)) or _hex_argument(ctx, m)):
+            continue
+        if kv_at is None:
+            kv_at = {n.vstart: n.meta for n in ctx.tree.kvs}
+        key = kv_at.get(m.start(2))
+        if key is not None and (_IDLIKE.search(_CAMEL.sub("_", key).lower()) or _name_tier(key)):
+            continue  # id-like names are not secrets; secret names are secret.assigned's
+        yield m.span(2)
+
+
+register(Rule(
+    id="secret.high_entropy_literal", category=SECRET, sensitivity=CONFIDENTIAL, placeholder="[SECRET]", risk=0.6,
+    binds=(CODE,), find=_literal, guard=has_token, trigger=lambda t, low: _QUOTED.search(t) is not None,
+    reason="unnamed random-looking string literal in code (letters and digits, or hex passed as an argument)",
+    origin="detect-secrets Base64HighEntropyString / HexHighEntropyString, length-aware and restricted to code",
+))

@@ -1,0 +1,70 @@
+"""Instructions injected through untrusted text: a web page, a document or a tool result that
+tells the agent to drop its instructions, to behave differently "from now on", or to become
+someone else. The same words from the user are the user's instructions, so the policy runs
+these rules only for sources that are not the user (``GatePolicy.injection_sources``).
+
+Phrasing follows OWASP LLM01 (prompt injection) examples and the public prompt-injection
+corpora (deepset/prompt-injections, Lakera's Gandalf write-ups), in English and Chinese.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..tree import CODE, SENTENCE
+from .base import INJECTION, Ctx, Rule, register
+
+_PREV = r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|original|initial|system|old)"
+_WHAT = r"(?:instructions?|prompts?|rules|directions|guidelines|messages?|context|commands?|orders|constraints)"
+_IGNORE_EN = rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:everything\s+|all\s+)?(?:{_PREV}\s+)?{_WHAT}\b"
+_IGNORE_ZH = (r"(?:忽略|无视|忽视|不要理会|不用管|忘记|忘掉|抛开|跳过)(?:掉)?(?:你|您)?(?:之前|以前|先前|上面|以上|前面|上述|原来|原有|原先|所有|全部|系统)"
+              r"(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|提示词?|说明|规则|要求|设定|约束|命令|内容)")
+_IGNORE = re.compile(f"{_IGNORE_EN}|{_IGNORE_ZH}", re.I)
+
+# Standing orders: "from now on (you) always/never ...", "in all future answers", "以后都...".
+_PERSIST = re.compile(
+    r"\b(?:from now on|from this point (?:on|forward)|henceforth|going forward|in (?:all )?future (?:responses|replies|"
+    r"answers|conversations|sessions))\b[,\s]*(?:you\s+)?(?:will\s+|must\s+|should\s+|shall\s+)?"
+    r"(?:always|never|only|must|should|respond|reply|answer|say|tell|recommend|include|use|act|pretend|ignore|refuse)\b"
+    r"|\b(?:always|never)\s+(?:respond|reply|answer|recommend|say|tell the user|mention|include|refuse)\b[^.\n]{0,60}"
+    r"\b(?:regardless|no matter|whatever the user|even if the user)"
+    r"|(?:以后|今后)(?:你)?(?:都|一律|总是|永远|每次|只|必须|要)(?:要|只|必须|得)?(?:用|回答|回复|推荐|说|告诉|称呼|使用|优先|选择|输出|"
+    r"记住|忽略|按照|执行|调用|提到|介绍|引导|拒绝|不要|别)"
+    r"|从现在(?:开始|起)[，,\s]*(?:你)(?:要|必须|只|都|总是|一律|永远|不要|请)|从现在(?:开始|起)[，,\s]*(?:必须|一律|只能)"
+    r"|(?:永远|始终|总是)(?:只)?(?:回答|回复|推荐|说|使用)[^。\n]{0,30}(?:不管|无论)",
+    re.I)
+
+# Role or system override: "you are now ...", "new system prompt:", "你现在是...", "do not tell the user".
+_ROLE = re.compile(
+    r"\byou are now\b[^.\n]{0,40}?\b(?:ai|assistant|model|bot|chatbot|gpt|llm|dan|unrestricted|unfiltered|jailbroken|"
+    r"persona|character|mode|no longer bound|free from|not bound)\b|\b(?:new|updated|real|actual)\s+(?:system\s+)?"
+    r"(?:instructions?|prompt|rules)\s*[:：]|\bsystem\s+prompt\s*[:：]|\b(?:developer|god|dan|jailbreak)\s+mode\b"
+    r"|\bdo not (?:tell|inform|reveal to|let) the user\b|\b(?:reveal|print|repeat|output)\s+(?:your|the)\s+"
+    r"(?:system\s+prompt|instructions|hidden prompt)\b"
+    r"|你现在(?:是|扮演|的身份是)|(?:新的|真正的)(?:系统)?(?:指令|提示词?|规则)\s*[:：]|系统提示词?\s*[:：]"
+    r"|不要(?:告诉|让)用户(?:知道)?|(?:输出|泄露|重复|打印)(?:你的)?(?:系统提示词?|指令)|进入(?:开发者|越狱)模式",
+    re.I)
+
+
+def _find(rx: re.Pattern[str]):
+    def find(node, ctx: Ctx):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            yield m.span()
+
+    return find
+
+
+for _id, _rx, _trig, _why in (
+    ("injection.ignore_previous", _IGNORE, ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop",
+                                            "忽略", "无视", "忽视", "不要理会", "不用管", "忘记", "忘掉", "抛开", "跳过"),
+     "asks to ignore or override previous instructions"),
+    ("injection.standing_order", _PERSIST, ("from now on", "from this point", "henceforth", "going forward", "future",
+                                            "always", "never", "以后", "今后", "从现在", "永远", "始终", "总是"),
+     "gives a standing order for all future answers"),
+    ("injection.role_override", _ROLE, ("you are now", "instruction", "prompt", "rules", "mode", "the user",
+                                        "你现在", "指令", "提示", "规则", "用户", "模式"),
+     "redefines the assistant's role or system prompt, or hides from the user"),
+):
+    register(Rule(id=_id, category=INJECTION, sensitivity="", placeholder=None, risk=0.7, binds=(SENTENCE, CODE),
+                  find=_find(_rx), itriggers=_trig, reason=_why,
+                  origin="OWASP LLM01 prompt-injection examples; deepset/prompt-injections phrasing; zh equivalents"))

@@ -1,0 +1,157 @@
+"""Personal data: Chinese mobile numbers and resident IDs, e-mail, bank cards, one-time codes
+and IPv4 addresses in a personal context. Checksums come from python-stdnum, not re-derived."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from stdnum import luhn
+from stdnum.cn import ric
+
+from ..tree import DOC, SENTENCE
+from .base import CONFIDENTIAL, INTERNAL, PII, RESTRICTED, Ctx, Rule, regex_find, register, window
+
+_HAS_DIGIT_RUN = re.compile(r"\d[\d \-]{5,}\d")
+_DIGIT4 = re.compile(r"\d{4}")
+
+
+def _digits(text: str, lower: str) -> bool:
+    return _HAS_DIGIT_RUN.search(text) is not None
+
+
+def _digits4(text: str, lower: str) -> bool:
+    return _DIGIT4.search(text) is not None
+
+
+# Chinese mobile numbers: 11 digits, 1[3-9]x, optional +86 / 0086 / 86 prefix, optional space
+# or dash separators in the 3-4-4 grouping (MIIT numbering plan). Not inside a longer digit run, a word, a decimal or a hex id (UUID, etag).
+_PHONE_CN = re.compile(
+    r"(?<![0-9A-Za-z])(?<![0-9]\.)(?:(?:\+|00)?86[\s-]?)?1[3-9][0-9](?:[\s-]?[0-9]{4}){2}(?![0-9A-Za-z])", re.ASCII)
+
+register(Rule(
+    id="pii.phone_cn", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PHONE_CN]", risk=0.6,
+    binds=(DOC,), find=regex_find(_PHONE_CN), trigger=_digits,
+    reason="11-digit Chinese mobile number (1[3-9] prefix)",
+    origin="MIIT mobile numbering plan (13x-19x prefixes), +86/0086 country code, 3-4-4 grouping",
+))
+
+# Resident identity numbers (GB 11643-1999): 6-digit region, 8-digit birth date, 3-digit
+# sequence, check character. stdnum.cn.ric checks the date and the ISO 7064 mod 11-2 check.
+_RIC = re.compile(r"(?<![0-9A-Za-z])[1-9][0-9]{5}(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9][0-9]{3}[0-9Xx](?![0-9A-Za-z])",
+                  re.ASCII)
+
+
+
+def _ric_ok(text: str, m: re.Match) -> bool:
+    """Check character and birth date by stdnum; not ``ric.is_valid``, which also requires the
+    region code to have existed in the birth year, while the code is the place of registration
+    when the card was issued (a 1990-born resident of a 1998 district has a valid ID)."""
+    n = m.group().upper()
+    if ric.calc_check_digit(n) != n[-1]:
+        return False
+    try:
+        return ric.get_birth_date(n) <= date.today()
+    except ValueError:  # stdnum's InvalidComponent for an impossible date is a ValueError
+        return False
+
+
+register(Rule(
+    id="pii.resident_id_cn", category=PII, sensitivity=RESTRICTED, placeholder="[ID_CN]", risk=0.95,
+    binds=(DOC,), find=regex_find(_RIC, check=_ric_ok), trigger=_digits,
+    reason="18-character resident ID with a real birth date and a valid GB 11643 check character",
+    origin="GB 11643-1999; check character and birth date by python-stdnum stdnum.cn.ric",
+))
+
+# E-mail: the WHATWG "valid e-mail address" shape with a letter TLD; ASCII so a Chinese
+# character right before the local part is a boundary. File names like icon@2x.png are not mail.
+_EMAIL = re.compile(
+    r"(?<![\w.+%-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+    r"([A-Za-z]{2,24})(?![\w-])", re.ASCII)
+_FILE_EXT = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "pdf", "js", "ts", "css", "py", "md", "json"}
+
+register(Rule(
+    id="pii.email", category=PII, sensitivity=CONFIDENTIAL, placeholder="[EMAIL]", risk=0.5,
+    binds=(DOC,), find=regex_find(_EMAIL, check=lambda t, m: m.group(1).lower() not in _FILE_EXT), triggers=("@",),
+    reason="e-mail address", origin="WHATWG HTML 'valid e-mail address', letter TLD required",
+))
+
+# Bank cards: 13-19 digits (ISO/IEC 7812) with a Luhn check digit (stdnum.luhn). Luhn alone
+# passes one random number in ten (a 13-digit millisecond timestamp, an order number), so a
+# card also needs either card words nearby, or a known IIN range AND the printed grouping.
+_CARD = re.compile(r"(?<![0-9A-Za-z.\-])[0-9](?:[ \-]?[0-9]){12,18}(?![0-9A-Za-z]|\.[0-9])", re.ASCII)
+_GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-9]{1,3})?|[0-9]{4}([ \-])[0-9]{6}\2[0-9]{4,5}"
+                      r"|[0-9]{6}([ \-])[0-9]{13})$")
+# IIN ranges by brand (ISO/IEC 7812 registry as summarised in Wikipedia "Payment card number"):
+# Visa 4; Mastercard 51-55, 2221-2720; Amex 34, 37; Discover 6011, 644-649, 65; UnionPay 62;
+# JCB 3528-3589; Diners 300-305, 36, 38-39; Mir 2200-2204; Maestro 5018, 5020, 5038, 5893, 6304, 6759, 6761-6763.
+_IIN = re.compile(r"^(?:4|5[1-5]|2(?:22[1-9]|2[3-9][0-9]|[3-6][0-9]{2}|7[01][0-9]|720)|3[47]|6011|64[4-9]|65|62"
+                  r"|35(?:2[89]|[3-8][0-9])|30[0-5]|3[689]|220[0-4]|50(?:18|20|38)|5893|6304|6759|676[1-3])")
+_CARD_WORDS = ("card", "credit", "debit", "visa", "mastercard", "amex", "unionpay", "cvv", "cvc", "expir", "exp ",
+               "卡号", "银行卡", "信用卡", "借记卡", "储蓄卡", "银联", "卡", "账号", "帐号", "账户", "account no", "acct")
+
+
+def _card(node, ctx: Ctx):
+    for m in _CARD.finditer(ctx.text, node.start, node.end):
+        raw, end = m.group(), m.end()
+        digits = raw.replace(" ", "").replace("-", "")
+        if not luhn.is_valid(digits) and len(raw) > 19 and _GROUPED.match(raw[:19]):
+            raw, end = raw[:19], m.start() + 19  # "4111 1111 1111 1111 123": a grouped card, then a CVV
+            digits = raw.replace(" ", "").replace("-", "")
+        if not (13 <= len(digits) <= 19) or not luhn.is_valid(digits):
+            continue
+        near = window(ctx, m.start(), end, 30, 20)
+        if any(w in near for w in _CARD_WORDS) or (_IIN.match(digits) and _GROUPED.match(raw)):
+            yield m.start(), end
+
+
+register(Rule(
+    id="pii.bank_card", category=PII, sensitivity=CONFIDENTIAL, placeholder="[BANK_CARD]", risk=0.8,
+    binds=(DOC,), find=_card, trigger=_digits,
+    reason="13-19 digit card number, Luhn-valid, with card context or a known IIN and card grouping",
+    origin="ISO/IEC 7812 lengths and IIN ranges; Luhn from python-stdnum stdnum.luhn",
+))
+
+# One-time codes only in context: a code word, then (or before it) 4-8 digits in the same line.
+# Dates ("2024年") are not codes.
+_OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|otp|one[- ]time (?:code|password|passcode|pin)|"
+              r"verification code|security code|login code|auth(?:entication)? code|2fa code|sms code|passcode")
+_OTP = re.compile(
+    rf"(?:{_OTP_WORDS})[^\d\n]{{0,20}}?(?<!\d)(\d{{4,8}})(?![\d年月日号点时分秒]|[.:/\-]\d)"
+    rf"|(?<![\d.\-])(\d{{4,8}})(?![\d.\-])[^\d\n]{{0,12}}?(?:是|为)?(?:你的|您的|is your|is the)?\s*(?:{_OTP_WORDS})")
+
+
+def _otp(node, ctx: Ctx):
+    for m in _OTP.finditer(ctx.lower, node.start, node.end):
+        yield m.span(1) if m.group(1) is not None else m.span(2)
+
+
+register(Rule(
+    id="pii.otp", category=PII, sensitivity=CONFIDENTIAL, placeholder="[OTP]", risk=0.7,
+    binds=(SENTENCE,), find=_otp, guard=_digits4,
+    itriggers=("验证码", "校验码", "动态码", "短信码", "确认码", "动态密码", "otp", "one-time", "one time", "code"),
+    reason="4-8 digit one-time code next to a code word in the same sentence",
+    origin="wording of SMS/OTP messages (zh: 验证码/校验码/动态码; en: verification code, OTP)",
+))
+
+# IPv4 addresses are personal data when they are someone's (home, my, user): a bare address
+# in a log or a version string is not. Octets bounded as in detect-secrets' IPPublicDetector.
+_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
+                   r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![\w]|\.[0-9])", re.ASCII)
+_IP_SHAPE = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d")
+_PERSONAL = re.compile(r"\b(?:my|our|your|his|her|their|home|house|personal|user'?s?|customer'?s?)\b|"
+                       r"我|我们|你的|您的|他的|她的|家里|家庭|家中|个人|住处|用户|客户")
+
+
+def _ipv4(node, ctx: Ctx):
+    for m in _IPV4.finditer(ctx.text, node.start, node.end):
+        if _PERSONAL.search(window(ctx, m.start(), m.end(), 40, 10)):
+            yield m.span()
+
+
+register(Rule(
+    id="pii.ipv4_personal", category=PII, sensitivity=INTERNAL, placeholder="[IPV4]", risk=0.4,
+    binds=(SENTENCE,), find=_ipv4, trigger=lambda t, low: _IP_SHAPE.search(t) is not None,
+    reason="IPv4 address in a personal context (my/home/user, 我的/家里/用户)",
+    origin="GDPR recital 30 (online identifiers); octet grammar as in detect-secrets IPPublicDetector",
+))

@@ -1,0 +1,152 @@
+"""Secrets with a shape of their own: provider keys by documented prefix, JWTs, private-key
+blocks, credentials in URLs and in Authorization headers. All restricted (blocked by default).
+Secrets known only by their name or their randomness are in ``generic_secrets``.
+
+Patterns follow the gitleaks default config and detect-secrets' plugins (named in each rule's
+``origin``), widened where a provider's format has several generations.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+from ..tree import DOC
+from .base import RESTRICTED, SECRET, Ctx, Rule, has_token, regex_find, register, tokenish
+
+_B = r"(?<![A-Za-z0-9_\-])"  # not inside a longer token
+_E = r"(?![A-Za-z0-9_\-])"
+
+
+def _provider(id: str, rx: str, triggers: tuple[str, ...], reason: str, origin: str, *, tokens: bool = True,
+              placeholder: str = "[API_KEY]", trigger=None) -> None:
+    """A key recognised by its prefix; ``tokens`` also asks the body to look generated."""
+    compiled = re.compile(rx, re.ASCII)
+    check = (lambda t, m: tokenish(m.group(), 12)) if tokens else None
+    register(Rule(id=id, category=SECRET, sensitivity=RESTRICTED, placeholder=placeholder, risk=1.0, binds=(DOC,),
+                  find=regex_find(compiled, check=check), triggers=triggers, trigger=trigger, guard=has_token,
+                  reason=reason, origin=origin))
+
+
+_DISCORD_SHAPE = re.compile(r"\.[A-Za-z0-9_\-]{6}\.")
+
+
+_provider("secret.anthropic", _B + r"sk-ant-[A-Za-z0-9_\-]{20,}" + _E, ("sk-ant-",),
+          "Anthropic API key (sk-ant- prefix)", "gitleaks anthropic-api-key / anthropic-admin-api-key, prefix only")
+# The body must not be a hyphenated phrase ("sk-learn-based-ranking"): see tokenish().
+_provider("secret.openai", _B + r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}" + _E, ("sk-",),
+          "OpenAI API key (sk-, sk-proj-, sk-svcacct- prefix)",
+          "gitleaks openai-api-key, prefix only (its T3BlbkFJ marker not required); detect-secrets OpenAIDetector")
+_provider("secret.github", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _E,
+          ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), "GitHub token (ghp_/gho_/ghs_/ghu_/ghr_/github_pat_)",
+          "gitleaks github-pat, github-oauth, github-app-token, github-refresh-token, github-fine-grained-pat",
+          tokens=False)
+_provider("secret.gitlab", _B + r"(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glimt|glptt|glagent|gloas)-|GR1348941)"
+          r"[A-Za-z0-9_\-]{20,}" + _E, ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-",
+                                         "glagent-", "gloas-", "GR1348941"),
+          "GitLab token (glpat- and the other gl*- prefixes)", "gitleaks gitlab-pat etc.; detect-secrets GitLabTokenDetector",
+          tokens=False)
+_provider("secret.aws_access_key_id", r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])",
+          ("AKIA", "ASIA", "A3T", "ABIA", "ACCA"), "AWS access key id (AKIA/ASIA/... + 16)",
+          "gitleaks aws-access-token; detect-secrets AWSKeyDetector", tokens=False)
+_provider("secret.google_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, ("AIza",), "Google API key (AIza + 35)",
+          "gitleaks gcp-api-key", tokens=False)
+_provider("secret.slack", _B + r"xox[abprse]-[A-Za-z0-9\-]{10,}" + _E, ("xox",), "Slack token (xoxb-/xoxp-/...)",
+          "gitleaks slack-bot-token, slack-user-token, slack-app-token; detect-secrets SlackDetector", tokens=False)
+_provider("secret.slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{20,}",
+          ("hooks.slack.com",), "Slack incoming-webhook URL", "gitleaks slack-webhook-url", tokens=False)
+_provider("secret.stripe", _B + r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}" + _E,
+          ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_"),
+          "Stripe secret or restricted key (sk_live_/rk_live_)", "gitleaks stripe-access-token; detect-secrets StripeDetector",
+          tokens=False)
+_provider("secret.sendgrid", _B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E, ("SG.",), "SendGrid API key",
+          "gitleaks sendgrid-api-token; detect-secrets SendGridDetector", tokens=False)
+_provider("secret.twilio", r"(?<![A-Za-z0-9])(?:AC|SK)[0-9a-f]{32}(?![A-Za-z0-9])", ("AC", "SK"),
+          "Twilio account SID / API key (AC/SK + 32 hex)", "gitleaks twilio-api-key; detect-secrets TwilioKeyDetector",
+          tokens=False)
+_provider("secret.npm", _B + r"npm_[A-Za-z0-9]{36}" + _E, ("npm_",), "npm access token", "gitleaks npm-access-token")
+_provider("secret.pypi", r"pypi-AgE[A-Za-z0-9_\-]{50,}", ("pypi-AgE",), "PyPI upload token",
+          "gitleaks pypi-upload-token; detect-secrets PypiTokenDetector", tokens=False)
+_provider("secret.telegram", r"(?<![0-9])[0-9]{8,10}:A[A-Za-z0-9_\-]{34}" + _E, (":A",),
+          "Telegram bot token", "gitleaks telegram-bot-api-token; detect-secrets TelegramBotTokenDetector",
+          tokens=False)
+_provider("secret.discord", _B + r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}" + _E,
+          (), "Discord bot token", "detect-secrets DiscordBotTokenDetector",
+          trigger=lambda t, low: _DISCORD_SHAPE.search(t) is not None)
+_provider("secret.mailchimp", _B + r"[0-9a-f]{32}-us[0-9]{1,2}" + _E, ("-us",), "Mailchimp API key",
+          "gitleaks mailchimp-api-key; detect-secrets MailchimpDetector", tokens=False)
+_provider("secret.square", _B + r"sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}" + _E, ("sq0",), "Square OAuth secret/token",
+          "gitleaks square-access-token; detect-secrets SquareOAuthDetector", tokens=False)
+_provider("secret.azure_storage", r"AccountKey=[A-Za-z0-9+/]{86}==", ("AccountKey=",), "Azure storage account key",
+          "detect-secrets AzureStorageKeyDetector", tokens=False)
+_provider("secret.artifactory", r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{10,}|cmVmd[A-Za-z0-9]{59})(?![A-Za-z0-9])",
+          ("AKCp", "cmVmd"), "Artifactory API/reference token",
+          "gitleaks artifactory-api-key, artifactory-reference-token; detect-secrets ArtifactoryDetector")
+
+
+# JWT: three base64url parts, a header that decodes to JSON (as detect-secrets checks).
+_JWT = re.compile(_B + r"eyJ[A-Za-z0-9_\-]{8,}={0,2}\.[A-Za-z0-9_\-]{8,}={0,2}\.[A-Za-z0-9_\-]*={0,2}" + _E, re.ASCII)
+
+
+def _jwt_header_ok(text: str, m: re.Match) -> bool:
+    head = m.group().split(".", 1)[0]
+    try:
+        return isinstance(json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))), dict)
+    except ValueError:  # binascii.Error, UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return False
+
+
+register(Rule(id="secret.jwt", category=SECRET, sensitivity=RESTRICTED, placeholder="[JWT]", risk=0.9, binds=(DOC,),
+              find=regex_find(_JWT, check=_jwt_header_ok), triggers=("eyJ",), guard=has_token,
+              reason="JSON Web Token (three base64url parts, JSON header)",
+              origin="gitleaks jwt; detect-secrets JwtTokenDetector (header decoded)"))
+
+# PEM / OpenSSH / PGP private keys: the whole block, or to the end if the END line is missing.
+_PEM = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+                  r"|PuTTY-User-Key-File-\d:.*?(?:Private-MAC:[^\n]*|\Z)", re.S)
+register(Rule(id="secret.private_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[PRIVATE_KEY]", risk=1.0,
+              binds=(DOC,), find=regex_find(_PEM), triggers=("PRIVATE KEY", "PuTTY-User-Key-File"),
+              reason="private-key block (PEM, OpenSSH, PGP or PuTTY)",
+              origin="gitleaks private-key; detect-secrets PrivateKeyDetector"))
+
+# AWS secret access keys have no prefix: 40 base64 characters near "aws" and a secret word.
+_AWS_SECRET = re.compile(r"(?i:aws)[\w\s\-\"'.:=]{0,30}?(?i:secret|key|pwd|password|token)[\w\s\-\"'.:=]{0,20}?"
+                         r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+register(Rule(id="secret.aws_secret_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[AWS_SECRET]", risk=1.0,
+              binds=(DOC,), find=regex_find(_AWS_SECRET, group=1, check=lambda t, m: tokenish(m.group(1), 8)),
+              itriggers=("aws",), guard=has_token, reason="AWS secret access key (40 base64 characters named as an AWS secret)",
+              origin="gitleaks aws secret pattern; detect-secrets AWSKeyDetector secret regex"))
+
+# user:password@ in a URL (database DSNs, git remotes, proxies).
+_URL_CREDS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://([^\s:/@'\"]+):([^\s/@'\"]+)@[^\s/@]+", re.ASCII)
+_NOT_VALUES = {"password", "passwd", "pass", "pwd", "secret", "token", "xxx", "xxxx", "changeme?", "str", "string",
+               "int", "bool", "boolean", "text", "bytes", "none", "null", "nil", "true", "false", "undefined",
+               "required", "optional", "hidden", "redacted", "masked", "empty", "secretstr", "your_password",
+               "your-password", "yourpassword", "example", "placeholder", "dummy", "value", "<password>"}
+_TEMPLATED = re.compile(r"^(?:\$\{?[\w.:-]*\}?|\$\(.*\)|<[^>]*>|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s?|%\w+%|\*+|x{3,}|X{3,}"
+                        r"|\.{3}|…|\[[\w\s]*\]|[\w]+\.[\w.]+\(.*\)|(?:os\.)?(?:environ|getenv)\b.*|process\.env\..*)$")
+
+
+def placeholder_value(v: str) -> bool:
+    """A template, a reference or a type, not a value (the filters of detect-secrets and gitleaks'
+    stopwords): ``${DB_PASS}``, ``<password>``, ``os.environ[...]``, ``****``, ``str``."""
+    return v.lower() in _NOT_VALUES or _TEMPLATED.match(v) is not None or len(set(v)) <= 2
+
+
+def _url_creds(node, ctx: Ctx):
+    for m in _URL_CREDS.finditer(ctx.text, node.start, node.end):
+        if not placeholder_value(m.group(2)):
+            yield m.start(1), m.end(2)
+
+
+register(Rule(id="secret.url_credentials", category=SECRET, sensitivity=RESTRICTED, placeholder="[CREDENTIALS]",
+              risk=0.9, binds=(DOC,), find=_url_creds, triggers=("://",),
+              reason="user:password in a URL", origin="detect-secrets BasicAuthDetector"))
+
+# Authorization headers: Bearer/Basic/Token followed by a generated-looking credential.
+_AUTH = re.compile(r"\b(?:Bearer|Basic|Token|bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
+register(Rule(id="secret.auth_header", category=SECRET, sensitivity=RESTRICTED, placeholder="[TOKEN]", risk=0.9,
+              binds=(DOC,), find=regex_find(_AUTH, group=1, check=lambda t, m: tokenish(m.group(1), 12)),
+              itriggers=("bearer", "basic ", "token "), guard=has_token, reason="credential in an Authorization header",
+              origin="RFC 6750 / RFC 7617 header schemes; gitleaks generic-api-key keywords"))
