@@ -36,7 +36,7 @@ from .core.grants import GrantTable
 from .core import errors
 from .core.scopes import GLOBAL, parse_scope
 from .embed import get_embedder
-from .gate import Gate
+from .gate import Gate, GatePolicy
 
 _RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
 
@@ -117,14 +117,20 @@ class _CompiledRecall:
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
     if config is None or isinstance(config, Config):
-        return config or Config()
-    if isinstance(config, dict):
-        return Config.from_dict(config)
-    try:
-        with open(config, "rb") as f:
-            return Config.from_dict(tomllib.load(f))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read config {config}: {exc}") from None
+        cfg = config or Config()
+    elif isinstance(config, dict):
+        cfg = Config.from_dict(config)
+    else:
+        try:
+            with open(config, "rb") as f:
+                cfg = Config.from_dict(tomllib.load(f))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config {config}: {exc}") from None
+    try:  # the gate policy is checked here, before any actor starts with it
+        GatePolicy.from_dict(cfg.gate)
+    except ValueError as exc:
+        raise ConfigError(f"[gate]: {exc}") from None
+    return cfg
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -159,6 +165,41 @@ class Audit:
         """Read-only SQL over the ledger file (it is locked to other processes)."""
         self._rt._flush_recall_log()
         return self._rt._get(self._rt._ledger.sql.remote(query, params))
+
+
+class Review:
+    """The review queue: writes the gate held as ``pending`` (instructions from untrusted
+    sources). Listing needs a read grant on the scope; deciding needs a write grant."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+
+    def pending(self, scope: str, *, actor: str) -> list[dict]:
+        rt = self._rt
+        s = str(parse_scope(scope))
+        GrantTable.make(actor, s)
+        return rt._get(rt._owner(s).review_list.remote([s], actor))
+
+    def approve(self, memory_id: str, *, actor: str, reason: str) -> dict:
+        """The held write takes effect now, through versions and dedup like any write."""
+        return self._decide(memory_id, actor, reason, True)
+
+    def reject(self, memory_id: str, *, actor: str, reason: str) -> dict:
+        """The held write is erased (its data key destroyed); the decision stays in the ledger."""
+        return self._decide(memory_id, actor, reason, False)
+
+    def _decide(self, memory_id: str, actor: str, reason: str, approve: bool) -> dict:
+        rt = self._rt
+        R.check_memory_id(memory_id)
+        GrantTable.make(actor, "/global/")
+        if not isinstance(reason, str) or not reason.strip():
+            raise R.InvalidRecord("a review decision needs a reason")
+        now, key = rt.clock.now_us(), uuid.uuid4().hex
+        for owner in rt._owners:
+            out = rt._call_retrying(lambda o=owner: o.review_decide.remote(memory_id, actor, reason, approve, key, now))
+            if out is not None:
+                return out
+        raise NotFound(f"no pending memory {memory_id} to review")
 
 
 class Runtime:
@@ -197,11 +238,12 @@ class Runtime:
         self._stop = threading.Event()
         threading.Thread(target=self._recall_log_loop, name="memactors-recall-log", daemon=True).start()
         self._compiled = [_CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
-        self.gate = Gate()
+        self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
         self._digest_key = ray.get(self._ledger.digest_key.remote())
         self._grants = GrantTable.from_list(ray.get(self._ledger.grants.remote()))
         self.audit = Audit(self)
+        self.review = Review(self)
         for g in config.grants:
             current = {(x.actor, str(x.scope)): x for x in self._grants.all()}
             x = current.get((g["actor"], str(parse_scope(g["scope"]))))

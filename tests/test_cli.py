@@ -44,7 +44,8 @@ def test_every_command_and_option_has_help():
                 assert (p.help or "").strip(), f"`memactors {' '.join(path)}` option {p.opts} has no help"
         if not isinstance(cmd, click.Group):
             names = {o for p in cmd.params for o in getattr(p, "opts", [])}
-            assert {"--data", "--json"} <= names, f"`memactors {' '.join(path)}` lacks --data/--json"
+            needed = {"--json"} if path == ("scan",) else {"--data", "--json"}  # scan uses no store
+            assert needed <= names, f"`memactors {' '.join(path)}` lacks {needed - names}"
 
 
 @pytest.mark.parametrize("path", [p for p, _ in ALL], ids=[" ".join(p) for p, _ in ALL])
@@ -101,3 +102,14 @@ def test_down_without_a_runtime_is_a_no_op(no_runtime, tmp_path):
     res = CliRunner().invoke(cli_mod.cli, ["down", "--json", "--data", str(tmp_path)])
     assert res.exit_code == 0
     assert orjson.loads(res.stdout)["status"] == "not_up"
+
+
+def test_scan_runs_the_gate_alone_and_never_echoes_a_value():
+    from click.testing import CliRunner
+
+    secret, phone = "sk-proj-abcdefghijklmnopqrstuvwxyz0123", "13812345678"
+    res = CliRunner().invoke(cli_mod.cli, ["scan", "--json"], input=f"key {secret} phone {phone}")
+    assert res.exit_code == 0 and '"decision":"blocked"' in res.output
+    assert secret not in res.output and phone not in res.output
+    res = CliRunner().invoke(cli_mod.cli, ["scan", "--text", f"call {phone}"])
+    assert res.exit_code == 0 and "[PHONE_CN]" in res.output and phone not in res.output

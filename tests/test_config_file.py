@@ -11,7 +11,21 @@ PATH = os.path.join(os.path.dirname(__file__), "..", "configs", "default.toml")
 def test_default_toml_matches_defaults_key_for_key():
     with open(PATH, "rb") as f:
         data = tomllib.load(f)
-    assert Config.from_dict(data).to_dict() == Config().to_dict()
-    defaults = Config().to_dict()
+    from memactors.gate import GatePolicy
+
+    got, defaults = Config.from_dict(data).to_dict(), Config().to_dict()
+    assert GatePolicy.from_dict(got.pop("gate")).to_dict() == GatePolicy().to_dict()
+    defaults.pop("gate")
+    assert got == defaults
     for section in ("runtime", "embedder", "recall"):
         assert set(data[section]) == set(defaults[section]), section
+
+
+def test_bad_gate_policy_is_a_config_error():
+    import pytest
+
+    from memactors import ConfigError
+    from memactors.runtime import load_config
+
+    with pytest.raises(ConfigError):
+        load_config({"gate": {"category": {"injection": "shrug"}}})

@@ -46,6 +46,20 @@ def decision_item(d: Decision, actor: str, idem_key: str, result: dict, now_us: 
     return Item(idem_key, orjson.dumps(result), events, keys, [])
 
 
+def review_item(d: Decision, memory_id: str, actor: str, reason: str, idem_key: str, result: dict,
+                now_us: int) -> Item:
+    """An approval: status events only (the content is already in the ledger, under its key)."""
+    events = []
+    for r in d.records:
+        why = f"approved in review: {reason}" if r["memory_id"] == memory_id else f"review of {memory_id}"
+        events.append(E.Event(ts=now_us, scope=r["scope"], action=E.STATUS, actor=actor, memory_id=r["memory_id"],
+                              version=r["version"], reason=why,
+                              snapshot=orjson.dumps({"status": r["status"], "updated_at": now_us,
+                                                     "version": r["version"], "supersedes": r.get("supersedes")}),
+                              idem_key=idem_key))
+    return Item(idem_key, orjson.dumps(result), events, {}, [])
+
+
 def working_item(rec: dict, actor: str, idem_key: str, result: dict) -> Item:
     ev, key = sealed_write(rec, actor, E.WRITE_WORKING, idem_key)
     return Item(idem_key, orjson.dumps(result), [ev], {rec["memory_id"]: key}, [], applied=True)

@@ -30,13 +30,13 @@ import ray
 
 from ..core import records as R
 from ..core.config import Config
-from ..core.errors import BackPressure, MemactorsError
+from ..core.errors import BackPressure, MemactorsError, NotFound
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState, decide
 from ..core.working import WorkingPool
 from ..embed import get_embedder
-from ..gate import Gate
+from ..gate import Gate, GatePolicy
 from . import items as I
 from .naming import LEDGER, owner_index, owner_name
 
@@ -85,7 +85,7 @@ class ScopeOwner:
         from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
 
         self.l2 = L2Store(os.path.join(data_dir, "l2"), self.embedder.name, self.embedder.dim)
-        self.gate = Gate()
+        self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
         self.states: OrderedDict[str, ScopeState] = OrderedDict()  # hot scopes, least recently used first
         self.matrices: dict[str, _Matrix] = {}
         self.where: dict[str, str] = {}  # memory id -> scope, for hot records
@@ -327,12 +327,16 @@ class ScopeOwner:
         if report.text is None:
             result = R.WriteResult(R.BLOCKED, None, None, req.scope, gate=summary).to_dict()
             return I.blocked_item(req.scope, req.actor, summary, req.idempotency_key, result, now_us), None, result
-        rec = R.build_record(req, report.text, R.new_memory_id(), now_us)
-        rec["vector"] = vec
         gate_decision = report.decision
-        if req.pool == "working":
-            result = R.WriteResult(R.ACCEPTED if gate_decision == "accepted" else gate_decision, rec["memory_id"], 1,
-                                   req.scope, "active", gate=summary).to_dict()
+        # pending: held for review, kept out of recall (status pending) until approved.
+        rec = R.build_record(req, report.text, R.new_memory_id(), now_us,
+                             status="pending" if gate_decision == R.PENDING else "active")
+        rec["vector"] = vec
+        if req.pool == "working" or gate_decision == R.WORKING_ONLY:
+            # working_only: risky but useful (code under analysis, chit-chat): L1 only, never L2.
+            rec["pool"] = "working"
+            decision = {"accepted": R.ACCEPTED, "redacted": R.REDACTED}.get(gate_decision, gate_decision)
+            result = R.WriteResult(decision, rec["memory_id"], 1, req.scope, "active", gate=summary).to_dict()
             return I.working_item(rec, req.actor, req.idempotency_key, result), ("working", rec), result
         st = staged[req.scope]
         d = decide(st, rec, now_us)
@@ -398,6 +402,59 @@ class ScopeOwner:
         if scope == GLOBAL_SCOPE:
             await self._announce_global()
         await self._flush()
+        return result
+
+    # --- review queue ----------------------------------------------------------------------
+    # Writes the gate held as ``pending`` (instructions from untrusted sources) wait here:
+    # stored with status pending (never recalled), approved or rejected by a reviewer.
+
+    async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
+        await self._ready()
+        for s in scopes:
+            self.grants.check_recall(actor, [parse_scope(s)])
+        out = []
+        for s in scopes:
+            st = await self._state(s)
+            out += [{k: r.get(k) for k in (*HIT_FIELDS, "status", "source_id")}
+                    for r in st.records.values() if r["status"] == "pending"]
+        return sorted(out, key=lambda r: r["created_at"])
+
+    async def review_decide(self, memory_id: str, actor: str, reason: str, approve: bool, idem_key: str,
+                            now_us: int) -> dict | None:
+        """Approve (the write takes effect as if made now: versions and dedup apply) or reject
+        (erased like a forget). None when the memory is not this owner's."""
+        await self._ready()
+        scope = self.where.get(memory_id)
+        if scope is None:
+            rows = await asyncio.to_thread(self.l2.get, [memory_id])
+            if not rows or not self._mine(rows[0]["scope"]):
+                return None
+            scope = rows[0]["scope"]
+        self.grants.check_write(actor, parse_scope(scope))
+        if not approve:
+            out = await self.forget(memory_id, actor, f"rejected in review: {reason}", idem_key, now_us)
+            return out and dict(out, decision="rejected")
+        async with self._lock(scope):
+            st = _cow(await self._state(scope))
+            rec = st.records.get(memory_id)
+            if rec is None or rec["status"] != "pending":
+                raise NotFound(f"no pending memory {memory_id} to review")
+            st.remove(memory_id)
+            d = decide(st, dict(rec, status="active", updated_at=now_us), now_us)
+            if d.decision == R.REFRESHED:  # the same content is already active: keep that one
+                d.changed.append(dict(rec, status="superseded", updated_at=now_us))
+            result = {"decision": "approved", "outcome": d.decision, "memory_id": d.record["memory_id"],
+                      "scope": scope, "version": d.record["version"]}
+            item = I.review_item(d, memory_id, actor, reason, idem_key, result, now_us)
+            (status, payload), = await self.ledger.append.remote([item])
+            if status == "dup":
+                return orjson.loads(payload)
+            for r in d.records:
+                st.put(r)
+                self._track(r)
+                self.pending[r["memory_id"]] = r
+            self.pending_seqs.extend(payload)
+            self.states[scope] = st
         return result
 
     # --- /global/ liveness ------------------------------------------------------------------

@@ -49,6 +49,9 @@ class Config:
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
     grants: list[dict] = field(default_factory=list)  # [{actor, scope, read, write}]
+    # The write gate's policy, as memactors.gate.GatePolicy.from_dict takes it (validated where
+    # the gate is built: the core does not import the gate). Empty: the gate's defaults.
+    gate: dict = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: dict | None) -> Config:
@@ -73,6 +76,10 @@ class Config:
             {"actor": g["actor"], "scope": g["scope"], "read": bool(g.get("read", True)), "write": bool(g.get("write", False))}
             for g in grants
         ]
+        gate = data.pop("gate", {}) or {}
+        if not isinstance(gate, dict):
+            raise ConfigError("[gate] must be a table; see configs/default.toml")
+        cfg.gate = gate
         if data:
             raise ConfigError(f"unknown config section(s): {sorted(data)}; see configs/default.toml")
         if cfg.runtime.num_owners < 1:
@@ -87,4 +94,5 @@ class Config:
             obj = getattr(self, section)
             out[section] = {f.name: getattr(obj, f.name) for f in fields(obj)}
         out["grants"] = list(self.grants)
+        out["gate"] = dict(self.gate)
         return out

@@ -1,0 +1,309 @@
+"""Recall scoring (DESIGN section 5): the fused score, its components, and conflict resolution.
+
+Pure: functions over plain dicts and NumPy arrays; no I/O, no Ray.
+
+    score = a*vector + b*keyword + c*recency + d*importance      (x STALE_FACTOR when stale)
+
+Every component is mapped to [0, 1] by a fixed, *absolute* function of one candidate's own raw
+value (never min-max over a query's candidates), so a score means the same for every query and
+one relevance threshold can serve them all:
+
+- vector:     ``max(0, cos)``: cosine of unit vectors lies in [-1, 1]; anti-correlated is as
+  irrelevant as orthogonal, so negatives clip to 0.
+- keyword:    ``s / (s + k)`` of a BM25 score ``s >= 0`` with a fixed ``k`` (``KEYWORD_K``):
+  0 for no shared term, 0.5 at ``s = k``, approaching 1; monotone, so it keeps BM25's order.
+- recency:    ``0.5 ** (age_days / half_life_days)`` of ``now - updated_at``: 1 when just
+  written or refreshed, 0.5 one half-life later; a future ``updated_at`` (clock skew) is 1.
+- importance: as stored (0..1), clipped.
+
+Weights are normalised to sum to 1, so the fused score stays in [0, 1] whatever weights a
+grid tries, and thresholds stay comparable across weight settings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from .scopes import parse_scope
+
+US_PER_DAY = 86_400_000_000
+STALE_FACTOR = 0.5
+HALF_LIFE_DAYS = 30.0
+# BM25 score at which the keyword component is 0.5. On LoCoMo questions (English, ~8 content
+# words, Lucene BM25 below) a turn sharing one rare word scores ~3-6, the best turns ~8-15.
+KEYWORD_K = 8.0
+BM25_K1 = 1.2
+BM25_B = 0.75
+COMPONENTS = ("vector", "keyword", "recency", "importance")
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    vector: float = 0.4
+    keyword: float = 0.3
+    recency: float = 0.2
+    importance: float = 0.1
+
+    def __post_init__(self) -> None:
+        vals = self.as_tuple()
+        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in vals) or sum(vals) <= 0:
+            raise ValueError("weights must be non-negative numbers, not all zero")
+
+    def as_tuple(self) -> tuple[float, float, float, float]:
+        return (self.vector, self.keyword, self.recency, self.importance)
+
+    def normalised(self) -> Weights:
+        s = sum(self.as_tuple())
+        return Weights(*(v / s for v in self.as_tuple()))
+
+    @classmethod
+    def parse(cls, value: Weights | dict | tuple | list | str) -> Weights:
+        """From a Weights, a dict by component name, 4 numbers, or a string "0.4/0.3/0.2/0.1"."""
+        if isinstance(value, Weights):
+            return value
+        if isinstance(value, dict):
+            unknown = set(value) - set(COMPONENTS)
+            if unknown:
+                raise ValueError(f"unknown weight(s) {sorted(unknown)}; known: {list(COMPONENTS)}")
+            return cls(**{k: float(v) for k, v in value.items()})
+        if isinstance(value, str):
+            value = [p for p in re.split(r"[/,\s]+", value.strip()) if p]
+        if len(value) != 4:
+            raise ValueError("weights need 4 numbers: vector/keyword/recency/importance")
+        return cls(*(float(v) for v in value))
+
+    def label(self) -> str:
+        return "/".join(f"{v:g}" for v in self.as_tuple())
+
+
+DEFAULT_WEIGHTS = Weights()
+
+
+# --- components ------------------------------------------------------------------------------
+
+
+def vector_component(cosine) -> np.ndarray:
+    """Cosine in [-1, 1] -> [0, 1] as max(0, cos)."""
+    return np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+
+
+def keyword_component(bm25, k: float = KEYWORD_K) -> np.ndarray:
+    """BM25 score s >= 0 -> s / (s + k), a fixed saturating map (0 at s=0, 0.5 at s=k)."""
+    s = np.maximum(np.asarray(bm25, dtype=np.float64), 0.0)
+    return s / (s + k)
+
+
+def recency_component(updated_at_us, now_us: int, half_life_days: float = HALF_LIFE_DAYS) -> np.ndarray:
+    """Exponential decay with a half-life in days from ``updated_at`` (microseconds) to now."""
+    age_days = np.maximum(now_us - np.asarray(updated_at_us, dtype=np.float64), 0.0) / US_PER_DAY
+    return np.power(0.5, age_days / half_life_days)
+
+
+def importance_component(importance) -> np.ndarray:
+    return np.clip(np.asarray(importance, dtype=np.float64), 0.0, 1.0)
+
+
+def fuse(components: dict[str, np.ndarray], weights: Weights = DEFAULT_WEIGHTS, stale=None) -> np.ndarray:
+    """The fused score of mapped components (missing ones count 0), x STALE_FACTOR where stale."""
+    w = weights.normalised()
+    n = len(next(iter(components.values()))) if components else 0
+    out = np.zeros(n, dtype=np.float64)
+    for name, wv in zip(COMPONENTS, w.as_tuple()):
+        if wv and name in components:
+            out += wv * np.asarray(components[name], dtype=np.float64)
+    if stale is not None:
+        out = np.where(np.asarray(stale, dtype=bool), out * STALE_FACTOR, out)
+    return out
+
+
+def _us(v) -> float:
+    if v is None:
+        return float("nan")
+    if isinstance(v, datetime):
+        return v.timestamp() * 1e6
+    return float(v)
+
+
+def is_stale(rec: dict, now_us: int) -> bool:
+    """Stale: marked so by lifecycle, or past its soft expiry."""
+    soft = rec.get("soft_expires_at")
+    return rec.get("status") == "stale" or (soft is not None and _us(soft) <= now_us)
+
+
+def score_candidates(cands: list[dict], now_us: int, weights: Weights = DEFAULT_WEIGHTS, *,
+                     half_life_days: float = HALF_LIFE_DAYS, keyword_k: float = KEYWORD_K) -> list[dict]:
+    """Score candidates (dicts with raw ``cosine``, ``bm25``, ``updated_at``, ``importance``;
+    a missing raw value counts 0). Returns new dicts with ``components`` and ``score``, best first."""
+    if not cands:
+        return []
+    cos = [c.get("cosine") or 0.0 for c in cands]
+    bm = [c.get("bm25") or 0.0 for c in cands]
+    upd = np.array([_us(c.get("updated_at")) for c in cands])
+    comps = {
+        "vector": vector_component(cos),
+        "keyword": keyword_component(bm, keyword_k),
+        "recency": np.nan_to_num(recency_component(upd, now_us, half_life_days), nan=0.0),
+        "importance": importance_component([c.get("importance") or 0.0 for c in cands]),
+    }
+    stale = [is_stale(c, now_us) for c in cands]
+    scores = fuse(comps, weights, stale)
+    out = []
+    for i, c in enumerate(cands):
+        d = dict(c)
+        d["components"] = {k: float(v[i]) for k, v in comps.items()}
+        d["stale"] = stale[i]
+        d["score"] = float(scores[i])
+        out.append(d)
+    out.sort(key=lambda d: -d["score"])
+    return out
+
+
+# --- keyword side: tokens and BM25 -------------------------------------------------------------
+
+# Han, kana, Hangul: no spaces between words, so they are indexed as character bigrams.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)")
+STOPWORDS = frozenset(
+    "a an and are as at be been but by did do does for from had has have he her him his how i if in into is it "
+    "its me my of on or our she so than that the their them then there they this to was we were what when where "
+    "which who whom why will with you your".split()
+)
+
+
+def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """Words (NFKC, case-folded, stop words out) and CJK character bigrams (a lone CJK character
+    is its own token): one tokenizer for English and Chinese text alike."""
+    out = []
+    for cjk, word in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if cjk:
+            out.extend([cjk] if len(cjk) == 1 else [cjk[i : i + 2] for i in range(len(cjk) - 1)])
+        elif word not in stopwords:
+            out.append(word)
+    return out
+
+
+class KeywordIndex:
+    """An in-memory BM25 (Lucene's formula, k1=1.2, b=0.75) over tokenised documents, updated
+    in place: what an owner's hot index needs beside its vector matrix."""
+
+    def __init__(self) -> None:
+        self.postings: dict[str, dict[str, int]] = {}  # term -> {doc id: term frequency}
+        self.terms: dict[str, tuple[str, ...]] = {}  # doc id -> its distinct terms (for remove)
+        self.lengths: dict[str, int] = {}
+        self.total = 0
+
+    def add(self, doc_id: str, tokens: list[str]) -> None:
+        if doc_id in self.lengths:
+            self.remove(doc_id)
+        counts = Counter(tokens)
+        for t, tf in counts.items():
+            self.postings.setdefault(t, {})[doc_id] = tf
+        self.terms[doc_id] = tuple(counts)
+        self.lengths[doc_id] = len(tokens)
+        self.total += len(tokens)
+
+    def remove(self, doc_id: str) -> None:
+        n = self.lengths.pop(doc_id, None)
+        if n is None:
+            return
+        self.total -= n
+        for t in self.terms.pop(doc_id):
+            del self.postings[t][doc_id]
+            if not self.postings[t]:
+                del self.postings[t]
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def scores(self, query_tokens: list[str], k1: float = BM25_K1, b: float = BM25_B) -> dict[str, float]:
+        """BM25 of every document sharing a term with the query (others score 0)."""
+        n = len(self.lengths)
+        if not n:
+            return {}
+        avgdl = self.total / n or 1.0
+        out: dict[str, float] = {}
+        for t in set(query_tokens):
+            p = self.postings.get(t)
+            if not p:
+                continue
+            idf = math.log(1.0 + (n - len(p) + 0.5) / (len(p) + 0.5))
+            for d, tf in p.items():
+                norm = tf + k1 * (1.0 - b + b * self.lengths[d] / avgdl)
+                out[d] = out.get(d, 0.0) + idf * tf * (k1 + 1.0) / norm
+        return out
+
+    def top(self, query_tokens: list[str], k: int) -> list[tuple[str, float]]:
+        s = self.scores(query_tokens)
+        return sorted(s.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+
+# --- conflicts across visible scopes ------------------------------------------------------------
+
+
+def _norm(v: str | None) -> str:
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", v or "").casefold()).strip()
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _rank_key(rec: dict) -> tuple:
+    # Most specific scope first, then highest confidence, then newest (a lower-confidence write
+    # never overrides, as within one scope), then the higher version; memory_id breaks ties.
+    return (parse_scope(rec["scope"]).depth, float(rec.get("confidence") or 0.0), _us(rec.get("updated_at")),
+            int(rec.get("version") or 0), rec["memory_id"])
+
+
+def resolve_conflicts(hits: list[dict], rivals: list[dict] = ()) -> tuple[list[dict], list[dict], list[dict]]:
+    """Resolve (subject, predicate) conflicts: among records with the same entity key and
+    different objects, keep the most specific scope's, then the highest-confidence, newest one.
+
+    ``hits`` are candidates in rank order; ``rivals`` are other visible active records with the
+    same entity keys that did not make the candidate list (so a user's own preference still
+    overrides an org default that out-scored it). Returns ``(kept, removed, promoted)``:
+    ``kept`` keeps the order of ``hits`` and each winner of a conflict carries
+    ``conflict = {"overrides": [memory ids], "reason": ...}``; ``removed`` are the losing hits,
+    each with ``removed_by``; ``promoted`` are rivals that won over a hit (the caller scores
+    them and decides whether they enter the result)."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for rec in [*hits, *rivals]:
+        if rec.get("subject") is not None and rec.get("predicate") is not None:
+            groups.setdefault((_norm(rec["subject"]), _norm(rec["predicate"])), []).append(rec)
+    winner_of: dict[str, dict] = {}  # loser memory id -> winner record
+    flags: dict[str, dict] = {}
+    for recs in groups.values():
+        if len({_norm(r.get("object")) for r in recs}) < 2:
+            continue  # same object everywhere: agreement, not a conflict
+        best = max(recs, key=_rank_key)
+        losers = [r for r in recs if _norm(r.get("object")) != _norm(best.get("object"))]
+        if not losers:
+            continue
+        top_loser = max(losers, key=_rank_key)
+        kb, kl = _rank_key(best), _rank_key(top_loser)
+        reason = ("more_specific_scope" if kb[0] > kl[0] else "higher_confidence" if kb[1] > kl[1]
+                  else "newer" if kb[2] > kl[2] else "tie_break")
+        for r in losers:
+            winner_of[r["memory_id"]] = best
+        flags[best["memory_id"]] = {"overrides": sorted(r["memory_id"] for r in losers), "reason": reason}
+    kept, removed = [], []
+    hit_ids = {h["memory_id"] for h in hits}
+    for h in hits:
+        w = winner_of.get(h["memory_id"])
+        if w is not None:
+            removed.append(dict(h, removed_by=w["memory_id"]))
+        else:
+            kept.append(dict(h, conflict=flags[h["memory_id"]]) if h["memory_id"] in flags else h)
+    promoted, seen = [], set()
+    for r in rivals:
+        mid = r["memory_id"]
+        if mid in flags and mid not in hit_ids and mid not in seen and hit_ids & set(flags[mid]["overrides"]):
+            seen.add(mid)
+            promoted.append(dict(r, conflict=flags[mid]))
+    return kept, removed, promoted
