@@ -20,7 +20,8 @@ from typing import Any
 import ray
 
 from .actors.ledger_writer import LedgerWriter
-from .actors.naming import LEDGER, namespace_for, owner_index, owner_name
+from .actors.gate_pool import GateWorker
+from .actors.naming import LEDGER, gate_worker_name, namespace_for, owner_index, owner_name
 from .actors.owner import ScopeOwner
 from .core import records as R
 from .core.clock import Clock, SystemClock
@@ -227,6 +228,11 @@ class Runtime:
             if "open for writing by another" in str(exc):
                 raise DataFolderLocked(f"{self.data_dir} is open for writing by another memactors runtime") from None
             raise
+        self._gate_workers = [
+            GateWorker.options(name=gate_worker_name(i), namespace=self.namespace, get_if_exists=True,
+                               lifetime=lifetime).remote(config.gate)
+            for i in range(config.runtime.gate_workers)
+        ]
         n = config.runtime.num_owners
         self._owners = [
             ScopeOwner.options(name=owner_name(i), namespace=self.namespace, get_if_exists=True, lifetime=lifetime,
@@ -484,7 +490,7 @@ class Runtime:
                     ray.get(self._ledger.shutdown.remote(), timeout=30)
                 except Exception:  # noqa: BLE001 - killing it below releases the lock as well
                     pass
-                for a in [*self._owners, self._ledger]:
+                for a in [*self._owners, *self._gate_workers, self._ledger]:
                     ray.kill(a, no_restart=True)
             if self._started_ray:
                 ray.shutdown()

@@ -308,3 +308,15 @@ def test_working_only_stays_in_l1(runtime):
     assert hits and hits[0].pool == "working"
     runtime.flush()
     assert runtime.audit.sql("SELECT count(*) FROM events WHERE action = 'write'")[0][0] == 0
+
+
+def test_gate_pool_scans_batches_and_survives_a_dead_worker(runtime):
+    import ray
+
+    runtime.grant("ag", ALICE, write=True)
+    items = [{"scope": ALICE, "text": f"note {i}: call 138-0000-{i:04d}", "actor": "ag"} for i in range(40)]
+    assert {r.decision for r in runtime.write_many(items)} == {"redacted"}
+    for w in runtime._gate_workers:
+        ray.kill(w, no_restart=True)  # the owner falls back to scanning in process
+    items = [{"scope": ALICE, "text": f"later {i}: key sk-proj-{'a' * 30}{i:04d}", "actor": "ag"} for i in range(40)]
+    assert {r.decision for r in runtime.write_many(items)} == {"blocked"}

@@ -13,6 +13,14 @@ from memactors import AccessDenied, ValidationError
 A42, A420, A4_ = "/org/a/user/42/", "/org/a/user/420/", "/org/a/user/4_/"
 SECRET = "sk-proj-Zq9XwV7uT5sR3pN1mL8kJ6hG4fD2sA0b"
 PHONE = "13987654321"
+# More kinds the gate blocks or redacts; none may survive anywhere (values made up, checksums valid).
+OTHER_VALUES = [
+    "AKIAZ7Q2LXW3V4N5P6R8",  # AWS access key id
+    "ghp_" + "Qm4Tz8Lp2Vx6Nc0Rb5Hs9Jd3Kf7Gw1Ye4Ua8",  # GitHub token
+    "11010519491231002X",  # resident ID (valid check character and birth date)
+    "alice.w.secret@example.org",  # e-mail
+    "4111 1111 1111 1111",  # bank card (Luhn, card context below)
+]
 
 
 def recall(rt, q, actor, scopes, k=20):
@@ -130,6 +138,9 @@ def test_blocked_values_leave_nothing_anywhere(runtime):
         assert r.decision == "blocked" and r.memory_id is None
         r = rt.write(A42, f"phone only {i}: {PHONE}", actor="ag")
         assert r.decision == "redacted"
+        for v in OTHER_VALUES:
+            r = rt.write(A42, f"my card number / id / key is {v} ok {i}", actor="ag")
+            assert r.decision in ("blocked", "redacted"), (v, r.decision)
         try:  # a bad write carrying the secret: its error message must not echo it
             rt.write(f"/org/a/user/{SECRET}x!/", f"{SECRET}", actor="ag")
         except ValidationError as e:
@@ -140,7 +151,8 @@ def test_blocked_values_leave_nothing_anywhere(runtime):
     time.sleep(0.5)
     for e in errors:
         assert SECRET not in e
-    needles = [SECRET.encode(), PHONE.encode(), SECRET.encode("utf-16-le"), PHONE.encode("utf-16-le")]
+    values = [SECRET, PHONE, *OTHER_VALUES]
+    needles = [v.encode(enc) for v in values for enc in ("utf-8", "utf-16-le")]
     files = [p for p in glob.glob(os.path.join(rt.data_dir, "**", "*"), recursive=True) if os.path.isfile(p)]
     files += [p for p in _ray_session_logs() if os.path.isfile(p)]
     assert len(files) > 5
@@ -149,8 +161,10 @@ def test_blocked_values_leave_nothing_anywhere(runtime):
             data = f.read()
         for n in needles:
             assert n not in data, f"{path} holds a blocked value"
-    rows = rt.audit.sql("SELECT * FROM events")
-    assert SECRET not in repr(rows) and PHONE not in repr(rows)
+    for (table,) in rt.audit.sql("SELECT table_name FROM information_schema.tables"):
+        dump = repr(rt.audit.sql(f"SELECT * FROM {table}"))  # every text column of every table
+        for v in values:
+            assert v not in dump, f"{table} holds a blocked value"
 
 
 def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):

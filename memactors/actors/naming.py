@@ -22,6 +22,10 @@ def owner_name(index: int) -> str:
     return f"owner-{index}"
 
 
+def gate_worker_name(index: int) -> str:
+    return f"gate-{index}"
+
+
 def owner_index(scope: Scope, num_owners: int) -> int:
     tenant = scope.org or "global"
     return zlib.crc32(tenant.encode()) % num_owners

@@ -38,7 +38,8 @@ from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
 from . import items as I
-from .naming import LEDGER, owner_index, owner_name
+from .gate_pool import GatePool
+from .naming import LEDGER, gate_worker_name, owner_index, owner_name
 
 log = logging.getLogger("memactors.owner")
 GLOBAL_SCOPE = str(GLOBAL)
@@ -86,6 +87,7 @@ class ScopeOwner:
 
         self.l2 = L2Store(os.path.join(data_dir, "l2"), self.embedder.name, self.embedder.dim)
         self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
+        self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate)
         self.states: OrderedDict[str, ScopeState] = OrderedDict()  # hot scopes, least recently used first
         self.matrices: dict[str, _Matrix] = {}
         self.where: dict[str, str] = {}  # memory id -> scope, for hot records
@@ -256,8 +258,14 @@ class ScopeOwner:
         if not todo:
             return results
         t0 = time.perf_counter()
-        # The gate runs before anything is kept, logged or embedded.
-        reports = {i: self.gate.scan(reqs[i].text, reqs[i].source) for i in todo}
+        # The gate runs before anything is kept, logged or embedded: in the gate pool for
+        # batches (off this core), in process for a handful (a hop costs more than the scan).
+        texts_in, sources_in = [reqs[i].text for i in todo], [reqs[i].source for i in todo]
+        if len(todo) >= self.cfg.runtime.gate_pool_min_batch:
+            scanned = await self.gate_pool.scan(texts_in, sources_in)
+        else:
+            scanned = [self.gate.scan(t, s) for t, s in zip(texts_in, sources_in)]
+        reports = dict(zip(todo, scanned))
         stored = [i for i in todo if reports[i].text is not None]
         texts = [reports[i].text for i in stored]
         t1 = self._tick("gate", t0)

@@ -13,6 +13,8 @@ from .errors import ConfigError
 @dataclass(slots=True)
 class RuntimeConfig:
     num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
+    gate_workers: int = 1  # stateless gate actors the owners send batches to (0: scan inside the owner)
+    gate_pool_min_batch: int = 32  # smaller batches are scanned inside the owner: a hop costs more
     owner_queue_max: int = 10_000  # writes waiting per owner before callers get BackPressure
     write_batch_max: int = 1_000  # items per owner call; write_many sends its calls concurrently
     ledger_chunk: int = 250  # an owner sends a batch's ledger events in chunks of this many writes, pipelined
