@@ -238,6 +238,16 @@ def test_tampered_ledger_file_is_found_at_the_right_seq(ray_session, data_dir):
         rt.close()
     con = duckdb.connect(os.path.join(data_dir, "ledger.duckdb"))
     con.execute("UPDATE events SET reason = NULL WHERE seq = 4").fetchall()
+    con.execute("UPDATE events SET seq = CASE seq WHEN 2 THEN 3 ELSE 2 END WHERE seq IN (2, 3)").fetchall()
+    con.close()
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    try:
+        v = rt.audit.verify()  # two events swapped: the chain breaks where the order does
+        assert not v["ok"] and v["first_bad_seq"] == 2
+    finally:
+        rt.close()
+    con = duckdb.connect(os.path.join(data_dir, "ledger.duckdb"))
+    con.execute("UPDATE events SET seq = CASE seq WHEN 2 THEN 3 ELSE 2 END WHERE seq IN (2, 3)").fetchall()
     con.execute("DELETE FROM events WHERE seq = 3").fetchall()
     con.close()
     rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
@@ -320,3 +330,19 @@ def test_gate_pool_scans_batches_and_survives_a_dead_worker(runtime):
         ray.kill(w, no_restart=True)  # the owner falls back to scanning in process
     items = [{"scope": ALICE, "text": f"later {i}: key sk-proj-{'a' * 30}{i:04d}", "actor": "ag"} for i in range(40)]
     assert {r.decision for r in runtime.write_many(items)} == {"blocked"}
+
+
+def test_hot_index_is_bounded_and_cold_scopes_still_answer(ray_session, data_dir):
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "hot_cache_max_memories": 5}})
+    try:
+        scopes = [f"/org/a/user/u{i}/" for i in range(4)]
+        rt.grant("ag", "/org/a/", write=True)
+        ids = {s: [r.memory_id for r in rt.write_many([{"scope": s, "text": f"{s} likes tea kind {j}",
+                                                        "actor": "ag"} for j in range(5)])] for s in scopes}
+        rt.flush()
+        assert rt.stats()[0]["hot_memories"] <= 5
+        for s in scopes:
+            res = recall(rt, "likes tea kind", "ag", [s], k=10)
+            assert {h.memory_id for h in res.hits} == set(ids[s])
+    finally:
+        rt.close()
