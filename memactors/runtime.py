@@ -35,6 +35,8 @@ from .core.errors import (
 )
 from .core.grants import GrantTable
 from .core import errors
+from .core import scoring as S
+from .core.selection import finalize
 from .core.scopes import GLOBAL, parse_scope
 from .embed import get_embedder
 from .gate import Gate, GatePolicy
@@ -55,6 +57,9 @@ class Hit:
     pool: str = "vault"
     source_kind: str = "user_stated"
     confidence: float = 1.0
+    components: dict = field(default_factory=dict)  # vector, keyword, recency, importance, each in [0, 1]
+    stale: bool = False  # soft-expired or marked stale: its score was halved
+    conflict: dict | None = None  # {"overrides": [memory ids], "reason": ...} when it won a conflict
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -362,68 +367,102 @@ class Runtime:
     # --- recall ----------------------------------------------------------------------------
 
     def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
-               top_k: int = 5) -> RecallResult:
-        """Recall through the recall contract: refused without ``allowed_scopes`` or beyond the
-        actor's read grants; visible = each allowed scope plus its ancestors."""
+               top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+               weights: Any = None) -> RecallResult:
+        """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
+        the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
+        scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
+        config), conflicts resolved, then the relevance ``threshold``, ``top_k`` and the
+        optional ``token_budget`` applied."""
+        return self._recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
+                            weights, "pull")
+
+    def push(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str = "task_start",
+             max_items: int | None = None, token_budget: int | None = None, threshold: float | None = None,
+             weights: Any = None) -> RecallResult:
+        """Push recall at task start (and every ``push_refresh_turns`` turns): at most
+        ``push_max_items`` items within ``push_token_budget`` tokens (CJK-aware estimate), by
+        the same path as ``recall``."""
+        rc = self.config.recall
+        return self._recall(goal, actor, task_id, allowed_scopes, purpose, max_items or rc.push_max_items,
+                            token_budget or rc.push_token_budget, threshold, weights, "push")
+
+    def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
+                mode: str) -> RecallResult:
         self._check_open()
-        req = R.RecallRequest(query, actor, task_id, list(allowed_scopes or []), purpose, top_k).validate()
+        req = R.RecallRequest(query, actor, task_id, list(allowed_scopes or []), purpose, top_k,
+                              token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
         try:
             visible = self._grants.check_recall(actor, allowed)
         except MemactorsError:
             self._grants = GrantTable.from_list(self._get(self._ledger.grants.remote()))
             visible = self._grants.check_recall(actor, allowed)
-        # The query passes the gate before it is embedded or digested.
+        rc = self.config.recall
+        try:
+            w = S.Weights.parse(weights if weights is not None else rc.weights)
+        except ValueError as exc:
+            raise R.InvalidRecord(str(exc)) from None
+        thr = rc.threshold if threshold is None else float(threshold)
+        # The query passes the gate before it is embedded, tokenised or digested.
         text = self.gate.redact_all(req.query)
-        qvec = self.embedder.embed([text])[0]
         now = self.clock.now_us()
-        parts = self._fan_out([str(s) for s in visible], qvec, now, req.top_k, actor, req.allowed_scopes)
-        hits = sorted((h for p in parts for h in p["hits"]), key=lambda h: -h["score"])
+        owner_req = {"scopes": [str(s) for s in visible], "qvec": self.embedder.embed([text])[0],
+                     "qtokens": S.tokenize(text), "now": now, "m": max(3 * req.top_k, 20), "actor": actor,
+                     "allowed": req.allowed_scopes, "weights": w.as_tuple()}
+        parts = self._fan_out(owner_req)
+        cands = sorted((h for p in parts for h in p["hits"]), key=lambda h: (-h["score"], h["memory_id"]))
+        chosen, info = finalize(cands, threshold=thr, max_items=req.top_k, token_budget=req.token_budget)
         paths = {p["path"] for p in parts}
-        kept = hits[: req.top_k]
         result = RecallResult(
             recall_id=uuid.uuid4().hex,
-            hits=[Hit(**{k: h[k] for k in Hit.__slots__}) for h in kept],
+            hits=[Hit(**{k: h.get(k) for k in Hit.__slots__ if k in h}) for h in chosen],
             visible_scopes=[str(s) for s in visible],
             path=paths.pop() if len(paths) == 1 else "mixed",
-            removed={"top_k": max(0, len(hits) - len(kept))},
+            removed=info["removed"],
         )
-        self._log_recall(req, result, now)
+        self._log_recall(req, result, now, mode=mode, weights=w, threshold=thr, candidates=len(cands), info=info)
         return result
 
-    def _fan_out(self, visible: list[str], qvec, now: int, k: int, actor: str, allowed: list[str]) -> list[dict]:
+    def _fan_out(self, req: dict) -> list[dict]:
         """Ask the owners of the visible scopes. When one owner holds every scope but /global/
         (one tenant: the usual case), it alone answers, over a compiled graph when enabled,
         and /global/'s owner is asked only if /global/ holds anything."""
         n = len(self._owners)
         glob = owner_index(GLOBAL, n)
+        visible = req["scopes"]
         tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
         if len(tenant_owners) == 1:
             oi = tenant_owners.pop()
-            args = (visible, qvec, now, k, actor, allowed)
-            part = self._compiled[oi].call(args) if self.config.recall.compiled_path else None
+            part = self._compiled[oi].call(req) if self.config.recall.compiled_path else None
             if part is None:
-                part = self._get(self._owners[oi].recall.remote(*args))
+                part = self._get(self._owners[oi].recall.remote(req))
             elif "error" in part:
                 raise getattr(errors, part["error"], errors.MemactorsError)(part["message"])
             parts = [part]
             if part.get("needs_global") and oi != glob:
-                parts.append(self._get(self._owners[glob].recall.remote([str(GLOBAL)], qvec, now, k, actor, allowed)))
+                parts.append(self._get(self._owners[glob].recall.remote(dict(req, scopes=[str(GLOBAL)]))))
             return parts
         by_owner: dict[int, list[str]] = {}
         for s in visible:
             by_owner.setdefault(owner_index(parse_scope(s), n), []).append(s)
-        return self._get_all([self._owners[oi].recall.remote(scopes, qvec, now, k, actor, allowed)
+        return self._get_all([self._owners[oi].recall.remote(dict(req, scopes=scopes))
                               for oi, scopes in by_owner.items()])
 
-    def _log_recall(self, req: R.RecallRequest, result: RecallResult, now: int) -> None:
+    def _log_recall(self, req: R.RecallRequest, result: RecallResult, now: int, *, mode: str, weights: S.Weights,
+                    threshold: float, candidates: int, info: dict) -> None:
+        # Ids, scores and their components, the filters and the counts; never content or query text.
         digest = hmac.new(self._digest_key, self.gate.redact_all(req.query).encode(), hashlib.sha256).hexdigest()
         row = {
             "recall_id": result.recall_id, "ts": now, "actor": req.actor, "task_id": req.task_id,
             "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
             "query_digest": digest, "top_k": req.top_k,
-            "hits": [{"memory_id": h.memory_id, "scope": h.scope, "score": round(h.score, 6)} for h in result.hits],
-            "filters": {"scopes": result.visible_scopes, "status": "active", "not_hard_expired_at": now},
+            "hits": [{"memory_id": h.memory_id, "scope": h.scope, "version": h.version, "score": round(h.score, 6),
+                      "components": {k: round(v, 6) for k, v in h.components.items()}, "stale": h.stale,
+                      "conflict": h.conflict} for h in result.hits],
+            "filters": {"scopes": result.visible_scopes, "status": "active", "not_hard_expired_at": now,
+                        "mode": mode, "threshold": threshold, "weights": weights.as_tuple(),
+                        "token_budget": req.token_budget, "candidates": candidates, "tokens": info["tokens"]},
             "removed": result.removed,
         }
         with self._recall_lock:

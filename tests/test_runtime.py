@@ -215,7 +215,9 @@ def test_compiled_and_plain_paths_agree(runtime):
     # The owner checks grants on the compiled path too, and says which error it was.
     bob = "/org/a/user/bob/"
     compiled = runtime._compiled[runtime._owners.index(runtime._owner(bob))]
-    out = compiled.call(([bob], runtime.embedder.embed(["tea"])[0], 0, 5, "ag", [bob]))
+    req = {"scopes": [bob], "qvec": runtime.embedder.embed(["tea"])[0], "qtokens": ["tea"], "now": 0, "m": 5,
+           "actor": "ag", "allowed": [bob], "weights": (0.4, 0.3, 0.2, 0.1)}
+    out = compiled.call(req)
     assert out["error"] == "AccessDenied"
 
 

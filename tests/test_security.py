@@ -80,7 +80,9 @@ def test_owner_enforces_grants_even_without_the_facade(populated):
 
     owner = rt._owner(A420)
     with pytest.raises(AccessDenied):
-        rt._get(owner.recall.remote([A420], np.zeros(rt.embedder.dim, np.float32), 0, 5, "ag42", [A420]))
+        rt._get(owner.recall.remote({"scopes": [A420], "qvec": np.zeros(rt.embedder.dim, np.float32), "qtokens": [],
+                                     "now": 0, "m": 5, "actor": "ag42", "allowed": [A420],
+                                     "weights": (0.4, 0.3, 0.2, 0.1)}))
     item = {"scope": A420, "text": "x", "actor": "ag42", "idempotency_key": "k"}
     full = memactors.core.records.request_fields(memactors.core.records.write_request(item))
     with pytest.raises(AccessDenied):

@@ -38,37 +38,17 @@ from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
 from . import items as I
+from ..core import scoring as S
 from .gate_pool import GatePool
+from .recall_index import HIT_FIELDS, HotIndex, rivals_of, score_rows
 from .naming import LEDGER, gate_worker_name, owner_index, owner_name
 
 log = logging.getLogger("memactors.owner")
 GLOBAL_SCOPE = str(GLOBAL)
 
-HIT_FIELDS = ("memory_id", "scope", "content", "subject", "predicate", "object", "version", "pool", "source_kind",
-              "confidence", "importance", "created_at", "updated_at")
-
-
-def _hit(rec: dict, score: float) -> dict:
-    h = {k: rec.get(k) for k in HIT_FIELDS}
-    h["score"] = float(score)
-    return h
-
-
 def _cow(st: ScopeState) -> ScopeState:
     """A copy to change and swap in whole: indexes copied, records shared (never mutated)."""
     return ScopeState(dict(st.records), dict(st.by_entity), dict(st.by_hash), dict(st.entity_version))
-
-
-class _Matrix:
-    """A hot scope's active vectors stacked for one matrix-vector product per recall."""
-
-    __slots__ = ("state", "recs", "mat", "hard")
-
-    def __init__(self, state: ScopeState, dim: int) -> None:
-        self.state = state  # the state it was built from: a swapped-in state invalidates it
-        recs = self.recs = state.active()
-        self.mat = np.stack([r["vector"] for r in recs]).astype(np.float32) if recs else np.zeros((0, dim), np.float32)
-        self.hard = np.array([r["hard_expires_at"] or np.iinfo(np.int64).max for r in recs], dtype=np.int64)
 
 
 @ray.remote(num_cpus=0, max_concurrency=1000)
@@ -89,7 +69,7 @@ class ScopeOwner:
         self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
         self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate)
         self.states: OrderedDict[str, ScopeState] = OrderedDict()  # hot scopes, least recently used first
-        self.matrices: dict[str, _Matrix] = {}
+        self.matrices: dict[str, HotIndex] = {}
         self.where: dict[str, str] = {}  # memory id -> scope, for hot records
         self.working = WorkingPool(rc.working_pool_size, int(rc.session_ttl_s * 1_000_000))
         self.locks: dict[str, asyncio.Lock] = {}
@@ -490,16 +470,17 @@ class ScopeOwner:
 
     # --- recall ----------------------------------------------------------------------------
 
-    def _recall_core(self, scopes: list[str], qvec: np.ndarray, now_us: int, k: int, actor: str,
-                     allowed: list[str]) -> tuple[list[dict], list[str], bool]:
-        """The hot part of a recall: (hits, cold scopes still to query, whether /global/ must be
-        asked of its owner). Reads only: it also runs on the compiled graph's thread, so it
-        never mutates shared state (states are swapped whole, never edited in place)."""
+    def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool]:
+        """The hot part of a recall: (scored candidates, cold scopes still to query, whether
+        /global/ must be asked of its owner). Reads only: it also runs on the compiled graph's
+        thread, so it never mutates shared state (states are swapped whole, never edited)."""
         # The owner checks grants itself: a caller that skips the facade gets no further.
-        self.grants.check_recall(actor, [parse_scope(s) for s in allowed])
-        hits: list[dict] = []
-        cold, needs_global = [], False
-        for s in scopes:
+        self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
+        qvec, qtokens, now_us = req["qvec"], req["qtokens"], req["now"]
+        weights = S.Weights.parse(req["weights"])
+        cands: list[dict] = []
+        cold, needs_global, hot = [], False, {}
+        for s in req["scopes"]:
             if s == GLOBAL_SCOPE and not self.is_global_owner:
                 needs_global = self.global_live
                 continue
@@ -508,49 +489,62 @@ class ScopeOwner:
                 if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
                     cold.append(s)
                 continue
-            m = self.matrices.get(s)
-            if m is None or m.state is not st:
-                m = self.matrices[s] = _Matrix(st, self.embedder.dim)
-            if m.recs:
-                scores = m.mat @ qvec
-                live = np.flatnonzero(m.hard > now_us)
-                if live.size:
-                    top = live[np.argsort(-scores[live])[:k]]
-                    hits.extend(_hit(m.recs[j], scores[j]) for j in top)
-            for rec in self.working.peek(s, now_us):
-                hits.append(_hit(rec, float(np.dot(rec["vector"], qvec))))
-        return hits, cold, needs_global
+            hot[s] = st
+            idx = self.matrices.get(s)
+            if idx is None or idx.state is not st:
+                idx = self.matrices[s] = HotIndex(st, self.embedder.dim)
+            cands += idx.score(qvec, qtokens, now_us, weights)
+            working = self.working.peek(s, now_us)
+            if working:  # a few items: BM25 over them alone, built per recall
+                kidx = S.KeywordIndex()
+                for r in working:
+                    kidx.add(r["memory_id"], S.tokenize(r["content"]))
+                bm = kidx.scores(qtokens)
+                rows = [dict(r, cosine=float(np.dot(r["vector"], qvec)), bm25=bm.get(r["memory_id"], 0.0))
+                        for r in working]
+                cands += score_rows(rows, now_us, weights)
+        cands.sort(key=lambda h: -h["score"])
+        top = cands[: req["m"]]
+        # Rivals: same entity key as a candidate, below the cut; conflict resolution needs them.
+        top_ids = {h["memory_id"] for h in top}
+        by_id = {h["memory_id"]: h for h in cands}
+        top += [by_id[r["memory_id"]] for r in rivals_of(top, hot) if r["memory_id"] in by_id
+                and r["memory_id"] not in top_ids]
+        return top, cold, needs_global
 
-    def _finish(self, hits: list[dict], cold_rows: list[dict], cold: list[str], scopes: list[str], k: int,
-                needs_global: bool) -> dict:
-        hits.extend(_hit(r, r["score"]) for r in cold_rows)
-        floor = self.cfg.recall.min_score
-        hits = sorted((h for h in hits if h["score"] > floor), key=lambda h: -h["score"])
-        path = "hot" if not cold else ("cold" if len(cold) == len(scopes) else "mixed")
-        return {"hits": hits[:k], "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
+    def _cold(self, req: dict, cold: list[str]) -> list[dict]:
+        rows = self.l2.hybrid_search(req["qvec"], req["qtokens"], cold, req["now"], req["m"])
+        return score_rows(rows, req["now"], S.Weights.parse(req["weights"]))
 
-    async def recall(self, scopes: list[str], qvec: np.ndarray, now_us: int, k: int, actor: str,
-                     allowed: list[str]) -> dict:
-        """Candidates from ``scopes`` (this owner's part of a visible set), best first."""
+    def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool) -> dict:
+        hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
+        floor = req.get("min_score", self.cfg.recall.min_score)
+        hits = [h for h in hits if h["score"] > floor]
+        path = "hot" if not cold else ("cold" if len(cold) == len(req["scopes"]) else "mixed")
+        return {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
+
+    async def recall(self, req: dict) -> dict:
+        """Scored candidates from ``req["scopes"]`` (this owner's part of a visible set): the
+        best ``m`` and their entity-key rivals. Threshold, conflicts and budget are applied by
+        the caller over every owner's candidates."""
         await self._ready()
-        hits, cold, needs_global = self._recall_core(scopes, qvec, now_us, k, actor, allowed)
-        for s in scopes:
+        hits, cold, needs_global = self._recall_core(req)
+        for s in req["scopes"]:
             if s in self.states:
                 self.states.move_to_end(s)
-        rows = await asyncio.to_thread(self.l2.search, qvec, cold, now_us, k) if cold else []
-        return self._finish(hits, rows, cold, scopes, k, needs_global)
+        cold_hits = await asyncio.to_thread(self._cold, req, cold) if cold else []
+        return self._finish(hits, cold_hits, cold, req, needs_global)
 
-    def recall_compiled(self, req: tuple) -> dict:
+    def recall_compiled(self, req: dict) -> dict:
         """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no
         per-call task submission, about a fifth of a plain actor call's round trip. Runs on the
         graph's own thread."""
         if self._started is None or not self._started.done():
             return {"not_ready": True}
         try:
-            scopes, qvec, now_us, k, actor, allowed = req
-            hits, cold, needs_global = self._recall_core(scopes, qvec, now_us, k, actor, allowed)
-            rows = self.l2.search(qvec, cold, now_us, k) if cold else []
-            return self._finish(hits, rows, cold, scopes, k, needs_global)
+            hits, cold, needs_global = self._recall_core(req)
+            cold_hits = self._cold(req, cold) if cold else []
+            return self._finish(hits, cold_hits, cold, req, needs_global)
         except MemactorsError as exc:  # a compiled graph cannot carry our exception types across
             return {"error": type(exc).__name__, "message": str(exc)}
 

@@ -40,7 +40,12 @@ class EmbedderConfig:
 @dataclass(slots=True)
 class RecallConfig:
     default_top_k: int = 5
-    min_score: float = 0.0  # hits below this vector score are not returned (issue 4 tunes it)
+    weights: list = field(default_factory=lambda: [0.4, 0.3, 0.2, 0.1])  # vector, keyword, recency, importance
+    threshold: float = 0.35  # relevance threshold on the fused score (see benchmarks/RESULTS.md: the harness)
+    push_max_items: int = 5  # push recall at task start: most items
+    push_token_budget: int = 2_000  # push recall: most tokens (CJK-aware estimate)
+    push_refresh_turns: int = 5  # push again every this many turns
+    min_score: float = 0.0  # owners drop candidates whose fused score is not above this
     log_flush_s: float = 0.2  # recall evidence is batched and committed at least this often
     compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
 
@@ -70,7 +75,10 @@ class Config:
                 if isinstance(default, bool) or not isinstance(value, (type(default), int)):
                     if type(value) is not type(default):
                         raise ConfigError(f"[{section}].{key} must be {type(default).__name__}")
-                setattr(target, key, type(default)(value))
+                try:
+                    setattr(target, key, type(default)(value))
+                except (TypeError, ValueError):
+                    raise ConfigError(f"[{section}].{key} must be {type(default).__name__}") from None
         grants = data.pop("grants", []) or []
         if not isinstance(grants, list) or not all(isinstance(g, dict) and "actor" in g and "scope" in g for g in grants):
             raise ConfigError("grants must be a list of tables with actor and scope (and read, write)")

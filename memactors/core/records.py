@@ -64,6 +64,9 @@ def memory_schema(dim: int) -> pa.Schema:
             pa.field("retrieved_count", pa.int32(), nullable=False),
             pa.field("soft_expires_at", TS),
             pa.field("hard_expires_at", TS),
+            # Derived, for keyword search: tokens of the content as stored (words, CJK bigrams),
+            # plus those of retrieval context from the write's session (e.g. the turn before).
+            pa.field("search_text", pa.string()),
         ],
         metadata={b"memactors.schema_version": str(SCHEMA_VERSION).encode()},
     )
@@ -146,6 +149,7 @@ class WriteRequest:
     importance: float = 0.5
     pool: str = "vault"
     idempotency_key: str | None = None
+    context: str | None = None  # retrieval context (e.g. the previous turn): indexed, never shown
 
     def validate(self) -> WriteRequest:
         self.scope = str(parse_scope(self.scope))
@@ -179,6 +183,8 @@ class WriteRequest:
             raise InvalidRecord("importance must be a number between 0 and 1")
         if self.idempotency_key is not None:
             check_identifier(self.idempotency_key, "idempotency_key")
+        if self.context is not None and (not isinstance(self.context, str) or len(self.context) > MAX_CONTENT_CHARS):
+            raise InvalidRecord(f"context must be a string of at most {MAX_CONTENT_CHARS} characters")
         return self
 
     @property
@@ -219,8 +225,12 @@ class WriteResult:
         }
 
 
-def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, status: str = "active") -> dict:
-    """A new record for a validated write whose text passed the gate (``text`` is as stored)."""
+def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, status: str = "active",
+                 context: str | None = None) -> dict:
+    """A new record for a validated write whose text passed the gate (``text`` is as stored;
+    ``context``, if any, passed it too)."""
+    from .scoring import tokenize  # the one tokenizer of the keyword side, hot and cold
+
     day = 86_400_000_000
     return {
         "memory_id": memory_id,
@@ -245,6 +255,7 @@ def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, stat
         "retrieved_count": 0,
         "soft_expires_at": now_us + int(req.soft_ttl_days * day) if req.soft_ttl_days else None,
         "hard_expires_at": now_us + int(req.ttl_days * day) if req.ttl_days else None,
+        "search_text": " ".join(tokenize(text if not context else f"{text}\n{context}")),
     }
 
 

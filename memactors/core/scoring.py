@@ -36,8 +36,9 @@ from .scopes import parse_scope
 US_PER_DAY = 86_400_000_000
 STALE_FACTOR = 0.5
 HALF_LIFE_DAYS = 30.0
-# BM25 score at which the keyword component is 0.5. On LoCoMo questions (English, ~8 content
-# words, Lucene BM25 below) a turn sharing one rare word scores ~3-6, the best turns ~8-15.
+# BM25 score at which the keyword component is 0.5. On LoCoMo (questions against one
+# conversation's turns, this file's tokenizer and BM25) the top-3 scores of a question have
+# 10th/50th/90th percentiles 4.6/6.9/12.5: k=8 puts a typical best match near 0.5.
 KEYWORD_K = 8.0
 BM25_K1 = 1.2
 BM25_B = 0.75

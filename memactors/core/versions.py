@@ -23,7 +23,7 @@ class ScopeState:
     def put(self, rec: dict) -> None:
         mid = rec["memory_id"]
         self.records[mid] = rec
-        key = _entity_key(rec)
+        key = entity_key(rec)
         if key is not None:
             self.entity_version[key] = max(self.entity_version.get(key, 0), int(rec["version"]))
         if rec["status"] == "active":
@@ -39,7 +39,7 @@ class ScopeState:
 
     def _unindex(self, rec: dict) -> None:
         mid = rec["memory_id"]
-        key = _entity_key(rec)
+        key = entity_key(rec)
         if key is not None and self.by_entity.get(key) == mid:
             del self.by_entity[key]
         if self.by_hash.get(rec["content_hash"]) == mid:
@@ -55,7 +55,7 @@ class ScopeState:
         return [r for r in self.records.values() if r["status"] == "active"]
 
 
-def _entity_key(rec: dict) -> tuple[str, str] | None:
+def entity_key(rec: dict) -> tuple[str, str] | None:
     if rec.get("subject") is None:
         return None
     return (R.normalise(rec["subject"]), R.normalise(rec["predicate"]))
@@ -81,7 +81,7 @@ def decide(state: ScopeState, rec: dict, now_us: int) -> Decision:
       >= the active one's -> version n+1, old one superseded; lower -> kept as superseded.
     - text-only writes: same normalised content as an active one -> refreshed.
     """
-    key = _entity_key(rec)
+    key = entity_key(rec)
     if rec["status"] == "pending":
         rec["version"] = (state.entity_version.get(key, 0) + 1) if key else 1
         return Decision(R.PENDING, rec)

@@ -52,11 +52,33 @@ class L2Store:
         self._indexed = {i.columns[0] for i in self.table.list_indices()}
 
     def _ensure_indexes(self) -> None:
-        # Indexes are built once the table has rows; new rows are covered by optimize().
-        for col, cfg in (("scope", BTree()), ("status", Bitmap()), ("memory_id", BTree())):
-            if col not in self._indexed:
-                self.table.create_index(col, config=cfg)
-                self._indexed.add(col)
+        # Indexes are built once the table has rows; new rows are covered by reindex(). Several
+        # owners share the table: whoever comes second finds the index there, which is fine.
+        if {"scope", "status", "memory_id", "search_text"} <= self._indexed:
+            return
+        self.table.checkout_latest()
+        self._indexed |= {i.columns[0] for i in self.table.list_indices()}
+        todo = [(c, cfg) for c, cfg in (("scope", BTree()), ("status", Bitmap()), ("memory_id", BTree()))
+                if c not in self._indexed]
+        for col, cfg in todo:
+            self._create(lambda: self.table.create_index(col, config=cfg, replace=False))
+            self._indexed.add(col)
+        if "search_text" not in self._indexed:
+            # Native full-text index over the tokens we derive (words, CJK bigrams): split on
+            # white space only, so Chinese works the same as English, and hot and cold recall
+            # see the same terms.
+            self._create(lambda: self.table.create_fts_index(
+                "search_text", base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
+                ascii_folding=False, with_position=False))
+            self._indexed.add("search_text")
+
+    @staticmethod
+    def _create(make) -> None:
+        try:
+            make()
+        except (RuntimeError, ValueError) as exc:
+            if "already exists" not in str(exc):
+                raise
 
     def scopes(self) -> set[str]:
         """Every scope that has rows (one scan of the scope column)."""
@@ -117,6 +139,39 @@ class L2Store:
         for r in rows:
             r["score"] = 1.0 - float(r.pop("_distance"))
         return rows
+
+
+    def hybrid_search(self, vector: np.ndarray, qtokens: list[str], scopes: list[str], now_us: int,
+                      k: int) -> list[dict]:
+        """Candidates from the pre-filtered vector search and the pre-filtered full-text search,
+        merged by memory id, each with raw ``cosine`` and ``bm25`` (0 where that side did not
+        bring it: outside its top k, it scored lower than what did)."""
+        where = F.recall_filter(scopes, now_us)
+        q = np.asarray(vector, dtype=np.float32)
+        vec_rows = _ts_as_int(
+            self.table.search(q).distance_type("cosine").where(where, prefilter=True).select(HIT_COLUMNS)
+            .limit(k).to_arrow()
+        ).to_pylist()
+        out = {}
+        for r in vec_rows:
+            r["cosine"] = 1.0 - float(r.pop("_distance"))
+            r["bm25"] = 0.0
+            out[r["memory_id"]] = r
+        terms = " ".join(dict.fromkeys(qtokens))
+        if terms and "search_text" in self._indexed:
+            fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
+            tbl = fts.select([c for c in HIT_COLUMNS if c != "_distance"] + ["vector", "_score"]).limit(k).to_arrow()
+            vecs = None
+            if tbl.num_rows:
+                vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1)
+            for i, r in enumerate(_ts_as_int(tbl.drop_columns(["vector"])).to_pylist()):
+                bm = float(r.pop("_score"))
+                if r["memory_id"] in out:
+                    out[r["memory_id"]]["bm25"] = bm
+                else:
+                    r["cosine"], r["bm25"] = float(vecs[i] @ q), bm
+                    out[r["memory_id"]] = r
+        return list(out.values())
 
 
 def _rows(tbl: pa.Table) -> list[dict]:
