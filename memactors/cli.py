@@ -663,7 +663,7 @@ def _print_evidence(out: Out, ev: dict) -> None:
 
 
 # The demo and the gate verbs live in their own modules; importing them registers them on ``cli``.
-from memactors import cli_demo, cli_gate  # noqa: E402,F401
+from memactors import cli_demo, cli_explain, cli_gate  # noqa: E402,F401
 
 
 def main() -> None:

@@ -387,6 +387,23 @@ class Runtime:
         return self._recall(goal, actor, task_id, allowed_scopes, purpose, max_items or rc.push_max_items,
                             token_budget or rc.push_token_budget, threshold, weights, "push")
 
+    def mark_cited(self, recall_id: str, memory_ids: list[str]) -> int:
+        """Record which hits of ``recall_id`` the model actually used (evidence for later review)."""
+        self._check_open()
+        if not isinstance(recall_id, str) or len(recall_id) != 32:
+            raise R.InvalidRecord("recall_id must be the 32-character id a recall returned")
+        ids = [R.check_memory_id(m) for m in memory_ids]
+        self._flush_recall_log()
+        return self._get(self._ledger.mark_cited.remote(recall_id, ids, self.clock.now_us()))
+
+    def explain(self, recall_id: str) -> dict:
+        """Why each hit of a recall came back (score and its components, conflicts won), what
+        the filters were, and how many candidates the threshold, conflicts and budget removed."""
+        log = self.audit.recall(recall_id)
+        if log is None:
+            raise NotFound(f"no recall {recall_id} in the ledger")
+        return log
+
     def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
                 mode: str) -> RecallResult:
         self._check_open()

@@ -348,3 +348,35 @@ def test_hot_index_is_bounded_and_cold_scopes_still_answer(ray_session, data_dir
             assert {h.memory_id for h in res.hits} == set(ids[s])
     finally:
         rt.close()
+
+
+def test_evidence_components_citations_and_explain(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    runtime.grant("admin", "/org/a/", write=True)
+    runtime.write("/org/a/", "Org default: the team drinks black tea", actor="admin", subject="team", predicate="tea",
+                  object="black tea")
+    mine = runtime.write(ALICE, "Alice drinks green tea, not black", actor="ag", subject="team", predicate="tea",
+                         object="green tea")
+    runtime.write(ALICE, "Alice walks to work", actor="ag")
+    res = recall(runtime, "which tea", "ag", [ALICE], k=5)
+    ids = [h.memory_id for h in res.hits]
+    assert mine.memory_id in ids and res.removed["conflict"] == 1  # the org default lost to the user's own
+    won = next(h for h in res.hits if h.memory_id == mine.memory_id)
+    assert won.conflict["reason"] == "more_specific_scope"
+    assert set(won.components) == {"vector", "keyword", "recency", "importance"}
+    assert runtime.mark_cited(res.recall_id, [mine.memory_id]) == 1
+    with pytest.raises(ValidationError):
+        runtime.mark_cited(res.recall_id, ["0" * 32])
+    ex = runtime.explain(res.recall_id)
+    assert ex["cited"] == [mine.memory_id] and ex["removed"]["conflict"] == 1
+    assert ex["hits"][0]["components"] and ex["filters"]["threshold"] == runtime.config.recall.threshold
+
+
+def test_threshold_and_budget_are_counted(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    runtime.write_many([{"scope": ALICE, "text": f"Alice note {i}: " + "茶" * 300, "actor": "ag"} for i in range(4)])
+    res = runtime.push("茶", actor="ag", task_id="t", allowed_scopes=[ALICE], token_budget=700, threshold=0.0)
+    assert len(res.hits) == 2 and res.removed["budget"] == 2  # 300 CJK characters are ~300 tokens each
+    res = recall(runtime, "茶", "ag", [ALICE])
+    none = runtime.recall("茶", actor="ag", task_id="t", allowed_scopes=[ALICE], purpose="p", threshold=0.99)
+    assert not none.hits and none.removed["threshold"] >= 4

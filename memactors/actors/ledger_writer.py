@@ -139,7 +139,14 @@ class LedgerWriter:
 
     async def recall_log(self, recall_id: str):
         await self.flush()
-        return self.ledger.recall_log(recall_id)
+        log = self.ledger.recall_log(recall_id)
+        if log is not None:
+            log["cited"] = self.ledger.citations(recall_id)
+        return log
+
+    async def mark_cited(self, recall_id: str, memory_ids: list[str], ts: int) -> int:
+        await self.flush()
+        return self.ledger.mark_cited(recall_id, memory_ids, ts)
 
     async def sql(self, query: str, params: list | None = None) -> list[tuple]:
         """Read-only inspection for tests and the CLI (the file is locked to every other process)."""

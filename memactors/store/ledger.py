@@ -19,6 +19,7 @@ import orjson
 import pyarrow as pa
 
 from ..core import events as E
+from ..core.errors import InvalidRecord, NotFound
 from . import cipher
 
 _DDL = [
@@ -34,6 +35,7 @@ _DDL = [
         recall_id VARCHAR, ts BIGINT, actor VARCHAR, task_id VARCHAR, purpose VARCHAR,
         allowed_scopes VARCHAR[], visible_scopes VARCHAR[], query_digest VARCHAR, top_k INTEGER,
         hits VARCHAR, filters VARCHAR, removed VARCHAR)""",
+    "CREATE TABLE IF NOT EXISTS citations (recall_id VARCHAR, memory_id VARCHAR, ts BIGINT)",
 ]
 
 _EVENT_SCHEMA = pa.schema(
@@ -267,6 +269,24 @@ class Ledger:
         for k in ("hits", "filters", "removed"):
             d[k] = orjson.loads(d[k])
         return d
+
+    def mark_cited(self, recall_id: str, memory_ids: list[str], ts: int) -> int:
+        """Record which hits of a recall the model used. Only hits of that recall qualify."""
+        log = self.recall_log(recall_id)
+        if log is None:
+            raise NotFound(f"no recall {recall_id} in the ledger")
+        returned = {h["memory_id"] for h in log["hits"]}
+        stray = sorted(set(memory_ids) - returned)
+        if stray:
+            raise InvalidRecord(f"{len(stray)} memory id(s) were not hits of recall {recall_id}")
+        for mid in dict.fromkeys(memory_ids):
+            self._x("INSERT INTO citations VALUES (?, ?, ?)", [recall_id, mid, ts])
+        return len(set(memory_ids))
+
+    def citations(self, recall_id: str) -> list[str]:
+        rows = self.con.cursor().execute(
+            "SELECT DISTINCT memory_id FROM citations WHERE recall_id = ? ORDER BY memory_id", [recall_id]).fetchall()
+        return [r[0] for r in rows]
 
     def close(self) -> None:
         try:
