@@ -20,8 +20,9 @@ from typing import Any
 import ray
 
 from .actors.ledger_writer import LedgerWriter
+from .actors.embed_pool import EmbedWorker
 from .actors.gate_pool import GateWorker
-from .actors.naming import LEDGER, gate_worker_name, namespace_for, owner_index, owner_name
+from .actors.naming import LEDGER, embed_worker_name, gate_worker_name, namespace_for, owner_index, owner_name
 from .actors.owner import ScopeOwner
 from .core import records as R
 from .core.clock import Clock, SystemClock
@@ -237,6 +238,11 @@ class Runtime:
             GateWorker.options(name=gate_worker_name(i), namespace=self.namespace, get_if_exists=True,
                                lifetime=lifetime).remote(config.gate)
             for i in range(config.runtime.gate_workers)
+        ]
+        self._embed_workers = [
+            EmbedWorker.options(name=embed_worker_name(i), namespace=self.namespace, get_if_exists=True,
+                                lifetime=lifetime).remote(config.embedder.name, config.embedder.dim)
+            for i in range(config.runtime.embed_workers)
         ]
         n = config.runtime.num_owners
         self._owners = [
@@ -546,7 +552,7 @@ class Runtime:
                     ray.get(self._ledger.shutdown.remote(), timeout=30)
                 except Exception:  # noqa: BLE001 - killing it below releases the lock as well
                     pass
-                for a in [*self._owners, *self._gate_workers, self._ledger]:
+                for a in [*self._owners, *self._gate_workers, *self._embed_workers, self._ledger]:
                     ray.kill(a, no_restart=True)
             if self._started_ray:
                 ray.shutdown()

@@ -380,3 +380,18 @@ def test_threshold_and_budget_are_counted(runtime):
     res = recall(runtime, "茶", "ag", [ALICE])
     none = runtime.recall("茶", actor="ag", task_id="t", allowed_scopes=[ALICE], purpose="p", threshold=0.99)
     assert not none.hits and none.removed["threshold"] >= 4
+
+
+def test_embed_pool_serves_writes_and_falls_back(ray_session, data_dir):
+    import ray
+
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "embed_workers": 1}})
+    try:
+        rt.grant("ag", ALICE, write=True)
+        a = rt.write(ALICE, "Alice keeps bees on the roof", actor="ag")
+        ray.kill(rt._embed_workers[0], no_restart=True)
+        b = rt.write(ALICE, "Alice sells the honey at the market", actor="ag")
+        got = {h.memory_id for h in recall(rt, "bees honey", "ag", [ALICE]).hits}
+        assert {a.memory_id, b.memory_id} <= got
+    finally:
+        rt.close()

@@ -26,6 +26,10 @@ def gate_worker_name(index: int) -> str:
     return f"gate-{index}"
 
 
+def embed_worker_name(index: int) -> str:
+    return f"embed-{index}"
+
+
 def owner_index(scope: Scope, num_owners: int) -> int:
     tenant = scope.org or "global"
     return zlib.crc32(tenant.encode()) % num_owners

@@ -39,9 +39,10 @@ from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
 from . import items as I
 from ..core import scoring as S
+from .embed_pool import EmbedPool
 from .gate_pool import GatePool
 from .recall_index import HIT_FIELDS, HotIndex, rivals_of, score_rows
-from .naming import LEDGER, gate_worker_name, owner_index, owner_name
+from .naming import LEDGER, embed_worker_name, gate_worker_name, owner_index, owner_name
 
 log = logging.getLogger("memactors.owner")
 GLOBAL_SCOPE = str(GLOBAL)
@@ -62,10 +63,12 @@ class ScopeOwner:
         rc = self.cfg.runtime
         self.num_owners = rc.num_owners
         self.ledger = ray.get_actor(LEDGER, namespace=namespace)
-        self.embedder = get_embedder(self.cfg.embedder.name, self.cfg.embedder.dim)
+        self._embedder = None  # built on first need: with an embed pool an owner loads no model
+        self.embed_pool = EmbedPool([embed_worker_name(i) for i in range(rc.embed_workers)], namespace,
+                                    self._local_embedder)
         from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
 
-        self.l2 = L2Store(os.path.join(data_dir, "l2"), self.embedder.name, self.embedder.dim)
+        self.l2 = L2Store(os.path.join(data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim)
         self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
         self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate)
         self.states: OrderedDict[str, ScopeState] = OrderedDict()  # hot scopes, least recently used first
@@ -108,7 +111,7 @@ class ScopeOwner:
         for ev in await self.ledger.working_since.remote(now - self.working.ttl_us):
             if ev["data"] is not None and self._mine(ev["scope"]):
                 rec = ev["data"]
-                rec["vector"] = self.embedder.embed([rec["content"]])[0]
+                rec["vector"] = (await self.embed_pool.embed([rec["content"]]))[0]
                 self.working.put(rec)
         if self.is_global_owner:
             st = await self._state(GLOBAL_SCOPE)
@@ -140,7 +143,7 @@ class ScopeOwner:
             if e["action"] == "write":
                 if data is None:  # its key was destroyed: a forget follows
                     continue
-                data["vector"] = self.embedder.embed([data["content"]])[0]
+                data["vector"] = (await self.embed_pool.embed([data["content"]]))[0]
                 rec = data
                 self.created_here.discard(mid)
             elif e["action"] == "forget":
@@ -249,7 +252,7 @@ class ScopeOwner:
         stored = [i for i in todo if reports[i].text is not None]
         texts = [reports[i].text for i in stored]
         t1 = self._tick("gate", t0)
-        vecs = self.embedder.embed(texts)
+        vecs = await self.embed_pool.embed(texts) if texts else []
         vec_of = dict(zip(stored, vecs))
         self._tick("embed", t1)
         scopes = sorted({reqs[i].scope for i in todo})
@@ -303,6 +306,11 @@ class ScopeOwner:
         if len(self.pending) >= self.cfg.runtime.l2_flush_max_rows:
             asyncio.get_running_loop().create_task(self._flush())
         return results
+
+    def _local_embedder(self):
+        if self._embedder is None:
+            self._embedder = get_embedder(self.cfg.embedder.name, self.cfg.embedder.dim)
+        return self._embedder
 
     def _tick(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -492,7 +500,7 @@ class ScopeOwner:
             hot[s] = st
             idx = self.matrices.get(s)
             if idx is None or idx.state is not st:
-                idx = self.matrices[s] = HotIndex(st, self.embedder.dim)
+                idx = self.matrices[s] = HotIndex(st, self.cfg.embedder.dim)
             cands += idx.score(qvec, qtokens, now_us, weights)
             working = self.working.peek(s, now_us)
             if working:  # a few items: BM25 over them alone, built per recall

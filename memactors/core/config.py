@@ -15,6 +15,8 @@ class RuntimeConfig:
     num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
     gate_workers: int = 1  # stateless gate actors the owners send batches to (0: scan inside the owner)
     gate_pool_min_batch: int = 32  # smaller batches are scanned inside the owner: a hop costs more
+    embed_workers: int = 0  # embedding actors owners send batches to (0: embed inside the owner, right for
+    # the default hashing embedder; 1-2 for MiniLM, so each owner does not load a model)
     owner_queue_max: int = 10_000  # writes waiting per owner before callers get BackPressure
     write_batch_max: int = 1_000  # items per owner call; write_many sends its calls concurrently
     ledger_chunk: int = 250  # an owner sends a batch's ledger events in chunks of this many writes, pipelined

@@ -2,5 +2,6 @@
 
 from .base import Embedder, get_embedder, register_embedder
 from .hashing import HashEmbedder
+from . import minilm  # noqa: F401 - registers "all-minilm-l6-v2"; its heavy imports wait until it is built
 
 __all__ = ["Embedder", "HashEmbedder", "get_embedder", "register_embedder"]
