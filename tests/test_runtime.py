@@ -395,3 +395,21 @@ def test_embed_pool_serves_writes_and_falls_back(ray_session, data_dir):
         assert {a.memory_id, b.memory_id} <= got
     finally:
         rt.close()
+
+
+def test_retrieval_context_is_indexed_not_shown_and_gated(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    w = runtime.write(ALICE, "Yes, every Sunday morning.", actor="ag",
+                      context="Do you still go swimming at the lake? call 13812345678")
+    runtime.write(ALICE, "Alice has a cat", actor="ag")
+    hits = runtime.recall("swimming lake", actor="ag", task_id="t", allowed_scopes=[ALICE], purpose="p",
+                          threshold=0.0).hits
+    assert hits and hits[0].memory_id == w.memory_id and hits[0].content == "Yes, every Sunday morning."
+    assert hits[0].components["keyword"] > 0 and hits[0].components["vector"] < 0.2
+    runtime.flush()
+    rows = runtime.audit.sql("SELECT count(*) FROM events")  # the phone in the context reached nothing
+    assert rows[0][0] > 0
+    import lancedb
+
+    tbl = lancedb.connect(os.path.join(runtime.data_dir, "l2")).open_table("memories").to_arrow()
+    assert "13812345678" not in repr(tbl.to_pylist())

@@ -243,12 +243,16 @@ class ScopeOwner:
         t0 = time.perf_counter()
         # The gate runs before anything is kept, logged or embedded: in the gate pool for
         # batches (off this core), in process for a handful (a hop costs more than the scan).
-        texts_in, sources_in = [reqs[i].text for i in todo], [reqs[i].source for i in todo]
+        # Retrieval context is scanned too: it is indexed (as tokens) beside the memory.
+        with_ctx = [i for i in todo if reqs[i].context]
+        texts_in = [reqs[i].text for i in todo] + [reqs[i].context for i in with_ctx]
+        sources_in = [reqs[i].source for i in todo] + [reqs[i].source for i in with_ctx]
         if len(todo) >= self.cfg.runtime.gate_pool_min_batch:
             scanned = await self.gate_pool.scan(texts_in, sources_in)
         else:
             scanned = [self.gate.scan(t, s) for t, s in zip(texts_in, sources_in)]
         reports = dict(zip(todo, scanned))
+        contexts = {i: r.text for i, r in zip(with_ctx, scanned[len(todo):])}  # None when blocked
         stored = [i for i in todo if reports[i].text is not None]
         texts = [reports[i].text for i in stored]
         t1 = self._tick("gate", t0)
@@ -268,7 +272,8 @@ class ScopeOwner:
             ledger_items, effects, refs = [], [], []
             chunk = self.cfg.runtime.ledger_chunk
             for n, i in enumerate(todo, 1):
-                item, effect, results[i] = self._decide(reqs[i], reports[i], vec_of.get(i), staged, now_us)
+                item, effect, results[i] = self._decide(reqs[i], reports[i], vec_of.get(i), staged, now_us,
+                                                        contexts.get(i))
                 ledger_items.append(item)
                 effects.append(effect)
                 if n % chunk == 0 or n == len(todo):
@@ -317,7 +322,7 @@ class ScopeOwner:
         self.timing[stage] = self.timing.get(stage, 0.0) + (now - since)
         return now
 
-    def _decide(self, req: R.WriteRequest, report, vec, staged: dict, now_us: int):
+    def _decide(self, req: R.WriteRequest, report, vec, staged: dict, now_us: int, context: str | None = None):
         """Decide one write against the staged state. Returns (ledger item, effect, result)."""
         summary = report.summary()
         if report.text is None:
@@ -326,7 +331,7 @@ class ScopeOwner:
         gate_decision = report.decision
         # pending: held for review, kept out of recall (status pending) until approved.
         rec = R.build_record(req, report.text, R.new_memory_id(), now_us,
-                             status="pending" if gate_decision == R.PENDING else "active")
+                             status="pending" if gate_decision == R.PENDING else "active", context=context)
         rec["vector"] = vec
         if req.pool == "working" or gate_decision == R.WORKING_ONLY:
             # working_only: risky but useful (code under analysis, chit-chat): L1 only, never L2.
