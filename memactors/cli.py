@@ -688,6 +688,8 @@ def bench() -> None:
 @click.option("--max-questions", type=click.IntRange(1), help="Only the first N questions of each conversation.")
 @click.option("--bootstrap", type=click.IntRange(0, 100_000), default=1000, show_default=True,
               help="Paired bootstrap resamples of the queries per configuration (0: none).")
+@click.option("--embedder", default="hash-ngram-v1", show_default=True,
+              help="Embedder of the store: hash-ngram-v1, or all-minilm-l6-v2 (the [minilm] extra).")
 @click.option("--context", type=click.Choice(["none", "prev"]), default="none", show_default=True,
               help="prev: write each turn with its session's previous turn as retrieval context (indexed, not shown).")
 @click.option("--beta", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
@@ -697,7 +699,7 @@ def bench() -> None:
               help="The benchmark's own store: must be new or empty (never your main data folder).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as one JSON object instead of tables.")
 def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_questions: int | None, bootstrap: int,
-                     context: str, beta: float, fresh: bool, data: str, as_json: bool) -> None:
+                     context: str, beta: float, embedder: str, fresh: bool, data: str, as_json: bool) -> None:
     """Retrieval thresholds: load DATASET into a fresh store through the gate, recall every question
     once, score every grid configuration on Ray tasks (recall@k, precision, F1, hit rate, FPR,
     governance counters) beside BM25, and recommend a threshold by cross-validation across
@@ -716,7 +718,10 @@ def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_qu
     if os.path.isdir(path) and os.listdir(path):
         raise CliError(f"{path} is not empty: the benchmark needs a fresh store (--fresh deletes it)")
     out = Out(as_json)
-    rt = memactors.connect(path, address="local", config=NO_FLOOR)  # no floor: the grid sets thresholds
+    cfg = {**NO_FLOOR, "embedder": {"name": embedder, "dim": 384}}  # no floor: the grid sets thresholds
+    if embedder != "hash-ngram-v1":  # a model: load it once, in an embedding actor, not in every owner
+        cfg["runtime"] = {**cfg.get("runtime", {}), "embed_workers": 1}
+    rt = memactors.connect(path, address="local", config=cfg)
     try:
         rep = run_thresholds(rt, dataset, grid=grid, num_workers=workers, out_dir=out_dir, progress=not as_json,
                              max_questions=max_questions, n_boot=bootstrap, beta=beta,

@@ -43,7 +43,7 @@ class EmbedderConfig:
 class RecallConfig:
     default_top_k: int = 5
     weights: list = field(default_factory=lambda: [0.4, 0.3, 0.2, 0.1])  # vector, keyword, recency, importance
-    threshold: float = 0.35  # relevance threshold on the fused score (see benchmarks/RESULTS.md: the harness)
+    threshold: float = 0.35  # relevance threshold on the fused score; why this value: benchmarks/RESULTS.md
     push_max_items: int = 5  # push recall at task start: most items
     push_token_budget: int = 2_000  # push recall: most tokens (CJK-aware estimate)
     push_refresh_turns: int = 5  # push again every this many turns
