@@ -506,7 +506,7 @@ class ScopeOwner:
             idx = self.matrices.get(s)
             if idx is None or idx.state is not st:
                 idx = self.matrices[s] = HotIndex(st, self.cfg.embedder.dim)
-            cands += idx.score(qvec, qtokens, now_us, weights)
+            cands += idx.score(qvec, qtokens, now_us, weights, req["m"])
             working = self.working.peek(s, now_us)
             if working:  # a few items: BM25 over them alone, built per recall
                 kidx = S.KeywordIndex()

@@ -59,8 +59,9 @@ class HotIndex:
             self._kidx = kidx
         return self._kidx
 
-    def score(self, qvec: np.ndarray, qtokens: list[str], now_us: int, weights: S.Weights) -> list[dict]:
-        """Every live memory of the scope with its fused score and components, unsorted."""
+    def score(self, qvec: np.ndarray, qtokens: list[str], now_us: int, weights: S.Weights, m: int) -> list[dict]:
+        """The ``m`` best live memories of the scope, plus every live one with an entity key
+        (conflict resolution may need it), each with its fused score and components."""
         if not self.recs:
             return []
         bm25 = np.zeros(len(self.recs))
@@ -76,6 +77,10 @@ class HotIndex:
         stale = self.stale_status | (self.soft <= now_us)
         fused = S.fuse(comps, weights, stale)
         live = np.flatnonzero(self.hard > now_us)
+        if live.size > m:  # dicts only for what can matter: building one per memory dominated
+            best = live[np.argpartition(-fused[live], m - 1)[:m]]
+            keyed = [j for j in live if self.recs[j].get("subject") is not None]
+            live = np.union1d(best, np.asarray(keyed, dtype=np.int64))
         return [hit(self.recs[j], fused[j], {k: float(v[j]) for k, v in comps.items()}, bool(stale[j])) for j in live]
 
 

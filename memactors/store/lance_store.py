@@ -7,6 +7,7 @@ on scope, status and memory_id keep every pre-filtered query off a full scan.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import lancedb
 import numpy as np
@@ -50,6 +51,7 @@ class L2Store:
                 "or use a new data folder."
             )
         self._indexed = {i.columns[0] for i in self.table.list_indices()}
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lance-fts")
 
     def _ensure_indexes(self) -> None:
         # Indexes are built once the table has rows; new rows are covered by reindex(). Several
@@ -141,6 +143,10 @@ class L2Store:
         return rows
 
 
+    def _fts(self, terms: str, where: str, k: int) -> pa.Table:
+        fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
+        return fts.select([c for c in HIT_COLUMNS if c != "_distance"] + ["vector", "_score"]).limit(k).to_arrow()
+
     def hybrid_search(self, vector: np.ndarray, qtokens: list[str], scopes: list[str], now_us: int,
                       k: int) -> list[dict]:
         """Candidates from the pre-filtered vector search and the pre-filtered full-text search,
@@ -148,6 +154,10 @@ class L2Store:
         bring it: outside its top k, it scored lower than what did)."""
         where = F.recall_filter(scopes, now_us)
         q = np.asarray(vector, dtype=np.float32)
+        terms = " ".join(dict.fromkeys(qtokens))
+        # The full-text side runs beside the vector side (Lance releases the GIL): two queries
+        # cost about one.
+        fts_future = self._pool.submit(self._fts, terms, where, k) if terms and "search_text" in self._indexed else None
         vec_rows = _ts_as_int(
             self.table.search(q).distance_type("cosine").where(where, prefilter=True).select(HIT_COLUMNS)
             .limit(k).to_arrow()
@@ -157,10 +167,8 @@ class L2Store:
             r["cosine"] = 1.0 - float(r.pop("_distance"))
             r["bm25"] = 0.0
             out[r["memory_id"]] = r
-        terms = " ".join(dict.fromkeys(qtokens))
-        if terms and "search_text" in self._indexed:
-            fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
-            tbl = fts.select([c for c in HIT_COLUMNS if c != "_distance"] + ["vector", "_score"]).limit(k).to_arrow()
+        if fts_future is not None:
+            tbl = fts_future.result()
             vecs = None
             if tbl.num_rows:
                 vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1)
