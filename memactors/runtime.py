@@ -209,6 +209,26 @@ class Review:
         raise NotFound(f"no pending memory {memory_id} to review")
 
 
+class PushSession:
+    """Push recall at task start and every K turns (``[recall].push_refresh_turns``)."""
+
+    def __init__(self, rt: Runtime, goal: str, kw: dict) -> None:
+        self._rt, self.goal, self._kw, self.turns = rt, goal, kw, 0
+
+    def start(self) -> RecallResult:
+        self.turns = 0
+        return self._rt.push(self.goal, **self._kw)
+
+    def turn(self, goal: str | None = None) -> RecallResult | None:
+        """Count a turn; push again (for ``goal``, if the task's focus moved) when one is due."""
+        self.turns += 1
+        if goal is not None:
+            self.goal = goal
+        if self.turns % max(1, self._rt.config.recall.push_refresh_turns):
+            return None
+        return self._rt.push(self.goal, **self._kw)
+
+
 class Runtime:
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
@@ -392,6 +412,13 @@ class Runtime:
         rc = self.config.recall
         return self._recall(goal, actor, task_id, allowed_scopes, purpose, max_items or rc.push_max_items,
                             token_budget or rc.push_token_budget, threshold, weights, "push")
+
+    def push_session(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str],
+                     purpose: str = "task_start") -> PushSession:
+        """Push recall for a running task: ``start()`` at task start, then ``turn()`` after each
+        turn, which pushes again every ``push_refresh_turns`` turns (and returns None between)."""
+        return PushSession(self, goal, dict(actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
+                                            purpose=purpose))
 
     def mark_cited(self, recall_id: str, memory_ids: list[str]) -> int:
         """Record which hits of ``recall_id`` the model actually used (evidence for later review)."""

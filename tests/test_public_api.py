@@ -15,7 +15,8 @@ def test_exported_names():
 
 def test_runtime_methods():
     for name in ["grant", "grants", "write", "write_many", "recall", "forget", "flush", "stats", "close",
-                 "awrite", "awrite_many", "arecall", "aforget", "agrant", "aclose"]:
+                 "awrite", "awrite_many", "arecall", "aforget", "agrant", "aclose", "push", "push_session",
+                 "mark_cited", "explain"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 

@@ -413,3 +413,15 @@ def test_retrieval_context_is_indexed_not_shown_and_gated(runtime):
 
     tbl = lancedb.connect(os.path.join(runtime.data_dir, "l2")).open_table("memories").to_arrow()
     assert "13812345678" not in repr(tbl.to_pylist())
+
+
+def test_push_session_refreshes_every_k_turns(runtime):
+    runtime.grant("ag", ALICE, write=True)
+    runtime.write(ALICE, "Alice is planning a trip to Kyoto in April", actor="ag")
+    ps = runtime.push_session("plan the Kyoto trip", actor="ag", task_id="trip", allowed_scopes=[ALICE])
+    first = ps.start()
+    assert first.hits and len(first.hits) <= runtime.config.recall.push_max_items
+    k = runtime.config.recall.push_refresh_turns
+    pushes = [ps.turn() for _ in range(2 * k)]
+    assert [p is not None for p in pushes].count(True) == 2 and pushes[k - 1] is not None
+    assert runtime.explain(pushes[k - 1].recall_id)["filters"]["mode"] == "push"
