@@ -196,17 +196,8 @@ class Review:
         return self._decide(memory_id, actor, reason, False)
 
     def _decide(self, memory_id: str, actor: str, reason: str, approve: bool) -> dict:
-        rt = self._rt
-        R.check_memory_id(memory_id)
-        GrantTable.make(actor, "/global/")
-        if not isinstance(reason, str) or not reason.strip():
-            raise R.InvalidRecord("a review decision needs a reason")
-        now, key = rt.clock.now_us(), uuid.uuid4().hex
-        for owner in rt._owners:
-            out = rt._call_retrying(lambda o=owner: o.review_decide.remote(memory_id, actor, reason, approve, key, now))
-            if out is not None:
-                return out
-        raise NotFound(f"no pending memory {memory_id} to review")
+        return self._rt._by_memory(memory_id, actor, reason, "review", lambda o, key, now: o.review_decide.remote(
+            memory_id, actor, reason, approve, key, now))
 
 
 class PushSession:
@@ -540,17 +531,23 @@ class Runtime:
 
     def forget(self, memory_id: str, *, actor: str, reason: str) -> dict:
         """Erase a memory: tombstone event, row gone from L2 and caches, its data key destroyed."""
+        return self._by_memory(memory_id, actor, reason, "forget", lambda o, key, now: o.forget.remote(
+            memory_id, actor, reason, key, now))
+
+    def _by_memory(self, memory_id: str, actor: str, reason: str, what: str, call) -> dict:
+        """Validate a change to one memory, then offer it to every owner: the one holding the
+        memory answers (the facade cannot tell an owner from a memory id)."""
         self._check_open()
         R.check_memory_id(memory_id)
         GrantTable.make(actor, "/global/")
         if not isinstance(reason, str) or not reason.strip():
-            raise R.InvalidRecord("forget needs a reason")
+            raise R.InvalidRecord(f"{what} needs a reason")
         now, key = self.clock.now_us(), uuid.uuid4().hex
         for owner in self._owners:
-            out = self._call_retrying(lambda o=owner: o.forget.remote(memory_id, actor, reason, key, now))
+            out = self._call_retrying(lambda o=owner: call(o, key, now))
             if out is not None:
                 return out
-        raise NotFound(f"no memory {memory_id} to forget")
+        raise NotFound(f"no memory {memory_id} to {what}")
 
     # --- maintenance -----------------------------------------------------------------------
 
