@@ -37,7 +37,10 @@ class LedgerWriter:
                 "attach to it (memactors up / connect(address=...)) or stop it first"
             ) from None
         self.ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"))
-        self.known = self.ledger.idempotency_since(0)
+        # Idempotency keys recognised for retries: those of the last window, measured back from
+        # the newest event (not the wall clock: a simulation's clock may run anywhere).
+        newest = self.ledger.newest_ts()
+        self.known = self.ledger.idempotency_since(newest - int(self.cfg.idempotency_window_s * 1_000_000))
         self.queue: list[tuple[list[Item], asyncio.Future]] = []
         self.recall_buffer: list[dict] = []
         self.applied_buffer: list[int] = []
@@ -124,7 +127,8 @@ class LedgerWriter:
         return await asyncio.to_thread(self.ledger.working_since, ts)
 
     def idempotency_since(self, ts: int) -> dict[str, bytes]:
-        return {k: v for k, v in self.known.items()} if ts <= 0 else self.ledger.idempotency_since(ts)
+        """ts <= 0: the keys this writer recognises (its window); else those written since ts."""
+        return dict(self.known) if ts <= 0 else self.ledger.idempotency_since(ts)
 
     def grants(self) -> list[dict]:
         return self.ledger.grants()

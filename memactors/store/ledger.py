@@ -206,6 +206,9 @@ class Ledger:
 
     # --- reading -------------------------------------------------------------------------
 
+    def newest_ts(self) -> int:
+        return int(self.con.cursor().execute("SELECT coalesce(max(ts), 0) FROM events").fetchone()[0])
+
     def idempotency_since(self, ts: int) -> dict[str, bytes]:
         rows = self.con.cursor().execute("SELECT idem_key, result FROM idempotency WHERE ts >= ?", [ts]).fetchall()
         return {k: bytes(v) for k, v in rows}
