@@ -166,7 +166,7 @@ class ScopeOwner:
         for sc, st in fresh.items():
             self.states[sc] = st
         if events:
-            await self._flush()
+            await self._flush_soon()
 
     async def _load(self, scopes: list[str], install: bool = True) -> dict[str, ScopeState]:
         # Scopes Lance has never seen need no query: only owners write Lance, one owner a tenant.
@@ -402,7 +402,7 @@ class ScopeOwner:
             self.pending_seqs.extend(payload)
         if scope == GLOBAL_SCOPE:
             await self._announce_global()
-        await self._flush()
+        await self._flush_soon()
         return result
 
     # --- review queue ----------------------------------------------------------------------
@@ -570,6 +570,14 @@ class ScopeOwner:
         return len(todo)
 
     # --- L2 flush --------------------------------------------------------------------------
+
+    async def _flush_soon(self) -> None:
+        """Flush now if possible (after an erasure, after a replay). The changes are already
+        committed to the ledger, so a failure here only leaves it to the flush loop."""
+        try:
+            await self._flush()
+        except Exception:  # noqa: BLE001 - pending changes are kept; the loop retries
+            log.exception("L2 flush after an erasure failed; the flush loop will retry")
 
     async def _flush_loop(self) -> None:
         while True:

@@ -74,13 +74,23 @@ class L2Store:
                 ascii_folding=False, with_position=False))
             self._indexed.add("search_text")
 
-    @staticmethod
-    def _create(make) -> None:
+    def _create(self, make) -> None:
         try:
-            make()
+            self._retrying(make)
         except (RuntimeError, ValueError) as exc:
             if "already exists" not in str(exc):
                 raise
+
+    def _retrying(self, op, attempts: int = 5):
+        """Run a Lance write, again after a retryable commit conflict (another owner committed
+        first; nothing of ours was committed)."""
+        for i in range(attempts):
+            try:
+                return op()
+            except (RuntimeError, OSError) as exc:
+                if "Retryable commit conflict" not in str(exc) or i == attempts - 1:
+                    raise
+                self.table.checkout_latest()
 
     def scopes(self) -> set[str]:
         """Every scope that has rows (one scan of the scope column)."""
@@ -93,18 +103,17 @@ class L2Store:
     def apply(self, new: list[dict], changed: list[dict], deleted: list[str]) -> None:
         """One batch: append new rows, merge changed rows by memory_id, delete erased rows."""
         if new:
-            self.table.add(R.to_arrow(new, self.dim))
+            batch = R.to_arrow(new, self.dim)
+            self._retrying(lambda: self.table.add(batch))
             self._ensure_indexes()
         if changed:
-            (
-                self.table.merge_insert("memory_id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(R.to_arrow(changed, self.dim))
-            )
+            batch = R.to_arrow(changed, self.dim)
+            self._retrying(lambda: self.table.merge_insert("memory_id").when_matched_update_all()
+                           .when_not_matched_insert_all().execute(batch))
         if deleted:
             for i in range(0, len(deleted), 500):
-                self.table.delete(F.ids_in(deleted[i : i + 500]))
+                where = F.ids_in(deleted[i : i + 500])
+                self._retrying(lambda: self.table.delete(where))
 
     def optimize(self) -> None:
         self.table.optimize()
@@ -113,7 +122,7 @@ class L2Store:
         """Bring the scalar indexes over rows appended since they were built (~0.1 s at 100k).
         Unindexed rows are scanned by every pre-filtered query: 31 ms against 7 ms at 100k."""
         if self._indexed:
-            self.table.to_lance().optimize.optimize_indices()
+            self._retrying(lambda: self.table.to_lance().optimize.optimize_indices())
             self.table.checkout_latest()
 
     def load_scopes(self, scopes: list[str], statuses=("active", "pending")) -> list[dict]:
