@@ -137,13 +137,15 @@ class ScopeOwner:
         scopes = sorted({e["scope"] for e in events} | (only or set()))
         # Rebuilt aside and swapped in whole: a compiled-graph recall may read states meanwhile.
         fresh = await self._load(scopes, install=False) if scopes else {}
+        writes = [e["data"] for e in events if e["action"] == "write" and e["data"] is not None]
+        for data, vec in zip(writes, await self.embed_pool.embed([d["content"] for d in writes]) if writes else []):
+            data["vector"] = vec  # one batch for the whole replay
         for e in events:
             state = fresh[e["scope"]]
             mid, data = e["memory_id"], e["data"]
             if e["action"] == "write":
                 if data is None:  # its key was destroyed: a forget follows
                     continue
-                data["vector"] = (await self.embed_pool.embed([data["content"]]))[0]
                 rec = data
                 self.created_here.discard(mid)
             elif e["action"] == "forget":
