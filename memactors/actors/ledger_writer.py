@@ -112,9 +112,6 @@ class LedgerWriter:
         self._ensure_loop()
         self._wake.set()
 
-    def query_digest(self, text: str) -> str:
-        return self.ledger.query_digest(text)
-
     def digest_key(self) -> bytes:
         # Handed to the runtime's own processes only, so they can digest queries in place.
         return self.ledger.digest_key
@@ -158,9 +155,6 @@ class LedgerWriter:
         if not query.lstrip().lower().startswith(("select", "with", "describe", "show")):
             raise ValueError("only read-only statements")
         return self.ledger.con.cursor().execute(query, params or []).fetchall()
-
-    def has_key(self, memory_id: str) -> bool:
-        return self.ledger.has_key(memory_id)
 
     def shutdown(self) -> None:
         self.ledger.close()

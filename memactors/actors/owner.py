@@ -563,14 +563,6 @@ class ScopeOwner:
         except MemactorsError as exc:  # a compiled graph cannot carry our exception types across
             return {"error": type(exc).__name__, "message": str(exc)}
 
-    async def warm(self, scopes: list[str]) -> int:
-        """Load scopes into the hot index (what a recall does for scopes it touches often)."""
-        await self._ready()
-        todo = [s for s in scopes if s not in self.states and self._mine(s)]
-        if todo:
-            await self._load(todo)
-        return len(todo)
-
     # --- L2 flush --------------------------------------------------------------------------
 
     async def _flush_soon(self) -> None:

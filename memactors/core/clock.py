@@ -42,12 +42,3 @@ class ManualClock:
     def set(self, now_us: int) -> None:
         self._now = int(now_us)
 
-
-class OffsetClock:
-    """System time shifted by a fixed offset: what a ManualClock becomes across processes."""
-
-    def __init__(self, offset_us: int = 0) -> None:
-        self.offset_us = int(offset_us)
-
-    def now_us(self) -> int:
-        return time.time_ns() // 1000 + self.offset_us

@@ -137,21 +137,6 @@ class L2Store:
         tbl = self.table.search().where(F.ids_in(memory_ids)).limit(None).to_arrow()
         return _rows(tbl)
 
-    def search(self, vector: np.ndarray, scopes: list[str], now_us: int, k: int) -> list[dict]:
-        """Pre-filtered cosine search: visible scopes, active, not hard-expired."""
-        q = (
-            self.table.search(np.asarray(vector, dtype=np.float32))
-            .distance_type("cosine")
-            .where(F.recall_filter(scopes, now_us), prefilter=True)
-            .select(HIT_COLUMNS)
-            .limit(k)
-        )
-        rows = _ts_as_int(q.to_arrow()).to_pylist()
-        for r in rows:
-            r["score"] = 1.0 - float(r.pop("_distance"))
-        return rows
-
-
     def _fts(self, terms: str, where: str, k: int) -> pa.Table:
         fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
         return fts.select([c for c in HIT_COLUMNS if c != "_distance"] + ["vector", "_score"]).limit(k).to_arrow()

@@ -9,8 +9,6 @@ the same transaction as the tombstone, so the chain still verifies and the conte
 
 from __future__ import annotations
 
-import hmac
-import hashlib
 import os
 from dataclasses import dataclass
 
@@ -199,11 +197,6 @@ class Ledger:
         )
         self.con.execute(f"INSERT INTO recalls SELECT {', '.join(_RECALL_COLUMNS)} FROM tbl").fetchall()
 
-    def query_digest(self, text: str) -> str:
-        """A keyed digest (HMAC-SHA256) of a query: comparable across recalls, not reversible
-        without the key, which never leaves the ledger file."""
-        return hmac.new(self.digest_key, text.encode("utf-8"), hashlib.sha256).hexdigest()
-
     # --- reading -------------------------------------------------------------------------
 
     def newest_ts(self) -> int:
@@ -247,9 +240,6 @@ class Ledger:
     def grants(self) -> list[dict]:
         rows = self.con.cursor().execute("SELECT snapshot FROM events WHERE action = 'grant' ORDER BY seq").fetchall()
         return [orjson.loads(bytes(r[0])) for r in rows]
-
-    def has_key(self, memory_id: str) -> bool:
-        return self.con.cursor().execute("SELECT count(*) FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0] > 0
 
     def verify(self, chunk: int = 50_000) -> VerifyResult:
         prev, expect, count = E.GENESIS, 1, 0
