@@ -607,5 +607,14 @@ class Runtime:
     async def agrant(self, actor: str, scope: str, **kw: Any) -> dict:
         return await asyncio.to_thread(self.grant, actor, scope, **kw)
 
+    async def apush(self, goal: str, **kw: Any) -> RecallResult:
+        return await asyncio.to_thread(self.push, goal, **kw)
+
+    async def amark_cited(self, recall_id: str, memory_ids: list[str]) -> int:
+        return await asyncio.to_thread(self.mark_cited, recall_id, memory_ids)
+
+    async def aexplain(self, recall_id: str) -> dict:
+        return await asyncio.to_thread(self.explain, recall_id)
+
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

@@ -16,7 +16,7 @@ def test_exported_names():
 def test_runtime_methods():
     for name in ["grant", "grants", "write", "write_many", "recall", "forget", "flush", "stats", "close",
                  "awrite", "awrite_many", "arecall", "aforget", "agrant", "aclose", "push", "push_session",
-                 "mark_cited", "explain"]:
+                 "mark_cited", "explain", "apush", "amark_cited", "aexplain"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 
