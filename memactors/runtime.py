@@ -242,6 +242,8 @@ class Runtime:
         try:
             ray.get(self._ledger.ready.remote())
         except ray.exceptions.RayActorError as exc:
+            if self._started_ray:  # nothing of ours runs: do not leave a Ray behind
+                ray.shutdown()
             if "open for writing by another" in str(exc):
                 raise DataFolderLocked(f"{self.data_dir} is open for writing by another memactors runtime") from None
             raise

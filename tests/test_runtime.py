@@ -425,3 +425,18 @@ def test_push_session_refreshes_every_k_turns(runtime):
     pushes = [ps.turn() for _ in range(2 * k)]
     assert [p is not None for p in pushes].count(True) == 2 and pushes[k - 1] is not None
     assert runtime.explain(pushes[k - 1].recall_id)["filters"]["mode"] == "push"
+
+
+def test_a_second_runtime_on_a_locked_folder_gets_a_clear_error(runtime, tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import memactors, sys\n"
+            "try:\n"
+            f"    memactors.connect({runtime.data_dir!r})\n"
+            "except memactors.DataFolderLocked as e:\n"
+            "    print('LOCKED', e); sys.exit(0)\n"
+            "sys.exit(3)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert out.returncode == 0 and "LOCKED" in out.stdout, out.stderr[-2000:]
