@@ -440,3 +440,19 @@ def test_a_second_runtime_on_a_locked_folder_gets_a_clear_error(runtime, tmp_pat
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
     assert out.returncode == 0 and "LOCKED" in out.stdout, out.stderr[-2000:]
+
+
+def test_idempotency_window_is_honoured(ray_session, data_dir):
+    clock = memactors.ManualClock()
+    rt = memactors.connect(data_dir, clock=clock,
+                           config={"runtime": {"num_owners": 1, "idempotency_window_s": 3600.0}})
+    try:
+        rt.grant("ag", ALICE, write=True)
+        a = rt.write(ALICE, "Alice's gym is on Elm Street", actor="ag", idempotency_key="gym-1")
+        assert rt.write(ALICE, "Alice's gym is on Elm Street", actor="ag", idempotency_key="gym-1").memory_id == a.memory_id
+        clock.advance(seconds=7200)
+        rt.write(ALICE, "Alice walks the dog", actor="ag")  # a later write moves the window on
+        b = rt.write(ALICE, "Alice's gym is on Elm Street", actor="ag", idempotency_key="gym-1")
+        assert b.decision == "refreshed" and b.memory_id == a.memory_id  # a new write, deduplicated by content
+    finally:
+        rt.close()

@@ -9,6 +9,7 @@ buffered and committed with the next group, never on a caller's path.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 import fcntl
 import gc
 import os
@@ -40,7 +41,9 @@ class LedgerWriter:
         # Idempotency keys recognised for retries: those of the last window, measured back from
         # the newest event (not the wall clock: a simulation's clock may run anywhere).
         newest = self.ledger.newest_ts()
-        self.known = self.ledger.idempotency_since(newest - int(self.cfg.idempotency_window_s * 1_000_000))
+        self.window_us = int(self.cfg.idempotency_window_s * 1_000_000)
+        self.known = self.ledger.idempotency_since(newest - self.window_us)
+        self._known_order: deque[tuple[int, str]] = deque()  # (event time, key) of keys added since start
         self.queue: list[tuple[list[Item], asyncio.Future]] = []
         self.recall_buffer: list[dict] = []
         self.applied_buffer: list[int] = []
@@ -93,9 +96,15 @@ class LedgerWriter:
 
     def _commit(self, items: list[Item], recalls: list[dict], applied: list[int]):
         results = self.ledger.commit(items, self.known) if items else []
+        newest = 0
         for it, (status, _) in zip(items, results):
             if status == "ok":
+                ts = it.events[0].ts if it.events else 0
                 self.known[it.idem_key] = it.result
+                self._known_order.append((ts, it.idem_key))
+                newest = max(newest, ts)
+        while self._known_order and self._known_order[0][0] < newest - self.window_us:
+            self.known.pop(self._known_order.popleft()[1], None)  # past the window: a new write
         if recalls:
             self.ledger.log_recalls(recalls)
         if applied:

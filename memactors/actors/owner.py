@@ -22,7 +22,7 @@ import gc
 import logging
 import os
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 import numpy as np
 import orjson
@@ -76,7 +76,8 @@ class ScopeOwner:
         self.where: dict[str, str] = {}  # memory id -> scope, for hot records
         self.working = WorkingPool(rc.working_pool_size, int(rc.session_ttl_s * 1_000_000))
         self.locks: dict[str, asyncio.Lock] = {}
-        self.idem: dict[str, bytes] = {}
+        self.idem: dict[str, bytes] = {}  # idempotency key -> result, for the configured window
+        self._idem_order: deque[tuple[int, str]] = deque()  # (write time, key), oldest first
         self.grants = GrantTable()
         self.pending: dict[str, dict] = {}  # memory id -> latest record state not yet in Lance
         self.pending_deletes: set[str] = set()
@@ -298,6 +299,7 @@ class ScopeOwner:
                     dups.append(reqs[i].scope)
                 else:
                     self.idem[item.idem_key] = item.result
+                    self._idem_order.append((now_us, item.idem_key))
                     self._apply_effect(effect, payload)
             if dups:
                 # A retry raced its original into the ledger: rebuild those scopes from the ledger.
@@ -310,6 +312,10 @@ class ScopeOwner:
         finally:
             for lk in locks:
                 lk.release()
+        # Keys older than the window (measured from this write's time) are forgotten.
+        horizon = now_us - int(self.cfg.runtime.idempotency_window_s * 1_000_000)
+        while self._idem_order and self._idem_order[0][0] < horizon:
+            self.idem.pop(self._idem_order.popleft()[1], None)
         if len(self.pending) >= self.cfg.runtime.l2_flush_max_rows:
             asyncio.get_running_loop().create_task(self._flush())
         return results
