@@ -600,6 +600,9 @@ class ScopeOwner:
             try:
                 await asyncio.to_thread(self.l2.apply, new, changed, dels)
             except Exception:
+                # Part of the batch may have landed: retry the rows as upserts (idempotent), never
+                # as a second append.
+                self.created_here.difference_update(r["memory_id"] for r in new)
                 for r in recs:
                     self.pending.setdefault(r["memory_id"], r)
                 self.pending_deletes.update(dels)
@@ -612,8 +615,11 @@ class ScopeOwner:
             self._flushes += 1
             self._unindexed += len(new)
             if self._unindexed >= self.cfg.runtime.l2_reindex_rows or (force_index and self._unindexed):
-                self._unindexed = 0
-                await asyncio.to_thread(self.l2.reindex)
+                try:  # an optimisation: rows outside the index are still found, only slower
+                    await asyncio.to_thread(self.l2.reindex)
+                    self._unindexed = 0
+                except Exception:  # noqa: BLE001 - another owner's commit won the race; next flush retries
+                    log.warning("reindex deferred: %s", "concurrent commit", exc_info=True)
             if self._flushes % 200 == 0:  # compaction: many small appends make many fragments
                 asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
             self._evict()

@@ -6,6 +6,7 @@ on scope, status and memory_id keep every pre-filtered query off a full scan.
 
 from __future__ import annotations
 
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,6 +19,8 @@ from lancedb.index import Bitmap, BTree
 from ..core import records as R
 from ..core.errors import EmbedderMismatch
 from . import filters as F
+
+log = logging.getLogger("memactors.l2")
 
 TABLE = "memories"
 META_EMBEDDER = b"memactors.embedder"
@@ -88,7 +91,8 @@ class L2Store:
             try:
                 return op()
             except (RuntimeError, OSError) as exc:
-                if "Retryable commit conflict" not in str(exc) or i == attempts - 1:
+                msg = str(exc).lower()
+                if not ("commit conflict" in msg or "please retry" in msg) or i == attempts - 1:
                     raise
                 self.table.checkout_latest()
 
@@ -105,7 +109,10 @@ class L2Store:
         if new:
             batch = R.to_arrow(new, self.dim)
             self._retrying(lambda: self.table.add(batch))
-            self._ensure_indexes()
+            try:
+                self._ensure_indexes()
+            except (RuntimeError, OSError, ValueError):  # indexes speed queries up; the next batch retries
+                log.warning("index creation deferred", exc_info=True)
         if changed:
             batch = R.to_arrow(changed, self.dim)
             self._retrying(lambda: self.table.merge_insert("memory_id").when_matched_update_all()
