@@ -464,7 +464,8 @@ class Runtime:
             path=paths.pop() if len(paths) == 1 else "mixed",
             removed=info["removed"],
         )
-        self._log_recall(req, result, now, mode=mode, weights=w, threshold=thr, candidates=len(cands), info=info)
+        self._log_recall(req, text, result, now, mode=mode, weights=w, threshold=thr, candidates=len(cands),
+                         info=info)
         return result
 
     def _fan_out(self, req: dict) -> list[dict]:
@@ -492,10 +493,11 @@ class Runtime:
         return self._get_all([self._owners[oi].recall.remote(dict(req, scopes=scopes))
                               for oi, scopes in by_owner.items()])
 
-    def _log_recall(self, req: R.RecallRequest, result: RecallResult, now: int, *, mode: str, weights: S.Weights,
-                    threshold: float, candidates: int, info: dict) -> None:
-        # Ids, scores and their components, the filters and the counts; never content or query text.
-        digest = hmac.new(self._digest_key, self.gate.redact_all(req.query).encode(), hashlib.sha256).hexdigest()
+    def _log_recall(self, req: R.RecallRequest, redacted: str, result: RecallResult, now: int, *, mode: str,
+                    weights: S.Weights, threshold: float, candidates: int, info: dict) -> None:
+        # Ids, scores and their components, the filters and the counts; never content or query
+        # text. ``redacted`` is the query as the gate left it: digested, never stored.
+        digest = hmac.new(self._digest_key, redacted.encode(), hashlib.sha256).hexdigest()
         row = {
             "recall_id": result.recall_id, "ts": now, "actor": req.actor, "task_id": req.task_id,
             "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
