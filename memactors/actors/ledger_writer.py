@@ -56,6 +56,7 @@ class LedgerWriter:
     def _ensure_loop(self) -> None:
         if self._loop_task is None:
             self._wake = asyncio.Event()
+            self._con_lock = asyncio.Lock()  # every write on the ledger connection holds it
             self._loop_task = asyncio.get_running_loop().create_task(self._commit_loop())
 
     async def append(self, items: list[Item]) -> list[tuple[str, object]]:
@@ -82,7 +83,8 @@ class LedgerWriter:
                 recalls, self.recall_buffer = self.recall_buffer, []
                 applied, self.applied_buffer = self.applied_buffer, []
                 try:
-                    results = await asyncio.to_thread(self._commit, flat, recalls, applied)
+                    async with self._con_lock:
+                        results = await asyncio.to_thread(self._commit, flat, recalls, applied)
                 except Exception as exc:  # the whole group failed: every caller hears it
                     for _, fut in group:
                         if not fut.done():
@@ -156,7 +158,8 @@ class LedgerWriter:
 
     async def mark_cited(self, recall_id: str, memory_ids: list[str], ts: int) -> int:
         await self.flush()
-        return self.ledger.mark_cited(recall_id, memory_ids, ts)
+        async with self._con_lock:  # the writer connection takes one statement stream at a time
+            return await asyncio.to_thread(self.ledger.mark_cited, recall_id, memory_ids, ts)
 
     async def sql(self, query: str, params: list | None = None) -> list[tuple]:
         """Read-only inspection for tests and the CLI (the file is locked to every other process)."""
