@@ -28,11 +28,45 @@ _IDENT = re.compile(r"[A-Za-z0-9_.\-]{1,128}", re.ASCII)
 def check_identifier(value: object, what: str = "identifier") -> str:
     """Return ``value`` if it is a valid identifier, else raise InvalidIdentifier."""
     if not isinstance(value, str) or not _IDENT.fullmatch(value) or value in (".", ".."):
-        shown = repr(value)[:40] if isinstance(value, str) and value.isascii() else "<non-ASCII or non-string>"
         raise InvalidIdentifier(
-            f"{what} {shown} is not valid: use 1-128 ASCII letters, digits, '-', '_' or '.', not '.' or '..'"
+            f"{what} is not valid ({describe(value)}): use 1-128 ASCII letters, digits, '-', '_' or '.', "
+            "not '.' or '..'"
         )
     return value
+
+
+_NAMED = {" ": "a space", "'": "a quote", '"': "a double quote", "\\": "a backslash", "/": "a slash",
+          "`": "a backquote"}
+
+
+def _char_class(c: str) -> str:
+    """A rejected character described by its class, never shown when it could be part of a secret."""
+    if c in _NAMED:
+        return _NAMED[c]
+    if not c.isascii():
+        return "a non-ASCII character"
+    if ord(c) < 32 or ord(c) == 127:
+        return "a control character"
+    return f"the punctuation mark {c!r}"  # one ASCII punctuation mark reveals nothing
+
+
+def describe(value: object, alphabet: re.Pattern = re.compile(r"[A-Za-z0-9_.\-]", re.ASCII)) -> str:
+    """What is wrong with a rejected identifier, without echoing it: its type, its length, and
+    the first character outside ``alphabet`` by class and position."""
+    if not isinstance(value, str):
+        name = type(value).__name__
+        return f"{'an' if name[0] in 'aeiou' else 'a'} {name}, not a string"
+    if not value:
+        return "empty"
+    if value in (".", ".."):
+        return "a bare dot name"
+    bad = next((i for i, c in enumerate(value) if not alphabet.fullmatch(c)), None)
+    parts = [f"{len(value)} characters"]
+    if bad is not None:
+        parts.append(f"position {bad + 1} is {_char_class(value[bad])}")
+    elif len(value) > 128:
+        parts.append("longer than 128")
+    return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +131,7 @@ _CHILDREN = {1: ("user", "project"), 3: ("task",)}  # after /org/{org}: user|pro
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> Scope:
     if not text.startswith("/"):
-        raise InvalidScope(f"scope must start with '/': {text[:60]!r}")
+        raise InvalidScope(f"scope must start with '/' (got {describe(text)})")
     body = text[1:-1] if text.endswith("/") else text[1:]
     parts = tuple(body.split("/")) if body else ()
     if parts == ("global",):
@@ -119,10 +153,11 @@ def _parse(text: str) -> Scope:
 
 
 def _form_error(text: str) -> str:
-    shown = repr(text[:60]) if text.isascii() else "<non-ASCII scope>"
+    # Described, never echoed: a scope path can carry whatever a caller pasted into it.
+    parts = text.strip("/").split("/")
     return (
-        f"scope {shown} is not in the scope tree: use /global/, /org/ORG/, /org/ORG/user/USER/, "
-        "/org/ORG/user/USER/task/TASK/ or /org/ORG/project/PROJECT/"
+        f"scope of {len(text)} characters and {len(parts)} segments is not in the scope tree: use /global/, "
+        "/org/ORG/, /org/ORG/user/USER/, /org/ORG/user/USER/task/TASK/ or /org/ORG/project/PROJECT/"
     )
 
 
