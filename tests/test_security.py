@@ -208,3 +208,60 @@ def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
         assert tbl.count_rows() == len(acked)
     finally:
         rt.close()
+
+
+SAMPLES = __import__("json").loads(
+    (__import__("pathlib").Path(__file__).parent / "fixtures" / "gate_rule_samples.json").read_text("utf-8"))
+
+
+def _matched_values():
+    """(rule id, a must-match sample, the values the gate matched in it) for every PII and secret rule."""
+    from memactors.gate import RULES, Gate
+
+    g, out = Gate(), []
+    for rid, rule in sorted(RULES.items()):
+        if rule.category not in ("pii", "secret"):
+            continue
+        for text in SAMPLES[rid]["match"]:
+            hits = [h for h in g.scan(text).hits if h.category in ("pii", "secret")]
+            if hits and len(text) <= 512:
+                out.append((rid, text, sorted({text[h.start:h.end] for h in hits}, key=len)))
+                break
+    return out
+
+
+def test_every_field_is_scanned_and_nothing_of_it_reaches_storage(runtime):
+    """A secret or PII value in subject, predicate, object or source_id is blocked or redacted
+    like one in the text; none of it comes back in a hit or lies anywhere on disk."""
+    rt = runtime
+    rt.grant("ag", A42, write=True)
+    cases = _matched_values()
+    assert len(cases) >= 30
+    items = []
+    for n, (rid, sample, _) in enumerate(cases):
+        for field in ("subject", "predicate", "object", "source_id"):
+            it = {"scope": A42, "text": f"field note {n} {field}", "actor": "ag"}
+            if field in ("subject", "predicate"):
+                it.update(subject="s", predicate=f"p{n}")
+            it[field] = sample
+            items.append((rid, field, it))
+    results = rt.write_many([it for _, _, it in items])  # a batch: the gate pool's path
+    results.append(rt.write(A42, "alice github credential noted", actor="ag", subject="alice",
+                            predicate="gh_token", object=cases[[c[0] for c in cases].index("secret.github")][1]))
+    for (rid, field, _), res in zip(items, results):
+        assert res.decision in ("blocked", "redacted"), (rid, field, res.decision)
+        assert any(h["field"] == field for h in res.gate["hits"]), (rid, field)
+    assert results[-1].decision == "blocked"
+    values = {v for _, _, vs in cases for v in vs}
+    hits = recall(rt, "field note", "ag", [A42], k=200).hits
+    assert hits
+    for h in hits:
+        shown = " ".join(str(getattr(h, k)) for k in ("content", "subject", "predicate", "object"))
+        assert not any(v in shown for v in values)
+    rt.flush()
+    for path in glob.glob(os.path.join(rt.data_dir, "**", "*"), recursive=True):
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                data = f.read()
+            for v in values:
+                assert v.encode() not in data, f"{path} holds a value from a scanned field"

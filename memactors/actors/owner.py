@@ -18,6 +18,7 @@ events Lance has not seen (the ledger records which have), and flushes them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 import os
@@ -37,6 +38,7 @@ from ..core.versions import ScopeState, decide
 from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
+from ..gate.scanner import combine
 from . import items as I
 from ..core import scoring as S
 from .embed_pool import EmbedPool
@@ -246,16 +248,22 @@ class ScopeOwner:
         t0 = time.perf_counter()
         # The gate runs before anything is kept, logged or embedded: in the gate pool for
         # batches (off this core), in process for a handful (a hop costs more than the scan).
-        # Retrieval context is scanned too: it is indexed (as tokens) beside the memory.
+        # Every stored free-text field is scanned (a key in ``object`` is as bad as one in the
+        # text), and retrieval context too: it is indexed (as tokens) beside the memory.
+        jobs = [(i, f, v) for i in todo for f, v in (("text", reqs[i].text), *((f, getattr(reqs[i], f))
+                for f in R.SCANNED_FIELDS)) if v is not None]
         with_ctx = [i for i in todo if reqs[i].context]
-        texts_in = [reqs[i].text for i in todo] + [reqs[i].context for i in with_ctx]
-        sources_in = [reqs[i].source for i in todo] + [reqs[i].source for i in with_ctx]
+        texts_in = [v for _, _, v in jobs] + [reqs[i].context for i in with_ctx]
+        sources_in = [reqs[i].source for i, _, _ in jobs] + [reqs[i].source for i in with_ctx]
         if len(todo) >= self.cfg.runtime.gate_pool_min_batch:
             scanned = await self.gate_pool.scan(texts_in, sources_in)
         else:
             scanned = [self.gate.scan(t, s) for t, s in zip(texts_in, sources_in)]
-        reports = dict(zip(todo, scanned))
-        contexts = {i: r.text for i, r in zip(with_ctx, scanned[len(todo):])}  # None when blocked
+        per_field: dict[int, dict] = {}
+        for (i, f, _), rep in zip(jobs, scanned):
+            per_field.setdefault(i, {})[f] = rep
+        reports = {i: combine(per_field[i]) for i in todo}
+        contexts = {i: r.text for i, r in zip(with_ctx, scanned[len(jobs):])}  # None when blocked
         stored = [i for i in todo if reports[i].text is not None]
         texts = [reports[i].text for i in stored]
         t1 = self._tick("gate", t0)
@@ -337,6 +345,8 @@ class ScopeOwner:
             result = R.WriteResult(R.BLOCKED, None, None, req.scope, gate=summary).to_dict()
             return I.blocked_item(req.scope, req.actor, summary, req.idempotency_key, result, now_us), None, result
         gate_decision = report.decision
+        if report.fields:  # the other fields as the gate left them (redacted where needed)
+            req = dataclasses.replace(req, **report.fields)
         # pending: held for review, kept out of recall (status pending) until approved.
         rec = R.build_record(req, report.text, R.new_memory_id(), now_us,
                              status="pending" if gate_decision == R.PENDING else "active", context=context)

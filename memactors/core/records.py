@@ -128,6 +128,8 @@ def content_hash(text: str) -> str:
 
 
 MAX_CONTENT_CHARS = 32_000
+# Free-text fields of a write besides its text: each passes the write gate like the text does.
+SCANNED_FIELDS = ("subject", "predicate", "object", "source_id")
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ typed placeholders; blocked text comes back as nothing at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from .policy import DECISION, RANK, SOURCE_KINDS, GatePolicy
@@ -30,10 +30,11 @@ class Hit:
     node: str = "doc"  # the tree node kind the rule read
     reason: str = ""  # the rule's fixed phrase, never the value
     action: str = ""  # what the policy did with it
+    field: str = "text"  # which field of a write the span lies in
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "category": self.category, "node": self.node, "span": [self.start, self.end],
-                "risk": self.risk, "action": self.action, "reason": self.reason}
+                "risk": self.risk, "action": self.action, "reason": self.reason, "field": self.field}
 
 
 @dataclass(slots=True)
@@ -44,6 +45,9 @@ class GateReport:
     risk: float = 0.0
     tags: list[str] = field(default_factory=list)
     source: str = "user_stated"
+    # A write's other free-text fields (subject, predicate, object, source_id) as they may be
+    # kept: redacted where needed (set by ``combine``; empty for a report on one text).
+    fields: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
         """What may be logged: decision, risk, tags, rule ids, spans. Never a value."""
@@ -164,6 +168,29 @@ class Gate:
             return self._plans[source_kind]
         except KeyError:
             raise ValueError(f"unknown source kind {source_kind!r}; known: {', '.join(SOURCE_KINDS)}") from None
+
+
+def combine(reports: dict[str, GateReport]) -> GateReport:
+    """One report for a write whose fields were scanned one by one (``{"text": report, "object":
+    report, ...}``): the strongest decision of any field is the write's (a key in ``object``
+    blocks the write as surely as one in its text), every hit names its field, and ``fields``
+    holds each other field as it may be kept (redacted where needed)."""
+    main = reports["text"]
+    if len(reports) == 1:
+        return main
+    hits = [h if name == "text" else replace(h, field=name) for name, r in reports.items() for h in r.hits]
+    if not hits:
+        return GateReport(main.decision, main.text, [], 0.0, list(main.tags), main.source,
+                          {k: r.text for k, r in reports.items() if k != "text"})
+    top = max(reports.values(), key=lambda r: _DECISION_RANK[r.decision]).decision
+    tags = sorted({t for r in reports.values() for t in r.tags})
+    if top == "blocked":
+        return GateReport(top, None, hits, _risk(hits), tags, main.source, {})
+    return GateReport(top, main.text, hits, _risk(hits), tags, main.source,
+                      {k: r.text for k, r in reports.items() if k != "text"})
+
+
+_DECISION_RANK = {d: RANK[a] for a, d in DECISION.items() if a != "ignore"}
 
 
 def _lower(text: str) -> str:
