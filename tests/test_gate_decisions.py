@@ -60,7 +60,7 @@ def test_report_carries_node_span_reason_action_and_a_risk():
     s = r.summary()
     assert s["decision"] == "redacted" and s["source"] == "user_stated"
     assert s["hits"][0] == {"rule": "pii.phone_cn", "category": "pii", "node": "doc", "span": [5, 16], "risk": 0.6,
-                            "action": "redact", "reason": s["hits"][0]["reason"]}
+                            "action": "redact", "reason": s["hits"][0]["reason"], "field": "text"}
     json.dumps(s)  # loggable as is
 
 
