@@ -321,8 +321,7 @@ class Runtime:
         GrantTable.make(by, "/global/")  # validates the granting actor's id
         self._get(self._ledger.append.remote([grant_item(g.to_dict(), by, uuid.uuid4().hex, self.clock.now_us())]))
         self._grants = GrantTable.from_list(self._get(self._ledger.grants.remote()))
-        table = self._grants.to_list()
-        self._get_all([o.set_grants.remote(table) for o in self._owners])
+        self._get_all([o.reload_grants.remote() for o in self._owners])
         return g.to_dict()
 
     def grants(self, actor: str | None = None) -> list[dict]:

@@ -74,19 +74,78 @@ def test_agent_asking_beyond_grants_is_refused(populated, beyond):
         recall(rt, "oolong", "ag42", [A42, beyond])
 
 
-def test_owner_enforces_grants_even_without_the_facade(populated):
-    rt, _ = populated
-    import numpy as np
+def _owners(rt):
+    """The owner actors as an attacker with the Ray address finds them: by name."""
+    import ray
 
-    owner = rt._owner(A420)
-    with pytest.raises(AccessDenied):
-        rt._get(owner.recall.remote({"scopes": [A420], "qvec": np.zeros(rt.embedder.dim, np.float32), "qtokens": [],
-                                     "now": 0, "m": 5, "actor": "ag42", "allowed": [A420],
-                                     "weights": (0.4, 0.3, 0.2, 0.1)}))
-    item = {"scope": A420, "text": "x", "actor": "ag42", "idempotency_key": "k"}
-    full = memactors.core.records.request_fields(memactors.core.records.write_request(item))
-    with pytest.raises(AccessDenied):
-        rt._get(owner.write_batch.remote([full], 0))
+    from memactors.actors.naming import owner_name
+
+    return [ray.get_actor(owner_name(i), namespace=rt.namespace) for i in range(rt.config.runtime.num_owners)]
+
+
+def _get(ref):
+    import ray
+
+    try:
+        return ray.get(ref, timeout=60)
+    except ray.exceptions.RayTaskError as exc:
+        raise exc.cause from None
+
+
+def _owner_req(rt, actor, allowed, scopes, query="oolong tea"):
+    return {"scopes": scopes, "qvec": rt.embedder.embed([query])[0], "qtokens": query.split(), "now": rt.clock.now_us(),
+            "m": 50, "actor": actor, "allowed": allowed, "weights": (0.4, 0.3, 0.2, 0.1)}
+
+
+def test_owner_entry_points_called_directly_serve_only_what_they_checked(populated):
+    """Every owner entry point, called without the facade and with arguments that disagree
+    (a granted scope in ``allowed``, another in ``scopes``), serves only what its own grant
+    check allows."""
+    import ray
+
+    rt, ids = populated
+    owners = _owners(rt)
+    for o in owners:
+        out = _get(o.recall.remote(_owner_req(rt, "ag42", [A42], [A420, A4_, "/org/a/user/42/task/secret-task/"])))
+        assert {h["scope"] for h in out["hits"]} <= {A42, "/org/a/"}, out["hits"]
+        with pytest.raises(AccessDenied):
+            _get(o.recall.remote(_owner_req(rt, "ag42", [A420], [A420])))
+    # The compiled-graph entry point is the same method body.
+    for o in owners:
+        out = _get(o.recall_compiled.remote(_owner_req(rt, "ag42", [A42], [A420, "/org/b/user/42/"])))
+        assert {h["scope"] for h in out.get("hits", [])} <= {A42, "/org/a/"}
+        assert _get(o.recall_compiled.remote(_owner_req(rt, "ag42", [A420], [A420])))["error"] == "AccessDenied"
+    # Writes: a scope beyond the actor's grants, or one this owner does not serve, is refused.
+    full = memactors.core.records.request_fields(memactors.core.records.write_request(
+        {"scope": A420, "text": "x", "actor": "ag42", "idempotency_key": "k1"}))
+    for o in owners:
+        with pytest.raises(AccessDenied):
+            _get(o.write_batch.remote([full], 0))
+    rt.grant("ag42", A42, write=True)
+    mine = memactors.core.records.request_fields(memactors.core.records.write_request(
+        {"scope": A42, "text": "x", "actor": "ag42", "idempotency_key": "k2"}))
+    served = [o for o in owners if _get(o.stats.remote())["index"] == memactors.actors.naming.owner_index(
+        memactors.parse_scope(A42), len(owners))]
+    for o in owners:
+        if o not in served:
+            with pytest.raises(AccessDenied):
+                _get(o.write_batch.remote([mine], 0))
+    # Review queue, forget and review decisions on another user's memories.
+    for o in owners:
+        with pytest.raises(AccessDenied):
+            _get(o.review_list.remote([A420], "ag42"))
+        for call in (lambda: o.forget.remote(ids[A420], "ag42", "r", "k3", 0),
+                     lambda: o.review_decide.remote(ids[A420], "ag42", "r", False, "k4", 0)):
+            try:
+                out = _get(call())
+            except AccessDenied:
+                continue
+            assert out is None  # not this owner's memory: it says so and changes nothing
+    assert recall(rt, "user 420 likes oolong tea", "admin", [A420]).hits  # still there
+    # Grants come from the ledger only: an owner takes no grant table from a caller.
+    assert not hasattr(owners[0], "set_grants")
+    for o in owners:
+        _get(o.reload_grants.remote())
 
 
 PAYLOADS = ["a' OR '1'='1", "zz\\' OR 1=1) --", "%", "４２", "..", "42' OR scope LIKE '%", "4_%"]

@@ -31,7 +31,7 @@ import ray
 
 from ..core import records as R
 from ..core.config import Config
-from ..core.errors import BackPressure, MemactorsError, NotFound
+from ..core.errors import AccessDenied, BackPressure, MemactorsError, NotFound
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState, decide
@@ -132,6 +132,10 @@ class ScopeOwner:
     def _mine(self, scope: str) -> bool:
         return owner_index(parse_scope(scope), self.num_owners) == self.index
 
+    def _check_mine(self, scope: str) -> None:
+        if not self._mine(scope):
+            raise AccessDenied(f"scope {scope} is not served by owner {self.index}")
+
     async def _replay(self, only: set[str] | None) -> None:
         """Apply the ledger's events that Lance has not seen, for this owner's scopes (or ``only``)."""
         events = [e for e in await self.ledger.unapplied.remote() if self._mine(e["scope"])]
@@ -210,9 +214,11 @@ class ScopeOwner:
 
     # --- grants ----------------------------------------------------------------------------
 
-    async def set_grants(self, grants: list[dict]) -> None:
+    async def reload_grants(self) -> None:
+        """Take the grants from the ledger again (after a grant event). Never from the caller:
+        an owner trusts only what the ledger says."""
         await self._ready()
-        self.grants = GrantTable.from_list(grants)
+        self.grants = GrantTable.from_list(await self.ledger.grants.remote())
 
     # --- writes ----------------------------------------------------------------------------
 
@@ -225,8 +231,9 @@ class ScopeOwner:
                 f"owner {self.index} has {self.inflight} writes in flight (limit "
                 f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause"
             )
-        reqs = [R.WriteRequest(**it) for it in items]
+        reqs = [R.WriteRequest(**it).validate() for it in items]
         for r in reqs:
+            self._check_mine(r.scope)
             self.grants.check_write(r.actor, parse_scope(r.scope))
         self.inflight += n
         try:
@@ -430,6 +437,7 @@ class ScopeOwner:
     async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
         await self._ready()
         for s in scopes:
+            self._check_mine(s)
             self.grants.check_recall(actor, [parse_scope(s)])
         out = []
         for s in scopes:
@@ -505,13 +513,14 @@ class ScopeOwner:
         """The hot part of a recall: (scored candidates, cold scopes still to query, whether
         /global/ must be asked of its owner). Reads only: it also runs on the compiled graph's
         thread, so it never mutates shared state (states are swapped whole, never edited)."""
-        # The owner checks grants itself: a caller that skips the facade gets no further.
-        self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
+        # The owner checks grants itself and serves what that check makes visible, never a
+        # scope list it is handed: a caller that skips the facade gets no further.
+        served = self._served(req)
         qvec, qtokens, now_us = req["qvec"], req["qtokens"], req["now"]
         weights = S.Weights.parse(req["weights"])
         cands: list[dict] = []
         cold, needs_global, hot = [], False, {}
-        for s in req["scopes"]:
+        for s in served:
             if s == GLOBAL_SCOPE and not self.is_global_owner:
                 needs_global = self.global_live
                 continue
@@ -541,30 +550,38 @@ class ScopeOwner:
         by_id = {h["memory_id"]: h for h in cands}
         top += [by_id[r["memory_id"]] for r in rivals_of(top, hot) if r["memory_id"] in by_id
                 and r["memory_id"] not in top_ids]
-        return top, cold, needs_global
+        return top, cold, needs_global, list(hot)
+
+    def _served(self, req: dict) -> list[str]:
+        """The visible scopes (each allowed scope and its ancestors) this owner holds, computed
+        from the grant check itself; /global/ stays in the list for the owners that must say
+        whether to ask it."""
+        visible = self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
+        return [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
 
     def _cold(self, req: dict, cold: list[str]) -> list[dict]:
         rows = self.l2.hybrid_search(req["qvec"], req["qtokens"], cold, req["now"], req["m"])
         return score_rows(rows, req["now"], S.Weights.parse(req["weights"]))
 
-    def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool) -> dict:
+    def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool,
+                hot: list[str]) -> dict:
         hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
         floor = req.get("min_score", self.cfg.recall.min_score)
         hits = [h for h in hits if h["score"] > floor]
-        path = "hot" if not cold else ("cold" if len(cold) == len(req["scopes"]) else "mixed")
+        path = "hot" if not cold else ("cold" if not hot else "mixed")
         return {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
 
     async def recall(self, req: dict) -> dict:
-        """Scored candidates from ``req["scopes"]`` (this owner's part of a visible set): the
+        """Scored candidates from the visible scopes this owner holds: the
         best ``m`` and their entity-key rivals. Threshold, conflicts and budget are applied by
         the caller over every owner's candidates."""
         await self._ready()
-        hits, cold, needs_global = self._recall_core(req)
-        for s in req["scopes"]:
+        hits, cold, needs_global, hot = self._recall_core(req)
+        for s in hot:
             if s in self.states:
                 self.states.move_to_end(s)
         cold_hits = await asyncio.to_thread(self._cold, req, cold) if cold else []
-        return self._finish(hits, cold_hits, cold, req, needs_global)
+        return self._finish(hits, cold_hits, cold, req, needs_global, hot)
 
     def recall_compiled(self, req: dict) -> dict:
         """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no
@@ -573,9 +590,9 @@ class ScopeOwner:
         if self._started is None or not self._started.done():
             return {"not_ready": True}
         try:
-            hits, cold, needs_global = self._recall_core(req)
+            hits, cold, needs_global, hot = self._recall_core(req)
             cold_hits = self._cold(req, cold) if cold else []
-            return self._finish(hits, cold_hits, cold, req, needs_global)
+            return self._finish(hits, cold_hits, cold, req, needs_global, hot)
         except MemactorsError as exc:  # a compiled graph cannot carry our exception types across
             return {"error": type(exc).__name__, "message": str(exc)}
 
