@@ -633,15 +633,15 @@ def audit_verify(data: str, as_json: bool) -> None:
 
 @audit.command("recall")
 @click.argument("recall_id")
+@click.option("--actor", required=True, help="Who asks (read grants must cover the recall's scopes).")
 @common
-def audit_recall(recall_id: str, data: str, as_json: bool) -> None:
+def audit_recall(recall_id: str, actor: str, data: str, as_json: bool) -> None:
     """Show the evidence logged for RECALL_ID (ids, scores, filters; never content or query text)."""
     check_identifier(recall_id, "recall_id")
+    check_identifier(actor, "actor")
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        ev = rt.audit.recall(recall_id)
-    if ev is None:
-        raise memactors.NotFound(f"no recall {recall_id} in the ledger")
+        ev = rt.audit.recall(recall_id, actor=actor)
     if as_json:
         out.json(ev)
         return

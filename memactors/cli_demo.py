@@ -234,7 +234,7 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
         # -- audit
         v = rt.audit.verify()
         rt.flush()
-        ev = rt.audit.recall(r_en.recall_id)
+        ev = rt.audit.recall(r_en.recall_id, actor="assistant-alice")
         step("audit", "The ledger verifies",
              "Every write, grant, update and erasure is a hash-chained ledger event; erasure destroyed a data "
              "key without breaking the chain. Each recall logged ids and scores, the query only as a keyed digest.",

@@ -11,13 +11,14 @@ from memactors.cli import Out, _fmt, _short, cli, common, open_runtime
 
 @cli.command()
 @click.argument("recall_id")
+@click.option("--actor", required=True, help="Who asks (read grants must cover the recall's scopes).")
 @common
-def explain(recall_id: str, data: str, as_json: bool) -> None:
+def explain(recall_id: str, actor: str, data: str, as_json: bool) -> None:
     """Why each hit of RECALL_ID came back (its score and the components behind it, conflicts it
     won), the filters applied, and how many candidates the threshold, conflicts and budget removed."""
     out = Out(as_json)
     with open_runtime(data) as (rt, _):
-        ev = rt.explain(recall_id)
+        ev = rt.explain(recall_id, actor=actor)
     if as_json:
         out.json(ev)
         return
@@ -43,10 +44,11 @@ def explain(recall_id: str, data: str, as_json: bool) -> None:
 @cli.command()
 @click.argument("recall_id")
 @click.argument("memory_ids", nargs=-1, required=True)
+@click.option("--actor", required=True, help="Who marks them (read grants must cover the recall's scopes).")
 @common
-def cite(recall_id: str, memory_ids: tuple[str, ...], data: str, as_json: bool) -> None:
+def cite(recall_id: str, memory_ids: tuple[str, ...], actor: str, data: str, as_json: bool) -> None:
     """Record that the model used MEMORY_IDS, hits of RECALL_ID (evidence for `explain`)."""
     out = Out(as_json)
     with open_runtime(data) as (rt, _):
-        n = rt.mark_cited(recall_id, list(memory_ids))
+        n = rt.mark_cited(recall_id, list(memory_ids), actor=actor)
     out.json({"recall_id": recall_id, "cited": n}) if as_json else out.line(f"{n} hit(s) marked cited")

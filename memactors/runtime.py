@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import hmac
 import os
+import re
 import threading
 import time
 import tomllib
@@ -148,6 +149,15 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
+def _check_recall_id(recall_id: object) -> str:
+    if not isinstance(recall_id, str) or not _RECALL_ID.fullmatch(recall_id):
+        raise R.InvalidRecord("recall_id must be the 32-character id a recall returned")
+    return recall_id
+
+
+_RECALL_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
+
+
 def connect(path: str | os.PathLike, *, address: str | None = None, config: Any = None,
             clock: Clock | None = None, detached: bool = False) -> Runtime:
     """Open (or create) the data folder at ``path``: start a local Ray when none runs (join
@@ -163,10 +173,15 @@ class Audit:
         """Walk the hash chain; ``first_bad_seq`` names the first event that does not verify."""
         return self._rt._get(self._rt._ledger.verify.remote())
 
-    def recall(self, recall_id: str) -> dict | None:
-        """The evidence logged for one recall (ids, scores, filters; never content or query text)."""
-        self._rt._flush_recall_log()
-        return self._rt._get(self._rt._ledger.recall_log.remote(recall_id))
+    def recall(self, recall_id: str, *, actor: str) -> dict:
+        """The evidence logged for one recall (ids, scores, filters; never content or query text),
+        for an actor whose read grants cover the recall's scopes (else NotFound)."""
+        rt = self._rt
+        rt._check_open()
+        _check_recall_id(recall_id)
+        GrantTable.make(actor, "/global/")
+        rt._flush_recall_log()
+        return rt._get(rt._ledger.recall_log.remote(recall_id, actor))
 
     def sql(self, query: str, params: list | None = None) -> list[tuple]:
         """Read-only SQL over the ledger file (it is locked to other processes)."""
@@ -412,22 +427,23 @@ class Runtime:
         return PushSession(self, goal, dict(actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
                                             purpose=purpose))
 
-    def mark_cited(self, recall_id: str, memory_ids: list[str]) -> int:
-        """Record which hits of ``recall_id`` the model actually used (evidence for later review)."""
+    def mark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
+        """Record which hits of ``recall_id`` the model actually used (evidence for later review).
+        ``actor``'s read grants must cover the recall's scopes."""
         self._check_open()
-        if not isinstance(recall_id, str) or len(recall_id) != 32:
-            raise R.InvalidRecord("recall_id must be the 32-character id a recall returned")
+        _check_recall_id(recall_id)
+        if isinstance(memory_ids, str) or not isinstance(memory_ids, (list, tuple)):
+            raise R.InvalidRecord("memory_ids must be a list of memory ids")
         ids = [R.check_memory_id(m) for m in memory_ids]
+        GrantTable.make(actor, "/global/")
         self._flush_recall_log()
-        return self._get(self._ledger.mark_cited.remote(recall_id, ids, self.clock.now_us()))
+        return self._get(self._ledger.mark_cited.remote(recall_id, ids, self.clock.now_us(), actor))
 
-    def explain(self, recall_id: str) -> dict:
+    def explain(self, recall_id: str, *, actor: str) -> dict:
         """Why each hit of a recall came back (score and its components, conflicts won), what
-        the filters were, and how many candidates the threshold, conflicts and budget removed."""
-        log = self.audit.recall(recall_id)
-        if log is None:
-            raise NotFound(f"no recall {recall_id} in the ledger")
-        return log
+        the filters were, and how many candidates the threshold, conflicts and budget removed.
+        ``actor``'s read grants must cover the recall's scopes."""
+        return self.audit.recall(recall_id, actor=actor)
 
     def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
                 mode: str) -> RecallResult:
@@ -613,11 +629,11 @@ class Runtime:
     async def apush(self, goal: str, **kw: Any) -> RecallResult:
         return await asyncio.to_thread(self.push, goal, **kw)
 
-    async def amark_cited(self, recall_id: str, memory_ids: list[str]) -> int:
-        return await asyncio.to_thread(self.mark_cited, recall_id, memory_ids)
+    async def amark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
+        return await asyncio.to_thread(self.mark_cited, recall_id, memory_ids, actor=actor)
 
-    async def aexplain(self, recall_id: str) -> dict:
-        return await asyncio.to_thread(self.explain, recall_id)
+    async def aexplain(self, recall_id: str, *, actor: str) -> dict:
+        return await asyncio.to_thread(self.explain, recall_id, actor=actor)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

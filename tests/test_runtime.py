@@ -109,7 +109,7 @@ def test_recall_log_keeps_a_digest_never_the_query(runtime):
     runtime.grant("ag", ALICE, write=True)
     runtime.write(ALICE, "Alice collects vinyl records", actor="ag")
     res = recall(runtime, "vinyl records zanzibar-unique-query", "ag", [ALICE])
-    log = runtime.audit.recall(res.recall_id)
+    log = runtime.audit.recall(res.recall_id, actor="ag")
     assert log["actor"] == "ag" and log["task_id"] == "t1" and log["purpose"] == "test"
     assert log["hits"][0]["memory_id"] == res.hits[0].memory_id
     assert len(log["query_digest"]) == 64
@@ -364,10 +364,10 @@ def test_evidence_components_citations_and_explain(runtime):
     won = next(h for h in res.hits if h.memory_id == mine.memory_id)
     assert won.conflict["reason"] == "more_specific_scope"
     assert set(won.components) == {"vector", "keyword", "recency", "importance"}
-    assert runtime.mark_cited(res.recall_id, [mine.memory_id]) == 1
+    assert runtime.mark_cited(res.recall_id, [mine.memory_id], actor="ag") == 1
     with pytest.raises(ValidationError):
-        runtime.mark_cited(res.recall_id, ["0" * 32])
-    ex = runtime.explain(res.recall_id)
+        runtime.mark_cited(res.recall_id, ["0" * 32], actor="ag")
+    ex = runtime.explain(res.recall_id, actor="ag")
     assert ex["cited"] == [mine.memory_id] and ex["removed"]["conflict"] == 1
     assert ex["hits"][0]["components"] and ex["filters"]["threshold"] == runtime.config.recall.threshold
 
@@ -424,7 +424,7 @@ def test_push_session_refreshes_every_k_turns(runtime):
     k = runtime.config.recall.push_refresh_turns
     pushes = [ps.turn() for _ in range(2 * k)]
     assert [p is not None for p in pushes].count(True) == 2 and pushes[k - 1] is not None
-    assert runtime.explain(pushes[k - 1].recall_id)["filters"]["mode"] == "push"
+    assert runtime.explain(pushes[k - 1].recall_id, actor="ag")["filters"]["mode"] == "push"
 
 
 def test_a_second_runtime_on_a_locked_folder_gets_a_clear_error(runtime, tmp_path):

@@ -324,3 +324,37 @@ def test_every_field_is_scanned_and_nothing_of_it_reaches_storage(runtime):
                 data = f.read()
             for v in values:
                 assert v.encode() not in data, f"{path} holds a value from a scanned field"
+
+
+def test_recall_evidence_belongs_to_whoever_may_read_its_scopes(populated):
+    """explain, audit.recall and mark_cited need an actor whose read grants cover the recall's
+    scopes; anyone else gets NotFound (an unknown id and a refused one read alike), directly
+    at the ledger writer too."""
+    import ray
+
+    from memactors import NotFound
+    from memactors.actors.naming import LEDGER
+
+    rt, ids = populated
+    rt.grant("ag420", A420)
+    res = recall(rt, "oolong tea", "ag42", [A42])
+    assert res.hits
+    hit = res.hits[0].memory_id
+    assert rt.explain(res.recall_id, actor="ag42")["recall_id"] == res.recall_id
+    assert rt.explain(res.recall_id, actor="admin")["recall_id"] == res.recall_id  # /global/ covers all
+    for stranger in ("ag420", "nobody"):
+        with pytest.raises(NotFound):
+            rt.explain(res.recall_id, actor=stranger)
+        with pytest.raises(NotFound):
+            rt.audit.recall(res.recall_id, actor=stranger)
+        with pytest.raises(NotFound):
+            rt.mark_cited(res.recall_id, [hit], actor=stranger)
+    with pytest.raises(TypeError):
+        rt.explain(res.recall_id)  # the actor is required
+    ledger = ray.get_actor(LEDGER, namespace=rt.namespace)
+    with pytest.raises(NotFound):
+        _get(ledger.recall_log.remote(res.recall_id, "ag420"))
+    with pytest.raises(NotFound):
+        _get(ledger.mark_cited.remote(res.recall_id, [hit], 0, "ag420"))
+    assert rt.explain(res.recall_id, actor="ag42")["cited"] == []  # nothing was added by the strangers
+    assert rt.mark_cited(res.recall_id, [hit], actor="ag42") == 1

@@ -17,7 +17,9 @@ import os
 import ray
 
 from ..core.config import Config
-from ..core.errors import DataFolderLocked
+from ..core.errors import AccessDenied, DataFolderLocked, NotFound
+from ..core.grants import GrantTable
+from ..core.scopes import parse_scope
 from ..store.ledger import Item, Ledger
 
 
@@ -149,17 +151,33 @@ class LedgerWriter:
         await self.flush()
         return (await asyncio.to_thread(self.ledger.verify)).to_dict()
 
-    async def recall_log(self, recall_id: str):
+    async def recall_log(self, recall_id: str, actor: str):
+        """One recall's evidence, for an actor whose read grants cover the recall's scopes."""
         await self.flush()
-        log = self.ledger.recall_log(recall_id)
-        if log is not None:
-            log["cited"] = self.ledger.citations(recall_id)
+        log = self._owned_log(recall_id, actor)
+        log["cited"] = self.ledger.citations(recall_id)
         return log
 
-    async def mark_cited(self, recall_id: str, memory_ids: list[str], ts: int) -> int:
+    async def mark_cited(self, recall_id: str, memory_ids: list[str], ts: int, actor: str) -> int:
         await self.flush()
+        self._owned_log(recall_id, actor)
         async with self._con_lock:  # the writer connection takes one statement stream at a time
             return await asyncio.to_thread(self.ledger.mark_cited, recall_id, memory_ids, ts)
+
+    def _owned_log(self, recall_id: str, actor: str) -> dict:
+        """The evidence of a recall belongs to whoever may read its scopes: the check runs here,
+        against the ledger's own grants, so a caller that skips the facade gets no further. An
+        unknown id and a refused one read alike (no probing for other users' recall ids)."""
+        log = self.ledger.recall_log(recall_id)
+        try:
+            GrantTable.from_list(self.ledger.grants()).check_recall(
+                actor, [parse_scope(s) for s in (log or {}).get("allowed_scopes") or []])
+            ok = log is not None
+        except AccessDenied:
+            ok = False
+        if not ok:
+            raise NotFound(f"no recall {recall_id} visible to actor {actor!r}")
+        return log
 
     async def sql(self, query: str, params: list | None = None) -> list[tuple]:
         """Read-only inspection for tests and the CLI (the file is locked to every other process)."""
