@@ -41,6 +41,7 @@ from .core import scoring as S
 from .core.selection import finalize
 from .core.scopes import GLOBAL, parse_scope
 from .embed import get_embedder
+from .store import sandbox
 from .gate import Gate, GatePolicy
 
 _RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
@@ -183,10 +184,26 @@ class Audit:
         rt._flush_recall_log()
         return rt._get(rt._ledger.recall_log.remote(recall_id, actor))
 
-    def sql(self, query: str, params: list | None = None) -> list[tuple]:
-        """Read-only SQL over the ledger file (it is locked to other processes)."""
-        self._rt._flush_recall_log()
-        return self._rt._get(self._rt._ledger.sql.remote(query, params))
+    def erased(self, memory_id: str, *, actor: str) -> dict:
+        """The ledger's proof of a memory's erasure: ``{"memory_id", "scope", "tombstone_seq",
+        "key_destroyed"}`` (``tombstone_seq`` None while it lives). ``actor`` needs a read grant
+        on its scope."""
+        rt = self._rt
+        rt._check_open()
+        R.check_memory_id(memory_id)
+        GrantTable.make(actor, "/global/")
+        return rt._get(rt._ledger.erasure.remote(memory_id, actor))
+
+    def sql(self, query: str, params: list | None = None, *, actor: str) -> list[tuple]:
+        """One SELECT over the ``events``, ``recalls`` and ``citations`` that ``actor``'s read
+        grants cover, run in a sandbox: an in-memory DuckDB with no file access, no extensions
+        and locked settings, over copies of those rows (never the ledger file, never keys)."""
+        rt = self._rt
+        rt._check_open()
+        GrantTable.make(actor, "/global/")
+        sandbox.check_select(query)
+        rt._flush_recall_log()
+        return rt._get(rt._ledger.sql.remote(query, params, actor))
 
 
 class Review:

@@ -222,10 +222,15 @@ def test_blocked_values_leave_nothing_anywhere(runtime):
             data = f.read()
         for n in needles:
             assert n not in data, f"{path} holds a blocked value"
-    for (table,) in rt.audit.sql("SELECT table_name FROM information_schema.tables"):
-        dump = repr(rt.audit.sql(f"SELECT * FROM {table}"))  # every text column of every table
+    rt.close()  # now the ledger file can be opened here: every table, keys included
+    import duckdb
+
+    con = duckdb.connect(os.path.join(rt.data_dir, "ledger.duckdb"), read_only=True)
+    for (table,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall():
+        dump = repr(con.execute(f"SELECT * FROM {table}").fetchall())  # every column of every table
         for v in values:
             assert v not in dump, f"{table} holds a blocked value"
+    con.close()
 
 
 def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
@@ -258,7 +263,8 @@ def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
         got = [h.memory_id for h in recall(rt, "burst fact about tea", "ag", [A42], k=1000).hits]
         assert len(got) == len(set(got))
         assert set(got) == {m for _, m in acked}
-        n = rt.audit.sql("SELECT count(*), count(DISTINCT idem_key) FROM events WHERE action = 'write'")[0]
+        n = rt.audit.sql("SELECT count(*), count(DISTINCT idem_key) FROM events WHERE action = 'write'",
+                         actor="ag")[0]
         assert n[0] == n[1] == len(acked)
         assert rt.audit.verify()["ok"]
         import lancedb
@@ -358,3 +364,55 @@ def test_recall_evidence_belongs_to_whoever_may_read_its_scopes(populated):
         _get(ledger.mark_cited.remote(res.recall_id, [hit], 0, "ag420"))
     assert rt.explain(res.recall_id, actor="ag42")["cited"] == []  # nothing was added by the strangers
     assert rt.mark_cited(res.recall_id, [hit], actor="ag42") == 1
+
+
+ATTACKS = [
+    "select 1; create table pwned (a int)",
+    "with x as (select 1) delete from keys",
+    "with x as (select 1) delete from recalls",
+    "select 1; update events set actor = 'mallory'",
+    "select * from read_text('/etc/passwd')",
+    "select * from keys",
+    "select * from idempotency",
+    "select * from meta",
+    "attach '/tmp/pwned.duckdb' as p",
+    "copy (select * from events) to '/tmp/pwned.csv'",
+    "install httpfs",
+    "set enable_external_access = true",
+    "insert into events select * from events",
+    "drop table events",
+    "pragma database_list",
+]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_audit_sql_cannot_write_read_files_or_see_keys(populated, attack):
+    from memactors import MemactorsError
+
+    rt, ids = populated
+    before = rt.audit.sql("select count(*) from events", actor="admin")[0][0]
+    keys_before = rt.audit.erased(ids[A42], actor="admin")
+    with pytest.raises(MemactorsError):
+        rt.audit.sql(attack, actor="admin")
+    assert rt.audit.sql("select count(*) from events", actor="admin")[0][0] == before
+    assert rt.audit.erased(ids[A42], actor="admin") == keys_before and not keys_before["key_destroyed"]
+    assert rt.audit.verify()["ok"]
+    assert not os.path.exists("/tmp/pwned.duckdb") and not os.path.exists("/tmp/pwned.csv")
+
+
+def test_audit_sql_shows_only_what_the_actor_may_read(populated):
+    rt, ids = populated
+    tables = {t for (t,) in rt.audit.sql("select table_name from information_schema.tables", actor="ag42")}
+    assert tables == {"events", "recalls", "citations"}
+    scopes = {s for (s,) in rt.audit.sql("select distinct scope from events", actor="ag42")}
+    # A grant covers its scope and descendants: not 420, not 4_, not the org, not other tenants.
+    assert scopes == {A42, "/org/a/user/42/task/secret-task/"}
+    everything = {s for (s,) in rt.audit.sql("select distinct scope from events", actor="admin")}
+    assert {A420, A4_, "/org/b/user/42/"} <= everything
+    recall(rt, "oolong", "ag42", [A42])
+    rt.grant("ag420", A420)
+    recall(rt, "oolong", "ag420", [A420])
+    seen = rt.audit.sql("select list_distinct(flatten(list(allowed_scopes))) from recalls", actor="ag42")[0][0]
+    assert seen == [A42]
+    with pytest.raises(memactors.NoGrants):
+        rt.audit.sql("select 1", actor="nobody")

@@ -17,9 +17,10 @@ import os
 import ray
 
 from ..core.config import Config
-from ..core.errors import AccessDenied, DataFolderLocked, NotFound
+from ..core.errors import AccessDenied, DataFolderLocked, NoGrants, NotFound
 from ..core.grants import GrantTable
-from ..core.scopes import parse_scope
+from ..core.scopes import GLOBAL, parse_scope
+from ..store import sandbox
 from ..store.ledger import Item, Ledger
 
 
@@ -179,12 +180,29 @@ class LedgerWriter:
             raise NotFound(f"no recall {recall_id} visible to actor {actor!r}")
         return log
 
-    async def sql(self, query: str, params: list | None = None) -> list[tuple]:
-        """Read-only inspection for tests and the CLI (the file is locked to every other process)."""
+    async def erasure(self, memory_id: str, actor: str) -> dict:
         await self.flush()
-        if not query.lstrip().lower().startswith(("select", "with", "describe", "show")):
-            raise ValueError("only read-only statements")
-        return self.ledger.con.cursor().execute(query, params or []).fetchall()
+        out = await asyncio.to_thread(self.ledger.erasure, memory_id)
+        try:
+            if out is not None:
+                GrantTable.from_list(self.ledger.grants()).check_recall(actor, [parse_scope(out["scope"])])
+        except AccessDenied:
+            out = None
+        if out is None:
+            raise NotFound(f"no memory {memory_id} visible to actor {actor!r} in the ledger")
+        return out
+
+    async def sql(self, query: str, params: list | None, actor: str) -> list[tuple]:
+        """One SELECT over the events, recalls and citations ``actor`` may read, in a sandbox
+        (memactors.store.sandbox): never the ledger file itself, never keys."""
+        sandbox.check_select(query)  # refused before anything is copied
+        await self.flush()
+        reads = [g.scope for g in GrantTable.from_list(self.ledger.grants()).grants_of(actor) if g.read]
+        if not reads:
+            raise NoGrants(f"actor {actor!r} has no read grants; audit.sql shows only what an actor may read")
+        prefixes = None if GLOBAL in reads else sorted({str(s) for s in reads})
+        tables = await asyncio.to_thread(self.ledger.readable_tables, prefixes)
+        return await asyncio.to_thread(sandbox.run_select, query, params, tables)
 
     def shutdown(self) -> None:
         self.ledger.close()

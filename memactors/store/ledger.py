@@ -241,6 +241,39 @@ class Ledger:
         rows = self.con.cursor().execute("SELECT snapshot FROM events WHERE action = 'grant' ORDER BY seq").fetchall()
         return [orjson.loads(bytes(r[0])) for r in rows]
 
+    def erasure(self, memory_id: str) -> dict | None:
+        """What the ledger can prove about a memory's erasure: its scope, the tombstone's seq
+        (None if never forgotten) and whether its data key is gone. None for an unknown id."""
+        cur = self.con.cursor()
+        row = cur.execute("SELECT scope FROM events WHERE memory_id = ? ORDER BY seq LIMIT 1", [memory_id]).fetchone()
+        if row is None:
+            return None
+        tomb = cur.execute("SELECT min(seq) FROM events WHERE memory_id = ? AND action = 'forget'",
+                           [memory_id]).fetchone()[0]
+        has_key = cur.execute("SELECT count(*) FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0] > 0
+        return {"memory_id": memory_id, "scope": row[0], "tombstone_seq": tomb, "key_destroyed": not has_key}
+
+    def readable_tables(self, prefixes: list[str] | None) -> dict[str, pa.Table]:
+        """``events``, ``recalls`` and ``citations`` as an actor may read them: events in scopes
+        under one of ``prefixes`` (the actor's read grants, canonical scope paths, so a prefix
+        match is a segment match), recalls whose every allowed scope lies there, and their
+        citations. ``None``: everything (a read grant on /global/). Never keys or idempotency."""
+        cur = self.con.cursor()
+        if prefixes is None:
+            ev = cur.execute("SELECT * FROM events ORDER BY seq").to_arrow_table()
+            rc = cur.execute("SELECT * FROM recalls").to_arrow_table()
+            ct = cur.execute("SELECT * FROM citations").to_arrow_table()
+        else:
+            ev = cur.execute("""SELECT * FROM events e WHERE EXISTS (
+                                  SELECT 1 FROM unnest(?::VARCHAR[]) g(p) WHERE starts_with(e.scope, g.p))
+                                ORDER BY seq""", [prefixes]).to_arrow_table()
+            covered = """NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE NOT EXISTS (
+                           SELECT 1 FROM unnest(?::VARCHAR[]) g(p) WHERE starts_with(a.s, g.p)))"""
+            rc = cur.execute(f"SELECT * FROM recalls r WHERE {covered}", [prefixes]).to_arrow_table()
+            ct = cur.execute(f"""SELECT c.* FROM citations c WHERE c.recall_id IN (
+                                   SELECT recall_id FROM recalls r WHERE {covered})""", [prefixes]).to_arrow_table()
+        return {"events": ev, "recalls": rc, "citations": ct}
+
     def verify(self, chunk: int = 50_000) -> VerifyResult:
         prev, expect, count = E.GENESIS, 1, 0
         reader = self.con.cursor().execute(f"SELECT {', '.join(E.COLUMNS)} FROM events ORDER BY seq").to_arrow_reader(chunk)
