@@ -30,7 +30,7 @@ from .core.clock import Clock, SystemClock
 from .core.config import Config
 from .core.errors import (
     ConfigError,
-    DataFolderLocked,
+    LedgerTampered,
     MemactorsError,
     NotFound,
     RuntimeClosed,
@@ -42,6 +42,7 @@ from .core.selection import finalize
 from .core.scopes import GLOBAL, parse_scope
 from .embed import get_embedder
 from .store import sandbox
+from .store.ledger_key import key_dir
 from .gate import Gate, GatePolicy
 
 _RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
@@ -150,6 +151,33 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
+def _l2_problem(checks: list[dict]) -> str | None:
+    bad = [c for c in checks if c["missing"] or c["unknown"]]
+    if not bad:
+        return None
+    missing, unknown = sum(c["missing"] for c in bad), sum(c["unknown"] for c in bad)
+    return (f"L2 disagrees with the ledger: {missing} rows missing, {unknown} rows the ledger does not know "
+            f"(e.g. memory {bad[0]['example']})")
+
+
+def _raise_item_errors(results: list) -> None:
+    """Items an owner refused one by one (an idempotency key reused for another write) raise
+    their typed error; ``err.results`` holds what the other items of the call did (a
+    WriteResult each, None for the refused ones) and ``err.failed`` the refused positions."""
+    failed = [i for i, r in enumerate(results) if isinstance(r, dict)]
+    if not failed:
+        return
+    first = results[failed[0]]
+    cls = getattr(errors, first["error"], errors.MemactorsError)
+    msg = first["message"] if len(results) == 1 else (
+        f"{len(failed)} of {len(results)} items were refused (first at position {failed[0]}: {first['message']}); "
+        "the others were written")
+    err = cls(msg)
+    err.results = [None if isinstance(r, dict) else r for r in results]
+    err.failed = failed
+    raise err
+
+
 def _check_recall_id(recall_id: object) -> str:
     if not isinstance(recall_id, str) or not _RECALL_ID.fullmatch(recall_id):
         raise R.InvalidRecord("recall_id must be the 32-character id a recall returned")
@@ -171,8 +199,16 @@ class Audit:
         self._rt = rt
 
     def verify(self) -> dict:
-        """Walk the hash chain; ``first_bad_seq`` names the first event that does not verify."""
-        return self._rt._get(self._rt._ledger.verify.remote())
+        """Walk the hash chain and its MACs, check the anchor kept outside the data folder, the
+        keys and idempotency tables, and L2 against the events it has applied. ``first_bad_seq``
+        names the first event that does not verify; ``table`` a table that disagrees."""
+        rt = self._rt
+        out = rt._get(rt._ledger.verify.remote())
+        if out["ok"]:
+            problem = _l2_problem(rt._get_all([o.check_l2.remote() for o in rt._owners]))
+            if problem:
+                out.update(ok=False, reason=problem, table="l2")
+        return out
 
     def recall(self, recall_id: str, *, actor: str) -> dict:
         """The evidence logged for one recall (ids, scores, filters; never content or query text),
@@ -267,18 +303,21 @@ class Runtime:
                      configure_logging=False)
             self._started_ray = True
         self._closed = False
+        # Resolved here, where the caller's environment and home folder are: actors get a path.
+        config.runtime.key_dir = key_dir(config.runtime.key_dir)
         cfg = config.to_dict()
         lifetime = "detached" if detached else None
         self._ledger = LedgerWriter.options(name=LEDGER, namespace=self.namespace, get_if_exists=True,
                                             lifetime=lifetime).remote(self.data_dir, cfg)
         try:
             ray.get(self._ledger.ready.remote())
-        except ray.exceptions.RayActorError as exc:
-            if self._started_ray:  # nothing of ours runs: do not leave a Ray behind
+        except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
+            # The folder could not be opened (locked, read-only, tampered, no key): say so in
+            # its own words, and leave nothing of ours running.
+            ray.kill(self._ledger, no_restart=True)
+            if self._started_ray:
                 ray.shutdown()
-            if "open for writing by another" in str(exc):
-                raise DataFolderLocked(f"{self.data_dir} is open for writing by another memactors runtime") from None
-            raise
+            raise _unwrap(exc) from None
         self._gate_workers = [
             GateWorker.options(name=gate_worker_name(i), namespace=self.namespace, get_if_exists=True,
                                lifetime=lifetime).remote(config.gate)
@@ -306,6 +345,12 @@ class Runtime:
         self._grants = GrantTable.from_list(ray.get(self._ledger.grants.remote()))
         self.audit = Audit(self)
         self.review = Review(self)
+        # L2 against the ledger at open (owners start here: replay, then compare): rows deleted
+        # or added behind the runtime's back are refused, not served.
+        problem = _l2_problem(self._get_all([o.check_l2.remote() for o in self._owners]))
+        if problem:
+            self.close()
+            raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
         for g in config.grants:
             current = {(x.actor, str(x.scope)): x for x in self._grants.all()}
             x = current.get((g["actor"], str(parse_scope(g["scope"]))))
@@ -401,7 +446,8 @@ class Runtime:
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
                 out = self._call_retrying(lambda: owner.write_batch.remote(payload, now))
             for i, d in zip(part, out):
-                results[i] = R.WriteResult(**d)
+                results[i] = d if "error" in d else R.WriteResult(**d)
+        _raise_item_errors(results)
         return results
 
     def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import os
 
+import tempfile
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # tests only: no token written under $HOME
+# Ledger keys live outside data folders (~/.memactors/keys by default): tests keep theirs in a
+# folder of their own, never in the user's home.
+os.environ["MEMACTORS_KEY_DIR"] = tempfile.mkdtemp(prefix="memactors-test-keys-")
 
 import pytest
 

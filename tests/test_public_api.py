@@ -7,7 +7,8 @@ from memactors.core import errors
 def test_exported_names():
     assert set(memactors.__all__) == {
         "AccessDenied", "BackPressure", "Config", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
-        "InvalidIdentifier", "InvalidRecord", "InvalidScope", "ManualClock", "MemactorsError", "NoGrants",
+        "IdempotencyConflict", "InvalidIdentifier", "InvalidRecord", "InvalidScope", "LedgerKeyMissing",
+        "LedgerTampered", "ManualClock", "MemactorsError", "NoGrants",
         "NotFound", "RecallResult", "Runtime", "RuntimeClosed", "Scope", "StoreError", "SystemClock",
         "ValidationError", "WriteResult", "__version__", "connect", "parse_scope",
     }

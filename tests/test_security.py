@@ -416,3 +416,206 @@ def test_audit_sql_shows_only_what_the_actor_may_read(populated):
     assert seen == [A42]
     with pytest.raises(memactors.NoGrants):
         rt.audit.sql("select 1", actor="nobody")
+
+
+# --- the ledger against someone holding the data folder ---------------------------------------
+
+BOB = "/org/a/user/bob/"
+ALICE = "/org/a/user/alice/"
+
+
+def _ledger_with_two_users(data_dir):
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    try:
+        rt.grant("assistant-alice", ALICE, write=True)
+        rt.grant("assistant-bob", BOB, write=True)
+        rt.write(ALICE, "alice likes oolong tea", actor="assistant-alice")
+        for i in range(3):
+            rt.write(BOB, f"bob's private note {i}: oolong tea", actor="assistant-bob")
+    finally:
+        rt.close()
+    return os.path.join(data_dir, "ledger.duckdb")
+
+
+def _forge_grant(path, actor, scope):
+    """What an attacker with the file does: append a grant event and recompute the sha256 chain."""
+    import duckdb
+    import orjson
+
+    from memactors.core import events as E
+
+    con = duckdb.connect(path)
+    seq, prev, ts = con.execute("SELECT seq, hash, ts FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    ev = E.Event(ts=ts + 1, scope=scope, action=E.GRANT, actor="admin", reason="grant changed",
+                 snapshot=orjson.dumps({"actor": actor, "scope": scope, "read": True, "write": False}),
+                 idem_key="forged-1")
+    h = E.chain_hash(bytes(prev), seq + 1, ev)
+    con.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [seq + 1, ev.ts, ev.scope, ev.action, None, None, ev.actor, ev.reason, False, ev.snapshot,
+                 ev.idem_key, E.FORMAT_VERSION, bytes(prev), h, None]).fetchall()
+    con.execute("INSERT INTO idempotency VALUES ('forged-1', ?, ?, NULL)", [ev.ts, b"{}"]).fetchall()
+    con.close()
+    return seq + 1
+
+
+def _refused_and_named(data_dir, needle):
+    from memactors import LedgerTampered
+    from memactors.store.ledger import verify_folder
+
+    with pytest.raises(LedgerTampered) as e:
+        memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    assert needle in str(e.value), str(e.value)
+    return verify_folder(data_dir)  # what `memactors audit verify` reports without opening
+
+
+def test_a_forged_grant_with_a_recomputed_chain_is_refused(ray_session, data_dir):
+    path = _ledger_with_two_users(data_dir)
+    seq = _forge_grant(path, "assistant-alice", BOB)
+    v = _refused_and_named(data_dir, f"seq {seq}")
+    assert not v["ok"] and v["first_bad_seq"] == seq
+    import ray
+
+    assert not [a for a in ray.util.list_named_actors(all_namespaces=True)
+                if a["namespace"] == memactors.actors.naming.namespace_for(data_dir)]  # nothing left running
+
+
+def test_a_forged_grant_in_place_of_another_event_is_refused(ray_session, data_dir):
+    import duckdb
+    import orjson
+
+    from memactors.core import events as E
+
+    path = _ledger_with_two_users(data_dir)
+    con = duckdb.connect(path)
+    # Turn bob's own grant (seq 2) into one for alice's assistant, and re-chain everything after it.
+    rows = con.execute(f"SELECT {', '.join(E.COLUMNS)} FROM events ORDER BY seq").fetchall()
+    prev = E.GENESIS
+    for r in rows:
+        d = dict(zip(E.COLUMNS, r))
+        if d["seq"] == 2:
+            d["snapshot"] = orjson.dumps({"actor": "assistant-alice", "scope": BOB, "read": True, "write": True})
+        e = E.Event(d["ts"], d["scope"], d["action"], d["actor"], d["memory_id"], d["version"], d["reason"],
+                    d["encrypted"], bytes(d["snapshot"]), d["idem_key"])
+        h = E.chain_hash(prev, d["seq"], e)
+        con.execute("UPDATE events SET snapshot = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+                    [e.snapshot, prev, h, d["seq"]]).fetchall()
+        prev = h
+    con.close()
+    v = _refused_and_named(data_dir, "seq")
+    assert not v["ok"] and v["first_bad_seq"] is not None
+
+
+def test_deleted_tail_events_are_found(ray_session, data_dir):
+    import duckdb
+
+    path = _ledger_with_two_users(data_dir)
+    con = duckdb.connect(path)
+    last = con.execute("SELECT max(seq) FROM events").fetchone()[0]
+    con.execute("DELETE FROM events WHERE seq >= ?", [last - 1]).fetchall()
+    con.close()
+    v = _refused_and_named(data_dir, f"seq {last - 1}")
+    assert not v["ok"] and v["first_bad_seq"] == last - 1 and "deleted" in v["reason"]
+
+
+@pytest.mark.parametrize("table", ["keys", "idempotency"])
+def test_deleted_keys_or_idempotency_rows_are_found(ray_session, data_dir, table):
+    import duckdb
+
+    path = _ledger_with_two_users(data_dir)
+    con = duckdb.connect(path)
+    con.execute(f"DELETE FROM {table}").fetchall()
+    con.close()
+    v = _refused_and_named(data_dir, f"table {table}")
+    assert not v["ok"] and v["table"] == table
+
+
+def test_a_missing_ledger_key_is_a_clear_error_not_a_new_key(ray_session, data_dir):
+    from memactors import LedgerKeyMissing
+
+    _ledger_with_two_users(data_dir)
+    keys = os.environ["MEMACTORS_KEY_DIR"]
+    other = os.path.join(os.path.dirname(data_dir), "elsewhere")
+    with pytest.raises(LedgerKeyMissing):
+        memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "key_dir": other}})
+    assert not os.path.exists(other) or not os.listdir(other)
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "key_dir": keys}})
+    try:
+        assert rt.audit.verify()["ok"]
+    finally:
+        rt.close()
+
+
+def test_l2_rows_deleted_or_added_behind_the_runtime_are_found(ray_session, data_dir):
+    import lancedb
+
+    from memactors import LedgerTampered
+
+    _ledger_with_two_users(data_dir)
+    tbl = lancedb.connect(os.path.join(data_dir, "l2")).open_table("memories")
+    victim = tbl.search().where(f"scope = '{BOB}'").limit(1).to_arrow().column("memory_id")[0].as_py()
+    tbl.delete(f"memory_id = '{victim}'")
+    with pytest.raises(LedgerTampered) as e:
+        memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    assert "table l2" in str(e.value) and "1 rows missing" in str(e.value)
+
+
+def test_a_reused_idempotency_key_with_another_write_is_a_conflict(ray_session, data_dir):
+    from memactors import IdempotencyConflict
+
+    cfg = {"runtime": {"num_owners": 1}}
+    rt = memactors.connect(data_dir, config=cfg)
+    try:
+        rt.grant("ag", ALICE, write=True)
+        first = rt.write(ALICE, "alice's train leaves at 9", actor="ag", idempotency_key="k-1")
+        assert rt.write(ALICE, "alice's train leaves at 9", actor="ag", idempotency_key="k-1") == first  # a retry
+        with pytest.raises(IdempotencyConflict):
+            rt.write(ALICE, "alice's train leaves at 11", actor="ag", idempotency_key="k-1")
+        with pytest.raises(IdempotencyConflict):  # same text, another field: still another write
+            rt.write(ALICE, "alice's train leaves at 9", actor="ag", idempotency_key="k-1", importance=0.9)
+        with pytest.raises(IdempotencyConflict) as e:
+            rt.write_many([{"scope": ALICE, "text": "a new note", "actor": "ag", "idempotency_key": "k-2"},
+                           {"scope": ALICE, "text": "something else", "actor": "ag", "idempotency_key": "k-1"}])
+        assert e.value.failed == [1] and e.value.results[0].decision == "accepted" and e.value.results[1] is None
+        # Two drivers racing the same key with different texts: one wins, the other hears it.
+        import concurrent.futures as cf
+
+        with cf.ThreadPoolExecutor(2) as pool:
+            futs = [pool.submit(rt.write, ALICE, f"racer {i}", actor="ag", idempotency_key="k-race") for i in (1, 2)]
+            outcomes = [f.exception() or f.result() for f in futs]
+        assert sum(isinstance(o, IdempotencyConflict) for o in outcomes) == 1
+    finally:
+        rt.close()
+    rt = memactors.connect(data_dir, config=cfg)  # fingerprints survive a restart
+    try:
+        with pytest.raises(IdempotencyConflict):
+            rt.write(ALICE, "alice's train leaves at 11", actor="ag", idempotency_key="k-1")
+        texts = [h.content for h in recall(rt, "train leaves", "ag", [ALICE], k=20).hits]
+        assert texts.count("alice's train leaves at 9") == 1 and "alice's train leaves at 11" not in texts
+    finally:
+        rt.close()
+
+
+def test_a_ledger_from_before_keys_is_upgraded_in_place(ray_session, data_dir):
+    """Format 1 (no MAC column, no folder id, no fingerprints) opens, is keyed on first use and
+    verifies; everything written before is still there."""
+    import glob as g
+
+    import duckdb
+
+    path = _ledger_with_two_users(data_dir)
+    con = duckdb.connect(path)
+    folder_id = bytes(con.execute("SELECT value FROM meta WHERE key = 'folder_id'").fetchone()[0]).decode()
+    con.execute("ALTER TABLE events DROP COLUMN mac").fetchall()
+    con.execute("ALTER TABLE idempotency DROP COLUMN fingerprint").fetchall()
+    con.execute("DELETE FROM meta WHERE key IN ('folder_id', 'ledger_format')").fetchall()
+    con.close()
+    for f in g.glob(os.path.join(os.environ["MEMACTORS_KEY_DIR"], folder_id + ".*")):
+        os.remove(f)
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    try:
+        assert rt.audit.verify()["ok"]
+        assert len(recall(rt, "bob's private note", "assistant-bob", [BOB]).hits) == 3
+        rt.write(BOB, "a note after the upgrade", actor="assistant-bob")
+        assert rt.audit.verify()["ok"]
+    finally:
+        rt.close()

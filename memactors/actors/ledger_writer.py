@@ -14,10 +14,11 @@ import fcntl
 import gc
 import os
 
+import duckdb
 import ray
 
 from ..core.config import Config
-from ..core.errors import AccessDenied, DataFolderLocked, NoGrants, NotFound
+from ..core.errors import AccessDenied, DataFolderLocked, MemactorsError, NoGrants, NotFound, StoreError
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
@@ -29,6 +30,19 @@ class LedgerWriter:
     def __init__(self, data_dir: str, config: dict) -> None:
         gc.set_threshold(50_000, 20, 100)  # large batches of short-lived objects; see owner.py
         self.cfg = Config.from_dict(config).runtime
+        # A folder that cannot be opened (locked, read-only, tampered, key missing) is reported
+        # by ready() as a typed error: raising here would only say "the actor died".
+        self._failed: MemactorsError | None = None
+        try:
+            self._open(data_dir)
+        except MemactorsError as exc:
+            self._failed = exc.with_traceback(None)
+        except (OSError, duckdb.Error) as exc:
+            self._failed = StoreError(f"cannot open the data folder {data_dir}: {_what(exc)}")
+        if self._failed is not None and getattr(self, "_lock", None) is not None:
+            self._lock.close()  # releases the folder's lock if this process took it
+
+    def _open(self, data_dir: str) -> None:
         os.makedirs(data_dir, exist_ok=True)
         # The lock file keeps a second runtime (another Ray cluster, another machine on a shared
         # folder) from writing the same data folder. The process holds it while it lives.
@@ -40,7 +54,7 @@ class LedgerWriter:
                 f"{data_dir} is open for writing by another memactors runtime; "
                 "attach to it (memactors up / connect(address=...)) or stop it first"
             ) from None
-        self.ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"))
+        self.ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), self.cfg.key_dir)
         # Idempotency keys recognised for retries: those of the last window, measured back from
         # the newest event (not the wall clock: a simulation's clock may run anywhere).
         newest = self.ledger.newest_ts()
@@ -54,6 +68,8 @@ class LedgerWriter:
         self._loop_task = None
 
     def ready(self) -> bool:
+        if self._failed is not None:
+            raise self._failed
         return True
 
     def _ensure_loop(self) -> None:
@@ -105,7 +121,7 @@ class LedgerWriter:
         for it, (status, _) in zip(items, results):
             if status == "ok":
                 ts = it.events[0].ts if it.events else 0
-                self.known[it.idem_key] = it.result
+                self.known[it.idem_key] = (it.fingerprint, it.result)
                 self._known_order.append((ts, it.idem_key))
                 newest = max(newest, ts)
         while self._known_order and self._known_order[0][0] < newest - self.window_us:
@@ -130,6 +146,10 @@ class LedgerWriter:
         # Handed to the runtime's own processes only, so they can digest queries in place.
         return self.ledger.digest_key
 
+    def fingerprint_key(self) -> bytes:
+        # For owners: they fingerprint requests to tell a retry from a reused idempotency key.
+        return self.ledger.fingerprint_key
+
     async def unapplied(self) -> list[dict]:
         await self.flush()
         return await asyncio.to_thread(self.ledger.unapplied)
@@ -137,7 +157,7 @@ class LedgerWriter:
     async def working_since(self, ts: int) -> list[dict]:
         return await asyncio.to_thread(self.ledger.working_since, ts)
 
-    def idempotency_since(self, ts: int) -> dict[str, bytes]:
+    def idempotency_since(self, ts: int) -> dict[str, tuple[bytes | None, bytes]]:
         """ts <= 0: the keys this writer recognises (its window); else those written since ts."""
         return dict(self.known) if ts <= 0 else self.ledger.idempotency_since(ts)
 
@@ -180,6 +200,11 @@ class LedgerWriter:
             raise NotFound(f"no recall {recall_id} visible to actor {actor!r}")
         return log
 
+    async def l2_expected(self):
+        """What L2 should hold by the events applied so far (owners compare it with Lance)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.l2_expected)
+
     async def erasure(self, memory_id: str, actor: str) -> dict:
         await self.flush()
         out = await asyncio.to_thread(self.ledger.erasure, memory_id)
@@ -208,3 +233,9 @@ class LedgerWriter:
         self.ledger.close()
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
         self._lock.close()
+
+
+def _what(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]

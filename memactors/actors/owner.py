@@ -49,6 +49,19 @@ from .naming import LEDGER, embed_worker_name, gate_worker_name, owner_index, ow
 log = logging.getLogger("memactors.owner")
 GLOBAL_SCOPE = str(GLOBAL)
 
+def _retried(seen: tuple, fp: bytes) -> dict:
+    """The stored result of a retried write, or an error marker when the key came back with a
+    different write (the facade raises IdempotencyConflict for it)."""
+    first_fp, result = seen
+    if first_fp is not None and first_fp != fp:
+        return _CONFLICT
+    return orjson.loads(result)
+
+
+_CONFLICT = {"error": "IdempotencyConflict",
+             "message": "this idempotency key was first used for a different write; nothing was written for it"}
+
+
 def _cow(st: ScopeState) -> ScopeState:
     """A copy to change and swap in whole: indexes copied, records shared (never mutated)."""
     return ScopeState(dict(st.records), dict(st.by_entity), dict(st.by_hash), dict(st.entity_version))
@@ -78,7 +91,8 @@ class ScopeOwner:
         self.where: dict[str, str] = {}  # memory id -> scope, for hot records
         self.working = WorkingPool(rc.working_pool_size, int(rc.session_ttl_s * 1_000_000))
         self.locks: dict[str, asyncio.Lock] = {}
-        self.idem: dict[str, bytes] = {}  # idempotency key -> result, for the configured window
+        self.idem: dict[str, tuple] = {}  # idempotency key -> (fingerprint, result), for the configured window
+        self._fp_key = b""  # keys request fingerprints (from the ledger key, outside the data folder)
         self._idem_order: deque[tuple[int, str]] = deque()  # (write time, key), oldest first
         self.grants = GrantTable()
         self.pending: dict[str, dict] = {}  # memory id -> latest record state not yet in Lance
@@ -109,6 +123,7 @@ class ScopeOwner:
         self.grants = GrantTable.from_list(await self.ledger.grants.remote())
         self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
         self.idem = await self.ledger.idempotency_since.remote(0)
+        self._fp_key = await self.ledger.fingerprint_key.remote()
         await self._replay(None)
         now = self._now()
         for ev in await self.ledger.working_since.remote(now - self.working.ttl_us):
@@ -244,10 +259,11 @@ class ScopeOwner:
     async def _write(self, reqs: list[R.WriteRequest], now_us: int) -> list[dict]:
         results: list[dict | None] = [None] * len(reqs)
         todo = []
+        fps = [R.fingerprint(r, self._fp_key) for r in reqs]
         for i, r in enumerate(reqs):
             seen = self.idem.get(r.idempotency_key)
             if seen is not None:
-                results[i] = orjson.loads(seen)
+                results[i] = _retried(seen, fps[i])
             else:
                 todo.append(i)
         if not todo:
@@ -292,6 +308,7 @@ class ScopeOwner:
             for n, i in enumerate(todo, 1):
                 item, effect, results[i] = self._decide(reqs[i], reports[i], vec_of.get(i), staged, now_us,
                                                         contexts.get(i))
+                item.fingerprint = fps[i]
                 ledger_items.append(item)
                 effects.append(effect)
                 if n % chunk == 0 or n == len(todo):
@@ -309,11 +326,11 @@ class ScopeOwner:
             self._tick("ledger_wait", t3)
             dups = []
             for i, item, (status, payload), effect in zip(todo, ledger_items, outcome, effects):
-                if status == "dup":
-                    results[i] = orjson.loads(payload)
+                if status in ("dup", "conflict"):
+                    results[i] = _CONFLICT if status == "conflict" else orjson.loads(payload)
                     dups.append(reqs[i].scope)
                 else:
-                    self.idem[item.idem_key] = item.result
+                    self.idem[item.idem_key] = (item.fingerprint, item.result)
                     self._idem_order.append((now_us, item.idem_key))
                     self._apply_effect(effect, payload)
             if dups:
@@ -673,6 +690,27 @@ class ScopeOwner:
         n = await self._flush(force_index=True)
         await self.ledger.flush.remote()
         return n
+
+    async def check_l2(self) -> dict:
+        """Compare the L2 rows of this owner's scopes with what the ledger's applied events say
+        they must be: rows missing (deleted behind our back) and rows the ledger does not know
+        (added behind our back). Consistent under concurrent writes: no flush of this owner
+        runs while it compares, and events not yet applied are in neither side."""
+        await self._ready()
+        await self._flush()
+        async with self._flush_lock:
+            expected = await self.ledger.l2_expected.remote()
+            have = await asyncio.to_thread(self.l2.ids_and_scopes)
+
+        def mine(tbl) -> set[str]:
+            ids, scopes = tbl.column("memory_id").to_pylist(), tbl.column("scope").to_pylist()
+            keep = {s for s in set(scopes) if self._mine(s)}
+            return {m for m, s in zip(ids, scopes) if s in keep}
+
+        want, got = mine(expected), mine(have)
+        missing, unknown = sorted(want - got), sorted(got - want)
+        return {"owner": self.index, "rows": len(got), "missing": len(missing), "unknown": len(unknown),
+                "example": (missing or unknown or [None])[0]}
 
     async def drop_hot(self) -> None:
         """Flush, then empty the hot index: every scope is served from Lance until warmed."""

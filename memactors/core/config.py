@@ -31,6 +31,9 @@ class RuntimeConfig:
     idempotency_window_s: float = 86_400.0  # how long a retry with the same key is recognised
     call_timeout_s: float = 60.0  # longest the facade waits for an actor call
     owner_max_restarts: int = -1  # Ray restarts a killed owner (-1: always)
+    # Where the ledger's key and anchor live: outside the data folder, so that write access to
+    # the folder alone cannot forge events. "": $MEMACTORS_KEY_DIR, else ~/.memactors/keys.
+    key_dir: str = ""
 
 
 @dataclass(slots=True)

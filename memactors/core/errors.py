@@ -4,7 +4,8 @@
      ├── ValidationError          bad input, refused before it reaches a query (also a ValueError)
      │    ├── InvalidIdentifier   an id outside [A-Za-z0-9_.-], or "." / ".."
      │    ├── InvalidScope        a scope path outside the scope tree
-     │    └── InvalidRecord       a field of a write or recall out of range
+     │    ├── InvalidRecord       a field of a write or recall out of range
+     │    └── IdempotencyConflict an idempotency key reused for a different write
      ├── AccessDenied             grants or scope rules refuse the call (also a PermissionError)
      │    └── NoGrants            the actor holds no grant at all (says how to add one)
      ├── NotFound                 an unknown memory id (also a LookupError)
@@ -12,7 +13,9 @@
      ├── ConfigError              a configuration value is wrong
      ├── StoreError               the data folder cannot be used as asked
      │    ├── DataFolderLocked    another runtime holds the data folder for writing
-     │    └── EmbedderMismatch    the store was built with another embedder
+     │    ├── EmbedderMismatch    the store was built with another embedder
+     │    ├── LedgerKeyMissing    the ledger's key (kept outside the data folder) is not found
+     │    └── LedgerTampered      the ledger disagrees with its key, its anchor or itself
      └── RuntimeClosed            the runtime was closed, or is unreachable
 
 Messages never contain memory content, query text, or anything the write gate matched.
@@ -39,6 +42,10 @@ class InvalidScope(ValidationError):
 
 class InvalidRecord(ValidationError):
     """A field of a write or a recall request is out of range."""
+
+
+class IdempotencyConflict(ValidationError):
+    """An idempotency key came back with a different write than the one it was first used for."""
 
 
 class AccessDenied(MemactorsError, PermissionError):
@@ -71,6 +78,15 @@ class DataFolderLocked(StoreError):
 
 class EmbedderMismatch(StoreError):
     """The store's vectors were made by a different embedder."""
+
+
+class LedgerKeyMissing(StoreError):
+    """The ledger's key is not where the configuration says (it lives outside the data folder)."""
+
+
+class LedgerTampered(StoreError):
+    """The ledger fails a check against its key, its anchor or its own chain; the message names
+    the first bad seq or the table."""
 
 
 class RuntimeClosed(MemactorsError):

@@ -7,6 +7,7 @@ ship between actors); ``to_arrow`` and ``to_json`` are the two ways out.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import unicodedata
 import uuid
@@ -275,6 +276,14 @@ def write_request(item: dict | WriteRequest) -> WriteRequest:
     if missing:
         raise InvalidRecord(f"missing write field(s): {sorted(missing)}")
     return WriteRequest(**item).validate()
+
+
+def fingerprint(req: WriteRequest, key: bytes) -> bytes:
+    """A keyed digest of everything a write asks for but its idempotency key: a retry carries
+    the same one; a reused key with another write does not. Keyed, so it reveals nothing of
+    the text (a bare hash of a short text with a phone number could be brute-forced)."""
+    body = orjson.dumps([getattr(req, k) for k in WriteRequest.__dataclass_fields__ if k != "idempotency_key"])
+    return hmac.digest(key, body, "sha256")
 
 
 def request_fields(req: WriteRequest) -> dict:

@@ -101,6 +101,11 @@ class L2Store:
         col = self.table.to_lance().to_table(columns=["scope"]).column("scope")
         return set(pa.compute.unique(col).to_pylist()) if len(col) else set()
 
+    def ids_and_scopes(self) -> pa.Table:
+        """(memory_id, scope) of every row: one narrow scan, for the check against the ledger."""
+        self.table.checkout_latest()
+        return self.table.to_lance().to_table(columns=["memory_id", "scope"])
+
     def count(self) -> int:
         return self.table.count_rows()
 

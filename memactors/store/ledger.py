@@ -9,7 +9,9 @@ the same transaction as the tombstone, so the chain still verifies and the conte
 
 from __future__ import annotations
 
+import hmac
 import os
+import uuid
 from dataclasses import dataclass
 
 import duckdb
@@ -17,18 +19,23 @@ import orjson
 import pyarrow as pa
 
 from ..core import events as E
-from ..core.errors import InvalidRecord, NotFound
+from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from . import cipher
+from .ledger_key import DIGEST, FINGERPRINT, LedgerKey
+from .ledger_key import key_dir as resolve_key_dir
 
 _DDL = [
     "CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value BLOB)",
     """CREATE TABLE IF NOT EXISTS events (
         seq BIGINT, ts BIGINT, scope VARCHAR, action VARCHAR, memory_id VARCHAR, version INTEGER,
         actor VARCHAR, reason VARCHAR, encrypted BOOLEAN, snapshot BLOB, idem_key VARCHAR,
-        format INTEGER, prev_hash BLOB, hash BLOB)""",
+        format INTEGER, prev_hash BLOB, hash BLOB, mac BLOB)""",
+    # Folders from before the ledger key: the MAC column is added, then filled (see _open_key).
+    "ALTER TABLE events ADD COLUMN IF NOT EXISTS mac BLOB",
     "CREATE TABLE IF NOT EXISTS keys (memory_id VARCHAR, key BLOB)",
     "CREATE TABLE IF NOT EXISTS l2_applied (seq BIGINT)",
-    "CREATE TABLE IF NOT EXISTS idempotency (idem_key VARCHAR, ts BIGINT, result BLOB)",
+    "CREATE TABLE IF NOT EXISTS idempotency (idem_key VARCHAR, ts BIGINT, result BLOB, fingerprint BLOB)",
+    "ALTER TABLE idempotency ADD COLUMN IF NOT EXISTS fingerprint BLOB",
     """CREATE TABLE IF NOT EXISTS recalls (
         recall_id VARCHAR, ts BIGINT, actor VARCHAR, task_id VARCHAR, purpose VARCHAR,
         allowed_scopes VARCHAR[], visible_scopes VARCHAR[], query_digest VARCHAR, top_k INTEGER,
@@ -41,9 +48,12 @@ _EVENT_SCHEMA = pa.schema(
         ("seq", pa.int64()), ("ts", pa.int64()), ("scope", pa.string()), ("action", pa.string()),
         ("memory_id", pa.string()), ("version", pa.int32()), ("actor", pa.string()), ("reason", pa.string()),
         ("encrypted", pa.bool_()), ("snapshot", pa.binary()), ("idem_key", pa.string()), ("format", pa.int32()),
-        ("prev_hash", pa.binary()), ("hash", pa.binary()),
+        ("prev_hash", pa.binary()), ("hash", pa.binary()), ("mac", pa.binary()),
     ]
 )
+# Meta: the folder's id (names its key outside the folder) and the ledger format. Format 2 is
+# the keyed ledger; format 1 (no key, no MACs) is upgraded in place when first opened.
+LEDGER_FORMAT = 2
 _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_scopes", "visible_scopes",
                    "query_digest", "top_k", "hits", "filters", "removed")
 
@@ -58,6 +68,7 @@ class Item:
     keys: dict[str, bytes]  # new data keys, by memory id
     destroy_keys: list[str]  # memory ids whose keys die with this item (forget)
     applied: bool = False  # True when the events need no L2 replay (working pool, blocks, grants)
+    fingerprint: bytes | None = None  # keyed digest of the request: a reused key with another write conflicts
 
 
 @dataclass(slots=True)
@@ -66,15 +77,26 @@ class VerifyResult:
     events: int
     first_bad_seq: int | None
     reason: str
+    table: str | None = None  # the table that disagrees with the events, when that is the finding
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "events": self.events, "first_bad_seq": self.first_bad_seq, "reason": self.reason}
+        return {"ok": self.ok, "events": self.events, "first_bad_seq": self.first_bad_seq, "reason": self.reason,
+                "table": self.table}
 
 
 class Ledger:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, key_dir: str, *, read_only: bool = False) -> None:
+        """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one
+        for ``verify`` alone (no checks at open, nothing written)."""
         self.path = path
-        self.con = duckdb.connect(path)
+        self.con = duckdb.connect(path, read_only=read_only)
+        if read_only:
+            try:
+                self._open_read_only(key_dir)
+            except BaseException:
+                self.con.close()
+                raise
+            return
         for ddl in _DDL:
             self._x(ddl)
         row = self._x("SELECT max(seq) FROM events")[0]
@@ -84,36 +106,82 @@ class Ledger:
             self.last_hash = bytes(h)
         else:
             self.last_hash = E.GENESIS
-        self.digest_key = self._meta_secret("query_digest_key")
+        try:
+            self.key = self._open_key(key_dir)
+            self.open_check()
+        except BaseException:
+            self.con.close()  # a refused ledger stays closed: `audit verify` may open it next
+            raise
+        self.digest_key = self.key.subkey(DIGEST)
+        self.fingerprint_key = self.key.subkey(FINGERPRINT)
+
+    def _open_read_only(self, key_dir: str) -> None:
+        row = self._x("SELECT max(seq) FROM events")[0]
+        self.last_seq = int(row[0] or 0)
+        folder_id = self._meta("folder_id")
+        if folder_id is None or self._meta("ledger_format") is None:
+            raise LedgerTampered(f"the ledger at {self.path} has no folder id or format: not a keyed ledger")
+        self.key = LedgerKey.open(key_dir, folder_id.decode(), create=False)
+
+    def _open_key(self, key_dir: str) -> LedgerKey:
+        folder_id = self._meta("folder_id")
+        if folder_id is None:
+            folder_id = uuid.uuid4().hex
+            self._x("INSERT INTO meta VALUES ('folder_id', ?)", [folder_id.encode()])
+        else:
+            folder_id = folder_id.decode()
+        fmt = self._meta("ledger_format")
+        key = LedgerKey.open(key_dir, folder_id, create=fmt is None)
+        if fmt is None:
+            # A new ledger, or one from before keys: trust it as found (first use), vouch for
+            # its chain through the newest event, and anchor that.
+            if self.last_seq:
+                marks = {seq: key.mac(seq, bytes(h)) for seq, h in
+                         self._x("SELECT seq, hash FROM events WHERE action = 'grant' OR seq = ?", [self.last_seq])}
+                for seq, mac in marks.items():
+                    self._x("UPDATE events SET mac = ? WHERE seq = ?", [mac, seq])
+                key.write_head(self.last_seq, self.last_hash)
+            self._x("INSERT INTO meta VALUES ('ledger_format', ?)", [str(LEDGER_FORMAT).encode()])
+        return key
+
+    def _meta(self, name: str) -> bytes | None:
+        rows = self._x("SELECT value FROM meta WHERE key = ?", [name])
+        return bytes(rows[0][0]) if rows else None
+
+    def _q(self, sql: str, params: list | None = None) -> list[tuple]:
+        """A read on a cursor of its own: reads run beside the commit thread, and a DuckDB
+        connection refuses a second caller instead of waiting."""
+        cur = self.con.cursor()
+        try:
+            return cur.execute(sql, params or []).fetchall()
+        finally:
+            cur.close()
 
     def _x(self, sql: str, params: list | None = None) -> list[tuple]:
         # Run a statement to completion: DuckDB 2.0 refuses new work on a connection while a
         # result is still open.
         return self.con.execute(sql, params or []).fetchall()
 
-    def _meta_secret(self, name: str) -> bytes:
-        rows = self._x("SELECT value FROM meta WHERE key = ?", [name])
-        if rows:
-            return bytes(rows[0][0])
-        value = os.urandom(32)
-        self._x("INSERT INTO meta VALUES (?, ?)", [name, value])
-        return value
-
     # --- writing -------------------------------------------------------------------------
 
-    def commit(self, items: list[Item], known: dict[str, bytes]) -> list[tuple[str, bytes | list[int]]]:
-        """Commit items in one transaction. Items whose key is in ``known`` (or repeated within
-        the group) are not appended; they get ("dup", stored result). Others get ("ok", seqs)."""
+    def commit(self, items: list[Item], known: dict[str, tuple[bytes | None, bytes]]
+               ) -> list[tuple[str, bytes | list[int]]]:
+        """Commit items in one transaction. Items whose key is in ``known`` (fingerprint, result)
+        or repeated within the group are not appended: they get ("dup", stored result), or
+        ("conflict", stored result) when the fingerprints differ. Others get ("ok", seqs)."""
         out: list[tuple[str, bytes | list[int]]] = []
         cols = {name: [] for name in _EVENT_SCHEMA.names}
         keys_mid, keys_val, destroy, applied, idem_rows = [], [], [], [], []
         seq, prev = self.last_seq, self.last_hash
-        seen: dict[str, bytes] = {}
+        seen: dict[str, tuple[bytes | None, bytes]] = {}
         for it in items:
-            if it.idem_key in known or it.idem_key in seen:
-                out.append(("dup", known.get(it.idem_key) or seen[it.idem_key]))
+            first = known.get(it.idem_key) or seen.get(it.idem_key)
+            if first is not None:
+                fp, result = first
+                same = fp is None or it.fingerprint is None or hmac.compare_digest(fp, it.fingerprint)
+                out.append(("dup" if same else "conflict", result))
                 continue
-            seen[it.idem_key] = it.result
+            seen[it.idem_key] = (it.fingerprint, it.result)
             seqs = []
             for e in it.events:
                 seq += 1
@@ -122,7 +190,7 @@ class Ledger:
                     ("seq", seq), ("ts", e.ts), ("scope", e.scope), ("action", e.action), ("memory_id", e.memory_id),
                     ("version", e.version), ("actor", e.actor), ("reason", e.reason), ("encrypted", e.encrypted),
                     ("snapshot", e.snapshot), ("idem_key", e.idem_key), ("format", E.FORMAT_VERSION),
-                    ("prev_hash", prev), ("hash", h),
+                    ("prev_hash", prev), ("hash", h), ("mac", self.key.mac(seq, h) if e.action == E.GRANT else None),
                 ):
                     cols[name].append(v)
                 prev = h
@@ -132,10 +200,13 @@ class Ledger:
             keys_mid.extend(it.keys)
             keys_val.extend(it.keys.values())
             destroy.extend(it.destroy_keys)
-            idem_rows.append((it.idem_key, it.events[0].ts if it.events else 0, it.result))
+            idem_rows.append((it.idem_key, it.events[0].ts if it.events else 0, it.result, it.fingerprint))
             out.append(("ok", seqs))
-        if not seen:
+        if not seen or seq == self.last_seq:
             return out
+        # One MAC per commit, on its last event, vouches for the chain up to it (grant events
+        # carry their own as well: the open check verifies every grant cheaply).
+        cols["mac"][-1] = self.key.mac(seq, prev)
         # Arrow tables are read by DuckDB's replacement scan of these local names, so those
         # statements call con.execute here, in this frame (cheaper than register/unregister:
         # ~1.9 ms for the whole transaction of one small write).
@@ -145,6 +216,7 @@ class Ledger:
                 "idem_key": [r[0] for r in idem_rows],
                 "ts": pa.array([r[1] for r in idem_rows], pa.int64()),
                 "result": pa.array([r[2] for r in idem_rows], pa.binary()),
+                "fingerprint": pa.array([r[3] for r in idem_rows], pa.binary()),
             }
         )
         newkeys = pa.table({"memory_id": keys_mid, "key": pa.array(keys_val, pa.binary())})  # noqa: F841
@@ -163,6 +235,7 @@ class Ledger:
             self._x("ROLLBACK")
             raise
         self.last_seq, self.last_hash = seq, prev
+        self.key.write_head(seq, prev)
         if destroy:
             # Fold the WAL into the file so the deleted key rows are not kept in a log segment.
             self._x("CHECKPOINT")
@@ -202,9 +275,11 @@ class Ledger:
     def newest_ts(self) -> int:
         return int(self.con.cursor().execute("SELECT coalesce(max(ts), 0) FROM events").fetchone()[0])
 
-    def idempotency_since(self, ts: int) -> dict[str, bytes]:
-        rows = self.con.cursor().execute("SELECT idem_key, result FROM idempotency WHERE ts >= ?", [ts]).fetchall()
-        return {k: bytes(v) for k, v in rows}
+    def idempotency_since(self, ts: int) -> dict[str, tuple[bytes | None, bytes]]:
+        """Idempotency keys written since ``ts``: key -> (request fingerprint, stored result)."""
+        rows = self.con.cursor().execute(
+            "SELECT idem_key, fingerprint, result FROM idempotency WHERE ts >= ?", [ts]).fetchall()
+        return {k: (bytes(f) if f is not None else None, bytes(v)) for k, f, v in rows}
 
     def unapplied(self) -> list[dict]:
         """Events not yet in L2, with content decrypted where its key still exists, in seq order."""
@@ -241,6 +316,16 @@ class Ledger:
         rows = self.con.cursor().execute("SELECT snapshot FROM events WHERE action = 'grant' ORDER BY seq").fetchall()
         return [orjson.loads(bytes(r[0])) for r in rows]
 
+    def l2_expected(self) -> pa.Table:
+        """(memory_id, scope) of every row L2 should hold by the events it has applied: vault
+        writes, less what was erased."""
+        return self.con.cursor().sql(
+            """SELECT memory_id, any_value(scope) AS scope FROM events e
+               WHERE action = 'write' AND seq IN (SELECT seq FROM l2_applied)
+                 AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget'
+                                 AND f.seq IN (SELECT seq FROM l2_applied))
+               GROUP BY memory_id""").to_arrow_table()
+
     def erasure(self, memory_id: str) -> dict | None:
         """What the ledger can prove about a memory's erasure: its scope, the tombstone's seq
         (None if never forgotten) and whether its data key is gone. None for an unknown id."""
@@ -275,16 +360,111 @@ class Ledger:
         return {"events": ev, "recalls": rc, "citations": ct}
 
     def verify(self, chunk: int = 50_000) -> VerifyResult:
-        prev, expect, count = E.GENESIS, 1, 0
-        reader = self.con.cursor().execute(f"SELECT {', '.join(E.COLUMNS)} FROM events ORDER BY seq").to_arrow_reader(chunk)
+        """Walk the chain up to the newest committed event (a snapshot: commits meanwhile are
+        not mistaken for breaks), check every stored MAC and that the last event has one, the
+        anchor outside the folder, and the tables that must agree with the events."""
+        upto = self.last_seq
+        prev, expect, count, vouched = E.GENESIS, 1, 0, 0
+        cols = ", ".join((*E.COLUMNS, "mac"))
+        reader = self.con.cursor().sql(f"SELECT {cols} FROM events WHERE seq <= {int(upto)} ORDER BY seq"
+                                       ).to_arrow_reader(chunk)
         for batch in reader:
-            bad, why, prev, expect = E.verify_rows(batch.to_pylist(), prev, expect)
-            count += batch.num_rows
+            rows = batch.to_pylist()
+            bad, why, prev, expect = E.verify_rows(rows, prev, expect)
             if bad is not None:
                 return VerifyResult(False, count, bad, why)
-        if expect - 1 != self.last_seq and self.last_seq:
-            return VerifyResult(False, count, expect, f"the chain ends at seq {expect - 1}, the ledger says {self.last_seq}")
+            for r in rows:
+                if r["mac"] is not None:
+                    if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
+                        return VerifyResult(False, count, vouched + 1, f"the ledger key does not vouch for seq "
+                                            f"{vouched + 1}..{r['seq']}: events were forged or re-chained")
+                    vouched = r["seq"]
+                elif r["action"] == E.GRANT:
+                    return VerifyResult(False, count, r["seq"], "a grant event without its MAC (forged)")
+            count += batch.num_rows
+        if expect - 1 != upto:
+            return VerifyResult(False, count, expect, f"the chain ends at seq {expect - 1}, the ledger says {upto}")
+        if vouched != upto:
+            return VerifyResult(False, count, vouched + 1,
+                                f"events after seq {vouched} are not vouched for by the ledger key (appended by hand?)")
+        problem = self._check_anchor() or self._check_tables()
+        if problem is not None:
+            return VerifyResult(False, count, *problem)
         return VerifyResult(True, count, None, "ok")
+
+    def open_check(self) -> None:
+        """What opening checks, cheaply, before anything is served: the anchor, the events
+        after it (chain and MAC), every grant's own MAC, and the keys and idempotency tables.
+        The full walk is ``verify()``. Raises LedgerTampered naming the seq or table."""
+        problem = self._check_anchor()
+        if problem is None:
+            head = self.key.read_head()
+            start = head[0] if head else 0
+            prev = bytes(self._q("SELECT hash FROM events WHERE seq = ?", [start])[0][0]) if start else E.GENESIS
+            cols = ", ".join((*E.COLUMNS, "mac"))
+            tail = [dict(zip((*E.COLUMNS, "mac"), r)) for r in
+                    self._q(f"SELECT {cols} FROM events WHERE seq > ? ORDER BY seq", [start])]
+            bad, why, _, _ = E.verify_rows(tail, prev, start + 1)
+            if bad is not None:
+                problem = (bad, why)
+            elif tail and not self.key.check(tail[-1]["seq"], bytes(tail[-1]["hash"]), tail[-1]["mac"]):
+                problem = (start + 1, f"events {start + 1}..{tail[-1]['seq']} are not vouched for by the ledger key")
+        if problem is None:
+            problem = self._check_grants() or self._check_tables()
+        if problem is not None:
+            seq, why, *table = problem
+            where = f"seq {seq}" if seq is not None else f"table {table[0]}"
+            raise LedgerTampered(f"the ledger at {self.path} fails its check at {where}: {why}; it was changed "
+                                 "outside memactors. `memactors audit verify` shows the finding; restore the "
+                                 "data folder from a backup")
+
+    def _check_anchor(self) -> tuple | None:
+        head = self.key.read_head()
+        if head is None:
+            return (1, "the ledger has events but no anchor") if self.last_seq else None
+        seq, h = head
+        last = self._q("SELECT max(seq) FROM events")[0][0] or 0
+        if seq > last:
+            return (last + 1, f"the ledger ends at seq {last} but its anchor says {seq}: events were deleted")
+        row = self._q("SELECT hash FROM events WHERE seq = ?", [seq])
+        if not row or bytes(row[0][0]) != h:
+            return (seq, "the event does not match the anchor kept outside the data folder")
+        return None
+
+    def _check_grants(self) -> tuple | None:
+        """Every grant event's content hashes to its stored hash, which its own MAC vouches for."""
+        cols = ", ".join((*E.COLUMNS, "mac"))
+        for row in self._q(f"SELECT {cols} FROM events WHERE action = 'grant' ORDER BY seq"):
+            r = dict(zip((*E.COLUMNS, "mac"), row))
+            bad, why, _, _ = E.verify_rows([r], bytes(r["prev_hash"]), r["seq"])
+            if bad is not None:
+                return (bad, f"grant event: {why}")
+            if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
+                return (r["seq"], "a grant event the ledger key does not vouch for (forged)")
+        return None
+
+    def _check_tables(self) -> tuple | None:
+        """Tables the events imply: a key for every memory written and not erased, an
+        idempotency row for every key an event carries."""
+        cur = self.con.cursor()
+        n, example = cur.execute(
+            """SELECT count(*), min(e.seq) FROM events e
+               WHERE e.action IN ('write', 'write_working') AND e.encrypted
+                 AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id)
+                 AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget')"""
+        ).fetchone()
+        if n:
+            return (None, f"{n} memories written and never erased have no data key (first at seq {example}): "
+                          "keys were deleted", "keys")
+        n, example = cur.execute(
+            """SELECT count(*), min(e.seq) FROM (SELECT idem_key, min(seq) AS seq FROM events
+                 WHERE idem_key IS NOT NULL GROUP BY idem_key) e
+               WHERE NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.idem_key = e.idem_key)"""
+        ).fetchone()
+        if n:
+            return (None, f"{n} idempotency keys carried by events have no row (first at seq {example}): "
+                          "rows were deleted", "idempotency")
+        return None
 
     def recall_log(self, recall_id: str) -> dict | None:
         cur = self.con.cursor().execute(f"SELECT {', '.join(_RECALL_COLUMNS)} FROM recalls WHERE recall_id = ?", [recall_id])
@@ -319,3 +499,20 @@ class Ledger:
             self._x("CHECKPOINT")
         finally:
             self.con.close()
+
+
+def verify_folder(data_dir: str, key_dir: str = "") -> dict:
+    """Verify a data folder's ledger without a runtime (the runtime refuses to open a ledger
+    that fails its checks; this says where). The folder must not be open by a runtime."""
+    path = os.path.join(data_dir, "ledger.duckdb")
+    if not os.path.exists(path):
+        raise StoreError(f"no ledger in {data_dir}")
+    try:
+        led = Ledger(path, resolve_key_dir(key_dir), read_only=True)
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open {path} read-only ({(str(exc).splitlines() or ['?'])[0][:120]}); "
+                         "if a runtime has it open, use runtime.audit.verify()") from None
+    try:
+        return led.verify().to_dict()
+    finally:
+        led.con.close()

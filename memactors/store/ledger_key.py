@@ -1,0 +1,117 @@
+"""The ledger's key and anchor, kept outside the data folder (DESIGN section 8, README "Threat model").
+
+The hash chain alone proves order and content only to someone who trusts the file: with the
+file in hand, an attacker can append a forged event (a grant, say) and recompute every hash.
+So each commit also stores an HMAC of its last event's hash under a key that never enters the
+data folder, and the newest (seq, hash) is recorded beside that key (the *anchor*). Then:
+
+- a forged, inserted or edited event breaks a MAC the attacker cannot recompute;
+- deleted tail events leave the ledger shorter than its anchor.
+
+Layout: ``KEY_DIR/<folder id>.key`` (32 random bytes, hex) and ``KEY_DIR/<folder id>.head``
+(JSON: seq, hash, mac). The folder id is a random id kept in the ledger's ``meta`` table, so a
+moved folder finds its key again. ``KEY_DIR`` is ``[runtime].key_dir``, else
+``$MEMACTORS_KEY_DIR``, else ``~/.memactors/keys``. Purpose-bound subkeys (HKDF-SHA256, from
+``cryptography``) key the chain MACs, idempotency fingerprints and recall-query digests.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+
+import orjson
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from ..core.errors import LedgerKeyMissing, StoreError
+
+ENV = "MEMACTORS_KEY_DIR"
+CHAIN = b"memactors ledger chain mac v1"
+FINGERPRINT = b"memactors idempotency fingerprint v1"
+DIGEST = b"memactors recall query digest v1"
+
+
+def key_dir(configured: str = "") -> str:
+    """Where ledger keys live: the configured folder, else $MEMACTORS_KEY_DIR, else ~/.memactors/keys."""
+    path = configured or os.environ.get(ENV) or os.path.join("~", ".memactors", "keys")
+    return os.path.realpath(os.path.expanduser(path))
+
+
+class LedgerKey:
+    """One data folder's secret and its anchor file."""
+
+    def __init__(self, secret: bytes, folder_id: str, directory: str) -> None:
+        self._secret = secret
+        self.folder_id = folder_id
+        self.directory = directory
+        self._chain = self.subkey(CHAIN)
+
+    @classmethod
+    def open(cls, directory: str, folder_id: str, *, create: bool) -> LedgerKey:
+        """Load the key of ``folder_id``; create it (mode 0600) only when ``create`` (a new
+        ledger, or one from before keys existed). A missing key of a keyed ledger is an error:
+        a new key would make every MAC fail."""
+        path = os.path.join(directory, f"{folder_id}.key")
+        try:
+            with open(path, "rb") as f:
+                return cls(bytes.fromhex(f.read().decode().strip()), folder_id, directory)
+        except FileNotFoundError:
+            if not create:
+                raise LedgerKeyMissing(
+                    f"the ledger key of this data folder (id {folder_id}) is not in {directory}: restore "
+                    f"{folder_id}.key there from your backup, or point [runtime].key_dir / ${ENV} at it"
+                ) from None
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read the ledger key {path}: {type(exc).__name__}") from None
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            secret = os.urandom(32)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(secret.hex().encode())
+                f.flush()
+                os.fsync(f.fileno())
+        except FileExistsError:  # another process created it first: use that one
+            return cls.open(directory, folder_id, create=False)
+        except OSError as exc:
+            raise StoreError(f"cannot create the ledger key in {directory}: {exc.strerror}") from None
+        return cls(secret, folder_id, directory)
+
+    def subkey(self, purpose: bytes) -> bytes:
+        return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(self._secret)
+
+    def mac(self, seq: int, event_hash: bytes) -> bytes:
+        """The MAC a commit stores with its last event: binds the seq and the chain up to it."""
+        return hmac.digest(self._chain, seq.to_bytes(8, "big") + event_hash, "sha256")
+
+    def check(self, seq: int, event_hash: bytes, mac: bytes | None) -> bool:
+        return mac is not None and hmac.compare_digest(self.mac(seq, event_hash), bytes(mac))
+
+    # --- the anchor: the newest committed (seq, hash), outside the data folder ---------------
+
+    @property
+    def head_path(self) -> str:
+        return os.path.join(self.directory, f"{self.folder_id}.head")
+
+    def write_head(self, seq: int, event_hash: bytes) -> None:
+        tmp = f"{self.head_path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(orjson.dumps({"seq": seq, "hash": event_hash.hex(), "mac": self.mac(seq, event_hash).hex()}))
+        os.replace(tmp, self.head_path)
+
+    def read_head(self) -> tuple[int, bytes] | None:
+        """The anchored (seq, hash), or None when no commit has been anchored yet. A head file
+        whose own MAC fails is reported as an error (it was edited)."""
+        try:
+            with open(self.head_path, "rb") as f:
+                d = orjson.loads(f.read())
+            seq, h = int(d["seq"]), bytes.fromhex(d["hash"])
+            ok = self.check(seq, h, bytes.fromhex(d["mac"]))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+            ok = False
+        if not ok:
+            raise StoreError(f"the ledger anchor {self.head_path} is unreadable or was edited")
+        return seq, h
