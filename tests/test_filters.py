@@ -29,6 +29,6 @@ def test_quote_refuses_backslashes_and_doubles_quotes():
 def test_recall_filter_shape():
     f = F.recall_filter(["/org/a/user/u/", "/org/a/", "/global/"], 123)
     assert f.startswith("scope IN ('/global/', '/org/a/', '/org/a/user/u/')")
-    assert "status = 'active'" in f and "arrow_cast(123," in f
+    assert "status IN ('active', 'stale')" in f and "arrow_cast(123," in f  # stale: recalled at half score
     with pytest.raises(ValidationError):
         F.status_in(["active' OR '1'='1"])

@@ -18,8 +18,7 @@ def test_schema_is_the_single_definition():
     assert s.field("vector").type.list_size == 8
     req = R.WriteRequest("/org/a/user/u/", "hello", "agent").validate()
     rec = R.build_record(req, "hello", R.new_memory_id(), 10)
-    rec["vector"] = np.ones(8, np.float32)
-    tbl = R.to_arrow([rec], 8)
+    tbl = R.to_arrow([rec], np.ones((1, 8), np.float32), 8)
     assert tbl.schema.equals(s, check_metadata=False)
     assert set(orjson.loads(R.to_json(rec))) == set(R.PUBLIC_FIELDS)
 

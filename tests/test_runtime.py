@@ -5,6 +5,7 @@ import os
 import pytest
 
 import memactors
+from memactors.testing import actors, crash, drop_hot, owner_for
 from memactors import AccessDenied, InvalidRecord, NoGrants, NotFound, ValidationError
 
 ALICE = "/org/a/user/alice/"
@@ -52,8 +53,7 @@ def test_versions_story_only_newest_is_recalled(runtime):
     for flush in (False, True):
         if flush:
             runtime.flush()
-            runtime._get(runtime._owners[0].drop_hot.remote())
-            runtime._get(runtime._owners[1].drop_hot.remote())
+            drop_hot(runtime)
         hits = recall(runtime, "brand X", "ag", [ALICE], k=10).hits
         ids = {h.memory_id for h in hits}
         assert c.memory_id in ids and not ids & {a.memory_id, b.memory_id, low.memory_id}
@@ -146,11 +146,7 @@ def test_close_and_reopen_keeps_every_acknowledged_write(ray_session, data_dir):
     ids = [r.memory_id for r in rt.write_many([{"scope": ALICE, "text": f"fact number {i}", "actor": "ag"}
                                                 for i in range(50)])]
     # Kill the actors without a flush: Lance has nothing, the ledger has everything.
-    import ray
-
-    for a in [*rt._owners, rt._ledger]:
-        ray.kill(a, no_restart=True)
-    rt._closed = True
+    crash(rt)
     rt = memactors.connect(data_dir, config=cfg)
     try:
         got = {h.memory_id for h in recall(rt, "fact number", "ag", [ALICE], k=100).hits}
@@ -208,17 +204,17 @@ def test_compiled_and_plain_paths_agree(runtime):
                         for i in range(30)])
     runtime.config.recall.compiled_path = True
     a = recall(runtime, "tea travel", "ag", [ALICE], k=10)
-    assert runtime._compiled[runtime._owners.index(runtime._owner(ALICE))].dag is not None
     runtime.config.recall.compiled_path = False
     b = recall(runtime, "tea travel", "ag", [ALICE], k=10)
     assert [h.memory_id for h in a.hits] == [h.memory_id for h in b.hits]
     runtime.config.recall.compiled_path = True
     # The owner checks grants on the compiled path too, and says which error it was.
+    import ray
+
     bob = "/org/a/user/bob/"
-    compiled = runtime._compiled[runtime._owners.index(runtime._owner(bob))]
-    req = {"scopes": [bob], "qvec": runtime.embedder.embed(["tea"])[0], "qtokens": ["tea"], "now": 0, "m": 5,
+    req = {"qvec": runtime.embedder.embed(["tea"])[0], "qtokens": ["tea"], "now": 0, "m": 5,
            "actor": "ag", "allowed": [bob], "weights": (0.4, 0.3, 0.2, 0.1)}
-    out = compiled.call(req)
+    out = ray.get(owner_for(runtime, bob).recall_compiled.remote(req))
     assert out["error"] == "AccessDenied"
 
 
@@ -263,16 +259,23 @@ def test_tampered_ledger_file_is_found_at_the_right_seq(ray_session, data_dir):
     assert not v["ok"] and v["first_bad_seq"] == 3
 
 
-def test_overload_is_a_clear_back_pressure_error(ray_session, data_dir):
+def test_an_owner_bounds_its_queue_and_the_facade_stays_within_it(ray_session, data_dir):
+    """An owner refuses a call that would overrun its queue (BackPressure, nothing written);
+    the facade splits and paces its own calls so that they never do."""
+    import ray
+
     from memactors import BackPressure
 
     rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "owner_queue_max": 10}})
     try:
         rt.grant("ag", ALICE, write=True)
+        cols = {"scope": [ALICE] * 11, "text": [f"n {i}" for i in range(11)], "actor": ["ag"] * 11,
+                "idempotency_key": [f"k{i}" for i in range(11)]}
         with pytest.raises(BackPressure):
-            rt.write_many([{"scope": ALICE, "text": f"n {i}", "actor": "ag"} for i in range(11)])
+            ray.get(owner_for(rt, ALICE).write_batch.remote(cols, 0))
         assert rt.audit.sql("SELECT count(*) FROM events WHERE action = 'write'", actor="ag")[0][0] == 0
-        assert len(rt.write_many([{"scope": ALICE, "text": f"n {i}", "actor": "ag"} for i in range(10)])) == 10
+        res = rt.write_many([{"scope": ALICE, "text": f"n {i}", "actor": "ag"} for i in range(35)])
+        assert [r.decision for r in res] == ["accepted"] * 35
     finally:
         rt.close()
 
@@ -331,7 +334,7 @@ def test_gate_pool_scans_batches_and_survives_a_dead_worker(runtime):
     runtime.grant("ag", ALICE, write=True)
     items = [{"scope": ALICE, "text": f"note {i}: call 138-0000-{i:04d}", "actor": "ag"} for i in range(40)]
     assert {r.decision for r in runtime.write_many(items)} == {"redacted"}
-    for w in runtime._gate_workers:
+    for w in actors(runtime)["gate"]:
         ray.kill(w, no_restart=True)  # the owner falls back to scanning in process
     items = [{"scope": ALICE, "text": f"later {i}: key sk-proj-{'a' * 30}{i:04d}", "actor": "ag"} for i in range(40)]
     assert {r.decision for r in runtime.write_many(items)} == {"blocked"}
@@ -392,7 +395,7 @@ def test_embed_pool_serves_writes_and_falls_back(ray_session, data_dir):
     try:
         rt.grant("ag", ALICE, write=True)
         a = rt.write(ALICE, "Alice keeps bees on the roof", actor="ag")
-        ray.kill(rt._embed_workers[0], no_restart=True)
+        ray.kill(actors(rt)["embed"][0], no_restart=True)
         b = rt.write(ALICE, "Alice sells the honey at the market", actor="ag")
         got = {h.memory_id for h in recall(rt, "bees honey", "ag", [ALICE]).hits}
         assert {a.memory_id, b.memory_id} <= got

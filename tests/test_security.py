@@ -9,6 +9,7 @@ import pytest
 
 import memactors
 from memactors import AccessDenied, ValidationError
+from memactors.testing import actors, drop_hot
 
 A42, A420, A4_ = "/org/a/user/42/", "/org/a/user/420/", "/org/a/user/4_/"
 SECRET = "sk-proj-Zq9XwV7uT5sR3pN1mL8kJ6hG4fD2sA0b"
@@ -52,8 +53,7 @@ def test_siblings_lookalikes_and_tenants_are_isolated(populated):
     rt, ids = populated
     for flush in (False, True):
         if flush:
-            for o in rt._owners:
-                rt._get(o.drop_hot.remote())  # now every scope is served by the Lance pre-filter
+            drop_hot(rt)  # now every scope is served by the Lance pre-filter
         got = {h.scope for h in recall(rt, "oolong tea", "ag42", [A42]).hits}
         assert got == {A42, "/org/a/"}, got
 
@@ -116,31 +116,28 @@ def test_owner_entry_points_called_directly_serve_only_what_they_checked(populat
         assert {h["scope"] for h in out.get("hits", [])} <= {A42, "/org/a/"}
         assert _get(o.recall_compiled.remote(_owner_req(rt, "ag42", [A420], [A420])))["error"] == "AccessDenied"
     # Writes: a scope beyond the actor's grants, or one this owner does not serve, is refused.
-    full = memactors.core.records.request_fields(memactors.core.records.write_request(
-        {"scope": A420, "text": "x", "actor": "ag42", "idempotency_key": "k1"}))
+    from memactors.core.ops import ForgetOp, ReviewOp, StatusOp
+
+    def cols(scope, key):
+        return {"scope": [scope], "text": ["x"], "actor": ["ag42"], "idempotency_key": [key]}
+
     for o in owners:
-        with pytest.raises(AccessDenied):
-            _get(o.write_batch.remote([full], 0))
+        assert _get(o.write_batch.remote(cols(A420, "k1"), 0))[0]["error"] == "AccessDenied"
+        with pytest.raises(ValidationError):
+            _get(o.write_batch.remote([{"scope": A420, "text": "x", "actor": "ag42"}], 0))  # not columns
     rt.grant("ag42", A42, write=True)
-    mine = memactors.core.records.request_fields(memactors.core.records.write_request(
-        {"scope": A42, "text": "x", "actor": "ag42", "idempotency_key": "k2"}))
-    served = [o for o in owners if _get(o.stats.remote())["index"] == memactors.actors.naming.owner_index(
-        memactors.parse_scope(A42), len(owners))]
+    served = memactors.actors.naming.owner_index(memactors.parse_scope(A42), len(owners))
+    for i, o in enumerate(owners):
+        if i != served:
+            assert _get(o.write_batch.remote(cols(A42, "k2"), 0))[0]["error"] == "AccessDenied"
+    # Changes by memory id on another user's memories: refused, or "not here" on other owners.
     for o in owners:
-        if o not in served:
-            with pytest.raises(AccessDenied):
-                _get(o.write_batch.remote([mine], 0))
-    # Review queue, forget and review decisions on another user's memories.
-    for o in owners:
+        for op in (ForgetOp(ids[A420], "ag42", "r", "k3"), ReviewOp(ids[A420], "ag42", "r", False, "k4"),
+                   StatusOp(ids[A420], "evicted", "ag42", "r", "k5"), ForgetOp(ids[A420], "ag42", "r", "k6", True)):
+            out = _get(o.submit.remote([op], 0))[0]
+            assert out.get("error") == "AccessDenied" or out.get("not_here"), out
         with pytest.raises(AccessDenied):
             _get(o.review_list.remote([A420], "ag42"))
-        for call in (lambda: o.forget.remote(ids[A420], "ag42", "r", "k3", 0),
-                     lambda: o.review_decide.remote(ids[A420], "ag42", "r", False, "k4", 0)):
-            try:
-                out = _get(call())
-            except AccessDenied:
-                continue
-            assert out is None  # not this owner's memory: it says so and changes nothing
     assert recall(rt, "user 420 likes oolong tea", "admin", [A420]).hits  # still there
     # Grants come from the ledger only: an owner takes no grant table from a caller.
     assert not hasattr(owners[0], "set_grants")
@@ -254,7 +251,7 @@ def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
         t = threading.Thread(target=burst)
         t.start()
         time.sleep(1.0)
-        ray.kill(rt._owners[0], no_restart=False)  # Ray restarts it; the writer retries with the same keys
+        ray.kill(actors(rt)["owners"][0], no_restart=False)  # Ray restarts it; the writer retries, same keys
         time.sleep(1.5)
         stop.set()
         t.join(timeout=120)

@@ -9,7 +9,6 @@ buffered and committed with the next group, never on a caller's path.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 import fcntl
 import gc
 import os
@@ -22,7 +21,10 @@ from ..core.errors import AccessDenied, DataFolderLocked, MemactorsError, NoGran
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
-from ..store.ledger import Item, Ledger
+from ..core import events as E
+from ..core.idempotency import IdempotencyCache
+from ..store.entries import EMPTY, merge
+from ..store.ledger import Ledger
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_concurrency=1000)
@@ -57,11 +59,13 @@ class LedgerWriter:
         self.ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), self.cfg.key_dir)
         # Idempotency keys recognised for retries: those of the last window, measured back from
         # the newest event (not the wall clock: a simulation's clock may run anywhere).
-        newest = self.ledger.newest_ts()
-        self.window_us = int(self.cfg.idempotency_window_s * 1_000_000)
-        self.known = self.ledger.idempotency_since(newest - self.window_us)
-        self._known_order: deque[tuple[int, str]] = deque()  # (event time, key) of keys added since start
-        self.queue: list[tuple[list[Item], asyncio.Future]] = []
+        self.known = IdempotencyCache(int(self.cfg.idempotency_window_s * 1_000_000))
+        rows, ts = self.ledger.idempotency_since(self.ledger.newest_ts() - self.known.window_us)
+        self.known.load(rows, ts)
+        self.grant_table = GrantTable()
+        self.grant_seq = 0
+        self._refresh_grants()
+        self.queue: list[tuple[dict, asyncio.Future]] = []
         self.recall_buffer: list[dict] = []
         self.applied_buffer: list[int] = []
         self._wake: asyncio.Event | None = None
@@ -78,10 +82,13 @@ class LedgerWriter:
             self._con_lock = asyncio.Lock()  # every write on the ledger connection holds it
             self._loop_task = asyncio.get_running_loop().create_task(self._commit_loop())
 
-    async def append(self, items: list[Item]) -> list[tuple[str, object]]:
+    async def append(self, batch: dict | None) -> list[tuple[str, object]]:
+        """Commit a batch of entries (``memactors.store.entries.encode``); returns per entry
+        ("ok", seqs), ("dup", stored result) or ("conflict", None). Acknowledged only once its
+        transaction committed."""
         self._ensure_loop()
         fut = asyncio.get_running_loop().create_future()
-        self.queue.append((items, fut))
+        self.queue.append((batch or EMPTY, fut))
         self._wake.set()
         return await fut
 
@@ -94,43 +101,44 @@ class LedgerWriter:
                 await asyncio.sleep(wait_s)  # let concurrent callers join this group
             while self.queue or self.recall_buffer or self.applied_buffer:
                 group, n = [], 0
-                while self.queue and (not group or n + len(self.queue[0][0]) <= self.cfg.ledger_commit_max_events):
-                    items, fut = self.queue.pop(0)
-                    group.append((items, fut))
-                    n += len(items)
-                flat = [it for items, _ in group for it in items]
+                while self.queue and (not group or n + len(self.queue[0][0]["ts"]) <= self.cfg.ledger_commit_max_events):
+                    batch, fut = self.queue.pop(0)
+                    group.append((batch, fut))
+                    n += len(batch["ts"])
                 recalls, self.recall_buffer = self.recall_buffer, []
                 applied, self.applied_buffer = self.applied_buffer, []
                 try:
                     async with self._con_lock:
-                        results = await asyncio.to_thread(self._commit, flat, recalls, applied)
-                except Exception as exc:  # the whole group failed: every caller hears it
+                        results = await asyncio.to_thread(self._commit, merge([b for b, _ in group]), recalls,
+                                                          applied)
+                except Exception as exc:  # the whole group failed: every caller hears it, typed
+                    err = exc if isinstance(exc, MemactorsError) else StoreError(
+                        f"the ledger could not commit ({_what(exc)}); nothing of this batch was written")
                     for _, fut in group:
                         if not fut.done():
-                            fut.set_exception(exc)
+                            fut.set_exception(err)
                     continue
                 pos = 0
-                for items, fut in group:
+                for batch, fut in group:
+                    k = len(batch["idem_key"])
                     if not fut.done():
-                        fut.set_result(results[pos : pos + len(items)])
-                    pos += len(items)
+                        fut.set_result(results[pos:pos + k])
+                    pos += k
 
-    def _commit(self, items: list[Item], recalls: list[dict], applied: list[int]):
-        results = self.ledger.commit(items, self.known) if items else []
-        newest = 0
-        for it, (status, _) in zip(items, results):
-            if status == "ok":
-                ts = it.events[0].ts if it.events else 0
-                self.known[it.idem_key] = (it.fingerprint, it.result)
-                self._known_order.append((ts, it.idem_key))
-                newest = max(newest, ts)
-        while self._known_order and self._known_order[0][0] < newest - self.window_us:
-            self.known.pop(self._known_order.popleft()[1], None)  # past the window: a new write
+    def _commit(self, batch: dict, recalls: list[dict], applied: list[int]):
+        results = self.ledger.commit(batch, self.known) if batch["idem_key"] else []
         if recalls:
             self.ledger.log_recalls(recalls)
         if applied:
             self.ledger.mark_applied(applied)
+        if E.GRANT in batch["action"]:
+            self._refresh_grants()
         return results
+
+    def _refresh_grants(self) -> None:
+        for seq, g in self.ledger.grants_since(self.grant_seq):
+            self.grant_table.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+            self.grant_seq = seq
 
     def log_recalls(self, rows: list[dict]) -> None:
         self.recall_buffer.extend(rows)
@@ -150,23 +158,38 @@ class LedgerWriter:
         # For owners: they fingerprint requests to tell a retry from a reused idempotency key.
         return self.ledger.fingerprint_key
 
-    async def unapplied(self) -> list[dict]:
+    async def unapplied(self, scopes: list[str] | None = None) -> list:
+        """Events L2 has not applied (decoded changes with their seqs), for a restarting owner."""
         await self.flush()
-        return await asyncio.to_thread(self.ledger.unapplied)
+        return await asyncio.to_thread(self.ledger.unapplied, scopes)
 
-    async def working_since(self, ts: int) -> list[dict]:
+    async def working_since(self, ts: int) -> list:
         return await asyncio.to_thread(self.ledger.working_since, ts)
 
-    def idempotency_since(self, ts: int) -> dict[str, tuple[bytes | None, bytes]]:
-        """ts <= 0: the keys this writer recognises (its window); else those written since ts."""
-        return dict(self.known) if ts <= 0 else self.ledger.idempotency_since(ts)
+    async def history(self, memory_ids: list[str]) -> list:
+        """Every event of these memories, decoded: a record projected from the ledger alone."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.history, memory_ids)
+
+    async def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.scopes_of, memory_ids)
+
+    def idempotency_window(self) -> tuple[dict, dict]:
+        """The keys this writer recognises (its window) and their times, for a starting owner."""
+        rows, ts = self.ledger.idempotency_since(self.known.newest - self.known.window_us)
+        return rows, ts
 
     def grants(self) -> list[dict]:
-        return self.ledger.grants()
+        return self.grant_table.to_list()
+
+    def grants_since(self, seq: int) -> tuple[int, list[dict]]:
+        """Grant changes after ``seq`` and the newest grant seq: owners follow them incrementally."""
+        return self.grant_seq, [g for s, g in self.ledger.grants_since(seq)]
 
     async def flush(self) -> None:
         """Wait until everything handed in so far is committed."""
-        await self.append([])
+        await self.append(None)
 
     async def verify(self):
         await self.flush()
@@ -191,7 +214,7 @@ class LedgerWriter:
         unknown id and a refused one read alike (no probing for other users' recall ids)."""
         log = self.ledger.recall_log(recall_id)
         try:
-            GrantTable.from_list(self.ledger.grants()).check_recall(
+            self.grant_table.check_recall(
                 actor, [parse_scope(s) for s in (log or {}).get("allowed_scopes") or []])
             ok = log is not None
         except AccessDenied:
@@ -210,7 +233,7 @@ class LedgerWriter:
         out = await asyncio.to_thread(self.ledger.erasure, memory_id)
         try:
             if out is not None:
-                GrantTable.from_list(self.ledger.grants()).check_recall(actor, [parse_scope(out["scope"])])
+                self.grant_table.check_recall(actor, [parse_scope(out["scope"])])
         except AccessDenied:
             out = None
         if out is None:
@@ -222,7 +245,7 @@ class LedgerWriter:
         (memactors.store.sandbox): never the ledger file itself, never keys."""
         sandbox.check_select(query)  # refused before anything is copied
         await self.flush()
-        reads = [g.scope for g in GrantTable.from_list(self.ledger.grants()).grants_of(actor) if g.read]
+        reads = [g.scope for g in self.grant_table.grants_of(actor) if g.read]
         if not reads:
             raise NoGrants(f"actor {actor!r} has no read grants; audit.sql shows only what an actor may read")
         prefixes = None if GLOBAL in reads else sorted({str(s) for s in reads})

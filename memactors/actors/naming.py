@@ -31,5 +31,22 @@ def embed_worker_name(index: int) -> str:
 
 
 def owner_index(scope: Scope, num_owners: int) -> int:
-    tenant = scope.org or "global"
-    return zlib.crc32(tenant.encode()) % num_owners
+    return _tenant_hash(scope) % num_owners
+
+
+def _tenant_hash(scope: Scope) -> int:
+    return zlib.crc32((scope.org or "global").encode())
+
+
+def tenant_tag(scope: str | Scope) -> str:
+    """The first 8 characters of every memory id made in this scope's tenant: a memory id says
+    which owner holds it (``owner_of_memory``) without asking anyone."""
+    from ..core.scopes import parse_scope
+
+    return f"{_tenant_hash(parse_scope(scope)):08x}"
+
+
+def owner_of_memory(memory_id: str, num_owners: int) -> int:
+    """The owner a memory id points to (ids from before tenant tags point anywhere: the owner
+    answers "not here" and the caller asks the ledger)."""
+    return int(memory_id[:8], 16) % num_owners

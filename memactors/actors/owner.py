@@ -1,74 +1,60 @@
-"""Scope owners: every mutation of a scope runs on its owner, in order (DESIGN section 9).
+"""Scope owners: every change of a scope runs on its owner, in order (DESIGN section 9).
 
-An owner holds, for the tenants hashed onto it:
-- the hot index: per scope, the active memories with their vectors (a ``ScopeState``), so a
-  recall for a hot scope needs no Lance query; bounded by ``hot_cache_max_memories``;
-- the L1 working pool;
-- the L2 buffer: records committed to the ledger but not yet in Lance, flushed in batches.
+An owner keeps the locks and the entry points; the rest is small parts of its own:
+``HotCache`` (hot scopes' live memories and their indexes), ``WorkingPool`` (L1),
+``L2Outbox`` (what Lance has not seen yet), ``IdempotencyCache``; recall and the L2 flush are
+mixins (``owner_recall``, ``owner_flush``).
 
-Order: async actors do not keep the order of pipelined calls, so each scope has an
-``asyncio.Lock``; a batch takes the locks of its scopes (sorted, so batches never deadlock),
-decides against a staged copy of each scope's state, commits one ledger group, and only then
-swaps the staged state in. Recalls read committed state only.
-
-Recovery: a restarted owner reloads grants and idempotency keys from the ledger, replays the
-events Lance has not seen (the ledger records which have), and flushes them.
+The one change path (``_apply``): operations (``memactors.core.ops``; writes are
+``WriteRequest``) are authorised, writes prepared (gate, derive, embed), the scopes touched
+locked (sorted, so batches never deadlock) and staged (copies), each operation decided by its
+pure function (``memactors.core.changes``) and its changes applied to the staged state by the
+one projection (``memactors.core.project.apply``); the batch's ledger entries are committed in
+pipelined chunks; then the staged states are swapped in and the changes queued for L2.
+Recovery replays the ledger's unapplied changes through the same projection.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import gc
-import logging
 import os
 import time
-from collections import OrderedDict, deque
 
-import numpy as np
 import orjson
 import ray
 
+from ..core import changes as C
+from ..core import errors
+from ..core import events as E
 from ..core import records as R
 from ..core.config import Config
-from ..core.errors import AccessDenied, BackPressure, MemactorsError, NotFound
+from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, MemactorsError
 from ..core.grants import GrantTable
+from ..core.idempotency import CONFLICT, IdempotencyCache
+from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, ReviewOp, StatusOp
+from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
-from ..core.versions import ScopeState, decide
+from ..core.versions import ScopeState
 from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
-from ..gate.scanner import combine
-from . import items as I
-from ..core import scoring as S
+from ..store.entries import Entry, encode
 from .embed_pool import EmbedPool
 from .gate_pool import GatePool
-from .recall_index import HIT_FIELDS, HotIndex, rivals_of, score_rows
-from .naming import LEDGER, embed_worker_name, gate_worker_name, owner_index, owner_name
+from .hot import HotCache
+from .naming import LEDGER, embed_worker_name, gate_worker_name, owner_index, owner_name, tenant_tag
+from .outbox import L2Outbox
+from .owner_flush import FlushMixin
+from .owner_recall import RecallMixin
+from .prepare import embed_kept, unpack
 
-log = logging.getLogger("memactors.owner")
 GLOBAL_SCOPE = str(GLOBAL)
-
-def _retried(seen: tuple, fp: bytes) -> dict:
-    """The stored result of a retried write, or an error marker when the key came back with a
-    different write (the facade raises IdempotencyConflict for it)."""
-    first_fp, result = seen
-    if first_fp is not None and first_fp != fp:
-        return _CONFLICT
-    return orjson.loads(result)
-
-
-_CONFLICT = {"error": "IdempotencyConflict",
-             "message": "this idempotency key was first used for a different write; nothing was written for it"}
-
-
-def _cow(st: ScopeState) -> ScopeState:
-    """A copy to change and swap in whole: indexes copied, records shared (never mutated)."""
-    return ScopeState(dict(st.records), dict(st.by_entity), dict(st.by_hash), dict(st.entity_version))
+NOT_HERE = {"not_here": True}  # a memory id this owner does not hold (the caller asks the ledger)
 
 
 @ray.remote(num_cpus=0, max_concurrency=1000)
-class ScopeOwner:
+class ScopeOwner(RecallMixin, FlushMixin):
     def __init__(self, index: int, data_dir: str, config: dict, namespace: str) -> None:
         # An owner holds ~10^5 long-lived records: with the default thresholds the cyclic GC
         # walks them every few hundred allocations (measured: -25% write throughput).
@@ -77,6 +63,7 @@ class ScopeOwner:
         self.cfg = Config.from_dict(config)
         rc = self.cfg.runtime
         self.num_owners = rc.num_owners
+        self.namespace = namespace
         self.ledger = ray.get_actor(LEDGER, namespace=namespace)
         self._embedder = None  # built on first need: with an embed pool an owner loads no model
         self.embed_pool = EmbedPool([embed_worker_name(i) for i in range(rc.embed_workers)], namespace,
@@ -85,23 +72,19 @@ class ScopeOwner:
 
         self.l2 = L2Store(os.path.join(data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim)
         self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
-        self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate)
-        self.states: OrderedDict[str, ScopeState] = OrderedDict()  # hot scopes, least recently used first
-        self.matrices: dict[str, HotIndex] = {}
-        self.where: dict[str, str] = {}  # memory id -> scope, for hot records
+        self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate,
+                                  lambda: None if rc.embed_workers else self._local_embedder())
+        self.hot = HotCache(rc.hot_cache_max_memories, self.cfg.embedder.dim)
         self.working = WorkingPool(rc.working_pool_size, int(rc.session_ttl_s * 1_000_000))
-        self.locks: dict[str, asyncio.Lock] = {}
-        self.idem: dict[str, tuple] = {}  # idempotency key -> (fingerprint, result), for the configured window
+        self.outbox = L2Outbox()
+        self.idem = IdempotencyCache(int(rc.idempotency_window_s * 1_000_000))
         self._fp_key = b""  # keys request fingerprints (from the ledger key, outside the data folder)
-        self._idem_order: deque[tuple[int, str]] = deque()  # (write time, key), oldest first
+        self.locks: dict[str, asyncio.Lock] = {}
         self.grants = GrantTable()
-        self.pending: dict[str, dict] = {}  # memory id -> latest record state not yet in Lance
-        self.pending_deletes: set[str] = set()
-        self.pending_seqs: list[int] = []
-        self.created_here: set[str] = set()  # ids surely absent from Lance: appended, not merged
+        self.grant_seq = 0
         self.inflight = 0
+        self.now_us = 0  # the runtime clock's newest time this owner has heard of
         self.timing: dict[str, float] = {}  # seconds spent per write stage, for stats()
-        self.namespace = namespace
         self.is_global_owner = owner_index(GLOBAL, self.num_owners) == index
         self.global_live = True  # until the global owner says otherwise: never miss a global memory
         self._announced_global: bool | None = None
@@ -120,29 +103,22 @@ class ScopeOwner:
         await self._started
 
     async def _start(self) -> None:
-        self.grants = GrantTable.from_list(await self.ledger.grants.remote())
+        await self._sync_grants()
         self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
-        self.idem = await self.ledger.idempotency_since.remote(0)
+        rows, ts = await self.ledger.idempotency_window.remote()
+        self.idem.load(rows, ts)
+        self.now_us = max(self.now_us, self.idem.newest)  # the newest event: "now" for recovery
         self._fp_key = await self.ledger.fingerprint_key.remote()
         await self._replay(None)
-        now = self._now()
-        for ev in await self.ledger.working_since.remote(now - self.working.ttl_us):
-            if ev["data"] is not None and self._mine(ev["scope"]):
-                rec = ev["data"]
-                rec["vector"] = (await self.embed_pool.embed([rec["content"]]))[0]
-                self.working.put(rec)
+        await self._rebuild_working()
         if self.is_global_owner:
             st = await self._state(GLOBAL_SCOPE)
             self._announced_global = None
-            self.global_live = bool(st.by_entity or st.by_hash)
+            self.global_live = st.has_live()
         else:
             glob = ray.get_actor(owner_name(owner_index(GLOBAL, self.num_owners)), namespace=self.namespace)
             self.global_live = await glob.is_global_live.remote()
         asyncio.get_running_loop().create_task(self._flush_loop())
-
-    @staticmethod
-    def _now() -> int:
-        return time.time_ns() // 1000
 
     def _mine(self, scope: str) -> bool:
         return owner_index(parse_scope(scope), self.num_owners) == self.index
@@ -152,73 +128,62 @@ class ScopeOwner:
             raise AccessDenied(f"scope {scope} is not served by owner {self.index}")
 
     async def _replay(self, only: set[str] | None) -> None:
-        """Apply the ledger's events that Lance has not seen, for this owner's scopes (or ``only``)."""
-        events = [e for e in await self.ledger.unapplied.remote() if self._mine(e["scope"])]
-        if only is not None:
-            events = [e for e in events if e["scope"] in only]
-        scopes = sorted({e["scope"] for e in events} | (only or set()))
+        """Apply the ledger's changes that Lance has not seen, for this owner's scopes (or
+        ``only``), through the projection: to fresh hot states loaded from L2, and to the
+        outbox. Idempotent: L2 may already hold some of them (a crash after Lance, before the
+        ledger marked them applied)."""
+        unapplied = [(seq, ch) for seq, ch in await self.ledger.unapplied.remote(sorted(only) if only else None)
+                     if ch is None or self._mine(ch.scope)]
+        events = [(seq, ch) for seq, ch in unapplied if ch is not None]
+        scopes = sorted({ch.scope for _, ch in events} | (only or set()))
         # Rebuilt aside and swapped in whole: a compiled-graph recall may read states meanwhile.
-        fresh = await self._load(scopes, install=False) if scopes else {}
-        writes = [e["data"] for e in events if e["action"] == "write" and e["data"] is not None]
-        for data, vec in zip(writes, await self.embed_pool.embed([d["content"] for d in writes]) if writes else []):
-            data["vector"] = vec  # one batch for the whole replay
-        for e in events:
-            state = fresh[e["scope"]]
-            mid, data = e["memory_id"], e["data"]
-            if e["action"] == "write":
-                if data is None:  # its key was destroyed: a forget follows
-                    continue
-                rec = data
-                self.created_here.discard(mid)
-            elif e["action"] == "forget":
-                state.remove(mid)
-                self.where.pop(mid, None)
-                self.pending.pop(mid, None)
-                self.pending_deletes.add(mid)
-                self.pending_seqs.append(e["seq"])
-                continue
-            else:
-                base = state.records.get(mid) or self.pending.get(mid) or next(iter(self.l2.get([mid])), None)
-                if base is None:
-                    self.pending_seqs.append(e["seq"])
-                    continue
-                rec = dict(base, **data)
-            state.put(rec)
-            self._track(rec)
-            self.pending[mid] = rec
-            self.pending_seqs.append(e["seq"])
+        fresh = await self._load(scopes) if scopes else {}
+        records = [ch.record for _, ch in events if ch.action == E.WRITE]
+        vecs = dict(zip([r["memory_id"] for r in records], await self._embed([r["content"] for r in records])))
+        for seq, ch in unapplied:
+            if ch is not None:  # None: a record whose key is destroyed; its erasure follows
+                rec = apply(fresh[ch.scope], ch)
+                if ch.action == E.WRITE:
+                    fresh[ch.scope].vectors[ch.memory_id] = vecs[ch.memory_id]
+                self._to_outbox(ch, rec, vecs.get(ch.memory_id), new=False)
+            self.outbox.seqs([seq])
         for sc, st in fresh.items():
-            self.states[sc] = st
-        if events:
+            self.hot.install(sc, st)
+        if unapplied:
             await self._flush_soon()
 
-    async def _load(self, scopes: list[str], install: bool = True) -> dict[str, ScopeState]:
-        # Scopes Lance has never seen need no query: only owners write Lance, one owner a tenant.
+    async def _rebuild_working(self) -> None:
+        """The L1 working pool, rebuilt from the ledger (items within the session TTL)."""
+        items = [(seq, ch) for seq, ch in await self.ledger.working_since.remote(self.now_us - self.working.ttl_us)
+                 if ch is not None and self._mine(ch.scope)]
+        recs = [ch.record for _, ch in items if ch.action == E.WRITE_WORKING]
+        vecs = dict(zip([r["memory_id"] for r in recs], await self._embed([r["content"] for r in recs])))
+        for _, ch in items:
+            if ch.action == E.WRITE_WORKING:
+                self.working.put(ch.record, vecs[ch.memory_id])
+            else:
+                self.working.remove(ch.memory_id, ch.scope)
+
+    async def _load(self, scopes: list[str]) -> dict[str, ScopeState]:
+        """Fresh states of these scopes from L2 (not installed). Scopes Lance has never seen
+        need no query: only owners write Lance, one owner a tenant."""
         asked = [s for s in scopes if s in self.l2_scopes]
-        rows = []
+        rows, vecs = [], []
         for i in range(0, len(asked), 500):
-            rows += await asyncio.to_thread(self.l2.load_scopes, asked[i : i + 500])
+            r, v = await asyncio.to_thread(self.l2.load_scopes, asked[i : i + 500])
+            rows += r
+            vecs += v
         fresh = {s: ScopeState() for s in scopes}
-        for r in sorted(rows, key=lambda r: (r["version"], r["updated_at"])):
-            fresh[r["scope"]].put(r)
-            self.where[r["memory_id"]] = r["scope"]
-        if install:
-            for s, st in fresh.items():
-                self.states[s] = st
+        for r, v in sorted(zip(rows, vecs), key=lambda rv: (rv[0]["version"], rv[0]["updated_at"])):
+            fresh[r["scope"]].put(R.complete(r), v)
         return fresh
 
-    def _track(self, rec: dict) -> None:
-        if rec["status"] in ("active", "pending"):
-            self.where[rec["memory_id"]] = rec["scope"]
-        else:
-            self.where.pop(rec["memory_id"], None)
-
     async def _state(self, scope: str) -> ScopeState:
-        st = self.states.get(scope)
+        st = self.hot.get(scope)
         if st is None:
-            await self._load([scope])
-            st = self.states[scope]
-        self.states.move_to_end(scope)
+            st = (await self._load([scope]))[scope]
+            self.hot.install(scope, st)
+        self.hot.touch(scope)
         return st
 
     def _lock(self, scope: str) -> asyncio.Lock:
@@ -227,231 +192,310 @@ class ScopeOwner:
             lk = self.locks[scope] = asyncio.Lock()
         return lk
 
-    # --- grants ----------------------------------------------------------------------------
-
-    async def reload_grants(self) -> None:
-        """Take the grants from the ledger again (after a grant event). Never from the caller:
-        an owner trusts only what the ledger says."""
-        await self._ready()
-        self.grants = GrantTable.from_list(await self.ledger.grants.remote())
-
-    # --- writes ----------------------------------------------------------------------------
-
-    async def write_batch(self, items: list[dict], now_us: int) -> list[dict]:
-        """Write validated items (dicts of WriteRequest fields, each with an idempotency key)."""
-        await self._ready()
-        n = len(items)
-        if self.inflight + n > self.cfg.runtime.owner_queue_max:
-            raise BackPressure(
-                f"owner {self.index} has {self.inflight} writes in flight (limit "
-                f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause"
-            )
-        reqs = [R.WriteRequest(**it).validate() for it in items]
-        for r in reqs:
-            self._check_mine(r.scope)
-            self.grants.check_write(r.actor, parse_scope(r.scope))
-        self.inflight += n
-        try:
-            return await self._write(reqs, now_us)
-        finally:
-            self.inflight -= n
-
-    async def _write(self, reqs: list[R.WriteRequest], now_us: int) -> list[dict]:
-        results: list[dict | None] = [None] * len(reqs)
-        todo = []
-        fps = [R.fingerprint(r, self._fp_key) for r in reqs]
-        for i, r in enumerate(reqs):
-            seen = self.idem.get(r.idempotency_key)
-            if seen is not None:
-                results[i] = _retried(seen, fps[i])
-            else:
-                todo.append(i)
-        if not todo:
-            return results
-        t0 = time.perf_counter()
-        # The gate runs before anything is kept, logged or embedded: in the gate pool for
-        # batches (off this core), in process for a handful (a hop costs more than the scan).
-        # Every stored free-text field is scanned (a key in ``object`` is as bad as one in the
-        # text), and retrieval context too: it is indexed (as tokens) beside the memory.
-        jobs = [(i, f, v) for i in todo for f, v in (("text", reqs[i].text), *((f, getattr(reqs[i], f))
-                for f in R.SCANNED_FIELDS)) if v is not None]
-        with_ctx = [i for i in todo if reqs[i].context]
-        texts_in = [v for _, _, v in jobs] + [reqs[i].context for i in with_ctx]
-        sources_in = [reqs[i].source for i, _, _ in jobs] + [reqs[i].source for i in with_ctx]
-        if len(todo) >= self.cfg.runtime.gate_pool_min_batch:
-            scanned = await self.gate_pool.scan(texts_in, sources_in)
-        else:
-            scanned = [self.gate.scan(t, s) for t, s in zip(texts_in, sources_in)]
-        per_field: dict[int, dict] = {}
-        for (i, f, _), rep in zip(jobs, scanned):
-            per_field.setdefault(i, {})[f] = rep
-        reports = {i: combine(per_field[i]) for i in todo}
-        contexts = {i: r.text for i, r in zip(with_ctx, scanned[len(jobs):])}  # None when blocked
-        stored = [i for i in todo if reports[i].text is not None]
-        texts = [reports[i].text for i in stored]
-        t1 = self._tick("gate", t0)
-        vecs = await self.embed_pool.embed(texts) if texts else []
-        vec_of = dict(zip(stored, vecs))
-        self._tick("embed", t1)
-        scopes = sorted({reqs[i].scope for i in todo})
-        locks = [self._lock(s) for s in scopes]
-        for lk in locks:
-            await lk.acquire()
-        try:
-            missing = [s for s in scopes if s not in self.states]
-            if missing:
-                await self._load(missing)
-            t2 = time.perf_counter()
-            staged = {s: _cow(await self._state(s)) for s in scopes}
-            ledger_items, effects, refs = [], [], []
-            chunk = self.cfg.runtime.ledger_chunk
-            for n, i in enumerate(todo, 1):
-                item, effect, results[i] = self._decide(reqs[i], reports[i], vec_of.get(i), staged, now_us,
-                                                        contexts.get(i))
-                item.fingerprint = fps[i]
-                ledger_items.append(item)
-                effects.append(effect)
-                if n % chunk == 0 or n == len(todo):
-                    # Pipelined: the ledger commits this chunk while the next one is decided.
-                    refs.append(self.ledger.append.remote(ledger_items[len(ledger_items) - (n - 1) % chunk - 1 :]))
-            t3 = self._tick("decide_and_seal", t2)
-            parts = await asyncio.gather(*refs, return_exceptions=True)
-            failed = next((p for p in parts if isinstance(p, BaseException)), None)
-            if failed is not None:
-                # Some chunks may have committed: rebuild these scopes from the ledger, then
-                # report the failure (a retry with the same keys completes the rest).
-                await self._replay(set(scopes))
-                raise failed
-            outcome = [r for part in parts for r in part]
-            self._tick("ledger_wait", t3)
-            dups = []
-            for i, item, (status, payload), effect in zip(todo, ledger_items, outcome, effects):
-                if status in ("dup", "conflict"):
-                    results[i] = _CONFLICT if status == "conflict" else orjson.loads(payload)
-                    dups.append(reqs[i].scope)
-                else:
-                    self.idem[item.idem_key] = (item.fingerprint, item.result)
-                    self._idem_order.append((now_us, item.idem_key))
-                    self._apply_effect(effect, payload)
-            if dups:
-                # A retry raced its original into the ledger: rebuild those scopes from the ledger.
-                await self._replay(set(dups))
-            for s in scopes:
-                if s not in dups:
-                    self.states[s] = staged[s]
-            if GLOBAL_SCOPE in staged and self.is_global_owner:
-                await self._announce_global()
-        finally:
-            for lk in locks:
-                lk.release()
-        # Keys older than the window (measured from this write's time) are forgotten.
-        horizon = now_us - int(self.cfg.runtime.idempotency_window_s * 1_000_000)
-        while self._idem_order and self._idem_order[0][0] < horizon:
-            self.idem.pop(self._idem_order.popleft()[1], None)
-        if len(self.pending) >= self.cfg.runtime.l2_flush_max_rows:
-            asyncio.get_running_loop().create_task(self._flush())
-        return results
-
     def _local_embedder(self):
         if self._embedder is None:
             self._embedder = get_embedder(self.cfg.embedder.name, self.cfg.embedder.dim)
         return self._embedder
+
+    async def _embed(self, texts: list[str]):
+        return list(await self.embed_pool.embed(texts)) if texts else []
 
     def _tick(self, stage: str, since: float) -> float:
         now = time.perf_counter()
         self.timing[stage] = self.timing.get(stage, 0.0) + (now - since)
         return now
 
-    def _decide(self, req: R.WriteRequest, report, vec, staged: dict, now_us: int, context: str | None = None):
-        """Decide one write against the staged state. Returns (ledger item, effect, result)."""
-        summary = report.summary()
-        if report.text is None:
-            result = R.WriteResult(R.BLOCKED, None, None, req.scope, gate=summary).to_dict()
-            return I.blocked_item(req.scope, req.actor, summary, req.idempotency_key, result, now_us), None, result
-        gate_decision = report.decision
-        if report.fields:  # the other fields as the gate left them (redacted where needed)
-            req = dataclasses.replace(req, **report.fields)
-        # pending: held for review, kept out of recall (status pending) until approved.
-        rec = R.build_record(req, report.text, R.new_memory_id(), now_us,
-                             status="pending" if gate_decision == R.PENDING else "active", context=context)
-        rec["vector"] = vec
-        if req.pool == "working" or gate_decision == R.WORKING_ONLY:
-            # working_only: risky but useful (code under analysis, chit-chat): L1 only, never L2.
-            rec["pool"] = "working"
-            decision = {"accepted": R.ACCEPTED, "redacted": R.REDACTED}.get(gate_decision, gate_decision)
-            result = R.WriteResult(decision, rec["memory_id"], 1, req.scope, "active", gate=summary).to_dict()
-            return I.working_item(rec, req.actor, req.idempotency_key, result), ("working", rec), result
-        st = staged[req.scope]
-        d = decide(st, rec, now_us)
-        for r in d.records:
-            st.put(r)
-        decision = d.decision
-        if decision == R.ACCEPTED and gate_decision == "redacted":
-            decision = R.REDACTED
-        out = d.record
-        result = R.WriteResult(decision, out["memory_id"], out["version"], req.scope, out["status"],
-                               out.get("supersedes"), summary).to_dict()
-        return I.decision_item(d, req.actor, req.idempotency_key, result, now_us), ("vault", d), result
+    # --- grants and the clock ------------------------------------------------------------------
 
-    def _apply_effect(self, effect, seqs: list[int]) -> None:
-        if effect is None:
-            return
-        kind, payload = effect
-        if kind == "working":
-            for mid in self.working.put(payload):
-                log.debug("working pool full: %s pushed out", mid)
-            return
-        new_id = payload.record["memory_id"]
-        for r in payload.records:
-            self._track(r)
-            self.pending[r["memory_id"]] = r
-        if payload.decision != R.REFRESHED:
-            self.created_here.add(new_id)
-        self.pending_seqs.extend(seqs)
+    async def _sync_grants(self) -> None:
+        self.grant_seq, changes = await self.ledger.grants_since.remote(self.grant_seq)
+        for g in changes:
+            self.grants.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
 
-    # --- forget ----------------------------------------------------------------------------
-
-    async def forget(self, memory_id: str, actor: str, reason: str, idem_key: str, now_us: int) -> dict | None:
-        """Erase one memory this owner holds; None when it is not this owner's."""
+    async def reload_grants(self) -> None:
+        """Take grant changes from the ledger (after a grant event). Never from the caller: an
+        owner trusts only what the ledger says."""
         await self._ready()
-        scope = self.where.get(memory_id)
-        working = self.working.find(memory_id)
-        if scope is None and working is not None:
-            scope = working["scope"]
-        if scope is None:
-            rows = await asyncio.to_thread(self.l2.get, [memory_id])
-            rows = [r for r in rows if r["status"] != "tombstoned"]
-            if not rows or not self._mine(rows[0]["scope"]):
-                return None
-            scope = rows[0]["scope"]
-        self.grants.check_write(actor, parse_scope(scope))
-        async with self._lock(scope):
-            result = {"decision": "forgotten", "memory_id": memory_id, "scope": scope}
-            item = I.forget_item(scope, memory_id, actor, reason, idem_key, result, now_us)
-            (status, payload), = await self.ledger.append.remote([item])
-            if status == "dup":
-                return orjson.loads(payload)
-            st = self.states.get(scope)
-            if st is not None:
-                st = _cow(st)
-                st.remove(memory_id)
-                self.states[scope] = st
-            self.working.remove(memory_id, scope)
-            self.where.pop(memory_id, None)
-            self.pending.pop(memory_id, None)
-            self.created_here.discard(memory_id)
-            self.pending_deletes.add(memory_id)
-            self.pending_seqs.extend(payload)
-        if scope == GLOBAL_SCOPE:
+        await self._sync_grants()
+
+    async def set_now(self, now_us: int) -> None:
+        """The runtime clock moved (a simulated clock advanced): background work uses it."""
+        self.now_us = max(self.now_us, int(now_us))
+
+    # --- the one change path -----------------------------------------------------------------
+
+    async def write_batch(self, cols: dict, now_us: int) -> list[dict]:
+        """Writes as columns (``WriteRequest`` field -> values), each with an idempotency key.
+        Returns one result dict per write (an ``errors.encode``d error for a refused one)."""
+        if not isinstance(cols, dict) or not isinstance(cols.get("text"), list) or any(
+                not isinstance(v, list) or len(v) != len(cols["text"]) for v in cols.values()):
+            raise R.InvalidRecord("write_batch takes columns: a dict of equally long lists of write fields")
+        n = len(cols["text"])
+        names = [k for k in cols if k in R.WriteRequest.__dataclass_fields__]
+        ops = []
+        for i in range(n):
+            try:
+                ops.append(R.WriteRequest(**{k: cols[k][i] for k in names}).validate())
+            except MemactorsError as exc:
+                ops.append(exc)
+            except TypeError:
+                ops.append(R.InvalidRecord("a write is missing scope, text or actor"))
+        return await self.submit(ops, now_us)
+
+    async def submit(self, ops: list, now_us: int) -> list[dict]:
+        """Apply a batch of operations to the scopes this owner holds (the one entry point of
+        every change). Returns one result per operation: a result dict, an encoded typed error,
+        or ``NOT_HERE`` for a memory id this owner does not hold."""
+        await self._ready()
+        if not isinstance(ops, list):
+            raise R.InvalidRecord("submit takes a list of operations")
+        n = len(ops)
+        if self.inflight + n > self.cfg.runtime.owner_queue_max:
+            raise BackPressure(f"owner {self.index} has {self.inflight} operations in flight (limit "
+                               f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause")
+        self.inflight += n
+        try:
+            self.now_us = max(self.now_us, int(now_us))
+            return await self._apply(ops, int(now_us))
+        finally:
+            self.inflight -= n
+
+    async def _apply(self, ops: list, now_us: int) -> list[dict]:
+        results: list = [None] * len(ops)
+        fps: list = [None] * len(ops)
+        todo = []
+        for i, op in enumerate(ops):
+            if isinstance(op, MemactorsError):
+                results[i] = errors.encode(op)
+                continue
+            try:
+                self._authorise(op)
+            except MemactorsError as exc:
+                results[i] = errors.encode(exc)
+                continue
+            if isinstance(op, R.WriteRequest):
+                fps[i] = R.fingerprint(op, self._fp_key)
+            seen = self.idem.lookup(_key(op), fps[i])
+            if seen == CONFLICT:
+                results[i] = errors.encode(IdempotencyConflict(
+                    "this idempotency key was first used for a different write; nothing was written for it"))
+            elif seen is not None:
+                results[i] = orjson.loads(seen)
+            else:
+                todo.append(i)
+        if not todo:
+            return results
+        t0 = time.perf_counter()
+        prepared = await self._prepare({i: ops[i] for i in todo if isinstance(ops[i], R.WriteRequest)})
+        t1 = self._tick("prepare", t0)
+        where = await self._resolve([ops[i].memory_id for i in todo if isinstance(ops[i], BY_MEMORY)])
+        scope_of = {}
+        for i in list(todo):
+            op = ops[i]
+            if isinstance(op, BY_MEMORY):
+                scope = where.get(op.memory_id)
+                if scope is None:
+                    results[i] = NOT_HERE
+                    todo.remove(i)
+                    continue
+                try:
+                    self.grants.check_write(op.actor, parse_scope(scope))
+                except MemactorsError as exc:
+                    results[i] = errors.encode(exc)
+                    todo.remove(i)
+                    continue
+                scope_of[i] = scope
+            else:
+                scope_of[i] = op.scope
+        scopes = sorted(set(scope_of.values()))
+        locks = [self._lock(s) for s in scopes]
+        for lk in locks:
+            await lk.acquire()
+        try:
+            await self._decide_and_commit(ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1)
+        finally:
+            for lk in locks:
+                lk.release()
+        if self.outbox.empty() is False and len(self.outbox) >= self.cfg.runtime.l2_flush_max_rows:
+            asyncio.get_running_loop().create_task(self._flush())
+        return results
+
+    def _authorise(self, op) -> None:
+        """What can be checked before anything is read: the scope is this owner's and the
+        actor may write it (by-memory operations are checked once their scope is known)."""
+        if isinstance(op, R.WriteRequest):
+            self._check_mine(op.scope)
+            self.grants.check_write(op.actor, parse_scope(op.scope))
+        elif isinstance(op, GrantOp):
+            op.validate()
+            self._check_mine(op.scope)
+        elif isinstance(op, BY_MEMORY):
+            op.validate()
+        else:
+            raise R.InvalidRecord(f"an owner applies operations, not {type(op).__name__}")
+
+    async def _prepare(self, writes: dict) -> dict:
+        """Gate, derive and embed a batch's writes (in the gate pool for big batches, off this
+        core; in process for a handful: a hop costs more than the scan)."""
+        if not writes:
+            return {}
+        idx = list(writes)
+        cols = {"text": [writes[i].text for i in idx], "source": [writes[i].source for i in idx],
+                "context": [writes[i].context for i in idx]}
+        for f in R.SCANNED_FIELDS:
+            cols[f] = [getattr(writes[i], f) for i in idx]
+        remote = len(idx) >= self.cfg.runtime.gate_pool_min_batch
+        out = await self.gate_pool.prepare(cols, remote=remote)
+        if out["vectors"] is None:  # a model in the embedding pool
+            out["vectors"] = embed_kept(_PoolEmbedder(await self._embed([t for t in out["text"] if t is not None]),
+                                                      self.cfg.embedder.dim), out["text"])
+        return dict(zip(idx, unpack(out)))
+
+    async def _resolve(self, memory_ids: list[str]) -> dict[str, str]:
+        """The scope of each memory id this owner holds: hot, working pool, outbox, L2, then the
+        ledger (the authority). Ids of other owners' scopes are left out."""
+        out, missing = {}, []
+        for mid in memory_ids:
+            scope = self.hot.where.get(mid)
+            if scope is None and (w := self.working.find(mid)) is not None:
+                scope = w["scope"]
+            if scope is None:
+                missing.append(mid)
+            else:
+                out[mid] = scope
+        if missing:
+            for mid, scope in (await self.ledger.scopes_of.remote(missing)).items():
+                out[mid] = scope
+        return {m: s for m, s in out.items() if self._mine(s)}
+
+    async def _decide_and_commit(self, ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1) -> None:
+        missing = [s for s in scopes if s not in self.hot]
+        if missing:
+            for s, st in (await self._load(missing)).items():
+                self.hot.install(s, st)
+        staged = {s: self.hot.get(s).copy() for s in scopes}
+        new_ids = R.new_memory_ids([tenant_tag(scope_of[i]) for i in todo])
+        entries, refs, done = [], [], []
+        chunk = self.cfg.runtime.ledger_chunk
+        for n, i in enumerate(todo, 1):
+            op = ops[i]
+            try:
+                out = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us)
+            except MemactorsError as exc:
+                results[i] = errors.encode(exc)
+                out = None
+            if out is not None:
+                l2 = []
+                for ch in out.changes:
+                    rec = apply(staged[ch.scope], ch)
+                    if ch.record is not None and ch.memory_id in out.vectors:
+                        staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                    l2.append(_touches_l2(ch, rec, self.working))
+                results[i] = out.result
+                entries.append(Entry(_key(op), op.actor if not isinstance(op, GrantOp) else op.by, now_us,
+                                     out.changes, orjson.dumps(out.result), fps[i], out.destroy_keys, l2))
+                done.append((i, out))
+            if entries and (len(entries) % chunk == 0 or n == len(todo)) and len(entries) > len(refs) * chunk:
+                # Pipelined: the ledger commits this chunk while the next one is decided.
+                refs.append(self.ledger.append.remote(encode(entries[len(refs) * chunk:])))
+        t2 = self._tick("decide", t1)
+        parts = await asyncio.gather(*refs, return_exceptions=True)
+        self._tick("ledger_wait", t2)
+        failed = next((p for p in parts if isinstance(p, BaseException)), None)
+        if failed is not None:
+            # Some chunks may have committed: rebuild these scopes from the ledger, then report
+            # the failure (a retry with the same keys completes the rest).
+            await self._reload(set(scopes))
+            raise _typed(failed)
+        outcome = [r for part in parts for r in part]
+        rebuild = set()
+        for (i, out), (status, payload) in zip(done, outcome):
+            op = ops[i]
+            if status in ("dup", "conflict"):
+                # A retry raced its original into the ledger: rebuild from the ledger.
+                results[i] = orjson.loads(payload) if status == "dup" else errors.encode(IdempotencyConflict(
+                    "this idempotency key was first used for a different write; nothing was written for it"))
+                rebuild.add(scope_of[i])
+                continue
+            self.idem.put(_key(op), fps[i], orjson.dumps(out.result), now_us)
+            for ch, seq in zip(out.changes, payload):
+                self._after_commit(ch, staged.get(ch.scope), out.vectors.get(ch.memory_id), seq)
+            if isinstance(op, GrantOp):
+                self.grants.put(GrantTable.make(op.actor, op.scope, read=op.read, write=op.write))
+        for s in scopes:
+            if s not in rebuild:
+                self.hot.install(s, staged[s])
+        if rebuild:
+            await self._reload(rebuild)
+        if GLOBAL_SCOPE in staged and self.is_global_owner:
             await self._announce_global()
-        await self._flush_soon()
-        return result
+
+    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int) -> C.Outcome:
+        if isinstance(op, R.WriteRequest):
+            return C.decide_write_op(op, prep, state, new_id, now_us)
+        if isinstance(op, GrantOp):
+            return C.decide_grant(op)
+        rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
+        if isinstance(op, ForgetOp):
+            targets = [rec] if rec is not None else []
+            if rec is not None and op.all_versions and rec.get("entity_key"):
+                targets = [rec] + [r for r in await asyncio.to_thread(self.l2.versions_of, rec["scope"],
+                                                                      rec["entity_key"])
+                                   if r["memory_id"] != rec["memory_id"]]
+            return C.decide_forget(op, targets)
+        if isinstance(op, ReviewOp):
+            return C.decide_review(op, rec, state, now_us)
+        return C.decide_status(op, rec)
+
+    async def _record(self, memory_id: str) -> dict | None:
+        """A record not in the hot state (superseded, or of a cold scope): projected from the
+        ledger, which holds every change, flushed to Lance or not."""
+        rows = Rows()
+        for _, ch in await self.ledger.history.remote([memory_id]):
+            if ch is not None:
+                apply(rows, ch)
+        return rows.get(memory_id)
+
+    def _after_commit(self, ch: Change, state: ScopeState | None, vector, seq: int) -> None:
+        """A committed change reaches L1 and the L2 outbox (the hot state has it already)."""
+        if ch.action == E.WRITE_WORKING:
+            self.working.put(ch.record, vector)
+            return
+        rec = state.get(ch.memory_id) if state is not None and ch.memory_id else None
+        self._to_outbox(ch, rec, vector, new=True)
+        if ch.action == E.FORGET:
+            self.working.remove(ch.memory_id, ch.scope)
+        self.outbox.seqs([seq])
+
+    def _to_outbox(self, ch: Change, rec: dict | None, vector, *, new: bool) -> None:
+        if ch.action == E.WRITE:
+            self.outbox.row(ch.record, vector, new=new)
+        elif ch.action in PATCH_ACTIONS:
+            if ch.patch.get("status") in R.GONE:
+                self.outbox.delete(ch.memory_id)
+            else:
+                self.outbox.patch(ch.memory_id, ch.scope, ch.patch)
+        elif ch.action == E.FORGET:
+            self.outbox.delete(ch.memory_id)
+
+    async def _reload(self, scopes: set[str]) -> None:
+        """Forget these scopes' hot state and rebuild it from L2 and the ledger."""
+        for s in scopes:
+            if s in self.hot:
+                self.hot.install(s, ScopeState())
+        await self._replay(scopes)
+
+    # --- routing help ------------------------------------------------------------------------
+
+    async def locate(self, memory_ids: list[str]) -> dict[str, str]:
+        """Which of these memory ids this owner holds, and in which scope."""
+        await self._ready()
+        return await self._resolve(memory_ids)
 
     # --- review queue ----------------------------------------------------------------------
-    # Writes the gate held as ``pending`` (instructions from untrusted sources) wait here:
-    # stored with status pending (never recalled), approved or rejected by a reviewer.
 
     async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
+        """Held (pending) writes of these scopes, for an actor who may read them."""
         await self._ready()
         for s in scopes:
             self._check_mine(s)
@@ -459,47 +503,9 @@ class ScopeOwner:
         out = []
         for s in scopes:
             st = await self._state(s)
-            out += [{k: r.get(k) for k in (*HIT_FIELDS, "status", "source_id")}
+            out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")}
                     for r in st.records.values() if r["status"] == "pending"]
         return sorted(out, key=lambda r: r["created_at"])
-
-    async def review_decide(self, memory_id: str, actor: str, reason: str, approve: bool, idem_key: str,
-                            now_us: int) -> dict | None:
-        """Approve (the write takes effect as if made now: versions and dedup apply) or reject
-        (erased like a forget). None when the memory is not this owner's."""
-        await self._ready()
-        scope = self.where.get(memory_id)
-        if scope is None:
-            rows = await asyncio.to_thread(self.l2.get, [memory_id])
-            if not rows or not self._mine(rows[0]["scope"]):
-                return None
-            scope = rows[0]["scope"]
-        self.grants.check_write(actor, parse_scope(scope))
-        if not approve:
-            out = await self.forget(memory_id, actor, f"rejected in review: {reason}", idem_key, now_us)
-            return out and dict(out, decision="rejected")
-        async with self._lock(scope):
-            st = _cow(await self._state(scope))
-            rec = st.records.get(memory_id)
-            if rec is None or rec["status"] != "pending":
-                raise NotFound(f"no pending memory {memory_id} to review")
-            st.remove(memory_id)
-            d = decide(st, dict(rec, status="active", updated_at=now_us), now_us)
-            if d.decision == R.REFRESHED:  # the same content is already active: keep that one
-                d.changed.append(dict(rec, status="superseded", updated_at=now_us))
-            result = {"decision": "approved", "outcome": d.decision, "memory_id": d.record["memory_id"],
-                      "scope": scope, "version": d.record["version"]}
-            item = I.review_item(d, memory_id, actor, reason, idem_key, result, now_us)
-            (status, payload), = await self.ledger.append.remote([item])
-            if status == "dup":
-                return orjson.loads(payload)
-            for r in d.records:
-                st.put(r)
-                self._track(r)
-                self.pending[r["memory_id"]] = r
-            self.pending_seqs.extend(payload)
-            self.states[scope] = st
-        return result
 
     # --- /global/ liveness ------------------------------------------------------------------
     # /global/ hashes onto one owner. The others only need to know whether it holds anything:
@@ -507,8 +513,8 @@ class ScopeOwner:
     # tells every other owner before it acknowledges a change, so no recall misses a write.
 
     async def _announce_global(self) -> None:
-        st = self.states.get(GLOBAL_SCOPE)
-        live = bool(st and st.by_entity or st and st.by_hash)
+        st = self.hot.get(GLOBAL_SCOPE)
+        live = bool(st and st.has_live())
         if live == self._announced_global:
             return
         others = [ray.get_actor(owner_name(i), namespace=self.namespace)
@@ -521,215 +527,61 @@ class ScopeOwner:
 
     async def is_global_live(self) -> bool:
         await self._ready()
-        st = await self._state(GLOBAL_SCOPE)
-        return bool(st.by_entity or st.by_hash)
+        return (await self._state(GLOBAL_SCOPE)).has_live()
 
-    # --- recall ----------------------------------------------------------------------------
-
-    def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool]:
-        """The hot part of a recall: (scored candidates, cold scopes still to query, whether
-        /global/ must be asked of its owner). Reads only: it also runs on the compiled graph's
-        thread, so it never mutates shared state (states are swapped whole, never edited)."""
-        # The owner checks grants itself and serves what that check makes visible, never a
-        # scope list it is handed: a caller that skips the facade gets no further.
-        served = self._served(req)
-        qvec, qtokens, now_us = req["qvec"], req["qtokens"], req["now"]
-        weights = S.Weights.parse(req["weights"])
-        cands: list[dict] = []
-        cold, needs_global, hot = [], False, {}
-        for s in served:
-            if s == GLOBAL_SCOPE and not self.is_global_owner:
-                needs_global = self.global_live
-                continue
-            st = self.states.get(s)
-            if st is None:
-                if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
-                    cold.append(s)
-                continue
-            hot[s] = st
-            idx = self.matrices.get(s)
-            if idx is None or idx.state is not st:
-                idx = self.matrices[s] = HotIndex(st, self.cfg.embedder.dim)
-            cands += idx.score(qvec, qtokens, now_us, weights, req["m"])
-            working = self.working.peek(s, now_us)
-            if working:  # a few items: BM25 over them alone, built per recall
-                kidx = S.KeywordIndex()
-                for r in working:
-                    kidx.add(r["memory_id"], S.tokenize(r["content"]))
-                bm = kidx.scores(qtokens)
-                rows = [dict(r, cosine=float(np.dot(r["vector"], qvec)), bm25=bm.get(r["memory_id"], 0.0))
-                        for r in working]
-                cands += score_rows(rows, now_us, weights)
-        cands.sort(key=lambda h: -h["score"])
-        top = cands[: req["m"]]
-        # Rivals: same entity key as a candidate, below the cut; conflict resolution needs them.
-        top_ids = {h["memory_id"] for h in top}
-        by_id = {h["memory_id"]: h for h in cands}
-        top += [by_id[r["memory_id"]] for r in rivals_of(top, hot) if r["memory_id"] in by_id
-                and r["memory_id"] not in top_ids]
-        return top, cold, needs_global, list(hot)
-
-    def _served(self, req: dict) -> list[str]:
-        """The visible scopes (each allowed scope and its ancestors) this owner holds, computed
-        from the grant check itself; /global/ stays in the list for the owners that must say
-        whether to ask it."""
-        visible = self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
-        return [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
-
-    def _cold(self, req: dict, cold: list[str]) -> list[dict]:
-        rows = self.l2.hybrid_search(req["qvec"], req["qtokens"], cold, req["now"], req["m"])
-        return score_rows(rows, req["now"], S.Weights.parse(req["weights"]))
-
-    def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool,
-                hot: list[str]) -> dict:
-        hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
-        floor = req.get("min_score", self.cfg.recall.min_score)
-        hits = [h for h in hits if h["score"] > floor]
-        path = "hot" if not cold else ("cold" if not hot else "mixed")
-        return {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
-
-    async def recall(self, req: dict) -> dict:
-        """Scored candidates from the visible scopes this owner holds: the
-        best ``m`` and their entity-key rivals. Threshold, conflicts and budget are applied by
-        the caller over every owner's candidates."""
-        await self._ready()
-        hits, cold, needs_global, hot = self._recall_core(req)
-        for s in hot:
-            if s in self.states:
-                self.states.move_to_end(s)
-        cold_hits = await asyncio.to_thread(self._cold, req, cold) if cold else []
-        return self._finish(hits, cold_hits, cold, req, needs_global, hot)
-
-    def recall_compiled(self, req: dict) -> dict:
-        """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no
-        per-call task submission, about a fifth of a plain actor call's round trip. Runs on the
-        graph's own thread."""
-        if self._started is None or not self._started.done():
-            return {"not_ready": True}
-        try:
-            hits, cold, needs_global, hot = self._recall_core(req)
-            cold_hits = self._cold(req, cold) if cold else []
-            return self._finish(hits, cold_hits, cold, req, needs_global, hot)
-        except MemactorsError as exc:  # a compiled graph cannot carry our exception types across
-            return {"error": type(exc).__name__, "message": str(exc)}
-
-    # --- L2 flush --------------------------------------------------------------------------
-
-    async def _flush_soon(self) -> None:
-        """Flush now if possible (after an erasure, after a replay). The changes are already
-        committed to the ledger, so a failure here only leaves it to the flush loop."""
-        try:
-            await self._flush()
-        except Exception:  # noqa: BLE001 - pending changes are kept; the loop retries
-            log.exception("L2 flush after an erasure failed; the flush loop will retry")
-
-    async def _flush_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.cfg.runtime.l2_flush_interval_s)
-            try:
-                await self._flush()
-            except Exception:  # noqa: BLE001 - keep flushing; the ledger still holds everything
-                log.exception("L2 flush failed; will retry")
-
-    async def _flush(self, force_index: bool = False) -> int:
-        async with self._flush_lock:
-            if not (self.pending or self.pending_deletes or self.pending_seqs):
-                return 0
-            recs, self.pending = list(self.pending.values()), {}
-            dels, self.pending_deletes = list(self.pending_deletes), set()
-            seqs, self.pending_seqs = self.pending_seqs, []
-            new = [r for r in recs if r["memory_id"] in self.created_here]
-            changed = [r for r in recs if r["memory_id"] not in self.created_here]
-            t0 = time.perf_counter()
-            try:
-                await asyncio.to_thread(self.l2.apply, new, changed, dels)
-            except Exception:
-                # Part of the batch may have landed: retry the rows as upserts (idempotent), never
-                # as a second append.
-                self.created_here.difference_update(r["memory_id"] for r in new)
-                for r in recs:
-                    self.pending.setdefault(r["memory_id"], r)
-                self.pending_deletes.update(dels)
-                self.pending_seqs = seqs + self.pending_seqs
-                raise
-            self._tick("l2_flush", t0)
-            self.created_here.difference_update(r["memory_id"] for r in new)
-            self.l2_scopes.update(r["scope"] for r in new)
-            await self.ledger.mark_applied.remote(seqs)
-            self._flushes += 1
-            self._unindexed += len(new)
-            if self._unindexed >= self.cfg.runtime.l2_reindex_rows or (force_index and self._unindexed):
-                try:  # an optimisation: rows outside the index are still found, only slower
-                    await asyncio.to_thread(self.l2.reindex)
-                    self._unindexed = 0
-                except Exception:  # noqa: BLE001 - another owner's commit won the race; next flush retries
-                    log.warning("reindex deferred: %s", "concurrent commit", exc_info=True)
-            if self._flushes % 200 == 0:  # compaction: many small appends make many fragments
-                asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
-            self._evict()
-            return len(recs) + len(dels)
-
-    def _evict(self) -> None:
-        limit = self.cfg.runtime.hot_cache_max_memories
-        total = sum(len(st.records) for st in self.states.values())
-        dirty = {r["scope"] for r in self.pending.values()}
-        for s in list(self.states):
-            if total <= limit:
-                break
-            if s in dirty or self._lock(s).locked():
-                continue
-            st = self.states.pop(s)
-            self.matrices.pop(s, None)
-            total -= len(st.records)
-            for mid in st.records:
-                self.where.pop(mid, None)
-
-    async def flush(self) -> int:
-        """Write everything committed so far to Lance now (tests, benchmarks, shutdown)."""
-        await self._ready()
-        n = await self._flush(force_index=True)
-        await self.ledger.flush.remote()
-        return n
-
-    async def check_l2(self) -> dict:
-        """Compare the L2 rows of this owner's scopes with what the ledger's applied events say
-        they must be: rows missing (deleted behind our back) and rows the ledger does not know
-        (added behind our back). Consistent under concurrent writes: no flush of this owner
-        runs while it compares, and events not yet applied are in neither side."""
-        await self._ready()
-        await self._flush()
-        async with self._flush_lock:
-            expected = await self.ledger.l2_expected.remote()
-            have = await asyncio.to_thread(self.l2.ids_and_scopes)
-
-        def mine(tbl) -> set[str]:
-            ids, scopes = tbl.column("memory_id").to_pylist(), tbl.column("scope").to_pylist()
-            keep = {s for s in set(scopes) if self._mine(s)}
-            return {m for m, s in zip(ids, scopes) if s in keep}
-
-        want, got = mine(expected), mine(have)
-        missing, unknown = sorted(want - got), sorted(got - want)
-        return {"owner": self.index, "rows": len(got), "missing": len(missing), "unknown": len(unknown),
-                "example": (missing or unknown or [None])[0]}
+    # --- maintenance -----------------------------------------------------------------------
 
     async def drop_hot(self) -> None:
         """Flush, then empty the hot index: every scope is served from Lance until warmed."""
         await self.flush()
-        self.states.clear()
-        self.matrices.clear()
-        self.where.clear()
+        self.hot.clear()
 
     async def stats(self) -> dict:
         await self._ready()
         return {
             "index": self.index,
-            "hot_scopes": len(self.states),
-            "hot_memories": sum(len(st.records) for st in self.states.values()),
+            "hot_scopes": len(self.hot.states),
+            "hot_memories": self.hot.size(),
             "working_items": len(self.working),
-            "pending_l2": len(self.pending) + len(self.pending_deletes),
+            "pending_l2": len(self.outbox),
             "inflight": self.inflight,
             "timing_s": {k: round(v, 3) for k, v in self.timing.items()},
         }
 
     def pid(self) -> int:
         return os.getpid()
+
+
+class _PoolEmbedder:
+    """Vectors already computed by the embedding pool, handed out in order (for embed_kept)."""
+
+    def __init__(self, vecs: list, dim: int) -> None:
+        self._vecs, self.dim = vecs, dim
+
+    def embed(self, texts: list[str]):
+        import numpy as np
+
+        return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _key(op) -> str:
+    return op.idempotency_key if isinstance(op, R.WriteRequest) else op.idem_key
+
+
+def _touches_l2(ch: Change, rec: dict | None, working: WorkingPool) -> bool:
+    """Whether L2 must apply this change before the ledger may call it applied."""
+    if ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT):
+        return False
+    if ch.action in (E.FORGET, *PATCH_ACTIONS) and working.find(ch.memory_id) is not None:
+        return False
+    return True
+
+
+def _typed(exc: BaseException) -> MemactorsError:
+    """A failure from another actor as the project's typed error, never Ray's wrapper."""
+    cause = getattr(exc, "cause", exc)
+    if isinstance(cause, MemactorsError):
+        return cause
+    return errors.StoreError(f"the ledger could not take this batch ({type(cause).__name__}); "
+                             "retry with the same idempotency keys")
+

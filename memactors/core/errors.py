@@ -10,15 +10,20 @@
      │    └── NoGrants            the actor holds no grant at all (says how to add one)
      ├── NotFound                 an unknown memory id (also a LookupError)
      ├── BackPressure             a bounded queue is full; retry later, nothing was written
+     ├── PartialWrite             part of a batch was not confirmed: err.results, err.items to resubmit
      ├── ConfigError              a configuration value is wrong
      ├── StoreError               the data folder cannot be used as asked
      │    ├── DataFolderLocked    another runtime holds the data folder for writing
      │    ├── EmbedderMismatch    the store was built with another embedder
      │    ├── LedgerKeyMissing    the ledger's key (kept outside the data folder) is not found
      │    └── LedgerTampered      the ledger disagrees with its key, its anchor or itself
-     └── RuntimeClosed            the runtime was closed, or is unreachable
+     ├── Unavailable              a part of the runtime cannot be reached now (retry, or reconnect)
+     │    └── OwnerUnavailable    a scope owner stayed unreachable; nothing further was written
+     └── RuntimeClosed            the runtime was closed
 
 Messages never contain memory content, query text, or anything the write gate matched.
+Across actor boundaries an error travels as data (``encode``/``decode``) or as itself inside
+Ray's wrapper; the facade always raises the typed error, never Ray's.
 """
 
 from __future__ import annotations
@@ -64,6 +69,24 @@ class BackPressure(MemactorsError):
     """A bounded queue is full. Nothing was written; retry after a pause."""
 
 
+class PartialWrite(MemactorsError):
+    """Part of a batch was not confirmed in time. ``results`` has a result per item (None where
+    not confirmed), ``failed`` their positions, ``items`` those writes with their idempotency
+    keys: resubmitting them never writes anything twice."""
+
+    def __init__(self, message: str = "", *, results: list | None = None, items: list | None = None,
+                 failed: list | None = None) -> None:
+        super().__init__(message)
+        self.results, self.items, self.failed = results or [], items or [], failed or []
+
+    def __reduce__(self):  # crosses process boundaries with its payload
+        return (_partial_write, (str(self), self.results, self.items, self.failed))
+
+
+def _partial_write(message, results, items, failed):
+    return PartialWrite(message, results=results, items=items, failed=failed)
+
+
 class ConfigError(MemactorsError):
     """A configuration value is missing or wrong."""
 
@@ -89,5 +112,31 @@ class LedgerTampered(StoreError):
     the first bad seq or the table."""
 
 
+class Unavailable(MemactorsError):
+    """A part of the runtime cannot be reached now."""
+
+
+class OwnerUnavailable(Unavailable):
+    """A scope owner stayed unreachable (Ray could not restart it in time)."""
+
+
 class RuntimeClosed(MemactorsError):
-    """The runtime was closed or its actors are unreachable."""
+    """The runtime was closed."""
+
+
+def encode(exc: MemactorsError) -> dict:
+    """An error as data, to cross a boundary that cannot carry exception types (a compiled
+    graph's channel, one item of a batch)."""
+    return {"error": type(exc).__name__, "message": str(exc)}
+
+
+def decode(d: dict) -> MemactorsError:
+    """The typed error an ``encode``d one stands for (MemactorsError for a name not known here)."""
+    cls = globals().get(d.get("error"), MemactorsError)
+    if not (isinstance(cls, type) and issubclass(cls, MemactorsError)):
+        cls = MemactorsError
+    return cls(d.get("message", ""))
+
+
+def is_encoded(value: object) -> bool:
+    return isinstance(value, dict) and "error" in value and "message" in value and len(value) == 2

@@ -19,13 +19,15 @@ GENESIS = bytes(32)
 # Actions a ledger event can record.
 WRITE = "write"  # a new memory (vault); snapshot = encrypted record
 WRITE_WORKING = "write_working"  # a new L1 working-pool item; snapshot = encrypted record
-STATUS = "status"  # a memory's status changes (superseded, ...); snapshot = {"status": ...}
-REFRESH = "refresh"  # same content written again; snapshot = {"updated_at": ...}
+STATUS = "status"  # a memory's status changes (superseded, stale, evicted, ...); snapshot = the patch
+REFRESH = "refresh"  # same content written again: TTL restarts; snapshot = the patch
+MERGE = "merge"  # a near-copy merged into an existing memory; snapshot = the patch of the kept one
+ANNOTATE = "annotate"  # flags and counters change (review flags, access counts); snapshot = the patch
 BLOCK = "block"  # the gate refused a write; snapshot = rule ids and spans only
 FORGET = "forget"  # erasure: tombstone; the memory's key is destroyed with it
 GRANT = "grant"  # a grant changed; snapshot = the grant
 
-ACTIONS = (WRITE, WRITE_WORKING, STATUS, REFRESH, BLOCK, FORGET, GRANT)
+ACTIONS = (WRITE, WRITE_WORKING, STATUS, REFRESH, MERGE, ANNOTATE, BLOCK, FORGET, GRANT)
 COLUMNS = ("seq", "ts", "scope", "action", "memory_id", "version", "actor", "reason", "encrypted", "snapshot",
            "idem_key", "format", "prev_hash", "hash")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import unicodedata
-import uuid
 from dataclasses import dataclass, field
 
 import orjson
@@ -19,7 +19,10 @@ import pyarrow as pa
 from .errors import InvalidRecord
 from .scopes import Scope, check_identifier, parse_scope
 
-SCHEMA_VERSION = 1
+# 2: category, TTL policy, provenance, entity key, citation count and review flag; vectors
+# travel beside records, never inside them. An L2 table of an older version is rebuilt from
+# the ledger when opened.
+SCHEMA_VERSION = 2
 TS = pa.timestamp("us", tz="UTC")
 
 SOURCE_CONFIDENCE = {
@@ -36,60 +39,87 @@ UNTRUSTED_SOURCES = frozenset({"web", "document", "tool"})
 SENSITIVITIES = ("public", "internal", "confidential", "restricted")
 POOLS = ("working", "vault")
 STATUSES = ("pending", "active", "superseded", "stale", "evicted", "tombstoned")
+LIVE = ("active", "stale")  # recalled (stale at half score), and the current version of an entity
+GONE = ("evicted", "tombstoned")  # no L2 row, no hot entry, never recalled
+
+# The one description of the record (DESIGN section 3). Each field: name, Arrow type,
+# nullable, roles. Roles: "hit" (shown in a recall hit), "scan" (free text the write gate
+# scans besides the text itself). The schema, the hit fields, the scanned fields and the
+# snapshot kept in the ledger all derive from this table. "vector" lives beside a record.
+_FIELDS = (
+    ("memory_id", pa.string(), False, "hit"),
+    ("scope", pa.string(), False, "hit"),
+    ("subject", pa.string(), True, "hit scan"),
+    ("predicate", pa.string(), True, "hit scan"),
+    ("object", pa.string(), True, "hit scan"),
+    ("content", pa.string(), False, "hit"),
+    ("source_kind", pa.string(), False, "hit"),
+    ("source_id", pa.string(), True, "scan"),
+    ("confidence", pa.float32(), False, "hit"),
+    ("sensitivity", pa.string(), False, ""),
+    ("category", pa.string(), False, "hit"),
+    ("pool", pa.string(), False, "hit"),
+    ("status", pa.string(), False, "hit"),
+    ("version", pa.int32(), False, "hit"),
+    ("supersedes", pa.string(), True, "hit"),
+    ("derived_from", pa.list_(pa.string()), True, ""),  # provenance: ids this memory was made from
+    ("entity_key", pa.string(), True, ""),  # digest of (subject, predicate): a filter-safe key
+    ("content_hash", pa.string(), False, ""),
+    ("vector", None, True, ""),  # a fixed-size list of the embedder's dimension
+    ("importance", pa.float32(), False, "hit"),
+    ("created_at", TS, False, "hit"),
+    ("updated_at", TS, False, "hit"),
+    ("last_accessed_at", TS, True, ""),
+    ("retrieved_count", pa.int32(), False, ""),
+    ("cited_count", pa.int32(), False, ""),
+    ("soft_ttl_days", pa.float32(), True, ""),  # the TTL policy, kept so a refresh restarts it
+    ("hard_ttl_days", pa.float32(), True, ""),  # and a new version inherits it
+    ("soft_expires_at", TS, True, ""),
+    ("hard_expires_at", TS, True, ""),
+    ("review", pa.string(), True, "hit"),  # e.g. "contradiction": waiting for a reviewer, flagged at recall
+    # Derived, for keyword search: tokens of the content as stored (words, CJK bigrams), plus
+    # those of retrieval context from the write's session (e.g. the turn before).
+    ("search_text", pa.string(), True, ""),
+)
 
 
 def memory_schema(dim: int) -> pa.Schema:
     """The memory record. ``dim`` is the embedder's dimension."""
     return pa.schema(
-        [
-            pa.field("memory_id", pa.string(), nullable=False),
-            pa.field("scope", pa.string(), nullable=False),
-            pa.field("subject", pa.string()),
-            pa.field("predicate", pa.string()),
-            pa.field("object", pa.string()),
-            pa.field("content", pa.string(), nullable=False),
-            pa.field("source_kind", pa.string(), nullable=False),
-            pa.field("source_id", pa.string()),
-            pa.field("confidence", pa.float32(), nullable=False),
-            pa.field("sensitivity", pa.string(), nullable=False),
-            pa.field("pool", pa.string(), nullable=False),
-            pa.field("status", pa.string(), nullable=False),
-            pa.field("version", pa.int32(), nullable=False),
-            pa.field("supersedes", pa.string()),
-            pa.field("content_hash", pa.string(), nullable=False),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
-            pa.field("importance", pa.float32(), nullable=False),
-            pa.field("created_at", TS, nullable=False),
-            pa.field("updated_at", TS, nullable=False),
-            pa.field("last_accessed_at", TS),
-            pa.field("retrieved_count", pa.int32(), nullable=False),
-            pa.field("soft_expires_at", TS),
-            pa.field("hard_expires_at", TS),
-            # Derived, for keyword search: tokens of the content as stored (words, CJK bigrams),
-            # plus those of retrieval context from the write's session (e.g. the turn before).
-            pa.field("search_text", pa.string()),
-        ],
+        [pa.field(name, typ if typ is not None else pa.list_(pa.float32(), dim), nullable=nullable)
+         for name, typ, nullable, _ in _FIELDS],
         metadata={b"memactors.schema_version": str(SCHEMA_VERSION).encode()},
     )
 
 
-FIELDS: tuple[str, ...] = tuple(memory_schema(1).names)
-# What the API and JSON show: everything but the vector.
+FIELDS: tuple[str, ...] = tuple(f[0] for f in _FIELDS)
+# A record in memory and in the ledger: everything but the vector.
 PUBLIC_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "vector")
+HIT_FIELDS: tuple[str, ...] = tuple(f[0] for f in _FIELDS if "hit" in f[3].split())
+SCANNED_FIELDS: tuple[str, ...] = tuple(f[0] for f in _FIELDS if "scan" in f[3].split())
+_DEFAULTS = {"category": "default", "pool": "vault", "status": "active", "sensitivity": "internal",
+             "retrieved_count": 0, "cited_count": 0, "importance": 0.5, "confidence": 1.0, "version": 1}
 
 
-def to_arrow(records: list[dict], dim: int) -> pa.Table:
-    """Records (vectors as NumPy arrays) to one Arrow table of the memory schema."""
+def complete(rec: dict) -> dict:
+    """A record with every public field: one from an older ledger gets today's defaults."""
+    if len(rec) == len(PUBLIC_FIELDS) and "vector" not in rec:
+        return rec
+    out = {k: rec.get(k, _DEFAULTS.get(k)) for k in PUBLIC_FIELDS}
+    if out["entity_key"] is None and out["subject"] is not None:
+        out["entity_key"] = entity_key(out["subject"], out["predicate"])
+    return out
+
+
+def to_arrow(records: list[dict], vectors, dim: int) -> pa.Table:
+    """Records and their vectors (a (n, dim) array, or None for zeros) to one Arrow table of
+    the memory schema."""
     import numpy as np  # local: the vector column is built in one piece, not row by row
 
     schema = memory_schema(dim)
-    body = pa.Table.from_pylist(
-        [{k: r.get(k) for k in PUBLIC_FIELDS} for r in records], schema=schema.remove(schema.get_field_index("vector"))
-    )
-    flat = np.zeros((len(records), dim), dtype=np.float32)
-    for i, r in enumerate(records):
-        if r.get("vector") is not None:
-            flat[i] = r["vector"]
+    body = pa.Table.from_pylist([complete(r) for r in records],
+                                schema=schema.remove(schema.get_field_index("vector")))
+    flat = np.zeros((len(records), dim), dtype=np.float32) if vectors is None else np.asarray(vectors, np.float32)
     vec = pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1)), dim)
     return body.add_column(schema.get_field_index("vector"), schema.field("vector"), vec).replace_schema_metadata(
         schema.metadata
@@ -97,11 +127,18 @@ def to_arrow(records: list[dict], dim: int) -> pa.Table:
 
 
 def to_json(record: dict) -> bytes:
-    return orjson.dumps({k: record.get(k) for k in PUBLIC_FIELDS})
+    return orjson.dumps(complete(record))
 
 
-def new_memory_id() -> str:
-    return uuid.uuid4().hex
+def new_memory_id(tag: str | None = None) -> str:
+    return new_memory_ids([tag])[0]
+
+
+def new_memory_ids(tags: list[str | None]) -> list[str]:
+    """Fresh memory ids, 32 lowercase hex characters: a tag (8 hex characters naming the tenant,
+    so the id says which owner holds it) then random ones (one read of the OS's randomness)."""
+    rnd = os.urandom(16 * len(tags)).hex()
+    return [(t + rnd[32 * i + 8:32 * i + 32]) if t else rnd[32 * i:32 * i + 32] for i, t in enumerate(tags)]
 
 
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
@@ -128,9 +165,16 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
 
 
+def entity_key(subject: str | None, predicate: str | None) -> str | None:
+    """The (subject, predicate) key of an entity memory, normalised, as 32 hex characters:
+    the same for "Alice"/"alice ", and safe to put in a storage filter."""
+    if subject is None:
+        return None
+    return hashlib.sha256(f"{normalise(subject)}\x1f{normalise(predicate or '')}".encode()).hexdigest()[:32]
+
+
 MAX_CONTENT_CHARS = 32_000
-# Free-text fields of a write besides its text: each passes the write gate like the text does.
-SCANNED_FIELDS = ("subject", "predicate", "object", "source_id")
+MAX_DERIVED_FROM = 256
 
 
 @dataclass(slots=True)
@@ -153,6 +197,8 @@ class WriteRequest:
     pool: str = "vault"
     idempotency_key: str | None = None
     context: str | None = None  # retrieval context (e.g. the previous turn): indexed, never shown
+    category: str = "default"  # picks the TTL policy ([lifecycle]); e.g. preference, task_learning
+    derived_from: list[str] | None = None  # ids of the memories this one was made from (provenance)
 
     def validate(self) -> WriteRequest:
         self.scope = str(parse_scope(self.scope))
@@ -188,6 +234,12 @@ class WriteRequest:
             check_identifier(self.idempotency_key, "idempotency_key")
         if self.context is not None and (not isinstance(self.context, str) or len(self.context) > MAX_CONTENT_CHARS):
             raise InvalidRecord(f"context must be a string of at most {MAX_CONTENT_CHARS} characters")
+        check_identifier(self.category, "category")
+        if self.derived_from is not None:
+            if isinstance(self.derived_from, str) or not isinstance(self.derived_from, (list, tuple)) \
+                    or len(self.derived_from) > MAX_DERIVED_FROM:
+                raise InvalidRecord(f"derived_from must be a list of at most {MAX_DERIVED_FROM} memory ids")
+            self.derived_from = sorted({check_memory_id(m) for m in self.derived_from})
         return self
 
     @property
@@ -228,13 +280,15 @@ class WriteResult:
         }
 
 
-def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, status: str = "active",
-                 context: str | None = None) -> dict:
-    """A new record for a validated write whose text passed the gate (``text`` is as stored;
-    ``context``, if any, passed it too)."""
+def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, *, status: str = "active",
+                 content_hash_: str | None = None, search_text: str | None = None) -> dict:
+    """A new record for a validated write whose text (and other fields) passed the gate:
+    ``text`` and the fields of ``req`` are as stored. ``content_hash_`` and ``search_text``
+    come precomputed from the prepare stage, or are derived here."""
     from .scoring import tokenize  # the one tokenizer of the keyword side, hot and cold
 
     day = 86_400_000_000
+    soft, hard = req.soft_ttl_days, req.ttl_days
     return {
         "memory_id": memory_id,
         "scope": req.scope,
@@ -246,19 +300,26 @@ def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, stat
         "source_id": req.source_id,
         "confidence": req.confidence,
         "sensitivity": req.sensitivity,
+        "category": req.category,
         "pool": req.pool,
         "status": status,
         "version": 1,
         "supersedes": None,
-        "content_hash": content_hash(text),
+        "derived_from": req.derived_from,
+        "entity_key": entity_key(req.subject, req.predicate),
+        "content_hash": content_hash_ or content_hash(text),
         "importance": req.importance,
         "created_at": now_us,
         "updated_at": now_us,
         "last_accessed_at": None,
         "retrieved_count": 0,
-        "soft_expires_at": now_us + int(req.soft_ttl_days * day) if req.soft_ttl_days else None,
-        "hard_expires_at": now_us + int(req.ttl_days * day) if req.ttl_days else None,
-        "search_text": " ".join(tokenize(text if not context else f"{text}\n{context}")),
+        "cited_count": 0,
+        "soft_ttl_days": soft,
+        "hard_ttl_days": hard,
+        "soft_expires_at": now_us + int(soft * day) if soft else None,
+        "hard_expires_at": now_us + int(hard * day) if hard else None,
+        "review": None,
+        "search_text": search_text if search_text is not None else " ".join(tokenize(text)),
     }
 
 

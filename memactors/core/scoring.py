@@ -138,23 +138,33 @@ def is_stale(rec: dict, now_us: int) -> bool:
     return rec.get("status") == "stale" or (soft is not None and _us(soft) <= now_us)
 
 
+def score_arrays(cosine, bm25, updated_at_us, importance, stale, now_us: int, weights: Weights = DEFAULT_WEIGHTS,
+                 *, half_life_days: float = HALF_LIFE_DAYS, keyword_k: float = KEYWORD_K
+                 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The one scoring function: raw values as arrays in, (fused scores, mapped components)
+    out. Hot, working-pool and cold candidates all come through here; ``stale`` ones are
+    down-weighted (x STALE_FACTOR), never dropped. A missing ``updated_at`` (NaN) has recency 0."""
+    comps = {
+        "vector": vector_component(cosine),
+        "keyword": keyword_component(bm25, keyword_k),
+        "recency": np.nan_to_num(recency_component(updated_at_us, now_us, half_life_days), nan=0.0),
+        "importance": importance_component(importance),
+    }
+    return fuse(comps, weights, stale), comps
+
+
 def score_candidates(cands: list[dict], now_us: int, weights: Weights = DEFAULT_WEIGHTS, *,
                      half_life_days: float = HALF_LIFE_DAYS, keyword_k: float = KEYWORD_K) -> list[dict]:
     """Score candidates (dicts with raw ``cosine``, ``bm25``, ``updated_at``, ``importance``;
-    a missing raw value counts 0). Returns new dicts with ``components`` and ``score``, best first."""
+    a missing raw value counts 0). Returns new dicts with ``components``, ``stale`` and
+    ``score``, best first."""
     if not cands:
         return []
-    cos = [c.get("cosine") or 0.0 for c in cands]
-    bm = [c.get("bm25") or 0.0 for c in cands]
-    upd = np.array([_us(c.get("updated_at")) for c in cands])
-    comps = {
-        "vector": vector_component(cos),
-        "keyword": keyword_component(bm, keyword_k),
-        "recency": np.nan_to_num(recency_component(upd, now_us, half_life_days), nan=0.0),
-        "importance": importance_component([c.get("importance") or 0.0 for c in cands]),
-    }
     stale = [is_stale(c, now_us) for c in cands]
-    scores = fuse(comps, weights, stale)
+    scores, comps = score_arrays([c.get("cosine") or 0.0 for c in cands], [c.get("bm25") or 0.0 for c in cands],
+                                 np.array([_us(c.get("updated_at")) for c in cands]),
+                                 [c.get("importance") or 0.0 for c in cands], stale, now_us, weights,
+                                 half_life_days=half_life_days, keyword_k=keyword_k)
     out = []
     for i, c in enumerate(cands):
         d = dict(c)

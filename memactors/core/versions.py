@@ -1,45 +1,68 @@
 """Write decisions against a scope's current state: versions and dedup (DESIGN section 7).
 
-Pure: the owner holds a ``ScopeState`` per scope and asks ``decide`` what a write does. The
-state is changed only by ``apply``, after the ledger has committed the write's events.
+Pure: the owner holds a ``ScopeState`` per hot scope and asks ``decide_write`` what a write
+does. The state changes only through ``memactors.core.project.apply``, for a decided change
+as for one replayed from the ledger.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from . import records as R
+
+US_PER_DAY = 86_400_000_000
 
 
 @dataclass(slots=True)
 class ScopeState:
-    """Active memories of one scope, indexed the ways decisions need."""
+    """The live and pending memories of one scope, indexed the ways decisions need, with
+    their vectors (for the hot index). Superseded, evicted and erased records are not kept:
+    they live on in L2 and the ledger."""
 
-    records: dict[str, dict] = field(default_factory=dict)  # memory_id -> record (active, pending, kept)
-    by_entity: dict[tuple[str, str], str] = field(default_factory=dict)  # (subject, predicate) -> active id
-    by_hash: dict[str, str] = field(default_factory=dict)  # content_hash -> active text-only id
-    entity_version: dict[tuple[str, str], int] = field(default_factory=dict)  # highest version seen
+    records: dict[str, dict] = field(default_factory=dict)  # memory_id -> record (live or pending)
+    by_entity: dict[str, str] = field(default_factory=dict)  # entity_key -> live id
+    by_hash: dict[str, str] = field(default_factory=dict)  # content_hash -> live text-only id
+    entity_version: dict[str, int] = field(default_factory=dict)  # entity_key -> highest version seen
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # memory_id -> unit vector
 
-    def put(self, rec: dict) -> None:
+    def copy(self) -> ScopeState:
+        """A copy to change and swap in whole: indexes copied, records and vectors shared
+        (records are replaced, never edited in place)."""
+        return ScopeState(dict(self.records), dict(self.by_entity), dict(self.by_hash), dict(self.entity_version),
+                          dict(self.vectors))
+
+    def get(self, memory_id: str) -> dict | None:
+        return self.records.get(memory_id)
+
+    def put(self, rec: dict, vector: np.ndarray | None = None) -> None:
         mid = rec["memory_id"]
-        self.records[mid] = rec
-        key = entity_key(rec)
+        key = rec.get("entity_key")
+        old = self.records.get(mid)
+        if old is not None:
+            self._unindex(old)
         if key is not None:
             self.entity_version[key] = max(self.entity_version.get(key, 0), int(rec["version"]))
-        if rec["status"] == "active":
+        if vector is not None:
+            self.vectors[mid] = vector
+        status = rec["status"]
+        if status in R.LIVE:
+            self.records[mid] = rec
             if key is not None:
                 self.by_entity[key] = mid
             else:
                 self.by_hash[rec["content_hash"]] = mid
-        else:
-            self._unindex(rec)
-            if rec["status"] != "pending":
-                # Superseded, tombstoned, evicted: out of the hot state (they live on in L2/the ledger).
-                self.records.pop(mid, None)
+        elif status == "pending":
+            self.records[mid] = rec
+        else:  # superseded, evicted, erased: out of the hot state
+            self.records.pop(mid, None)
+            self.vectors.pop(mid, None)
 
     def _unindex(self, rec: dict) -> None:
         mid = rec["memory_id"]
-        key = entity_key(rec)
+        key = rec.get("entity_key")
         if key is not None and self.by_entity.get(key) == mid:
             del self.by_entity[key]
         if self.by_hash.get(rec["content_hash"]) == mid:
@@ -47,23 +70,21 @@ class ScopeState:
 
     def remove(self, memory_id: str) -> dict | None:
         rec = self.records.pop(memory_id, None)
+        self.vectors.pop(memory_id, None)
         if rec is not None:
             self._unindex(rec)
         return rec
 
-    def active(self) -> list[dict]:
-        return [r for r in self.records.values() if r["status"] == "active"]
+    def live(self) -> list[dict]:
+        return [r for r in self.records.values() if r["status"] in R.LIVE]
 
-
-def entity_key(rec: dict) -> tuple[str, str] | None:
-    if rec.get("subject") is None:
-        return None
-    return (R.normalise(rec["subject"]), R.normalise(rec["predicate"]))
+    def has_live(self) -> bool:
+        return bool(self.by_entity or self.by_hash)
 
 
 @dataclass(slots=True)
 class Decision:
-    """What a write does: the decision, the new record (if any) and the records it changes."""
+    """What a write does: the decision, the new or refreshed record, and the records it changes."""
 
     decision: str
     record: dict | None  # the new or refreshed record, as it will be stored
@@ -74,21 +95,22 @@ class Decision:
         return ([self.record] if self.record is not None else []) + self.changed
 
 
-def decide(state: ScopeState, rec: dict, now_us: int) -> Decision:
+def decide_write(state: ScopeState, rec: dict, now_us: int) -> Decision:
     """Decide a new record (status 'active' or 'pending', version unset) against ``state``.
 
-    - entity writes (subject + predicate): same object as the active one -> refreshed; confidence
-      >= the active one's -> version n+1, old one superseded; lower -> kept as superseded.
-    - text-only writes: same normalised content as an active one -> refreshed.
+    - entity writes (subject + predicate): same object and content as the live one ->
+      refreshed; confidence >= the live one's -> version n+1, the old one superseded, the TTL
+      policy inherited; lower -> kept as superseded (recorded, never recalled).
+    - text-only writes: same normalised content as a live one -> refreshed.
     """
-    key = entity_key(rec)
+    key = rec.get("entity_key")
     if rec["status"] == "pending":
         rec["version"] = (state.entity_version.get(key, 0) + 1) if key else 1
         return Decision(R.PENDING, rec)
     if key is None:
         existing_id = state.by_hash.get(rec["content_hash"])
         if existing_id is not None:
-            return Decision(R.REFRESHED, _refreshed(state.records[existing_id], now_us))
+            return Decision(R.REFRESHED, refreshed(state.records[existing_id], now_us))
         rec["version"] = 1
         return Decision(R.ACCEPTED, rec)
     existing_id = state.by_entity.get(key)
@@ -99,14 +121,37 @@ def decide(state: ScopeState, rec: dict, now_us: int) -> Decision:
     if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
         old["content_hash"] == rec["content_hash"]
     ):
-        return Decision(R.REFRESHED, _refreshed(old, now_us))
+        return Decision(R.REFRESHED, refreshed(old, now_us))
     if rec["confidence"] >= old["confidence"]:
         rec["supersedes"] = old["memory_id"]
+        _inherit_ttl(rec, old, now_us)
         replaced = dict(old, status="superseded", updated_at=now_us)
         return Decision(R.SUPERSEDED_PREVIOUS, rec, [replaced])
     rec["status"] = "superseded"
     return Decision(R.KEPT_AS_SUPERSEDED, rec)
 
 
-def _refreshed(old: dict, now_us: int) -> dict:
-    return dict(old, updated_at=now_us)
+def _inherit_ttl(rec: dict, old: dict, now_us: int) -> None:
+    """A new version keeps the TTL policy of the one it supersedes, unless the write set its own."""
+    for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
+        if rec.get(days) is None and old.get(days) is not None:
+            rec[days] = old[days]
+            rec[at] = now_us + int(old[days] * US_PER_DAY)
+
+
+def refreshed(old: dict, now_us: int, confidence: float | None = None) -> dict:
+    """The record written again: the TTL clock restarts from now (expiry is measured from
+    ``updated_at``), confidence raised to ``confidence`` when given."""
+    rec = dict(old, updated_at=now_us)
+    for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
+        if rec.get(days):
+            rec[at] = now_us + int(rec[days] * US_PER_DAY)
+    if confidence is not None:
+        rec["confidence"] = max(float(rec["confidence"]), float(confidence))
+    return rec
+
+
+def refresh_patch(old: dict, new: dict) -> dict:
+    """The fields a refresh changes (what its ledger event carries)."""
+    return {k: new[k] for k in ("updated_at", "soft_expires_at", "hard_expires_at", "confidence")
+            if new.get(k) != old.get(k) or k == "updated_at"}

@@ -1,4 +1,7 @@
-"""The L1 working pool: per scope, a bounded LRU with a session TTL (DESIGN section 2)."""
+"""The L1 working pool: per scope, a bounded LRU with a session TTL (DESIGN section 2).
+
+Items are records (pool ``working``) with their vectors kept beside them. Pure.
+"""
 
 from __future__ import annotations
 
@@ -10,24 +13,37 @@ class WorkingPool:
         self.size = int(size)
         self.ttl_us = int(ttl_us)
         self._scopes: dict[str, OrderedDict[str, dict]] = {}
+        self._vectors: dict[str, object] = {}
 
-    def put(self, rec: dict) -> list[str]:
+    def put(self, rec: dict, vector=None) -> list[str]:
         """Add or refresh an item; return the ids pushed out by the LRU bound."""
         items = self._scopes.setdefault(rec["scope"], OrderedDict())
         items[rec["memory_id"]] = rec
         items.move_to_end(rec["memory_id"])
+        if vector is not None:
+            self._vectors[rec["memory_id"]] = vector
         evicted = []
         while len(items) > self.size:
-            evicted.append(items.popitem(last=False)[0])
+            mid = items.popitem(last=False)[0]
+            self._vectors.pop(mid, None)
+            evicted.append(mid)
         return evicted
 
+    def get(self, memory_id: str) -> dict | None:
+        return self.find(memory_id)
+
+    def vector(self, memory_id: str):
+        return self._vectors.get(memory_id)
+
     def live(self, scope: str, now_us: int) -> list[dict]:
+        """The scope's items within their TTL and not hard-expired, dropping the expired ones."""
         items = self._scopes.get(scope)
         if not items:
             return []
         cutoff = now_us - self.ttl_us
         for mid in [m for m, r in items.items() if r["created_at"] < cutoff]:
             del items[mid]
+            self._vectors.pop(mid, None)
         return [r for r in items.values() if r["hard_expires_at"] is None or r["hard_expires_at"] > now_us]
 
     def peek(self, scope: str, now_us: int) -> list[dict]:
@@ -40,9 +56,10 @@ class WorkingPool:
                 if r["created_at"] >= cutoff and (r["hard_expires_at"] is None or r["hard_expires_at"] > now_us)]
 
     def remove(self, memory_id: str, scope: str | None = None) -> dict | None:
-        for s, items in ([(scope, self._scopes.get(scope, {}))] if scope else self._scopes.items()):
+        for _s, items in ([(scope, self._scopes.get(scope, {}))] if scope else list(self._scopes.items())):
             rec = items.pop(memory_id, None)
             if rec is not None:
+                self._vectors.pop(memory_id, None)
                 return rec
         return None
 

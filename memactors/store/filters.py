@@ -44,5 +44,13 @@ def not_hard_expired(now_us: int) -> str:
 
 
 def recall_filter(scopes, now_us: int) -> str:
-    """The pre-filter of every recall: visible scopes, active, not hard-expired at now."""
-    return f"{scope_in(scopes)} AND status = 'active' AND {not_hard_expired(now_us)}"
+    """The pre-filter of every recall: visible scopes, live (active, or stale: recalled at half
+    score), not hard-expired at now."""
+    return f"{scope_in(scopes)} AND status IN ('active', 'stale') AND {not_hard_expired(now_us)}"
+
+
+def check_hex(value: object) -> str:
+    """A digest (entity keys): lowercase hex only, so nothing else reaches a filter."""
+    if not isinstance(value, str) or not value or len(value) > 64 or not all(c in "0123456789abcdef" for c in value):
+        raise InvalidRecord("a key in a storage filter must be lowercase hex")
+    return value

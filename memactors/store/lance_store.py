@@ -53,6 +53,7 @@ class L2Store:
                 f"this runtime uses {embedder_name!r} (dim {self.dim}). Configure the same embedder "
                 "or use a new data folder."
             )
+        self._schema = R.memory_schema(self.dim)
         self._indexed = {i.columns[0] for i in self.table.list_indices()}
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lance-fts")
 
@@ -109,23 +110,49 @@ class L2Store:
     def count(self) -> int:
         return self.table.count_rows()
 
-    def apply(self, new: list[dict], changed: list[dict], deleted: list[str]) -> None:
-        """One batch: append new rows, merge changed rows by memory_id, delete erased rows."""
-        if new:
-            batch = R.to_arrow(new, self.dim)
-            self._retrying(lambda: self.table.add(batch))
+    def apply(self, batch) -> None:
+        """One outbox batch (``memactors.actors.outbox.Batch``): append new rows, upsert whole
+        rows, update patched columns in place, delete erased and evicted rows. A few Lance
+        commits per batch, never one per row."""
+        if batch.new:
+            ids = list(batch.new)
+            tbl = R.to_arrow([batch.new[m] for m in ids], self._vectors(batch, ids), self.dim)
+            self._retrying(lambda: self.table.add(tbl))
             try:
                 self._ensure_indexes()
             except (RuntimeError, OSError, ValueError):  # indexes speed queries up; the next batch retries
                 log.warning("index creation deferred", exc_info=True)
-        if changed:
-            batch = R.to_arrow(changed, self.dim)
+        if batch.rows:
+            ids = list(batch.rows)
+            tbl = R.to_arrow([batch.rows[m] for m in ids], self._vectors(batch, ids), self.dim)
             self._retrying(lambda: self.table.merge_insert("memory_id").when_matched_update_all()
-                           .when_not_matched_insert_all().execute(batch))
-        if deleted:
-            for i in range(0, len(deleted), 500):
-                where = F.ids_in(deleted[i : i + 500])
-                self._retrying(lambda: self.table.delete(where))
+                           .when_not_matched_insert_all().execute(tbl))
+        by_columns: dict[tuple, list[str]] = {}
+        for mid, p in batch.patches.items():
+            by_columns.setdefault(tuple(sorted(k for k in p if k != "scope")), []).append(mid)
+        for cols, ids in by_columns.items():
+            if not cols:
+                continue
+            schema = pa.schema([self._schema.field("memory_id"), *[self._schema.field(c) for c in cols]])
+            tbl = pa.Table.from_pylist([{"memory_id": m, **{c: batch.patches[m][c] for c in cols}} for m in ids],
+                                       schema=schema)
+            # Only matched rows: a patch never creates a row (its columns alone are no memory).
+            self._retrying(lambda t=tbl: self.table.merge_insert("memory_id").when_matched_update_all().execute(t))
+        if batch.deletes:
+            dels = sorted(batch.deletes)
+            for i in range(0, len(dels), 500):
+                where = F.ids_in(dels[i : i + 500])
+                self._retrying(lambda w=where: self.table.delete(w))
+
+    def _vectors(self, batch, ids: list[str]):
+        import numpy as np
+
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for i, m in enumerate(ids):
+            v = batch.vectors.get(m)
+            if v is not None:
+                out[i] = v
+        return out
 
     def optimize(self) -> None:
         self.table.optimize()
@@ -137,17 +164,30 @@ class L2Store:
             self._retrying(lambda: self.table.to_lance().optimize.optimize_indices())
             self.table.checkout_latest()
 
-    def load_scopes(self, scopes: list[str], statuses=("active", "pending")) -> list[dict]:
-        """Every record of the scopes in the given statuses, vectors included (for the hot index)."""
+    def load_scopes(self, scopes: list[str], statuses=("active", "stale", "pending")) -> tuple[list[dict], list]:
+        """Every record of the scopes in the given statuses, and their vectors (for the hot index)."""
         where = f"{F.scope_in(scopes)} AND {F.status_in(statuses)}"
-        tbl = self.table.search().where(where).limit(None).to_arrow()
-        return _rows(tbl)
+        return _rows(self.table.search().where(where).limit(None).to_arrow())
 
-    def get(self, memory_ids: list[str]) -> list[dict]:
+    def get(self, memory_ids: list[str]) -> tuple[list[dict], list]:
+        """The rows of these memory ids and their vectors."""
         if not memory_ids:
+            return [], []
+        return _rows(self.table.search().where(F.ids_in(memory_ids)).limit(None).to_arrow())
+
+    def versions_of(self, scope: str, entity_key: str) -> list[dict]:
+        """Every row of one fact (scope and entity key): its versions, whatever their status."""
+        where = f"{F.scope_in([scope])} AND entity_key = {F.quote(F.check_hex(entity_key))}"
+        return _rows(self.table.search().where(where).limit(None).to_arrow())[0]
+
+    def rivals(self, scopes: list[str], entity_keys: list[str], now_us: int) -> list[dict]:
+        """Live rows of these scopes with one of these entity keys (conflict resolution needs
+        every visible rival, cold scopes' too)."""
+        if not scopes or not entity_keys:
             return []
-        tbl = self.table.search().where(F.ids_in(memory_ids)).limit(None).to_arrow()
-        return _rows(tbl)
+        keys = ", ".join(F.quote(F.check_hex(k)) for k in sorted(set(entity_keys)))
+        where = f"{F.recall_filter(scopes, now_us)} AND entity_key IN ({keys})"
+        return _rows(self.table.search().where(where).select(HIT_COLUMNS[:-1]).limit(None).to_arrow())[0]
 
     def _fts(self, terms: str, where: str, k: int) -> pa.Table:
         fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
@@ -188,16 +228,16 @@ class L2Store:
         return list(out.values())
 
 
-def _rows(tbl: pa.Table) -> list[dict]:
-    vecs = None
-    if "vector" in tbl.column_names and tbl.num_rows:
-        vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1)
+def _rows(tbl: pa.Table) -> tuple[list[dict], list]:
+    """Rows as record dicts (integer microsecond times) and their vectors beside them."""
+    vecs = []
+    if "vector" in tbl.column_names:
+        if tbl.num_rows:
+            vecs = list(tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1))
         tbl = tbl.drop_columns(["vector"])
-    rows = _ts_as_int(tbl).to_pylist()
-    if vecs is not None:
-        for i, r in enumerate(rows):
-            r["vector"] = vecs[i]
-    return rows
+    if "_distance" in tbl.column_names:
+        tbl = tbl.drop_columns(["_distance"])
+    return _ts_as_int(tbl).to_pylist(), vecs
 
 
 def _ts_as_int(tbl: pa.Table) -> pa.Table:

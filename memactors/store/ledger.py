@@ -20,7 +20,10 @@ import pyarrow as pa
 
 from ..core import events as E
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
-from . import cipher
+from ..core.idempotency import CONFLICT, IdempotencyCache
+from ..core.project import Change
+from .entries import decode, seal_all
+from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
 from .ledger_key import DIGEST, FINGERPRINT, LedgerKey
 from .ledger_key import key_dir as resolve_key_dir
 
@@ -58,33 +61,7 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
                    "query_digest", "top_k", "hits", "filters", "removed")
 
 
-@dataclass(slots=True)
-class Item:
-    """The events of one logical change, committed together or not at all."""
-
-    idem_key: str
-    result: bytes  # what a retry with the same key gets back (orjson)
-    events: list[E.Event]
-    keys: dict[str, bytes]  # new data keys, by memory id
-    destroy_keys: list[str]  # memory ids whose keys die with this item (forget)
-    applied: bool = False  # True when the events need no L2 replay (working pool, blocks, grants)
-    fingerprint: bytes | None = None  # keyed digest of the request: a reused key with another write conflicts
-
-
-@dataclass(slots=True)
-class VerifyResult:
-    ok: bool
-    events: int
-    first_bad_seq: int | None
-    reason: str
-    table: str | None = None  # the table that disagrees with the events, when that is the finding
-
-    def to_dict(self) -> dict:
-        return {"ok": self.ok, "events": self.events, "first_bad_seq": self.first_bad_seq, "reason": self.reason,
-                "table": self.table}
-
-
-class Ledger:
+class Ledger(LedgerChecks):
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one
         for ``verify`` alone (no checks at open, nothing written)."""
@@ -164,66 +141,75 @@ class Ledger:
 
     # --- writing -------------------------------------------------------------------------
 
-    def commit(self, items: list[Item], known: dict[str, tuple[bytes | None, bytes]]
-               ) -> list[tuple[str, bytes | list[int]]]:
-        """Commit items in one transaction. Items whose key is in ``known`` (fingerprint, result)
-        or repeated within the group are not appended: they get ("dup", stored result), or
-        ("conflict", stored result) when the fingerprints differ. Others get ("ok", seqs)."""
-        out: list[tuple[str, bytes | list[int]]] = []
-        cols = {name: [] for name in _EVENT_SCHEMA.names}
-        keys_mid, keys_val, destroy, applied, idem_rows = [], [], [], [], []
-        seq, prev = self.last_seq, self.last_hash
-        seen: dict[str, tuple[bytes | None, bytes]] = {}
-        for it in items:
-            first = known.get(it.idem_key) or seen.get(it.idem_key)
-            if first is not None:
-                fp, result = first
-                same = fp is None or it.fingerprint is None or hmac.compare_digest(fp, it.fingerprint)
-                out.append(("dup" if same else "conflict", result))
-                continue
-            seen[it.idem_key] = (it.fingerprint, it.result)
-            seqs = []
-            for e in it.events:
-                seq += 1
-                h = E.chain_hash(prev, seq, e)
-                for name, v in (
-                    ("seq", seq), ("ts", e.ts), ("scope", e.scope), ("action", e.action), ("memory_id", e.memory_id),
-                    ("version", e.version), ("actor", e.actor), ("reason", e.reason), ("encrypted", e.encrypted),
-                    ("snapshot", e.snapshot), ("idem_key", e.idem_key), ("format", E.FORMAT_VERSION),
-                    ("prev_hash", prev), ("hash", h), ("mac", self.key.mac(seq, h) if e.action == E.GRANT else None),
-                ):
-                    cols[name].append(v)
-                prev = h
-                seqs.append(seq)
-            if it.applied:
-                applied.extend(seqs)
-            keys_mid.extend(it.keys)
-            keys_val.extend(it.keys.values())
-            destroy.extend(it.destroy_keys)
-            idem_rows.append((it.idem_key, it.events[0].ts if it.events else 0, it.result, it.fingerprint))
-            out.append(("ok", seqs))
-        if not seen or seq == self.last_seq:
+    def commit(self, batch: dict, known: IdempotencyCache) -> list[tuple[str, object]]:
+        """Commit a batch of entries (``memactors.store.entries.encode``) in one transaction.
+        An entry whose idempotency key ``known`` holds (or that repeats within the batch) is not
+        appended: it gets ("dup", stored result), or ("conflict", None) when it carries another
+        request. Others get ("ok", their seqs). Record payloads are sealed here, each under a
+        fresh data key; changes L2 need not apply are marked applied in the same transaction."""
+        n_items = len(batch["idem_key"])
+        out: list[tuple[str, object]] = []
+        take = []  # (item index, first event index, event count) of the entries appended
+        pos, seen = 0, {}
+        for i in range(n_items):
+            k, fp, n = batch["idem_key"][i], batch["fingerprint"][i], batch["n_events"][i]
+            prior = known.lookup(k, fp)
+            if prior is None and k in seen:
+                prior = CONFLICT if not _same(seen[k], fp) else batch["result"][i]
+            if prior is not None:
+                out.append(("conflict", None) if prior == CONFLICT else ("dup", prior))
+            else:
+                seen[k] = fp
+                take.append((i, pos, n))
+                out.append(None)
+            pos += n
+        if not take:
             return out
-        # One MAC per commit, on its last event, vouches for the chain up to it (grant events
-        # carry their own as well: the open check verifies every grant cheaply).
-        cols["mac"][-1] = self.key.mac(seq, prev)
+        ev_idx = [j for _, first, n in take for j in range(first, first + n)]
+        col = {name: [batch[name][j] for j in ev_idx] for name in ("ts", "scope", "action", "memory_id", "version",
+                                                                   "actor", "reason", "payload", "l2")}
+        idem_of = [batch["idem_key"][i] for i, _, n in take for _ in range(n)]
+        snapshots, encrypted, key_ids, keys = seal_all(col["action"], col["memory_id"], col["payload"])
+        seq0, prev = self.last_seq, self.last_hash
+        seqs, hashes, prevs, macs = [], [], [], []
+        for j in range(len(ev_idx)):
+            seq = seq0 + j + 1
+            h = E.chain_hash(prev, seq, E.Event(col["ts"][j], col["scope"][j], col["action"][j], col["actor"][j],
+                                                col["memory_id"][j], col["version"][j], col["reason"][j],
+                                                encrypted[j], snapshots[j], idem_of[j]))
+            seqs.append(seq)
+            prevs.append(prev)
+            hashes.append(h)
+            macs.append(self.key.mac(seq, h) if col["action"][j] == E.GRANT else None)
+            prev = h
+        seq = seqs[-1] if seqs else seq0
+        if seqs:
+            # One MAC per commit, on its last event, vouches for the chain up to it (grant
+            # events carry their own as well: the open check verifies every grant cheaply).
+            macs[-1] = self.key.mac(seq, prev)
         # Arrow tables are read by DuckDB's replacement scan of these local names, so those
-        # statements call con.execute here, in this frame (cheaper than register/unregister:
-        # ~1.9 ms for the whole transaction of one small write).
-        ev = pa.table(cols, schema=_EVENT_SCHEMA)  # noqa: F841
-        idem = pa.table(  # noqa: F841
-            {
-                "idem_key": [r[0] for r in idem_rows],
-                "ts": pa.array([r[1] for r in idem_rows], pa.int64()),
-                "result": pa.array([r[2] for r in idem_rows], pa.binary()),
-                "fingerprint": pa.array([r[3] for r in idem_rows], pa.binary()),
-            }
-        )
-        newkeys = pa.table({"memory_id": keys_mid, "key": pa.array(keys_val, pa.binary())})  # noqa: F841
+        # statements call con.execute here, in this frame (cheaper than register/unregister).
+        ev = pa.table({  # noqa: F841
+            "seq": pa.array(seqs, pa.int64()), "ts": pa.array(col["ts"], pa.int64()), "scope": col["scope"],
+            "action": col["action"], "memory_id": col["memory_id"], "version": pa.array(col["version"], pa.int32()),
+            "actor": col["actor"], "reason": col["reason"], "encrypted": encrypted,
+            "snapshot": pa.array(snapshots, pa.binary()), "idem_key": idem_of,
+            "format": pa.array([E.FORMAT_VERSION] * len(seqs), pa.int32()), "prev_hash": pa.array(prevs, pa.binary()),
+            "hash": pa.array(hashes, pa.binary()), "mac": pa.array(macs, pa.binary())}, schema=_EVENT_SCHEMA)
+        items = [i for i, _, _ in take]
+        idem = pa.table({  # noqa: F841
+            "idem_key": [batch["idem_key"][i] for i in items],
+            "ts": pa.array([batch["ts"][first] if n else 0 for _, first, n in take], pa.int64()),
+            "result": pa.array([batch["result"][i] for i in items], pa.binary()),
+            "fingerprint": pa.array([batch["fingerprint"][i] for i in items], pa.binary())})
+        newkeys = pa.table({"memory_id": key_ids, "key": pa.array(keys, pa.binary())})  # noqa: F841
+        destroy = [m for i in items for m in batch["destroy"][i]]
+        applied = [s for s, need in zip(seqs, col["l2"]) if not need]
         self._x("BEGIN TRANSACTION")
         try:
-            self.con.execute("INSERT INTO events SELECT * FROM ev").fetchall()
-            if keys_mid:
+            if seqs:
+                self.con.execute("INSERT INTO events SELECT * FROM ev").fetchall()
+            if key_ids:
                 self.con.execute("INSERT INTO keys SELECT * FROM newkeys").fetchall()
             if destroy:
                 self._x("DELETE FROM keys WHERE list_contains(?, memory_id)", [destroy])
@@ -234,11 +220,18 @@ class Ledger:
         except BaseException:
             self._x("ROLLBACK")
             raise
-        self.last_seq, self.last_hash = seq, prev
-        self.key.write_head(seq, prev)
+        if seqs:
+            self.last_seq, self.last_hash = seq, prev
+            self.key.write_head(seq, prev)
         if destroy:
             # Fold the WAL into the file so the deleted key rows are not kept in a log segment.
             self._x("CHECKPOINT")
+        k = 0
+        for i, first, n in take:
+            out[i] = ("ok", seqs[k:k + n])
+            known.put(batch["idem_key"][i], batch["fingerprint"][i], batch["result"][i],
+                      batch["ts"][first] if n else known.newest)
+            k += n
         return out
 
     def _insert_applied(self, seqs: list[int]) -> None:
@@ -275,56 +268,77 @@ class Ledger:
     def newest_ts(self) -> int:
         return int(self.con.cursor().execute("SELECT coalesce(max(ts), 0) FROM events").fetchone()[0])
 
-    def idempotency_since(self, ts: int) -> dict[str, tuple[bytes | None, bytes]]:
-        """Idempotency keys written since ``ts``: key -> (request fingerprint, stored result)."""
-        rows = self.con.cursor().execute(
-            "SELECT idem_key, fingerprint, result FROM idempotency WHERE ts >= ?", [ts]).fetchall()
-        return {k: (bytes(f) if f is not None else None, bytes(v)) for k, f, v in rows}
+    def idempotency_since(self, ts: int) -> tuple[dict[str, tuple[bytes | None, bytes]], dict[str, int]]:
+        """Idempotency keys written since ``ts``: (key -> (request fingerprint, stored result),
+        key -> time)."""
+        rows = self._q("SELECT idem_key, fingerprint, result, ts FROM idempotency WHERE ts >= ?", [ts])
+        return ({k: (bytes(f) if f is not None else None, bytes(v)) for k, f, v, _ in rows},
+                {k: t for k, _, _, t in rows})
 
-    def unapplied(self) -> list[dict]:
-        """Events not yet in L2, with content decrypted where its key still exists, in seq order."""
-        rows = self.con.cursor().execute(
-            """SELECT e.seq, e.scope, e.action, e.memory_id, e.encrypted, e.snapshot, k.key
-               FROM events e
-               LEFT JOIN keys k ON k.memory_id = e.memory_id
-               WHERE e.action IN ('write', 'status', 'refresh', 'forget')
-                 AND e.seq NOT IN (SELECT seq FROM l2_applied)
-               ORDER BY e.seq"""
-        ).fetchall()
-        return [self._event_dict(*r) for r in rows]
+    _DECODE = """SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
+                 FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id"""
 
-    def working_since(self, ts: int) -> list[dict]:
-        rows = self.con.cursor().execute(
-            """SELECT e.seq, e.scope, e.action, e.memory_id, e.encrypted, e.snapshot, k.key
-               FROM events e JOIN keys k ON k.memory_id = e.memory_id
-               WHERE e.action = 'write_working' AND e.ts >= ? ORDER BY e.seq""",
-            [ts],
-        ).fetchall()
-        return [self._event_dict(*r) for r in rows]
+    def _changes(self, where: str, params: list | None = None) -> list[tuple[int, Change | None]]:
+        rows = self._q(f"{self._DECODE} WHERE {where} ORDER BY e.seq", params)
+        return [(r[0], decode(r[1], r[2], r[3], r[4], r[5], bytes(r[6]) if r[6] is not None else b"",
+                              bytes(r[7]) if r[7] is not None else None)) for r in rows]
 
-    @staticmethod
-    def _event_dict(seq, scope, action, memory_id, encrypted, snapshot, key) -> dict:
-        data = None
-        if encrypted:
-            if key is not None:
-                data = orjson.loads(cipher.unseal(bytes(key), bytes(snapshot), memory_id.encode()))
-        else:
-            data = orjson.loads(bytes(snapshot)) if snapshot else None
-        return {"seq": seq, "scope": scope, "action": action, "memory_id": memory_id, "data": data}
+    def unapplied(self, scopes: list[str] | None = None) -> list[tuple[int, Change | None]]:
+        """Events L2 has not applied yet, decoded (content None where its key is destroyed), in
+        seq order: what a restarted owner replays. ``scopes`` narrows them."""
+        where = "e.seq NOT IN (SELECT seq FROM l2_applied)"
+        if scopes is None:
+            return self._changes(where)
+        return self._changes(f"{where} AND list_contains(?, e.scope)", [sorted(scopes)])
+
+    def working_since(self, ts: int) -> list[tuple[int, Change | None]]:
+        """Working-pool items written since ``ts``, and erasures after that: the L1 pool a
+        restarted owner rebuilds."""
+        return self._changes("e.ts >= ? AND (e.action = 'write_working' OR e.action = 'forget')", [ts])
+
+    def history(self, memory_ids: list[str]) -> list[tuple[int, Change | None]]:
+        """Every event of these memories, decoded, in seq order: enough to project them from the
+        ledger alone."""
+        return self._changes("list_contains(?, e.memory_id)", [sorted(set(memory_ids))])
+
+    def event_batches(self, upto: int | None = None, chunk: int = 20_000):
+        """Every event up to ``upto`` (default: the newest), with its data key, as Arrow batches
+        in seq order: what a rebuild folds."""
+        last = int(upto if upto is not None else self.last_seq)
+        cur = self.con.cursor()
+        return cur.sql(f"""SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
+                           FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                           WHERE e.seq <= {last} ORDER BY e.seq""").to_arrow_reader(chunk)
+
+    def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
+        """The scope of each memory id the ledger knows (the index for routing by memory id)."""
+        rows = self._q("SELECT memory_id, any_value(scope) FROM events WHERE list_contains(?, memory_id) "
+                       "GROUP BY memory_id", [sorted(set(memory_ids))])
+        return dict(rows)
 
     def grants(self) -> list[dict]:
-        rows = self.con.cursor().execute("SELECT snapshot FROM events WHERE action = 'grant' ORDER BY seq").fetchall()
-        return [orjson.loads(bytes(r[0])) for r in rows]
+        return [g for _, g in self.grants_since(0)]
+
+    def grants_since(self, seq: int) -> list[tuple[int, dict]]:
+        rows = self._q("SELECT seq, snapshot FROM events WHERE action = 'grant' AND seq > ? ORDER BY seq", [seq])
+        return [(s, orjson.loads(bytes(b))) for s, b in rows]
 
     def l2_expected(self) -> pa.Table:
         """(memory_id, scope) of every row L2 should hold by the events it has applied: vault
-        writes, less what was erased."""
+        writes, less those erased, less those whose newest applied status is ``evicted``."""
         return self.con.cursor().sql(
-            """SELECT memory_id, any_value(scope) AS scope FROM events e
-               WHERE action = 'write' AND seq IN (SELECT seq FROM l2_applied)
-                 AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget'
-                                 AND f.seq IN (SELECT seq FROM l2_applied))
-               GROUP BY memory_id""").to_arrow_table()
+            """WITH ap AS (SELECT e.* FROM events e SEMI JOIN l2_applied a ON a.seq = e.seq),
+                    w AS (SELECT memory_id, any_value(scope) AS scope FROM ap WHERE action = 'write'
+                          GROUP BY memory_id),
+                    f AS (SELECT DISTINCT memory_id FROM ap WHERE action = 'forget'),
+                    st AS (SELECT memory_id, arg_max(s, seq) AS status FROM (
+                             SELECT memory_id, seq, CASE WHEN NOT encrypted AND action IN
+                                 ('status', 'refresh', 'merge', 'annotate')
+                               THEN json_extract_string(decode(snapshot), '$.status') END AS s FROM ap)
+                           WHERE s IS NOT NULL GROUP BY memory_id)
+               SELECT w.memory_id, w.scope FROM w LEFT JOIN st USING (memory_id)
+               WHERE w.memory_id NOT IN (SELECT memory_id FROM f) AND coalesce(st.status, '') <> 'evicted'"""
+        ).to_arrow_table()
 
     def erasure(self, memory_id: str) -> dict | None:
         """What the ledger can prove about a memory's erasure: its scope, the tombstone's seq
@@ -358,113 +372,6 @@ class Ledger:
             ct = cur.execute(f"""SELECT c.* FROM citations c WHERE c.recall_id IN (
                                    SELECT recall_id FROM recalls r WHERE {covered})""", [prefixes]).to_arrow_table()
         return {"events": ev, "recalls": rc, "citations": ct}
-
-    def verify(self, chunk: int = 50_000) -> VerifyResult:
-        """Walk the chain up to the newest committed event (a snapshot: commits meanwhile are
-        not mistaken for breaks), check every stored MAC and that the last event has one, the
-        anchor outside the folder, and the tables that must agree with the events."""
-        upto = self.last_seq
-        prev, expect, count, vouched = E.GENESIS, 1, 0, 0
-        cols = ", ".join((*E.COLUMNS, "mac"))
-        reader = self.con.cursor().sql(f"SELECT {cols} FROM events WHERE seq <= {int(upto)} ORDER BY seq"
-                                       ).to_arrow_reader(chunk)
-        for batch in reader:
-            rows = batch.to_pylist()
-            bad, why, prev, expect = E.verify_rows(rows, prev, expect)
-            if bad is not None:
-                return VerifyResult(False, count, bad, why)
-            for r in rows:
-                if r["mac"] is not None:
-                    if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
-                        return VerifyResult(False, count, vouched + 1, f"the ledger key does not vouch for seq "
-                                            f"{vouched + 1}..{r['seq']}: events were forged or re-chained")
-                    vouched = r["seq"]
-                elif r["action"] == E.GRANT:
-                    return VerifyResult(False, count, r["seq"], "a grant event without its MAC (forged)")
-            count += batch.num_rows
-        if expect - 1 != upto:
-            return VerifyResult(False, count, expect, f"the chain ends at seq {expect - 1}, the ledger says {upto}")
-        if vouched != upto:
-            return VerifyResult(False, count, vouched + 1,
-                                f"events after seq {vouched} are not vouched for by the ledger key (appended by hand?)")
-        problem = self._check_anchor() or self._check_tables()
-        if problem is not None:
-            return VerifyResult(False, count, *problem)
-        return VerifyResult(True, count, None, "ok")
-
-    def open_check(self) -> None:
-        """What opening checks, cheaply, before anything is served: the anchor, the events
-        after it (chain and MAC), every grant's own MAC, and the keys and idempotency tables.
-        The full walk is ``verify()``. Raises LedgerTampered naming the seq or table."""
-        problem = self._check_anchor()
-        if problem is None:
-            head = self.key.read_head()
-            start = head[0] if head else 0
-            prev = bytes(self._q("SELECT hash FROM events WHERE seq = ?", [start])[0][0]) if start else E.GENESIS
-            cols = ", ".join((*E.COLUMNS, "mac"))
-            tail = [dict(zip((*E.COLUMNS, "mac"), r)) for r in
-                    self._q(f"SELECT {cols} FROM events WHERE seq > ? ORDER BY seq", [start])]
-            bad, why, _, _ = E.verify_rows(tail, prev, start + 1)
-            if bad is not None:
-                problem = (bad, why)
-            elif tail and not self.key.check(tail[-1]["seq"], bytes(tail[-1]["hash"]), tail[-1]["mac"]):
-                problem = (start + 1, f"events {start + 1}..{tail[-1]['seq']} are not vouched for by the ledger key")
-        if problem is None:
-            problem = self._check_grants() or self._check_tables()
-        if problem is not None:
-            seq, why, *table = problem
-            where = f"seq {seq}" if seq is not None else f"table {table[0]}"
-            raise LedgerTampered(f"the ledger at {self.path} fails its check at {where}: {why}; it was changed "
-                                 "outside memactors. `memactors audit verify` shows the finding; restore the "
-                                 "data folder from a backup")
-
-    def _check_anchor(self) -> tuple | None:
-        head = self.key.read_head()
-        if head is None:
-            return (1, "the ledger has events but no anchor") if self.last_seq else None
-        seq, h = head
-        last = self._q("SELECT max(seq) FROM events")[0][0] or 0
-        if seq > last:
-            return (last + 1, f"the ledger ends at seq {last} but its anchor says {seq}: events were deleted")
-        row = self._q("SELECT hash FROM events WHERE seq = ?", [seq])
-        if not row or bytes(row[0][0]) != h:
-            return (seq, "the event does not match the anchor kept outside the data folder")
-        return None
-
-    def _check_grants(self) -> tuple | None:
-        """Every grant event's content hashes to its stored hash, which its own MAC vouches for."""
-        cols = ", ".join((*E.COLUMNS, "mac"))
-        for row in self._q(f"SELECT {cols} FROM events WHERE action = 'grant' ORDER BY seq"):
-            r = dict(zip((*E.COLUMNS, "mac"), row))
-            bad, why, _, _ = E.verify_rows([r], bytes(r["prev_hash"]), r["seq"])
-            if bad is not None:
-                return (bad, f"grant event: {why}")
-            if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
-                return (r["seq"], "a grant event the ledger key does not vouch for (forged)")
-        return None
-
-    def _check_tables(self) -> tuple | None:
-        """Tables the events imply: a key for every memory written and not erased, an
-        idempotency row for every key an event carries."""
-        cur = self.con.cursor()
-        n, example = cur.execute(
-            """SELECT count(*), min(e.seq) FROM events e
-               WHERE e.action IN ('write', 'write_working') AND e.encrypted
-                 AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id)
-                 AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget')"""
-        ).fetchone()
-        if n:
-            return (None, f"{n} memories written and never erased have no data key (first at seq {example}): "
-                          "keys were deleted", "keys")
-        n, example = cur.execute(
-            """SELECT count(*), min(e.seq) FROM (SELECT idem_key, min(seq) AS seq FROM events
-                 WHERE idem_key IS NOT NULL GROUP BY idem_key) e
-               WHERE NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.idem_key = e.idem_key)"""
-        ).fetchone()
-        if n:
-            return (None, f"{n} idempotency keys carried by events have no row (first at seq {example}): "
-                          "rows were deleted", "idempotency")
-        return None
 
     def recall_log(self, recall_id: str) -> dict | None:
         cur = self.con.cursor().execute(f"SELECT {', '.join(_RECALL_COLUMNS)} FROM recalls WHERE recall_id = ?", [recall_id])
@@ -501,18 +408,5 @@ class Ledger:
             self.con.close()
 
 
-def verify_folder(data_dir: str, key_dir: str = "") -> dict:
-    """Verify a data folder's ledger without a runtime (the runtime refuses to open a ledger
-    that fails its checks; this says where). The folder must not be open by a runtime."""
-    path = os.path.join(data_dir, "ledger.duckdb")
-    if not os.path.exists(path):
-        raise StoreError(f"no ledger in {data_dir}")
-    try:
-        led = Ledger(path, resolve_key_dir(key_dir), read_only=True)
-    except duckdb.Error as exc:
-        raise StoreError(f"cannot open {path} read-only ({(str(exc).splitlines() or ['?'])[0][:120]}); "
-                         "if a runtime has it open, use runtime.audit.verify()") from None
-    try:
-        return led.verify().to_dict()
-    finally:
-        led.con.close()
+def _same(a: bytes | None, b: bytes | None) -> bool:
+    return a is None or b is None or hmac.compare_digest(a, b)

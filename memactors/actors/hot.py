@@ -1,0 +1,192 @@
+"""An owner's hot scopes: their live memories in memory, ready to score without a Lance query.
+
+- ``HotIndex``: one scope's live memories, vectors stacked and a BM25 index over their
+  ``search_text``; every live memory of the scope is scored exactly (a scope holds hundreds,
+  not millions), through ``memactors.core.scoring.score_arrays``.
+- ``HotCache``: the scopes an owner keeps hot (least recently used first, bounded by a count
+  of memories), a built index per scope, and where each hot memory lives.
+
+States are swapped whole (``ScopeState.copy`` then install), never edited in place, so a recall
+on the compiled graph's thread can read them while the owner's loop changes them. No Ray here:
+testable alone.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from ..core import records as R
+from ..core import scoring as S
+from ..core.versions import ScopeState
+
+NO_EXPIRY = np.iinfo(np.int64).max
+
+
+def hit(rec: dict, score: float, components: dict, stale: bool) -> dict:
+    """A candidate as owners return it: the record's hit fields, its score and components."""
+    h = {k: rec.get(k) for k in R.HIT_FIELDS}
+    h["score"] = float(score)
+    h["components"] = components
+    h["stale"] = bool(stale)
+    return h
+
+
+def entity_keys(cands: list[dict]) -> set[str]:
+    return {R.entity_key(c["subject"], c["predicate"]) for c in cands if c.get("subject") is not None}
+
+
+def _tokens(rec: dict) -> list[str]:
+    st = rec.get("search_text")
+    return st.split() if st is not None else S.tokenize(rec["content"])
+
+
+def score_rows(rows: list[dict], cosine, bm25, now_us: int, weights: S.Weights) -> list[dict]:
+    """Score loose candidates (working-pool items, Lance rows) with the one scoring function,
+    given their raw cosine and BM25 scores."""
+    if not rows:
+        return []
+    stale = np.array([S.is_stale(r, now_us) for r in rows], dtype=bool)
+    fused, comps = S.score_arrays(cosine, bm25, np.array([float(r["updated_at"]) for r in rows]),
+                                  [r["importance"] for r in rows], stale, now_us, weights)
+    return [hit(r, fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j]) for j, r in enumerate(rows)]
+
+
+def bm25_over(rows: list[dict], qtokens: list[str]) -> np.ndarray:
+    """BM25 of a handful of rows (a working pool) against a query, built per call."""
+    kidx = S.KeywordIndex()
+    for r in rows:
+        kidx.add(r["memory_id"], _tokens(r))
+    scores = kidx.scores(qtokens)
+    return np.array([scores.get(r["memory_id"], 0.0) for r in rows])
+
+
+class HotIndex:
+    """One hot scope's live memories, ready to score. Built from one state; a swapped-in state
+    makes a new one."""
+
+    __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_kidx", "_pos")
+
+    def __init__(self, state: ScopeState, dim: int) -> None:
+        self.state = state
+        recs = self.recs = state.live()
+        self.mat = (np.stack([state.vectors[r["memory_id"]] for r in recs]).astype(np.float32) if recs
+                    else np.zeros((0, dim), np.float32))
+        self.hard = np.array([r["hard_expires_at"] or NO_EXPIRY for r in recs], dtype=np.int64)
+        self.soft = np.array([r["soft_expires_at"] or NO_EXPIRY for r in recs], dtype=np.int64)
+        self.updated = np.array([r["updated_at"] for r in recs], dtype=np.float64)
+        self.importance = np.array([r["importance"] for r in recs], dtype=np.float64)
+        self.stale_status = np.array([r["status"] == "stale" for r in recs], dtype=bool)
+        self._kidx: S.KeywordIndex | None = None
+        self._pos: dict[str, int] = {}
+
+    def keyword_index(self) -> S.KeywordIndex:
+        if self._kidx is None:  # built on first use; one tokenised field per memory
+            kidx = S.KeywordIndex()
+            for i, r in enumerate(self.recs):
+                kidx.add(r["memory_id"], _tokens(r))
+                self._pos[r["memory_id"]] = i
+            self._kidx = kidx
+        return self._kidx
+
+    def score(self, qvec: np.ndarray, qtokens: list[str], now_us: int, weights: S.Weights, m: int) -> list[dict]:
+        """The ``m`` best live memories of the scope not hard-expired at ``now_us``, plus every
+        one with an entity key (conflict resolution may need it), scored."""
+        if not self.recs:
+            return []
+        bm25 = np.zeros(len(self.recs))
+        for mid, s in self.keyword_index().scores(qtokens).items():
+            bm25[self._pos[mid]] = s
+        stale = self.stale_status | (self.soft <= now_us)
+        fused, comps = S.score_arrays(self.mat @ qvec, bm25, self.updated, self.importance, stale, now_us, weights)
+        live = np.flatnonzero(self.hard > now_us)
+        if live.size > m:  # dicts only for what can matter: building one per memory dominated
+            best = live[np.argpartition(-fused[live], m - 1)[:m]]
+            keyed = [j for j in live if self.recs[j].get("subject") is not None]
+            live = np.union1d(best, np.asarray(keyed, dtype=np.int64))
+        return [hit(self.recs[j], fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j]) for j in live]
+
+
+class HotCache:
+    """The hot scopes of one owner: states (LRU), their indexes, and where hot memories live."""
+
+    def __init__(self, max_memories: int, dim: int) -> None:
+        self.max_memories = int(max_memories)
+        self.dim = int(dim)
+        self.states: OrderedDict[str, ScopeState] = OrderedDict()
+        self._indexes: dict[str, HotIndex] = {}
+        self.where: dict[str, str] = {}  # memory id -> scope, for live and pending hot records
+
+    def __contains__(self, scope: str) -> bool:
+        return scope in self.states
+
+    def get(self, scope: str) -> ScopeState | None:
+        return self.states.get(scope)
+
+    def touch(self, scope: str) -> None:
+        if scope in self.states:
+            self.states.move_to_end(scope)
+
+    def install(self, scope: str, state: ScopeState) -> None:
+        """Swap a scope's state in whole (readers keep the one they hold)."""
+        old = self.states.get(scope)
+        self.states[scope] = state
+        self.states.move_to_end(scope)
+        if old is not None:
+            for mid in old.records.keys() - state.records.keys():
+                if self.where.get(mid) == scope:
+                    del self.where[mid]
+        for mid in state.records:
+            self.where[mid] = scope
+
+    def index(self, scope: str) -> HotIndex | None:
+        st = self.states.get(scope)
+        if st is None:
+            return None
+        idx = self._indexes.get(scope)
+        if idx is None or idx.state is not st:
+            idx = self._indexes[scope] = HotIndex(st, self.dim)
+        return idx
+
+    def rivals(self, cands: list[dict], scopes: list[str]) -> list[dict]:
+        """Live memories of these hot scopes sharing an entity key with a candidate (conflict
+        resolution needs them even when they scored below the cut)."""
+        keys = entity_keys(cands)
+        if not keys:
+            return []
+        seen = {c["memory_id"] for c in cands}
+        out = []
+        for s in scopes:
+            st = self.states.get(s)
+            if st is None:
+                continue
+            for key in keys & st.by_entity.keys():
+                mid = st.by_entity[key]
+                if mid not in seen:
+                    out.append(st.records[mid])
+        return out
+
+    def size(self) -> int:
+        return sum(len(st.records) for st in self.states.values())
+
+    def evict(self, busy: set[str]) -> None:
+        """Drop least recently used scopes until within the bound; never a ``busy`` one (locked,
+        or with changes not yet in L2)."""
+        total = self.size()
+        for s in list(self.states):
+            if total <= self.max_memories:
+                break
+            if s in busy:
+                continue
+            st = self.states.pop(s)
+            self._indexes.pop(s, None)
+            total -= len(st.records)
+            for mid in st.records:
+                if self.where.get(mid) == s:
+                    del self.where[mid]
+
+    def clear(self) -> None:
+        self.states.clear()
+        self._indexes.clear()
+        self.where.clear()

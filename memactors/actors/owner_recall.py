@@ -1,0 +1,107 @@
+"""An owner's recall: hot scopes from memory, cold scopes through Lance (DESIGN sections 5, 9).
+
+Mixed into ``ScopeOwner``. The owner checks grants itself and serves the visible set *its
+own* check yields (each allowed scope and its ancestors), never a scope list it is handed: a
+caller that skips the facade gets no further. Threshold, conflicts and budget are applied by
+the caller over every owner's candidates; an owner returns its best ``m`` candidates and
+every visible rival of their entity keys (hot and cold), so conflicts resolve across scopes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from ..core import scoring as S
+from ..core.errors import MemactorsError
+from ..core.scopes import GLOBAL, parse_scope
+from .hot import bm25_over, entity_keys, score_rows
+
+GLOBAL_SCOPE = str(GLOBAL)
+
+
+class RecallMixin:
+    def _served(self, req: dict) -> list[str]:
+        """The visible scopes (each allowed scope and its ancestors) this owner holds, from the
+        grant check itself; /global/ stays for the owners that must say whether to ask it."""
+        visible = self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
+        return [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
+
+    def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool, list[str]]:
+        """The hot part of a recall: (scored candidates, cold scopes still to query, whether
+        /global/ must be asked of its owner, hot scopes). Reads only: it also runs on the
+        compiled graph's thread, so it never mutates shared state."""
+        served = self._served(req)
+        qvec, qtokens, now_us = req["qvec"], req["qtokens"], req["now"]
+        weights = S.Weights.parse(req["weights"])
+        cands: list[dict] = []
+        cold, needs_global, hot = [], False, []
+        for s in served:
+            if s == GLOBAL_SCOPE and not self.is_global_owner:
+                needs_global = self.global_live
+                continue
+            idx = self.hot.index(s)
+            if idx is None:
+                if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
+                    cold.append(s)
+                continue
+            hot.append(s)
+            cands += idx.score(qvec, qtokens, now_us, weights, req["m"])
+            working = self.working.peek(s, now_us)
+            if working:  # a few items, scored like the rest (over search_text, stale halved)
+                vecs = np.stack([self.working.vector(r["memory_id"]) for r in working])
+                cands += score_rows(working, vecs @ qvec, bm25_over(working, qtokens), now_us, weights)
+        cands.sort(key=lambda h: -h["score"])
+        top = cands[: req["m"]]
+        top_ids = {h["memory_id"] for h in top}
+        by_id = {h["memory_id"]: h for h in cands}
+        top += [by_id[r["memory_id"]] for r in self.hot.rivals(top, hot) if r["memory_id"] in by_id
+                and r["memory_id"] not in top_ids]
+        return top, cold, needs_global, hot
+
+    def _cold(self, req: dict, cold: list[str], hot_hits: list[dict], hot: list[str]) -> list[dict]:
+        """Candidates from cold scopes (pre-filtered Lance vector and full-text queries), and
+        the cold rivals of every candidate's entity key."""
+        weights = S.Weights.parse(req["weights"])
+        out = []
+        if cold:
+            rows = self.l2.hybrid_search(req["qvec"], req["qtokens"], cold, req["now"], req["m"])
+            out = score_rows(rows, [r["cosine"] for r in rows], [r["bm25"] for r in rows], req["now"], weights)
+        keys = entity_keys(hot_hits + out)
+        if keys and cold:
+            seen = {h["memory_id"] for h in hot_hits + out}
+            rivals = [r for r in self.l2.rivals(cold, sorted(keys), req["now"]) if r["memory_id"] not in seen]
+            zeros = np.zeros(len(rivals))  # below every cut on relevance: here for conflicts only
+            out += score_rows(rivals, zeros, zeros, req["now"], weights)
+        return out
+
+    def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool,
+                hot: list[str]) -> dict:
+        hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
+        floor = req.get("min_score", self.cfg.recall.min_score)
+        hits = [h for h in hits if h["score"] > floor]
+        path = "hot" if not cold else ("cold" if not hot else "mixed")
+        return {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
+
+    async def recall(self, req: dict) -> dict:
+        """Scored candidates from the visible scopes this owner holds: the best ``m`` and their
+        entity-key rivals."""
+        await self._ready()
+        hits, cold, needs_global, hot = self._recall_core(req)
+        for s in hot:
+            self.hot.touch(s)
+        cold_hits = await asyncio.to_thread(self._cold, req, cold, hits, hot) if cold else []
+        return self._finish(hits, cold_hits, cold, req, needs_global, hot)
+
+    def recall_compiled(self, req: dict) -> dict:
+        """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no
+        per-call task submission. Runs on the graph's own thread."""
+        if self._started is None or not self._started.done():
+            return {"not_ready": True}
+        try:
+            hits, cold, needs_global, hot = self._recall_core(req)
+            cold_hits = self._cold(req, cold, hits, hot) if cold else []
+            return self._finish(hits, cold_hits, cold, req, needs_global, hot)
+        except MemactorsError as exc:  # a compiled graph cannot carry our exception types across
+            return {"error": type(exc).__name__, "message": str(exc)}

@@ -1,0 +1,70 @@
+"""The prepare stage of a write batch: gate, derive, embed (DESIGN sections 6 and 9).
+
+Everything a write needs before its owner can decide it, and nothing that needs the owner's
+state: the gate scans the text and every other free-text field (and the retrieval context),
+the kept text gets its content hash and search tokens, and (with an in-process embedder) its
+vector. Stateless and pure: it runs in a gate worker (off the owner's core) or in the owner
+itself, with the same result. Embeddings are computed from the text as stored, after redaction.
+
+Input and output are columns (lists), cheap to send between processes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import records as R
+from ..core.changes import Prepared
+from ..core.scoring import tokenize
+from ..gate import Gate
+from ..gate.scanner import combine
+
+
+def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
+    """``cols``: ``text``, ``source``, ``context`` and the scanned fields (``subject``, ...),
+    one entry per write. Returns columns: ``decision``, ``text`` (as stored, None when
+    blocked), ``fields`` (the other fields as stored), ``gate`` (summaries), ``content_hash``,
+    ``search_text`` and ``vectors`` (an (n, dim) array, zeros where nothing is stored; None
+    without an embedder)."""
+    texts, sources = cols["text"], cols["source"]
+    n = len(texts)
+    jobs = [(i, "text", texts[i]) for i in range(n)]
+    for f in R.SCANNED_FIELDS:
+        jobs += [(i, f, v) for i, v in enumerate(cols.get(f) or [None] * n) if v is not None]
+    reports: list[dict] = [{} for _ in range(n)]
+    for i, f, v in jobs:
+        reports[i][f] = gate.scan(v, sources[i])
+    merged = [combine(r) for r in reports]
+    contexts = cols.get("context") or [None] * n
+    out = {"decision": [], "text": [], "fields": [], "gate": [], "content_hash": [], "search_text": []}
+    for i, rep in enumerate(merged):
+        out["decision"].append(rep.decision)
+        out["text"].append(rep.text)
+        out["fields"].append(rep.fields or {})
+        out["gate"].append(rep.summary())
+        if rep.text is None:
+            out["content_hash"].append(None)
+            out["search_text"].append(None)
+            continue
+        ctx = gate.scan(contexts[i], sources[i]).text if contexts[i] else None  # None when blocked
+        out["content_hash"].append(R.content_hash(rep.text))
+        out["search_text"].append(" ".join(tokenize(rep.text if not ctx else f"{rep.text}\n{ctx}")))
+    out["vectors"] = embed_kept(embedder, out["text"]) if embedder is not None else None
+    return out
+
+
+def embed_kept(embedder, texts: list[str | None]) -> np.ndarray:
+    """Vectors of the kept texts, zeros where a write was blocked (one embedder call)."""
+    keep = [i for i, t in enumerate(texts) if t is not None]
+    vecs = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    if keep:
+        vecs[keep] = embedder.embed([texts[i] for i in keep])
+    return vecs
+
+
+def unpack(out: dict) -> list[Prepared]:
+    """The prepare stage's columns as one ``Prepared`` per write."""
+    vecs = out["vectors"]
+    return [Prepared(out["decision"][i], out["text"][i], out["fields"][i], out["gate"][i], out["content_hash"][i],
+                     out["search_text"][i], vecs[i] if vecs is not None and out["text"][i] is not None else None)
+            for i in range(len(out["decision"]))]

@@ -1,0 +1,137 @@
+"""Deciding operations: one pure function per operation kind, from the state it needs to the
+ledger changes it makes and the result its caller gets (DESIGN section 9, "One change path").
+
+The owner gathers what a decision needs (the staged state of the scope, the record addressed,
+the gate's verdict on a write), calls the function, applies the changes to its staged state
+with ``memactors.core.project.apply`` (so the next operation of the batch sees them) and
+commits them as one ledger group. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import events as E
+from . import records as R
+from .errors import NotFound
+from .ops import ForgetOp, GrantOp, ReviewOp, StatusOp
+from .project import Change, patch_of
+from .versions import ScopeState, decide_write, refresh_patch
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A write as the gate and the embedder left it (the prepare stage's output)."""
+
+    decision: str  # the gate's: accepted | redacted | working_only | pending | blocked
+    text: str | None  # as stored (redacted where needed); None when blocked
+    fields: dict  # subject, predicate, object, source_id as stored
+    gate: dict  # the gate's summary: rule ids, spans, fields; never a value
+    content_hash: str | None = None
+    search_text: str | None = None
+    vector: np.ndarray | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What deciding one operation produced."""
+
+    changes: list[Change]
+    result: dict  # what the caller gets (and a retry with the same key gets again)
+    destroy_keys: list[str] = field(default_factory=list)  # data keys that die with these changes
+    vectors: dict = field(default_factory=dict)  # memory id -> vector of records these changes create
+
+
+def write_result(decision: str, rec: dict | None, scope: str, gate: dict) -> dict:
+    if rec is None:
+        return {"decision": decision, "memory_id": None, "version": None, "scope": scope, "status": None,
+                "supersedes": None, "gate": gate}
+    return {"decision": decision, "memory_id": rec["memory_id"], "version": rec["version"], "scope": scope,
+            "status": rec["status"], "supersedes": rec.get("supersedes"), "gate": gate}
+
+
+def decide_write_op(req: R.WriteRequest, prep: Prepared, state: ScopeState, memory_id: str, now_us: int) -> Outcome:
+    """A write whose text and fields passed the gate (``prep``), against its scope's state."""
+    if prep.text is None:
+        return Outcome([Change(E.BLOCK, req.scope, data=prep.gate, reason="blocked by the write gate")],
+                       write_result(R.BLOCKED, None, req.scope, prep.gate))
+    if prep.fields:
+        req = R.WriteRequest(**{**{k: getattr(req, k) for k in R.WriteRequest.__dataclass_fields__}, **prep.fields})
+    status = "pending" if prep.decision == R.PENDING else "active"
+    rec = R.build_record(req, prep.text, memory_id, now_us, status=status, content_hash_=prep.content_hash,
+                         search_text=prep.search_text)
+    vectors = {memory_id: prep.vector} if prep.vector is not None else {}
+    if req.pool == "working" or prep.decision == R.WORKING_ONLY:
+        # working_only: risky but useful (code under analysis, chit-chat): L1 only, never L2.
+        rec["pool"] = "working"
+        decision = {R.ACCEPTED: R.ACCEPTED, R.REDACTED: R.REDACTED}.get(prep.decision, prep.decision)
+        return Outcome([Change(E.WRITE_WORKING, req.scope, memory_id, record=rec)],
+                       write_result(decision, rec, req.scope, prep.gate), vectors=vectors)
+    d = decide_write(state, rec, now_us)
+    decision = R.REDACTED if d.decision == R.ACCEPTED and prep.decision == R.REDACTED else d.decision
+    result = write_result(decision, d.record, req.scope, prep.gate)
+    if d.decision == R.REFRESHED:
+        old = state.get(d.record["memory_id"])
+        return Outcome([Change(E.REFRESH, req.scope, d.record["memory_id"], patch=refresh_patch(old, d.record),
+                               reason="written again")], result)
+    changes = [Change(E.WRITE, req.scope, memory_id, record=d.record)]
+    changes += [Change(E.STATUS, old["scope"], old["memory_id"], patch={"status": old["status"],
+                                                                        "updated_at": old["updated_at"]},
+                       reason=f"superseded by {memory_id}") for old in d.changed]
+    return Outcome(changes, result, vectors=vectors)
+
+
+def decide_forget(op: ForgetOp, targets: list[dict]) -> Outcome:
+    """Erase ``targets`` (the memory addressed, or every version of its fact): a tombstone each,
+    their data keys destroyed in the same transaction."""
+    if not targets:
+        raise NotFound(f"no memory {op.memory_id} to forget")
+    scope = targets[0]["scope"]
+    changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"}, reason=op.reason)
+               for t in targets]
+    ids = [t["memory_id"] for t in targets]
+    return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": scope,
+                             "forgotten": ids}, destroy_keys=ids)
+
+
+def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int) -> Outcome:
+    """Approve: the held write takes effect now, through versions and dedup like any write.
+    Reject: it is erased (its data key destroyed); the decision stays in the ledger."""
+    if rec is None or rec["status"] != "pending":
+        raise NotFound(f"no pending memory {op.memory_id} to review")
+    if not op.approve:
+        out = decide_forget(ForgetOp(op.memory_id, op.actor, f"rejected in review: {op.reason}", op.idem_key), [rec])
+        out.result = dict(out.result, decision="rejected")
+        return out
+    probe = state.copy()
+    probe.remove(rec["memory_id"])
+    d = decide_write(probe, dict(rec, status="active", updated_at=now_us), now_us)
+    if d.decision == R.REFRESHED:  # the same content is already live: keep that one
+        d.changed.append(dict(rec, status="superseded", updated_at=now_us))
+    changes = []
+    for r in d.records:
+        mine = r["memory_id"] == rec["memory_id"]
+        base = rec if mine else state.get(r["memory_id"])
+        action = E.REFRESH if d.decision == R.REFRESHED and r is d.record else E.STATUS
+        changes.append(Change(action, r["scope"], r["memory_id"], patch=patch_of(base, r),
+                              reason=f"approved in review: {op.reason}" if mine else f"review of {op.memory_id}"))
+    result = {"decision": "approved", "outcome": d.decision, "memory_id": d.record["memory_id"],
+              "scope": rec["scope"], "version": d.record["version"]}
+    return Outcome(changes, result)
+
+
+def decide_status(op: StatusOp, rec: dict | None) -> Outcome:
+    """A status change for a stated reason; evicted records leave L2 (their keys stay: an
+    eviction can be rolled back, an erasure cannot)."""
+    if rec is None:
+        raise NotFound(f"no memory {op.memory_id} to change")
+    ch = Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": op.status}, reason=op.reason)
+    return Outcome([ch], {"decision": "status", "memory_id": rec["memory_id"], "scope": rec["scope"],
+                          "status": op.status, "previous": rec["status"]})
+
+
+def decide_grant(op: GrantOp) -> Outcome:
+    g = op.as_grant()
+    return Outcome([Change(E.GRANT, op.scope, data=g, reason="grant changed")], g)

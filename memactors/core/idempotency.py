@@ -1,0 +1,64 @@
+"""Idempotency keys recognised for a window (DESIGN section 9): a retry with the same key gets
+the first result back; the same key with a different request is a conflict.
+
+One window rule for every holder (owners and the ledger writer alike): a key is recognised
+while ``newest - window < its time``, where ``newest`` is the newest time this cache has seen
+(event time, on the runtime's clock: a simulation's clock may run anywhere, so never the wall
+clock). Pure.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections import deque
+
+CONFLICT = "conflict"
+
+
+class IdempotencyCache:
+    def __init__(self, window_us: int) -> None:
+        self.window_us = int(window_us)
+        self._seen: dict[str, tuple[bytes | None, bytes]] = {}  # key -> (fingerprint, result)
+        self._order: deque[tuple[int, str]] = deque()  # (time, key), oldest first
+        self.newest = 0
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._seen
+
+    def get(self, key: str) -> tuple[bytes | None, bytes] | None:
+        return self._seen.get(key)
+
+    def lookup(self, key: str, fingerprint: bytes | None) -> bytes | str | None:
+        """The stored result of a retry, ``CONFLICT`` when the key came back with a different
+        request, or None for a key not seen (in the window)."""
+        seen = self._seen.get(key)
+        if seen is None:
+            return None
+        first, result = seen
+        if first is not None and fingerprint is not None and not hmac.compare_digest(first, fingerprint):
+            return CONFLICT
+        return result
+
+    def put(self, key: str, fingerprint: bytes | None, result: bytes, ts: int) -> None:
+        if key not in self._seen:
+            self._order.append((ts, key))
+        self._seen[key] = (fingerprint, result)
+        if ts > self.newest:
+            self.newest = ts
+            self._prune()
+
+    def load(self, rows: dict[str, tuple[bytes | None, bytes]], ts: dict[str, int] | None = None) -> None:
+        """Keys read back from the ledger at start (already within the window)."""
+        for k, v in rows.items():
+            self._seen[k] = v
+            t = (ts or {}).get(k, 0)
+            self._order.append((t, k))
+            self.newest = max(self.newest, t)
+
+    def _prune(self) -> None:
+        horizon = self.newest - self.window_us
+        while self._order and self._order[0][0] < horizon:
+            self._seen.pop(self._order.popleft()[1], None)

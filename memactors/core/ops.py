@@ -1,0 +1,118 @@
+"""Operations: every change of memory state as a small typed value (DESIGN section 9).
+
+The facade's methods only build operations and hand them, in batches, to the owners' one
+entry point, which decides each (``memactors.core.changes``), commits the resulting ledger
+events as one group, and applies them (``memactors.core.project``). A new kind of change is one
+operation class here and one decide function there.
+
+``WriteRequest`` (``memactors.core.records``) is the write operation; its validation lives
+beside the record it builds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InvalidRecord
+from .records import STATUSES, WriteRequest, check_memory_id
+from .scopes import check_identifier, parse_scope
+
+WriteOp = WriteRequest
+
+
+def _reason(reason: object, what: str) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidRecord(f"{what} needs a reason (a non-empty string)")
+    if len(reason) > 1000:
+        raise InvalidRecord(f"{what}: the reason is longer than 1000 characters")
+    return reason
+
+
+@dataclass(slots=True)
+class ForgetOp:
+    """Erase a memory: its data key destroyed, every copy gone (``all_versions``: every
+    version of its fact)."""
+
+    memory_id: str
+    actor: str
+    reason: str
+    idem_key: str
+    all_versions: bool = False
+
+    def validate(self) -> ForgetOp:
+        check_memory_id(self.memory_id)
+        check_identifier(self.actor, "actor")
+        _reason(self.reason, "forget")
+        check_identifier(self.idem_key, "idempotency key")
+        if not isinstance(self.all_versions, bool):
+            raise InvalidRecord("all_versions must be a boolean")
+        return self
+
+
+@dataclass(slots=True)
+class ReviewOp:
+    """A reviewer's decision on a held (pending) write: approve makes it take effect now;
+    reject erases it."""
+
+    memory_id: str
+    actor: str
+    reason: str
+    approve: bool
+    idem_key: str
+
+    def validate(self) -> ReviewOp:
+        check_memory_id(self.memory_id)
+        check_identifier(self.actor, "actor")
+        _reason(self.reason, "a review decision")
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+
+@dataclass(slots=True)
+class StatusOp:
+    """A memory's status changes for a stated reason (a lifecycle rule, a contradiction
+    resolved, a rollback)."""
+
+    memory_id: str
+    status: str
+    actor: str
+    reason: str
+    idem_key: str
+
+    def validate(self) -> StatusOp:
+        check_memory_id(self.memory_id)
+        if self.status not in STATUSES or self.status == "tombstoned":
+            raise InvalidRecord("status must be one of pending, active, superseded, stale, evicted")
+        check_identifier(self.actor, "actor")
+        _reason(self.reason, "a status change")
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+
+@dataclass(slots=True)
+class GrantOp:
+    """Bind ``actor`` to ``scope`` (and its descendants) for reading and/or writing;
+    read=False, write=False revokes."""
+
+    actor: str
+    scope: str
+    read: bool
+    write: bool
+    by: str
+    idem_key: str
+
+    def validate(self) -> GrantOp:
+        check_identifier(self.actor, "actor")
+        self.scope = str(parse_scope(self.scope))
+        if not isinstance(self.read, bool) or not isinstance(self.write, bool):
+            raise InvalidRecord("read and write must be booleans")
+        check_identifier(self.by, "granting actor")
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+    def as_grant(self) -> dict:
+        return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
+
+
+# Operations addressed by memory id: the owner finds the memory's scope before deciding.
+BY_MEMORY = (ForgetOp, ReviewOp, StatusOp)

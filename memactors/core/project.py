@@ -1,0 +1,103 @@
+"""The projection: memory state as a fold of the ledger's changes (DESIGN sections 8 and 9).
+
+``apply(view, change)`` is the one function that turns a change into state, for a live write
+(the owner applies what it decided) and for replay and rebuild (changes read back from the
+ledger). A change is what one ledger event means:
+
+- ``write`` / ``write_working``: a whole record (content and all; sealed in the ledger);
+- ``status``, ``refresh``, ``merge``, ``annotate``: a patch of a record's non-content fields
+  (status, times, confidence, expiries, review flags, access counts), in clear;
+- ``forget``: erasure: the record is gone (its data key dies with the event);
+- ``block``, ``grant``: no memory state (a gate refusal, a grant change).
+
+A *view* is anything with ``get(memory_id)``, ``put(record)`` and ``remove(memory_id)``: an
+owner's ``ScopeState`` (live and pending records of a hot scope) or a ``Rows`` table (every
+record, for rebuilding L2). L2 holds a row for every vault record not ``evicted`` or erased.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import events as E
+from . import records as R
+
+RECORD_ACTIONS = frozenset({E.WRITE, E.WRITE_WORKING})
+PATCH_ACTIONS = frozenset({E.STATUS, E.REFRESH, E.MERGE, E.ANNOTATE})
+# Fields a patch may touch: never content, scope or identity (a new content is a new version).
+PATCHABLE = frozenset({"status", "updated_at", "version", "supersedes", "confidence", "soft_expires_at",
+                       "hard_expires_at", "soft_ttl_days", "hard_ttl_days", "last_accessed_at", "retrieved_count",
+                       "cited_count", "review", "pool", "importance"})
+
+
+@dataclass(slots=True)
+class Change:
+    """What one ledger event does to memory state (see the module docstring)."""
+
+    action: str
+    scope: str
+    memory_id: str | None = None
+    record: dict | None = None  # write, write_working: the whole record
+    patch: dict | None = None  # patch actions: the fields that change
+    reason: str | None = None
+    data: dict | None = None  # block: the gate's summary; grant: the grant
+
+    @property
+    def version(self) -> int | None:
+        if self.record is not None:
+            return int(self.record["version"])
+        if self.patch is not None and "version" in self.patch:
+            return int(self.patch["version"])
+        return None
+
+
+def apply(view, ch: Change) -> dict | None:
+    """Apply one change to ``view``. Returns the record as it now stands (None when the change
+    removed it, carries no record, or patches a record the view does not hold)."""
+    if ch.action in RECORD_ACTIONS:
+        view.put(ch.record)
+        return ch.record
+    if ch.action in PATCH_ACTIONS:
+        base = view.get(ch.memory_id)
+        if base is None:
+            return None
+        rec = {**base, **ch.patch}
+        view.put(rec)
+        return rec
+    if ch.action == E.FORGET:
+        view.remove(ch.memory_id)
+    return None
+
+
+def patch_of(old: dict, new: dict, fields=PATCHABLE) -> dict:
+    """The patch that turns ``old`` into ``new`` (only patchable fields that differ)."""
+    return {k: new.get(k) for k in fields if new.get(k) != old.get(k)}
+
+
+def in_l2(rec: dict | None) -> bool:
+    """Whether a record has a row in L2: vault records not evicted or erased."""
+    return rec is not None and rec.get("pool") == "vault" and rec["status"] not in R.GONE
+
+
+class Rows:
+    """Every record by id: the view a rebuild folds the whole ledger into."""
+
+    __slots__ = ("records",)
+
+    def __init__(self) -> None:
+        self.records: dict[str, dict] = {}
+
+    def get(self, memory_id: str) -> dict | None:
+        return self.records.get(memory_id)
+
+    def put(self, rec: dict) -> None:
+        self.records[rec["memory_id"]] = rec
+
+    def remove(self, memory_id: str) -> None:
+        self.records.pop(memory_id, None)
+
+    def l2_rows(self) -> list[dict]:
+        """The rows L2 holds for this state, in a stable order (by memory id)."""
+        return [self.records[m] for m in sorted(self.records) if in_l2(self.records[m])]

@@ -1,0 +1,68 @@
+"""``rt.audit``: prove what happened (DESIGN section 8). Every query is scoped by the caller's
+read grants, checked where the data is (the ledger writer), not only here."""
+
+from __future__ import annotations
+
+from ..core import records as R
+from ..core.grants import GrantTable
+from ..store import sandbox
+from .calls import Calls
+
+
+class Audit:
+    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence) -> None:
+        self._calls, self._ledger, self._owners, self._flush_evidence = calls, ledger, owners, flush_evidence
+
+    def verify(self) -> dict:
+        """Walk the hash chain and its MACs, check the anchor kept outside the data folder, the
+        keys and idempotency tables, and L2 against the events it has applied. ``first_bad_seq``
+        names the first event that does not verify; ``table`` a table that disagrees."""
+        out = self._calls.get(self._ledger.verify.remote())
+        if out["ok"]:
+            problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+            if problem:
+                out.update(ok=False, reason=problem, table="l2")
+        return out
+
+    def recall(self, recall_id: str, *, actor: str) -> dict:
+        """The evidence logged for one recall (ids, scores, filters; never content or query
+        text), for an actor whose read grants cover the recall's scopes (else NotFound)."""
+        self._calls.check_open()
+        check_recall_id(recall_id)
+        GrantTable.make(actor, "/global/")
+        self._flush_evidence()
+        return self._calls.get(self._ledger.recall_log.remote(recall_id, actor))
+
+    def erased(self, memory_id: str, *, actor: str) -> dict:
+        """The ledger's proof of a memory's erasure: ``{"memory_id", "scope", "tombstone_seq",
+        "key_destroyed"}`` (``tombstone_seq`` None while it lives). ``actor`` needs a read grant
+        on its scope."""
+        self._calls.check_open()
+        R.check_memory_id(memory_id)
+        GrantTable.make(actor, "/global/")
+        return self._calls.get(self._ledger.erasure.remote(memory_id, actor))
+
+    def sql(self, query: str, params: list | None = None, *, actor: str) -> list[tuple]:
+        """One SELECT over the ``events``, ``recalls`` and ``citations`` that ``actor``'s read
+        grants cover, run in a sandbox: an in-memory DuckDB with no file access, no extensions
+        and locked settings, over copies of those rows (never the ledger file, never keys)."""
+        self._calls.check_open()
+        GrantTable.make(actor, "/global/")
+        sandbox.check_select(query)
+        self._flush_evidence()
+        return self._calls.get(self._ledger.sql.remote(query, params, actor))
+
+
+def l2_problem(checks: list[dict]) -> str | None:
+    bad = [c for c in checks if c["missing"] or c["unknown"]]
+    if not bad:
+        return None
+    missing, unknown = sum(c["missing"] for c in bad), sum(c["unknown"] for c in bad)
+    return (f"L2 disagrees with the ledger: {missing} rows missing, {unknown} rows the ledger does not know "
+            f"(e.g. memory {bad[0]['example']})")
+
+
+def check_recall_id(recall_id: object) -> str:
+    if not isinstance(recall_id, str) or len(recall_id) != 32 or not all(c in "0123456789abcdef" for c in recall_id):
+        raise R.InvalidRecord("recall_id must be the 32-character id a recall returned")
+    return recall_id

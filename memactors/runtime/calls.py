@@ -1,0 +1,67 @@
+"""Calling actors from the facade: one place where Ray's errors become the project's.
+
+A memactors error raised inside an actor comes back as itself (without Ray's wrapper and
+remote traceback); an actor that died or is restarting is ``OwnerUnavailable`` once the retry
+window has passed; a timeout is ``Unavailable``. Never a Ray exception to the caller.
+"""
+
+from __future__ import annotations
+
+import time
+
+import ray
+
+from ..core import errors
+from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed, Unavailable
+
+RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
+_DOWN = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """A memactors error raised inside an actor, without Ray's wrapper and remote traceback."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, MemactorsError):
+        return type(cause)(*cause.args)
+    return exc
+
+
+class Calls:
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.closed = False
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise RuntimeClosed("this runtime was closed; connect() again")
+
+    def get(self, ref, timeout: float | None = None):
+        """ray.get with typed errors (a list of refs comes back as a list)."""
+        self.check_open()
+        try:
+            return ray.get(ref, timeout=timeout or self.timeout_s)
+        except ray.exceptions.RayTaskError as exc:
+            out = unwrap(exc)
+            if isinstance(out, MemactorsError):
+                raise out from None
+            raise errors.StoreError(f"an actor failed ({type(getattr(exc, 'cause', exc)).__name__}); "
+                                    "nothing further was done") from None
+        except _DOWN:
+            raise OwnerUnavailable("an actor of this runtime is down or restarting; nothing further was done") \
+                from None
+        except ray.exceptions.GetTimeoutError:
+            raise Unavailable(f"no answer within {timeout or self.timeout_s:.0f} s; the call may still "
+                              "complete (retry with the same idempotency keys)") from None
+
+    def retrying(self, make_ref, window_s: float = RETRY_WINDOW_S):
+        """Call an actor; while Ray restarts a killed one, retry (idempotency keys make it safe)."""
+        deadline = time.monotonic() + window_s
+        delay = 0.05
+        while True:
+            try:
+                return self.get(make_ref())
+            except OwnerUnavailable:
+                if time.monotonic() > deadline:
+                    raise OwnerUnavailable("a scope owner stayed unreachable; nothing further was written") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)

@@ -1,0 +1,66 @@
+"""Recall evidence (DESIGN section 5): every recall logged with ids, scores and their
+components, the filters and what each rule removed; never content, and the query only as a
+keyed digest. Rows are buffered in the process that recalls and handed to the ledger writer
+in batches (one call per batch, not per recall), at least every ``log_flush_s``."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+
+
+class RecallLog:
+    def __init__(self, ledger, digest_key: bytes, flush_s: float) -> None:
+        self._ledger = ledger
+        self._key = digest_key
+        self._buf: list[dict] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._flush_s = flush_s
+        threading.Thread(target=self._loop, name="memactors-recall-log", daemon=True).start()
+
+    def digest(self, redacted_query: str) -> str:
+        """The query as the gate left it, digested under a key that never leaves the runtime."""
+        return hmac.new(self._key, redacted_query.encode(), hashlib.sha256).hexdigest()
+
+    def add(self, row: dict) -> None:
+        with self._lock:
+            self._buf.append(row)
+            due = len(self._buf) >= 256
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            rows, self._buf = self._buf, []
+        if rows:
+            self._ledger.log_recalls.remote(rows)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._flush_s):
+            try:
+                self.flush()
+            except Exception:  # noqa: BLE001 - the runtime is closing; close() flushes what is left
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        self.flush()
+
+
+def evidence_row(req, result, digest: str, now: int, *, mode: str, weights, threshold: float, candidates: int,
+                 info: dict) -> dict:
+    """The logged form of one recall: ids, scores, filters and counts; never content."""
+    return {
+        "recall_id": result.recall_id, "ts": now, "actor": req.actor, "task_id": req.task_id,
+        "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
+        "query_digest": digest, "top_k": req.top_k,
+        "hits": [{"memory_id": h.memory_id, "scope": h.scope, "version": h.version, "score": round(h.score, 6),
+                  "components": {k: round(v, 6) for k, v in h.components.items()}, "stale": h.stale,
+                  "conflict": h.conflict} for h in result.hits],
+        "filters": {"scopes": result.visible_scopes, "status": ["active", "stale"], "not_hard_expired_at": now,
+                    "mode": mode, "threshold": threshold, "weights": weights.as_tuple(),
+                    "token_budget": req.token_budget, "candidates": candidates, "tokens": info["tokens"]},
+        "removed": result.removed,
+    }

@@ -1,0 +1,540 @@
+"""The facade users hold: ``connect`` a data folder, then write, recall, forget, grant, audit.
+
+Its methods validate, check grants, build operations (``memactors.core.ops``) and hand them in
+batches to the owners' one entry point; recalls go to the owners of the visible scopes (over
+a compiled graph for one tenant). Sync methods block; each has an async twin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import tomllib
+import uuid
+from typing import Any
+
+import ray
+
+from ..actors.naming import namespace_for, owner_index, owner_of_memory
+from ..core import errors
+from ..core import records as R
+from ..core import scoring as S
+from ..core.clock import Clock, SystemClock
+from ..core.config import Config
+from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
+from ..core.grants import GrantTable
+from ..core.ops import ForgetOp, GrantOp
+from ..core.scopes import GLOBAL, parse_scope
+from ..core.selection import finalize
+from ..embed import get_embedder
+from ..gate import Gate, GatePolicy
+from ..store.ledger_key import key_dir
+from . import startup
+from .audit import Audit, l2_problem
+from .calls import Calls
+from .evidence import RecallLog, evidence_row
+from .hot_path import CompiledRecall
+from .results import RecallResult, hit_from
+from .review import Review
+from .session import PushSession
+
+
+def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
+    if config is None or isinstance(config, Config):
+        cfg = config or Config()
+    elif isinstance(config, dict):
+        cfg = Config.from_dict(config)
+    else:
+        try:
+            with open(config, "rb") as f:
+                cfg = Config.from_dict(tomllib.load(f))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config {config}: {exc}") from None
+    try:  # the gate policy is checked here, before any actor starts with it
+        GatePolicy.from_dict(cfg.gate)
+    except ValueError as exc:
+        raise ConfigError(f"[gate]: {exc}") from None
+    return cfg
+
+
+def connect(path: str | os.PathLike, *, address: str | None = None, config: Any = None,
+            clock: Clock | None = None, detached: bool = False) -> Runtime:
+    """Open (or create) the data folder at ``path``: start a local Ray when none runs (join
+    ``address`` when given), and start or find this folder's ledger writer and scope owners."""
+    return Runtime(os.fspath(path), address=address, config=load_config(config), clock=clock, detached=detached)
+
+
+class Runtime:
+    def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
+                 detached: bool) -> None:
+        self.data_dir = os.path.realpath(data_dir)
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.namespace = namespace_for(self.data_dir)
+        self._started_ray = False
+        if not ray.is_initialized():
+            # "local" unless told otherwise: never join a stray cluster by accident.
+            ray.init(address=address or "local", namespace=self.namespace, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+            self._started_ray = True
+        # Resolved here, where the caller's environment and home folder are: actors get a path.
+        config.runtime.key_dir = key_dir(config.runtime.key_dir)
+        try:
+            self._actors = startup.start(self.data_dir, config, self.namespace, detached=detached)
+        except BaseException:
+            if self._started_ray:  # nothing of ours runs: do not leave a Ray behind
+                ray.shutdown()
+            raise
+        self._ledger, self._owners = self._actors.ledger, self._actors.owners
+        self._calls = Calls(config.runtime.call_timeout_s)
+        self._compiled = [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
+        self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
+        self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
+        self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
+        self._grants = GrantTable()
+        self._grant_seq = 0
+        self._sync_grants()
+        self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush)
+        self.review = Review(self)
+        subscribe = getattr(self.clock, "subscribe", None)
+        if subscribe is not None:  # a simulated clock: its moves reach every owner
+            subscribe(self._clock_moved)
+        # L2 against the ledger at open (owners start here: replay, then compare): rows deleted
+        # or added behind the runtime's back are refused, not served.
+        problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+        if problem:
+            self.close()
+            raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
+        wanted = [g for g in config.grants if self._grant_differs(g)]
+        if wanted:
+            self.grant_many([dict(g, by="config") for g in wanted])
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        self._calls.check_open()
+
+    def _owner(self, scope: str):
+        return self._owners[owner_index(parse_scope(scope), len(self._owners))]
+
+    @staticmethod
+    def _new_key() -> str:
+        return uuid.uuid4().hex
+
+    def _clock_moved(self, now_us: int) -> None:
+        if not self._calls.closed:
+            for o in self._owners:
+                o.set_now.remote(now_us)
+
+    def _sync_grants(self) -> None:
+        self._grant_seq, changes = self._calls.get(self._ledger.grants_since.remote(self._grant_seq))
+        for g in changes:
+            self._grants.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+
+    def _grant_differs(self, g: dict) -> bool:
+        have = {(x.actor, str(x.scope)): x for x in self._grants.grants_of(g["actor"])}.get(
+            (g["actor"], str(parse_scope(g["scope"]))))
+        return have is None or (have.read, have.write) != (g["read"], g["write"])
+
+    # --- grants ----------------------------------------------------------------------------
+
+    def grant(self, actor: str, scope: str, *, read: bool = True, write: bool = False, by: str = "admin") -> dict:
+        """Let ``actor`` read (and write) ``scope`` and its descendants; read=False, write=False
+        revokes. Each change is a ledger event."""
+        return self.grant_many([{"actor": actor, "scope": scope, "read": read, "write": write, "by": by}])[0]
+
+    def grant_many(self, grants: list[dict]) -> list[dict]:
+        """Many grant changes (thousands of agents) in one ledger group per owner, then every
+        owner learns them once. Each item: actor, scope, read (default True), write (default
+        False), by (default "admin")."""
+        self._check_open()
+        if not isinstance(grants, (list, tuple)):
+            raise R.InvalidRecord("grant_many takes a list of grants")
+        ops = []
+        for g in grants:
+            if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - {"actor", "scope", "read",
+                                                                                          "write", "by"}:
+                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by)")
+            ops.append(GrantOp(g["actor"], g["scope"], g.get("read", True), g.get("write", False),
+                               g.get("by", "admin"), self._new_key()).validate())
+        out = self._submit_by_scope(ops)
+        self._calls.get([o.reload_grants.remote() for o in self._owners])
+        self._sync_grants()
+        return out
+
+    def grants(self, actor: str | None = None) -> list[dict]:
+        return [g.to_dict() for g in self._grants.all() if actor is None or g.actor == actor]
+
+    def _submit_by_scope(self, ops: list) -> list[dict]:
+        """Operations addressed by scope, one call per owner; item errors raised typed."""
+        by_owner: dict[int, list[int]] = {}
+        for i, op in enumerate(ops):
+            by_owner.setdefault(owner_index(parse_scope(op.scope), len(self._owners)), []).append(i)
+        now = self.clock.now_us()
+        results: list = [None] * len(ops)
+        refs = {oi: self._owners[oi].submit.remote([ops[i] for i in idx], now) for oi, idx in by_owner.items()}
+        for oi, idx in by_owner.items():
+            try:
+                out = self._calls.get(refs[oi])
+            except errors.OwnerUnavailable:
+                out = self._calls.retrying(lambda o=self._owners[oi], b=[ops[i] for i in idx]: o.submit.remote(b, now))
+            for i, r in zip(idx, out):
+                results[i] = r
+        _raise_item_errors(results)
+        return results
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def write(self, scope: str, text: str, *, actor: str, subject: str | None = None, predicate: str | None = None,
+              object: str | None = None, source: str = "user_stated", confidence: float | None = None,
+              sensitivity: str = "internal", ttl_days: float | None = None, pool: str = "vault",
+              idempotency_key: str | None = None, **extra: Any) -> R.WriteResult:
+        """Write one memory through the gate; returns its decision, memory id and version."""
+        item = dict(scope=scope, text=text, actor=actor, subject=subject, predicate=predicate, object=object,
+                    source=source, confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, pool=pool,
+                    idempotency_key=idempotency_key, **extra)
+        return self.write_many([item])[0]
+
+    def write_many(self, items: list[dict | R.WriteRequest]) -> list[R.WriteResult]:
+        """Write many memories: every item validated and grant-checked before anything is
+        written (a bad item writes nothing), then sent to the owners in batches of
+        ``write_batch_max``, a bounded number in flight per owner. Every batch is awaited. Items
+        without an idempotency key get one (``err.items`` carries them if the call fails part
+        way, so resubmitting those never writes twice)."""
+        self._check_open()
+        if not isinstance(items, (list, tuple)):
+            raise R.InvalidRecord("write_many takes a list of writes")
+        reqs = [R.write_request(it) for it in items]
+        self._precheck_writes(reqs)
+        call = uuid.uuid4().hex[:16]
+        for i, r in enumerate(reqs):
+            if r.idempotency_key is None:
+                r.idempotency_key = f"{call}-{i}"
+        results = self._send_writes(reqs, self.clock.now_us())
+        _raise_item_errors(results, reqs)
+        return results
+
+    def _send_writes(self, reqs: list[R.WriteRequest], now: int) -> list:
+        """Columns per owner call, a window of calls in flight per owner (our own calls never
+        overrun an owner's queue); back pressure from others is waited out until the call
+        timeout, a restarting owner retried (the keys make it safe)."""
+        n_owners = len(self._owners)
+        rc = self.config.runtime
+        batch_max = max(1, min(rc.write_batch_max, rc.owner_queue_max // 2))
+        window = max(1, rc.owner_queue_max // batch_max - 1)
+        queues: dict[int, list[list[int]]] = {}
+        for i, r in enumerate(reqs):
+            oi = owner_index(r.scope_obj, n_owners)
+            q = queues.setdefault(oi, [[]])
+            if len(q[-1]) >= batch_max:
+                q.append([])
+            q[-1].append(i)
+        results: list = [None] * len(reqs)
+        failures: dict[int, MemactorsError] = {}
+        inflight: dict = {}  # ref -> (owner index, item indices, attempt deadline)
+        deadline = time.monotonic() + rc.call_timeout_s
+
+        def send(oi: int, part: list[int]) -> None:
+            cols = _columns([reqs[i] for i in part])
+            inflight[self._owners[oi].write_batch.remote(cols, now)] = (oi, part)
+
+        pending = {oi: list(q) for oi, q in queues.items()}
+        for oi, q in pending.items():
+            while q and sum(1 for v in inflight.values() if v[0] == oi) < window:
+                send(oi, q.pop(0))
+        delay = 0.05
+        while inflight:
+            done, _ = ray.wait(list(inflight), num_returns=1, timeout=rc.call_timeout_s)
+            if not done:
+                break
+            ref = done[0]
+            oi, part = inflight.pop(ref)
+            try:
+                out = self._calls.get(ref)
+            except (BackPressure, errors.OwnerUnavailable) as exc:
+                if time.monotonic() > deadline:
+                    for i in part:
+                        failures[i] = exc
+                else:  # wait it out: the same items, the same keys
+                    time.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                    send(oi, part)
+                continue
+            except MemactorsError as exc:
+                for i in part:
+                    failures[i] = exc
+                continue
+            for i, d in zip(part, out):
+                results[i] = d if errors.is_encoded(d) else R.WriteResult(**d)
+            q = pending.get(oi)
+            if q:
+                send(oi, q.pop(0))
+        for ref, (oi, part) in inflight.items():  # never answered in time: in flight, not lost
+            for i in part:
+                failures[i] = errors.Unavailable("no answer in time; the write may still complete")
+        for q in pending.values():
+            for part in q:
+                for i in part:
+                    failures.setdefault(i, BackPressure("not sent: the owner stayed busy"))
+        if failures:
+            done_results = [None if (i in failures or errors.is_encoded(r)) else r for i, r in enumerate(results)]
+            first = failures[min(failures)]
+            raise PartialWrite(
+                f"{len(failures)} of {len(reqs)} writes were not confirmed ({type(first).__name__}: {first}); "
+                f"{sum(r is not None for r in done_results)} were written. Resubmit err.items (they keep their "
+                "idempotency keys): nothing is written twice.",
+                results=done_results, items=[R.request_fields(reqs[i]) for i in sorted(failures)],
+                failed=sorted(failures))
+        return results
+
+    def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:
+        try:
+            for r in reqs:
+                self._grants.check_write(r.actor, r.scope_obj)
+        except MemactorsError:
+            # Another process may have granted since: catch up once, then decide.
+            self._sync_grants()
+            for r in reqs:
+                self._grants.check_write(r.actor, r.scope_obj)
+
+    # --- recall ----------------------------------------------------------------------------
+
+    def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
+               top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+               weights: Any = None) -> RecallResult:
+        """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
+        the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
+        scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
+        config), conflicts resolved, then the relevance ``threshold``, ``top_k`` and the
+        optional ``token_budget`` applied."""
+        return self._recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
+                            weights, "pull")
+
+    def push(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str = "task_start",
+             max_items: int | None = None, token_budget: int | None = None, threshold: float | None = None,
+             weights: Any = None) -> RecallResult:
+        """Push recall at task start (and every ``push_refresh_turns`` turns): at most
+        ``push_max_items`` items within ``push_token_budget`` tokens (CJK-aware estimate), by
+        the same path as ``recall``."""
+        rc = self.config.recall
+        return self._recall(goal, actor, task_id, allowed_scopes, purpose, max_items or rc.push_max_items,
+                            token_budget or rc.push_token_budget, threshold, weights, "push")
+
+    def push_session(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str],
+                     purpose: str = "task_start") -> PushSession:
+        """Push recall for a running task: ``start()`` at task start, then ``turn()`` after each
+        turn, which pushes again every ``push_refresh_turns`` turns (and returns None between)."""
+        return PushSession(self, goal, dict(actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
+                                            purpose=purpose))
+
+    def mark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
+        """Record which hits of ``recall_id`` the model actually used (evidence for later
+        review). ``actor``'s read grants must cover the recall's scopes."""
+        from .audit import check_recall_id
+
+        self._check_open()
+        check_recall_id(recall_id)
+        if isinstance(memory_ids, str) or not isinstance(memory_ids, (list, tuple)):
+            raise R.InvalidRecord("memory_ids must be a list of memory ids")
+        ids = [R.check_memory_id(m) for m in memory_ids]
+        GrantTable.make(actor, "/global/")
+        self._evidence.flush()
+        return self._calls.get(self._ledger.mark_cited.remote(recall_id, ids, self.clock.now_us(), actor))
+
+    def explain(self, recall_id: str, *, actor: str) -> dict:
+        """Why each hit of a recall came back (score and its components, conflicts won), what
+        the filters were, and how many candidates the threshold, conflicts and budget removed.
+        ``actor``'s read grants must cover the recall's scopes."""
+        return self.audit.recall(recall_id, actor=actor)
+
+    def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
+                mode: str) -> RecallResult:
+        self._check_open()
+        req = R.RecallRequest(query, actor, task_id, allowed_scopes if isinstance(allowed_scopes, list)
+                              else list(allowed_scopes or []), purpose, top_k, token_budget).validate()
+        allowed = [parse_scope(s) for s in req.allowed_scopes]
+        try:
+            visible = self._grants.check_recall(actor, allowed)
+        except MemactorsError:
+            self._sync_grants()
+            visible = self._grants.check_recall(actor, allowed)
+        rc = self.config.recall
+        try:
+            w = S.Weights.parse(weights if weights is not None else rc.weights)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise R.InvalidRecord(str(exc)) from None
+        thr = rc.threshold if threshold is None else _threshold(threshold)
+        # The query passes the gate before it is embedded, tokenised or digested.
+        text = self.gate.redact_all(req.query)
+        now = self.clock.now_us()
+        owner_req = {"qvec": self.embedder.embed([text])[0], "qtokens": S.tokenize(text), "now": now,
+                     "m": max(3 * req.top_k, 20), "actor": actor, "allowed": req.allowed_scopes,
+                     "weights": w.as_tuple()}
+        parts = self._fan_out(owner_req, [str(s) for s in visible])
+        cands = sorted((h for p in parts for h in p["hits"]), key=lambda h: (-h["score"], h["memory_id"]))
+        chosen, info = finalize(cands, threshold=thr, max_items=req.top_k, token_budget=req.token_budget)
+        paths = {p["path"] for p in parts}
+        result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen],
+                              visible_scopes=[str(s) for s in visible],
+                              path=paths.pop() if len(paths) == 1 else "mixed", removed=info["removed"])
+        self._evidence.add(evidence_row(req, result, self._evidence.digest(text), now, mode=mode, weights=w,
+                                        threshold=thr, candidates=len(cands), info=info))
+        return result
+
+    def _fan_out(self, req: dict, visible: list[str]) -> list[dict]:
+        """Ask the owners of the visible scopes (each serves what its own grant check yields).
+        When one owner holds every scope but /global/ (one tenant: the usual case), it alone
+        answers, over a compiled graph when enabled, and /global/'s owner is asked only if
+        /global/ holds anything."""
+        n = len(self._owners)
+        glob = owner_index(GLOBAL, n)
+        tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
+        if len(tenant_owners) == 1:
+            oi = tenant_owners.pop()
+            part = self._compiled[oi].call(req) if self.config.recall.compiled_path else None
+            if part is None:
+                part = self._calls.get(self._owners[oi].recall.remote(req))
+            elif errors.is_encoded(part):
+                raise errors.decode(part)
+            parts = [part]
+            if part.get("needs_global") and oi != glob:
+                parts.append(self._calls.get(self._owners[glob].recall.remote(req)))
+            return parts
+        owners = sorted({owner_index(parse_scope(s), n) for s in visible})
+        return self._calls.get([self._owners[oi].recall.remote(req) for oi in owners])
+
+    # --- changes addressed by memory id ----------------------------------------------------------
+
+    def forget(self, memory_id: str, *, actor: str, reason: str, scope: str = "memory") -> dict:
+        """Erase a memory: a tombstone event, its data key destroyed, its L2 row and caches gone.
+        ``scope="fact"`` erases every version of its fact (same subject and predicate)."""
+        if scope not in ("memory", "fact"):
+            raise R.InvalidRecord('scope must be "memory" or "fact"')
+        return self._by_memory(ForgetOp(memory_id, actor, reason, self._new_key(), all_versions=scope == "fact"))
+
+    def _by_memory(self, op) -> dict:
+        """Route an operation on one memory to its owner: the id's tenant tag names it; an id
+        from before tags, or a mistaken one, is looked up in the ledger (the index)."""
+        self._check_open()
+        op.validate()
+        n = len(self._owners)
+        now = self.clock.now_us()
+        tried = set()
+        oi = owner_of_memory(op.memory_id, n)
+        for _ in range(2):
+            tried.add(oi)
+            out = self._calls.retrying(lambda o=self._owners[oi]: o.submit.remote([op], now))[0]
+            if not out.get("not_here"):
+                _raise_item_errors([out])
+                return out
+            scope = self._calls.get(self._ledger.scopes_of.remote([op.memory_id])).get(op.memory_id)
+            if scope is None:
+                break
+            oi = owner_index(parse_scope(scope), n)
+            if oi in tried:
+                break
+        raise NotFound(f"no memory {op.memory_id} to change")
+
+    # --- maintenance -----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Bring L2 up to the ledger now (normally it trails by at most the flush interval)."""
+        self._calls.get([o.flush.remote() for o in self._owners])
+
+    def stats(self) -> list[dict]:
+        return self._calls.get([o.stats.remote() for o in self._owners])
+
+    def close(self) -> None:
+        """Flush and stop this folder's actors (unless they are a detached ``memactors up`` runtime)."""
+        if self._calls.closed:
+            return
+        try:
+            self._evidence.close()
+            self.flush()
+            ray.get(self._ledger.flush.remote(), timeout=30)
+        finally:
+            self._calls.closed = True
+            for c in self._compiled:
+                c.teardown()
+            if not self._detached_runtime():
+                startup.stop(self._actors)
+            if self._started_ray:
+                ray.shutdown()
+
+    def _detached_runtime(self) -> bool:
+        return os.path.exists(os.path.join(self.data_dir, "runtime.json"))
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- async twins -----------------------------------------------------------------------
+
+    async def awrite(self, scope: str, text: str, **kw: Any) -> R.WriteResult:
+        return await asyncio.to_thread(self.write, scope, text, **kw)
+
+    async def awrite_many(self, items: list) -> list[R.WriteResult]:
+        return await asyncio.to_thread(self.write_many, items)
+
+    async def arecall(self, query: str, **kw: Any) -> RecallResult:
+        return await asyncio.to_thread(self.recall, query, **kw)
+
+    async def aforget(self, memory_id: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self.forget, memory_id, **kw)
+
+    async def agrant(self, actor: str, scope: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self.grant, actor, scope, **kw)
+
+    async def agrant_many(self, grants: list[dict]) -> list[dict]:
+        return await asyncio.to_thread(self.grant_many, grants)
+
+    async def apush(self, goal: str, **kw: Any) -> RecallResult:
+        return await asyncio.to_thread(self.push, goal, **kw)
+
+    async def amark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
+        return await asyncio.to_thread(self.mark_cited, recall_id, memory_ids, actor=actor)
+
+    async def aexplain(self, recall_id: str, *, actor: str) -> dict:
+        return await asyncio.to_thread(self.explain, recall_id, actor=actor)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+
+def _columns(reqs: list[R.WriteRequest]) -> dict:
+    """Writes as columns for the owner (only the fields some write sets; the rest default)."""
+    names = [k for k in R.WriteRequest.__dataclass_fields__
+             if k in ("scope", "text", "actor") or any(getattr(r, k) != _DEFAULT[k] for r in reqs)]
+    return {k: [getattr(r, k) for r in reqs] for k in names}
+
+
+_DEFAULT = {k: f.default for k, f in R.WriteRequest.__dataclass_fields__.items()}
+
+
+def _threshold(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise R.InvalidRecord("threshold must be a number between 0 and 1")
+    return float(value)
+
+
+def _raise_item_errors(results: list, reqs: list | None = None) -> None:
+    """Items an owner refused one by one (an idempotency key reused for another write, a
+    grant beyond reach) raise their typed error; ``err.results`` holds what the other items
+    did (None for the refused ones) and ``err.failed`` the refused positions."""
+    failed = [i for i, r in enumerate(results) if errors.is_encoded(r)]
+    if not failed:
+        return
+    first = results[failed[0]]
+    err = errors.decode(first)
+    if len(results) > 1:
+        err = type(err)(f"{len(failed)} of {len(results)} items were refused (first at position {failed[0]}: "
+                        f"{first['message']}); the others were written")
+    err.results = [None if errors.is_encoded(r) else r for r in results]
+    err.failed = failed
+    if reqs is not None:
+        err.items = [R.request_fields(reqs[i]) for i in failed]
+    raise err

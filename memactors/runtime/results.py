@@ -1,0 +1,50 @@
+"""What a recall returns: ``Hit`` (fields derived from the record's one description) and
+``RecallResult``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, make_dataclass
+
+from ..core import records as R
+
+_PY = {"memory_id": str, "scope": str, "content": str, "version": int, "confidence": float, "importance": float,
+       "created_at": int, "updated_at": int}
+
+# A hit: the record's hit fields (memactors.core.records, role "hit"), then how it scored.
+Hit = make_dataclass(
+    "Hit",
+    [(name, _PY.get(name, object), field(default=None)) for name in R.HIT_FIELDS]
+    + [("score", float, field(default=0.0)),
+       ("components", dict, field(default_factory=dict)),  # vector, keyword, recency, importance, each in [0, 1]
+       ("stale", bool, field(default=False)),  # soft-expired or marked stale: its score was halved
+       ("conflict", object, field(default=None))],  # {"overrides": [ids], "reason": ...} when it won a conflict
+    slots=True, kw_only=True,
+)
+Hit.__module__ = __name__
+Hit.__doc__ = ("One recalled memory: " + ", ".join(R.HIT_FIELDS) + "; then score, components (each in [0, 1]), "
+               "stale (its score was halved) and conflict (the ids it overrode, and why).")
+HIT_ATTRS = tuple(f.name for f in fields(Hit))
+
+
+def _to_dict(self) -> dict:
+    return {k: getattr(self, k) for k in HIT_ATTRS}
+
+
+Hit.to_dict = _to_dict
+
+
+def hit_from(d: dict) -> Hit:
+    return Hit(**{k: d[k] for k in HIT_ATTRS if k in d})
+
+
+@dataclass(slots=True)
+class RecallResult:
+    recall_id: str
+    hits: list
+    visible_scopes: list[str]
+    path: str = "hot"  # hot | cold | mixed: where the candidates came from
+    removed: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"recall_id": self.recall_id, "hits": [h.to_dict() for h in self.hits],
+                "visible_scopes": self.visible_scopes, "path": self.path, "removed": self.removed}

@@ -1,0 +1,124 @@
+"""What the ledger stores for one operation, and how it travels there (DESIGN section 8).
+
+An ``Entry`` is the changes one operation made (``memactors.core.project.Change``), with its
+idempotency key, its request fingerprint and the result a retry gets back: committed together
+or not at all. Entries cross from an owner to the ledger writer as one columnar batch
+(``encode``: plain lists and bytes, cheap to pickle), never as per-event objects. The ledger
+writer seals record payloads (``seal``: a fresh AES-256-GCM data key per memory) before they
+are chained; ``decode`` turns a stored event back into the change it meant (``unseal`` with
+its key; None content once the key is destroyed).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import orjson
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ..core import events as E
+from ..core import records as R
+from ..core.project import RECORD_ACTIONS, Change
+
+NONCE = 12
+KEY = 32
+_TOMBSTONE = orjson.dumps({"status": "tombstoned"})
+
+
+@dataclass(slots=True)
+class Entry:
+    """The ledger events of one operation."""
+
+    idem_key: str
+    actor: str
+    ts: int
+    changes: list[Change]
+    result: bytes  # what a retry with the same key gets back (orjson)
+    fingerprint: bytes | None = None  # keyed digest of the request: a reused key with another request conflicts
+    destroy_keys: list[str] = field(default_factory=list)  # data keys that die with this entry (erasure)
+    l2: list[bool] | None = None  # per change: does L2 still have to apply it? (None: none of them)
+
+
+def _payload(ch: Change) -> bytes:
+    if ch.record is not None:
+        return orjson.dumps(ch.record)
+    if ch.action == E.FORGET:
+        return _TOMBSTONE
+    return orjson.dumps(ch.patch if ch.patch is not None else ch.data or {})
+
+
+def encode(entries: list[Entry]) -> dict:
+    """Entries as columns: item columns, and event columns with the index of their item."""
+    out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
+           "ts": [], "scope": [], "action": [], "memory_id": [], "version": [], "actor": [], "reason": [],
+           "payload": [], "l2": []}
+    for e in entries:
+        out["idem_key"].append(e.idem_key)
+        out["fingerprint"].append(e.fingerprint)
+        out["result"].append(e.result)
+        out["destroy"].append(list(e.destroy_keys))
+        out["n_events"].append(len(e.changes))
+        for i, ch in enumerate(e.changes):
+            out["ts"].append(e.ts)
+            out["scope"].append(ch.scope)
+            out["action"].append(ch.action)
+            out["memory_id"].append(ch.memory_id)
+            out["version"].append(ch.version)
+            out["actor"].append(e.actor)
+            out["reason"].append(ch.reason)
+            out["payload"].append(_payload(ch))
+            out["l2"].append(bool(e.l2[i]) if e.l2 is not None else False)
+    return out
+
+
+_ITEM_COLUMNS = ("idem_key", "fingerprint", "result", "destroy", "n_events")
+_EVENT_COLUMNS = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
+EMPTY: dict = {k: [] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS)}
+
+
+def merge(batches: list[dict]) -> dict:
+    """Several callers' batches as one (the ledger writer's group commit)."""
+    if len(batches) == 1:
+        return batches[0]
+    return {k: [v for b in batches for v in b[k]] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS)}
+
+
+def seal_all(actions: list[str], memory_ids: list[str | None], payloads: list[bytes]
+             ) -> tuple[list[bytes], list[bool], list[str], list[bytes]]:
+    """Seal the record payloads of a batch: each record event gets a fresh data key. Returns
+    (snapshots, encrypted flags, key memory ids, keys)."""
+    todo = [i for i, a in enumerate(actions) if a in RECORD_ACTIONS]
+    snapshots, encrypted = list(payloads), [False] * len(payloads)
+    if not todo:
+        return snapshots, encrypted, [], []
+    rnd = os.urandom(len(todo) * (KEY + NONCE))  # one syscall for every key and nonce
+    key_ids, keys = [], []
+    for j, i in enumerate(todo):
+        base = j * (KEY + NONCE)
+        key, nonce = rnd[base:base + KEY], rnd[base + KEY:base + KEY + NONCE]
+        mid = memory_ids[i]
+        snapshots[i] = nonce + AESGCM(key).encrypt(nonce, payloads[i], mid.encode())
+        encrypted[i] = True
+        key_ids.append(mid)
+        keys.append(key)
+    return snapshots, encrypted, key_ids, keys
+
+
+def unseal(key: bytes, blob: bytes, memory_id: str) -> bytes:
+    return AESGCM(key).decrypt(blob[:NONCE], blob[NONCE:], memory_id.encode())
+
+
+def decode(action: str, scope: str, memory_id: str | None, reason: str | None, encrypted: bool, snapshot: bytes,
+           key: bytes | None) -> Change | None:
+    """The change a stored event meant. A record whose data key was destroyed decodes to
+    None (its erasure follows in the ledger)."""
+    if action in RECORD_ACTIONS:
+        if not encrypted or key is None:
+            return None
+        return Change(action, scope, memory_id, record=R.complete(orjson.loads(unseal(key, snapshot, memory_id))),
+                      reason=reason)
+    body = orjson.loads(snapshot) if snapshot else {}
+    if action in (E.BLOCK, E.GRANT):
+        return Change(action, scope, memory_id, data=body, reason=reason)
+    return Change(action, scope, memory_id, patch=body, reason=reason)

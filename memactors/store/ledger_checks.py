@@ -1,0 +1,164 @@
+"""The ledger's checks: the full walk (``verify``) and the cheap one at open (``open_check``).
+
+What they prove, and against whom: README, "Threat model". The chain (``memactors.core.events``)
+proves order and content to whoever trusts the file; the MACs under the ledger key (kept
+outside the data folder, ``memactors.store.ledger_key``) and the anchor beside it prove that
+nobody without that key appended, edited, re-chained or truncated events; the table checks
+find data keys and idempotency rows deleted behind the runtime's back.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import duckdb
+
+from ..core import events as E
+from ..core.errors import LedgerTampered, StoreError
+from .ledger_key import key_dir as resolve_key_dir
+
+
+@dataclass(slots=True)
+class VerifyResult:
+    ok: bool
+    events: int
+    first_bad_seq: int | None
+    reason: str
+    table: str | None = None  # the table that disagrees with the events, when that is the finding
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "events": self.events, "first_bad_seq": self.first_bad_seq, "reason": self.reason,
+                "table": self.table}
+
+
+class LedgerChecks:
+    """Mixed into ``Ledger``: needs ``con``, ``key``, ``path``, ``last_seq`` and ``_q``."""
+
+    def verify(self, chunk: int = 50_000) -> VerifyResult:
+        """Walk the chain up to the newest committed event (a snapshot: commits meanwhile are
+        not mistaken for breaks), check every stored MAC and that the last event has one, the
+        anchor outside the folder, and the tables that must agree with the events."""
+        upto = self.last_seq
+        prev, expect, count, vouched = E.GENESIS, 1, 0, 0
+        cols = ", ".join((*E.COLUMNS, "mac"))
+        reader = self.con.cursor().sql(f"SELECT {cols} FROM events WHERE seq <= {int(upto)} ORDER BY seq"
+                                       ).to_arrow_reader(chunk)
+        for batch in reader:
+            rows = batch.to_pylist()
+            bad, why, prev, expect = E.verify_rows(rows, prev, expect)
+            if bad is not None:
+                return VerifyResult(False, count, bad, why)
+            for r in rows:
+                if r["mac"] is not None:
+                    if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
+                        return VerifyResult(False, count, vouched + 1, f"the ledger key does not vouch for seq "
+                                            f"{vouched + 1}..{r['seq']}: events were forged or re-chained")
+                    vouched = r["seq"]
+                elif r["action"] == E.GRANT:
+                    return VerifyResult(False, count, r["seq"], "a grant event without its MAC (forged)")
+            count += batch.num_rows
+        if expect - 1 != upto:
+            return VerifyResult(False, count, expect, f"the chain ends at seq {expect - 1}, the ledger says {upto}")
+        if vouched != upto:
+            return VerifyResult(False, count, vouched + 1,
+                                f"events after seq {vouched} are not vouched for by the ledger key (appended by hand?)")
+        problem = self._check_anchor() or self._check_tables()
+        if problem is not None:
+            return VerifyResult(False, count, *problem)
+        return VerifyResult(True, count, None, "ok")
+
+    def open_check(self) -> None:
+        """What opening checks, cheaply, before anything is served: the anchor, the events
+        after it (chain and MAC), every grant's own MAC, and the keys and idempotency tables.
+        The full walk is ``verify()``. Raises LedgerTampered naming the seq or table."""
+        problem = self._check_anchor()
+        if problem is None:
+            head = self.key.read_head()
+            start = head[0] if head else 0
+            prev = bytes(self._q("SELECT hash FROM events WHERE seq = ?", [start])[0][0]) if start else E.GENESIS
+            cols = ", ".join((*E.COLUMNS, "mac"))
+            tail = [dict(zip((*E.COLUMNS, "mac"), r)) for r in
+                    self._q(f"SELECT {cols} FROM events WHERE seq > ? ORDER BY seq", [start])]
+            bad, why, _, _ = E.verify_rows(tail, prev, start + 1)
+            if bad is not None:
+                problem = (bad, why)
+            elif tail and not self.key.check(tail[-1]["seq"], bytes(tail[-1]["hash"]), tail[-1]["mac"]):
+                problem = (start + 1, f"events {start + 1}..{tail[-1]['seq']} are not vouched for by the ledger key")
+        if problem is None:
+            problem = self._check_grants() or self._check_tables()
+        if problem is not None:
+            seq, why, *table = problem
+            where = f"seq {seq}" if seq is not None else f"table {table[0]}"
+            raise LedgerTampered(f"the ledger at {self.path} fails its check at {where}: {why}; it was changed "
+                                 "outside memactors. `memactors audit verify` shows the finding; restore the "
+                                 "data folder from a backup")
+
+    def _check_anchor(self) -> tuple | None:
+        head = self.key.read_head()
+        if head is None:
+            return (1, "the ledger has events but no anchor") if self.last_seq else None
+        seq, h = head
+        last = self._q("SELECT max(seq) FROM events")[0][0] or 0
+        if seq > last:
+            return (last + 1, f"the ledger ends at seq {last} but its anchor says {seq}: events were deleted")
+        row = self._q("SELECT hash FROM events WHERE seq = ?", [seq])
+        if not row or bytes(row[0][0]) != h:
+            return (seq, "the event does not match the anchor kept outside the data folder")
+        return None
+
+    def _check_grants(self) -> tuple | None:
+        """Every grant event's content hashes to its stored hash, which its own MAC vouches for."""
+        cols = ", ".join((*E.COLUMNS, "mac"))
+        for row in self._q(f"SELECT {cols} FROM events WHERE action = 'grant' ORDER BY seq"):
+            r = dict(zip((*E.COLUMNS, "mac"), row))
+            bad, why, _, _ = E.verify_rows([r], bytes(r["prev_hash"]), r["seq"])
+            if bad is not None:
+                return (bad, f"grant event: {why}")
+            if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
+                return (r["seq"], "a grant event the ledger key does not vouch for (forged)")
+        return None
+
+    def _check_tables(self) -> tuple | None:
+        """Tables the events imply: a key for every memory written and not erased, an
+        idempotency row for every key an event carries."""
+        cur = self.con.cursor()
+        n, example = cur.execute(
+            """SELECT count(*), min(e.seq) FROM events e
+               WHERE e.action IN ('write', 'write_working') AND e.encrypted
+                 AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id)
+                 AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget')"""
+        ).fetchone()
+        if n:
+            return (None, f"{n} memories written and never erased have no data key (first at seq {example}): "
+                          "keys were deleted", "keys")
+        n, example = cur.execute(
+            """SELECT count(*), min(e.seq) FROM (SELECT idem_key, min(seq) AS seq FROM events
+                 WHERE idem_key IS NOT NULL GROUP BY idem_key) e
+               WHERE NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.idem_key = e.idem_key)"""
+        ).fetchone()
+        if n:
+            return (None, f"{n} idempotency keys carried by events have no row (first at seq {example}): "
+                          "rows were deleted", "idempotency")
+        return None
+
+
+def verify_folder(data_dir: str, key_dir: str = "") -> dict:
+    """Verify a data folder's ledger without a runtime (the runtime refuses to open a ledger
+    that fails its checks; this says where). The folder must not be open by a runtime."""
+    path = os.path.join(data_dir, "ledger.duckdb")
+    if not os.path.exists(path):
+        raise StoreError(f"no ledger in {data_dir}")
+    from .ledger import Ledger  # the ledger builds on these checks; this entry point builds a ledger
+
+    try:
+        led = Ledger(path, resolve_key_dir(key_dir), read_only=True)
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open {path} read-only ({(str(exc).splitlines() or ['?'])[0][:120]}); "
+                         "if a runtime has it open, use runtime.audit.verify()") from None
+    try:
+        return led.verify().to_dict()
+    finally:
+        led.con.close()
+
+
