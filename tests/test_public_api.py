@@ -9,7 +9,7 @@ def test_exported_names():
         "AccessDenied", "BackPressure", "Config", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
         "IdempotencyConflict", "InvalidIdentifier", "InvalidRecord", "InvalidScope", "LedgerKeyMissing",
         "LedgerTampered", "ManualClock", "MemactorsError", "NoGrants",
-        "NotFound", "RecallResult", "Runtime", "RuntimeClosed", "Scope", "StoreError", "SystemClock",
+        "NotFound", "RecallResult", "Runtime", "RuntimeClosed", "Scope", "ServerError", "StoreError", "SystemClock",
         "ValidationError", "WriteResult", "__version__", "connect", "parse_scope",
     }
 
