@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -177,14 +178,18 @@ def test_down_cleans_up_after_a_dead_head(no_runtime, tmp_path):
 def test_down_removes_only_a_temp_dir_up_made(no_runtime, tmp_path):
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    keep = [tempfile.mkdtemp(prefix="other-"), str(tmp_path / "memactors-nested"),
-            os.path.join(tempfile.mkdtemp(prefix="memactors-outer-"), "memactors-inner")]
-    for k in keep:
-        os.makedirs(k, exist_ok=True)
-        data = tmp_path / f"data-{os.path.basename(k)}"
-        _write_info(data, address="127.0.0.1:1", ray_pid=gone.pid, temp_dir=k)
-        assert server.down(data)["status"] == "down"
-        assert os.path.isdir(k), k
+    other, outer = tempfile.mkdtemp(prefix="other-"), tempfile.mkdtemp(prefix="memactors-outer-")
+    keep = [other, str(tmp_path / "memactors-nested"), os.path.join(outer, "memactors-inner")]
+    try:
+        for k in keep:
+            os.makedirs(k, exist_ok=True)
+            data = tmp_path / f"data-{os.path.basename(k)}"
+            _write_info(data, address="127.0.0.1:1", ray_pid=gone.pid, temp_dir=k)
+            assert server.down(data)["status"] == "down"
+            assert os.path.isdir(k), k
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+        shutil.rmtree(outer, ignore_errors=True)
 
 
 def test_up_when_already_up_starts_nothing(no_runtime, tmp_path):
