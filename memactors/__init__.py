@@ -8,6 +8,8 @@
               allowed_scopes=["/org/acme/user/alice/"], purpose="answer")
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .core.clock import ManualClock, SystemClock
 from .core.config import Config
 from .core.errors import (
@@ -25,13 +27,19 @@ from .core.errors import (
     MemactorsError,
     NoGrants,
     NotFound,
+    OwnerUnavailable,
+    PartialWrite,
     RuntimeClosed,
+    ServerError,
     StoreError,
+    Unavailable,
     ValidationError,
 )
 from .core.records import WriteResult
 from .core.scopes import Scope, parse_scope
-from .runtime import Hit, RecallResult, Runtime, connect
+
+if TYPE_CHECKING:
+    from .runtime import Hit, RecallResult, Runtime, connect
 
 __version__ = "0.1.0"
 
@@ -53,15 +61,33 @@ __all__ = [
     "MemactorsError",
     "NoGrants",
     "NotFound",
+    "OwnerUnavailable",
+    "PartialWrite",
     "RecallResult",
     "Runtime",
     "RuntimeClosed",
     "Scope",
+    "ServerError",
     "StoreError",
     "SystemClock",
+    "Unavailable",
     "ValidationError",
     "WriteResult",
     "__version__",
     "connect",
     "parse_scope",
 ]
+
+# The runtime (and with it ray, duckdb and lancedb, ~0.5 s) is imported on first use, so that
+# `import memactors` stays light for the command line and for code that only needs the errors.
+_LAZY = frozenset({"Hit", "RecallResult", "Runtime", "connect"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import runtime
+
+        value = getattr(runtime, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

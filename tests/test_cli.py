@@ -67,6 +67,14 @@ def test_help_runs(path):
         (["forget", "not-an-id", "--actor", "a1", "--reason", "r"], "memory_id"),
         (["grant", "..", "/org/acme/"], "actor"),
         (["grant", "a1", "/org/ａcme/"], ""),
+        (["grants", "a 1"], "actor"),
+        (["audit", "recall", "r 1", "--actor", "a1"], "recall_id"),
+        (["explain", "r/1", "--actor", "a1"], "recall_id"),
+        (["cite", "0" * 32, "not-an-id", "--actor", "a1"], "memory_id"),
+        (["cite", "0" * 32, "0" * 32, "--actor", ".."], "actor"),
+        (["review", "list", "/org/../", "--actor", "a1"], ""),
+        (["review", "approve", "0" * 32, "--actor", "a1", "--reason", " "], "reason"),
+        (["review", "reject", "zz", "--actor", "a1", "--reason", "r"], "memory_id"),
     ],
 )
 def test_invalid_input_is_one_line_exit_2(no_runtime, tmp_path, args, needle):

@@ -9,15 +9,16 @@ def test_exported_names():
         "AccessDenied", "BackPressure", "Config", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
         "IdempotencyConflict", "InvalidIdentifier", "InvalidRecord", "InvalidScope", "LedgerKeyMissing",
         "LedgerTampered", "ManualClock", "MemactorsError", "NoGrants",
-        "NotFound", "RecallResult", "Runtime", "RuntimeClosed", "Scope", "StoreError", "SystemClock",
-        "ValidationError", "WriteResult", "__version__", "connect", "parse_scope",
+        "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Runtime", "RuntimeClosed", "Scope",
+        "ServerError", "StoreError", "SystemClock", "Unavailable", "ValidationError", "WriteResult", "__version__",
+        "connect", "parse_scope",
     }
 
 
 def test_runtime_methods():
     for name in ["grant", "grants", "write", "write_many", "recall", "forget", "flush", "stats", "close",
                  "awrite", "awrite_many", "arecall", "aforget", "agrant", "aclose", "push", "push_session",
-                 "mark_cited", "explain", "apush", "amark_cited", "aexplain"]:
+                 "mark_cited", "explain", "apush", "amark_cited", "aexplain", "grant_many", "agrant_many"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 

@@ -16,7 +16,8 @@
      │    ├── DataFolderLocked    another runtime holds the data folder for writing
      │    ├── EmbedderMismatch    the store was built with another embedder
      │    ├── LedgerKeyMissing    the ledger's key (kept outside the data folder) is not found
-     │    └── LedgerTampered      the ledger disagrees with its key, its anchor or itself
+     │    ├── LedgerTampered      the ledger disagrees with its key, its anchor or itself
+     │    └── ServerError         the long-lived runtime of `up` cannot be started, reached or read
      ├── Unavailable              a part of the runtime cannot be reached now (retry, or reconnect)
      │    └── OwnerUnavailable    a scope owner stayed unreachable; nothing further was written
      └── RuntimeClosed            the runtime was closed
@@ -110,6 +111,11 @@ class LedgerKeyMissing(StoreError):
 class LedgerTampered(StoreError):
     """The ledger fails a check against its key, its anchor or its own chain; the message names
     the first bad seq or the table."""
+
+
+class ServerError(StoreError):
+    """The long-lived runtime of a data folder (``memactors up``) cannot be started or reached,
+    or its ``runtime.json`` is unreadable or names a Ray head that is gone."""
 
 
 class Unavailable(MemactorsError):

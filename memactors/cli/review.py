@@ -1,45 +1,16 @@
-"""The gate's verbs: `memactors scan` (the gate alone, no store) and `memactors review ...`.
-
-Registered on the ``cli`` group when ``memactors.cli`` imports this module.
-"""
+"""`memactors review list|approve|reject`: the queue of writes the gate held as pending."""
 
 from __future__ import annotations
 
-import sys
-
 import click
-from rich.text import Text
 
-from memactors.cli import Out, _decision, _fmt, _short, cli, common, open_runtime
+from memactors.cli.group import CliError, cli, common
+from memactors.cli.output import Out, decision_text, fmt, short
 from memactors.core import records as R
+from memactors.core.scopes import check_identifier, parse_scope
+from memactors.server import open_runtime
 
 REVIEW_COLUMNS = ["memory id", "scope", "source", "created", "content (as stored, redacted)"]
-
-
-@cli.command()
-@click.option("--text", "text", help="The text to scan (default: read standard input).")
-@click.option("--source", type=click.Choice(sorted(R.SOURCE_CONFIDENCE)), default="user_stated", show_default=True,
-              help="Where the text comes from: untrusted kinds (web, document, tool) get the injection rules.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
-def scan(text: str | None, source: str, as_json: bool) -> None:
-    """Run the write gate alone, with no store: the decision, the rule hits (ids, spans,
-    reasons) and the text as it would be stored. Never prints a matched value."""
-    from memactors.gate import Gate
-
-    if text is None:
-        text = sys.stdin.read()
-    report = Gate().scan(text, source)
-    out = Out(as_json)
-    if as_json:
-        out.json({**report.summary(), "stored_text": report.text})
-        return
-    out.kv([("decision", _decision(report.decision)), ("risk", f"{report.risk:.2f}"),
-            ("tags", ", ".join(report.tags) or "-")])
-    out.table(["rule", "category", "node", "span", "action", "reason"],
-              [[h.rule, h.category, h.node, f"{h.start}-{h.end}", h.action, h.reason] for h in report.hits],
-              title="hits", empty="no hits")
-    out.line(Text("stored as:", style="bold"))
-    out.line(report.text if report.text is not None else "(nothing: blocked)")
 
 
 @cli.group()
@@ -53,24 +24,30 @@ def review() -> None:
 @common
 def review_list(scope: str, actor: str, data: str, as_json: bool) -> None:
     """List the pending writes of SCOPE (content as stored: already redacted)."""
+    parse_scope(scope)  # validate before paying for a runtime
+    check_identifier(actor, "actor")
     out = Out(as_json)
     with open_runtime(data) as (rt, _):
         items = rt.review.pending(scope, actor=actor)
     if as_json:
         out.json({"pending": items})
         return
-    out.table(REVIEW_COLUMNS, [[i["memory_id"], i["scope"], i["source_kind"], _fmt(i["created_at"]), i["content"]]
+    out.table(REVIEW_COLUMNS, [[i["memory_id"], i["scope"], i["source_kind"], fmt(i["created_at"]), i["content"]]
                                for i in items], title=f"pending in {scope}", empty="nothing pending")
 
 
 def _decide(approve: bool, memory_id: str, actor: str, reason: str, data: str, as_json: bool) -> None:
+    R.check_memory_id(memory_id)  # validate before paying for a runtime
+    check_identifier(actor, "actor")
+    if not reason.strip():
+        raise CliError("--reason must not be empty")
     out = Out(as_json)
     with open_runtime(data) as (rt, _):
         res = (rt.review.approve if approve else rt.review.reject)(memory_id, actor=actor, reason=reason)
     if as_json:
         out.json(res)
         return
-    out.kv([("decision", _decision(res["decision"])), ("memory id", _short(res.get("memory_id"), 32)),
+    out.kv([("decision", decision_text(res["decision"])), ("memory id", short(res.get("memory_id"), 32)),
             ("outcome", res.get("outcome", "-"))])
 
 

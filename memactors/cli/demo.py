@@ -1,70 +1,29 @@
-"""`memactors demo`: the narrated walk behind the README's quickstart (`make run`).
-
-Registered on the ``cli`` group when ``memactors.cli`` imports this module.
-"""
+"""`memactors demo`: the narrated walk behind the README's quickstart (`make run`)."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import shutil
 import time
+from typing import Any
 
 import click
 from rich.text import Text
 
-import memactors
-from memactors.cli import (
+from memactors.cli.fresh import fresh as fresh_folder
+from memactors.cli.group import cli, common
+from memactors.cli.output import (
     GRANT_COLUMNS,
     HIT_COLUMNS,
-    CliError,
     Out,
-    _data_dir,
-    _decision,
-    _gate_summary,
-    _grant_rows,
-    _hit_rows,
-    _mask,
-    _print_evidence,
-    _runtime_file,
-    _short,
-    cli,
-    common,
-    open_runtime,
+    decision_text,
+    gate_summary,
+    grant_rows,
+    hit_rows,
+    mask,
+    print_evidence,
+    short,
 )
-
-
-def _looks_like_data_folder(path: str) -> bool:
-    return not os.listdir(path) or os.path.exists(os.path.join(path, "ledger.duckdb"))
-
-
-def _folder_in_use(path: str) -> bool:
-    lock = os.path.join(path, "lock")
-    if not os.path.exists(lock):
-        return False
-    with open(lock, "a+") as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-    return False
-
-
-def _fresh(data: str) -> None:
-    path = _data_dir(data)
-    if not os.path.exists(path):
-        return
-    if not os.path.isdir(path):
-        raise CliError(f"--fresh: {path} is not a folder; refusing to delete it")
-    if not _looks_like_data_folder(path):
-        raise CliError(f"--fresh: {path} is not empty and has no ledger.duckdb, so it does not look like a "
-                       "memactors data folder; refusing to delete it")
-    if os.path.exists(_runtime_file(path)):
-        raise CliError(f"--fresh: a runtime is up on {path}; run `memactors down --data {data}` first")
-    if _folder_in_use(path):
-        raise CliError(f"--fresh: {path} is open by another memactors runtime; refusing to delete it")
-    shutil.rmtree(path)
+from memactors.core.errors import AccessDenied
+from memactors.server import open_runtime
 
 
 API_KEY_DEMO = "sk-proj-" + "d3m0K3yN0tR3al" + "x" * 16  # 30 characters after the prefix; the gate blocks it
@@ -84,7 +43,7 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
     out = Out(as_json)
     t_all = time.monotonic()
     if fresh:
-        _fresh(data)
+        fresh_folder(data)
     step_no = 0
 
     def step(key: str, title: str, note: str, **payload: Any) -> None:
@@ -118,7 +77,7 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
              "Two tenants (acme, globex). A grant covers its scope and every descendant; no grant, no access. "
              "An assistant still sees its org's memories: /org/acme/ is an ancestor of alice's scope.",
              grants=granted)
-        out.table(GRANT_COLUMNS, _grant_rows(granted))
+        out.table(GRANT_COLUMNS, grant_rows(granted))
 
         # -- writes through the gate
         writes = [
@@ -142,9 +101,9 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
         brand_v1 = results[5]
         rows, payload = [], []
         for w, r in zip(writes, results):
-            shown = _mask(w["text"], r.gate)
-            rows.append([w["actor"], w["scope"], Text(shown), _decision(r.decision), _short(r.memory_id),
-                         _gate_summary(r.gate)])
+            shown = mask(w["text"], r.gate)
+            rows.append([w["actor"], w["scope"], Text(shown), decision_text(r.decision), short(r.memory_id),
+                         gate_summary(r.gate)])
             payload.append({"actor": w["actor"], "scope": w["scope"], "text": shown, **r.to_dict()})
         step("writes", "Writes through the gate",
              "Every write is scanned before anything is stored: the phone number is redacted to a "
@@ -163,11 +122,11 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
              "ancestors (alice's scope, acme's org scope, /global/). The stored phone memory reads [PHONE_CN].",
              recalls=[{"query": "what tea does alice like to drink?", **r_en.to_dict()},
                       {"query": "爱丽丝喜欢喝什么茶", **r_zh.to_dict()}])
-        out.table(HIT_COLUMNS, _hit_rows(r_en.hits),
+        out.table(HIT_COLUMNS, hit_rows(r_en.hits),
                   title="assistant-alice: \"what tea does alice like to drink?\"  "
-                        f"(recall {_short(r_en.recall_id, 12)}, "
+                        f"(recall {short(r_en.recall_id, 12)}, "
                         f"{r_en.path})")
-        out.table(HIT_COLUMNS, _hit_rows(r_zh.hits), title="assistant-alice: \"爱丽丝喜欢喝什么茶\"  (top 3)")
+        out.table(HIT_COLUMNS, hit_rows(r_zh.hits), title="assistant-alice: \"爱丽丝喜欢喝什么茶\"  (top 3)")
         out.line(f"visible scopes: {', '.join(r_en.visible_scopes)}", style="dim")
 
         # -- update: a new version
@@ -179,10 +138,10 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
              "Same subject+predicate (alice / opinion_of_brand_x), a new object, equal confidence: version "
              f"{v2.version} supersedes version {brand_v1.version}; only the new version is recalled.",
              previous=brand_v1.to_dict(), update=v2.to_dict(), recall=r_brand.to_dict(), old_version_recalled=old_seen)
-        out.kv([("decision", _decision(v2.decision)), ("new memory", f"{_short(v2.memory_id)} v{v2.version}"),
-                ("supersedes", f"{_short(v2.supersedes)} v{brand_v1.version}"),
+        out.kv([("decision", decision_text(v2.decision)), ("new memory", f"{short(v2.memory_id)} v{v2.version}"),
+                ("supersedes", f"{short(v2.supersedes)} v{brand_v1.version}"),
                 ("old version recalled", Text("yes" if old_seen else "no", style="red" if old_seen else "green"))])
-        out.table(HIT_COLUMNS, _hit_rows(r_brand.hits), title="assistant-alice: \"alice opinion of brand X teas\"")
+        out.table(HIT_COLUMNS, hit_rows(r_brand.hits), title="assistant-alice: \"alice opinion of brand X teas\"")
 
         # -- forget
         fg = rt.forget(phone_id, actor="assistant-alice", reason="alice asked to remove her phone number")
@@ -193,9 +152,9 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
              "A tombstone event; the L2 row and caches are gone and the memory's data key is destroyed. "
              "It is not recalled again.",
              forget=fg, recall=r_phone.to_dict(), forgotten_recalled=seen)
-        out.kv([("decision", _decision(fg.get("decision"))), ("memory", fg.get("memory_id")),
+        out.kv([("decision", decision_text(fg.get("decision"))), ("memory", fg.get("memory_id")),
                 ("recalled afterwards", Text("yes" if seen else "no", style="red" if seen else "green"))])
-        out.table(HIT_COLUMNS, _hit_rows(r_phone.hits), title="assistant-alice: \"how can I call alice? ...\"")
+        out.table(HIT_COLUMNS, hit_rows(r_phone.hits), title="assistant-alice: \"how can I call alice? ...\"")
 
         # -- refused
         attempts = [
@@ -211,7 +170,7 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
             try:
                 call()
                 refused.append({"attempt": label, "refused": False, "error": None, "message": "allowed (unexpected)"})
-            except memactors.AccessDenied as exc:
+            except AccessDenied as exc:
                 refused.append({"attempt": label, "refused": True, "error": type(exc).__name__, "message": str(exc)})
         step("refused", "Grants stop what the model asks for",
              "The host sets the agent's identity; the model picks queries and scopes. Grants refuse the rest.",
@@ -227,7 +186,7 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
              "assistant-carol recalls \"alice's tea\" with her own scope: only globex and /global/ are visible, "
              "so nothing of acme's can come back.",
              recall=r_x.to_dict(), acme_hits=len(acme_hits))
-        out.table(HIT_COLUMNS, _hit_rows(r_x.hits), title="assistant-carol: \"alice's tea\"", empty="no hits")
+        out.table(HIT_COLUMNS, hit_rows(r_x.hits), title="assistant-carol: \"alice's tea\"", empty="no hits")
         out.kv([("visible scopes", r_x.visible_scopes),
                 ("acme memories returned", Text(str(len(acme_hits)), style="red" if acme_hits else "bold green"))])
 
@@ -242,8 +201,8 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
         out.kv([("ok", Text("yes" if v.get("ok") else "NO", style="bold green" if v.get("ok") else "bold red")),
                 ("events", v.get("events")), ("first bad seq", v.get("first_bad_seq"))])
         if ev is not None and not as_json:
-            out.line(Text(f"evidence of recall {_short(r_en.recall_id, 12)}:", style="bold"))
-            _print_evidence(out, ev)
+            out.line(Text(f"evidence of recall {short(r_en.recall_id, 12)}:", style="bold"))
+            print_evidence(out, ev)
     secs = time.monotonic() - t_all
     step("done", "Done", f"Runtime closed. {secs:.1f} s in all.", seconds=round(secs, 2), ok=bool(v.get("ok")))
     if not as_json:

@@ -1,0 +1,40 @@
+"""The command line: thin commands over library calls.
+
+    memactors up                      start a long-lived local runtime for a data folder
+    memactors write SCOPE TEXT ...    write one memory through the gate
+    memactors recall QUERY ...        recall through the recall contract
+    memactors forget MEMORY_ID ...    erase one memory
+    memactors grant ACTOR SCOPE ...   grant (or revoke) read / write on a scope
+    memactors grants [ACTOR]          list grants
+    memactors audit verify            walk the ledger's hash chain
+    memactors audit recall ID         the evidence logged for one recall
+    memactors explain / cite ID ...   why a recall's hits came back; which ones were used
+    memactors scan [--text T]         run the write gate alone, no store
+    memactors review list|approve|reject   the review queue of held writes
+    memactors bench thresholds ...    the retrieval-threshold harness on a store of its own
+    memactors demo --fresh            a narrated walk through all of it
+    memactors down                    stop the long-lived runtime
+
+Every verb takes ``--data DIR`` (default ``.memactors-data``, or $MEMACTORS_DATA) and ``--json``.
+When ``DIR/runtime.json`` exists (written by ``memactors up``) a verb attaches to that runtime
+in about a second; otherwise it starts an embedded runtime for the one command and closes it
+(``memactors.server`` holds that lifecycle).
+
+Layout: ``group`` holds the click group and the shared options, ``output`` the one output
+module; every other module is a family of commands and registers them on the group when
+imported here. Nothing imports Ray until a command runs.
+
+Exit codes: 0 ok, 1 the ledger does not verify, 2 a user error (one line on stderr).
+"""
+
+from __future__ import annotations
+
+from memactors.cli import audit, bench, demo, explain, gate, grants, memory, review, server  # noqa: F401 - registration
+from memactors.cli.group import cli
+
+__all__ = ["cli", "main"]
+
+
+def main() -> None:
+    """The console script ``memactors``."""
+    cli(prog_name="memactors")

@@ -1,0 +1,5 @@
+"""``python -m memactors.cli``."""
+
+from memactors.cli import main
+
+main()

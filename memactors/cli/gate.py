@@ -1,0 +1,38 @@
+"""`memactors scan`: the write gate alone, with no store and no runtime."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.text import Text
+
+from memactors.cli.group import cli
+from memactors.cli.output import Out, decision_text
+from memactors.core import records as R
+
+
+@cli.command()
+@click.option("--text", "text", help="The text to scan (default: read standard input).")
+@click.option("--source", type=click.Choice(sorted(R.SOURCE_CONFIDENCE)), default="user_stated", show_default=True,
+              help="Where the text comes from: untrusted kinds (web, document, tool) get the injection rules.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+def scan(text: str | None, source: str, as_json: bool) -> None:
+    """Run the write gate alone, with no store: the decision, the rule hits (ids, spans,
+    reasons) and the text as it would be stored. Never prints a matched value."""
+    from memactors.gate import Gate
+
+    if text is None:
+        text = sys.stdin.read()
+    report = Gate().scan(text, source)
+    out = Out(as_json)
+    if as_json:
+        out.json({**report.summary(), "stored_text": report.text})
+        return
+    out.kv([("decision", decision_text(report.decision)), ("risk", f"{report.risk:.2f}"),
+            ("tags", ", ".join(report.tags) or "-")])
+    out.table(["rule", "category", "node", "span", "action", "reason"],
+              [[h.rule, h.category, h.node, f"{h.start}-{h.end}", h.action, h.reason] for h in report.hits],
+              title="hits", empty="no hits")
+    out.line(Text("stored as:", style="bold"))
+    out.line(report.text if report.text is not None else "(nothing: blocked)")

@@ -1,0 +1,53 @@
+"""The click group every command registers on, the options every store verb shares, and the
+error a command raises for a user error it detects itself. Command modules import this module;
+``memactors.cli`` imports the command modules: no import goes the other way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+import memactors
+
+DEFAULT_DATA = ".memactors-data"
+
+
+class CliError(Exception):
+    """A user error the CLI itself detects (printed as one line, exit code 2)."""
+
+
+class Group(click.Group):
+    """Turns user errors into one line on stderr and exit code 2 (never a traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (memactors.MemactorsError, CliError) as exc:
+            msg = str(exc) or type(exc).__name__
+            click.echo(f"error: {msg.splitlines()[0] if msg else msg}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            ctx.exit(130)
+
+
+def common(fn: Callable) -> Callable:
+    """Add ``--data DIR`` and ``--json`` to a command that works on a data folder."""
+    fn = click.option("--json", "as_json", is_flag=True,
+                      help="Print machine-readable JSON (one object per line) instead of tables.")(fn)
+    fn = click.option("--data", default=DEFAULT_DATA, show_default=True, envvar="MEMACTORS_DATA",
+                      metavar="DIR", help="The data folder (ledger, L2 store, runtime.json).")(fn)
+    return fn
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(memactors.__version__, prog_name="memactors")
+def cli() -> None:
+    """memactors: a governed memory runtime for LLM agents, on Ray.
+
+    Every verb works on one data folder (--data). Run `memactors up` once to keep a runtime
+    alive so each verb attaches in about a second; without it, each verb starts (and stops)
+    an embedded runtime of its own.
+    """

@@ -1,0 +1,151 @@
+"""The one output module of the command line: rich tables for people, one JSON object per line
+for machines, and the shared ways of showing decisions, gate hits, recall hits, grants and
+recall evidence. Nothing here echoes a value the write gate matched."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+class Out:
+    """Rich tables for people, one JSON object per line (orjson) for machines."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.console = Console(highlight=False, soft_wrap=False)
+        if not self.console.is_terminal:
+            self.console = Console(highlight=False, soft_wrap=False, width=120)  # piped: not the 80 default
+
+    def json(self, obj: Any) -> None:
+        sys.stdout.write(orjson.dumps(obj, default=str).decode() + "\n")
+        sys.stdout.flush()
+
+    def heading(self, title: str, note: str | None = None) -> None:
+        if self.as_json:
+            return
+        self.console.print()
+        self.console.rule(Text(title, style="bold cyan"), align="left")
+        if note:
+            self.console.print(Text(note, style="dim"))
+
+    def line(self, text: str | Text, style: str | None = None) -> None:
+        if not self.as_json:
+            self.console.print(text if isinstance(text, Text) else Text(text, style=style or ""))
+
+    def kv(self, pairs: list[tuple[str, Any]], title: str | None = None) -> None:
+        if self.as_json:
+            return
+        t = Table(show_header=False, box=None, padding=(0, 2), title=title, title_justify="left")
+        t.add_column(style="bold")
+        t.add_column()
+        for k, v in pairs:
+            t.add_row(Text(k), v if isinstance(v, Text) else Text(fmt(v)))
+        self.console.print(t)
+
+    def table(self, columns: list[str], rows: list[list[Any]], title: str | None = None,
+              empty: str = "(none)") -> None:
+        if self.as_json:
+            return
+        if not rows:
+            self.console.print(Text(f"{title + ': ' if title else ''}{empty}", style="yellow"))
+            return
+        t = Table(title=title, title_justify="left", header_style="bold", show_lines=False)
+        for c in columns:
+            wide = c.split(" ")[0] in ("content", "text", "message")
+            t.add_column(c, overflow="fold", min_width=36 if wide else None,
+                         no_wrap=c in ("#", "score", "ver", "id", "memory id", "decision", "read", "write"))
+        for r in rows:
+            t.add_row(*[v if isinstance(v, Text) else Text(fmt(v)) for v in r])
+        self.console.print(t)
+
+
+def fmt(v: Any) -> str:
+    """One cell: "-" for None, yes/no, floats to 3 places, lists comma-separated."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(fmt(x) for x in v) or "-"
+    return str(v)
+
+
+def short(s: str | None, n: int = 8) -> str:
+    """The first ``n`` characters of an id, or "-"."""
+    return s[:n] if s else "-"
+
+
+DECISION_STYLE = {
+    "accepted": "green", "redacted": "yellow", "blocked": "bold red", "pending": "magenta",
+    "working_only": "blue", "refreshed": "cyan", "superseded_previous": "green",
+    "kept_as_superseded": "yellow", "forgotten": "red",
+}
+
+
+def decision_text(d: str | None) -> Text:
+    """A write or review decision, coloured by DECISION_STYLE."""
+    return Text(d or "-", style=DECISION_STYLE.get(d or "", ""))
+
+
+def gate_summary(gate: dict) -> str:
+    """The rules a gate report hit and its risk, or "clean"."""
+    hits = gate.get("hits") or []
+    if not hits:
+        return "clean"
+    rules = sorted({h.get("rule", "?") for h in hits})
+    return f"{', '.join(rules)} (risk {float(gate.get('risk', 0)):.1f})"
+
+
+def mask(text: str, gate: dict) -> str:
+    """The input with every span the gate matched replaced by the rule's placeholder, so the CLI
+    never echoes a matched value (a key, a phone number) back to the terminal."""
+    try:
+        from memactors.gate.rules import RULES
+    except ImportError:  # pragma: no cover - the gate always ships rules
+        RULES = {}
+    # Only values are masked (pii, secrets): code, injection and low-value hits show as written.
+    spans = sorted(((h["span"][0], h["span"][1], h.get("rule", "?")) for h in gate.get("hits") or []
+                    if h.get("span") and h.get("category") in ("pii", "secret")), reverse=True)
+    for start, end, rule in spans:
+        placeholder = getattr(RULES.get(rule), "placeholder", None) or f"[{rule}]"
+        text = text[:start] + placeholder + text[end:]
+    return text
+
+
+HIT_COLUMNS = ["#", "score", "scope", "ver", "memory id", "content"]
+
+
+def hit_rows(hits: list, full_ids: bool = False) -> list[list[Any]]:
+    """Rows for HIT_COLUMNS from recall hits (content as stored: already redacted)."""
+    return [[i + 1, f"{h.score:.3f}", h.scope, f"v{h.version}", h.memory_id if full_ids else short(h.memory_id),
+             Text(h.content)] for i, h in enumerate(hits)]
+
+
+GRANT_COLUMNS = ["actor", "scope", "read", "write"]
+
+
+def grant_rows(grants: list[dict]) -> list[list[Any]]:
+    """Rows for GRANT_COLUMNS, ordered by actor then scope."""
+    ordered = sorted(grants, key=lambda g: (g["actor"], g["scope"]))
+    return [[g["actor"], g["scope"], g["read"], g["write"]] for g in ordered]
+
+
+def print_evidence(out: Out, ev: dict) -> None:
+    """The evidence logged for one recall: who, why, which scopes and filters, the hits' ids
+    and scores (never content; the query only as the start of its keyed digest)."""
+    out.kv([("recall id", ev.get("recall_id")), ("actor", ev.get("actor")), ("task id", ev.get("task_id")),
+            ("purpose", ev.get("purpose")), ("allowed scopes", ev.get("allowed_scopes")),
+            ("visible scopes", ev.get("visible_scopes")), ("query digest", short(ev.get("query_digest"), 16) + "…"),
+            ("filters", orjson.dumps(ev.get("filters")).decode()),
+            ("removed", orjson.dumps(ev.get("removed")).decode())])
+    out.table(["#", "memory id", "scope", "score"],
+              [[i + 1, h["memory_id"], h["scope"], h["score"]] for i, h in enumerate(ev.get("hits") or [])],
+              title="hits logged", empty="no hits")

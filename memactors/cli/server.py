@@ -1,0 +1,51 @@
+"""`memactors up` and `memactors down`: the long-lived runtime of a data folder
+(``memactors.server`` does the work)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from memactors import server
+from memactors.cli.group import cli, common
+from memactors.cli.output import Out
+
+
+@cli.command()
+@common
+def up(data: str, as_json: bool) -> None:
+    """Start a long-lived local runtime for DIR that the other verbs attach to.
+
+    Starts a Ray head of its own (own port and temp dir), opens the data folder with detached
+    ledger and owner actors, writes DIR/runtime.json and returns; the actors keep running until
+    `memactors down`.
+    """
+    out = Out(as_json)
+    res = server.up(data)
+    if as_json:
+        out.json(res)
+    elif res["status"] == "already_up":
+        out.line(Text(f"already up: {res['address']} (namespace {res.get('namespace')})", style="green"))
+    else:
+        out.kv([("status", Text("up", style="green")), ("address", res["address"]), ("namespace", res["namespace"]),
+                ("data", res["data_dir"]), ("ray pid", res["ray_pid"]), ("ray log", server.head_log(res)),
+                ("took", f"{res['seconds']:.1f} s")])
+        out.line(Text(f"stop it with: memactors down --data {data}", style="dim"))
+
+
+@cli.command()
+@common
+def down(data: str, as_json: bool) -> None:
+    """Stop the long-lived runtime of DIR started by `memactors up`.
+
+    Flushes, checkpoints the ledger and releases its lock, stops the actors, stops that Ray head
+    (only that one, by the pid in runtime.json) and removes DIR/runtime.json.
+    """
+    out = Out(as_json)
+    res = server.down(data)
+    if as_json:
+        out.json(res)
+    elif res["status"] == "not_up":
+        out.line(f"no runtime is up for {res['data_dir']}")
+    else:
+        out.kv([("status", Text("down", style="green")), ("data", res["data_dir"]),
+                *[("", s) for s in res["steps"]], ("took", f"{res['seconds']:.1f} s")])

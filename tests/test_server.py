@@ -1,0 +1,268 @@
+"""The data-folder layout and the `up`/`down` lifecycle in the library (memactors.server).
+
+Everything but the last test runs without Ray: stand-in processes play the Ray head. The last
+test runs `memactors up`, a few verbs and `memactors down` end to end, in subprocesses."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import orjson
+import pytest
+
+import memactors
+from memactors import server
+from memactors.core.errors import MemactorsError, ServerError, StoreError
+from memactors.store import layout
+from memactors.store.layout import Layout, looks_like_data_folder
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+@pytest.fixture
+def no_runtime(monkeypatch):
+    def refuse(*a, **kw):
+        raise AssertionError("a runtime was opened")
+
+    monkeypatch.setattr(memactors, "connect", refuse)
+
+
+def _sleeper(*argv: str, ignore_term: bool = False) -> subprocess.Popen:
+    """A process in its own session whose command line carries ``argv`` (as a Ray head's does)."""
+    code = "import signal, time\n"
+    if ignore_term:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "print('ready', flush=True)\ntime.sleep(60)\n"
+    proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, start_new_session=True)
+    assert proc.stdout.readline().strip() == b"ready"  # its handlers are installed
+    return proc
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _write_info(data_dir, **info) -> None:
+    os.makedirs(data_dir, exist_ok=True)
+    with open(Layout(str(data_dir)).runtime_file, "wb") as f:
+        f.write(orjson.dumps(info))
+
+
+# --- layout ---------------------------------------------------------------------------------
+
+
+def test_layout_names_every_path(tmp_path):
+    lay = Layout(tmp_path)
+    assert lay.data_dir == str(tmp_path)
+    assert lay.ledger == str(tmp_path / "ledger.duckdb")
+    assert lay.l2 == str(tmp_path / "l2")
+    assert lay.lock == str(tmp_path / "lock")
+    assert lay.runtime_file == str(tmp_path / "runtime.json")
+    assert layout.L2_TABLE == "memories"
+
+
+def test_resolve_gives_one_name_per_folder(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.chdir(tmp_path)
+    real = layout.resolve(tmp_path / "real")
+    assert layout.resolve("link") == real == layout.resolve("./real/../real")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert layout.resolve("~/real") == real
+
+
+def test_looks_like_data_folder_matches_and_refuses(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "ledger.duckdb").write_bytes(b"")
+    (data / "l2").mkdir()
+    assert looks_like_data_folder(empty) and looks_like_data_folder(data)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("keep me")
+    only_l2 = tmp_path / "only_l2"
+    (only_l2 / "l2").mkdir(parents=True)  # no ledger: not plainly ours
+    file = tmp_path / "file"
+    file.write_text("x")
+    for path in (notes, only_l2, file, tmp_path / "missing"):
+        assert not looks_like_data_folder(path), path
+
+
+# --- runtime.json ---------------------------------------------------------------------------
+
+
+def test_server_error_is_a_store_error():
+    assert issubclass(ServerError, StoreError) and issubclass(ServerError, MemactorsError)
+    assert memactors.ServerError is ServerError
+
+
+def test_read_runtime_info(tmp_path):
+    assert server.read_runtime_info(tmp_path) is None
+    _write_info(tmp_path, address="127.0.0.1:1", namespace="n")
+    assert server.read_runtime_info(tmp_path)["address"] == "127.0.0.1:1"
+    for bad in (b"{not json", b"[1, 2]", b'{"address": 5}', b'{"namespace": "n"}'):
+        (tmp_path / "runtime.json").write_bytes(bad)
+        with pytest.raises(ServerError, match="runtime.json"):
+            server.read_runtime_info(tmp_path)
+
+
+def test_head_alive_only_for_our_running_head(tmp_path):
+    temp_dir = str(tmp_path / "memactors-abc")
+    head = _sleeper("start", f"--temp-dir={temp_dir}")
+    other = _sleeper("start", "--temp-dir=/elsewhere")
+    try:
+        assert server.head_alive({"ray_pid": head.pid, "temp_dir": temp_dir})
+        assert not server.head_alive({"ray_pid": other.pid, "temp_dir": temp_dir})  # a recycled pid
+        assert not server.head_alive({"ray_pid": os.getpid(), "temp_dir": temp_dir})  # no "start"
+    finally:
+        _kill(head)
+        _kill(other)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert not server.head_alive({"ray_pid": gone.pid, "temp_dir": temp_dir})
+    zombie = subprocess.Popen([sys.executable, "-c", "pass", "start", temp_dir])
+    deadline = time.monotonic() + 30
+    while not server._is_zombie(zombie.pid):  # exited, not yet reaped
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    try:
+        assert not server.head_alive({"ray_pid": zombie.pid, "temp_dir": temp_dir})
+    finally:
+        zombie.wait()
+    assert server.head_alive({"address": "10.0.0.1:6379"})  # written by hand: trust the address
+    assert server.head_alive({"ray_pid": "123"})
+
+
+def test_stop_head_stops_only_that_process():
+    calm, stubborn, bystander = _sleeper(), _sleeper(ignore_term=True), _sleeper()
+    try:
+        assert server._stop_head(calm.pid, timeout=5) == "stopped"
+        assert server._stop_head(stubborn.pid, timeout=0.5) == "killed"
+        stubborn.wait(timeout=5)
+        assert bystander.poll() is None
+    finally:
+        for p in (calm, stubborn, bystander):
+            _kill(p)
+    assert server._stop_head(calm.pid) == "already gone"
+
+
+# --- up / down / open_runtime without a live head ------------------------------------------
+
+
+def test_down_without_a_runtime_is_a_no_op(no_runtime, tmp_path):
+    assert server.down(tmp_path) == {"status": "not_up", "data_dir": str(tmp_path.resolve())}
+
+
+def test_down_cleans_up_after_a_dead_head(no_runtime, tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    ours = tempfile.mkdtemp(prefix="memactors-test-")
+    _write_info(tmp_path, address="127.0.0.1:1", ray_pid=gone.pid, temp_dir=ours)
+    res = server.down(tmp_path)
+    assert res["status"] == "down" and "already gone" in res["steps"][0]
+    assert not os.path.exists(Layout(str(tmp_path)).runtime_file)
+    assert not os.path.exists(ours)
+
+
+def test_down_removes_only_a_temp_dir_up_made(no_runtime, tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    other, outer = tempfile.mkdtemp(prefix="other-"), tempfile.mkdtemp(prefix="memactors-outer-")
+    keep = [other, str(tmp_path / "memactors-nested"), os.path.join(outer, "memactors-inner")]
+    try:
+        for k in keep:
+            os.makedirs(k, exist_ok=True)
+            data = tmp_path / f"data-{os.path.basename(k)}"
+            _write_info(data, address="127.0.0.1:1", ray_pid=gone.pid, temp_dir=k)
+            assert server.down(data)["status"] == "down"
+            assert os.path.isdir(k), k
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+        shutil.rmtree(outer, ignore_errors=True)
+
+
+def test_up_when_already_up_starts_nothing(no_runtime, tmp_path):
+    temp_dir = str(tmp_path / "memactors-abc")
+    head = _sleeper("start", f"--temp-dir={temp_dir}")
+    try:
+        _write_info(tmp_path, address="127.0.0.1:1", namespace="n", ray_pid=head.pid, temp_dir=temp_dir)
+        res = server.up(tmp_path)
+        assert res["status"] == "already_up" and res["ray_pid"] == head.pid
+    finally:
+        _kill(head)
+
+
+def test_open_runtime_refuses_a_stale_runtime_json(no_runtime, tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    _write_info(tmp_path, address="127.0.0.1:1", ray_pid=gone.pid, temp_dir="/nonexistent/memactors-x")
+    with pytest.raises(ServerError, match="no longer running") as exc:
+        with server.open_runtime(str(tmp_path)):
+            pass
+    assert f"memactors down --data {tmp_path}" in str(exc.value)
+
+
+def test_folder_in_use_follows_the_lock(tmp_path):
+    assert not server.folder_in_use(tmp_path)  # no lock file
+    lock = Layout(str(tmp_path)).lock
+    open(lock, "w").close()
+    assert not server.folder_in_use(tmp_path)  # nobody holds it
+    # The ledger writer holds it from another process; flock is per open file, so hold it in a child.
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\ntime.sleep(60)\n"), lock], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == b"held"
+        assert server.folder_in_use(tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not server.folder_in_use(tmp_path)
+    with open(lock) as f:  # and the probe left it unlocked
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+# --- end to end (starts a Ray head of its own) ----------------------------------------------
+
+
+def _cli(*args: str, data: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "memactors.cli", *args, "--data", data, "--json"],
+                          capture_output=True, text=True, env=env, timeout=180)
+
+
+def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
+    data = str(tmp_path / "data")
+    res = _cli("up", data=data)
+    assert res.returncode == 0, res.stderr
+    info = orjson.loads(res.stdout)
+    try:
+        assert info["status"] == "up" and server.head_alive(info)
+        with open(Layout(data).runtime_file, "rb") as f:
+            assert orjson.loads(f.read()) == {
+                k: info[k] for k in ("address", "namespace", "ray_pid", "temp_dir", "data_dir", "started_at")}
+        assert orjson.loads(_cli("up", data=data).stdout)["status"] == "already_up"
+        res = _cli("grant", "a1", "/org/acme/user/alice/", "--write", data=data)
+        assert res.returncode == 0, res.stderr
+        res = _cli("grants", data=data)
+        assert [g["actor"] for g in orjson.loads(res.stdout)["grants"]] == ["a1"]
+        assert _cli("audit", "verify", data=data).returncode == 0
+    finally:
+        res = _cli("down", data=data)
+    assert res.returncode == 0, res.stderr
+    down = orjson.loads(res.stdout)
+    assert down["status"] == "down" and any("stopped" in s or "killed" in s for s in down["steps"]), down
+    assert not server.head_alive(info)
+    assert not os.path.exists(Layout(data).runtime_file) and not os.path.exists(info["temp_dir"])
+    assert os.path.exists(Layout(data).ledger)
