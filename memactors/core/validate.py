@@ -47,7 +47,7 @@ def got(value: object) -> str:
         n = len(value)  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - any object: its len() may be missing or may raise
         return _article(type(value).__name__)
-    return f"{_article(type(value).__name__)} of {n} items"
+    return f"{_article(type(value).__name__)} of {n} item{'' if n == 1 else 's'}"
 
 
 def show_number(value: numbers.Real) -> str:
@@ -68,14 +68,20 @@ def _article(name: str) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
+def _bound(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 10**15 else f"{x:g}"
+
+
 def _range(lo: float | None, hi: float | None, lo_open: bool) -> str:
     if lo is None and hi is None:
         return ""
+    if lo is None:
+        return f"<= {_bound(hi)}"
     if hi is None or hi == math.inf:
-        return f"{'>' if lo_open else '>='} {lo:g}"
+        return f"{'>' if lo_open else '>='} {_bound(lo)}"
     if lo_open:
-        return f"> {lo:g} and <= {hi:g}"
-    return f"from {lo:g} to {hi:g}"
+        return f"> {_bound(lo)} and <= {_bound(hi)}"
+    return f"from {_bound(lo)} to {_bound(hi)}"
 
 
 def text(value: object, what: str, max_chars: int, *, allow_none: bool = False, allow_blank: bool = False,
@@ -175,4 +181,4 @@ def weights(value: object, *, what: str = "weights", error: type[MemactorsError]
         # Weights.parse raises InvalidRecord with a describing message; anything else is a bug
         # there, reported without its (possibly value-echoing) text.
         msg = str(exc) if isinstance(exc, MemactorsError) else f"not usable as weights ({got(value)})"
-        raise error(f"{what}: {msg}") from None
+        raise error(f"{what} {msg[len('weights '):]}" if msg.startswith("weights ") else f"{what}: {msg}") from None
