@@ -432,3 +432,11 @@ def test_any_config_loads_or_is_refused_typed(pairs, section, junk):
     ok, cfg = works_or_typed(Config.from_dict, data, embedders=embedder_names())
     if ok:
         assert cfg.checked(embedders=embedder_names()) == cfg  # what loads is inside every range
+
+
+def test_hex_ids():
+    mid = R.new_memory_id()
+    assert V.hex_id(mid, "recall_id") == mid == R.check_memory_id(mid)
+    for bad in (1, None, mid.upper(), mid[:-1], mid + "0", [mid], mid.encode(), "\u0660" * 32):
+        with pytest.raises(InvalidRecord, match="must be 32 lowercase hex characters"):
+            V.hex_id(bad, "recall_id")

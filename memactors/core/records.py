@@ -106,13 +106,8 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex
 
 
-_MEMORY_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
-
-
 def check_memory_id(value: object) -> str:
-    if not isinstance(value, str) or not _MEMORY_ID.fullmatch(value):
-        raise InvalidRecord("memory_id must be 32 lowercase hex characters")
-    return value
+    return V.hex_id(value, "memory_id")
 
 
 _SPACE = re.compile(r"\s+")

@@ -165,6 +165,16 @@ def str_list(value: object, what: str, *, min_len: int = 0, max_len: int = 1000,
     return list(value)
 
 
+_HEX_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
+
+
+def hex_id(value: object, what: str, *, error: type[MemactorsError] = InvalidRecord) -> str:
+    """A 32-character lowercase hex id (a memory id, a recall id). Returns it."""
+    if not isinstance(value, str) or not _HEX_ID.fullmatch(value):
+        raise error(f"{what} must be 32 lowercase hex characters, not {got(value)}")
+    return value
+
+
 def threshold(value: object, *, allow_none: bool = False, what: str = "threshold",
               error: type[MemactorsError] = InvalidRecord) -> float | None:
     """A relevance threshold on the fused score: a number from 0 to 1."""
