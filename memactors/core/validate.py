@@ -41,8 +41,8 @@ def got(value: object) -> str:
         return f"a str of {len(value)} characters"
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"{type(value).__name__} ({len(value)} bytes)"
-    if isinstance(value, numbers.Real):
-        return f"{_article(type(value).__name__)} ({show_number(value)})"
+    if isinstance(value, numbers.Real):  # no value: an int in a text field may be a phone number
+        return _article(type(value).__name__)
     try:
         n = len(value)  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - any object: its len() may be missing or may raise
@@ -51,16 +51,23 @@ def got(value: object) -> str:
 
 
 def show_number(value: numbers.Real) -> str:
-    """A number for a message: short, and never a 4,000-digit integer."""
+    """A number for a message about a numeric field. Small ones are shown; from 1e6 up only the
+    order of magnitude (a phone or card number put in a numeric field is not echoed)."""
     if isinstance(value, numbers.Integral):
         v = int(value)
-        return str(v) if abs(v) < 10**15 else f"an integer of {v.bit_length()} bits"
+        if abs(v) < 10**6:
+            return str(v)
+        return f"a number of magnitude 1e{math.floor(math.log10(abs(v)))}"
     try:
         f = float(value)
     except (OverflowError, ValueError):
         return "a number too large for a float"
     if math.isnan(f):
         return "NaN"
+    if math.isinf(f):
+        return "-infinity" if f < 0 else "infinity"
+    if abs(f) >= 1e6:
+        return f"a number of magnitude 1e{math.floor(math.log10(abs(f)))}"
     return f"{f:.6g}"
 
 
@@ -119,7 +126,7 @@ def number(value: object, what: str, lo: float | None, hi: float | None, *, allo
     except (OverflowError, ValueError, TypeError):
         raise error(f"{want}, not {show_number(value)}") from None
     if not math.isfinite(f):
-        raise error(f"{want}, not {show_number(f) if math.isnan(f) else ('-' if f < 0 else '') + 'infinity'}")
+        raise error(f"{want}, not {show_number(f)}")
     if (lo is not None and (f <= lo if lo_open else f < lo)) or (hi is not None and f > hi):
         raise error(f"{want}, not {show_number(value)}")
     return f
