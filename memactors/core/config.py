@@ -5,9 +5,15 @@ Pure: parsing a mapping. Reading the file is the runtime's job.
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 
-from .errors import ConfigError
+from . import validate as V
+from .errors import ConfigError, ValidationError
+from .records import MAX_TOKEN_BUDGET, MAX_TOP_K
+from .scopes import check_identifier, parse_scope
 
 
 @dataclass(slots=True)
@@ -55,6 +61,93 @@ class RecallConfig:
     compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
 
 
+@dataclass(frozen=True, slots=True)
+class Allowed:
+    """What one configuration key takes: a kind and, for numbers, bounds (None: no bound)."""
+
+    kind: str  # int | float | bool | str | path | weights
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False  # lo itself is out of range (a timeout of 0 s is not a timeout)
+
+
+_DAY_S = 86_400.0
+# Every key of RuntimeConfig, EmbedderConfig and RecallConfig, with the values that make sense.
+# A test checks this table covers each dataclass field, and that every default lies inside.
+ALLOWED: dict[str, dict[str, Allowed]] = {
+    "runtime": {
+        "num_owners": Allowed("int", 1, 1024),  # an actor is a process: tens, not thousands
+        "gate_workers": Allowed("int", 0, 256),
+        "gate_pool_min_batch": Allowed("int", 0, 1_000_000),
+        "embed_workers": Allowed("int", 0, 256),
+        "owner_queue_max": Allowed("int", 1, 100_000_000),
+        "write_batch_max": Allowed("int", 1, 1_000_000),
+        "ledger_chunk": Allowed("int", 1, 1_000_000),
+        "ledger_commit_max_wait_ms": Allowed("float", 0.0, 60_000.0),
+        "ledger_commit_max_events": Allowed("int", 1, 10_000_000),
+        "l2_flush_interval_s": Allowed("float", 0.0, 3_600.0, lo_open=True),
+        "l2_flush_max_rows": Allowed("int", 1, 10_000_000),
+        "l2_reindex_rows": Allowed("int", 1, 1_000_000_000),
+        "hot_cache_max_memories": Allowed("int", 0, 1_000_000_000),
+        "working_pool_size": Allowed("int", 1, 1_000_000),
+        "session_ttl_s": Allowed("float", 0.0, 36_500 * _DAY_S, lo_open=True),
+        "idempotency_window_s": Allowed("float", 0.0, 36_500 * _DAY_S),
+        "call_timeout_s": Allowed("float", 0.0, 7 * _DAY_S, lo_open=True),
+        "owner_max_restarts": Allowed("int", -1, 1_000_000),  # -1: always
+        "key_dir": Allowed("path", 0, 4096),
+    },
+    "embedder": {
+        "name": Allowed("str", 1, 128),  # and registered, when the caller passes the registry's names
+        "dim": Allowed("int", 8, 4096),
+    },
+    "recall": {
+        "default_top_k": Allowed("int", 1, MAX_TOP_K),
+        "weights": Allowed("weights"),  # 4 non-negative finite numbers, not all zero, finite sum
+        "threshold": Allowed("float", 0.0, 1.0),
+        "push_max_items": Allowed("int", 1, MAX_TOP_K),
+        "push_token_budget": Allowed("int", 1, MAX_TOKEN_BUDGET),
+        "push_refresh_turns": Allowed("int", 1, 1_000_000),
+        "min_score": Allowed("float", -1.0, 1.0),  # fused scores lie in [0, 1]; below 0: no floor
+        "log_flush_s": Allowed("float", 0.0, 3_600.0, lo_open=True),
+        "compiled_path": Allowed("bool"),
+    },
+}
+SECTIONS = tuple(ALLOWED)
+_GRANT_KEYS = ("actor", "scope", "read", "write")
+_KEY_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}", re.ASCII)
+
+
+def check_value(section: str, key: str, value: object) -> object:
+    """``value`` for ``[section].key`` as the config keeps it (ints for int keys, floats for
+    float keys, a list of 4 floats for weights), or ConfigError naming the key and its range."""
+    a = ALLOWED[section][key]
+    what = f"[{section}].{key}"
+    if a.kind == "int":
+        return V.integer(value, what, a.lo, a.hi, error=ConfigError)
+    if a.kind == "float":
+        return V.number(value, what, a.lo, a.hi, lo_open=a.lo_open, error=ConfigError)
+    if a.kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{what} must be true or false, not {V.got(value)}")
+        return value
+    if a.kind == "weights":
+        return list(V.weights(value, what=what, error=ConfigError).as_tuple())
+    out = V.text(value, what, int(a.hi), allow_blank=a.lo == 0, error=ConfigError)
+    if a.kind == "path" and "\x00" in out:
+        raise ConfigError(f"{what} has a NUL character at position {out.index(chr(0)) + 1}: no path holds one")
+    return out
+
+
+def _key(key: object) -> str:
+    """A key for a message: shown when it looks like a key, else described."""
+    return key if isinstance(key, str) and _KEY_NAME.fullmatch(key) else f"({V.got(key)})"
+
+
+def _unknown(key: object, known) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1) if isinstance(key, str) and len(key) <= 64 else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 @dataclass(slots=True)
 class Config:
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
@@ -66,48 +159,81 @@ class Config:
     gate: dict = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data: dict | None) -> Config:
-        data = dict(data or {})
+    def from_dict(cls, data: Mapping | None, *, embedders: Collection[str] | None = None) -> Config:
+        """A Config from a mapping shaped like configs/default.toml (None: all defaults). Every
+        key is checked for its type and range (``ALLOWED``); with ``embedders`` (the registered
+        embedder names, ``memactors.embed.embedder_names()``: the core does not import the
+        embedders) ``[embedder].name`` must be one of them. Raises ConfigError."""
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"a configuration is a table of sections (a dict), not {V.got(data)}")
+        data = dict(data)
         cfg = cls()
-        for section in ("runtime", "embedder", "recall"):
-            values = data.pop(section, {}) or {}
+        for section in SECTIONS:
+            values = data.pop(section, None)
+            if values is None:
+                continue
+            if not isinstance(values, Mapping):
+                raise ConfigError(f"[{section}] must be a table of key = value lines, not {V.got(values)}; "
+                                  "see configs/default.toml")
             target = getattr(cfg, section)
-            known = {f.name: f for f in fields(target)}
             for key, value in values.items():
-                if key not in known:
-                    raise ConfigError(f"unknown key [{section}].{key}; see configs/default.toml")
-                default = getattr(target, key)
-                if isinstance(default, bool) or not isinstance(value, (type(default), int)):
-                    if type(value) is not type(default):
-                        raise ConfigError(f"[{section}].{key} must be {type(default).__name__}")
-                try:
-                    setattr(target, key, type(default)(value))
-                except (TypeError, ValueError):
-                    raise ConfigError(f"[{section}].{key} must be {type(default).__name__}") from None
-        grants = data.pop("grants", []) or []
-        if not isinstance(grants, list) or not all(isinstance(g, dict) and "actor" in g and "scope" in g for g in grants):
-            raise ConfigError("grants must be a list of tables with actor and scope (and read, write)")
-        cfg.grants = [
-            {"actor": g["actor"], "scope": g["scope"], "read": bool(g.get("read", True)), "write": bool(g.get("write", False))}
-            for g in grants
-        ]
-        gate = data.pop("gate", {}) or {}
-        if not isinstance(gate, dict):
-            raise ConfigError("[gate] must be a table; see configs/default.toml")
-        cfg.gate = gate
+                if not (isinstance(key, str) and key in ALLOWED[section]):
+                    raise ConfigError(f"unknown key [{section}].{_key(key)}{_unknown(key, ALLOWED[section])}; "
+                                      "see configs/default.toml")
+                setattr(target, key, check_value(section, key, value))
+        if embedders is not None and cfg.embedder.name not in set(embedders):
+            raise ConfigError(f"[embedder].name is not a registered embedder ({V.got(cfg.embedder.name)}); "
+                              f"known: {sorted(embedders)}")
+        cfg.grants = _grants(data.pop("grants", None))
+        gate = data.pop("gate", None)
+        if gate is not None and not isinstance(gate, Mapping):
+            raise ConfigError(f"[gate] must be a table, not {V.got(gate)}; see configs/default.toml")
+        cfg.gate = dict(gate or {})
         if data:
-            raise ConfigError(f"unknown config section(s): {sorted(data)}; see configs/default.toml")
-        if cfg.runtime.num_owners < 1:
-            raise ConfigError("[runtime].num_owners must be at least 1")
-        if cfg.embedder.dim < 8:
-            raise ConfigError("[embedder].dim must be at least 8")
+            names = ", ".join(_key(k) for k in data)
+            raise ConfigError(f"unknown config section(s): {names}; known: {', '.join((*SECTIONS, 'grants', 'gate'))}")
         return cfg
+
+    def checked(self, *, embedders: Collection[str] | None = None) -> Config:
+        """This configuration checked as ``from_dict`` checks one (a Config built in code skips
+        the door): a new, equal Config, or ConfigError."""
+        return Config.from_dict(self.to_dict(), embedders=embedders)
 
     def to_dict(self) -> dict:
         out = {}
-        for section in ("runtime", "embedder", "recall"):
+        for section in SECTIONS:
             obj = getattr(self, section)
             out[section] = {f.name: getattr(obj, f.name) for f in fields(obj)}
         out["grants"] = list(self.grants)
         out["gate"] = dict(self.gate)
         return out
+
+
+def _grants(grants: object) -> list[dict]:
+    """[[grants]] tables: actor (an identifier), scope (a scope path), read and write (bools)."""
+    if grants is None:
+        return []
+    if not isinstance(grants, (list, tuple)):
+        raise ConfigError(f"grants must be a list of tables with actor and scope (and read, write), not {V.got(grants)}")
+    out = []
+    for i, g in enumerate(grants):
+        if not isinstance(g, Mapping) or "actor" not in g or "scope" not in g:
+            raise ConfigError(f"grants[{i}] must be a table with actor and scope (and read, write)")
+        extra = [k for k in g if k not in _GRANT_KEYS]
+        if extra:
+            raise ConfigError(f"grants[{i}] has {len(extra)} unknown key(s); known: {', '.join(_GRANT_KEYS)}")
+        try:
+            check_identifier(g["actor"], f"grants[{i}].actor")
+            parse_scope(g["scope"])
+        except ValidationError as exc:
+            raise ConfigError(str(exc)) from None
+        flags = {}
+        for k, default in (("read", True), ("write", False)):
+            v = g.get(k, default)
+            if not isinstance(v, bool):
+                raise ConfigError(f"grants[{i}].{k} must be true or false, not {V.got(v)}")
+            flags[k] = v
+        out.append({"actor": g["actor"], "scope": g["scope"], **flags})
+    return out

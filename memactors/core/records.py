@@ -6,6 +6,7 @@ ship between actors); ``to_arrow`` and ``to_json`` are the two ways out.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import hmac
 import os
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 import orjson
 import pyarrow as pa
 
-from .errors import InvalidRecord
+from . import validate as V
+from .errors import InvalidRecord, ValidationError
 from .scopes import Scope, check_identifier, parse_scope
 
 # 2: category, TTL policy, provenance, entity key, citation count and review flag; vectors
@@ -141,13 +143,8 @@ def new_memory_ids(tags: list[str | None]) -> list[str]:
     return [(t + rnd[32 * i + 8:32 * i + 32]) if t else rnd[32 * i:32 * i + 32] for i, t in enumerate(tags)]
 
 
-_MEMORY_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
-
-
 def check_memory_id(value: object) -> str:
-    if not isinstance(value, str) or not _MEMORY_ID.fullmatch(value):
-        raise InvalidRecord("memory_id must be 32 lowercase hex characters")
-    return value
+    return V.hex_id(value, "memory_id")
 
 
 _SPACE = re.compile(r"\s+")
@@ -161,8 +158,10 @@ def normalise(text: str) -> str:
 
 
 def content_hash(text: str) -> str:
-    # Computed only on text as stored (after the gate), never on blocked input.
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+    # Computed only on text as stored (after the gate), never on blocked input. "surrogatepass":
+    # defined for every str (validation refuses lone surrogates; a hash must not crash on one),
+    # and the same bytes as plain UTF-8 for every other text.
+    return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def entity_key(subject: str | None, predicate: str | None) -> str | None:
@@ -175,6 +174,11 @@ def entity_key(subject: str | None, predicate: str | None) -> str | None:
 
 MAX_CONTENT_CHARS = 32_000
 MAX_DERIVED_FROM = 256
+MAX_FIELD_CHARS = 512  # subject, predicate, object, source_id
+MAX_TTL_DAYS = 36_500
+MAX_TOP_K = 1_000
+MAX_TOKEN_BUDGET = 10_000_000  # far beyond any model's window: a larger one is a mistake
+MAX_ALLOWED_SCOPES = 1_000
 
 
 @dataclass(slots=True)
@@ -201,50 +205,45 @@ class WriteRequest:
     derived_from: list[str] | None = None  # ids of the memories this one was made from (provenance)
 
     def validate(self) -> WriteRequest:
+        """Check every field (types, ranges, text without lone surrogates); fill the default
+        confidence of the source. Returns self; raises a ValidationError subclass."""
         self.scope = str(parse_scope(self.scope))
         check_identifier(self.actor, "actor")
-        if not isinstance(self.text, str) or not self.text.strip():
-            raise InvalidRecord("text must be a non-empty string")
-        if len(self.text) > MAX_CONTENT_CHARS:
-            raise InvalidRecord(f"text is longer than {MAX_CONTENT_CHARS} characters")
+        V.text(self.text, "text", MAX_CONTENT_CHARS)
+        for name in SCANNED_FIELDS:
+            V.text(getattr(self, name), name, MAX_FIELD_CHARS, allow_none=True)
         if (self.subject is None) != (self.predicate is None):
             raise InvalidRecord("subject and predicate go together: give both or neither")
-        for name in ("subject", "predicate", "object", "source_id"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, str) or not v.strip() or len(v) > 512):
-                raise InvalidRecord(f"{name} must be a non-empty string of at most 512 characters")
-        if self.source not in SOURCE_CONFIDENCE:
-            raise InvalidRecord(f"source must be one of {sorted(SOURCE_CONFIDENCE)}")
+        self.source = V.choice(self.source, "source", tuple(SOURCE_CONFIDENCE))
         if self.confidence is None:
             self.confidence = SOURCE_CONFIDENCE[self.source]
-        if not isinstance(self.confidence, (int, float)) or not 0.0 <= float(self.confidence) <= 1.0:
-            raise InvalidRecord("confidence must be a number between 0 and 1")
-        self.confidence = float(self.confidence)
-        if self.sensitivity not in SENSITIVITIES:
-            raise InvalidRecord(f"sensitivity must be one of {list(SENSITIVITIES)}")
-        if self.pool not in POOLS:
-            raise InvalidRecord(f"pool must be one of {list(POOLS)}")
+        self.confidence = V.number(self.confidence, "confidence", 0.0, 1.0)
+        self.sensitivity = V.choice(self.sensitivity, "sensitivity", SENSITIVITIES)
+        self.pool = V.choice(self.pool, "pool", POOLS)
         for name in ("ttl_days", "soft_ttl_days"):
             v = getattr(self, name)
-            if v is not None and (not isinstance(v, (int, float)) or not 0 < float(v) <= 36_500):
-                raise InvalidRecord(f"{name} must be a positive number of days (at most 36500)")
-        if not isinstance(self.importance, (int, float)) or not 0.0 <= float(self.importance) <= 1.0:
-            raise InvalidRecord("importance must be a number between 0 and 1")
+            setattr(self, name, _plain(v, V.number(v, f"{name} (days)", 0.0, MAX_TTL_DAYS, lo_open=True,
+                                                   allow_none=True)))
+        self.importance = _plain(self.importance, V.number(self.importance, "importance", 0.0, 1.0))
         if self.idempotency_key is not None:
             check_identifier(self.idempotency_key, "idempotency_key")
-        if self.context is not None and (not isinstance(self.context, str) or len(self.context) > MAX_CONTENT_CHARS):
-            raise InvalidRecord(f"context must be a string of at most {MAX_CONTENT_CHARS} characters")
+        V.text(self.context, "context", MAX_CONTENT_CHARS, allow_none=True, allow_blank=True)
         check_identifier(self.category, "category")
         if self.derived_from is not None:
-            if isinstance(self.derived_from, str) or not isinstance(self.derived_from, (list, tuple)) \
-                    or len(self.derived_from) > MAX_DERIVED_FROM:
-                raise InvalidRecord(f"derived_from must be a list of at most {MAX_DERIVED_FROM} memory ids")
+            V.str_list(self.derived_from, "derived_from", min_len=0, max_len=MAX_DERIVED_FROM, max_chars=32)
             self.derived_from = sorted({check_memory_id(m) for m in self.derived_from})
         return self
 
     @property
     def scope_obj(self) -> Scope:
         return parse_scope(self.scope)
+
+
+def _plain(value, checked):
+    """A checked number as the request keeps it: a plain int or float as given (the idempotency
+    fingerprint of a valid write stays what it was), anything else numeric (NumPy, Fraction) as
+    the float it was checked as (orjson and Arrow take only plain numbers)."""
+    return value if type(value) in (int, float) else checked
 
 
 # Decisions a write can come back with.
@@ -323,20 +322,50 @@ def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, *, s
     }
 
 
+_WRITE_FIELDS = tuple(WriteRequest.__dataclass_fields__)
+
+
 def write_request(item: dict | WriteRequest) -> WriteRequest:
-    """A WriteRequest from a dict of write() keyword arguments, validated."""
+    """A WriteRequest from a dict of write() keyword arguments (or a WriteRequest), validated.
+    Raises a ValidationError subclass; field names the caller got wrong are described, not shown."""
     if isinstance(item, WriteRequest):
         return item.validate()
     if not isinstance(item, dict):
-        raise InvalidRecord("each write must be a dict of write() arguments")
-    known = set(WriteRequest.__dataclass_fields__)
-    unknown = set(item) - known
+        raise InvalidRecord(f"each write must be a dict of write() arguments, not {V.got(item)}")
+    unknown = [k for k in item if not (isinstance(k, str) and k in _WRITE_FIELDS)]
     if unknown:
-        raise InvalidRecord(f"unknown write field(s): {sorted(unknown)}")
-    missing = {"scope", "text", "actor"} - set(item)
+        hint = _suggest(unknown[0])
+        raise InvalidRecord(f"{len(unknown)} unknown write field(s){hint}; known: {', '.join(_WRITE_FIELDS)}")
+    missing = [k for k in ("scope", "text", "actor") if k not in item]
     if missing:
-        raise InvalidRecord(f"missing write field(s): {sorted(missing)}")
+        raise InvalidRecord(f"missing write field(s): {missing}")
     return WriteRequest(**item).validate()
+
+
+def _suggest(name: object) -> str:
+    """A known field close to a mistyped one: the suggestion is ours, nothing of the input."""
+    if not isinstance(name, str) or len(name) > 64:
+        return ""
+    close = difflib.get_close_matches(name, _WRITE_FIELDS, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def write_requests(items: object, *, max_items: int = 1_000_000) -> list[WriteRequest | ValidationError]:
+    """A write_many batch validated item by item: a WriteRequest for each good item, the
+    ValidationError (its message prefixed with the item's position) in place of each bad one,
+    so the caller can write the good items and refuse the bad ones (or refuse the whole batch).
+    Raises InvalidRecord when ``items`` itself is not a list or tuple of at most ``max_items``."""
+    if not isinstance(items, (list, tuple)):
+        raise InvalidRecord(f"write_many takes a list of writes (dicts of write() arguments), not {V.got(items)}")
+    if len(items) > max_items:
+        raise InvalidRecord(f"write_many takes at most {max_items} writes per call, not {len(items)}")
+    out: list[WriteRequest | ValidationError] = []
+    for i, it in enumerate(items):
+        try:
+            out.append(write_request(it))
+        except ValidationError as exc:
+            out.append(type(exc)(f"write at position {i}: {exc}"))
+    return out
 
 
 def fingerprint(req: WriteRequest, key: bytes) -> bytes:
@@ -364,18 +393,20 @@ class RecallRequest:
     token_budget: int | None = None
 
     def validate(self) -> RecallRequest:
+        """Check every field; ``allowed_scopes`` (a list, tuple or set of scope paths or Scope
+        objects, never a bare str) becomes a list of canonical scope strs. Returns self."""
         check_identifier(self.actor, "actor")
         check_identifier(self.task_id, "task_id")
         check_identifier(self.purpose, "purpose")
-        if not isinstance(self.query, str) or not self.query.strip():
-            raise InvalidRecord("query must be a non-empty string")
-        if len(self.query) > MAX_CONTENT_CHARS:
-            raise InvalidRecord(f"query is longer than {MAX_CONTENT_CHARS} characters")
-        if not self.allowed_scopes or isinstance(self.allowed_scopes, str):
+        V.text(self.query, "query", MAX_CONTENT_CHARS)
+        scopes = self.allowed_scopes
+        if scopes is None or (isinstance(scopes, (list, tuple, set, frozenset)) and not scopes):
             raise InvalidRecord("allowed_scopes is required: a list of scopes this recall may read")
-        self.allowed_scopes = [str(parse_scope(s)) for s in self.allowed_scopes]
-        if not isinstance(self.top_k, int) or not 1 <= self.top_k <= 1000:
-            raise InvalidRecord("top_k must be an integer from 1 to 1000")
-        if self.token_budget is not None and (not isinstance(self.token_budget, int) or self.token_budget < 1):
-            raise InvalidRecord("token_budget must be a positive integer")
+        if not isinstance(scopes, (list, tuple, set, frozenset)):
+            raise InvalidRecord(f"allowed_scopes must be a list of scopes this recall may read, not {V.got(scopes)}")
+        if len(scopes) > MAX_ALLOWED_SCOPES:
+            raise InvalidRecord(f"allowed_scopes holds {len(scopes)} scopes; at most {MAX_ALLOWED_SCOPES}")
+        self.allowed_scopes = [str(parse_scope(s)) for s in scopes]
+        self.top_k = V.integer(self.top_k, "top_k", 1, MAX_TOP_K)
+        self.token_budget = V.integer(self.token_budget, "token_budget", 1, MAX_TOKEN_BUDGET, allow_none=True)
         return self

@@ -23,6 +23,7 @@ grid tries, and thresholds stay comparable across weight settings.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import unicodedata
 from collections import Counter
@@ -31,6 +32,7 @@ from datetime import datetime
 
 import numpy as np
 
+from .errors import InvalidRecord
 from .scopes import parse_scope
 
 US_PER_DAY = 86_400_000_000
@@ -53,9 +55,13 @@ class Weights:
     importance: float = 0.1
 
     def __post_init__(self) -> None:
-        vals = self.as_tuple()
-        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in vals) or sum(vals) <= 0:
-            raise ValueError("weights must be non-negative numbers, not all zero")
+        for name, v in zip(COMPONENTS, self.as_tuple()):
+            _weight(v, name)
+        total = sum(self.as_tuple())
+        if not total > 0:
+            raise InvalidRecord("weights must not all be zero")
+        if not math.isfinite(total):  # [1e308] * 4: each finite, the sum is not, normalising gives NaN
+            raise InvalidRecord("weights are too large: their sum must be a finite number")
 
     def as_tuple(self) -> tuple[float, float, float, float]:
         return (self.vector, self.keyword, self.recency, self.importance)
@@ -66,22 +72,55 @@ class Weights:
 
     @classmethod
     def parse(cls, value: Weights | dict | tuple | list | str) -> Weights:
-        """From a Weights, a dict by component name, 4 numbers, or a string "0.4/0.3/0.2/0.1"."""
+        """From a Weights, a dict by component name (the others keep their defaults), 4 numbers
+        (a list, tuple or 1-d array), or a string "0.4/0.3/0.2/0.1". Raises InvalidRecord (a
+        ValueError) for anything else, describing it without echoing it."""
         if isinstance(value, Weights):
             return value
         if isinstance(value, dict):
-            unknown = set(value) - set(COMPONENTS)
+            unknown = [k for k in value if not (isinstance(k, str) and k in COMPONENTS)]
             if unknown:
-                raise ValueError(f"unknown weight(s) {sorted(unknown)}; known: {list(COMPONENTS)}")
-            return cls(**{k: float(v) for k, v in value.items()})
+                raise InvalidRecord(f"weights has {len(unknown)} unknown component name(s); known: {', '.join(COMPONENTS)}")
+            return cls(**{k: _weight(v, k) for k, v in value.items()})
         if isinstance(value, str):
-            value = [p for p in re.split(r"[/,\s]+", value.strip()) if p]
+            if len(value) > 200:
+                raise InvalidRecord(f"weights as a string must be short, like 0.4/0.3/0.2/0.1, not {len(value)} characters")
+            parts = [p for p in re.split(r"[/,\s]+", value.strip()) if p]
+            if len(parts) != 4:
+                raise InvalidRecord(f"weights need 4 numbers: vector/keyword/recency/importance, not {len(parts)}")
+            return cls(*(_weight_str(p, name) for p, name in zip(parts, COMPONENTS)))
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)):
+            raise InvalidRecord(f"weights must be 4 numbers, a dict by component or a string like 0.4/0.3/0.2/0.1, "
+                                f"not {type(value).__name__}")
         if len(value) != 4:
-            raise ValueError("weights need 4 numbers: vector/keyword/recency/importance")
-        return cls(*(float(v) for v in value))
+            raise InvalidRecord(f"weights need 4 numbers: vector/keyword/recency/importance, not {len(value)}")
+        return cls(*(_weight(v, name) for v, name in zip(value, COMPONENTS)))
 
     def label(self) -> str:
         return "/".join(f"{v:g}" for v in self.as_tuple())
+
+
+def _weight(v: object, name: str) -> float:
+    """One weight: a finite non-negative real number (not a bool, not a string), as a float."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise InvalidRecord(f"weight {name} must be a number, not {type(v).__name__}")
+    try:
+        f = float(v)
+    except (OverflowError, ValueError, TypeError):
+        raise InvalidRecord(f"weight {name} is too large") from None
+    if not math.isfinite(f) or f < 0:
+        raise InvalidRecord(f"weight {name} must be a non-negative finite number")
+    return f
+
+
+def _weight_str(part: str, name: str) -> float:
+    try:
+        f = float(part)
+    except ValueError:
+        raise InvalidRecord(f"weight {name} in the weights string is not a number") from None
+    return _weight(f, name)
 
 
 DEFAULT_WEIGHTS = Weights()

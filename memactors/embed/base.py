@@ -25,6 +25,12 @@ def register_embedder(name: str, factory: Callable[[int], Embedder]) -> None:
     _REGISTRY[name] = factory
 
 
+def embedder_names() -> tuple[str, ...]:
+    """The registered embedder names, sorted (for ``Config.from_dict(..., embedders=...)``).
+    The registry holds factories only: listing it loads no model."""
+    return tuple(sorted(_REGISTRY))
+
+
 def get_embedder(name: str, dim: int) -> Embedder:
     try:
         factory = _REGISTRY[name]

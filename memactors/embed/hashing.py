@@ -8,7 +8,7 @@ Features, all hashed into ``dim`` buckets with a sign bit (so collisions cancel 
   the usual stand-in for words).
 
 Everything runs as NumPy over the code points of the whole batch at once: one ``encode`` of
-the joined batch, no Python loop per character. Hashes are fixed arithmetic on code points,
+the joined batch, documents cut by their lengths, no Python loop per character. Hashes are fixed arithmetic on code points,
 never Python's salted ``hash()``, so vectors are the same in every process and every run.
 """
 
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import InvalidRecord
 from .base import register_embedder
 
+_SEP = np.uint32(0x110000)  # one past the last code point
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _RNG = np.random.default_rng(0x6D656D61)
 _POS = _RNG.integers(1, 2**63, size=64, dtype=np.uint64) | np.uint64(1)  # per-position word weights
@@ -78,15 +80,26 @@ class HashEmbedder:
         self.dim = int(dim)
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Float32 unit vectors, shape ``(len(texts), dim)``, for any strs (a text with no word or
+        CJK character gets the zero vector). Raises InvalidRecord for anything but a list of str."""
+        if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
+            raise InvalidRecord("the embedder takes a list of str")
         n = len(texts)
         if n == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        # \x00 separates documents: it is neither a word nor a CJK character.
-        cp = np.frombuffer(("\x00".join(texts) + "\x00").lower().encode("utf-32-le"), dtype=np.uint32)
-        doc = np.cumsum(cp == 0) - (cp == 0)  # document index of every position
+        # Each text is lowered on its own (lowering may change a text's length, e.g. "İ"), and
+        # documents are cut by these lengths, never by a separator character a text could hold.
+        # "surrogatepass": a lone surrogate is just another (letter-like) code point here.
+        low = [t.lower() for t in texts]
+        cp = np.frombuffer("".join(low).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        ends = np.cumsum([len(t) for t in low])
+        # _SEP after every document: outside Unicode, so no text holds it; neither word nor CJK.
+        cp = np.insert(cp, ends, _SEP)
+        sep = cp == _SEP
+        doc = np.cumsum(sep) - sep  # document index of every position
         ascii_alnum = ((cp >= 48) & (cp <= 57)) | ((cp >= 97) & (cp <= 122))
         cjk = _in_ranges(cp, _CJK_RANGES)
-        word = ascii_alnum | ((cp >= 0xC0) & ~cjk & ~_in_ranges(cp, _PUNCT_RANGES))
+        word = ascii_alnum | ((cp >= 0xC0) & ~sep & ~cjk & ~_in_ranges(cp, _PUNCT_RANGES))
         c64 = cp.astype(np.uint64)
 
         feats, weights, docs = [], [], []

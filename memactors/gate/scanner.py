@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
+from ..core.errors import InvalidRecord
+from ..core.validate import got
 from .policy import DECISION, RANK, SOURCE_KINDS, GatePolicy
 from .rules import RULES, Ctx, Rule
 from .tree import parse
@@ -127,8 +129,9 @@ class Gate:
         return sorted(p.rules[i].id for i in p.fired(text, _lower(text)))
 
     def scan(self, text: str, source_kind: str = "user_stated") -> GateReport:
-        if not isinstance(text, str):
-            raise TypeError(f"the gate scans text (str), not {type(text).__name__}")
+        """Scan any str (control, zero-width and bidi characters, lone surrogates, 1 MB: all
+        fine). Raises InvalidRecord for a non-str or an unknown source kind."""
+        _check_text(text)
         plan = self._plan(source_kind)
         lower = _lower(text)
         fired = plan.prescan.fired(text, lower)
@@ -153,6 +156,7 @@ class Gate:
     def redact_all(self, text: str) -> str:
         """Every PII or secret hit replaced by its placeholder, blocked kinds included, whatever
         the policy: for text that is used but never stored (recall queries, log lines)."""
+        _check_text(text)
         lower = _lower(text)
         fired = self._all.fired(text, lower)
         if not fired:
@@ -166,8 +170,13 @@ class Gate:
     def _plan(self, source_kind: str) -> _Plan:
         try:
             return self._plans[source_kind]
-        except KeyError:
-            raise ValueError(f"unknown source kind {source_kind!r}; known: {', '.join(SOURCE_KINDS)}") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable source kind
+            raise InvalidRecord(f"unknown source kind ({got(source_kind)}); known: {', '.join(SOURCE_KINDS)}") from None
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise InvalidRecord(f"the gate scans text (a str), not {got(text)}")
 
 
 def combine(reports: dict[str, GateReport]) -> GateReport:
