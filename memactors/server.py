@@ -325,3 +325,30 @@ def folder_in_use(data_dir: str | os.PathLike) -> bool:
             return True
         fcntl.flock(f.fileno(), fcntl.LOCK_UN)
     return False
+
+
+def rebuild(data_dir: str | os.PathLike, *, config=None, workers: int | None = None) -> dict:
+    """Rebuild the folder's L2 from its ledger alone (``memactors rebuild``). The folder must not
+    be open by a runtime (its ledger is locked then): ServerError says so."""
+    import ray
+
+    from .actors.rebuild import rebuild as _rebuild
+    from .runtime import load_config
+
+    path = resolve(data_dir)
+    if not os.path.exists(Layout(path).ledger):
+        raise ServerError(f"{os.fspath(data_dir)} has no ledger to rebuild from")
+    if folder_in_use(path):
+        raise ServerError(f"{os.fspath(data_dir)} is open by a runtime; close it (or `memactors down`) first")
+    cfg = load_config(config)
+    from .store.ledger_key import key_dir
+
+    cfg.runtime.key_dir = key_dir(cfg.runtime.key_dir)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        return _rebuild(path, cfg, workers=workers)
+    finally:
+        if started:
+            ray.shutdown()

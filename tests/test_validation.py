@@ -250,7 +250,12 @@ def test_bad_writes_get_the_typed_error(kw, err):
 def test_user_text_that_works(text):
     req = R.write_request({**BASE_WRITE, "text": text, "context": "\x00"})
     assert req.text == text
-    rec = R.build_record(req, text, R.new_memory_id(), 1, context=req.context)
+    from memactors.actors.prepare import prepare
+    from memactors.gate import Gate
+
+    out = prepare(Gate(), {"text": [text], "source": [req.source], "context": [req.context]})
+    rec = R.build_record(req, out["text"][0], R.new_memory_id(), 1, content_hash_=out["content_hash"][0],
+                         search_text=out["search_text"][0])
     assert len(rec["content_hash"]) == 64
     R.fingerprint(req, b"k" * 32)  # orjson takes it
 
@@ -312,7 +317,7 @@ def test_any_write_validates_or_is_refused_typed(overrides):
         assert v is None or (type(v) in (int, float) and 0 < v <= R.MAX_TTL_DAYS)
     assert req.source in R.SOURCE_CONFIDENCE and req.pool in R.POOLS and req.sensitivity in R.SENSITIVITIES
     R.fingerprint(req, b"k" * 32)
-    R.build_record(req, req.text, R.new_memory_id(), 1, context=req.context)
+    R.build_record(req, req.text, R.new_memory_id(), 1)
 
 
 BASE_RECALL = dict(query="what tea?", actor="a", task_id="t", allowed_scopes=["/org/a/"], purpose="p")

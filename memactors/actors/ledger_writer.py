@@ -45,6 +45,7 @@ class LedgerWriter:
             self._lock.close()  # releases the folder's lock if this process took it
 
     def _open(self, data_dir: str) -> None:
+        self.data_dir = data_dir
         os.makedirs(data_dir, exist_ok=True)
         # The lock file keeps a second runtime (another Ray cluster, another machine on a shared
         # folder) from writing the same data folder. The process holds it while it lives.
@@ -80,6 +81,7 @@ class LedgerWriter:
         if self._loop_task is None:
             self._wake = asyncio.Event()
             self._con_lock = asyncio.Lock()  # every write on the ledger connection holds it
+            self._rebuild_lock = asyncio.Lock()
             self._loop_task = asyncio.get_running_loop().create_task(self._commit_loop())
 
     async def append(self, batch: dict | None) -> list[tuple[str, object]]:
@@ -222,6 +224,21 @@ class LedgerWriter:
         if not ok:
             raise NotFound(f"no recall {recall_id} visible to actor {actor!r}")
         return log
+
+    async def rebuild_l2(self, config: dict) -> dict | None:
+        """Rebuild L2 from this ledger if its table predates the record schema (owners ask at
+        start; the first one rebuilds, the others find it done). None when nothing was to do."""
+        from ..store.lance_store import L2Store  # lancedb here only for this rare path
+
+        self._ensure_loop()
+        async with self._rebuild_lock:
+            if not await asyncio.to_thread(L2Store.outdated, os.path.join(self.data_dir, "l2")):
+                return None
+            await self.flush()
+            from .rebuild import rebuild
+
+            async with self._con_lock:
+                return await asyncio.to_thread(rebuild, self.data_dir, Config.from_dict(config), ledger=self.ledger)
 
     async def l2_expected(self):
         """What L2 should hold by the events applied so far (owners compare it with Lance)."""

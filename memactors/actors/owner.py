@@ -29,7 +29,7 @@ from ..core import errors
 from ..core import events as E
 from ..core import records as R
 from ..core.config import Config
-from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, MemactorsError
+from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, ReviewOp, StatusOp
@@ -68,9 +68,8 @@ class ScopeOwner(RecallMixin, FlushMixin):
         self._embedder = None  # built on first need: with an embed pool an owner loads no model
         self.embed_pool = EmbedPool([embed_worker_name(i) for i in range(rc.embed_workers)], namespace,
                                     self._local_embedder)
-        from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
-
-        self.l2 = L2Store(os.path.join(data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim)
+        self.data_dir = data_dir
+        self.l2 = None  # opened at start (an outdated table is first rebuilt from the ledger)
         self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
         self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate,
                                   lambda: None if rc.embed_workers else self._local_embedder())
@@ -103,6 +102,14 @@ class ScopeOwner(RecallMixin, FlushMixin):
         await self._started
 
     async def _start(self) -> None:
+        from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
+
+        path, name, dim = os.path.join(self.data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim
+        try:
+            self.l2 = await asyncio.to_thread(L2Store, path, name, dim)
+        except L2Outdated:  # L2 is a projection of the ledger: rebuilt, then opened
+            await self.ledger.rebuild_l2.remote(self.cfg.to_dict())
+            self.l2 = await asyncio.to_thread(L2Store, path, name, dim)
         await self._sync_grants()
         self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
         rows, ts = await self.ledger.idempotency_window.remote()

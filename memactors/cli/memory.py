@@ -76,8 +76,9 @@ def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpos
 @click.argument("memory_id")
 @click.option("--actor", required=True, help="Who forgets (logged).")
 @click.option("--reason", required=True, help="Why (logged in the tombstone event).")
+@click.option("--fact", is_flag=True, help="Erase every version of the memory's fact (same subject and predicate).")
 @common
-def forget(memory_id: str, actor: str, reason: str, data: str, as_json: bool) -> None:
+def forget(memory_id: str, actor: str, reason: str, fact: bool, data: str, as_json: bool) -> None:
     """Erase MEMORY_ID: a tombstone event, the row and caches gone, its data key destroyed."""
     R.check_memory_id(memory_id)
     check_identifier(actor, "actor")
@@ -85,7 +86,7 @@ def forget(memory_id: str, actor: str, reason: str, data: str, as_json: bool) ->
         raise CliError("--reason must not be empty")
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        res = rt.forget(memory_id, actor=actor, reason=reason)
+        res = rt.forget(memory_id, actor=actor, reason=reason, scope="fact" if fact else "memory")
     if as_json:
         out.json(res)
         return

@@ -15,6 +15,7 @@
      ├── StoreError               the data folder cannot be used as asked
      │    ├── DataFolderLocked    another runtime holds the data folder for writing
      │    ├── EmbedderMismatch    the store was built with another embedder
+     │    ├── L2Outdated          the L2 table predates the record schema (rebuilt from the ledger)
      │    ├── LedgerKeyMissing    the ledger's key (kept outside the data folder) is not found
      │    ├── LedgerTampered      the ledger disagrees with its key, its anchor or itself
      │    └── ServerError         the long-lived runtime of `up` cannot be started, reached or read
@@ -102,6 +103,10 @@ class DataFolderLocked(StoreError):
 
 class EmbedderMismatch(StoreError):
     """The store's vectors were made by a different embedder."""
+
+
+class L2Outdated(StoreError):
+    """The L2 table predates this runtime's record schema; it is rebuilt from the ledger."""
 
 
 class LedgerKeyMissing(StoreError):

@@ -4,6 +4,7 @@ read grants, checked where the data is (the ledger writer), not only here."""
 from __future__ import annotations
 
 from ..core import records as R
+from ..core import validate as V
 from ..core.grants import GrantTable
 from ..store import sandbox
 from .calls import Calls
@@ -63,6 +64,4 @@ def l2_problem(checks: list[dict]) -> str | None:
 
 
 def check_recall_id(recall_id: object) -> str:
-    if not isinstance(recall_id, str) or len(recall_id) != 32 or not all(c in "0123456789abcdef" for c in recall_id):
-        raise R.InvalidRecord("recall_id must be the 32-character id a recall returned")
-    return recall_id
+    return V.hex_id(recall_id, "recall_id")

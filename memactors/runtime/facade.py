@@ -27,7 +27,8 @@ from ..core.grants import GrantTable
 from ..core.ops import ForgetOp, GrantOp
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.selection import finalize
-from ..embed import get_embedder
+from ..core import validate as V
+from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
 from ..store.ledger_key import key_dir
 from . import startup
@@ -41,16 +42,22 @@ from .session import PushSession
 
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
+    """A checked Config from a Config, a dict shaped like configs/default.toml, a TOML file's
+    path, or None (the defaults). Any wrong key, type, range or embedder name: ConfigError."""
+    names = embedder_names()
     if config is None or isinstance(config, Config):
-        cfg = config or Config()
+        cfg = (config or Config()).checked(embedders=names)
     elif isinstance(config, dict):
-        cfg = Config.from_dict(config)
-    else:
+        cfg = Config.from_dict(config, embedders=names)
+    elif isinstance(config, (str, os.PathLike)):
         try:
             with open(config, "rb") as f:
-                cfg = Config.from_dict(tomllib.load(f))
+                data = tomllib.load(f)
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"cannot read config {config}: {exc}") from None
+            raise ConfigError(f"cannot read config {config}: {type(exc).__name__}: {exc}") from None
+        cfg = Config.from_dict(data, embedders=names)
+    else:
+        raise ConfigError(f"config must be a Config, a dict or a path to a TOML file, not {type(config).__name__}")
     try:  # the gate policy is checked here, before any actor starts with it
         GatePolicy.from_dict(cfg.gate)
     except ValueError as exc:
@@ -204,9 +211,10 @@ class Runtime:
         without an idempotency key get one (``err.items`` carries them if the call fails part
         way, so resubmitting those never writes twice)."""
         self._check_open()
-        if not isinstance(items, (list, tuple)):
-            raise R.InvalidRecord("write_many takes a list of writes")
-        reqs = [R.write_request(it) for it in items]
+        reqs = R.write_requests(items)
+        bad = next((r for r in reqs if isinstance(r, MemactorsError)), None)
+        if bad is not None:  # all or nothing at the door: the error names the position
+            raise bad
         self._precheck_writes(reqs)
         call = uuid.uuid4().hex[:16]
         for i, r in enumerate(reqs):
@@ -336,9 +344,7 @@ class Runtime:
 
         self._check_open()
         check_recall_id(recall_id)
-        if isinstance(memory_ids, str) or not isinstance(memory_ids, (list, tuple)):
-            raise R.InvalidRecord("memory_ids must be a list of memory ids")
-        ids = [R.check_memory_id(m) for m in memory_ids]
+        ids = [R.check_memory_id(m) for m in V.str_list(memory_ids, "memory_ids", max_len=10_000)]
         GrantTable.make(actor, "/global/")
         self._evidence.flush()
         return self._calls.get(self._ledger.mark_cited.remote(recall_id, ids, self.clock.now_us(), actor))
@@ -352,8 +358,7 @@ class Runtime:
     def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
                 mode: str) -> RecallResult:
         self._check_open()
-        req = R.RecallRequest(query, actor, task_id, allowed_scopes if isinstance(allowed_scopes, list)
-                              else list(allowed_scopes or []), purpose, top_k, token_budget).validate()
+        req = R.RecallRequest(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
         try:
             visible = self._grants.check_recall(actor, allowed)
@@ -361,11 +366,8 @@ class Runtime:
             self._sync_grants()
             visible = self._grants.check_recall(actor, allowed)
         rc = self.config.recall
-        try:
-            w = S.Weights.parse(weights if weights is not None else rc.weights)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise R.InvalidRecord(str(exc)) from None
-        thr = rc.threshold if threshold is None else _threshold(threshold)
+        w = V.weights(weights if weights is not None else rc.weights)
+        thr = rc.threshold if threshold is None else V.threshold(threshold)
         # The query passes the gate before it is embedded, tokenised or digested.
         text = self.gate.redact_all(req.query)
         now = self.clock.now_us()
@@ -513,12 +515,6 @@ def _columns(reqs: list[R.WriteRequest]) -> dict:
 
 
 _DEFAULT = {k: f.default for k, f in R.WriteRequest.__dataclass_fields__.items()}
-
-
-def _threshold(value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise R.InvalidRecord("threshold must be a number between 0 and 1")
-    return float(value)
 
 
 def _raise_item_errors(results: list, reqs: list | None = None) -> None:

@@ -14,10 +14,10 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute
-from lancedb.index import Bitmap, BTree
+from lancedb.index import FTS, Bitmap, BTree
 
 from ..core import records as R
-from ..core.errors import EmbedderMismatch
+from ..core.errors import EmbedderMismatch, L2Outdated
 from . import filters as F
 
 log = logging.getLogger("memactors.l2")
@@ -28,23 +28,32 @@ META_DIM = b"memactors.dim"
 # Recall needs no vector back; a load for the hot index does.
 # "_distance" is listed so lance does not warn (per query, into the owner's log) about projecting it.
 HIT_COLUMNS = [f for f in R.FIELDS if f != "vector"] + ["_distance"]
+SCHEMA_KEY = b"memactors.schema_version"
+
+
+def _with_embedder(schema: pa.Schema, name: str, dim: int) -> pa.Schema:
+    return schema.with_metadata({**(schema.metadata or {}), META_EMBEDDER: name.encode(),
+                                 META_DIM: str(dim).encode()})
 
 
 class L2Store:
-    def __init__(self, path: str, embedder_name: str, dim: int) -> None:
+    def __init__(self, path: str, embedder_name: str, dim: int, *, replace_with: pa.Table | None = None) -> None:
+        """Open (or create) the L2 table; ``replace_with`` writes a new table in its place (a
+        rebuild from the ledger)."""
         self.path = path
         self.dim = int(dim)
         os.makedirs(path, exist_ok=True)
         self.db = lancedb.connect(path)
-        schema = R.memory_schema(self.dim)
-        schema = schema.with_metadata(
-            {**(schema.metadata or {}), META_EMBEDDER: embedder_name.encode(), META_DIM: str(self.dim).encode()}
-        )
-        # exist_ok: several owners open the same folder at once; the first one creates it.
-        try:
-            self.table = self.db.create_table(TABLE, schema=schema, exist_ok=True)
-        except ValueError:  # it exists with another schema: the metadata check below says why
-            self.table = self.db.open_table(TABLE)
+        schema = _with_embedder(R.memory_schema(self.dim), embedder_name, self.dim)
+        if replace_with is not None:
+            self.table = self.db.create_table(TABLE, data=replace_with.replace_schema_metadata(schema.metadata),
+                                              schema=schema, mode="overwrite")
+        else:
+            # exist_ok: several owners open the same folder at once; the first one creates it.
+            try:
+                self.table = self.db.create_table(TABLE, schema=schema, exist_ok=True)
+            except ValueError:  # it exists with another schema: the metadata check below says why
+                self.table = self.db.open_table(TABLE)
         meta = self.table.schema.metadata or {}
         got = (meta.get(META_EMBEDDER, b"?").decode(), int(meta.get(META_DIM, b"0")))
         if got != (embedder_name, self.dim):
@@ -53,9 +62,30 @@ class L2Store:
                 f"this runtime uses {embedder_name!r} (dim {self.dim}). Configure the same embedder "
                 "or use a new data folder."
             )
+        if int(meta.get(SCHEMA_KEY, b"1")) < R.SCHEMA_VERSION:
+            raise L2Outdated(f"the L2 table at {path} has record schema {int(meta.get(SCHEMA_KEY, b'1'))}, "
+                             f"this runtime {R.SCHEMA_VERSION}: it is rebuilt from the ledger at connect")
         self._schema = R.memory_schema(self.dim)
         self._indexed = {i.columns[0] for i in self.table.list_indices()}
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lance-fts")
+        if replace_with is not None and replace_with.num_rows:
+            self._ensure_indexes()
+
+    @staticmethod
+    def outdated(path: str) -> bool:
+        """Whether an L2 table exists at ``path`` with an older record schema (it must be rebuilt)."""
+        if not os.path.isdir(os.path.join(path, f"{TABLE}.lance")):
+            return False
+        meta = lancedb.connect(path).open_table(TABLE).schema.metadata or {}
+        return int(meta.get(SCHEMA_KEY, b"1")) < R.SCHEMA_VERSION
+
+    def purge_old_versions(self) -> None:
+        """Delete every version but the newest: rows deleted from the table (erased, evicted,
+        replaced by a rebuild) stop being readable in old versions."""
+        from datetime import timedelta
+
+        self.table.checkout_latest()
+        self.table.to_lance().cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
 
     def _ensure_indexes(self) -> None:
         # Indexes are built once the table has rows; new rows are covered by reindex(). Several
@@ -73,9 +103,9 @@ class L2Store:
             # Native full-text index over the tokens we derive (words, CJK bigrams): split on
             # white space only, so Chinese works the same as English, and hot and cold recall
             # see the same terms.
-            self._create(lambda: self.table.create_fts_index(
-                "search_text", base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
-                ascii_folding=False, with_position=False))
+            fts = FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
+                      ascii_folding=False, with_position=False, max_token_length=None)
+            self._create(lambda: self.table.create_index("search_text", config=fts, replace=False))
             self._indexed.add("search_text")
 
     def _create(self, make) -> None:

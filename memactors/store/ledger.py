@@ -238,6 +238,15 @@ class Ledger(LedgerChecks):
         done = pa.table({"seq": pa.array(seqs, pa.int64())})  # noqa: F841 - read by the replacement scan
         self.con.execute("INSERT INTO l2_applied SELECT * FROM done").fetchall()
 
+    def mark_all_applied(self, upto: int) -> None:
+        """Every event up to ``upto`` is in L2 (after a rebuild)."""
+        self._x("INSERT INTO l2_applied SELECT seq FROM events WHERE seq <= ? "
+                "AND seq NOT IN (SELECT seq FROM l2_applied)", [int(upto)])
+
+    def count_events(self, upto: int | None = None) -> int:
+        return int(self._q("SELECT count(*) FROM events WHERE seq <= ?",
+                           [int(self.last_seq if upto is None else upto)])[0][0])
+
     def mark_applied(self, seqs: list[int]) -> None:
         if seqs:
             self._insert_applied(seqs)

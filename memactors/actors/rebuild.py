@@ -1,0 +1,83 @@
+"""Rebuild L2 from the ledger alone (``memactors rebuild``): the ledger is the source of truth,
+L2 a projection of it (DESIGN section 8).
+
+Each memory's events are independent of every other memory's, so the ledger is read once,
+split by memory id into one part per worker, and each part folded through the one projection
+(``memactors.core.project.apply``) in a Ray task that also decrypts and embeds; the parts come
+back as Arrow tables and are written as one new L2 table. Then the old table's versions are
+cleaned (nothing of the old table stays readable), the indexes built, and the ledger marks
+every event applied. Run with the folder closed (the ledger file is locked while a runtime
+has it open).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pyarrow as pa
+import ray
+
+from ..core import records as R
+from ..core.config import Config
+from ..core.project import Rows, apply
+from ..embed import get_embedder
+from ..store.entries import decode
+from ..store.ledger import Ledger
+from ..store.ledger_key import key_dir
+
+_COLUMNS = "e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key"
+
+
+@ray.remote(num_cpus=1)
+def _fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
+    """Fold one part of the ledger (whole memories, in seq order) into its L2 rows."""
+    rows = Rows()
+    cols = {c: events.column(c).to_pylist() for c in events.column_names}
+    for i in range(events.num_rows):
+        ch = decode(cols["action"][i], cols["scope"][i], cols["memory_id"][i], cols["reason"][i],
+                    cols["encrypted"][i], cols["snapshot"][i] or b"", cols["key"][i])
+        if ch is not None:
+            apply(rows, ch)
+    out = rows.l2_rows()
+    vecs = get_embedder(*embedder).embed([r["content"] for r in out]) if out else np.zeros((0, embedder[1]))
+    return R.to_arrow(out, vecs, embedder[1])
+
+
+def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None = None,
+            ledger: Ledger | None = None) -> dict:
+    """Rebuild ``data_dir``'s L2 from its ledger; returns figures (events, rows, seconds,
+    events/s). ``ledger``: the ledger writer's own open ledger (a rebuild at connect), else the
+    file is opened here (the folder must not be open by a runtime)."""
+    cfg = config or Config()
+    t0 = time.perf_counter()
+    own = ledger is None
+    if own:
+        ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
+    try:
+        upto = ledger.last_seq
+        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        parts = []
+        for w in range(n):
+            tbl = ledger.con.cursor().sql(
+                f"""SELECT {_COLUMNS} FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                    WHERE e.seq <= {int(upto)} AND e.memory_id IS NOT NULL AND hash(e.memory_id) % {n} = {w}
+                    ORDER BY e.seq""").to_arrow_table()
+            parts.append(_fold_part.remote(tbl, (cfg.embedder.name, cfg.embedder.dim)))
+        t_read = time.perf_counter() - t0
+        table = pa.concat_tables(ray.get(parts)).sort_by("memory_id")
+        t_fold = time.perf_counter() - t0 - t_read
+        from ..store.lance_store import L2Store  # lancedb only where it is needed
+
+        l2 = L2Store(os.path.join(data_dir, "l2"), cfg.embedder.name, cfg.embedder.dim, replace_with=table)
+        l2.purge_old_versions()
+        ledger.mark_all_applied(upto)
+        n_events = ledger.count_events(upto)
+    finally:
+        if own:
+            ledger.close()
+    secs = time.perf_counter() - t0
+    return {"events": int(n_events), "rows": table.num_rows, "workers": n, "seconds": round(secs, 3),
+            "read_s": round(t_read, 3), "fold_embed_s": round(t_fold, 3),
+            "events_per_s": round(n_events / secs) if secs else None}
