@@ -62,6 +62,7 @@ class SqliteStoreBackend:
         self.path = path
         self._store = self._conn = None
         self._n = 0
+        self._written: set[tuple[str, ...]] = set()
 
     def setup(self, world) -> None:
         try:
@@ -88,7 +89,7 @@ class SqliteStoreBackend:
 
     def apply(self, tick: int, now_us: int, actions: Sequence[Action]) -> TickResult:
         res = TickResult()
-        puts, put_idx = [], []
+        puts = []
         for i, a in enumerate(actions):
             if isinstance(a, Observe):
                 try:
@@ -100,7 +101,7 @@ class SqliteStoreBackend:
                 puts.append(self._PutOp(ns, f"{tick}-{self._n}", {
                     "text": a.text, "scope": a.scope, "subject": a.subject, "predicate": a.predicate,
                     "object": a.object, "source": a.source, "agent": a.agent}))
-                put_idx.append(i)
+                self._written.add(ns)
         if puts:
             self._store.batch(puts)
         searches, owners = [], []
@@ -112,13 +113,15 @@ class SqliteStoreBackend:
                     res.errors[i] = error_string(e)
                     continue
                 for ns in nss:
+                    if ns not in self._written:
+                        continue  # a namespace never written to (``/global/``, say) has nothing to find
                     searches.append(self._SearchOp(ns, query=a.query, limit=a.top_k))
                     owners.append(i)
         if searches:
             merged: dict[int, list] = {}
             for i, items in zip(owners, self._store.batch(searches)):
                 merged.setdefault(i, []).extend(items)
-            for i, items in merged.items():
+            for i, items in merged.items():  # recalls whose namespaces are all empty get no entry: no hits
                 items.sort(key=lambda it: -(it.score or 0.0))
                 res.hits[i] = [_hit(it) for it in items[:actions[i].top_k]]
         self._forget(actions, res)

@@ -110,6 +110,7 @@ _CHAOS = (
     ("recall_other_tenant", lambda v, o: Recall(v.agent, (o,), "what do you know", 5)),
     ("forget_in_org", lambda v, o: Forget(v.agent, f"/org/{v.org}/", v.org, "refund_window")),
     ("bad_scope", lambda v, o: Observe(v.agent, "/org/../user/x/", "text")),
+    ("scope_outside_tree", lambda v, o: Recall(v.agent, ("/users/x/",), "anything", 5)),
     ("text_not_str", lambda v, o: Observe(v.agent, v.scope, 12345)),
     ("huge_text", lambda v, o: Observe(v.agent, v.scope, "x" * (MAX_CONTENT_CHARS + 1))),
     ("subject_without_predicate", lambda v, o: Observe(v.agent, v.scope, "half a fact", subject="x")),
