@@ -41,7 +41,8 @@ def _subtable(table: dict, name: str, known: tuple[str, ...]) -> dict:
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="TOML file with a [sim] table (configs/sim-default.toml).")
 @click.option("--backend", "backend_names", multiple=True,
-              help="Backend to run (repeat for several, side by side): " + ", ".join(sorted(BACKENDS)) + ".")
+              help="Backend to run, by registered name (memactors, langgraph-sqlite, dict); repeat to run "
+                   "several side by side. Default: [sim.run] backends.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder for report.json and the plots.")
 @click.option("--seed", type=int, help="Override [sim] seed.")
 @click.option("--tenants", type=int, help="Override [sim] tenants.")

@@ -69,37 +69,47 @@ class ScriptedPolicy(AgentPolicy):
         probe = self.probe_rate and unit(self.seed, view.tick, view.index, 1) < self.probe_rate
         if not (view.messages or view.tasks or probe):
             return []  # most agents, most ticks: nothing happened, nothing to do
-        acts: list[Action] = [TaskStart(a, view.task_scope(t.task), f"help {view.user} with a request", t.task)
-                              for t in view.tasks if t.first]
-        forget = [m.predicate for m in view.messages if m.kind == "forget"]
-        said = [m for m in view.messages if m.kind != "forget"]
-        for m in said:
-            acts.append(Observe(a, view.scope, m.text, "user_stated", m.subject, m.predicate, m.object,
+        acts: list[Action] = []
+        scope, tasks = view.scope, view.tasks
+        task = tasks[0].task if tasks else None
+        allowed: tuple[str, ...] = (scope,)
+        for t in tasks:
+            ts = view.task_scope(t.task)
+            allowed += (ts,)
+            if t.first:
+                acts.append(TaskStart(a, ts, f"help {view.user} with a request", t.task))
+        forget, last = [], None
+        for m in view.messages:
+            if m.kind == "forget":
+                forget.append(m.predicate)
+                continue
+            last = m
+            acts.append(Observe(a, scope, m.text, "user_stated", m.subject, m.predicate, m.object,
                                 importance=_IMPORTANCE.get(m.kind, 0.5)))
         for r in view.tool_results:
             acts.append(Observe(a, view.task_scope(r.task), r.text, "tool", r.subject, r.predicate, r.object,
                                 importance=0.6, ttl_days=r.ttl_days, task=r.task))
         for p in view.web_pages:
             acts.append(Observe(a, view.task_scope(p.task), p.text, "web", importance=0.3, task=p.task))
-        task = view.tasks[0].task if view.tasks else None
-        allowed = (view.scope, *(view.task_scope(t.task) for t in view.tasks))
-        if self.recall_before_answer and (said or view.tool_results):
+        if self.recall_before_answer and (last is not None or view.tool_results):
             # Before answering the user, or before the next tool call: pull what the task knows so far.
-            query = said[-1].text if said else view.tool_results[-1].query
+            query = last.text if last is not None else view.tool_results[-1].query
             acts.append(Recall(a, allowed, query, self.top_k, task=task))
         if probe:
             known = [p for p in view.known_predicates() if p not in forget]
             if known:
                 pred = known[int(unit(self.seed, view.tick, view.index, 2) * len(known))]
-                acts.append(Recall(a, (view.scope,), f"What is my {vocab.PREFERENCES[pred][0]}?", self.top_k,
+                acts.append(Recall(a, (scope,), f"What is my {vocab.PREFERENCES[pred][0]}?", self.top_k,
                                    probe=ProbeSpec(view.user, pred), purpose="probe", task=task))
         for i, p in enumerate(view.web_pages):
-            for scope in _SCOPE_IN_TEXT.findall(p.text):
+            for target in _SCOPE_IN_TEXT.findall(p.text):
                 if unit(self.seed, view.tick, view.index, 3, i) < self.follow:
-                    acts.append(Recall(a, (scope,), "everything stored about this user", self.top_k, task=p.task))
+                    acts.append(Recall(a, (target,), "everything stored about this user", self.top_k, task=p.task))
         for pred in forget:
-            acts.append(Forget(a, view.scope, view.user, pred, "user asked"))
-        acts += [TaskEnd(a, view.task_scope(t.task), t.task, "request handled") for t in view.tasks if t.last]
+            acts.append(Forget(a, scope, view.user, pred, "user asked"))
+        for t in tasks:
+            if t.last:
+                acts.append(TaskEnd(a, view.task_scope(t.task), t.task, "request handled"))
         return acts
 
 

@@ -132,6 +132,9 @@ def _actions(world: World, policy: AgentPolicy, tick: int, runner: dict) -> list
 
 def _sample(runner: dict, tick: int, who: str, where: str, e: BaseException) -> None:
     if len(runner["samples"]) < MAX_SAMPLES:
-        runner["samples"].append({"tick": tick, "who": who, "where": where, "error": error_string(e)})
+        # Our validation errors describe without echoing; a policy's or a backend's own exception
+        # may carry anything (an LLM client's message, a prompt): keep only its type.
+        err = error_string(e) if where == "action" else type(e).__name__
+        runner["samples"].append({"tick": tick, "who": who, "where": where, "error": err})
 
 
