@@ -4,7 +4,6 @@ Pure: no Ray."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import os
@@ -372,6 +371,11 @@ def test_run_is_deterministic_and_every_backend_gets_the_same_actions(tmp_path):
     assert d["totals"]["probes"] > 0 and d["totals"]["accuracy"] is not None
     assert len(d["ticks"]) == cfg.ticks and d["totals"]["sweeps"]["count"] == 2
     assert r2.exit_code() == 0 and r2.failures == []  # the baseline's counters are reported, never fatal
+
+
+def test_backend_names_must_differ():
+    with pytest.raises(ConfigError):
+        run(tiny(), [DictBackend(), DictBackend()], progress=False)
 
 
 def test_a_governed_backend_with_a_nonzero_counter_fails_the_run():

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from ..core.errors import ValidationError
+from ..core.errors import ConfigError, ValidationError
 from .actions import Recall, validate
 from .backend import MemoryBackend, error_string
 from .metrics import BackendMetrics
@@ -31,6 +31,8 @@ def run(world_cfg: WorldConfig, backends: list[MemoryBackend], *, policy: AgentP
     """Run the world on every backend side by side; return the Report (``report.exit_code()``
     is non-zero when a governed backend broke a governance rule)."""
     t_wall = time.perf_counter()
+    if len({b.name for b in backends}) != len(backends):
+        raise ConfigError("two backends share a name: give each its own (its report column)")
     world = World(world_cfg)
     cfg = world.cfg
     policy = policy or ScriptedPolicy(seed=cfg.seed, top_k=cfg.top_k)
