@@ -467,3 +467,20 @@ def test_sqlite_store_baseline_stores_secrets_and_reports_its_counters():
     assert s["totals"]["memories"] == d["totals"]["memories"]  # same puts, same deletes
     assert s["totals"]["hits_per_recall"] > 0 and not s["totals"]["errors"]
     assert r.exit_code() == 0 and b.path is None  # its temporary folder is gone
+
+
+def test_sqlite_store_baseline_takes_a_tick_larger_than_one_batch():
+    pytest.importorskip("langgraph.store.sqlite", reason="the LangGraph baseline needs the [bench] extra")
+    from memactors.sim import SqliteStoreBackend
+
+    b = SqliteStoreBackend()
+    b.setup(World(tiny()))
+    try:
+        scopes = [f"/org/t000/user/u{i:05d}/" for i in range(50)]
+        res = b.apply(0, 0, [Observe("a", scopes[i % 50], f"note {i} about tea") for i in range(2_500)])
+        assert not res.errors and b.counts() == {"store": {"stored": 2_500}}
+        res = b.apply(1, 0, [Recall("a", (scopes[i % 50],), "tea", 3) for i in range(1_200)]
+                      + [Forget("a", scopes[0], "s", "p")])
+        assert not res.errors and len(res.hits) == 1_200 and all(len(h) == 3 for h in res.hits.values())
+    finally:
+        b.close()

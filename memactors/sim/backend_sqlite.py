@@ -9,7 +9,7 @@ embedder memactors uses by default, driven the way a plain agent app drives it.
   stored: secrets, injected instructions, writes into other users' scopes. No TTL is set.
 - ``Recall`` -> ``search`` with the query (vector search over the memory text).
 - ``Forget`` -> ``search`` with a filter on subject and predicate, then ``delete`` of each key found.
-Writes go in one ``batch`` of ``PutOp`` per tick, searches in one ``batch`` of ``SearchOp``:
+Writes go in ``batch`` calls of ``PutOp`` (1,000 a call), searches in ``batch`` calls of ``SearchOp``:
 LangGraph's batched path.
 """
 
@@ -26,6 +26,7 @@ from .backend import TickResult, error_string, register_backend, visible_scopes
 
 EXTRA_HINT = "pip install 'memactors[bench]'"
 FORGET_SCAN_LIMIT = 10_000  # most memories one forget looks through in a scope
+CHUNK = 1_000  # ops per batch() call: one multi-row INSERT of many more would pass SQLite's variable limit
 
 
 def _sqlite_module():
@@ -102,8 +103,7 @@ class SqliteStoreBackend:
                     "text": a.text, "scope": a.scope, "subject": a.subject, "predicate": a.predicate,
                     "object": a.object, "source": a.source, "agent": a.agent}))
                 self._written.add(ns)
-        if puts:
-            self._store.batch(puts)
+        self._batch(puts)
         searches, owners = [], []
         for i, a in enumerate(actions):
             if isinstance(a, Recall):
@@ -119,7 +119,7 @@ class SqliteStoreBackend:
                     owners.append(i)
         if searches:
             merged: dict[int, list] = {}
-            for i, items in zip(owners, self._store.batch(searches)):
+            for i, items in zip(owners, self._batch(searches)):
                 merged.setdefault(i, []).extend(items)
             for i, items in merged.items():  # recalls whose namespaces are all empty get no entry: no hits
                 items.sort(key=lambda it: -(it.score or 0.0))
@@ -141,11 +141,15 @@ class SqliteStoreBackend:
                 owners.append(i)
         if not finds:
             return
-        deletes = [self._PutOp(tuple(it.namespace), it.key, None) for items in self._store.batch(finds)
-                   for it in items]
-        if deletes:
-            self._store.batch(deletes)
+        deletes = [self._PutOp(tuple(it.namespace), it.key, None) for items in self._batch(finds) for it in items]
+        self._batch(deletes)
         res.info["forgotten"] = len(deletes)
+
+    def _batch(self, ops: list) -> list:
+        out: list = []
+        for start in range(0, len(ops), CHUNK):
+            out += self._store.batch(ops[start:start + CHUNK])
+        return out
 
     def sweep(self, now_us: int) -> dict | None:
         return None  # no TTL configured: the plain store keeps everything until deleted
