@@ -1,0 +1,96 @@
+"""The command line of the simulation: ``python -m memactors.sim`` (and, once the CLI exposes it,
+``memactors simulate``). A thin layer: read the configuration, build the backends by name, call
+``run``, print the summary, write the outputs, exit non-zero when a governed backend failed.
+
+Configuration: the ``[sim]`` table (world), ``[sim.rates]``, ``[sim.policy]`` (ScriptedPolicy's
+``probe_rate``, ``follow_injection_rate``, ``recall_before_answer``, and ``chaos_rate``) and
+``[sim.run]`` (``backends``, ``out``, ``plots``). Options given on the command line win.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import click
+
+from ..core.errors import ConfigError
+from .backend import BACKENDS
+from .policy import ChaosPolicy, ScriptedPolicy
+from .report import print_summary, write_outputs
+from .runner import run
+from .world import WorldConfig, read_table
+
+_POLICY_KEYS = ("probe_rate", "follow_injection_rate", "recall_before_answer", "chaos_rate")
+_RUN_KEYS = ("backends", "out", "plots")
+
+
+def _default_backends() -> list[str]:
+    return ["memactors", "langgraph-sqlite"] if "memactors" in BACKENDS else ["dict", "langgraph-sqlite"]
+
+
+def _subtable(table: dict, name: str, known: tuple[str, ...]) -> dict:
+    sub = table.get(name, {})
+    if not isinstance(sub, dict) or (bad := sorted(set(sub) - set(known))):
+        raise ConfigError(f"[sim.{name}] takes {list(known)}")
+    return sub
+
+
+@click.command("simulate")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+              help="TOML file with a [sim] table (configs/sim-default.toml).")
+@click.option("--backend", "backend_names", multiple=True,
+              help="Backend to run, by registered name (memactors, langgraph-sqlite, dict); repeat to run "
+                   "several side by side. Default: [sim.run] backends.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder for report.json and the plots.")
+@click.option("--seed", type=int, help="Override [sim] seed.")
+@click.option("--tenants", type=int, help="Override [sim] tenants.")
+@click.option("--users-per-tenant", type=int, help="Override [sim] users_per_tenant.")
+@click.option("--days", type=int, help="Override [sim] days.")
+@click.option("--ticks-per-day", type=int, help="Override [sim] ticks_per_day.")
+@click.option("--chaos", "chaos_rate", type=float, help="Add malformed/out-of-grant actions at this rate per agent-tick.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
+@click.option("--keep-data", is_flag=True, help="Keep each backend's working folder under OUT/work/.")
+def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenant, days, ticks_per_day, chaos_rate,
+             no_progress, no_plots, keep_data):
+    """Run the batch simulation on memory backends side by side and judge them: throughput, tick
+    latency, accuracy against the ground truth, governance counters. Exits 1 when a governed
+    backend has a non-zero counter."""
+    try:
+        table = read_table(config_path) if config_path else {}
+        pol = _subtable(table, "policy", _POLICY_KEYS)
+        runcfg = _subtable(table, "run", _RUN_KEYS)
+        overrides = {"seed": seed, "tenants": tenants, "users_per_tenant": users_per_tenant, "days": days,
+                     "ticks_per_day": ticks_per_day}
+        cfg = WorldConfig.from_dict(table | {k: v for k, v in overrides.items() if v is not None})
+    except ConfigError as e:
+        raise click.UsageError(str(e)) from None
+    names = list(backend_names) or list(runcfg.get("backends") or _default_backends())
+    if unknown := [n for n in names if n not in BACKENDS]:
+        raise click.BadParameter(f"unknown backend(s) {unknown}; known: {sorted(BACKENDS)}", param_hint="--backend")
+    out_dir = out_dir or runcfg.get("out") or "sim-out"
+    work = os.path.join(out_dir, "work")
+    backends = []
+    for n in names:
+        os.makedirs(os.path.join(work, n), exist_ok=True)
+        backends.append(BACKENDS[n](os.path.join(work, n)))
+    policy = ScriptedPolicy(seed=cfg.seed, top_k=cfg.top_k,
+                            **{k: v for k, v in pol.items() if k != "chaos_rate"})
+    chaos = chaos_rate if chaos_rate is not None else pol.get("chaos_rate", 0)
+    if chaos:
+        policy = ChaosPolicy(policy, rate=chaos, seed=cfg.seed)
+    try:
+        report = run(cfg, backends, policy=policy, progress=not no_progress)
+    finally:
+        if not keep_data:
+            shutil.rmtree(work, ignore_errors=True)
+    outputs = write_outputs(report, out_dir, plots=not no_plots and runcfg.get("plots", True))
+    print_summary(report)
+    click.echo(f"report: {outputs['json']}" + "".join(f"\nplot: {p}" for p in outputs.get("plots", []))
+               + (f"\n{outputs['note']}" if outputs.get("note") else ""))
+    for b in report.backends:
+        if b["skipped"]:
+            click.echo(f"skipped {b['name']}: {b['skipped']}", err=True)
+    sys.exit(report.exit_code())
