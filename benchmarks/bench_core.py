@@ -24,6 +24,7 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 import workload  # noqa: E402
 
 import memactors  # noqa: E402
+from memactors.testing import drop_hot  # noqa: E402
 
 ORG = "bench"
 
@@ -88,8 +89,7 @@ def run(n: int, n_users: int, n_queries: int, owners: int, data_dir: str) -> dic
         out.update(hot_plain_p50_ms=pct(lat, 50), hot_plain_p95_ms=pct(lat, 95))
         out["cross_user_hits"] += cross_plain
         # 4. cold recall: hot index dropped, every recall is a pre-filtered Lance query
-        for o in rt._owners:
-            rt._get(o.drop_hot.remote())
+        drop_hot(rt)
         lat, cross2, paths = recall_all()
         out.update(cold_p50_ms=pct(lat, 50), cold_p95_ms=pct(lat, 95), cold_paths=paths)
         out["cross_user_hits"] += cross2

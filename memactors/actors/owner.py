@@ -387,16 +387,22 @@ class ScopeOwner(RecallMixin, FlushMixin):
         for n, i in enumerate(todo, 1):
             op = ops[i]
             try:
-                out = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us)
+                out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us)
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
             if out is not None:
                 l2 = []
                 for ch in out.changes:
-                    rec = apply(staged[ch.scope], ch)
+                    prior = staged[ch.scope].get(ch.memory_id) if ch.memory_id else None
+                    rec = apply(staged[ch.scope], ch, base if base and ch.memory_id == base["memory_id"] else None)
                     if ch.record is not None and ch.memory_id in out.vectors:
                         staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                    elif rec is not None and prior is None and rec["status"] in R.LIVE and base is not None:
+                        # made live again (a superseded or evicted one): its vector comes back too
+                        out.vectors[ch.memory_id] = (await self._embed([rec["content"]]))[0]
+                        staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                        out.revived.add(ch.memory_id)
                     l2.append(_touches_l2(ch, rec, self.working))
                 results[i] = out.result
                 entries.append(Entry(_key(op), op.actor if not isinstance(op, GrantOp) else op.by, now_us,
@@ -426,7 +432,8 @@ class ScopeOwner(RecallMixin, FlushMixin):
                 continue
             self.idem.put(_key(op), fps[i], orjson.dumps(out.result), now_us)
             for ch, seq in zip(out.changes, payload):
-                self._after_commit(ch, staged.get(ch.scope), out.vectors.get(ch.memory_id), seq)
+                self._after_commit(ch, staged.get(ch.scope), out.vectors.get(ch.memory_id), seq,
+                                   ch.memory_id in out.revived)
             if isinstance(op, GrantOp):
                 self.grants.put(GrantTable.make(op.actor, op.scope, read=op.read, write=op.write))
         for s in scopes:
@@ -437,11 +444,13 @@ class ScopeOwner(RecallMixin, FlushMixin):
         if GLOBAL_SCOPE in staged and self.is_global_owner:
             await self._announce_global()
 
-    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int) -> C.Outcome:
+    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int) -> tuple[C.Outcome, dict | None]:
+        """Decide one operation; returns the outcome and the record it addressed (None for
+        writes and grants)."""
         if isinstance(op, R.WriteRequest):
-            return C.decide_write_op(op, prep, state, new_id, now_us)
+            return C.decide_write_op(op, prep, state, new_id, now_us), None
         if isinstance(op, GrantOp):
-            return C.decide_grant(op)
+            return C.decide_grant(op), None
         rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
         if isinstance(op, ForgetOp):
             targets = [rec] if rec is not None else []
@@ -449,10 +458,10 @@ class ScopeOwner(RecallMixin, FlushMixin):
                 targets = [rec] + [r for r in await asyncio.to_thread(self.l2.versions_of, rec["scope"],
                                                                       rec["entity_key"])
                                    if r["memory_id"] != rec["memory_id"]]
-            return C.decide_forget(op, targets)
+            return C.decide_forget(op, targets), rec
         if isinstance(op, ReviewOp):
-            return C.decide_review(op, rec, state, now_us)
-        return C.decide_status(op, rec)
+            return C.decide_review(op, rec, state, now_us), rec
+        return C.decide_status(op, rec, state), rec
 
     async def _record(self, memory_id: str) -> dict | None:
         """A record not in the hot state (superseded, or of a cold scope): projected from the
@@ -463,13 +472,16 @@ class ScopeOwner(RecallMixin, FlushMixin):
                 apply(rows, ch)
         return rows.get(memory_id)
 
-    def _after_commit(self, ch: Change, state: ScopeState | None, vector, seq: int) -> None:
+    def _after_commit(self, ch: Change, state: ScopeState | None, vector, seq: int, revived: bool) -> None:
         """A committed change reaches L1 and the L2 outbox (the hot state has it already)."""
         if ch.action == E.WRITE_WORKING:
             self.working.put(ch.record, vector)
             return
         rec = state.get(ch.memory_id) if state is not None and ch.memory_id else None
-        self._to_outbox(ch, rec, vector, new=True)
+        if revived and rec is not None:  # its row may be gone from Lance (evicted): written whole
+            self.outbox.row(rec, vector, new=False)
+        else:
+            self._to_outbox(ch, rec, vector, new=True)
         if ch.action == E.FORGET:
             self.working.remove(ch.memory_id, ch.scope)
         self.outbox.seqs([seq])

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import events as E
 from . import records as R
-from .errors import NotFound
+from .errors import InvalidRecord, NotFound
 from .ops import ForgetOp, GrantOp, ReviewOp, StatusOp
 from .project import Change, patch_of
 from .versions import ScopeState, decide_write, refresh_patch
@@ -42,6 +42,7 @@ class Outcome:
     result: dict  # what the caller gets (and a retry with the same key gets again)
     destroy_keys: list[str] = field(default_factory=list)  # data keys that die with these changes
     vectors: dict = field(default_factory=dict)  # memory id -> vector of records these changes create
+    revived: set = field(default_factory=set)  # ids made live again (the owner restores their rows whole)
 
 
 def write_result(decision: str, rec: dict | None, scope: str, gate: dict) -> dict:
@@ -122,14 +123,27 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
     return Outcome(changes, result)
 
 
-def decide_status(op: StatusOp, rec: dict | None) -> Outcome:
-    """A status change for a stated reason; evicted records leave L2 (their keys stay: an
-    eviction can be rolled back, an erasure cannot)."""
-    if rec is None:
+def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
+    """A status change for a stated reason. Evicted records leave L2 (their keys stay: an
+    eviction can be undone, an erasure cannot). Only a live memory can turn stale; a held
+    (pending) write becomes live only through review; a memory made live again supersedes the
+    live version of its fact, so a fact never has two."""
+    if rec is None or rec["status"] == "tombstoned" or rec.get("pool") == "working":
         raise NotFound(f"no memory {op.memory_id} to change")
-    ch = Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": op.status}, reason=op.reason)
-    return Outcome([ch], {"decision": "status", "memory_id": rec["memory_id"], "scope": rec["scope"],
-                          "status": op.status, "previous": rec["status"]})
+    old, new = rec["status"], op.status
+    if new == "stale" and old not in R.LIVE:
+        raise InvalidRecord(f"only a live memory can be marked stale (this one is {old})")
+    if old == "pending" and new in R.LIVE:
+        raise InvalidRecord("a held write becomes live only through review (rt.review.approve)")
+    changes = [Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": new}, reason=op.reason)]
+    if new in R.LIVE and old not in R.LIVE:
+        key = rec.get("entity_key")
+        rival = state.by_entity.get(key) if key else state.by_hash.get(rec["content_hash"])
+        if rival is not None and rival != rec["memory_id"]:
+            changes.append(Change(E.STATUS, rec["scope"], rival, patch={"status": "superseded"},
+                                  reason=f"superseded by {rec['memory_id']}, made live again"))
+    return Outcome(changes, {"decision": "status", "memory_id": rec["memory_id"], "scope": rec["scope"],
+                             "status": new, "previous": old})
 
 
 def decide_grant(op: GrantOp) -> Outcome:

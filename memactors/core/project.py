@@ -53,14 +53,16 @@ class Change:
         return None
 
 
-def apply(view, ch: Change) -> dict | None:
+def apply(view, ch: Change, base: dict | None = None) -> dict | None:
     """Apply one change to ``view``. Returns the record as it now stands (None when the change
-    removed it, carries no record, or patches a record the view does not hold)."""
+    removed it, carries no record, or patches a record neither the view nor ``base`` holds).
+    ``base``: the record as it stood, for a view that does not keep it (an owner's hot state
+    keeps live records only; a superseded one made live again comes from the ledger)."""
     if ch.action in RECORD_ACTIONS:
         view.put(ch.record)
         return ch.record
     if ch.action in PATCH_ACTIONS:
-        base = view.get(ch.memory_id)
+        base = view.get(ch.memory_id) or base
         if base is None:
             return None
         rec = {**base, **ch.patch}

@@ -38,6 +38,8 @@ class ScopeState:
         return self.records.get(memory_id)
 
     def put(self, rec: dict, vector: np.ndarray | None = None) -> None:
+        if rec.get("pool") == "working":  # L1 items live in the working pool, not in the vault's state
+            return
         mid = rec["memory_id"]
         key = rec.get("entity_key")
         old = self.records.get(mid)
