@@ -654,7 +654,9 @@ class ScopeOwner:
                 raise
             self._tick("l2_flush", t0)
             self.created_here.difference_update(r["memory_id"] for r in new)
-            self.l2_scopes.update(r["scope"] for r in new)
+            # Upserted rows count too: a replay sends its writes as upserts, and a scope missing
+            # here is never read back from Lance (its state would restart empty).
+            self.l2_scopes.update(r["scope"] for r in recs)
             await self.ledger.mark_applied.remote(seqs)
             self._flushes += 1
             self._unindexed += len(new)
