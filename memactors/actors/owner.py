@@ -298,6 +298,16 @@ class ScopeOwner:
         for lk in locks:
             await lk.acquire()
         try:
+            # A retry that waited here for its original (a batch of this owner) finds it
+            # committed: answer from there. Decided again, it would be refused by the ledger as
+            # a duplicate only after the items behind it were decided against its write.
+            again = {i for i in todo if reqs[i].idempotency_key in self.idem}
+            if again:
+                for i in again:
+                    results[i] = _retried(self.idem[reqs[i].idempotency_key], fps[i])
+                todo = [i for i in todo if i not in again]
+                if not todo:
+                    return results
             missing = [s for s in scopes if s not in self.states]
             if missing:
                 await self._load(missing)
