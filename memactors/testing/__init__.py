@@ -1,75 +1,40 @@
-"""Helpers for tests of code that uses memactors (and for memactors' own tests).
+"""Testing aids for memactors and its users. Importing this starts nothing.
 
-    from memactors.testing import runtime_on, drop_hot, actors
+A runtime for tests (``runtime``): ``runtime_on(tmp_path)`` (a runtime on a fresh folder),
+``actors(rt)``, ``owner_for(rt, scope)``, ``drop_hot(rt)``, ``crash(rt)``, ``unique_org()``.
 
-    rt = runtime_on(tmp_path)                 # a runtime on a fresh folder, small and quick
-    rt.grant("agent", "/org/t1/user/u/", write=True)
-    ...
-    drop_hot(rt)                              # serve every scope from Lance until warmed
-    rt.close()
+Histories and their checker (Jepsen-style: ``history``, ``workload``, ``checker``, ``collect``):
 
-Importing this module starts nothing; each helper uses only the public API and the actors'
-published names (``memactors.actors.naming``), as any driver attached to the cluster could.
+    h = History(tmp / "c1.jsonl", client="c1")
+    Workload(["/org/acme/user/alice/"], actor="agent", seed=1).run(rt, h, 200)
+    events = read_history(tmp)
+    report = collect(rt, history_scopes(events), actor="checker").check(events)
+    assert report.ok, report.summary()
 """
 
-from __future__ import annotations
+from .checker import CATEGORIES, CheckReport, check
+from .collect import Collected, collect, history_scopes, ledger_events, store_view
+from .history import History, read_history
+from .runtime import actors, crash, drop_hot, owner_for, runtime_on, unique_org
+from .workload import Op, Workload
 
-import itertools
-import os
-import uuid
-
-__all__ = ["actors", "crash", "drop_hot", "owner_for", "runtime_on", "unique_org"]
-
-_SMALL = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}}
-_orgs = itertools.count()
-
-
-def runtime_on(folder, config: dict | None = None, **kw):
-    """A runtime on ``folder/data`` (created), with a small configuration unless given one."""
-    import memactors
-
-    cfg = config if config is not None else _SMALL
-    return memactors.connect(os.path.join(os.fspath(folder), "data"), config=cfg, **kw)
-
-
-def unique_org(prefix: str = "t") -> str:
-    """A fresh tenant id: tests sharing one runtime stay apart by org."""
-    return f"{prefix}{next(_orgs)}-{uuid.uuid4().hex[:6]}"
-
-
-def actors(rt) -> dict:
-    """The runtime's actors by their published names: ledger, owners, gate and embed workers."""
-    import ray
-
-    from ..actors.naming import LEDGER, embed_worker_name, gate_worker_name, owner_name
-
-    rc = rt.config.runtime
-    get = lambda name: ray.get_actor(name, namespace=rt.namespace)  # noqa: E731
-    return {"ledger": get(LEDGER), "owners": [get(owner_name(i)) for i in range(rc.num_owners)],
-            "gate": [get(gate_worker_name(i)) for i in range(rc.gate_workers)],
-            "embed": [get(embed_worker_name(i)) for i in range(rc.embed_workers)]}
-
-
-def owner_for(rt, scope: str):
-    """The owner actor that holds ``scope``."""
-    from ..actors.naming import owner_index
-    from ..core.scopes import parse_scope
-
-    return actors(rt)["owners"][owner_index(parse_scope(scope), rt.config.runtime.num_owners)]
-
-
-def drop_hot(rt) -> None:
-    """Flush, then empty every owner's hot index: scopes are served from Lance until warmed."""
-    import ray
-
-    ray.get([o.drop_hot.remote() for o in actors(rt)["owners"]])
-
-
-def crash(rt) -> None:
-    """Kill the runtime's actors as a crash would (no flush, no checkpoint), and mark the
-    runtime closed; ``memactors.connect`` on the same folder then recovers."""
-    import ray
-
-    for a in [*actors(rt)["owners"], actors(rt)["ledger"]]:
-        ray.kill(a, no_restart=True)
-    rt._calls.closed = True  # noqa: SLF001 - the runtime's own helper: nothing must be flushed now
+__all__ = [
+    "CATEGORIES",
+    "CheckReport",
+    "Collected",
+    "History",
+    "Op",
+    "Workload",
+    "actors",
+    "check",
+    "collect",
+    "crash",
+    "drop_hot",
+    "history_scopes",
+    "ledger_events",
+    "owner_for",
+    "read_history",
+    "runtime_on",
+    "store_view",
+    "unique_org",
+]
