@@ -175,14 +175,18 @@ class ScopeOwner(RecallMixin, FlushMixin):
         """Fresh states of these scopes from L2 (not installed). Scopes Lance has never seen
         need no query: only owners write Lance, one owner a tenant."""
         asked = [s for s in scopes if s in self.l2_scopes]
-        rows, vecs = [], []
+        rows, vecs, versions = [], [], []
         for i in range(0, len(asked), 500):
             r, v = await asyncio.to_thread(self.l2.load_scopes, asked[i : i + 500])
             rows += r
             vecs += v
+            versions += await asyncio.to_thread(self.l2.entity_versions, asked[i : i + 500])
         fresh = {s: ScopeState() for s in scopes}
         for r, v in sorted(zip(rows, vecs), key=lambda rv: (rv[0]["version"], rv[0]["updated_at"])):
             fresh[r["scope"]].put(R.complete(r), v)
+        for scope, key, version in versions:  # versions of a fact never repeat after a reload
+            ev = fresh[scope].entity_version
+            ev[key] = max(ev.get(key, 0), int(version))
         return fresh
 
     async def _state(self, scope: str) -> ScopeState:
@@ -376,6 +380,27 @@ class ScopeOwner(RecallMixin, FlushMixin):
         return {m: s for m, s in out.items() if self._mine(s)}
 
     async def _decide_and_commit(self, ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1) -> None:
+        # Under the locks, once more: a retry that waited here while its original committed
+        # must not be decided again (later operations would be decided against a write the
+        # ledger then refuses as a duplicate). A key twice in one batch is one write.
+        first_of: dict[str, int] = {}
+        for i in list(todo):
+            key = _key(ops[i])
+            seen = self.idem.lookup(key, fps[i])
+            if seen is None and key in first_of:
+                j = first_of[key]
+                seen = CONFLICT if fps[i] != fps[j] else ("same", j)
+            if seen is None:
+                first_of[key] = i
+                continue
+            todo.remove(i)
+            if seen == CONFLICT:
+                results[i] = errors.encode(IdempotencyConflict(
+                    "this idempotency key was first used for a different write; nothing was written for it"))
+            elif isinstance(seen, tuple):
+                results[i] = ("same", seen[1])  # filled in from the first once it is decided
+            else:
+                results[i] = orjson.loads(seen)
         missing = [s for s in scopes if s not in self.hot]
         if missing:
             for s, st in (await self._load(missing)).items():
@@ -436,6 +461,9 @@ class ScopeOwner(RecallMixin, FlushMixin):
                                    ch.memory_id in out.revived)
             if isinstance(op, GrantOp):
                 self.grants.put(GrantTable.make(op.actor, op.scope, read=op.read, write=op.write))
+        for i, r in enumerate(results):
+            if isinstance(r, tuple):  # a key repeated in the batch gets its first item's result
+                results[i] = results[r[1]]
         for s in scopes:
             if s not in rebuild:
                 self.hot.install(s, staged[s])

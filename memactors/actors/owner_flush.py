@@ -44,7 +44,9 @@ class FlushMixin:
                 self.outbox.restore(batch)
                 raise
             self._tick("l2_flush", t0)
-            self.l2_scopes.update(r["scope"] for r in batch.new.values())
+            # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
+            # again taken for empty (that made versions restart beside a live one).
+            self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
             await self.ledger.mark_applied.remote(batch.seqs)
             self._flushes += 1
             self._unindexed += len(batch.new)

@@ -76,11 +76,11 @@ def decide_write_op(req: R.WriteRequest, prep: Prepared, state: ScopeState, memo
     if d.decision == R.REFRESHED:
         old = state.get(d.record["memory_id"])
         return Outcome([Change(E.REFRESH, req.scope, d.record["memory_id"], patch=refresh_patch(old, d.record),
-                               reason="written again")], result)
+                               reason="written again", of_version=old["version"])], result)
     changes = [Change(E.WRITE, req.scope, memory_id, record=d.record)]
     changes += [Change(E.STATUS, old["scope"], old["memory_id"], patch={"status": old["status"],
                                                                         "updated_at": old["updated_at"]},
-                       reason=f"superseded by {memory_id}") for old in d.changed]
+                       reason=f"superseded by {memory_id}", of_version=old["version"]) for old in d.changed]
     return Outcome(changes, result, vectors=vectors)
 
 
@@ -90,8 +90,8 @@ def decide_forget(op: ForgetOp, targets: list[dict]) -> Outcome:
     if not targets:
         raise NotFound(f"no memory {op.memory_id} to forget")
     scope = targets[0]["scope"]
-    changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"}, reason=op.reason)
-               for t in targets]
+    changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"}, reason=op.reason,
+                      of_version=t.get("version")) for t in targets]
     ids = [t["memory_id"] for t in targets]
     return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": scope,
                              "forgotten": ids}, destroy_keys=ids)
@@ -116,7 +116,7 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
         mine = r["memory_id"] == rec["memory_id"]
         base = rec if mine else state.get(r["memory_id"])
         action = E.REFRESH if d.decision == R.REFRESHED and r is d.record else E.STATUS
-        changes.append(Change(action, r["scope"], r["memory_id"], patch=patch_of(base, r),
+        changes.append(Change(action, r["scope"], r["memory_id"], patch=patch_of(base, r), of_version=r["version"],
                               reason=f"approved in review: {op.reason}" if mine else f"review of {op.memory_id}"))
     result = {"decision": "approved", "outcome": d.decision, "memory_id": d.record["memory_id"],
               "scope": rec["scope"], "version": d.record["version"]}
@@ -135,13 +135,15 @@ def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
         raise InvalidRecord(f"only a live memory can be marked stale (this one is {old})")
     if old == "pending" and new in R.LIVE:
         raise InvalidRecord("a held write becomes live only through review (rt.review.approve)")
-    changes = [Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": new}, reason=op.reason)]
+    changes = [Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": new}, reason=op.reason,
+                      of_version=rec["version"])]
     if new in R.LIVE and old not in R.LIVE:
         key = rec.get("entity_key")
         rival = state.by_entity.get(key) if key else state.by_hash.get(rec["content_hash"])
         if rival is not None and rival != rec["memory_id"]:
             changes.append(Change(E.STATUS, rec["scope"], rival, patch={"status": "superseded"},
-                                  reason=f"superseded by {rec['memory_id']}, made live again"))
+                                  reason=f"superseded by {rec['memory_id']}, made live again",
+                                  of_version=state.get(rival)["version"] if state.get(rival) else None))
     return Outcome(changes, {"decision": "status", "memory_id": rec["memory_id"], "scope": rec["scope"],
                              "status": new, "previous": old})
 

@@ -43,6 +43,7 @@ class Change:
     patch: dict | None = None  # patch actions: the fields that change
     reason: str | None = None
     data: dict | None = None  # block: the gate's summary; grant: the grant
+    of_version: int | None = None  # the version a patch or erasure concerns (the event's version column)
 
     @property
     def version(self) -> int | None:
@@ -50,7 +51,7 @@ class Change:
             return int(self.record["version"])
         if self.patch is not None and "version" in self.patch:
             return int(self.patch["version"])
-        return None
+        return self.of_version
 
 
 def apply(view, ch: Change, base: dict | None = None) -> dict | None:

@@ -110,7 +110,7 @@ def unseal(key: bytes, blob: bytes, memory_id: str) -> bytes:
 
 
 def decode(action: str, scope: str, memory_id: str | None, reason: str | None, encrypted: bool, snapshot: bytes,
-           key: bytes | None) -> Change | None:
+           key: bytes | None, version: int | None = None) -> Change | None:
     """The change a stored event meant. A record whose data key was destroyed decodes to
     None (its erasure follows in the ledger)."""
     if action in RECORD_ACTIONS:
@@ -121,4 +121,4 @@ def decode(action: str, scope: str, memory_id: str | None, reason: str | None, e
     body = orjson.loads(snapshot) if snapshot else {}
     if action in (E.BLOCK, E.GRANT):
         return Change(action, scope, memory_id, data=body, reason=reason)
-    return Change(action, scope, memory_id, patch=body, reason=reason)
+    return Change(action, scope, memory_id, patch=body, reason=reason, of_version=version)
