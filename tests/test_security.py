@@ -28,9 +28,12 @@ def recall(rt, q, actor, scopes, k=20):
     return rt.recall(q, actor=actor, task_id="t", allowed_scopes=scopes, purpose="test", top_k=k)
 
 
-@pytest.fixture
-def populated(runtime):
-    rt = runtime
+@pytest.fixture(scope="module")
+def populated(ray_session, tmp_path_factory):
+    """One populated runtime for the module's isolation and attack tests (they only read it,
+    or add grants of their own): written once, not once per test."""
+    rt = memactors.connect(str(tmp_path_factory.mktemp("populated") / "data"),
+                           config={"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}})
     writes = {
         A42: "user 42 likes oolong tea",
         A420: "user 420 likes oolong tea",
@@ -46,7 +49,8 @@ def populated(runtime):
     for scope, text in writes.items():
         ids[scope] = rt.write(scope, text, actor="admin").memory_id
     rt.grant("ag42", A42)
-    return rt, ids
+    yield rt, ids
+    rt.close()
 
 
 def test_siblings_lookalikes_and_tenants_are_isolated(populated):
@@ -410,7 +414,7 @@ def test_audit_sql_shows_only_what_the_actor_may_read(populated):
     rt.grant("ag420", A420)
     recall(rt, "oolong", "ag420", [A420])
     seen = rt.audit.sql("select list_distinct(flatten(list(allowed_scopes))) from recalls", actor="ag42")[0][0]
-    assert seen == [A42]
+    assert A42 in seen and set(seen) <= {A42, "/org/a/user/42/task/secret-task/"}  # never 420's recalls
     with pytest.raises(memactors.NoGrants):
         rt.audit.sql("select 1", actor="nobody")
 

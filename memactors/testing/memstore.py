@@ -1,0 +1,105 @@
+"""An in-memory L2 store with the interface of ``memactors.store.lance_store.L2Store``: for
+tests that want L2's behaviour without files, and the second party of the conformance suite
+(tests/test_l2_conformance.py) that both must pass.
+
+Exact where L2 is exact (which rows, which columns, which filters); its keyword side is the
+project's own BM25 over ``search_text`` rather than Lance's, so scores may differ, order of
+relevance aside.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import records as R
+from ..core import scoring as S
+
+
+class MemoryL2Store:
+    def __init__(self, dim: int) -> None:
+        self.dim = int(dim)
+        self.rows: dict[str, dict] = {}
+        self.vectors: dict[str, np.ndarray] = {}
+
+    # --- writing --------------------------------------------------------------------------
+
+    def apply(self, batch) -> None:
+        for mid, rec in {**batch.new, **batch.rows}.items():
+            self.rows[mid] = R.complete(dict(rec))
+            v = batch.vectors.get(mid)
+            self.vectors[mid] = np.zeros(self.dim, np.float32) if v is None else np.asarray(v, np.float32)
+        for mid, p in batch.patches.items():
+            if mid in self.rows:
+                self.rows[mid] = {**self.rows[mid], **{k: v for k, v in p.items() if k != "scope"}}
+        for mid in batch.deletes:
+            self.rows.pop(mid, None)
+            self.vectors.pop(mid, None)
+
+    def reindex(self) -> None:
+        pass
+
+    def optimize(self) -> None:
+        pass
+
+    def purge_old_versions(self) -> None:
+        pass
+
+    # --- reading --------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return len(self.rows)
+
+    def scopes(self) -> set[str]:
+        return {r["scope"] for r in self.rows.values()}
+
+    def ids_and_scopes(self):
+        import pyarrow as pa
+
+        ids = sorted(self.rows)
+        return pa.table({"memory_id": ids, "scope": [self.rows[m]["scope"] for m in ids]})
+
+    def _select(self, keep) -> tuple[list[dict], list]:
+        ids = sorted(m for m, r in self.rows.items() if keep(r))
+        return [dict(self.rows[m]) for m in ids], [self.vectors[m] for m in ids]
+
+    def load_scopes(self, scopes, statuses=("active", "stale", "pending")):
+        scopes, statuses = set(scopes), set(statuses)
+        return self._select(lambda r: r["scope"] in scopes and r["status"] in statuses)
+
+    def get(self, memory_ids):
+        ids = set(memory_ids)
+        return self._select(lambda r: r["memory_id"] in ids)
+
+    def entity_versions(self, scopes):
+        scopes = set(scopes)
+        return [(r["scope"], r["entity_key"], r["version"]) for r in self.rows.values()
+                if r["scope"] in scopes and r["status"] == "superseded" and r.get("entity_key")]
+
+    def versions_of(self, scope: str, entity_key: str) -> list[dict]:
+        return self._select(lambda r: r["scope"] == scope and r.get("entity_key") == entity_key)[0]
+
+    def _recallable(self, r: dict, scopes: set[str], now_us: int) -> bool:
+        hard = r.get("hard_expires_at")
+        return r["scope"] in scopes and r["status"] in R.LIVE and (hard is None or hard > now_us)
+
+    def rivals(self, scopes, entity_keys, now_us: int) -> list[dict]:
+        scopes, keys = set(scopes), set(entity_keys)
+        return self._select(lambda r: self._recallable(r, scopes, now_us) and r.get("entity_key") in keys)[0]
+
+    def hybrid_search(self, vector, qtokens, scopes, now_us: int, k: int) -> list[dict]:
+        scopes = set(scopes)
+        rows, vecs = self._select(lambda r: self._recallable(r, scopes, now_us))
+        if not rows:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        cos = np.stack(vecs) @ q
+        kidx = S.KeywordIndex()
+        for r in rows:
+            kidx.add(r["memory_id"], (r.get("search_text") or "").split())
+        bm = kidx.scores(qtokens)
+        by_vec = set(np.argsort(-cos, kind="stable")[:k].tolist())
+        by_text = {i for i, r in enumerate(rows) if r["memory_id"] in dict(kidx.top(qtokens, k))}
+        out = []
+        for i in sorted(by_vec | by_text):
+            out.append(dict(rows[i], cosine=float(cos[i]), bm25=float(bm.get(rows[i]["memory_id"], 0.0))))
+        return out

@@ -1,0 +1,112 @@
+"""One conformance suite for L2: the real LanceDB store and the in-memory fake must both pass
+it (no Ray: L2 is plain storage). What owners rely on: rows appended, upserted, patched in
+place and deleted in batches; reads filtered by scope, status and hard expiry exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memactors.actors.outbox import L2Outbox
+from memactors.core import records as R
+from memactors.testing.memstore import MemoryL2Store
+
+DIM = 16
+DAY = 86_400_000_000
+A, B = "/org/c/user/a/", "/org/c/user/b/"
+
+
+@pytest.fixture(params=["lance", "memory"])
+def store(request, tmp_path):
+    if request.param == "memory":
+        return MemoryL2Store(DIM)
+    from memactors.store.lance_store import L2Store
+
+    return L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+
+
+def rec(scope, text, now=DAY, **kw):
+    req = R.WriteRequest(scope, text, "ag", **kw).validate()
+    return R.build_record(req, text, R.new_memory_id(), now)
+
+
+def vec(seed):
+    v = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def push(store, *, new=(), rows=(), patches=(), deletes=()):
+    box = L2Outbox()
+    for r, v in new:
+        box.row(r, v, new=True)
+    for r, v in rows:
+        box.row(r, v, new=False)
+    for mid, scope, p in patches:
+        box.patch(mid, scope, p)
+    for mid in deletes:
+        box.delete(mid)
+    store.apply(box.take())
+
+
+def test_rows_round_trip_with_their_vectors(store):
+    a, b = rec(A, "alice likes tea"), rec(B, "bob likes coffee", subject="bob", predicate="drink", object="coffee")
+    push(store, new=[(a, vec(1)), (b, vec(2))])
+    assert store.count() == 2 and store.scopes() == {A, B}
+    rows, vecs = store.get([a["memory_id"]])
+    assert len(rows) == 1 and rows[0]["content"] == "alice likes tea" and rows[0]["scope"] == A
+    assert np.allclose(vecs[0], vec(1))
+    assert {k: rows[0][k] for k in R.PUBLIC_FIELDS} == {k: R.complete(a)[k] for k in R.PUBLIC_FIELDS}
+    ids = store.ids_and_scopes()
+    assert sorted(ids.column("memory_id").to_pylist()) == sorted([a["memory_id"], b["memory_id"]])
+
+
+def test_patches_change_only_their_columns_and_deletes_remove(store):
+    a, b = rec(A, "one"), rec(A, "two")
+    push(store, new=[(a, vec(1)), (b, vec(2))])
+    push(store, patches=[(a["memory_id"], A, {"status": "stale", "retrieved_count": 3})], deletes=[b["memory_id"]])
+    rows, vecs = store.get([a["memory_id"], b["memory_id"]])
+    assert len(rows) == 1 and rows[0]["status"] == "stale" and rows[0]["retrieved_count"] == 3
+    assert rows[0]["content"] == "one" and np.allclose(vecs[0], vec(1))
+    push(store, patches=[("f" * 32, A, {"status": "stale"})])  # a patch never creates a row
+    assert store.count() == 1
+
+
+def test_whole_row_upserts_replace_or_insert(store):
+    a = rec(A, "first")
+    push(store, new=[(a, vec(1))])
+    push(store, rows=[(dict(a, content="changed", status="superseded"), vec(3)), (rec(A, "fresh"), vec(4))])
+    assert store.count() == 2
+    row = store.get([a["memory_id"]])[0][0]
+    assert row["content"] == "changed" and row["status"] == "superseded"
+
+
+def test_loads_and_searches_filter_by_scope_status_and_expiry(store):
+    now = 10 * DAY
+    live = rec(A, "alice likes green tea", now=now)
+    stale = dict(rec(A, "alice likes black tea", now=now), status="stale")
+    pending = dict(rec(A, "alice likes tea from a web page", now=now), status="pending")
+    old = dict(rec(A, "alice liked tea once", now=now), status="superseded")
+    expired = rec(A, "alice tea expired", now=now, ttl_days=1)
+    other = rec(B, "bob likes green tea", now=now)
+    push(store, new=[(r, vec(i)) for i, r in enumerate([live, stale, pending, old, expired, other])])
+    rows, _ = store.load_scopes([A])
+    assert {r["memory_id"] for r in rows} == {live["memory_id"], stale["memory_id"], pending["memory_id"],
+                                              expired["memory_id"]}
+    later = now + 2 * DAY  # expired's hard expiry has passed
+    hits = store.hybrid_search(vec(0), ["green", "tea"], [A], later, 10)
+    assert {h["memory_id"] for h in hits} == {live["memory_id"], stale["memory_id"]}
+    assert all("cosine" in h and "bm25" in h for h in hits)
+    assert store.hybrid_search(vec(0), ["green"], [B], later, 10)[0]["memory_id"] == other["memory_id"]
+
+
+def test_versions_and_rivals_by_entity_key(store):
+    kw = dict(subject="alice", predicate="drink")
+    v1 = dict(rec(A, "tea", object="tea", **kw), status="superseded", version=1)
+    v2 = dict(rec(A, "coffee", object="coffee", **kw), version=2)
+    org = rec("/org/c/", "team drinks water", object="water", **kw)
+    push(store, new=[(v1, vec(1)), (v2, vec(2)), (org, vec(3))])
+    key = v2["entity_key"]
+    assert {r["memory_id"] for r in store.versions_of(A, key)} == {v1["memory_id"], v2["memory_id"]}
+    assert store.entity_versions([A]) == [(A, key, 1)]
+    rivals = store.rivals([A, "/org/c/"], [key], DAY)
+    assert {r["memory_id"] for r in rivals} == {v2["memory_id"], org["memory_id"]}
