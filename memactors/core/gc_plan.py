@@ -237,7 +237,8 @@ class PlanBuilder:
         self._ids.append(_array(cols["memory_id"]).take(take))
         self._scopes.append(_array(cols["scope"]).take(take))
         self._rules.append(rule[idx])
-        self._bytes.append(np.broadcast_to(np.asarray(row_bytes, dtype=np.float64), (len(rule),))[idx])
+        # Whole bytes per row, so that sums do not depend on how the rows were split.
+        self._bytes.append(np.rint(np.broadcast_to(np.asarray(row_bytes, dtype=np.float64), (len(rule),))[idx]))
 
     def finish(self) -> Plan:
         if not self._rules:
