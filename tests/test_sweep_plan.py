@@ -86,7 +86,7 @@ def test_any_worker_count_gives_the_same_plan_as_the_whole_table(ray_session, da
     version, rows = ds.version, ds.count_rows()
     assert len(ds.get_fragments()) >= 6 and ds.count_rows(filter="retrieved_count = 3") == 0
     whole = whole_table_plan(dataset)
-    plans = {w: SP.plan_dataset(dataset, NOW, workers=w) for w in (1, 3, 7)}
+    plans = {w: SP.plan_dataset(dataset, NOW, workers=w) for w in (1, 3)}
     for w, p in plans.items():
         assert p.same_decisions(whole), w
         assert p.rows_scanned == rows

@@ -24,7 +24,6 @@ from ..core.config import Config, LifecycleConfig
 from ..core.errors import InvalidRecord
 from ..core.gc_plan import PLAN_COLUMNS, Plan, PlanBuilder, merge
 from ..core.lifecycle import lifecycle_config
-from ..store.lance_store import TABLE
 
 BATCH_ROWS = 65_536  # rows per scanned batch: the rule arrays stay in cache
 MIN_RANGE_ROWS = 65_536  # a range smaller than this costs more in task overhead than it saves
@@ -43,6 +42,9 @@ class Range:
 def resolve_dataset(uri_or_path: str) -> str:
     """The Lance dataset behind a path: the dataset itself, or the memories table inside a
     LanceDB folder (an L2 store's folder)."""
+    # Imported here: lancedb hooks every fork once loaded, and a driver may start Ray after this.
+    from ..store.lance_store import TABLE
+
     if not isinstance(uri_or_path, (str, os.PathLike)):
         raise InvalidRecord("the dataset must be given as a path or URI string")
     path = os.fspath(uri_or_path)

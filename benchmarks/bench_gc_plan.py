@@ -1,0 +1,263 @@
+"""The GC sweep's plan phase (dry run) over a 1,000,000-memory L2 dataset, in one run:
+
+    RAY_AUTH_MODE=disabled .venv/bin/python benchmarks/bench_gc_plan.py --n 1000000 --out benchmarks/out/gc_plan.json
+
+1. a bare scan of the plan's columns (the floor), in this process, one core;
+2. the plan with 1 and with 2 Ray workers on a local Ray of 2 CPUs, runs interleaved so both
+   see the same machine load; best of ``--repeat`` wall times, plus the tasks' CPU seconds
+   (rows per CPU-second is the per-core rate, and stays honest on a machine shared with others);
+3. the same plan on a two-node ``ray.cluster_utils.Cluster`` (one CPU each): identical?
+
+Data (seeded, vectorised; ``generate``): 1,000 tenants, a simulated year ending at "now", the
+memory schema of L2 with categories drawn per memory and expiries from their TTL policies
+(``core.lifecycle.ttl_policy``), 5% per-write TTL overrides, refreshes, superseded version chains,
+every status, confidences by source kind, recall times, and an extra ``contradicted`` flag on
+1.5% of live memories (the L2 schema has none yet; the plan reads it when present). Vectors are
+zeros of dimension 8: the plan never reads them, and the bytes estimate counts what is stored.
+No sweep ran during the year, so this is a first sweep: many memories are due.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+from memactors.core import gc_plan as G  # noqa: E402
+from memactors.core.clock import US_PER_DAY, ManualClock  # noqa: E402
+from memactors.core.lifecycle import CATEGORIES, ttl_policy  # noqa: E402
+from memactors.core.records import SOURCE_CONFIDENCE, memory_schema  # noqa: E402
+
+DAY = US_PER_DAY
+START = ManualClock().now_us()  # 2026-01-01
+NOW = START + 365 * DAY
+DIM = 8
+P_CATEGORY = [0.30, 0.15, 0.15, 0.15, 0.05, 0.20]  # CATEGORIES order
+P_SOURCE = [0.30, 0.05, 0.15, 0.20, 0.15, 0.07, 0.05, 0.03]  # SOURCE_CONFIDENCE order
+SENTENCES = [("the user prefers " + "short answers about the project schedule " * (1 + i % 4))[: 40 + (i * 37) % 120]
+             for i in range(256)]
+
+
+def generate(n: int, tenants: int = 1000, seed: int = 0) -> pa.Table:
+    """n memories of the L2 schema (+ ``contradicted``) as they stand at NOW after a year."""
+    rng = np.random.default_rng(seed)
+    # Version chains: most memories stand alone, some were updated 1-3 times.
+    lengths = rng.choice([1, 2, 3, 4], size=n, p=[0.75, 0.15, 0.07, 0.03])
+    lengths = lengths[: np.searchsorted(np.cumsum(lengths), n) + 1]
+    chain = np.repeat(np.arange(len(lengths)), lengths)[:n]
+    first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    pos = np.arange(n) - first[chain]
+    last_in_chain = np.r_[chain[1:] != chain[:-1], True]
+    # Each chain starts in the year; each later version comes some weeks after the one before.
+    gap = np.where(pos == 0, 0, rng.exponential(40 * DAY, n)).astype(np.int64)
+    start = START + rng.integers(0, 365 * DAY, len(lengths))
+    created = np.minimum(start[chain] + _cumsum_within(gap, chain), NOW - 60_000_000)
+    nxt = np.r_[created[1:], NOW]  # when the next version superseded this one
+    # Policies by category, some overridden per write; live memories may have been refreshed.
+    cat = rng.choice(len(CATEGORIES), size=len(lengths), p=P_CATEGORY)[chain]
+    soft_d = np.array([_days(ttl_policy(c)[0]) for c in CATEGORIES])[cat]
+    hard_d = np.array([_days(ttl_policy(c)[1]) for c in CATEGORIES])[cat]
+    override = rng.random(n)
+    short = override < 0.04
+    hard_d = np.where(short, rng.uniform(1, 60, n), np.where(override > 0.99, np.nan, hard_d))
+    soft_d = np.where(short, np.minimum(soft_d, hard_d), soft_d)  # never stays never; a soft TTL is cut to the hard one
+    refreshed = last_in_chain & (rng.random(n) < 0.25)
+    written = np.where(refreshed, created + (rng.random(n) * (NOW - created)).astype(np.int64), created)
+    updated = np.where(last_in_chain, written, nxt)  # superseding sets updated_at
+    soft = written + np.nan_to_num(soft_d * DAY, nan=0).astype(np.int64)
+    hard = written + np.nan_to_num(hard_d * DAY, nan=0).astype(np.int64)
+    # Status: superseded unless last; the last mostly active, a few stale, pending or already gone.
+    live = np.array(["active", "stale", "pending", "evicted", "tombstoned"])[
+        rng.choice(5, n, p=[0.90, 0.04, 0.02, 0.02, 0.02])]
+    status = np.where(last_in_chain, live, "superseded")
+    # Recalls: a third never recalled; the rest last recalled some time after their write.
+    recalled = rng.random(n) >= 0.35
+    last_access = updated + (rng.random(n) * (NOW - updated)).astype(np.int64)
+    last_access = np.where(last_in_chain, last_access, created + (rng.random(n) * (nxt - created)).astype(np.int64))
+    src = rng.choice(len(SOURCE_CONFIDENCE), n, p=P_SOURCE)
+    conf = np.array(list(SOURCE_CONFIDENCE.values()), dtype=np.float32)[src]
+    conf = np.where(rng.random(n) < 0.04, rng.uniform(0.05, 0.3, n), conf).astype(np.float32)
+    # Scopes: 1,000 tenants, 20 users each; user, task, org and project scopes, a little /global/.
+    org, user, kind = rng.integers(0, tenants, n), rng.integers(0, 20, n), rng.random(n)
+    scopes = [
+        "/global/" if k < 0.002 else
+        f"/org/t{o:04d}/" if k < 0.10 else
+        f"/org/t{o:04d}/project/p{u % 5}/" if k < 0.13 else
+        f"/org/t{o:04d}/user/u{u}/task/k{u % 7}/" if k < 0.25 else
+        f"/org/t{o:04d}/user/u{u}/"
+        for o, u, k in zip(org.tolist(), user.tolist(), kind.tolist())
+    ]
+    ids = np.frombuffer(rng.bytes(16 * n), dtype="S16")
+    ts = pa.timestamp("us", tz="UTC")
+    content = pa.array(SENTENCES).take(pa.array(rng.integers(0, len(SENTENCES), n)))
+    cols = {
+        "memory_id": pa.array([b.hex() for b in ids.tolist()]),
+        "scope": pa.array(scopes),
+        "subject": pa.nulls(n, pa.string()), "predicate": pa.nulls(n, pa.string()), "object": pa.nulls(n, pa.string()),
+        "content": content,
+        "source_kind": pa.array(np.array(list(SOURCE_CONFIDENCE))[src]),
+        "source_id": pa.nulls(n, pa.string()),
+        "confidence": pa.array(conf),
+        "sensitivity": pa.array(np.full(n, "internal")),
+        "pool": pa.array(np.full(n, "vault")),
+        "status": pa.array(status),
+        "version": pa.array((pos + 1).astype(np.int32)),
+        "supersedes": pa.nulls(n, pa.string()),
+        "content_hash": pa.array(np.full(n, "0" * 64)),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(n * DIM, np.float32)), DIM),
+        "importance": pa.array(np.full(n, 0.5, np.float32)),
+        "created_at": pa.array(created, ts),
+        "updated_at": pa.array(updated, ts),
+        "last_accessed_at": pa.array(last_access, ts, mask=~recalled),
+        "retrieved_count": pa.array(np.where(recalled, rng.poisson(3, n) + 1, 0).astype(np.int32)),
+        "soft_expires_at": pa.array(soft, ts, mask=np.isnan(soft_d)),
+        "hard_expires_at": pa.array(hard, ts, mask=np.isnan(hard_d)),
+        "search_text": content,
+    }
+    table = pa.table(cols, schema=memory_schema(DIM))
+    return table.append_column("contradicted", pa.array(last_in_chain & (rng.random(n) < 0.015)))
+
+
+def _days(v):
+    return np.nan if v is None else v
+
+
+def _cumsum_within(values: np.ndarray, group: np.ndarray) -> np.ndarray:
+    total = np.cumsum(values)
+    starts = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1]
+    offset = np.repeat(total[starts] - values[starts], np.diff(np.r_[starts, len(values)]))
+    return total - offset
+
+
+def best(xs):
+    return min(xs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--tenants", type=int, default=1000)
+    ap.add_argument("--rows-per-fragment", type=int, default=131_072)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="benchmarks/out/gc_plan.json")
+    ap.add_argument("--data", default=None, help="folder for the dataset (default: a temporary one)")
+    args = ap.parse_args()
+
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from memactors.actors.sweep_plan import bare_scan, plan_dataset
+
+    folder = args.data or tempfile.mkdtemp(prefix="gc-plan-")
+    path = os.path.join(folder, "memories.lance")
+    out: dict = {"n": args.n, "tenants": args.tenants, "rows_per_fragment": args.rows_per_fragment,
+                 "repeat": args.repeat, "now_us": NOW, "cpus": os.cpu_count()}
+    try:
+        t0 = time.perf_counter()
+        table = generate(args.n, args.tenants, args.seed)
+        out["generate_s"] = time.perf_counter() - t0
+        # Ray first: once lance is loaded it warns on every fork, and ray.init forks.
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        import lance
+
+        shutil.rmtree(path, ignore_errors=True)
+        lance.write_dataset(table, path, max_rows_per_file=args.rows_per_fragment,
+                            max_rows_per_group=args.rows_per_fragment)
+        ds = lance.dataset(path)
+        columns = [*G.PLAN_COLUMNS, "contradicted"]
+        out["fragments"] = len(ds.get_fragments())
+        out["dataset_bytes"] = sum(f.file_size_bytes or 0 for fr in ds.get_fragments() for f in fr.metadata.files)
+        del table
+
+        # The reference: the rules over the whole table at once, in this process.
+        whole_t = ds.to_table(columns=columns)
+        c0 = time.process_time()
+        reference = G.plan_columns(whole_t, NOW)
+        out["whole_table_rules_cpu_s"] = time.process_time() - c0
+        del whole_t
+
+        # Warm up: worker processes started and lance imported in both.
+        plan_dataset(path, NOW, workers=2)
+        bare, one, two = [], [], []
+        for _ in range(args.repeat):  # interleaved: the three see the same load
+            bare.append(bare_scan(path, columns))
+            one.append(plan_dataset(path, NOW, workers=1))
+            two.append(plan_dataset(path, NOW, workers=2))
+        ray.shutdown()
+        p1, p2 = one[0], two[0]
+        out["plan"] = p1.to_dict()
+        out["identical_1_vs_2_workers"] = all(p.digest() == reference.digest() for p in one + two)
+        out["identical_to_whole_table"] = p1.same_decisions(reference)
+        n = p1.rows_scanned
+        bw, bc = best([b["seconds"] for b in bare]), best([b["cpu_seconds"] for b in bare])
+        w1, w2 = best([p.seconds for p in one]), best([p.seconds for p in two])
+        c1, c2 = best([p.source["cpu_seconds"] for p in one]), best([p.source["cpu_seconds"] for p in two])
+        out["bare_scan"] = {"wall_s": bw, "cpu_s": bc, "rows_per_s": n / bw, "rows_per_cpu_s": n / bc,
+                            "wall_s_all": [b["seconds"] for b in bare]}
+        out["plan_1_worker"] = {"wall_s": w1, "rows_per_s": n / w1, "task_cpu_s": c1, "rows_per_cpu_s": n / c1,
+                                "wall_s_all": [p.seconds for p in one],
+                                "task_s_best": best([max(p.source["task_seconds"]) for p in one])}
+        out["plan_2_workers"] = {"wall_s": w2, "rows_per_s": n / w2, "task_cpu_s": c2, "rows_per_cpu_s": n / c2,
+                                 "wall_s_all": [p.seconds for p in two],
+                                 "task_s_best": best([max(p.source["task_seconds"]) for p in two])}
+        out["speedup_2_vs_1"] = w1 / w2
+        out["speedup_2_vs_1_median"] = statistics.median(p.seconds for p in one) / statistics.median(p.seconds for p in two)
+        out["plan_vs_bare_wall"] = w1 / bw
+        out["plan_vs_bare_cpu"] = c1 / bc
+
+        # Two nodes, one CPU each: the tasks spread over both; the plan must not change.
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+        cluster.add_node(num_cpus=1)
+        try:
+            ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+            cluster.wait_for_nodes()
+            plan_dataset(path, NOW, workers=2)  # warm-up
+            runs = [plan_dataset(path, NOW, workers=2) for _ in range(3)]
+            out["two_nodes"] = {"nodes_used": max(p.source["nodes"] for p in runs),
+                                "wall_s": best([p.seconds for p in runs]),
+                                "identical": all(p.digest() == reference.digest() for p in runs)}
+        finally:
+            ray.shutdown()
+            cluster.shutdown()
+    finally:
+        if not args.data:
+            shutil.rmtree(folder, ignore_errors=True)
+    report(out, p1 if "plan" in out else None)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "wb") as f:
+        f.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    print(f"\nJSON: {args.out}")
+
+
+def report(out: dict, plan) -> None:
+    if plan is not None:
+        print(plan.summary(max_tenants=5))
+        print()
+    b, one, two = out["bare_scan"], out["plan_1_worker"], out["plan_2_workers"]
+    print(f"{out['n']:,} memories, {out['fragments']} fragments, {out['dataset_bytes'] / 1e6:.0f} MB; best of {out['repeat']}")
+    print(f"{'':34} {'wall s':>8} {'rows/s':>12} {'rows/CPU-s':>12}")
+    print(f"{'bare scan (1 core, this process)':34} {b['wall_s']:>8.3f} {b['rows_per_s']:>12,.0f} {b['rows_per_cpu_s']:>12,.0f}")
+    print(f"{'plan, 1 worker':34} {one['wall_s']:>8.3f} {one['rows_per_s']:>12,.0f} {one['rows_per_cpu_s']:>12,.0f}")
+    print(f"{'plan, 2 workers':34} {two['wall_s']:>8.3f} {two['rows_per_s']:>12,.0f} {two['rows_per_cpu_s']:>12,.0f}")
+    print(f"speed-up 2 vs 1 workers: {out['speedup_2_vs_1']:.2f}x (medians: {out['speedup_2_vs_1_median']:.2f}x)")
+    print(f"plan (1 worker) vs bare scan: {out['plan_vs_bare_wall']:.2f}x wall, {out['plan_vs_bare_cpu']:.2f}x CPU")
+    print(f"same plan, 1 vs 2 workers and whole table: {out['identical_1_vs_2_workers'] and out['identical_to_whole_table']}")
+    if "two_nodes" in out:
+        t = out["two_nodes"]
+        print(f"two-node Cluster: {t['nodes_used']} nodes used, {t['wall_s']:.3f} s, identical plan: {t['identical']}")
+
+
+if __name__ == "__main__":
+    main()
