@@ -2,11 +2,14 @@
 
     RAY_AUTH_MODE=disabled .venv/bin/python benchmarks/bench_gc_plan.py --n 1000000 --out benchmarks/out/gc_plan.json
 
-1. a bare scan of the plan's columns (the floor), in this process, one core;
-2. the plan with 1 and with 2 Ray workers on a local Ray of 2 CPUs, runs interleaved so both
+For two datasets of the same world, a first sweep (nothing swept for a year: most memories
+are due) and a daily sweep (yesterday's sweep applied: few are due):
+1. a bare scan of the plan's columns (the floor), in this process, one thread;
+2. the plan with 1 and with 2 Ray workers on a local Ray of 2 CPUs, runs interleaved so all
    see the same machine load; best of ``--repeat`` wall times, plus the tasks' CPU seconds
    (rows per CPU-second is the per-core rate, and stays honest on a machine shared with others);
-3. the same plan on a two-node ``ray.cluster_utils.Cluster`` (one CPU each): identical?
+then 3. the first-sweep plan on a two-node ``ray.cluster_utils.Cluster`` (one CPU each):
+identical to the one-node plan?
 
 Data (seeded, vectorised; ``generate``): 1,000 tenants, a simulated year ending at "now", the
 memory schema of L2 with categories drawn per memory and expiries from their TTL policies
@@ -30,6 +33,7 @@ import time
 import numpy as np
 import orjson
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -140,8 +144,55 @@ def _cumsum_within(values: np.ndarray, group: np.ndarray) -> np.ndarray:
     return total - offset
 
 
-def best(xs):
-    return min(xs)
+def daily(n: int, tenants: int, seed: int) -> pa.Table:
+    """The same world swept every day: what yesterday's sweep evicted is gone (and so is what
+    was already evicted or tombstoned), what it marked stale is stale. n rows."""
+    from memactors.core.lifecycle import ACTIONS, evaluate
+
+    t = generate(int(n * 2.2), tenants, seed)
+    _, action = evaluate(t, NOW - DAY)
+    gone = pa.array(np.isin(t["status"].to_numpy(zero_copy_only=False), ["evicted", "tombstoned"]))
+    keep = pa.compute.and_(pa.array(action != ACTIONS.index("evict")), pa.compute.invert(gone))
+    stale = pa.array(action == ACTIONS.index("stale"))
+    t = t.set_column(t.schema.get_field_index("status"), t.schema.field("status"),
+                     pa.compute.if_else(stale, "stale", t["status"]))
+    return t.filter(keep).slice(0, n)
+
+
+def measure(path: str, repeat: int, workers=(1, 2)) -> dict:
+    """Bare scans and plans, interleaved so that each sees the same machine load; best wall
+    time of ``repeat``, and the CPU seconds of the same runs."""
+    from memactors.actors.sweep_plan import bare_scan, plan_dataset
+
+    columns = [*G.PLAN_COLUMNS, "contradicted"]
+    plan_dataset(path, NOW, workers=max(workers))  # warm-up: worker processes up, lance imported
+    bare, plans = [], {w: [] for w in workers}
+    load0 = os.getloadavg()[0]
+    for _ in range(repeat):
+        bare.append(bare_scan(path, columns))
+        for w in workers:
+            plans[w].append(plan_dataset(path, NOW, workers=w))
+    n = plans[workers[0]][0].rows_scanned
+    out = {"rows": n, "planned": plans[workers[0]][0].planned, "load_avg_1min": [load0, os.getloadavg()[0]],
+           "identical": len({p.digest() for ps in plans.values() for p in ps}) == 1}
+    bw, bc = min(b["seconds"] for b in bare), min(b["cpu_seconds"] for b in bare)
+    out["bare_scan"] = {"wall_s": bw, "cpu_s": bc, "rows_per_s": n / bw, "rows_per_cpu_s": n / bc,
+                        "wall_s_all": [round(b["seconds"], 4) for b in bare]}
+    for w, ps in plans.items():
+        wall, cpu = min(p.seconds for p in ps), min(p.source["cpu_seconds"] for p in ps)
+        out[f"plan_{w}_workers"] = {
+            "wall_s": wall, "rows_per_s": n / wall, "task_cpu_s": cpu, "rows_per_cpu_s": n / cpu,
+            "task_wall_s": min(max(p.source["task_seconds"]) for p in ps),
+            "wall_s_all": [round(p.seconds, 4) for p in ps], "median_wall_s": statistics.median(p.seconds for p in ps)}
+    if len(workers) > 1:
+        a, b = out[f"plan_{workers[0]}_workers"], out[f"plan_{workers[-1]}_workers"]
+        out["speedup"] = a["wall_s"] / b["wall_s"]
+        out["speedup_median"] = a["median_wall_s"] / b["median_wall_s"]
+    one = out[f"plan_{workers[0]}_workers"]
+    out["plan_vs_bare_wall"] = one["wall_s"] / bw
+    out["plan_vs_bare_cpu"] = one["task_cpu_s"] / bc
+    out["_plan"] = plans[workers[0]][0]
+    return out
 
 
 def main() -> None:
@@ -152,70 +203,46 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="benchmarks/out/gc_plan.json")
-    ap.add_argument("--data", default=None, help="folder for the dataset (default: a temporary one)")
+    ap.add_argument("--data", default=None, help="folder for the datasets (default: a temporary one)")
     args = ap.parse_args()
 
     import ray
     from ray.cluster_utils import Cluster
 
-    from memactors.actors.sweep_plan import bare_scan, plan_dataset
+    from memactors.actors.sweep_plan import plan_dataset
 
     folder = args.data or tempfile.mkdtemp(prefix="gc-plan-")
-    path = os.path.join(folder, "memories.lance")
+    paths = {"first_sweep": os.path.join(folder, "first.lance"), "daily_sweep": os.path.join(folder, "daily.lance")}
     out: dict = {"n": args.n, "tenants": args.tenants, "rows_per_fragment": args.rows_per_fragment,
                  "repeat": args.repeat, "now_us": NOW, "cpus": os.cpu_count()}
     try:
         t0 = time.perf_counter()
-        table = generate(args.n, args.tenants, args.seed)
+        tables = {"first_sweep": generate(args.n, args.tenants, args.seed),
+                  "daily_sweep": daily(args.n, args.tenants, args.seed + 1)}
         out["generate_s"] = time.perf_counter() - t0
-        # Ray first: once lance is loaded it warns on every fork, and ray.init forks.
+        # Ray first: once lance is loaded it warns on every fork, and starting Ray forks.
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
         import lance
 
-        shutil.rmtree(path, ignore_errors=True)
-        lance.write_dataset(table, path, max_rows_per_file=args.rows_per_fragment,
-                            max_rows_per_group=args.rows_per_fragment)
-        ds = lance.dataset(path)
-        columns = [*G.PLAN_COLUMNS, "contradicted"]
+        for name, table in tables.items():
+            shutil.rmtree(paths[name], ignore_errors=True)
+            lance.write_dataset(table, paths[name], max_rows_per_file=args.rows_per_fragment,
+                                max_rows_per_group=args.rows_per_fragment)
+        del tables
+        ds = lance.dataset(paths["first_sweep"])
         out["fragments"] = len(ds.get_fragments())
         out["dataset_bytes"] = sum(f.file_size_bytes or 0 for fr in ds.get_fragments() for f in fr.metadata.files)
-        del table
-
         # The reference: the rules over the whole table at once, in this process.
-        whole_t = ds.to_table(columns=columns)
+        whole = ds.to_table(columns=[*G.PLAN_COLUMNS, "contradicted"])
         c0 = time.process_time()
-        reference = G.plan_columns(whole_t, NOW)
+        reference = G.plan_columns(whole, NOW)
         out["whole_table_rules_cpu_s"] = time.process_time() - c0
-        del whole_t
+        del whole
 
-        # Warm up: worker processes started and lance imported in both.
-        plan_dataset(path, NOW, workers=2)
-        bare, one, two = [], [], []
-        for _ in range(args.repeat):  # interleaved: the three see the same load
-            bare.append(bare_scan(path, columns))
-            one.append(plan_dataset(path, NOW, workers=1))
-            two.append(plan_dataset(path, NOW, workers=2))
+        for name, path in paths.items():
+            out[name] = measure(path, args.repeat)
+        out["first_sweep"]["identical_to_whole_table"] = out["first_sweep"]["_plan"].same_decisions(reference)
         ray.shutdown()
-        p1, p2 = one[0], two[0]
-        out["plan"] = p1.to_dict()
-        out["identical_1_vs_2_workers"] = all(p.digest() == reference.digest() for p in one + two)
-        out["identical_to_whole_table"] = p1.same_decisions(reference)
-        n = p1.rows_scanned
-        bw, bc = best([b["seconds"] for b in bare]), best([b["cpu_seconds"] for b in bare])
-        w1, w2 = best([p.seconds for p in one]), best([p.seconds for p in two])
-        c1, c2 = best([p.source["cpu_seconds"] for p in one]), best([p.source["cpu_seconds"] for p in two])
-        out["bare_scan"] = {"wall_s": bw, "cpu_s": bc, "rows_per_s": n / bw, "rows_per_cpu_s": n / bc,
-                            "wall_s_all": [b["seconds"] for b in bare]}
-        out["plan_1_worker"] = {"wall_s": w1, "rows_per_s": n / w1, "task_cpu_s": c1, "rows_per_cpu_s": n / c1,
-                                "wall_s_all": [p.seconds for p in one],
-                                "task_s_best": best([max(p.source["task_seconds"]) for p in one])}
-        out["plan_2_workers"] = {"wall_s": w2, "rows_per_s": n / w2, "task_cpu_s": c2, "rows_per_cpu_s": n / c2,
-                                 "wall_s_all": [p.seconds for p in two],
-                                 "task_s_best": best([max(p.source["task_seconds"]) for p in two])}
-        out["speedup_2_vs_1"] = w1 / w2
-        out["speedup_2_vs_1_median"] = statistics.median(p.seconds for p in one) / statistics.median(p.seconds for p in two)
-        out["plan_vs_bare_wall"] = w1 / bw
-        out["plan_vs_bare_cpu"] = c1 / bc
 
         # Two nodes, one CPU each: the tasks spread over both; the plan must not change.
         cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
@@ -223,10 +250,10 @@ def main() -> None:
         try:
             ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
             cluster.wait_for_nodes()
-            plan_dataset(path, NOW, workers=2)  # warm-up
-            runs = [plan_dataset(path, NOW, workers=2) for _ in range(3)]
+            plan_dataset(paths["first_sweep"], NOW, workers=2)  # warm-up
+            runs = [plan_dataset(paths["first_sweep"], NOW, workers=2) for _ in range(3)]
             out["two_nodes"] = {"nodes_used": max(p.source["nodes"] for p in runs),
-                                "wall_s": best([p.seconds for p in runs]),
+                                "wall_s": min(p.seconds for p in runs),
                                 "identical": all(p.digest() == reference.digest() for p in runs)}
         finally:
             ray.shutdown()
@@ -234,26 +261,32 @@ def main() -> None:
     finally:
         if not args.data:
             shutil.rmtree(folder, ignore_errors=True)
-    report(out, p1 if "plan" in out else None)
+    plans = {name: out[name].pop("_plan") for name in paths if name in out}
+    report(out, plans)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    out["plans"] = {name: p.to_dict() for name, p in plans.items()}
     with open(args.out, "wb") as f:
         f.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
     print(f"\nJSON: {args.out}")
 
 
-def report(out: dict, plan) -> None:
-    if plan is not None:
-        print(plan.summary(max_tenants=5))
+def report(out: dict, plans: dict) -> None:
+    if "first_sweep" in plans:
+        print(plans["first_sweep"].summary(max_tenants=5))
         print()
-    b, one, two = out["bare_scan"], out["plan_1_worker"], out["plan_2_workers"]
     print(f"{out['n']:,} memories, {out['fragments']} fragments, {out['dataset_bytes'] / 1e6:.0f} MB; best of {out['repeat']}")
-    print(f"{'':34} {'wall s':>8} {'rows/s':>12} {'rows/CPU-s':>12}")
-    print(f"{'bare scan (1 core, this process)':34} {b['wall_s']:>8.3f} {b['rows_per_s']:>12,.0f} {b['rows_per_cpu_s']:>12,.0f}")
-    print(f"{'plan, 1 worker':34} {one['wall_s']:>8.3f} {one['rows_per_s']:>12,.0f} {one['rows_per_cpu_s']:>12,.0f}")
-    print(f"{'plan, 2 workers':34} {two['wall_s']:>8.3f} {two['rows_per_s']:>12,.0f} {two['rows_per_cpu_s']:>12,.0f}")
-    print(f"speed-up 2 vs 1 workers: {out['speedup_2_vs_1']:.2f}x (medians: {out['speedup_2_vs_1_median']:.2f}x)")
-    print(f"plan (1 worker) vs bare scan: {out['plan_vs_bare_wall']:.2f}x wall, {out['plan_vs_bare_cpu']:.2f}x CPU")
-    print(f"same plan, 1 vs 2 workers and whole table: {out['identical_1_vs_2_workers'] and out['identical_to_whole_table']}")
+    print(f"{'':40} {'wall s':>7} {'rows/s':>11} {'rows/CPU-s':>11}")
+    for name in ("first_sweep", "daily_sweep"):
+        m = out[name]
+        print(f"{name} ({m['planned'] / m['rows']:.1%} of rows planned; load avg {m['load_avg_1min'][0]:.1f})")
+        for label, key in (("  bare scan (this process, 1 thread)", "bare_scan"), ("  plan, 1 worker", "plan_1_workers"),
+                           ("  plan, 2 workers", "plan_2_workers")):
+            r = m[key]
+            cpu = r.get("cpu_s", r.get("task_cpu_s"))
+            print(f"{label:40} {r['wall_s']:>7.3f} {r['rows_per_s']:>11,.0f} {m['rows'] / cpu:>11,.0f}")
+        print(f"  speed-up 2 vs 1 workers {m['speedup']:.2f}x (medians {m['speedup_median']:.2f}x); plan vs bare "
+              f"{m['plan_vs_bare_wall']:.2f}x wall, {m['plan_vs_bare_cpu']:.2f}x CPU; identical plans: {m['identical']}")
+    print(f"first sweep plan = rules over the whole table at once: {out['first_sweep']['identical_to_whole_table']}")
     if "two_nodes" in out:
         t = out["two_nodes"]
         print(f"two-node Cluster: {t['nodes_used']} nodes used, {t['wall_s']:.3f} s, identical plan: {t['identical']}")

@@ -105,6 +105,10 @@ def test_bad_requests():
         G.merge([p, G.plan_columns(table(SPECS), NOW + 1)])
     with pytest.raises(InvalidRecord):
         G.merge([])
+    cols = {k: table(SPECS).column(k) for k in G.PLAN_COLUMNS}
+    for name, bad in (("memory_id", [1] * 7), ("scope", [object()] * 7), ("memory_id", pa.array(range(7)))):
+        with pytest.raises(InvalidRecord, match=name):
+            G.plan_columns(cols | {name: bad}, NOW)
 
 
 @settings(max_examples=40, deadline=None)

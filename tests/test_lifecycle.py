@@ -154,6 +154,13 @@ def test_staleness_components_map_to_0_1():
     assert L.staleness(NOW, [NOW - 10**6 * DAY], [None], [True])[0] == pytest.approx(1.0)
 
 
+def test_staleness_refuses_bad_input():
+    for args in ((float(NOW), [NOW], [None]), (NOW, ["x"], [None]), (NOW, [NOW], [None, None]),
+                 (NOW, [NOW], [None], ["yes"])):
+        with pytest.raises(InvalidRecord):
+            L.staleness(*args)
+
+
 def test_staleness_weights_are_normalised():
     doubled = LifecycleConfig(staleness_weights=[0.8, 0.6, 0.6])
     a = L.staleness(NOW, [NOW - 50 * DAY], [NOW - 20 * DAY], [True])
@@ -328,6 +335,16 @@ def test_bad_inputs_are_typed_errors():
         L.evaluate(cols | {"updated_at": np.array([1.5])}, NOW)
     with pytest.raises(InvalidRecord, match="timestamp"):
         L.evaluate(cols | {"updated_at": pa.array(["x"])}, NOW)
+    for name, bad in (("status", [1]), ("status", pa.array([1])), ("updated_at", ["x"]), ("confidence", ["high"]),
+                      ("confidence", [object()]), ("hard_expires_at", [10**30]), ("contradicted", [{"a": 1}])):
+        with pytest.raises(InvalidRecord, match=name):
+            L.evaluate(cols | {name: bad}, NOW)
+
+
+def test_nanosecond_timestamps_truncate_to_microseconds():
+    cols = {k: [v] for k, v in row().items()}
+    cols["hard_expires_at"] = pa.array([NOW * 1000 + 999], pa.timestamp("ns", tz="UTC"))
+    assert L.RULES[L.evaluate(cols, NOW)[0][0]] == "hard_expired"
 
 
 def test_empty_batch():
@@ -418,8 +435,9 @@ def test_refresh_restarts_the_clock_and_raises_confidence():
     for bad in (1.5, -0.1, float("nan")):
         with pytest.raises(InvalidRecord):
             L.refreshed_confidence(bad)
-    with pytest.raises(InvalidRecord):
-        L.refreshed_confidence([0.5, 2.0])
+    for bad in ([0.5, 2.0], "0.5", None, True, ["a"], [float("nan")]):
+        with pytest.raises(InvalidRecord):
+            L.refreshed_confidence(bad)
 
 
 def test_a_new_version_inherits_the_policy_of_the_one_it_supersedes():
@@ -432,3 +450,10 @@ def test_a_new_version_inherits_the_policy_of_the_one_it_supersedes():
     as_dt = {k: datetime.fromtimestamp(v / 1e6, UTC) for k, v in old.items()}
     assert L.inherit_expiries(as_dt, NOW) == L.expiries(NOW, 90.0, 365.0)
     assert L.restart_expiries(NOW - 1, NOW + 5, None, NOW) == (NOW + 6, None)
+    naive = datetime(2026, 3, 1, 12, 0, 0, 123457)
+    assert L.restart_expiries(naive, naive, None, NOW)[0] == NOW
+    for bad in ((None, None, None, NOW), ("x", None, None, NOW), (NOW, 1.5, None, NOW), (NOW, None, None, True)):
+        with pytest.raises(InvalidRecord):
+            L.restart_expiries(*bad)
+    with pytest.raises(InvalidRecord):
+        L.refreshed({"updated_at": NOW, "confidence": "high"}, NOW)

@@ -32,18 +32,26 @@ _ORG = r"^/org/(?P<org>[^/]+)/"
 def tenants_of(scopes) -> pa.Array:
     """The tenant of each scope (an Arrow string array): its org, or "global" for /global/.
     A string of neither form (stored scopes are validated, so none should be) maps to "?"."""
-    scopes = _array(scopes).cast(pa.string())
+    scopes = _array(scopes)
     org = pc.struct_field(pc.extract_regex(scopes, _ORG), [0])
     named = pc.if_else(pc.equal(scopes, "/global/"), pa.scalar(GLOBAL_TENANT), org)
     return pc.fill_null(named, "?")
 
 
-def _array(col) -> pa.Array:
-    if isinstance(col, pa.ChunkedArray):
-        return col.combine_chunks()
-    if isinstance(col, pa.Array):
-        return col
-    return pa.array(list(col) if not isinstance(col, np.ndarray) else col, type=pa.string())
+def _array(col, what: str = "scope") -> pa.Array:
+    """A string column as one Arrow string array; anything else is InvalidRecord."""
+    try:
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        elif not isinstance(col, pa.Array):
+            col = pa.array(list(col) if not isinstance(col, np.ndarray) else col, type=pa.string())
+        if col.type == pa.string():
+            return col
+        if pa.types.is_large_string(col.type) or pa.types.is_string_view(col.type):
+            return col.cast(pa.string())
+        raise TypeError("not strings")
+    except (pa.ArrowException, TypeError, ValueError):
+        raise InvalidRecord(f"column {what!r} must hold strings") from None
 
 
 _ROWS_SCHEMA = pa.schema([("memory_id", pa.string()), ("scope", pa.string()), ("rule", pa.int8())])
@@ -234,8 +242,8 @@ class PlanBuilder:
         if not len(idx):
             return
         picked = pa.array(rule != 0)  # a filter copies strings faster than a take by index
-        self._ids.append(_array(cols["memory_id"]).filter(picked))
-        self._scopes.append(_array(cols["scope"]).filter(picked))
+        self._ids.append(_array(cols["memory_id"], "memory_id").filter(picked))
+        self._scopes.append(_array(cols["scope"], "scope").filter(picked))
         self._rules.append(rule[idx])
         # Whole bytes per row, so that sums do not depend on how the rows were split.
         self._bytes.append(np.rint(np.broadcast_to(np.asarray(row_bytes, dtype=np.float64), (len(rule),))[idx]))

@@ -36,7 +36,7 @@ kind the first in the table's order is named (1, 2, 3, 5, then 4, 6).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 import numpy as np
@@ -64,7 +64,7 @@ MAX_AGE_US = 36_500 * US_PER_DAY  # 100 years: past it every decay has long run 
 # The columns evaluate reads (``contradicted`` is optional); a plan reads these plus memory_id
 # and scope. created_at and retrieved_count are not needed by any rule.
 RULE_COLUMNS = ("status", "confidence", "updated_at", "last_accessed_at", "soft_expires_at", "hard_expires_at")
-# Status codes of this module: the four a rule may touch first, so "live" is one comparison.
+# Status codes of this module: the four live statuses first, so "live" is one comparison.
 _STATUS_ORDER = ("pending", "active", "superseded", "stale", "evicted", "tombstoned")
 if set(_STATUS_ORDER) != set(STATUSES):  # a new status needs a decision here, not a silent default
     raise ImportError("lifecycle: the status codes no longer match records.STATUSES")
@@ -81,9 +81,11 @@ def lifecycle_config(cfg: LifecycleConfig | Config | None) -> LifecycleConfig:
 # --- TTL policy ---------------------------------------------------------------------------------
 
 
-def _override(value: object, what: str) -> float | None:
-    """A per-write period: a number of days in (0, 36500], or "never" / math.inf (-> None)."""
-    return days_value(value, what, error=InvalidRecord)
+def _policy(category: object, lc: LifecycleConfig):
+    name = "default" if category is None else category
+    if not isinstance(name, str) or name not in lc.ttl:
+        raise InvalidRecord(f"category is not known ({describe(name)}); known: {sorted(lc.ttl)}")
+    return lc.ttl[name]
 
 
 def ttl_policy(category: str | None, ttl_days: object = None, soft_ttl_days: object = None,
@@ -97,13 +99,9 @@ def ttl_policy(category: str | None, ttl_days: object = None, soft_ttl_days: obj
     explicit ``soft_ttl_days`` longer than the hard period is an error; the category's soft
     period is cut to an explicit shorter ``ttl_days``.
     """
-    lc = lifecycle_config(cfg)
-    name = "default" if category is None else category
-    if not isinstance(name, str) or name not in lc.ttl:
-        raise InvalidRecord(f"category is not known ({describe(name)}); known: {sorted(lc.ttl)}")
-    base = lc.ttl[name]
-    soft = base.soft_days if soft_ttl_days is None else _override(soft_ttl_days, "soft_ttl_days")
-    hard = base.hard_days if ttl_days is None else _override(ttl_days, "ttl_days")
+    base = _policy(category, lifecycle_config(cfg))
+    soft = base.soft_days if soft_ttl_days is None else days_value(soft_ttl_days, "soft_ttl_days", error=InvalidRecord)
+    hard = base.hard_days if ttl_days is None else days_value(ttl_days, "ttl_days", error=InvalidRecord)
     if soft is not None and hard is not None and soft > hard:
         if soft_ttl_days is not None:
             raise InvalidRecord("soft_ttl_days must not exceed the hard TTL (ttl_days, or the category's)")
@@ -113,11 +111,7 @@ def ttl_policy(category: str | None, ttl_days: object = None, soft_ttl_days: obj
 
 def review_days(category: str | None, cfg: LifecycleConfig | Config | None = None) -> float | None:
     """The category's review period in days (None: no periodic review)."""
-    lc = lifecycle_config(cfg)
-    name = "default" if category is None else category
-    if not isinstance(name, str) or name not in lc.ttl:
-        raise InvalidRecord(f"category is not known ({describe(name)}); known: {sorted(lc.ttl)}")
-    return lc.ttl[name].review_days
+    return _policy(category, lifecycle_config(cfg)).review_days
 
 
 def _days_us(days: float) -> int:
@@ -132,11 +126,17 @@ def expiries(updated_at_us: int, soft_days: float | None, hard_days: float | Non
             None if hard_days is None else t + _days_us(hard_days))
 
 
-def _as_us(v) -> int | None:
-    if v is None:
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _as_us(v, what: str, *, optional: bool = True) -> int | None:
+    """Microseconds from an int or a datetime (naive = UTC), exactly; None passes if optional."""
+    if v is None and optional:
         return None
     if isinstance(v, datetime):
-        return int(round(v.timestamp() * 1_000_000))
+        return ((v if v.tzinfo else v.replace(tzinfo=UTC)) - _EPOCH) // timedelta(microseconds=1)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise InvalidRecord(f"{what} must be microseconds since the epoch (an integer) or a datetime")
     return int(v)
 
 
@@ -144,8 +144,8 @@ def restart_expiries(updated_at_us, soft_expires_at, hard_expires_at, now_us: in
     """The same policy measured again from ``now_us``: each expiry keeps its distance from
     ``updated_at`` (exact integer shift). For a refresh, and for a new version, which inherits
     the TTL policy of the one it supersedes. Timestamps are microseconds or datetimes."""
-    shift = int(now_us) - _as_us(updated_at_us)
-    soft, hard = _as_us(soft_expires_at), _as_us(hard_expires_at)
+    shift = _as_us(now_us, "now_us", optional=False) - _as_us(updated_at_us, "updated_at", optional=False)
+    soft, hard = _as_us(soft_expires_at, "soft_expires_at"), _as_us(hard_expires_at, "hard_expires_at")
     return (None if soft is None else soft + shift, None if hard is None else hard + shift)
 
 
@@ -162,22 +162,22 @@ def refreshed_confidence(confidence, cfg: LifecycleConfig | Config | None = None
     """Confidence after a refresh: raised by ``refresh_confidence_bump``, capped at 1. Takes a
     number (returns a float) or an array (returns an array)."""
     bump = lifecycle_config(cfg).refresh_confidence_bump
-    if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+    if isinstance(confidence, (int, float, np.floating)) and not isinstance(confidence, bool):
         if not 0.0 <= confidence <= 1.0:
             raise InvalidRecord("confidence must be a number between 0 and 1")
         return min(1.0, float(confidence) + bump)
-    c = np.asarray(confidence, dtype=np.float64)
-    if not np.all((c >= 0.0) & (c <= 1.0)):
-        raise InvalidRecord("confidence must be numbers between 0 and 1")
-    return np.minimum(1.0, c + bump)
+    c = np.asarray(confidence) if isinstance(confidence, (list, tuple, np.ndarray)) else None
+    if c is None or c.dtype.kind not in "iuf" or not np.all((c >= 0.0) & (c <= 1.0)):
+        raise InvalidRecord("confidence must be a number, or an array of numbers, between 0 and 1")
+    return np.minimum(1.0, c.astype(np.float64) + bump)
 
 
 def refreshed(record: dict, now_us: int, cfg: LifecycleConfig | Config | None = None) -> dict:
     """The fields a refresh (the same content written again) changes: ``updated_at`` is now,
     the expiries restart under the same policy, confidence rises."""
     soft, hard = restart_expiries(record["updated_at"], record.get("soft_expires_at"), record.get("hard_expires_at"), now_us)
-    return {"updated_at": int(now_us), "soft_expires_at": soft, "hard_expires_at": hard,
-            "confidence": refreshed_confidence(float(record["confidence"]), cfg)}
+    return {"updated_at": _as_us(now_us, "now_us", optional=False), "soft_expires_at": soft, "hard_expires_at": hard,
+            "confidence": refreshed_confidence(record["confidence"], cfg)}
 
 
 # --- columns --------------------------------------------------------------------------------------
@@ -198,8 +198,8 @@ def column_us(col, null_us: int) -> np.ndarray:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if pa.types.is_timestamp(col.type):
-        if col.type.unit != "us":
-            col = col.cast(pa.timestamp("us", tz=col.type.tz))
+        if col.type.unit != "us":  # nanoseconds truncate: rules work to the microsecond
+            col = pc.cast(col, pa.timestamp("us", tz=col.type.tz), safe=False)
     elif not pa.types.is_integer(col.type):
         raise InvalidRecord("a timestamp column must hold integers (microseconds) or timestamps")
     elif col.type != pa.int64():
@@ -225,14 +225,26 @@ def status_codes(col) -> np.ndarray:
     return idx.to_numpy().astype(np.int8)
 
 
-def _numbers(col, null: float, dtype) -> np.ndarray:
+def _numbers(col, null, dtype) -> np.ndarray:
+    """A numeric (``dtype`` float32) or boolean (``dtype`` bool) column as NumPy, nulls as
+    ``null``. Strings, objects, and booleans where numbers go (or the reverse) are refused."""
+    flags = dtype is bool
     if isinstance(col, (pa.Array, pa.ChunkedArray)):
+        ok = pa.types.is_boolean(col.type) if flags else (pa.types.is_integer(col.type) or pa.types.is_floating(col.type))
+        if not ok:
+            raise TypeError("wrong Arrow type")
         if col.null_count:
             col = pc.fill_null(col, null)
-        col = col.to_numpy(zero_copy_only=False) if isinstance(col, pa.Array) else col.to_numpy()
-    elif isinstance(col, list):
-        col = [null if v is None else v for v in col]
-    return np.asarray(col, dtype=dtype)
+        return np.asarray(col.to_numpy(zero_copy_only=False) if isinstance(col, pa.Array) else col.to_numpy(), dtype=dtype)
+    if isinstance(col, np.ndarray):
+        if (col.dtype.kind != "b") if flags else (col.dtype.kind not in "iuf"):
+            raise TypeError("wrong NumPy dtype")
+        return col.astype(dtype, copy=False)
+    kinds = (bool, np.bool_) if flags else (int, float, np.integer, np.floating)
+    values = [null if v is None else v for v in col]
+    if any(not isinstance(v, kinds) or (not flags and isinstance(v, (bool, np.bool_))) for v in values):
+        raise TypeError("wrong value type")
+    return np.asarray(values, dtype=dtype)
 
 
 # --- staleness --------------------------------------------------------------------------------
@@ -252,10 +264,18 @@ def staleness(now_us: int, updated_at, last_accessed_at, contradicted=None,
 
     Times in the future (clock skew) count as 0 days."""
     lc = lifecycle_config(cfg)
-    upd = column_us(updated_at, NEVER_US)
-    last_use = np.maximum(column_us(last_accessed_at, NEVER_ACCESSED_US), upd)
-    contra = None if contradicted is None else _numbers(contradicted, False, bool)
-    return _staleness(int(now_us), upd, last_use, contra, lc)
+    now = _now(now_us)
+    cols = {"updated_at": updated_at, "last_accessed_at": last_accessed_at, "contradicted": contradicted}
+    upd = _column(cols, "updated_at", None, column_us, NEVER_US)
+    last_use = np.maximum(_column(cols, "last_accessed_at", len(upd), column_us, NEVER_ACCESSED_US), upd)
+    contra = None if contradicted is None else _column(cols, "contradicted", len(upd), _numbers, False, bool)
+    return _staleness(now, upd, last_use, contra, lc)
+
+
+def _now(now_us) -> int:
+    if isinstance(now_us, bool) or not isinstance(now_us, (int, np.integer)):
+        raise InvalidRecord("now_us must be an integer (microseconds since the epoch)")
+    return int(now_us)
 
 
 def _weights(lc: LifecycleConfig) -> np.ndarray:
@@ -303,13 +323,21 @@ def _min_age_us(threshold: float, weights: tuple, age_half_life_days: float, acc
 # --- the rules ------------------------------------------------------------------------------
 
 
-def _column(cols: dict, name: str, n: int | None):
+def _column(cols: dict, name: str, n: int | None, convert, *args) -> np.ndarray:
+    """Column ``name`` converted; a missing column, another length or values of the wrong kind
+    are InvalidRecord (never a library's own error)."""
     if name not in cols:
         raise InvalidRecord(f"evaluate needs the column {name!r}; it takes {list(RULE_COLUMNS)} (+ contradicted)")
     col = cols[name]
-    if n is not None and len(col) != n:
-        raise InvalidRecord(f"column {name!r} has {len(col)} rows, others {n}")
-    return col
+    try:
+        out = convert(col, *args)
+    except InvalidRecord:
+        raise
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        raise InvalidRecord(f"column {name!r} holds values of the wrong kind") from None
+    if n is not None and len(out) != n:
+        raise InvalidRecord(f"column {name!r} has {len(out)} rows, others {n}")
+    return out
 
 
 def evaluate(cols: dict, now_us: int, cfg: LifecycleConfig | Config | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -329,21 +357,15 @@ def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.
     lc = lifecycle_config(cfg)
     if isinstance(cols, (pa.RecordBatch, pa.Table)):
         cols = {name: cols.column(name) for name in cols.schema.names}
-    if isinstance(now_us, bool) or not isinstance(now_us, (int, np.integer)):
-        raise InvalidRecord("now_us must be an integer (microseconds since the epoch)")
-    now = int(now_us)
-    st = status_codes(_column(cols, "status", None))
+    now = _now(now_us)
+    st = _column(cols, "status", None, status_codes)
     n = len(st)
-    upd = column_us(_column(cols, "updated_at", n), NEVER_US)
-    last = column_us(_column(cols, "last_accessed_at", n), NEVER_ACCESSED_US)
-    soft = column_us(_column(cols, "soft_expires_at", n), NEVER_US)
-    hard = column_us(_column(cols, "hard_expires_at", n), NEVER_US)
-    conf = _numbers(_column(cols, "confidence", n), 1.0, np.float32)
-    contra = cols.get("contradicted")
-    if contra is not None:
-        if len(contra) != n:
-            raise InvalidRecord(f"column 'contradicted' has {len(contra)} rows, others {n}")
-        contra = _numbers(contra, False, bool)
+    upd = _column(cols, "updated_at", n, column_us, NEVER_US)
+    last = _column(cols, "last_accessed_at", n, column_us, NEVER_ACCESSED_US)
+    soft = _column(cols, "soft_expires_at", n, column_us, NEVER_US)
+    hard = _column(cols, "hard_expires_at", n, column_us, NEVER_US)
+    conf = _column(cols, "confidence", n, _numbers, 1.0, np.float32)
+    contra = None if cols.get("contradicted") is None else _column(cols, "contradicted", n, _numbers, False, bool)
 
     live = st.view(np.uint8) <= 3  # pending, active, superseded, stale (unknown -1 wraps to 255)
     active = st == 1
