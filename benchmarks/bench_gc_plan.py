@@ -159,9 +159,10 @@ def daily(n: int, tenants: int, seed: int) -> pa.Table:
     return t.filter(keep).slice(0, n)
 
 
-def measure(path: str, repeat: int, workers=(1, 2)) -> dict:
+def measure(path: str, repeat: int, pinned: bool, workers=(1, 2)) -> dict:
     """Bare scans and plans, interleaved so that each sees the same machine load; best wall
-    time of ``repeat``, and the CPU seconds of the same runs."""
+    time of ``repeat``, and the CPU seconds of the same runs. ``pinned``: every scanning process
+    on one core (task i on core i, the bare scan on core 0), so that one worker is one core."""
     from memactors.actors.sweep_plan import bare_scan, plan_dataset
 
     columns = [*G.PLAN_COLUMNS, "contradicted"]
@@ -169,9 +170,9 @@ def measure(path: str, repeat: int, workers=(1, 2)) -> dict:
     bare, plans = [], {w: [] for w in workers}
     load0 = os.getloadavg()[0]
     for _ in range(repeat):
-        bare.append(bare_scan(path, columns))
+        bare.append(bare_scan(path, columns, pin_core=0 if pinned else None))
         for w in workers:
-            plans[w].append(plan_dataset(path, NOW, workers=w))
+            plans[w].append(plan_dataset(path, NOW, workers=w, pin_cores=pinned))
     n = plans[workers[0]][0].rows_scanned
     out = {"rows": n, "planned": plans[workers[0]][0].planned, "load_avg_1min": [load0, os.getloadavg()[0]],
            "identical": len({p.digest() for ps in plans.values() for p in ps}) == 1}
@@ -183,14 +184,14 @@ def measure(path: str, repeat: int, workers=(1, 2)) -> dict:
         out[f"plan_{w}_workers"] = {
             "wall_s": wall, "rows_per_s": n / wall, "task_cpu_s": cpu, "rows_per_cpu_s": n / cpu,
             "task_wall_s": min(max(p.source["task_seconds"]) for p in ps),
+            # what the driver and Ray add: listing fragments, submitting, fetching, merging
+            "overhead_s": min(p.seconds - max(p.source["task_seconds"]) for p in ps),
             "wall_s_all": [round(p.seconds, 4) for p in ps], "median_wall_s": statistics.median(p.seconds for p in ps)}
-    if len(workers) > 1:
-        a, b = out[f"plan_{workers[0]}_workers"], out[f"plan_{workers[-1]}_workers"]
-        out["speedup"] = a["wall_s"] / b["wall_s"]
-        out["speedup_median"] = a["median_wall_s"] / b["median_wall_s"]
-    one = out[f"plan_{workers[0]}_workers"]
-    out["plan_vs_bare_wall"] = one["wall_s"] / bw
-    out["plan_vs_bare_cpu"] = one["task_cpu_s"] / bc
+    a, b = out[f"plan_{workers[0]}_workers"], out[f"plan_{workers[-1]}_workers"]
+    out["speedup"] = a["wall_s"] / b["wall_s"]
+    out["speedup_median"] = a["median_wall_s"] / b["median_wall_s"]
+    out["plan_vs_bare_wall"] = a["wall_s"] / bw
+    out["plan_vs_bare_cpu"] = a["task_cpu_s"] / bc
     out["_plan"] = plans[workers[0]][0]
     return out
 
@@ -240,8 +241,8 @@ def main() -> None:
         del whole
 
         for name, path in paths.items():
-            out[name] = measure(path, args.repeat)
-        out["first_sweep"]["identical_to_whole_table"] = out["first_sweep"]["_plan"].same_decisions(reference)
+            out[name] = {mode: measure(path, args.repeat, mode == "pinned") for mode in ("pinned", "unpinned")}
+        out["identical_to_whole_table"] = out["first_sweep"]["pinned"]["_plan"].same_decisions(reference)
         ray.shutdown()
 
         # Two nodes, one CPU each: the tasks spread over both; the plan must not change.
@@ -261,7 +262,7 @@ def main() -> None:
     finally:
         if not args.data:
             shutil.rmtree(folder, ignore_errors=True)
-    plans = {name: out[name].pop("_plan") for name in paths if name in out}
+    plans = {name: [out[name][m].pop("_plan") for m in ("pinned", "unpinned")][0] for name in paths if name in out}
     report(out, plans)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     out["plans"] = {name: p.to_dict() for name, p in plans.items()}
@@ -275,18 +276,22 @@ def report(out: dict, plans: dict) -> None:
         print(plans["first_sweep"].summary(max_tenants=5))
         print()
     print(f"{out['n']:,} memories, {out['fragments']} fragments, {out['dataset_bytes'] / 1e6:.0f} MB; best of {out['repeat']}")
-    print(f"{'':40} {'wall s':>7} {'rows/s':>11} {'rows/CPU-s':>11}")
+    print(f"{'':44} {'wall s':>7} {'rows/s':>11} {'rows/CPU-s':>11}")
     for name in ("first_sweep", "daily_sweep"):
-        m = out[name]
-        print(f"{name} ({m['planned'] / m['rows']:.1%} of rows planned; load avg {m['load_avg_1min'][0]:.1f})")
-        for label, key in (("  bare scan (this process, 1 thread)", "bare_scan"), ("  plan, 1 worker", "plan_1_workers"),
-                           ("  plan, 2 workers", "plan_2_workers")):
-            r = m[key]
-            cpu = r.get("cpu_s", r.get("task_cpu_s"))
-            print(f"{label:40} {r['wall_s']:>7.3f} {r['rows_per_s']:>11,.0f} {m['rows'] / cpu:>11,.0f}")
-        print(f"  speed-up 2 vs 1 workers {m['speedup']:.2f}x (medians {m['speedup_median']:.2f}x); plan vs bare "
-              f"{m['plan_vs_bare_wall']:.2f}x wall, {m['plan_vs_bare_cpu']:.2f}x CPU; identical plans: {m['identical']}")
-    print(f"first sweep plan = rules over the whole table at once: {out['first_sweep']['identical_to_whole_table']}")
+        for mode in ("pinned", "unpinned"):
+            m = out[name][mode]
+            print(f"{name}, {mode} ({m['planned'] / m['rows']:.1%} of rows planned; load avg {m['load_avg_1min'][0]:.1f})")
+            for label, key in (("  bare scan (this process)", "bare_scan"), ("  plan, 1 worker", "plan_1_workers"),
+                               ("  plan, 2 workers", "plan_2_workers")):
+                r = m[key]
+                cpu = r.get("cpu_s", r.get("task_cpu_s"))
+                print(f"{label:44} {r['wall_s']:>7.3f} {r['rows_per_s']:>11,.0f} {m['rows'] / cpu:>11,.0f}")
+            print(f"  speed-up 2 vs 1 workers {m['speedup']:.2f}x (medians {m['speedup_median']:.2f}x); plan vs bare "
+                  f"{m['plan_vs_bare_wall']:.2f}x wall, {m['plan_vs_bare_cpu']:.2f}x CPU; identical plans: {m['identical']}")
+            one, two = m["plan_1_workers"], m["plan_2_workers"]
+            print(f"  slowest task / driver+Ray overhead: 1 worker {one['task_wall_s']:.3f} / {one['overhead_s']:.3f} s, "
+                  f"2 workers {two['task_wall_s']:.3f} / {two['overhead_s']:.3f} s")
+    print(f"first sweep plan = rules over the whole table at once: {out['identical_to_whole_table']}")
     if "two_nodes" in out:
         t = out["two_nodes"]
         print(f"two-node Cluster: {t['nodes_used']} nodes used, {t['wall_s']:.3f} s, identical plan: {t['identical']}")

@@ -268,10 +268,19 @@ CONFIGS = st.builds(
 )
 
 
+def as_arrow(rows: list[dict], skip: int) -> dict:
+    """The rows as Arrow columns of the L2 types, each sliced ``skip`` rows in (offsets in the
+    validity bitmaps), the way a scan hands them over."""
+    ts = pa.timestamp("us", tz="UTC")
+    types = {"status": pa.string(), "confidence": pa.float32(), "contradicted": pa.bool_()}
+    pad = [rows[0]] * skip
+    return {k: pa.array([r[k] for r in pad + rows], types.get(k, ts)).slice(skip) for k in rows[0]}
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.lists(ROWS, min_size=1, max_size=40), CONFIGS)
-def test_vectorised_rules_equal_the_scalar_reference(rows, lc):
-    cols = {k: [r[k] for r in rows] for k in rows[0]}
+@given(st.lists(ROWS, min_size=1, max_size=40), CONFIGS, st.integers(0, 20), st.booleans())
+def test_vectorised_rules_equal_the_scalar_reference(rows, lc, skip, arrow):
+    cols = as_arrow(rows, skip) if arrow else {k: [r[k] for r in rows] for k in rows[0]}
     got = [L.RULES[c] for c in L.evaluate(cols, NOW, lc)[0]]
     want = [reference(r, NOW, lc) for r in rows]
     # The score may sit within rounding of a threshold; only then may the two disagree.
@@ -457,3 +466,9 @@ def test_a_new_version_inherits_the_policy_of_the_one_it_supersedes():
             L.restart_expiries(*bad)
     with pytest.raises(InvalidRecord):
         L.refreshed({"updated_at": NOW, "confidence": "high"}, NOW)
+
+
+def test_a_write_dated_in_the_future_counts_as_age_0():
+    only_contradiction = LifecycleConfig(staleness_weights=[0.0, 0.0, 1.0], stale_threshold=0.2, evict_threshold=0.2)
+    cols = {k: [v] for k, v in row(updated_at=NOW + 1).items()} | {"contradicted": [True]}
+    assert L.RULES[L.evaluate(cols, NOW, only_contradiction)[0][0]] == "staleness_evict"

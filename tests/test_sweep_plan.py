@@ -125,8 +125,14 @@ def test_an_l2_folder_resolves_to_its_table(tmp_path, dataset):
 def test_bare_scan_reads_every_live_row(dataset):
     import lance
 
-    got = SP.bare_scan(dataset)
+    before = os.sched_getaffinity(0)
+    got = SP.bare_scan(dataset, pin_core=1)
     assert got["rows"] == lance.dataset(dataset).count_rows() and got["seconds"] > 0
+    assert os.sched_getaffinity(0) == before  # the pin is undone
+
+
+def test_pinned_tasks_give_the_same_plan(ray_session, dataset):
+    assert SP.plan_dataset(dataset, NOW, workers=2, pin_cores=True).same_decisions(whole_table_plan(dataset))
 
 
 def test_bad_arguments(dataset):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ray
@@ -85,21 +86,38 @@ def deal(items: list[Range], workers: int) -> list[list[Range]]:
     return groups
 
 
+@contextmanager
+def _on_core(core: int | None):
+    """Keep this process on one CPU core for the block (Linux), then give its cores back. Lance
+    decodes on helper threads, so an unpinned scan uses more than the one CPU a task reserves."""
+    if core is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    cores = sorted(before)
+    os.sched_setaffinity(0, {cores[core % len(cores)]})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def _plan_ranges(uri: str, version: int, items: list[Range], now_us: int, lc: LifecycleConfig,
-                 columns: list[str]) -> Plan:
+                 columns: list[str], core: int | None = None) -> Plan:
     """One task's share: scan its ranges batch by batch and keep what the rules pick."""
     import lance  # in the worker: the driver ships names and numbers only
 
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    ds = lance.dataset(uri, version=version)
-    builder = PlanBuilder(now_us, lc)
-    for r in items:
-        frag = ds.get_fragment(r.fragment_id)
-        for batch in frag.to_batches(columns=columns, offset=r.offset, limit=r.limit, batch_size=BATCH_ROWS):
-            builder.add(batch, r.row_bytes)
-    plan = builder.finish()
-    plan.source = {"cpu_seconds": time.process_time() - cpu0, "task_seconds": time.perf_counter() - wall0,
-                   "node": ray.get_runtime_context().get_node_id() if ray.is_initialized() else None}
+    with _on_core(core):
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        ds = lance.dataset(uri, version=version)
+        builder = PlanBuilder(now_us, lc)
+        for r in items:
+            frag = ds.get_fragment(r.fragment_id)
+            for batch in frag.to_batches(columns=columns, offset=r.offset, limit=r.limit, batch_size=BATCH_ROWS):
+                builder.add(batch, r.row_bytes)
+        plan = builder.finish()
+        plan.source = {"cpu_seconds": time.process_time() - cpu0, "task_seconds": time.perf_counter() - wall0,
+                       "node": ray.get_runtime_context().get_node_id() if ray.is_initialized() else None}
     return plan
 
 
@@ -107,14 +125,18 @@ _plan_task = ray.remote(num_cpus=1, max_retries=2)(_plan_ranges)
 
 
 def plan_dataset(uri_or_path: str, now_us: int, cfg: LifecycleConfig | Config | None = None, *,
-                 workers: int | None = None) -> Plan:
+                 workers: int | None = None, pin_cores: bool = False) -> Plan:
     """The dry-run plan of a GC sweep over the Lance dataset at ``uri_or_path`` (a dataset, or
     an L2 store's LanceDB folder) at ``now_us`` (from the injected clock).
 
     ``workers``: Ray tasks to split the scan into; None = ``[lifecycle].plan_workers``, and if
     that is 0, the CPUs the Ray cluster offers. Starts a local Ray if none is running (Ray's
     default). The plan's ``source`` names the dataset version scanned, the ranges, the workers,
-    the nodes used and the tasks' CPU seconds."""
+    the nodes used and the tasks' CPU seconds.
+
+    ``pin_cores`` is for measurement: task i keeps its process on core i (modulo the node's
+    cores) while it runs, so that one worker is one core. Leave it off in production: two
+    sweeps at once would share cores."""
     lc = lifecycle_config(cfg)
     if isinstance(now_us, bool) or not isinstance(now_us, int):
         raise InvalidRecord("now_us must be an integer (microseconds since the epoch)")
@@ -132,8 +154,9 @@ def plan_dataset(uri_or_path: str, now_us: int, cfg: LifecycleConfig | Config | 
     items = ranges(ds.get_fragments(), n_workers)
     groups = deal(items, n_workers)
     # SPREAD: on a cluster the tasks go to different nodes, so more nodes scan in parallel.
-    refs = [_plan_task.options(scheduling_strategy="SPREAD").remote(uri, ds.version, g, int(now_us), lc, columns)
-            for g in groups]
+    refs = [_plan_task.options(scheduling_strategy="SPREAD").remote(uri, ds.version, g, int(now_us), lc, columns,
+                                                                    i if pin_cores else None)
+            for i, g in enumerate(groups)]
     parts = ray.get(refs)
     plan = merge(parts, now_us=int(now_us))
     plan.seconds = time.perf_counter() - wall0
@@ -146,15 +169,18 @@ def plan_dataset(uri_or_path: str, now_us: int, cfg: LifecycleConfig | Config | 
     return plan
 
 
-def bare_scan(uri_or_path: str, columns: list[str] | tuple[str, ...] = PLAN_COLUMNS) -> dict:
+def bare_scan(uri_or_path: str, columns: list[str] | tuple[str, ...] = PLAN_COLUMNS, *,
+              pin_core: int | None = None) -> dict:
     """The floor a plan is measured against: the same fragment scans of ``columns``, in this
-    process, doing nothing with the rows. Returns rows, wall seconds and CPU seconds."""
+    process (on core ``pin_core`` only, if given), doing nothing with the rows. Returns rows,
+    wall seconds and CPU seconds."""
     import lance
 
     ds = lance.dataset(resolve_dataset(uri_or_path))
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    rows = 0
-    for frag in ds.get_fragments():
-        for batch in frag.to_batches(columns=list(columns), batch_size=BATCH_ROWS):
-            rows += batch.num_rows
-    return {"rows": rows, "seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0}
+    with _on_core(pin_core):
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        rows = 0
+        for frag in ds.get_fragments():
+            for batch in frag.to_batches(columns=list(columns), batch_size=BATCH_ROWS):
+                rows += batch.num_rows
+        return {"rows": rows, "seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0}

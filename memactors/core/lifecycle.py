@@ -204,14 +204,32 @@ def column_us(col, null_us: int) -> np.ndarray:
         raise InvalidRecord("a timestamp column must hold integers (microseconds) or timestamps")
     elif col.type != pa.int64():
         col = col.cast(pa.int64())
-    # The values buffer as is (no copy), and the validity bitmap to put the sentinel in: cheaper
-    # than fill_null, which a sweep would pay on every batch.
+    values, nulls = _int64_parts(col)
+    return values if nulls is None else np.where(nulls, np.int64(null_us), values)
+
+
+def _int64_parts(col: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+    """An int64/timestamp[us] Arrow array's values buffer (no copy; what a null slot holds is
+    undefined) and its null mask (None without nulls): cheaper than fill_null per batch."""
     n = len(col)
     values = np.frombuffer(col.buffers()[1], dtype=np.int64, count=n, offset=col.offset * 8)
     if not col.null_count:
-        return values
-    valid = np.unpackbits(np.frombuffer(col.buffers()[0], dtype=np.uint8), count=col.offset + n, bitorder="little")
-    return np.where(valid[col.offset:].view(bool), values, np.int64(null_us))
+        return values, None
+    bitmap = np.frombuffer(col.buffers()[0], dtype=np.uint8)
+    return values, np.unpackbits(~bitmap, count=col.offset + n, bitorder="little")[col.offset:].view(bool)
+
+
+def _timestamps(col, null_us: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, null mask or None) of a timestamp column; for the rules' comparisons, which can
+    mask nulls instead of writing a sentinel into a copy."""
+    if isinstance(col, pa.ChunkedArray) and col.num_chunks == 1:
+        col = col.chunk(0)
+    if isinstance(col, pa.Array) and col.type in (_TS_US, _TS_US_UTC, pa.int64()):
+        return _int64_parts(col)
+    return column_us(col, null_us), None
+
+
+_TS_US, _TS_US_UTC = pa.timestamp("us"), pa.timestamp("us", tz="UTC")
 
 
 def status_codes(col) -> np.ndarray:
@@ -302,7 +320,8 @@ def _min_age_us(threshold: float, weights: tuple, age_half_life_days: float, acc
     """The least age (now - updated_at) at which a memory's staleness can pass ``threshold``, or
     None if no age can. Last use is never before updated_at, so staleness is at most
     w_age*age(a) + w_access*access_decay(a) + w_contradiction*c for age a, which rises with a:
-    younger memories need no score. Bisection, less a day's margin: the exact score decides."""
+    younger memories need no score. Bisection, less a day's margin: the exact score decides.
+    0 means any age may pass (writes dated in the future count as age 0)."""
     lc = LifecycleConfig(staleness_weights=list(weights), age_half_life_days=age_half_life_days,
                          access_half_life_days=access_half_life_days)
     contra = np.array([True]) if contradiction else None
@@ -335,8 +354,9 @@ def _column(cols: dict, name: str, n: int | None, convert, *args) -> np.ndarray:
         raise
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         raise InvalidRecord(f"column {name!r} holds values of the wrong kind") from None
-    if n is not None and len(out) != n:
-        raise InvalidRecord(f"column {name!r} has {len(out)} rows, others {n}")
+    rows = len(out[0]) if isinstance(out, tuple) else len(out)
+    if n is not None and rows != n:
+        raise InvalidRecord(f"column {name!r} has {rows} rows, others {n}")
     return out
 
 
@@ -361,9 +381,9 @@ def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.
     st = _column(cols, "status", None, status_codes)
     n = len(st)
     upd = _column(cols, "updated_at", n, column_us, NEVER_US)
-    last = _column(cols, "last_accessed_at", n, column_us, NEVER_ACCESSED_US)
-    soft = _column(cols, "soft_expires_at", n, column_us, NEVER_US)
-    hard = _column(cols, "hard_expires_at", n, column_us, NEVER_US)
+    last, last_null = _column(cols, "last_accessed_at", n, _timestamps, NEVER_ACCESSED_US)
+    soft, soft_null = _column(cols, "soft_expires_at", n, _timestamps, NEVER_US)
+    hard, hard_null = _column(cols, "hard_expires_at", n, _timestamps, NEVER_US)
     conf = _column(cols, "confidence", n, _numbers, 1.0, np.float32)
     contra = None if cols.get("contradicted") is None else _column(cols, "contradicted", n, _numbers, False, bool)
 
@@ -373,6 +393,8 @@ def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.
     recallable |= active
     superseded = st == 2
     last_use = np.maximum(last, upd)
+    if last_null is not None:  # never recalled: last use is the last write
+        np.copyto(last_use, upd, where=last_null)
     # Cut-off instants: "t <= now - d" never overflows where "now - t >= d" could.
     unverified, superseded_before, unused = (now - _days_us(d) for d in (
         lc.low_confidence_days, lc.superseded_days, lc.unused_days))
@@ -382,7 +404,12 @@ def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.
     # Staleness is computed only where it can pass a threshold (most rows are too young).
     min_age = _min_age_us(min(lc.stale_threshold, lc.evict_threshold), tuple(lc.staleness_weights),
                           lc.age_half_life_days, lc.access_half_life_days, contra is not None)
-    cand = np.flatnonzero(recallable & (upd <= now - min_age)) if min_age is not None else np.zeros(0, np.intp)
+    if min_age is None:
+        cand = np.zeros(0, np.intp)
+    elif min_age == 0:  # any age may pass, even a write dated in the future (counted as age 0)
+        cand = np.flatnonzero(recallable)
+    else:
+        cand = np.flatnonzero(recallable & (upd <= now - min_age))
     score = _staleness(now, upd[cand], last_use[cand], None if contra is None else contra[cand], lc)
     rule[cand[active[cand] & (score > lc.stale_threshold)]] = 6
     # float32, the column's type: a stored 0.3 is not below a 0.3 threshold.
@@ -397,8 +424,12 @@ def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.
     m = soft <= now
     m &= recallable
     m &= last_use <= unused
+    if soft_null is not None:
+        m &= ~soft_null
     np.copyto(rule, 2, where=m)
     m = hard <= now
     m &= live
+    if hard_null is not None:
+        m &= ~hard_null
     np.copyto(rule, 1, where=m)
     return rule
