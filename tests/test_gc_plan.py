@@ -59,6 +59,8 @@ def test_counts_by_rule_tenant_and_both():
     assert p.ids(action="evict").to_pylist() == ["a1", "a2", "b1", "g1"]
     assert p.ids(action="stale").to_pylist() == ["a3"]
     assert p.ids().to_pylist() == ["a1", "a2", "a3", "b1", "g1"]
+    assert {k: v.to_pylist() for k, v in p.ids_by_rule.items() if len(v)} == {
+        "hard_expired": ["a1", "b1", "g1"], "superseded_old": ["a2"], "low_confidence_stale": ["a3"]}
     assert p.rows["scope"].to_pylist()[:2] == ["/org/acme/user/alice/", "/org/acme/user/alice/task/t1/"]
 
 

@@ -2,8 +2,8 @@
 counts and an estimate of the bytes per rule and per tenant. Nothing here changes anything.
 
 Pure: ``PlanBuilder`` runs the lifecycle rules over batches of columns and keeps what they
-pick; ``merge`` joins partial plans in the order given. Callers that split a scan merge its parts in scan order,
-so a plan never depends on how the scan was split or where it ran.
+pick; ``merge`` joins partial plans in the order given. Callers that split a scan merge the
+parts in scan order, so a plan never depends on how the scan was split or where it ran.
 
 A tenant is the org of a scope (``/org/acme/user/alice/`` -> ``acme``); ``/global/`` is
 ``"global"``.
@@ -57,7 +57,7 @@ def _array(col, what: str = "scope") -> pa.Array:
 _ROWS_SCHEMA = pa.schema([("memory_id", pa.string()), ("scope", pa.string()), ("rule", pa.int8())])
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # compare plans with same_decisions() or digest()
 class Plan:
     """What a sweep would do at ``now_us``.
 
@@ -106,10 +106,15 @@ class Plan:
     def by_rule_tenant(self) -> dict[str, dict[str, int]]:
         return {RULES[r]: {t: int(c) for t, c in zip(self.tenants, self.counts[r]) if c} for r in range(1, len(RULES))}
 
+    @property
+    def ids_by_rule(self) -> dict[str, pa.Array]:
+        """Rule name -> the memory ids it picks (Arrow string arrays, scan order)."""
+        return {name: self.ids(name) for name in RULES[1:]}
+
     def ids(self, rule: str | None = None, *, action: str | None = None) -> pa.Array:
         """Memory ids (scan order) planned by one rule, or for one action ("evict", "stale"),
         or all of them."""
-        codes = pa.array(self.rows["rule"]).cast(pa.int8()) if self.rows.num_rows else None
+        codes = self.rows["rule"].combine_chunks() if self.rows.num_rows else None
         ids = self.rows["memory_id"].combine_chunks() if self.rows.num_rows else pa.array([], pa.string())
         if codes is None or (rule is None and action is None):
             return ids
@@ -161,7 +166,7 @@ class Plan:
             "source": dict(self.source),
         }
         if ids:
-            out["ids"] = {name: self.ids(name).to_pylist() for name in RULES[1:]}
+            out["ids"] = {name: ids.to_pylist() for name, ids in self.ids_by_rule.items()}
         return out
 
     def summary(self, max_tenants: int = 10) -> str:
