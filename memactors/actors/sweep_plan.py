@@ -90,16 +90,30 @@ def deal(items: list[Range], workers: int) -> list[list[Range]]:
 def _on_core(core: int | None):
     """Keep this process on one CPU core for the block (Linux), then give its cores back. Lance
     decodes on helper threads, so an unpinned scan uses more than the one CPU a task reserves."""
-    if core is None or not hasattr(os, "sched_setaffinity"):
+    if core is None or not hasattr(os, "sched_setaffinity") or not os.path.isdir("/proc/self/task"):
         yield
         return
-    before = os.sched_getaffinity(0)
-    cores = sorted(before)
-    os.sched_setaffinity(0, {cores[core % len(cores)]})
+    # Every thread: affinity is per thread on Linux, and Lance's pool threads already exist.
+    before = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            before[int(tid)] = os.sched_getaffinity(int(tid))
+        except OSError:  # the thread ended meanwhile
+            pass
+    cores = sorted(os.sched_getaffinity(0))
+    for tid in before:
+        try:
+            os.sched_setaffinity(tid, {cores[core % len(cores)]})
+        except OSError:
+            pass
     try:
         yield
     finally:
-        os.sched_setaffinity(0, before)
+        for tid, mask in before.items():
+            try:
+                os.sched_setaffinity(tid, mask)
+            except OSError:
+                pass
 
 
 def _plan_ranges(uri: str, version: int, items: list[Range], now_us: int, lc: LifecycleConfig,
