@@ -3,11 +3,14 @@
     RAY_AUTH_MODE=disabled .venv/bin/python benchmarks/bench_gc_plan.py --n 1000000 --out benchmarks/out/gc_plan.json
 
 For two datasets of the same world, a first sweep (nothing swept for a year: most memories
-are due) and a daily sweep (yesterday's sweep applied: few are due):
-1. a bare scan of the plan's columns (the floor), in this process, one thread;
+are due) and a daily sweep (yesterday's sweep applied: few are due), each twice, pinned (every
+scanning process held on one core: one worker is one core) and unpinned (Lance decodes on
+helper threads, so one unpinned worker uses more than one core):
+1. a bare scan of the plan's columns (the floor), in this process;
 2. the plan with 1 and with 2 Ray workers on a local Ray of 2 CPUs, runs interleaved so all
    see the same machine load; best of ``--repeat`` wall times, plus the tasks' CPU seconds
-   (rows per CPU-second is the per-core rate, and stays honest on a machine shared with others);
+   (rows per CPU-second is the per-core rate, and stays honest on a machine shared with others),
+   the slowest task's time and what the driver and Ray add;
 then 3. the first-sweep plan on a two-node ``ray.cluster_utils.Cluster`` (one CPU each):
 identical to the one-node plan?
 
