@@ -17,8 +17,10 @@ def test_default_toml_matches_defaults_key_for_key():
     assert GatePolicy.from_dict(got.pop("gate")).to_dict() == GatePolicy().to_dict()
     defaults.pop("gate")
     assert got == defaults
-    for section in ("runtime", "embedder", "recall"):
+    for section in ("runtime", "embedder", "recall", "lifecycle"):
         assert set(data[section]) == set(defaults[section]), section
+    for category, policy in defaults["lifecycle"]["ttl"].items():
+        assert set(data["lifecycle"]["ttl"][category]) == set(policy), category
 
 
 def test_bad_gate_policy_is_a_config_error():

@@ -391,7 +391,7 @@ def test_allowed_table_covers_every_key_and_every_default_is_allowed():
     ({"recall": {"weights": [1e308] * 4}}, r"sum must be a finite number"),
     ({"recall": {"default_top_k": 0}}, r"default_top_k"), ({"recall": {"compiled_path": 1}}, r"true or false"),
     ({"recall": {"min_score": -2.0}}, r"min_score must be a number from -1 to 1"),
-    ({"runtime": {"num_ownerz": 2}}, r"unknown key \[runtime\]\.num_ownerz \(did you mean 'num_owners'\?\)"),
+    ({"runtime": {"num_ownerz": 2}}, r"unknown key \[runtime\]\.\(a str of 10 characters\) \(did you mean 'num_owners'\?\)"),
     ({"runtime": {1: 2}}, r"unknown key \[runtime\]\.\(an int"), ({"storage": {}}, r"unknown config section"),
     ({"grants": {"a": 1}}, r"grants must be a list"), ({"grants": [{"actor": 1, "scope": "/global/"}]}, r"grants\[0\]\.actor"),
     ({"grants": [{"actor": "a", "scope": "/nope/"}]}, r"scope"), ({"grants": [{"actor": "a"}]}, r"grants\[0\]"),

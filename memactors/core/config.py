@@ -6,6 +6,7 @@ Pure: parsing a mapping. Reading the file is the runtime's job.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
@@ -61,6 +62,163 @@ class RecallConfig:
     compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
 
 
+# --- [lifecycle] ------------------------------------------------------------------------------
+
+NEVER = "never"  # a TTL or review period that never runs out (TOML has no null)
+MAX_DAYS = 36_500.0  # 100 years: a longer period is a mistake, not a policy
+_CATEGORY_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryTTL:
+    """One category's lifetime policy, in days from ``updated_at``; None = never.
+
+    soft_days: past it a memory is soft-expired (recalled at x0.5, evicted once unused too).
+    hard_days: past it a memory is out of recall at once and evicted at the next sweep.
+    review_days: a period after which the memory is due for review (a queue, never a
+    down-weight or an eviction); for facts that must not expire on their own.
+    """
+
+    soft_days: float | None = 30.0
+    hard_days: float | None = 365.0
+    review_days: float | None = None
+
+    def to_dict(self) -> dict:
+        return {k: NEVER if getattr(self, k) is None else getattr(self, k) for k in ("soft_days", "hard_days", "review_days")}
+
+
+def _default_ttl() -> dict[str, CategoryTTL]:
+    # The seed: soft 30 d / hard 365 d unless the category says otherwise.
+    return {
+        "default": CategoryTTL(30.0, 365.0),
+        "preference": CategoryTTL(90.0, 365.0),  # preferences drift slowly
+        "task_learning": CategoryTTL(30.0, 365.0),
+        "entity_fact": CategoryTTL(None, None, 180.0),  # no expiry; reviewed twice a year
+        "instruction": CategoryTTL(None, None, 90.0),  # stands until replaced; reviewed quarterly
+        "observation": CategoryTTL(7.0, 90.0),  # promoted tool output: short-lived
+    }
+
+
+def days_value(value: object, what: str, *, error=ConfigError) -> float | None:
+    """A period in days: a number in (0, 36500], or "never" / math.inf (returned as None).
+    Anything else (bool, NaN, zero, negative, absurd, other types) raises ``error``."""
+    if (isinstance(value, str) and value == NEVER) or (isinstance(value, float) and value == math.inf):
+        return None
+    # Compared as given: float() of a huge int would overflow; NaN fails both comparisons.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_DAYS:
+        raise error(f"{what} must be a number of days in (0, {MAX_DAYS:g}] or \"never\"")
+    return float(value)
+
+
+# key -> (type, low, high, low_inclusive); floats accept TOML integers, ints refuse floats.
+_LIFECYCLE_RANGES: dict[str, tuple[type, float, float, bool]] = {
+    "refresh_confidence_bump": (float, 0.0, 1.0, True),
+    "stale_threshold": (float, 0.0, 1.0, True),
+    "evict_threshold": (float, 0.0, 1.0, True),
+    "age_half_life_days": (float, 0.0, MAX_DAYS, False),
+    "access_half_life_days": (float, 0.0, MAX_DAYS, False),
+    "unused_days": (float, 0.0, MAX_DAYS, False),
+    "superseded_days": (float, 0.0, MAX_DAYS, False),
+    "low_confidence": (float, 0.0, 1.0, True),
+    "low_confidence_days": (float, 0.0, MAX_DAYS, False),
+    "sweep_interval_s": (float, 0.0, 366 * 86_400.0, True),
+    "compact_deleted_fraction": (float, 0.0, 1.0, False),
+    "compact_small_fragments": (int, 1, 1_000_000, True),
+    "compact_small_fragment_rows": (int, 1, 1 << 40, True),
+    "version_retention_s": (float, 0.0, MAX_DAYS * 86_400.0, True),
+    "plan_workers": (int, 0, 4096, True),
+}
+
+
+@dataclass(slots=True)
+class LifecycleConfig:
+    """TTLs, staleness and the GC sweep (DESIGN section 7); ``configs/default.toml`` explains
+    each key. Thresholds compare with ">" ("above"), so 1.0 switches a staleness rule off."""
+
+    ttl: dict[str, CategoryTTL] = field(default_factory=_default_ttl)
+    refresh_confidence_bump: float = 0.05  # a refresh raises confidence by this, capped at 1
+    staleness_weights: list = field(default_factory=lambda: [0.4, 0.3, 0.3])  # age, access decay, contradiction
+    stale_threshold: float = 0.5  # staleness above: marked stale (recalled at x0.5)
+    evict_threshold: float = 0.8  # staleness above: evicted
+    age_half_life_days: float = 90.0  # age component: 1 - 0.5 ** (days since updated_at / this)
+    access_half_life_days: float = 30.0  # access component: 1 - 0.5 ** (days since last use / this)
+    unused_days: float = 30.0  # soft_expired_unused: not recalled for this long
+    superseded_days: float = 90.0  # superseded_old: superseded at least this long ago
+    low_confidence: float = 0.3  # low_confidence_stale: confidence below this ...
+    low_confidence_days: float = 60.0  # ... and not verified (updated or refreshed) for this long
+    sweep_interval_s: float = 0.0  # seconds between automatic sweeps; 0 = off (run gc yourself)
+    compact_deleted_fraction: float = 0.1  # compact a fragment once this share of its rows is deleted
+    compact_small_fragments: int = 16  # ... or once this many small fragments exist
+    compact_small_fragment_rows: int = 100_000  # a fragment with fewer rows is small
+    version_retention_s: float = 86_400.0  # old Lance versions (evicted rows still readable) kept this long
+    plan_workers: int = 0  # Ray tasks of the plan phase; 0 = one per CPU Ray offers
+
+    @classmethod
+    def from_dict(cls, values: object) -> LifecycleConfig:
+        """From the ``[lifecycle]`` table; unknown keys, wrong types and out-of-range values
+        raise ConfigError naming the key."""
+        if values is None:
+            values = {}
+        if not isinstance(values, dict):
+            raise ConfigError("[lifecycle] must be a table; see configs/default.toml")
+        cfg = cls()
+        values = dict(values)
+        ttl = values.pop("ttl", None)
+        if ttl is not None:
+            cfg.ttl = _parse_ttl(ttl)
+        weights = values.pop("staleness_weights", None)
+        if weights is not None:
+            if (not isinstance(weights, list) or len(weights) != 3
+                    or any(isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w <= 1e6 for w in weights)
+                    or sum(weights) <= 0):
+                raise ConfigError("[lifecycle].staleness_weights must be 3 non-negative numbers (age, access, "
+                                  "contradiction), not all zero")
+            cfg.staleness_weights = [float(w) for w in weights]
+        for key, value in values.items():
+            if key not in _LIFECYCLE_RANGES:
+                raise ConfigError(f"unknown key [lifecycle].{key}; see configs/default.toml")
+            kind, lo, hi, lo_incl = _LIFECYCLE_RANGES[key]
+            ok_type = isinstance(value, int) if kind is int else isinstance(value, (int, float))
+            if isinstance(value, bool) or not ok_type or not (lo <= value if lo_incl else lo < value) or not value <= hi:
+                span = f"{'[' if lo_incl else '('}{lo:g}, {hi:g}]"
+                raise ConfigError(f"[lifecycle].{key} must be {'an integer' if kind is int else 'a number'} in {span}")
+            setattr(cfg, key, kind(value))
+        if cfg.stale_threshold > cfg.evict_threshold:
+            raise ConfigError("[lifecycle].stale_threshold must not be above evict_threshold")
+        return cfg
+
+    def to_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ttl"}
+        out["staleness_weights"] = list(self.staleness_weights)
+        out["ttl"] = {name: policy.to_dict() for name, policy in self.ttl.items()}
+        return out
+
+
+def _parse_ttl(ttl: object) -> dict[str, CategoryTTL]:
+    """[lifecycle.ttl.<category>] tables over the defaults: a key left out keeps the built-in
+    value of that category (for a new category, the configured "default" category's)."""
+    if not isinstance(ttl, dict) or not all(isinstance(v, dict) for v in ttl.values()):
+        raise ConfigError("[lifecycle.ttl] must hold one table per category; see configs/default.toml")
+    out = _default_ttl()
+    order = sorted(ttl, key=lambda name: name != "default")  # "default" first: new categories build on it
+    for name in order:
+        if not isinstance(name, str) or not _CATEGORY_NAME.fullmatch(name):
+            raise ConfigError("[lifecycle.ttl] category names are 1-64 lowercase letters, digits or '_', "
+                              "starting with a letter")
+        table = ttl[name]
+        unknown = set(table) - {"soft_days", "hard_days", "review_days"}
+        if unknown:
+            raise ConfigError(f"unknown key(s) {sorted(unknown)} in [lifecycle.ttl.{name}]; "
+                              "known: soft_days, hard_days, review_days")
+        base = out.get(name, out["default"])
+        vals = {k: days_value(table[k], f"[lifecycle.ttl.{name}].{k}") if k in table else getattr(base, k)
+                for k in ("soft_days", "hard_days", "review_days")}
+        if vals["soft_days"] is not None and vals["hard_days"] is not None and vals["soft_days"] > vals["hard_days"]:
+            raise ConfigError(f"[lifecycle.ttl.{name}].soft_days must not exceed hard_days")
+        out[name] = CategoryTTL(**vals)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Allowed:
     """What one configuration key takes: a kind and, for numbers, bounds (None: no bound)."""
@@ -114,7 +272,6 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
 }
 SECTIONS = tuple(ALLOWED)
 _GRANT_KEYS = ("actor", "scope", "read", "write")
-_KEY_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}", re.ASCII)
 
 
 def check_value(section: str, key: str, value: object) -> object:
@@ -139,8 +296,9 @@ def check_value(section: str, key: str, value: object) -> object:
 
 
 def _key(key: object) -> str:
-    """A key for a message: shown when it looks like a key, else described."""
-    return key if isinstance(key, str) and _KEY_NAME.fullmatch(key) else f"({V.got(key)})"
+    """A rejected key for a message: described, never echoed (a config may be built from
+    anything a caller passes); the "did you mean" hint names a known key instead."""
+    return f"({V.got(key)})"
 
 
 def _unknown(key: object, known) -> str:
@@ -157,6 +315,7 @@ class Config:
     # The write gate's policy, as memactors.gate.GatePolicy.from_dict takes it (validated where
     # the gate is built: the core does not import the gate). Empty: the gate's defaults.
     gate: dict = field(default_factory=dict)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
 
     @classmethod
     def from_dict(cls, data: Mapping | None, *, embedders: Collection[str] | None = None) -> Config:
@@ -191,9 +350,11 @@ class Config:
         if gate is not None and not isinstance(gate, Mapping):
             raise ConfigError(f"[gate] must be a table, not {V.got(gate)}; see configs/default.toml")
         cfg.gate = dict(gate or {})
+        cfg.lifecycle = LifecycleConfig.from_dict(data.pop("lifecycle", None))
         if data:
             names = ", ".join(_key(k) for k in data)
-            raise ConfigError(f"unknown config section(s): {names}; known: {', '.join((*SECTIONS, 'grants', 'gate'))}")
+            raise ConfigError(f"unknown config section(s): {names}; "
+                              f"known: {', '.join((*SECTIONS, 'grants', 'gate', 'lifecycle'))}")
         return cfg
 
     def checked(self, *, embedders: Collection[str] | None = None) -> Config:
@@ -208,6 +369,7 @@ class Config:
             out[section] = {f.name: getattr(obj, f.name) for f in fields(obj)}
         out["grants"] = list(self.grants)
         out["gate"] = dict(self.gate)
+        out["lifecycle"] = self.lifecycle.to_dict()
         return out
 
 

@@ -113,6 +113,21 @@ def complete(rec: dict) -> dict:
     return out
 
 
+def fill_columns(cols: dict, n: int, dim: int) -> pa.Table:
+    """A table of the memory schema from the columns given, every other field at its default
+    (or null): for bulk generation, where records are too many to build one by one."""
+    schema = memory_schema(dim)
+    out = {}
+    for f in schema:
+        if f.name in cols:
+            out[f.name] = cols[f.name]
+        elif f.name in _DEFAULTS and not f.nullable:
+            out[f.name] = pa.array([_DEFAULTS[f.name]] * n, f.type)
+        else:
+            out[f.name] = pa.nulls(n, f.type)
+    return pa.table(out, schema=schema)
+
+
 def to_arrow(records: list[dict], vectors, dim: int) -> pa.Table:
     """Records and their vectors (a (n, dim) array, or None for zeros) to one Arrow table of
     the memory schema."""
