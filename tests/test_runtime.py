@@ -419,7 +419,9 @@ def test_evidence_components_citations_and_explain(runtime, ns):
 def test_threshold_and_budget_are_counted(runtime, ns):
     ALICE, ag = ns.alice, ns.ag
     runtime.grant(ag, ALICE, write=True)
-    runtime.write_many([{"scope": ALICE, "text": f"Alice note {i}: " + "茶" * 300, "actor": ag} for i in range(4)])
+    # Four long CJK notes, different enough not to merge as near-copies (semantic dedup).
+    runtime.write_many([{"scope": ALICE, "text": f"Alice note {i}: " + "茶" * 150 + chr(0x5000 + 97 * i) * 150,
+                         "actor": ag} for i in range(4)])
     res = runtime.push("茶", actor=ag, task_id="t", allowed_scopes=[ALICE], token_budget=700, threshold=0.0)
     assert len(res.hits) == 2 and res.removed["budget"] == 2  # 300 CJK characters are ~300 tokens each
     res = recall(runtime, "茶", ag, [ALICE])

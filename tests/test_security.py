@@ -234,6 +234,15 @@ def test_blocked_values_leave_nothing_anywhere(runtime):
     con.close()
 
 
+_WORDS = ("oolong jasmine matcha sencha pu-erh chai rooibos hibiscus ginger mint lemon honey milk sugar "
+          "kettle teapot cup saucer spoon strainer leaf bud steep brew pour sip aroma flavour").split()
+
+
+def distinct(n: int) -> str:
+    """A text of its own for every n: different enough that no two merge as near-copies."""
+    return " ".join(_WORDS[(n // len(_WORDS) ** k) % len(_WORDS)] + str(n % 97 + k) for k in range(3))
+
+
 def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
     import ray
 
@@ -245,7 +254,7 @@ def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
         def burst():
             i = 0
             while not stop.is_set() and i < 950:  # recall below returns at most 1000
-                batch = [{"scope": A42, "text": f"burst fact {i + j} about tea", "actor": "ag",
+                batch = [{"scope": A42, "text": f"burst fact about tea: {distinct(i + j)}", "actor": "ag",
                           "idempotency_key": f"b-{i + j}"} for j in range(10)]
                 for item, res in zip(batch, rt.write_many(batch)):
                     acked.append((item["idempotency_key"], res.memory_id))

@@ -190,3 +190,43 @@ class HotCache:
         self.states.clear()
         self._indexes.clear()
         self.where.clear()
+
+
+class NearCopies:
+    """Semantic dedup for one scope during one batch: the live text-only memories' vectors,
+    stacked once, and those the batch adds; ``find(vector)`` names one at or above the cosine
+    threshold (or None). Built lazily: a scope whose batch has no text-only write pays nothing."""
+
+    __slots__ = ("state", "threshold", "ids", "mat", "_extra_ids", "_extra")
+
+    def __init__(self, state: ScopeState, threshold: float) -> None:
+        self.state, self.threshold = state, float(threshold)
+        self.ids: list[str] | None = None
+        self.mat = None
+        self._extra_ids: list[str] = []
+        self._extra: list[np.ndarray] = []
+
+    def _build(self) -> None:
+        recs = [r for r in self.state.live() if r.get("entity_key") is None and r["memory_id"] in self.state.vectors]
+        self.ids = [r["memory_id"] for r in recs]
+        self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if recs else None
+
+    def find(self, vector) -> str | None:
+        if self.threshold > 1.0 or vector is None:
+            return None
+        if self.ids is None:
+            self._build()
+        best, best_id = -2.0, None
+        if self.mat is not None:
+            cos = self.mat @ vector
+            j = int(np.argmax(cos))
+            best, best_id = float(cos[j]), self.ids[j]
+        for mid, v in zip(self._extra_ids, self._extra):
+            c = float(v @ vector)
+            if c > best:
+                best, best_id = c, mid
+        return best_id if best >= self.threshold and best_id in self.state.records else None
+
+    def add(self, memory_id: str, vector) -> None:
+        self._extra_ids.append(memory_id)
+        self._extra.append(vector)

@@ -42,7 +42,7 @@ from ..gate import Gate, GatePolicy
 from ..store.entries import Entry, encode
 from .embed_pool import EmbedPool
 from .gate_pool import GatePool
-from .hot import HotCache
+from .hot import HotCache, NearCopies
 from .naming import LEDGER, embed_worker_name, gate_worker_name, owner_index, owner_name, tenant_tag
 from .outbox import L2Outbox
 from .owner_flush import FlushMixin
@@ -408,11 +408,15 @@ class ScopeOwner(RecallMixin, FlushMixin):
         staged = {s: self.hot.get(s).copy() for s in scopes}
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i]) for i in todo])
         entries, refs, done = [], [], []
+        nears: dict[str, NearCopies] = {}  # per scope: live text-only vectors, for semantic dedup
         chunk = self.cfg.runtime.ledger_chunk
         for n, i in enumerate(todo, 1):
             op = ops[i]
             try:
-                out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us)
+                near = nears.setdefault(scope_of[i], NearCopies(staged[scope_of[i]],
+                                                                 self.cfg.lifecycle.dedup_cosine))
+                out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
+                                               near.find)
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
@@ -423,6 +427,8 @@ class ScopeOwner(RecallMixin, FlushMixin):
                     rec = apply(staged[ch.scope], ch, base if base and ch.memory_id == base["memory_id"] else None)
                     if ch.record is not None and ch.memory_id in out.vectors:
                         staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                        if ch.action == E.WRITE and rec is not None and rec.get("entity_key") is None:
+                            nears[ch.scope].add(ch.memory_id, out.vectors[ch.memory_id])
                     elif rec is not None and prior is None and rec["status"] in R.LIVE and base is not None:
                         # made live again (a superseded or evicted one): its vector comes back too
                         out.vectors[ch.memory_id] = (await self._embed([rec["content"]]))[0]
@@ -472,24 +478,17 @@ class ScopeOwner(RecallMixin, FlushMixin):
         if GLOBAL_SCOPE in staged and self.is_global_owner:
             await self._announce_global()
 
-    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int) -> tuple[C.Outcome, dict | None]:
-        """Decide one operation; returns the outcome and the record it addressed (None for
-        writes and grants)."""
-        if isinstance(op, R.WriteRequest):
-            return C.decide_write_op(op, prep, state, new_id, now_us), None
-        if isinstance(op, GrantOp):
-            return C.decide_grant(op), None
-        rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
-        if isinstance(op, ForgetOp):
-            targets = [rec] if rec is not None else []
-            if rec is not None and op.all_versions and rec.get("entity_key"):
-                targets = [rec] + [r for r in await asyncio.to_thread(self.l2.versions_of, rec["scope"],
-                                                                      rec["entity_key"])
-                                   if r["memory_id"] != rec["memory_id"]]
-            return C.decide_forget(op, targets), rec
-        if isinstance(op, ReviewOp):
-            return C.decide_review(op, rec, state, now_us), rec
-        return C.decide_status(op, rec, state), rec
+    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int, near) -> tuple[C.Outcome,
+                                                                                                  dict | None]:
+        """Gather what the operation's decision reads, then decide it (``memactors.core.changes``).
+        Returns the outcome and the record it addressed (None for writes and grants)."""
+        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near)
+        if isinstance(op, BY_MEMORY):
+            rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
+            ctx.record = rec
+            if rec is not None and getattr(op, "all_versions", False) and rec.get("entity_key"):
+                ctx.versions = await asyncio.to_thread(self.l2.versions_of, rec["scope"], rec["entity_key"])
+        return C.decide(op, ctx), ctx.record
 
     async def _record(self, memory_id: str) -> dict | None:
         """A record not in the hot state (superseded, or of a cold scope): projected from the

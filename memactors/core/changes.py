@@ -18,7 +18,9 @@ from . import records as R
 from .errors import InvalidRecord, NotFound
 from .ops import ForgetOp, GrantOp, ReviewOp, StatusOp
 from .project import Change, patch_of
-from .versions import ScopeState, decide_write, refresh_patch
+from . import lifecycle
+from .config import LifecycleConfig
+from .versions import Rules, ScopeState, decide_write, refresh_patch
 
 
 @dataclass(slots=True)
@@ -53,16 +55,37 @@ def write_result(decision: str, rec: dict | None, scope: str, gate: dict) -> dic
             "status": rec["status"], "supersedes": rec.get("supersedes"), "gate": gate}
 
 
-def decide_write_op(req: R.WriteRequest, prep: Prepared, state: ScopeState, memory_id: str, now_us: int) -> Outcome:
-    """A write whose text and fields passed the gate (``prep``), against its scope's state."""
+@dataclass(slots=True)
+class Ctx:
+    """What deciding one operation may read, gathered by the owner beforehand."""
+
+    state: ScopeState  # the staged state of the operation's scope (earlier operations of the batch applied)
+    now_us: int
+    lifecycle: LifecycleConfig
+    record: dict | None = None  # the record a by-memory operation addresses (live or not)
+    versions: list = field(default_factory=list)  # every other version of its fact, when the operation asks
+    prepared: Prepared | None = None  # a write's gate verdict, hash, tokens and vector
+    new_id: str = ""  # a fresh memory id, for an operation that makes a memory
+    near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
+
+
+def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
+    return Rules(refresh_bump=lc.refresh_confidence_bump, contradiction_gap=lc.contradiction_gap,
+                 explicit_ttl=req.ttl_days is not None or req.soft_ttl_days is not None)
+
+
+def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
+    """A write whose text and fields passed the gate (``ctx.prepared``), against its scope's state."""
+    prep, state, memory_id, now_us = ctx.prepared, ctx.state, ctx.new_id, ctx.now_us
     if prep.text is None:
         return Outcome([Change(E.BLOCK, req.scope, data=prep.gate, reason="blocked by the write gate")],
                        write_result(R.BLOCKED, None, req.scope, prep.gate))
     if prep.fields:
         req = R.WriteRequest(**{**{k: getattr(req, k) for k in R.WriteRequest.__dataclass_fields__}, **prep.fields})
     status = "pending" if prep.decision == R.PENDING else "active"
+    ttl = lifecycle.ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, ctx.lifecycle)
     rec = R.build_record(req, prep.text, memory_id, now_us, status=status, content_hash_=prep.content_hash,
-                         search_text=prep.search_text)
+                         search_text=prep.search_text, ttl=ttl)
     vectors = {memory_id: prep.vector} if prep.vector is not None else {}
     if req.pool == "working" or prep.decision == R.WORKING_ONLY:
         # working_only: risky but useful (code under analysis, chit-chat): L1 only, never L2.
@@ -70,17 +93,26 @@ def decide_write_op(req: R.WriteRequest, prep: Prepared, state: ScopeState, memo
         decision = {R.ACCEPTED: R.ACCEPTED, R.REDACTED: R.REDACTED}.get(prep.decision, prep.decision)
         return Outcome([Change(E.WRITE_WORKING, req.scope, memory_id, record=rec)],
                        write_result(decision, rec, req.scope, prep.gate), vectors=vectors)
-    d = decide_write(state, rec, now_us)
+    near = (lambda r: ctx.near(prep.vector)) if ctx.near is not None and prep.vector is not None else None
+    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near)
     decision = R.REDACTED if d.decision == R.ACCEPTED and prep.decision == R.REDACTED else d.decision
     result = write_result(decision, d.record, req.scope, prep.gate)
-    if d.decision == R.REFRESHED:
+    if d.decision in (R.REFRESHED, R.MERGED):
         old = state.get(d.record["memory_id"])
-        return Outcome([Change(E.REFRESH, req.scope, d.record["memory_id"], patch=refresh_patch(old, d.record),
-                               reason="written again", of_version=old["version"])], result)
+        action, why = ((E.REFRESH, "written again") if d.decision == R.REFRESHED
+                       else (E.MERGE, f"merged {memory_id} into {old['memory_id']}: a near-copy"))
+        return Outcome([Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record),
+                               reason=why, of_version=old["version"])], result)
     changes = [Change(E.WRITE, req.scope, memory_id, record=d.record)]
-    changes += [Change(E.STATUS, old["scope"], old["memory_id"], patch={"status": old["status"],
-                                                                        "updated_at": old["updated_at"]},
-                       reason=f"superseded by {memory_id}", of_version=old["version"]) for old in d.changed]
+    for old in d.changed:
+        if d.decision == R.CONTRADICTION:
+            changes.append(Change(E.ANNOTATE, old["scope"], old["memory_id"], patch={"review": old["review"]},
+                                  reason=f"contradicted by {memory_id}: a close call, for review",
+                                  of_version=old["version"]))
+        else:
+            changes.append(Change(E.STATUS, old["scope"], old["memory_id"],
+                                  patch={"status": old["status"], "updated_at": old["updated_at"]},
+                                  reason=f"superseded by {memory_id}", of_version=old["version"]))
     return Outcome(changes, result, vectors=vectors)
 
 
@@ -151,3 +183,29 @@ def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
 def decide_grant(op: GrantOp) -> Outcome:
     g = op.as_grant()
     return Outcome([Change(E.GRANT, op.scope, data=g, reason="grant changed")], g)
+
+
+def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
+    targets = [ctx.record] if ctx.record is not None else []
+    if ctx.record is not None and op.all_versions:
+        targets += [r for r in ctx.versions if r["memory_id"] != ctx.record["memory_id"]]
+    return decide_forget(op, targets)
+
+
+# One pure decide function per operation: the owner looks the operation's type up here.
+DECIDERS = {
+    R.WriteRequest: decide_write_op,
+    ForgetOp: _forget,
+    ReviewOp: lambda op, ctx: decide_review(op, ctx.record, ctx.state, ctx.now_us),
+    StatusOp: lambda op, ctx: decide_status(op, ctx.record, ctx.state),
+    GrantOp: lambda op, ctx: decide_grant(op),
+}
+
+
+def decide(op, ctx: Ctx) -> Outcome:
+    """Decide any operation (its type names its function in ``DECIDERS``)."""
+    try:
+        fn = DECIDERS[type(op)]
+    except KeyError:
+        raise InvalidRecord(f"no decision for an operation of type {type(op).__name__}") from None
+    return fn(op, ctx)

@@ -127,6 +127,8 @@ _LIFECYCLE_RANGES: dict[str, tuple[type, float, float, bool]] = {
     "compact_small_fragment_rows": (int, 1, 1 << 40, True),
     "version_retention_s": (float, 0.0, MAX_DAYS * 86_400.0, True),
     "plan_workers": (int, 0, 4096, True),
+    "contradiction_gap": (float, 0.0, 1.0, True),
+    "dedup_cosine": (float, 0.0, 1.0, False),
 }
 
 
@@ -152,6 +154,8 @@ class LifecycleConfig:
     compact_small_fragment_rows: int = 100_000  # a fragment with fewer rows is small
     version_retention_s: float = 86_400.0  # old Lance versions (evicted rows still readable) kept this long
     plan_workers: int = 0  # Ray tasks of the plan phase; 0 = one per CPU Ray offers
+    contradiction_gap: float = 0.2  # another source's write: a confidence gap above this decides; closer -> review
+    dedup_cosine: float = 0.95  # a text-only write this close (cosine) to a live memory of its scope merges into it
 
     @classmethod
     def from_dict(cls, values: object) -> LifecycleConfig:

@@ -188,6 +188,7 @@ def entity_key(subject: str | None, predicate: str | None) -> str | None:
 
 
 MAX_CONTENT_CHARS = 32_000
+NEVER = "never"  # a TTL that never runs out (per write: ttl_days="never")
 MAX_DERIVED_FROM = 256
 MAX_FIELD_CHARS = 512  # subject, predicate, object, source_id
 MAX_TTL_DAYS = 36_500
@@ -210,8 +211,8 @@ class WriteRequest:
     source_id: str | None = None
     confidence: float | None = None
     sensitivity: str = "internal"
-    ttl_days: float | None = None
-    soft_ttl_days: float | None = None
+    ttl_days: float | str | None = None  # hard TTL in days; "never"; None: the category's
+    soft_ttl_days: float | str | None = None  # soft TTL in days; "never"; None: the category's
     importance: float = 0.5
     pool: str = "vault"
     idempotency_key: str | None = None
@@ -237,6 +238,9 @@ class WriteRequest:
         self.pool = V.choice(self.pool, "pool", POOLS)
         for name in ("ttl_days", "soft_ttl_days"):
             v = getattr(self, name)
+            if (isinstance(v, str) and v == NEVER) or (isinstance(v, float) and v == float("inf")):
+                setattr(self, name, NEVER)  # the policy says "never", overriding the category's
+                continue
             setattr(self, name, _plain(v, V.number(v, f"{name} (days)", 0.0, MAX_TTL_DAYS, lo_open=True,
                                                    allow_none=True)))
         self.importance = _plain(self.importance, V.number(self.importance, "importance", 0.0, 1.0))
@@ -262,6 +266,8 @@ def _plain(value, checked):
 
 
 # Decisions a write can come back with.
+MERGED = "merged"  # a near-copy of a live memory (cosine >= [lifecycle].dedup_cosine): that one refreshed
+CONTRADICTION = "contradiction_queued"  # a close call against a live version: both kept, flagged, for review
 ACCEPTED = "accepted"
 REDACTED = "redacted"  # accepted after the gate replaced matched spans with placeholders
 BLOCKED = "blocked"
@@ -295,14 +301,18 @@ class WriteResult:
 
 
 def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, *, status: str = "active",
-                 content_hash_: str | None = None, search_text: str | None = None) -> dict:
+                 content_hash_: str | None = None, search_text: str | None = None,
+                 ttl: tuple[float | None, float | None] | None = None) -> dict:
     """A new record for a validated write whose text (and other fields) passed the gate:
     ``text`` and the fields of ``req`` are as stored. ``content_hash_`` and ``search_text``
-    come precomputed from the prepare stage, or are derived here."""
+    come precomputed from the prepare stage, or are derived here. ``ttl``: the resolved
+    (soft days, hard days) policy, None for never (default: the write's own numbers)."""
     from .scoring import tokenize  # the one tokenizer of the keyword side, hot and cold
 
     day = 86_400_000_000
-    soft, hard = req.soft_ttl_days, req.ttl_days
+    if ttl is None:
+        ttl = tuple(None if isinstance(v, str) else v for v in (req.soft_ttl_days, req.ttl_days))
+    soft, hard = ttl
     return {
         "memory_id": memory_id,
         "scope": req.scope,

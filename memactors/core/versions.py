@@ -97,13 +97,28 @@ class Decision:
         return ([self.record] if self.record is not None else []) + self.changed
 
 
-def decide_write(state: ScopeState, rec: dict, now_us: int) -> Decision:
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The lifecycle settings a write decision needs ([lifecycle] in the config)."""
+
+    refresh_bump: float = 0.05  # a refresh raises confidence by this (capped at 1)
+    contradiction_gap: float = 0.2  # a different source: a confidence gap above this decides alone
+    explicit_ttl: bool = False  # the write set its own TTL (a new version then keeps it)
+
+
+def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules(), near=None) -> Decision:
     """Decide a new record (status 'active' or 'pending', version unset) against ``state``.
 
-    - entity writes (subject + predicate): same object and content as the live one ->
-      refreshed; confidence >= the live one's -> version n+1, the old one superseded, the TTL
-      policy inherited; lower -> kept as superseded (recorded, never recalled).
-    - text-only writes: same normalised content as a live one -> refreshed.
+    Entity writes (subject + predicate), against the live version of the fact:
+    - same object and content: refreshed (TTL restarts, confidence rises);
+    - the same source kind (the same voice updating itself): confidence >= the live one's ->
+      version n+1, the old one superseded, its TTL policy inherited (unless the write set its
+      own); lower -> kept as superseded (recorded, never recalled);
+    - another source (a contradiction): a confidence gap above ``contradiction_gap`` decides
+      (the stronger is live, the other superseded); a closer call keeps both live, each
+      flagged ``review = "contradiction"`` for a reviewer (``rt.contradictions``).
+    Text-only writes: the same normalised content as a live one -> refreshed; a vector within
+    ``near`` (cosine at or above [lifecycle].dedup_cosine, found by the caller) -> merged.
     """
     key = rec.get("entity_key")
     if rec["status"] == "pending":
@@ -112,7 +127,10 @@ def decide_write(state: ScopeState, rec: dict, now_us: int) -> Decision:
     if key is None:
         existing_id = state.by_hash.get(rec["content_hash"])
         if existing_id is not None:
-            return Decision(R.REFRESHED, refreshed(state.records[existing_id], now_us))
+            return Decision(R.REFRESHED, refreshed(state.records[existing_id], now_us, rules.refresh_bump))
+        similar = near(rec) if near is not None else None
+        if similar is not None and similar in state.records:
+            return Decision(R.MERGED, refreshed(state.records[similar], now_us, rules.refresh_bump))
         rec["version"] = 1
         return Decision(R.ACCEPTED, rec)
     existing_id = state.by_entity.get(key)
@@ -123,33 +141,41 @@ def decide_write(state: ScopeState, rec: dict, now_us: int) -> Decision:
     if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
         old["content_hash"] == rec["content_hash"]
     ):
-        return Decision(R.REFRESHED, refreshed(old, now_us))
-    if rec["confidence"] >= old["confidence"]:
+        return Decision(R.REFRESHED, refreshed(old, now_us, rules.refresh_bump))
+    gap = float(rec["confidence"]) - float(old["confidence"])
+    if rec["source_kind"] != old["source_kind"] and abs(gap) <= rules.contradiction_gap:
+        rec["review"] = CONTRADICTION_FLAG
+        flagged = dict(old, review=CONTRADICTION_FLAG)
+        return Decision(R.CONTRADICTION, rec, [flagged])
+    if gap >= 0 if rec["source_kind"] == old["source_kind"] else gap > rules.contradiction_gap:
         rec["supersedes"] = old["memory_id"]
-        _inherit_ttl(rec, old, now_us)
+        if not rules.explicit_ttl:
+            _inherit_ttl(rec, old, now_us)
         replaced = dict(old, status="superseded", updated_at=now_us)
         return Decision(R.SUPERSEDED_PREVIOUS, rec, [replaced])
     rec["status"] = "superseded"
     return Decision(R.KEPT_AS_SUPERSEDED, rec)
 
 
+CONTRADICTION_FLAG = "contradiction"
+
+
 def _inherit_ttl(rec: dict, old: dict, now_us: int) -> None:
-    """A new version keeps the TTL policy of the one it supersedes, unless the write set its own."""
+    """A new version keeps the TTL policy of the one it supersedes (measured from now)."""
     for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
-        if rec.get(days) is None and old.get(days) is not None:
-            rec[days] = old[days]
-            rec[at] = now_us + int(old[days] * US_PER_DAY)
+        rec[days] = old.get(days)
+        rec[at] = None if old.get(days) is None else now_us + int(old[days] * US_PER_DAY)
 
 
-def refreshed(old: dict, now_us: int, confidence: float | None = None) -> dict:
+def refreshed(old: dict, now_us: int, bump: float = 0.0) -> dict:
     """The record written again: the TTL clock restarts from now (expiry is measured from
-    ``updated_at``), confidence raised to ``confidence`` when given."""
+    ``updated_at``) and confidence rises by ``bump`` (capped at 1)."""
     rec = dict(old, updated_at=now_us)
     for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
         if rec.get(days):
             rec[at] = now_us + int(rec[days] * US_PER_DAY)
-    if confidence is not None:
-        rec["confidence"] = max(float(rec["confidence"]), float(confidence))
+    if bump:
+        rec["confidence"] = min(1.0, float(rec["confidence"]) + bump)
     return rec
 
 

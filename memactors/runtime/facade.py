@@ -17,7 +17,7 @@ from typing import Any
 import ray
 
 from ..actors.naming import namespace_for, owner_index, owner_of_memory
-from ..core import errors
+from ..core import errors, lifecycle
 from ..core import records as R
 from ..core import scoring as S
 from ..core.clock import Clock, SystemClock
@@ -215,6 +215,11 @@ class Runtime:
         bad = next((r for r in reqs if isinstance(r, MemactorsError)), None)
         if bad is not None:  # all or nothing at the door: the error names the position
             raise bad
+        for i, r in enumerate(reqs):  # the category and its TTL policy, with this runtime's [lifecycle]
+            try:
+                lifecycle.ttl_policy(r.category, r.ttl_days, r.soft_ttl_days, self.config.lifecycle)
+            except MemactorsError as exc:
+                raise type(exc)(f"write at position {i}: {exc}") from None
         self._precheck_writes(reqs)
         call = uuid.uuid4().hex[:16]
         for i, r in enumerate(reqs):
