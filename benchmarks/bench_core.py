@@ -53,7 +53,7 @@ def run(n: int, n_users: int, n_queries: int, owners: int, data_dir: str) -> dic
                 decisions[r.decision] = decisions.get(r.decision, 0) + 1
         dt = time.perf_counter() - t0
         out["write_per_s"] = n / dt
-        out["owner_stats_after_writes"] = rt.stats()
+        out["owner_stats_after_writes"] = rt.stats()["owners"]
         out["decisions"] = decisions
         t0 = time.perf_counter()
         rt.flush()

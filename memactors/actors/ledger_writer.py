@@ -240,6 +240,22 @@ class LedgerWriter:
             async with self._con_lock:
                 return await asyncio.to_thread(rebuild, self.data_dir, Config.from_dict(config), ledger=self.ledger)
 
+    async def counters(self) -> dict:
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.counters)
+
+    async def access_changes(self, owner: int, num_owners: int) -> list[tuple]:
+        """Access counts L2 has not seen, of memories this owner holds."""
+        from .naming import owner_index
+
+        await self.flush()
+        rows = await asyncio.to_thread(self.ledger.access_changes)
+        return [r for r in rows if owner_index(parse_scope(r[1]), num_owners) == owner]
+
+    async def access_synced(self, pairs: list) -> None:
+        async with self._con_lock:
+            await asyncio.to_thread(self.ledger.access_synced, pairs)
+
     async def l2_expected(self):
         """What L2 should hold by the events applied so far (owners compare it with Lance)."""
         await self.flush()

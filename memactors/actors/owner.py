@@ -32,7 +32,7 @@ from ..core.config import Config
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
-from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, ReviewOp, StatusOp
+from ..core.ops import BY_MEMORY, GrantOp, SweepOp
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
@@ -51,6 +51,24 @@ from .prepare import embed_kept, unpack
 
 GLOBAL_SCOPE = str(GLOBAL)
 NOT_HERE = {"not_here": True}  # a memory id this owner does not hold (the caller asks the ledger)
+
+
+class _NoView:
+    """The state of a scope an operation does not stage (a cold scope in a sweep)."""
+
+    vectors: dict = {}
+
+    def get(self, memory_id):
+        return None
+
+    def put(self, rec):
+        pass
+
+    def remove(self, memory_id):
+        pass
+
+
+NO_VIEW = _NoView()
 
 
 @ray.remote(num_cpus=0, max_concurrency=1000)
@@ -316,9 +334,12 @@ class ScopeOwner(RecallMixin, FlushMixin):
                     todo.remove(i)
                     continue
                 scope_of[i] = scope
+            elif isinstance(op, SweepOp):
+                scope_of[i] = None  # many scopes: locked below, staged only where hot
             else:
                 scope_of[i] = op.scope
-        scopes = sorted(set(scope_of.values()))
+        sweep_scopes = {s for i in todo if isinstance(ops[i], SweepOp) for _, s, _ in ops[i].rows}
+        scopes = sorted({s for s in scope_of.values() if s is not None} | sweep_scopes)
         locks = [self._lock(s) for s in scopes]
         for lk in locks:
             await lk.acquire()
@@ -334,6 +355,12 @@ class ScopeOwner(RecallMixin, FlushMixin):
     def _authorise(self, op) -> None:
         """What can be checked before anything is read: the scope is this owner's and the
         actor may write it (by-memory operations are checked once their scope is known)."""
+        if isinstance(op, SweepOp):
+            op.validate()
+            for s in {s for _, s, _ in op.rows}:
+                self._check_mine(s)
+                self.grants.check_write(op.actor, parse_scope(s))
+            return
         if isinstance(op, R.WriteRequest):
             self._check_mine(op.scope)
             self.grants.check_write(op.actor, parse_scope(op.scope))
@@ -401,30 +428,35 @@ class ScopeOwner(RecallMixin, FlushMixin):
                 results[i] = ("same", seen[1])  # filled in from the first once it is decided
             else:
                 results[i] = orjson.loads(seen)
-        missing = [s for s in scopes if s not in self.hot]
+        single = {scope_of[i] for i in todo if scope_of[i] is not None}
+        missing = [s for s in sorted(single) if s not in self.hot]
         if missing:
             for s, st in (await self._load(missing)).items():
                 self.hot.install(s, st)
-        staged = {s: self.hot.get(s).copy() for s in scopes}
-        new_ids = R.new_memory_ids([tenant_tag(scope_of[i]) for i in todo])
+        staged = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # a sweep loads no cold scope
+        new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
         nears: dict[str, NearCopies] = {}  # per scope: live text-only vectors, for semantic dedup
         chunk = self.cfg.runtime.ledger_chunk
         for n, i in enumerate(todo, 1):
             op = ops[i]
             try:
-                near = nears.setdefault(scope_of[i], NearCopies(staged[scope_of[i]],
-                                                                 self.cfg.lifecycle.dedup_cosine))
-                out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
-                                               near.find)
+                if scope_of[i] is None:
+                    out, base = C.decide(op, C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get)), None
+                else:
+                    near = nears.setdefault(scope_of[i], NearCopies(staged[scope_of[i]],
+                                                                     self.cfg.lifecycle.dedup_cosine))
+                    out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
+                                                   near.find)
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
             if out is not None:
                 l2 = []
                 for ch in out.changes:
-                    prior = staged[ch.scope].get(ch.memory_id) if ch.memory_id else None
-                    rec = apply(staged[ch.scope], ch, base if base and ch.memory_id == base["memory_id"] else None)
+                    view = staged.get(ch.scope, NO_VIEW)
+                    prior = view.get(ch.memory_id) if ch.memory_id else None
+                    rec = apply(view, ch, base if base and ch.memory_id == base["memory_id"] else None)
                     if ch.record is not None and ch.memory_id in out.vectors:
                         staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         if ch.action == E.WRITE and rec is not None and rec.get("entity_key") is None:
@@ -432,7 +464,7 @@ class ScopeOwner(RecallMixin, FlushMixin):
                     elif rec is not None and prior is None and rec["status"] in R.LIVE and base is not None:
                         # made live again (a superseded or evicted one): its vector comes back too
                         out.vectors[ch.memory_id] = (await self._embed([rec["content"]]))[0]
-                        staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                        view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         out.revived.add(ch.memory_id)
                     l2.append(_touches_l2(ch, rec, self.working))
                 results[i] = out.result
@@ -459,7 +491,7 @@ class ScopeOwner(RecallMixin, FlushMixin):
                 # A retry raced its original into the ledger: rebuild from the ledger.
                 results[i] = orjson.loads(payload) if status == "dup" else errors.encode(IdempotencyConflict(
                     "this idempotency key was first used for a different write; nothing was written for it"))
-                rebuild.add(scope_of[i])
+                rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
                 continue
             self.idem.put(_key(op), fps[i], orjson.dumps(out.result), now_us)
             for ch, seq in zip(out.changes, payload):
@@ -470,7 +502,7 @@ class ScopeOwner(RecallMixin, FlushMixin):
         for i, r in enumerate(results):
             if isinstance(r, tuple):  # a key repeated in the batch gets its first item's result
                 results[i] = results[r[1]]
-        for s in scopes:
+        for s in staged:
             if s not in rebuild:
                 self.hot.install(s, staged[s])
         if rebuild:
@@ -542,6 +574,13 @@ class ScopeOwner(RecallMixin, FlushMixin):
 
     async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
         """Held (pending) writes of these scopes, for an actor who may read them."""
+        return await self._listed(scopes, actor, lambda r: r["status"] == "pending")
+
+    async def flagged(self, scopes: list[str], actor: str) -> list[dict]:
+        """Live versions flagged for a contradiction review, for an actor who may read them."""
+        return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == "contradiction")
+
+    async def _listed(self, scopes: list[str], actor: str, keep) -> list[dict]:
         await self._ready()
         for s in scopes:
             self._check_mine(s)
@@ -549,9 +588,13 @@ class ScopeOwner(RecallMixin, FlushMixin):
         out = []
         for s in scopes:
             st = await self._state(s)
-            out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")}
-                    for r in st.records.values() if r["status"] == "pending"]
+            out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")} for r in st.records.values() if keep(r)]
         return sorted(out, key=lambda r: r["created_at"])
+
+    async def l2_counts(self, now_us: int) -> dict:
+        """Memories in L2 by status, pool and tenant, and how soon they expire (one narrow scan)."""
+        await self._ready()
+        return await asyncio.to_thread(self.l2.counts, int(now_us))
 
     # --- /global/ liveness ------------------------------------------------------------------
     # /global/ hashes onto one owner. The others only need to know whether it holds anything:

@@ -25,15 +25,27 @@ class FlushMixin:
             log.exception("L2 flush failed; the flush loop will retry")
 
     async def _flush_loop(self) -> None:
+        n = 0
         while True:
             await asyncio.sleep(self.cfg.runtime.l2_flush_interval_s)
-            try:
-                await self._flush()
+            n += 1
+            try:  # access counts every 10th round: they need not trail by less
+                await self._flush(access=n % 10 == 0)
             except Exception:  # noqa: BLE001 - keep flushing; the ledger still holds everything
                 log.exception("L2 flush failed; will retry")
 
-    async def _flush(self, force_index: bool = False) -> int:
+    async def _pull_access(self) -> list:
+        """Access counts from recalls and citations (kept by the ledger writer) into the outbox,
+        as column patches: L2's last_accessed_at and counts follow recalls, off the hot path."""
+        rows = await self.ledger.access_changes.remote(self.index, self.num_owners)
+        for mid, scope, retrieved, cited, last, _streak, _ver in rows:
+            self.outbox.patch(mid, scope, {"retrieved_count": retrieved, "cited_count": cited,
+                                           "last_accessed_at": last})
+        return [(r[0], r[6]) for r in rows]
+
+    async def _flush(self, force_index: bool = False, access: bool = False) -> int:
         async with self._flush_lock:
+            synced = await self._pull_access() if access else []
             batch = self.outbox.take()
             if batch is None:
                 return 0
@@ -44,6 +56,8 @@ class FlushMixin:
                 self.outbox.restore(batch)
                 raise
             self._tick("l2_flush", t0)
+            if synced:
+                await self.ledger.access_synced.remote(synced)
             # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
             # again taken for empty (that made versions restart beside a live one).
             self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
@@ -64,9 +78,18 @@ class FlushMixin:
     async def flush(self) -> int:
         """Write everything committed so far to Lance now (tests, benchmarks, shutdown)."""
         await self._ready()
-        n = await self._flush(force_index=True)
+        n = await self._flush(force_index=True, access=True)
         await self.ledger.flush.remote()
         return n
+
+    async def maintain_l2(self, deleted_fraction: float, small_fragments: int, small_rows: int,
+                          retention_s: float) -> dict:
+        """Compaction and version cleanup after a sweep (``L2Store.maintain``); Lance commits of
+        other owners meanwhile are retried by both sides."""
+        await self._ready()
+        async with self._flush_lock:
+            return await asyncio.to_thread(self.l2.maintain, deleted_fraction, small_fragments, small_rows,
+                                           retention_s)
 
     async def check_l2(self) -> dict:
         """Compare the L2 rows of this owner's scopes with what the ledger's applied events say

@@ -16,11 +16,11 @@ import numpy as np
 from . import events as E
 from . import records as R
 from .errors import InvalidRecord, NotFound
-from .ops import ForgetOp, GrantOp, ReviewOp, StatusOp
+from .ops import ForgetOp, GrantOp, ResolveOp, ReviewOp, StatusOp, SweepOp
 from .project import Change, patch_of
 from . import lifecycle
 from .config import LifecycleConfig
-from .versions import Rules, ScopeState, decide_write, refresh_patch
+from .versions import CONTRADICTION_FLAG, Rules, ScopeState, decide_write, refresh_patch
 
 
 @dataclass(slots=True)
@@ -67,6 +67,7 @@ class Ctx:
     prepared: Prepared | None = None  # a write's gate verdict, hash, tokens and vector
     new_id: str = ""  # a fresh memory id, for an operation that makes a memory
     near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
+    state_of: object = None  # operations over many scopes (a sweep): scope -> its staged state, or None
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -110,9 +111,12 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
                                   reason=f"contradicted by {memory_id}: a close call, for review",
                                   of_version=old["version"]))
         else:
+            why = f"superseded by {memory_id}"
+            if old.get("source_kind") != d.record.get("source_kind") and d.decision == R.SUPERSEDED_PREVIOUS:
+                why += ": contradiction resolved by a confidence gap"
             changes.append(Change(E.STATUS, old["scope"], old["memory_id"],
                                   patch={"status": old["status"], "updated_at": old["updated_at"]},
-                                  reason=f"superseded by {memory_id}", of_version=old["version"]))
+                                  reason=why, of_version=old["version"]))
     return Outcome(changes, result, vectors=vectors)
 
 
@@ -180,6 +184,48 @@ def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
                              "status": new, "previous": old})
 
 
+def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState) -> Outcome:
+    """The reviewer's pick stays live, its flag cleared; the other flagged live versions of the
+    same fact are superseded."""
+    if rec is None or rec["status"] not in R.LIVE or rec.get("review") != CONTRADICTION_FLAG:
+        raise NotFound(f"no contradiction awaiting review for memory {op.memory_id}")
+    key = rec.get("entity_key")
+    rivals = [r for r in state.live() if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
+              and r.get("review") == CONTRADICTION_FLAG]
+    changes = [Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded", "review": None},
+                      reason=f"contradiction resolved for {rec['memory_id']}: {op.reason}", of_version=r["version"])
+               for r in rivals]
+    changes.append(Change(E.ANNOTATE, rec["scope"], rec["memory_id"], patch={"review": None},
+                          reason=f"contradiction resolved: {op.reason}", of_version=rec["version"]))
+    return Outcome(changes, {"decision": "resolved", "memory_id": rec["memory_id"], "scope": rec["scope"],
+                             "superseded": [r["memory_id"] for r in rivals]})
+
+
+def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
+    """An applied GC plan's rows as status changes (evicted, or stale), each with its rule as
+    the reason. A memory the owner holds hot is checked again against the rule (it may have
+    been refreshed or recalled since the plan): no longer due, it is left alone."""
+    from .lifecycle import ACTION_OF, RULES, rules as evaluate_rules
+
+    hot = {m: ctx.state_of(s).get(m) for m, s, _ in op.rows if ctx.state_of(s) is not None}
+    recheck = [hot[m] for m, _, _ in op.rows if hot.get(m) is not None]
+    still = {}
+    if recheck:
+        cols = {k: [r.get(k) for r in recheck] for k in ("status", "confidence", "updated_at", "last_accessed_at",
+                                                           "soft_expires_at", "hard_expires_at")}
+        for r, code in zip(recheck, evaluate_rules(cols, ctx.now_us, ctx.lifecycle)):
+            still[r["memory_id"]] = int(code)
+    changes, counts, skipped = [], {}, 0
+    for mid, scope, code in op.rows:
+        if mid in still and still[mid] != code:
+            skipped += 1
+            continue
+        status = "evicted" if ACTION_OF[code] == 1 else "stale"
+        changes.append(Change(E.STATUS, scope, mid, patch={"status": status}, reason=f"gc: {RULES[code]}"))
+        counts[RULES[code]] = counts.get(RULES[code], 0) + 1
+    return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped})
+
+
 def decide_grant(op: GrantOp) -> Outcome:
     g = op.as_grant()
     return Outcome([Change(E.GRANT, op.scope, data=g, reason="grant changed")], g)
@@ -198,6 +244,8 @@ DECIDERS = {
     ForgetOp: _forget,
     ReviewOp: lambda op, ctx: decide_review(op, ctx.record, ctx.state, ctx.now_us),
     StatusOp: lambda op, ctx: decide_status(op, ctx.record, ctx.state),
+    ResolveOp: lambda op, ctx: decide_resolve(op, ctx.record, ctx.state),
+    SweepOp: decide_sweep,
     GrantOp: lambda op, ctx: decide_grant(op),
 }
 

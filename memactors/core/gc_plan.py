@@ -129,6 +129,19 @@ class Plan:
             mask = pc.is_in(codes, value_set=pa.array(wanted, pa.int8()))
         return ids.filter(mask)
 
+    def restrict(self, keep: pa.Array) -> Plan:
+        """The plan for the rows where ``keep`` (a boolean array over ``rows``) holds: e.g. one
+        scope subtree. Counts are recounted from the rows; bytes are not known per row then."""
+        rows = self.rows.filter(keep) if self.rows.num_rows else self.rows
+        tenants = tenants_of(rows["scope"].combine_chunks()) if rows.num_rows else pa.array([], pa.string())
+        names = sorted(set(tenants.to_pylist()))
+        counts = np.zeros((len(RULES), len(names)), dtype=np.int64)
+        col = {t: j for j, t in enumerate(names)}
+        for t, code in zip(tenants.to_pylist(), rows["rule"].to_pylist() if rows.num_rows else []):
+            counts[code, col[t]] += 1
+        return Plan(self.now_us, rows, self.rows_scanned, names, counts, np.zeros_like(counts), self.seconds,
+                    dict(self.source, restricted=True))
+
     # --- comparison ------------------------------------------------------------------------------
 
     def digest(self) -> str:

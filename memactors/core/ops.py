@@ -114,5 +114,46 @@ class GrantOp:
         return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
 
 
+@dataclass(slots=True)
+class SweepOp:
+    """One owner's share of an applied GC plan: (memory id, scope, rule code) rows. Each row
+    becomes a status change (evicted, or stale) with its rule as the reason, unless the memory
+    changed since the plan was made (the owner checks the rule again against a hot record)."""
+
+    rows: list  # [(memory_id, scope, rule code)]
+    actor: str
+    idem_key: str
+
+    def validate(self) -> SweepOp:
+        from .lifecycle import RULES
+
+        check_identifier(self.actor, "actor")
+        check_identifier(self.idem_key, "idempotency key")
+        for mid, scope, rule in self.rows:
+            check_memory_id(mid)
+            parse_scope(scope)
+            if isinstance(rule, bool) or not isinstance(rule, int) or not 0 < rule < len(RULES):
+                raise InvalidRecord("a sweep row names one of the GC rules")
+        return self
+
+
+@dataclass(slots=True)
+class ResolveOp:
+    """A reviewer settles a contradiction: ``memory_id`` (one of the flagged versions of a
+    fact) stays live, the others flagged with it are superseded."""
+
+    memory_id: str
+    actor: str
+    reason: str
+    idem_key: str
+
+    def validate(self) -> ResolveOp:
+        check_memory_id(self.memory_id)
+        check_identifier(self.actor, "actor")
+        _reason(self.reason, "resolving a contradiction")
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+
 # Operations addressed by memory id: the owner finds the memory's scope before deciding.
-BY_MEMORY = (ForgetOp, ReviewOp, StatusOp)
+BY_MEMORY = (ForgetOp, ReviewOp, StatusOp, ResolveOp)

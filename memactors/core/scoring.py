@@ -333,6 +333,14 @@ def resolve_conflicts(hits: list[dict], rivals: list[dict] = ()) -> tuple[list[d
             continue  # same object everywhere: agreement, not a conflict
         best = max(recs, key=_rank_key)
         losers = [r for r in recs if _norm(r.get("object")) != _norm(best.get("object"))]
+        if best.get("review") == "contradiction":
+            # A close call waiting for a reviewer: its flagged versions in the same scope are all
+            # shown, each flagged, none removed (the reviewer decides, not the ranking).
+            pending = [r for r in losers if r.get("review") == "contradiction" and r["scope"] == best["scope"]]
+            for r in [best, *pending]:
+                flags[r["memory_id"]] = {"overrides": [], "reason": "contradiction_in_review",
+                                         "with": sorted(x["memory_id"] for x in [best, *pending] if x is not r)}
+            losers = [r for r in losers if r not in pending]
         if not losers:
             continue
         top_loser = max(losers, key=_rank_key)

@@ -187,6 +187,8 @@ def combine(reports: dict[str, GateReport]) -> GateReport:
     main = reports["text"]
     if len(reports) == 1:
         return main
+    # Chit-chat rules judge a text, not a field: a subject "ok" or an object "Nice" is a value.
+    reports = {name: r if name == "text" else _without_low_value(r) for name, r in reports.items()}
     hits = [h if name == "text" else replace(h, field=name) for name, r in reports.items() for h in r.hits]
     if not hits:
         return GateReport(main.decision, main.text, [], 0.0, list(main.tags), main.source,
@@ -200,6 +202,14 @@ def combine(reports: dict[str, GateReport]) -> GateReport:
 
 
 _DECISION_RANK = {d: RANK[a] for a, d in DECISION.items() if a != "ignore"}
+
+
+def _without_low_value(r: GateReport) -> GateReport:
+    hits = [h for h in r.hits if h.category != "low_value"]
+    if len(hits) == len(r.hits):
+        return r
+    top = max((h.action for h in hits), key=lambda a: RANK[a], default="allow")
+    return GateReport(DECISION[top], r.text, hits, _risk(hits), [t for t in r.tags if t != "low_value"], r.source)
 
 
 def _lower(text: str) -> str:

@@ -7,6 +7,7 @@ window has passed; a timeout is ``Unavailable``. Never a Ray exception to the ca
 
 from __future__ import annotations
 
+import logging
 import time
 
 import ray
@@ -14,6 +15,7 @@ import ray
 from ..core import errors
 from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed, Unavailable
 
+log = logging.getLogger("memactors.runtime")
 RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
 _DOWN = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
 
@@ -44,8 +46,9 @@ class Calls:
             out = unwrap(exc)
             if isinstance(out, MemactorsError):
                 raise out from None
-            raise errors.StoreError(f"an actor failed ({type(getattr(exc, 'cause', exc)).__name__}); "
-                                    "nothing further was done") from None
+            cause = getattr(exc, "cause", exc)
+            log.error("an actor failed: %s", _first_line(cause))  # for the operator's log, not the caller
+            raise errors.StoreError(f"an actor failed ({type(cause).__name__}); nothing further was done") from None
         except _DOWN:
             raise OwnerUnavailable("an actor of this runtime is down or restarting; nothing further was done") \
                 from None
@@ -65,3 +68,7 @@ class Calls:
                     raise OwnerUnavailable("a scope owner stayed unreachable; nothing further was written") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+
+def _first_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"

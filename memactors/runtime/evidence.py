@@ -29,18 +29,24 @@ class RecallLog:
             self._buf.append(row)
             due = len(self._buf) >= 256
         if due:
-            self.flush()
+            self.flush(wait=False)
 
-    def flush(self) -> None:
+    def flush(self, wait: bool = True) -> None:
+        """Hand buffered rows to the ledger writer; ``wait``: until it has them (calls to an
+        async actor do not keep their order, so a read of the evidence must wait for this)."""
         with self._lock:
             rows, self._buf = self._buf, []
         if rows:
-            self._ledger.log_recalls.remote(rows)
+            ref = self._ledger.log_recalls.remote(rows)
+            if wait:
+                import ray
+
+                ray.get(ref)
 
     def _loop(self) -> None:
         while not self._stop.wait(self._flush_s):
             try:
-                self.flush()
+                self.flush(wait=False)
             except Exception:  # noqa: BLE001 - the runtime is closing; close() flushes what is left
                 return
 

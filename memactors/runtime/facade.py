@@ -32,10 +32,12 @@ from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
 from ..store.ledger_key import key_dir
 from . import startup
+from ..actors.sweeper import LIFECYCLE_ACTOR
 from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog, evidence_row
 from .hot_path import CompiledRecall
+from .lifecycle import Contradictions, GCResult, collect_stats, run_gc
 from .results import RecallResult, hit_from
 from .review import Review
 from .session import PushSession
@@ -105,6 +107,7 @@ class Runtime:
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush)
         self.review = Review(self)
+        self.contradictions = Contradictions(self)
         subscribe = getattr(self.clock, "subscribe", None)
         if subscribe is not None:  # a simulated clock: its moves reach every owner
             subscribe(self._clock_moved)
@@ -114,9 +117,11 @@ class Runtime:
         if problem:
             self.close()
             raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
-        wanted = [g for g in config.grants if self._grant_differs(g)]
+        # Sweeps act as the lifecycle actor: its grant is a ledger event like any other.
+        lifecycle_grant = {"actor": LIFECYCLE_ACTOR, "scope": "/global/", "read": True, "write": True}
+        wanted = [g for g in [lifecycle_grant, *config.grants] if self._grant_differs(g)]
         if wanted:
-            self.grant_many([dict(g, by="config") for g in wanted])
+            self.grant_many([dict(g, by="config" if g is not lifecycle_grant else "memactors") for g in wanted])
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -447,11 +452,30 @@ class Runtime:
     # --- maintenance -----------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Bring L2 up to the ledger now (normally it trails by at most the flush interval)."""
+        """Bring L2 up to the ledger now (normally it trails by at most the flush interval),
+        recall evidence and the access counts it carries included."""
+        self._evidence.flush()
         self._calls.get([o.flush.remote() for o in self._owners])
 
-    def stats(self) -> list[dict]:
-        return self._calls.get([o.stats.remote() for o in self._owners])
+    def stats(self) -> dict:
+        """Lifecycle counters (writes, reads, hits, dedups by kind, contradictions auto/queued/
+        resolved, blocks, evictions by rule, stale marks), memories by status, pool and tenant,
+        their expiry distribution, the owners' figures and the data folder's bytes; also set as
+        Ray metrics (``memactors_*`` gauges)."""
+        return collect_stats(self)
+
+    def gc(self, *, dry_run: bool = False, scope: str | None = None, workers: int | None = None) -> GCResult:
+        """A lifecycle sweep at the clock's now: plan (``dry_run``: nothing changes) over L2 by
+        rule and tenant, then apply it through the owners (a ledger event per memory with its
+        rule), delete evicted rows (one Lance commit per owner), compact where it pays and clean
+        versions past ``[lifecycle].version_retention_s``. ``scope`` limits it to a subtree."""
+        self._check_open()
+        if scope is not None:
+            scope = str(parse_scope(scope))
+        if workers is not None:
+            V.integer(workers, "workers", 1, 4096)
+        self._evidence.flush()  # recalls so far count as access before the plan is made
+        return run_gc(self, dry_run=bool(dry_run), scope=scope, workers=workers)
 
     def close(self) -> None:
         """Flush and stop this folder's actors (unless they are a detached ``memactors up`` runtime)."""
@@ -507,6 +531,9 @@ class Runtime:
 
     async def aexplain(self, recall_id: str, *, actor: str) -> dict:
         return await asyncio.to_thread(self.explain, recall_id, actor=actor)
+
+    async def agc(self, **kw: Any) -> GCResult:
+        return await asyncio.to_thread(self.gc, **kw)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

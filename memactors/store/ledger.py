@@ -44,6 +44,10 @@ _DDL = [
         allowed_scopes VARCHAR[], visible_scopes VARCHAR[], query_digest VARCHAR, top_k INTEGER,
         hits VARCHAR, filters VARCHAR, removed VARCHAR)""",
     "CREATE TABLE IF NOT EXISTS citations (recall_id VARCHAR, memory_id VARCHAR, ts BIGINT)",
+    # Access per memory, derived from recalls and citations (rebuildable from them): what GC
+    # rules and demotion read. ``ver`` counts changes; ``synced`` is the version L2 has.
+    """CREATE TABLE IF NOT EXISTS access (memory_id VARCHAR PRIMARY KEY, scope VARCHAR, retrieved_count INTEGER,
+        cited_count INTEGER, last_accessed_at BIGINT, uncited_streak INTEGER, ver BIGINT, synced BIGINT)""",
 ]
 
 _EVENT_SCHEMA = pa.schema(
@@ -271,6 +275,42 @@ class Ledger(LedgerChecks):
             }
         )
         self.con.execute(f"INSERT INTO recalls SELECT {', '.join(_RECALL_COLUMNS)} FROM tbl").fetchall()
+        hits = {}  # memory id -> (scope, times returned, newest time): one recall counts once per memory
+        for r in rows:
+            for h in r["hits"]:
+                scope, n, ts = hits.get(h["memory_id"], (h["scope"], 0, 0))
+                hits[h["memory_id"]] = (scope, n + 1, max(ts, r["ts"]))
+        if hits:
+            ids = list(hits)
+            acc = pa.table({"memory_id": ids, "scope": [hits[m][0] for m in ids],  # noqa: F841 - replacement scan
+                            "n": pa.array([hits[m][1] for m in ids], pa.int32()),
+                            "ts": pa.array([hits[m][2] for m in ids], pa.int64())})
+            self.con.execute(
+                """INSERT INTO access SELECT memory_id, scope, n, 0, ts, n, 1, 0 FROM acc
+                   ON CONFLICT (memory_id) DO UPDATE SET retrieved_count = access.retrieved_count + excluded.retrieved_count,
+                     last_accessed_at = greatest(access.last_accessed_at, excluded.last_accessed_at),
+                     uncited_streak = access.uncited_streak + excluded.uncited_streak, ver = access.ver + 1"""
+            ).fetchall()
+
+    def access_changes(self, limit: int = 100_000) -> list[tuple]:
+        """Access rows L2 has not seen: (memory_id, scope, retrieved_count, cited_count,
+        last_accessed_at, uncited_streak, ver)."""
+        return self._q("SELECT memory_id, scope, retrieved_count, cited_count, last_accessed_at, uncited_streak, ver "
+                       "FROM access WHERE ver > synced LIMIT ?", [limit])
+
+    def access_synced(self, pairs: list[tuple[str, int]]) -> None:
+        """L2 has these (memory id, version) of the access rows."""
+        if pairs:
+            done = pa.table({"memory_id": [p[0] for p in pairs],  # noqa: F841 - replacement scan
+                             "ver": pa.array([p[1] for p in pairs], pa.int64())})
+            self.con.execute("UPDATE access SET synced = greatest(access.synced, done.ver) FROM done "
+                             "WHERE access.memory_id = done.memory_id").fetchall()
+
+    def access_of(self, memory_ids: list[str]) -> dict[str, dict]:
+        rows = self._q("SELECT memory_id, retrieved_count, cited_count, last_accessed_at, uncited_streak FROM access "
+                       "WHERE list_contains(?, memory_id)", [sorted(set(memory_ids))])
+        return {r[0]: {"retrieved_count": r[1], "cited_count": r[2], "last_accessed_at": r[3], "uncited_streak": r[4]}
+                for r in rows}
 
     # --- reading -------------------------------------------------------------------------
 
@@ -349,6 +389,29 @@ class Ledger(LedgerChecks):
                WHERE w.memory_id NOT IN (SELECT memory_id FROM f) AND coalesce(st.status, '') <> 'evicted'"""
         ).to_arrow_table()
 
+    def counters(self) -> dict:
+        """Lifecycle counters, from the events and the recall log: what happened, by kind."""
+        by_action = dict(self._q("SELECT action, count(*) FROM events GROUP BY action"))
+        gc = dict(self._q("SELECT substr(reason, 5), count(*) FROM events WHERE action = 'status' "
+                          "AND reason LIKE 'gc: %' GROUP BY 1"))
+        auto = self._q("SELECT count(*) FROM events WHERE reason LIKE '%contradiction resolved by a confidence gap%'")
+        queued = self._q("SELECT count(*) FROM events WHERE action = 'annotate' AND reason LIKE 'contradicted by %'")
+        resolved = self._q("SELECT count(*) FROM events WHERE action = 'annotate' "
+                           "AND reason LIKE 'contradiction resolved%'")
+        recalls, hits = self._q("SELECT count(*), coalesce(sum(json_array_length(hits)), 0) FROM recalls")[0]
+        cited = self._q("SELECT count(*) FROM citations")[0][0]
+        evicted = {r: n for r, n in gc.items() if r in ("hard_expired", "soft_expired_unused", "superseded_old",
+                                                         "staleness_evict")}
+        return {
+            "writes": by_action.get("write", 0) + by_action.get("write_working", 0),
+            "blocks": by_action.get("block", 0),
+            "dedups": {"refreshed": by_action.get("refresh", 0), "merged": by_action.get("merge", 0)},
+            "contradictions": {"auto": auto[0][0], "queued": queued[0][0], "resolved": resolved[0][0]},
+            "evictions": evicted, "stale_marks": {r: n for r, n in gc.items() if r not in evicted},
+            "forgets": by_action.get("forget", 0), "grants": by_action.get("grant", 0),
+            "reads": int(recalls), "hits": int(hits), "citations": int(cited), "events": sum(by_action.values()),
+        }
+
     def erasure(self, memory_id: str) -> dict | None:
         """What the ledger can prove about a memory's erasure: its scope, the tombstone's seq
         (None if never forgotten) and whether its data key is gone. None for an unknown id."""
@@ -403,6 +466,9 @@ class Ledger(LedgerChecks):
             raise InvalidRecord(f"{len(stray)} memory id(s) were not hits of recall {recall_id}")
         for mid in dict.fromkeys(memory_ids):
             self._x("INSERT INTO citations VALUES (?, ?, ?)", [recall_id, mid, ts])
+            # Used, not merely retrieved: counted apart, and the run of uncited returns ends.
+            self._x("UPDATE access SET cited_count = cited_count + 1, uncited_streak = 0, ver = ver + 1 "
+                    "WHERE memory_id = ?", [mid])
         return len(set(memory_ids))
 
     def citations(self, recall_id: str) -> list[str]:

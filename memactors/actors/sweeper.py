@@ -1,0 +1,109 @@
+"""GC sweeps on Ray (DESIGN sections 7 and 9): plan over L2, apply through the owners, then
+compact and clean Lance where it pays.
+
+1. Sync: every owner flushes (its outbox and the access counts recalls left), so L2 is the
+   state the plan must see.
+2. Plan: ``sweep_plan.plan_dataset`` (Ray tasks by fragment over narrow columns), in a Ray
+   task itself, so the driver never loads Lance. The plan is the dry run.
+3. Apply: the plan's rows go to their owners as ``SweepOp``s (a status change per memory,
+   its rule as the reason, one ledger group per slice), each owner checking a hot memory
+   against its rule again; then the owners flush: one Lance delete commit each.
+4. Maintain: compaction only where the deleted fraction or the count of small fragments passes
+   its threshold; versions older than ``version_retention_s`` cleaned (an evicted row is not
+   readable in an old version beyond that).
+
+A sweep that dies half-way is rerun safely: applied rows are no longer due (their status
+changed), the others are planned again; nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import ray
+
+from ..core.config import Config
+from ..core.gc_plan import Plan
+from ..core.lifecycle import RULES
+from ..core.ops import SweepOp
+from ..core.scopes import parse_scope
+from .naming import owner_index
+
+LIFECYCLE_ACTOR = "memactors-lifecycle"  # the actor sweeps act as (its grant is in the ledger)
+SLICE = 50_000  # rows per SweepOp: one ledger group each
+
+
+@ray.remote(num_cpus=0)
+def _plan_task(path: str, now_us: int, cfg: Config, workers: int | None) -> Plan:
+    from .sweep_plan import plan_dataset
+
+    return plan_dataset(path, now_us, cfg.lifecycle, workers=workers)
+
+
+def plan(l2_path: str, now_us: int, cfg: Config, *, workers: int | None = None, scope: str | None = None) -> Plan:
+    """The dry run: what a sweep at ``now_us`` would do (nothing is changed)."""
+    p = ray.get(_plan_task.remote(l2_path, int(now_us), cfg, workers))
+    if scope is not None and p.rows.num_rows:
+        root = str(parse_scope(scope))
+        scopes = p.rows["scope"].combine_chunks()
+        keep = pc.starts_with(scopes, root) if root != "/global/" else pa.array([True] * len(scopes))
+        p = p.restrict(keep)
+    return p
+
+
+def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTOR) -> dict:
+    """Apply a plan through the owners; returns counts by rule, skipped rows and events."""
+    rows = plan_.rows
+    if not rows.num_rows:
+        return {"by_rule": {r: 0 for r in RULES[1:]}, "skipped": 0, "events": 0}
+    ids, scopes, codes = (rows[c].to_pylist() for c in ("memory_id", "scope", "rule"))
+    by_owner: dict[int, list] = {}
+    owner_of = {}
+    for mid, scope, code in zip(ids, scopes, codes):
+        oi = owner_of.get(scope)
+        if oi is None:
+            oi = owner_of[scope] = owner_index(parse_scope(scope), len(owners))
+        by_owner.setdefault(oi, []).append((mid, scope, int(code)))
+    sweep_id = uuid.uuid4().hex[:16]
+    refs = []
+    for oi, part in by_owner.items():
+        for k in range(0, len(part), SLICE):
+            op = SweepOp(part[k:k + SLICE], actor, f"gc-{sweep_id}-{oi}-{k // SLICE}")
+            refs.append(owners[oi].submit.remote([op], int(now_us)))
+    by_rule, skipped = {r: 0 for r in RULES[1:]}, 0
+    for out in ray.get(refs):
+        res = out[0]
+        if "error" in res:
+            from ..core import errors
+
+            raise errors.decode(res)
+        for r, n in res["by_rule"].items():
+            by_rule[r] += n
+        skipped += res["skipped"]
+    ray.get([o.flush.remote() for o in owners])
+    return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values())}
+
+
+def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, dry_run: bool = False, scope: str | None = None,
+        workers: int | None = None) -> dict:
+    """A whole sweep (see the module docstring); returns the plan and, unless ``dry_run``, what
+    was applied and the maintenance done."""
+    t0 = time.perf_counter()
+    ray.get([o.flush.remote() for o in owners])
+    p = plan(l2_path, now_us, cfg, workers=workers, scope=scope)
+    out = {"plan": p, "dry_run": dry_run, "plan_seconds": round(time.perf_counter() - t0, 3)}
+    if dry_run:
+        return out
+    t1 = time.perf_counter()
+    out["applied"] = apply(p, owners, now_us)
+    out["apply_seconds"] = round(time.perf_counter() - t1, 3)
+    t2 = time.perf_counter()
+    lc = cfg.lifecycle
+    out["maintenance"] = ray.get(owners[0].maintain_l2.remote(lc.compact_deleted_fraction, lc.compact_small_fragments,
+                                                              lc.compact_small_fragment_rows, lc.version_retention_s))
+    out["maintenance_seconds"] = round(time.perf_counter() - t2, 3)
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out

@@ -1,0 +1,136 @@
+"""``rt.gc()``, ``rt.contradictions`` and the lifecycle counters of ``rt.stats()``
+(DESIGN section 7)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..actors import sweeper
+from ..core.grants import GrantTable
+from ..core.lifecycle import ACTION_OF, ACTIONS, RULES
+from ..core.ops import ResolveOp
+from ..core.scopes import parse_scope
+
+
+@dataclass
+class GCResult:
+    """A sweep's plan and, unless it was a dry run, what it did.
+
+    ``by_rule``: rule -> memories (planned, or applied); ``by_tenant``: tenant -> memories;
+    ``plan``: the full plan (``memactors.core.gc_plan.Plan``: ids per rule, bytes, summary)."""
+
+    plan: object
+    dry_run: bool
+    by_rule: dict
+    by_tenant: dict
+    applied: dict | None = None
+    maintenance: dict | None = None
+    seconds: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        text = self.plan.summary()
+        if self.dry_run:
+            return text
+        a, m = self.applied or {}, self.maintenance or {}
+        lines = [text, "", f"applied: {a.get('events', 0):,} changes (ledger events with their rule), "
+                           f"{a.get('skipped', 0):,} skipped (changed since the plan)"]
+        if m:
+            lines.append(f"L2: {m.get('fragments')} fragments, compacted: {'yes' if m.get('compacted') else 'no'}, "
+                         f"versions {m.get('versions_before')} -> {m.get('versions_after')}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"dry_run": self.dry_run, "by_rule": self.by_rule, "by_tenant": self.by_tenant,
+                "applied": self.applied, "maintenance": self.maintenance, "seconds": self.seconds,
+                "plan": self.plan.to_dict()}
+
+
+def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None) -> GCResult:
+    out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
+                      dry_run=dry_run, scope=scope, workers=workers)
+    plan = out["plan"]
+    by_rule = plan.by_rule if dry_run else out["applied"]["by_rule"]
+    return GCResult(plan, dry_run, by_rule, plan.by_tenant, out.get("applied"), out.get("maintenance"),
+                    {k: v for k, v in out.items() if k.endswith("seconds")})
+
+
+class Contradictions:
+    """Close calls between versions of one fact from different sources, kept live and flagged
+    ``review = "contradiction"`` until a reviewer picks one."""
+
+    def __init__(self, rt) -> None:
+        self._rt = rt
+
+    def pending(self, scope: str, *, actor: str) -> list[dict]:
+        """Flagged versions in ``scope``, grouped by fact: [{"subject", "predicate", "memories": [...]}]."""
+        rt = self._rt
+        s = str(parse_scope(scope))
+        GrantTable.make(actor, s)
+        rows = rt._calls.get(rt._owner(s).flagged.remote([s], actor))  # noqa: SLF001
+        groups: dict = {}
+        for r in rows:
+            groups.setdefault((r["subject"], r["predicate"]), []).append(r)
+        return [{"subject": k[0], "predicate": k[1], "memories": v} for k, v in groups.items()]
+
+    def resolve(self, memory_id: str, *, actor: str, reason: str) -> dict:
+        """``memory_id`` stays live; the versions flagged with it are superseded. A ledger event
+        each, with the reason."""
+        return self._rt._by_memory(ResolveOp(memory_id, actor, reason, self._rt._new_key()))  # noqa: SLF001
+
+
+def action_of(rule: str) -> str:
+    return ACTIONS[ACTION_OF[RULES.index(rule)]]
+
+
+def collect_stats(rt) -> dict:
+    """Lifecycle counters (from the ledger), memories by status, pool and tenant and their
+    expiry distribution (from L2), the owners' own figures, and the data folder's size."""
+    calls = rt._calls  # noqa: SLF001
+    rt.flush()
+    now = rt.clock.now_us()
+    counters = calls.get(rt._ledger.counters.remote())  # noqa: SLF001
+    owners = calls.get([o.stats.remote() for o in rt._owners])  # noqa: SLF001
+    memories = calls.get(rt._owners[0].l2_counts.remote(now))  # noqa: SLF001
+    memories["working_pool"] = sum(o["working_items"] for o in owners)
+    size = files = 0
+    for root, _dirs, names in os.walk(rt.data_dir):
+        for n in names:
+            try:
+                size += os.path.getsize(os.path.join(root, n))
+                files += 1
+            except OSError:
+                pass
+    out = {"counters": counters, "memories": memories, "owners": owners,
+           "data_folder": {"bytes": size, "files": files}}
+    export_metrics(out)
+    return out
+
+
+_GAUGES: dict = {}
+
+
+def export_metrics(stats: dict) -> None:
+    """The counters as Ray metrics (Prometheus format through Ray's metrics agent), so a
+    cluster user sees them on a dashboard. Set whenever stats are collected."""
+    try:
+        from ray.util.metrics import Gauge
+    except ImportError:  # pragma: no cover - Ray always ships it
+        return
+
+    def gauge(name: str, desc: str, keys: tuple = ()):
+        if name not in _GAUGES:
+            _GAUGES[name] = Gauge(name, description=desc, tag_keys=keys)
+        return _GAUGES[name]
+
+    c, m = stats["counters"], stats["memories"]
+    g = gauge("memactors_events", "ledger events by kind", ("kind",))
+    for kind in ("writes", "blocks", "forgets", "reads", "hits", "citations"):
+        g.set(c[kind], tags={"kind": kind})
+    g = gauge("memactors_evictions", "GC evictions by rule", ("rule",))
+    for rule, n in c["evictions"].items():
+        g.set(n, tags={"rule": rule})
+    g = gauge("memactors_memories", "memories in L2 by status", ("status",))
+    for status, n in m["by_status"].items():
+        g.set(n, tags={"status": status})
+    gauge("memactors_data_folder_bytes", "bytes in the data folder").set(stats["data_folder"]["bytes"])
