@@ -189,3 +189,41 @@ def test_evicted_content_is_not_readable_in_any_lance_version(env, user):
     for v in ds.versions():  # version_retention_s = 0 in this module: old versions are cleaned
         old = lance.dataset(os.path.join(rt.data_dir, "l2", "memories.lance"), version=v["version"])
         assert gone.memory_id not in old.to_table(columns=["memory_id"])["memory_id"].to_pylist()
+
+
+def test_a_configured_judge_decides_close_calls(ray_session, tmp_path):
+    rt = memactors.connect(str(tmp_path / "data"), config={
+        "runtime": {"num_owners": 1}, "lifecycle": {"judge": "memactors.core.contradictions:NewestWins"}})
+    try:
+        scope = "/org/judged/user/u/"
+        rt.grant("ag", scope, write=True)
+        kw = dict(actor="ag", subject="u", predicate="city")
+        rt.write(scope, "lives in Oslo", object="Oslo", source="tool", **kw)
+        out = rt.write(scope, "lives in Bergen", object="Bergen", source="agent_inferred", **kw)  # a close call
+        assert out.decision == "superseded_previous"
+        reasons = [r for (r,) in rt.audit.sql("select reason from events where action = 'status'", actor="ag")]
+        assert any("judged by newest-wins" in (r or "") for r in reasons)
+    finally:
+        rt.close()
+    with pytest.raises(memactors.ConfigError):
+        memactors.connect(str(tmp_path / "other"), config={"lifecycle": {"judge": "no.such.module:Judge"}})
+
+
+def test_sweeps_run_on_the_schedule_of_the_runtime_clock(ray_session, tmp_path):
+    import time
+
+    clock = memactors.ManualClock()
+    rt = memactors.connect(str(tmp_path / "data"), clock=clock,
+                           config={"runtime": {"num_owners": 1}, "lifecycle": {"sweep_interval_s": 86_400.0}})
+    try:
+        scope = "/org/sched/user/u/"
+        rt.grant("ag", scope, write=True)
+        m = rt.write(scope, "a note that lives two days", actor="ag", ttl_days=2)
+        clock.advance(days=3)  # past its TTL and past one sweep interval: the schedule sweeps it
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not rt.stats()["counters"]["evictions"].get("hard_expired"):
+            time.sleep(0.5)
+        assert rt.stats()["counters"]["evictions"].get("hard_expired") == 1
+        assert rt.audit.erased(m.memory_id, actor="ag")["tombstone_seq"] is None  # evicted, not erased
+    finally:
+        rt.close()

@@ -240,6 +240,22 @@ class LedgerWriter:
             async with self._con_lock:
                 return await asyncio.to_thread(rebuild, self.data_dir, Config.from_dict(config), ledger=self.ledger)
 
+    def sweep_lease(self, holder: str, ttl_s: float) -> bool:
+        """One sweep at a time per folder: a lease that runs out by itself (a driver that died
+        mid-sweep does not block the next one for longer than ``ttl_s``)."""
+        import time
+
+        now = time.monotonic()
+        current = getattr(self, "_lease", None)
+        if current is None or current[0] == holder or current[1] < now:
+            self._lease = (holder, now + ttl_s)
+            return True
+        return False
+
+    def sweep_release(self, holder: str) -> None:
+        if getattr(self, "_lease", None) and self._lease[0] == holder:
+            self._lease = None
+
     async def counters(self) -> dict:
         await self.flush()
         return await asyncio.to_thread(self.ledger.counters)

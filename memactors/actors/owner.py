@@ -29,6 +29,7 @@ from ..core import errors
 from ..core import events as E
 from ..core import records as R
 from ..core.config import Config
+from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
@@ -88,6 +89,7 @@ class ScopeOwner(RecallMixin, FlushMixin):
                                     self._local_embedder)
         self.data_dir = data_dir
         self.l2 = None  # opened at start (an outdated table is first rebuilt from the ledger)
+        self.judge = load_judge(self.cfg.lifecycle.judge)
         self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
         self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate,
                                   lambda: None if rc.embed_workers else self._local_embedder())
@@ -514,7 +516,7 @@ class ScopeOwner(RecallMixin, FlushMixin):
                                                                                                   dict | None]:
         """Gather what the operation's decision reads, then decide it (``memactors.core.changes``).
         Returns the outcome and the record it addressed (None for writes and grants)."""
-        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near)
+        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near, judge=self.judge)
         if isinstance(op, BY_MEMORY):
             rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
             ctx.record = rec

@@ -87,20 +87,28 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
     return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values())}
 
 
+STEPS = ("sync", "plan", "apply", "maintain")
+
+
 def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, dry_run: bool = False, scope: str | None = None,
-        workers: int | None = None) -> dict:
+        workers: int | None = None, progress=None) -> dict:
     """A whole sweep (see the module docstring); returns the plan and, unless ``dry_run``, what
-    was applied and the maintenance done."""
+    was applied and the maintenance done. ``progress(step)`` is called as each step starts."""
+    tell = progress or (lambda step: None)
     t0 = time.perf_counter()
+    tell("sync")
     ray.get([o.flush.remote() for o in owners])
+    tell("plan")
     p = plan(l2_path, now_us, cfg, workers=workers, scope=scope)
     out = {"plan": p, "dry_run": dry_run, "plan_seconds": round(time.perf_counter() - t0, 3)}
     if dry_run:
         return out
     t1 = time.perf_counter()
+    tell("apply")
     out["applied"] = apply(p, owners, now_us)
     out["apply_seconds"] = round(time.perf_counter() - t1, 3)
     t2 = time.perf_counter()
+    tell("maintain")
     lc = cfg.lifecycle
     out["maintenance"] = ray.get(owners[0].maintain_l2.remote(lc.compact_deleted_fraction, lc.compact_small_fragments,
                                                               lc.compact_small_fragment_rows, lc.version_retention_s))

@@ -12,6 +12,9 @@
     memactors scan [--text T]         run the write gate alone, no store
     memactors review list|approve|reject   the review queue of held writes
     memactors bench thresholds ...    the retrieval-threshold harness on a store of its own
+    memactors gc [--dry-run]          a lifecycle sweep: plan by rule and tenant, then apply
+    memactors contradictions ...      close calls between sources, waiting for a reviewer
+    memactors stats                   lifecycle counters, memories by status, pool, tenant
     memactors rebuild                 rebuild L2 from the ledger alone
     memactors demo --fresh            a narrated walk through all of it
     memactors down                    stop the long-lived runtime
@@ -31,7 +34,7 @@ Exit codes: 0 ok, 1 the ledger does not verify, 2 a user error (one line on stde
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, bench, demo, explain, gate, grants, maintenance, memory, review, server)
+    audit, bench, demo, explain, gate, grants, lifecycle, maintenance, memory, review, server)
 from memactors.cli.group import cli
 
 __all__ = ["cli", "main"]

@@ -68,6 +68,7 @@ class Ctx:
     new_id: str = ""  # a fresh memory id, for an operation that makes a memory
     near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
     state_of: object = None  # operations over many scopes (a sweep): scope -> its staged state, or None
+    judge: object = None  # a core.contradictions.Judge for close calls, or None
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -95,7 +96,7 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         return Outcome([Change(E.WRITE_WORKING, req.scope, memory_id, record=rec)],
                        write_result(decision, rec, req.scope, prep.gate), vectors=vectors)
     near = (lambda r: ctx.near(prep.vector)) if ctx.near is not None and prep.vector is not None else None
-    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near)
+    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge)
     decision = R.REDACTED if d.decision == R.ACCEPTED and prep.decision == R.REDACTED else d.decision
     result = write_result(decision, d.record, req.scope, prep.gate)
     if d.decision in (R.REFRESHED, R.MERGED):
@@ -104,7 +105,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
                        else (E.MERGE, f"merged {memory_id} into {old['memory_id']}: a near-copy"))
         return Outcome([Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record),
                                reason=why, of_version=old["version"])], result)
-    changes = [Change(E.WRITE, req.scope, memory_id, record=d.record)]
+    changes = [Change(E.WRITE, req.scope, memory_id, record=d.record,
+                      reason=f"kept as superseded: judged by {d.judged}" if d.judged and not d.changed else None)]
     for old in d.changed:
         if d.decision == R.CONTRADICTION:
             changes.append(Change(E.ANNOTATE, old["scope"], old["memory_id"], patch={"review": old["review"]},
@@ -112,7 +114,9 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
                                   of_version=old["version"]))
         else:
             why = f"superseded by {memory_id}"
-            if old.get("source_kind") != d.record.get("source_kind") and d.decision == R.SUPERSEDED_PREVIOUS:
+            if d.judged:
+                why += f": contradiction judged by {d.judged}"
+            elif old.get("source_kind") != d.record.get("source_kind") and d.decision == R.SUPERSEDED_PREVIOUS:
                 why += ": contradiction resolved by a confidence gap"
             changes.append(Change(E.STATUS, old["scope"], old["memory_id"],
                                   patch={"status": old["status"], "updated_at": old["updated_at"]},

@@ -156,6 +156,7 @@ class LifecycleConfig:
     plan_workers: int = 0  # Ray tasks of the plan phase; 0 = one per CPU Ray offers
     contradiction_gap: float = 0.2  # another source's write: a confidence gap above this decides; closer -> review
     dedup_cosine: float = 0.95  # a text-only write this close (cosine) to a live memory of its scope merges into it
+    judge: str = ""  # "package.module:Factory" building a core.contradictions.Judge for close calls; "" = a reviewer
 
     @classmethod
     def from_dict(cls, values: object) -> LifecycleConfig:
@@ -170,6 +171,11 @@ class LifecycleConfig:
         ttl = values.pop("ttl", None)
         if ttl is not None:
             cfg.ttl = _parse_ttl(ttl)
+        judge = values.pop("judge", None)
+        if judge is not None:
+            if not isinstance(judge, str) or len(judge) > 300 or (judge and ":" not in judge):
+                raise ConfigError("[lifecycle].judge must be 'package.module:Factory' or \"\"")
+            cfg.judge = judge
         weights = values.pop("staleness_weights", None)
         if weights is not None:
             if (not isinstance(weights, list) or len(weights) != 3

@@ -91,6 +91,7 @@ class Decision:
     decision: str
     record: dict | None  # the new or refreshed record, as it will be stored
     changed: list[dict] = field(default_factory=list)  # other records whose status changes
+    judged: str | None = None  # the judge that decided a close call, if one did
 
     @property
     def records(self) -> list[dict]:
@@ -106,7 +107,8 @@ class Rules:
     explicit_ttl: bool = False  # the write set its own TTL (a new version then keeps it)
 
 
-def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules(), near=None) -> Decision:
+def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules(), near=None,
+                 judge=None) -> Decision:
     """Decide a new record (status 'active' or 'pending', version unset) against ``state``.
 
     Entity writes (subject + predicate), against the live version of the fact:
@@ -144,6 +146,14 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         return Decision(R.REFRESHED, refreshed(old, now_us, rules.refresh_bump))
     gap = float(rec["confidence"]) - float(old["confidence"])
     if rec["source_kind"] != old["source_kind"] and abs(gap) <= rules.contradiction_gap:
+        verdict = judge.decide(old, rec) if judge is not None else None
+        if verdict == "incoming":
+            rec["supersedes"] = old["memory_id"]
+            return Decision(R.SUPERSEDED_PREVIOUS, rec, [dict(old, status="superseded", updated_at=now_us)],
+                            judged=judge.name)
+        if verdict == "live":
+            rec["status"] = "superseded"
+            return Decision(R.KEPT_AS_SUPERSEDED, rec, judged=judge.name)
         rec["review"] = CONTRADICTION_FLAG
         flagged = dict(old, review=CONTRADICTION_FLAG)
         return Decision(R.CONTRADICTION, rec, [flagged])

@@ -22,6 +22,7 @@ from ..core import records as R
 from ..core import scoring as S
 from ..core.clock import Clock, SystemClock
 from ..core.config import Config
+from ..core.contradictions import load_judge
 from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
 from ..core.grants import GrantTable
 from ..core.ops import ForgetOp, GrantOp
@@ -37,7 +38,7 @@ from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog, evidence_row
 from .hot_path import CompiledRecall
-from .lifecycle import Contradictions, GCResult, collect_stats, run_gc
+from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .results import RecallResult, hit_from
 from .review import Review
 from .session import PushSession
@@ -64,6 +65,7 @@ def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
         GatePolicy.from_dict(cfg.gate)
     except ValueError as exc:
         raise ConfigError(f"[gate]: {exc}") from None
+    load_judge(cfg.lifecycle.judge)  # a judge that cannot be loaded is a ConfigError now, not in an owner
     return cfg
 
 
@@ -122,6 +124,8 @@ class Runtime:
         wanted = [g for g in [lifecycle_grant, *config.grants] if self._grant_differs(g)]
         if wanted:
             self.grant_many([dict(g, by="config" if g is not lifecycle_grant else "memactors") for g in wanted])
+        interval = config.lifecycle.sweep_interval_s
+        self._schedule = Schedule(self, interval) if interval > 0 else None
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -464,23 +468,27 @@ class Runtime:
         Ray metrics (``memactors_*`` gauges)."""
         return collect_stats(self)
 
-    def gc(self, *, dry_run: bool = False, scope: str | None = None, workers: int | None = None) -> GCResult:
+    def gc(self, *, dry_run: bool = False, scope: str | None = None, workers: int | None = None,
+           progress=None) -> GCResult:
         """A lifecycle sweep at the clock's now: plan (``dry_run``: nothing changes) over L2 by
         rule and tenant, then apply it through the owners (a ledger event per memory with its
         rule), delete evicted rows (one Lance commit per owner), compact where it pays and clean
-        versions past ``[lifecycle].version_retention_s``. ``scope`` limits it to a subtree."""
+        versions past ``[lifecycle].version_retention_s``. ``scope`` limits it to a subtree;
+        ``progress(step)`` hears each step (sync, plan, apply, maintain) as it starts."""
         self._check_open()
         if scope is not None:
             scope = str(parse_scope(scope))
         if workers is not None:
             V.integer(workers, "workers", 1, 4096)
         self._evidence.flush()  # recalls so far count as access before the plan is made
-        return run_gc(self, dry_run=bool(dry_run), scope=scope, workers=workers)
+        return run_gc(self, dry_run=bool(dry_run), scope=scope, workers=workers, progress=progress)
 
     def close(self) -> None:
         """Flush and stop this folder's actors (unless they are a detached ``memactors up`` runtime)."""
         if self._calls.closed:
             return
+        if getattr(self, "_schedule", None) is not None:
+            self._schedule.stop()
         try:
             self._evidence.close()
             self.flush()

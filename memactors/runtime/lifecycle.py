@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import uuid
 from dataclasses import dataclass, field
 
 from ..actors import sweeper
+from ..core.errors import BackPressure
 from ..core.grants import GrantTable
 from ..core.lifecycle import ACTION_OF, ACTIONS, RULES
 from ..core.ops import ResolveOp
@@ -46,9 +50,20 @@ class GCResult:
                 "plan": self.plan.to_dict()}
 
 
-def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None) -> GCResult:
-    out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
-                      dry_run=dry_run, scope=scope, workers=workers)
+LEASE_S = 3_600.0  # a sweep holds the folder's sweep lease at most this long
+
+
+def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progress=None) -> GCResult:
+    holder = uuid.uuid4().hex
+    ledger = rt._ledger  # noqa: SLF001
+    if not dry_run and not rt._calls.get(ledger.sweep_lease.remote(holder, LEASE_S)):  # noqa: SLF001
+        raise BackPressure("another sweep of this data folder is running; retry when it has ended")
+    try:
+        out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
+                          dry_run=dry_run, scope=scope, workers=workers, progress=progress)
+    finally:
+        if not dry_run:
+            ledger.sweep_release.remote(holder)
     plan = out["plan"]
     by_rule = plan.by_rule if dry_run else out["applied"]["by_rule"]
     return GCResult(plan, dry_run, by_rule, plan.by_tenant, out.get("applied"), out.get("maintenance"),
@@ -77,6 +92,39 @@ class Contradictions:
         """``memory_id`` stays live; the versions flagged with it are superseded. A ledger event
         each, with the reason."""
         return self._rt._by_memory(ResolveOp(memory_id, actor, reason, self._rt._new_key()))  # noqa: SLF001
+
+
+class Schedule:
+    """Sweeps on a schedule (``[lifecycle].sweep_interval_s`` of the runtime's clock, so a
+    simulated clock moving days ahead brings its sweeps with it): a daemon thread of the process
+    that connected, one sweep at a time per folder (the ledger writer's lease)."""
+
+    def __init__(self, rt, interval_s: float) -> None:
+        self._rt, self._interval_us = rt, int(interval_s * 1_000_000)
+        self._last = rt.clock.now_us()
+        self._stop = threading.Event()
+        self.runs = 0
+        threading.Thread(target=self._loop, name="memactors-gc-schedule", daemon=True).start()
+
+    def _loop(self) -> None:
+        log = logging.getLogger("memactors.gc")
+        while not self._stop.wait(1.0):
+            now = self._rt.clock.now_us()
+            if now - self._last < self._interval_us:
+                continue
+            self._last = now
+            try:
+                self._rt.gc()
+                self.runs += 1
+            except BackPressure:
+                pass  # another process's sweep is running: the next round comes
+            except Exception:  # noqa: BLE001 - a failed sweep is retried at the next interval
+                if self._stop.is_set():
+                    return
+                log.exception("scheduled sweep failed; retrying at the next interval")
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def action_of(rule: str) -> str:
