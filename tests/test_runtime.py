@@ -506,3 +506,22 @@ def test_idempotency_window_is_honoured(ray_session, data_dir):
         assert b.decision == "refreshed" and b.memory_id == a.memory_id  # a new write, deduplicated by content
     finally:
         rt.close()
+
+
+def test_recall_many_checks_each_request_and_matches_single_recalls(runtime, ns):
+    ALICE, ag = ns.alice, ns.ag
+    runtime.grant(ag, ALICE, write=True)
+    runtime.grant(ns.reader, ns.bob)
+    with runtime.tick() as t:
+        for i, text in enumerate(["alice likes green tea", "alice walks the dog at seven", "alice reads sci-fi"]):
+            t.write(ALICE, text, actor=ag)
+    assert [r.decision for r in t.results] == ["accepted"] * 3
+    reqs = [{"query": q, "actor": ag, "task_id": "t", "allowed_scopes": [ALICE], "purpose": "p", "top_k": 2}
+            for q in ("green tea", "dog walk", "books")]
+    many = runtime.recall_many(reqs)
+    single = [runtime.recall(**r) for r in reqs]
+    assert [[h.memory_id for h in m.hits] for m in many] == [[h.memory_id for h in s.hits] for s in single]
+    assert all(runtime.explain(m.recall_id, actor=ag)["recall_id"] == m.recall_id for m in many)  # each logged
+    with pytest.raises(AccessDenied) as e:  # one request beyond its actor's grants refuses the call
+        runtime.recall_many([*reqs, {**reqs[0], "allowed_scopes": [ns.bob]}])
+    assert "position 3" in str(e.value)

@@ -94,6 +94,37 @@ class RecallMixin:
         cold_hits = await asyncio.to_thread(self._cold, req, cold, hits, hot) if cold else []
         return self._finish(hits, cold_hits, cold, req, needs_global, hot)
 
+    async def recall_many(self, reqs: list[dict]) -> list[dict]:
+        """Many recalls in one call (a simulation tick): hot scopes answered in memory one after
+        another; cold scopes queried in one worker thread. Each request is checked against its
+        actor's grants; a refused one comes back as an encoded typed error."""
+        await self._ready()
+        out: list = [None] * len(reqs)
+        cold_jobs = []
+        for i, req in enumerate(reqs):
+            try:
+                hits, cold, needs_global, hot = self._recall_core(req)
+            except MemactorsError as exc:
+                out[i] = {"error": type(exc).__name__, "message": str(exc)}
+                continue
+            out[i] = (hits, cold, needs_global, hot)
+            if cold:
+                cold_jobs.append(i)
+        if cold_jobs:
+            colds = await asyncio.to_thread(
+                lambda: {i: self._cold(reqs[i], out[i][1], out[i][0], out[i][3]) for i in cold_jobs})
+        else:
+            colds = {}
+        done = []
+        for i, r in enumerate(out):
+            if isinstance(r, dict):
+                done.append(r)
+                continue
+            hits, cold, needs_global, hot = r
+            # /global/ candidates come from its owner, asked by the facade as part of the fan-out
+            done.append(self._finish(hits, colds.get(i, []), cold, reqs[i], needs_global, hot))
+        return done
+
     def recall_compiled(self, req: dict) -> dict:
         """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no
         per-call task submission. Runs on the graph's own thread."""

@@ -12,6 +12,7 @@ import os
 import time
 import tomllib
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import ray
@@ -41,7 +42,7 @@ from .hot_path import CompiledRecall
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .results import RecallResult, hit_from
 from .review import Review
-from .session import PushSession
+from .session import PushSession, Tick
 
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
@@ -321,6 +322,12 @@ class Runtime:
             for r in reqs:
                 self._grants.check_write(r.actor, r.scope_obj)
 
+    def tick(self) -> Tick:
+        """``with rt.tick() as t: t.write(...)``: the tick's writes are committed together at its
+        end (see ``Tick``)."""
+        self._check_open()
+        return Tick(self)
+
     # --- recall ----------------------------------------------------------------------------
 
     def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
@@ -372,6 +379,56 @@ class Runtime:
     def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
                 mode: str) -> RecallResult:
         self._check_open()
+        plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
+                                 weights, mode)
+        plan.owner_req["qvec"] = self.embedder.embed([plan.text])[0]
+        return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
+
+    def recall_many(self, requests: list[dict]) -> list[RecallResult]:
+        """Many recalls at once (thousands of agents in a simulation tick): each request is a
+        dict of ``recall()`` arguments (query, actor, task_id, allowed_scopes, purpose, and
+        optionally top_k, token_budget, threshold, weights), checked against its actor's grants
+        and logged as evidence like a single recall. Queries are embedded in one batch; each
+        owner gets one call for all the requests it serves. A bad request refuses the call
+        before anything is recalled (the error names its position)."""
+        self._check_open()
+        if not isinstance(requests, (list, tuple)):
+            raise R.InvalidRecord("recall_many takes a list of recall requests (dicts of recall() arguments)")
+        plans = []
+        for i, rq in enumerate(requests):
+            if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes", "purpose"} <= set(rq):
+                raise R.InvalidRecord(f"request at position {i}: a dict with query, actor, task_id, allowed_scopes "
+                                      "and purpose")
+            extra = set(rq) - _RECALL_KEYS
+            if extra:
+                raise R.InvalidRecord(f"request at position {i}: unknown recall argument(s) ({len(extra)})")
+            try:
+                plans.append(self._plan_recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"],
+                                               rq["purpose"], rq.get("top_k", 5), rq.get("token_budget"),
+                                               rq.get("threshold"), rq.get("weights"), "pull"))
+            except MemactorsError as exc:
+                raise type(exc)(f"request at position {i}: {exc}") from None
+        if not plans:
+            return []
+        vecs = self.embedder.embed([p.text for p in plans])
+        n = len(self._owners)
+        by_owner: dict[int, list[tuple[int, dict]]] = {}
+        for i, (p, v) in enumerate(zip(plans, vecs)):
+            p.owner_req["qvec"] = v
+            for oi in _owners_of(p.visible, n):
+                by_owner.setdefault(oi, []).append((i, p.owner_req))
+        refs = {oi: self._owners[oi].recall_many.remote([r for _, r in reqs]) for oi, reqs in by_owner.items()}
+        parts: list[list] = [[] for _ in plans]
+        for oi, reqs in by_owner.items():
+            for (i, _), part in zip(reqs, self._calls.get(refs[oi])):
+                if errors.is_encoded(part):
+                    raise errors.decode(part)
+                parts[i].append(part)
+        return [self._finish_recall(p, parts[i]) for i, p in enumerate(plans)]
+
+    def _plan_recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
+                     mode: str) -> _RecallPlan:
+        """A recall checked and prepared for the owners (everything but the query's vector)."""
         req = R.RecallRequest(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
         try:
@@ -385,18 +442,22 @@ class Runtime:
         # The query passes the gate before it is embedded, tokenised or digested.
         text = self.gate.redact_all(req.query)
         now = self.clock.now_us()
-        owner_req = {"qvec": self.embedder.embed([text])[0], "qtokens": S.tokenize(text), "now": now,
-                     "m": max(3 * req.top_k, 20), "actor": actor, "allowed": req.allowed_scopes,
-                     "weights": w.as_tuple()}
-        parts = self._fan_out(owner_req, [str(s) for s in visible])
+        owner_req = {"qvec": None, "qtokens": S.tokenize(text), "now": now, "m": max(3 * req.top_k, 20),
+                     "actor": actor, "allowed": req.allowed_scopes, "weights": w.as_tuple()}
+        return _RecallPlan(req, [str(s) for s in visible], text, now, w, thr, mode, owner_req)
+
+    def _finish_recall(self, plan: _RecallPlan, parts: list[dict]) -> RecallResult:
+        """Over every owner's candidates: conflicts, threshold, count and budget; the evidence logged."""
         cands = sorted((h for p in parts for h in p["hits"]), key=lambda h: (-h["score"], h["memory_id"]))
-        chosen, info = finalize(cands, threshold=thr, max_items=req.top_k, token_budget=req.token_budget)
+        chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
+                                token_budget=plan.req.token_budget)
         paths = {p["path"] for p in parts}
         result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen],
-                              visible_scopes=[str(s) for s in visible],
-                              path=paths.pop() if len(paths) == 1 else "mixed", removed=info["removed"])
-        self._evidence.add(evidence_row(req, result, self._evidence.digest(text), now, mode=mode, weights=w,
-                                        threshold=thr, candidates=len(cands), info=info))
+                              visible_scopes=plan.visible, path=paths.pop() if len(paths) == 1 else "mixed",
+                              removed=info["removed"])
+        self._evidence.add(evidence_row(plan.req, result, self._evidence.digest(plan.text), plan.now, mode=plan.mode,
+                                        weights=plan.weights, threshold=plan.threshold, candidates=len(cands),
+                                        info=info))
         return result
 
     def _fan_out(self, req: dict, visible: list[str]) -> list[dict]:
@@ -522,6 +583,9 @@ class Runtime:
     async def arecall(self, query: str, **kw: Any) -> RecallResult:
         return await asyncio.to_thread(self.recall, query, **kw)
 
+    async def arecall_many(self, requests: list[dict]) -> list[RecallResult]:
+        return await asyncio.to_thread(self.recall_many, requests)
+
     async def aforget(self, memory_id: str, **kw: Any) -> dict:
         return await asyncio.to_thread(self.forget, memory_id, **kw)
 
@@ -545,6 +609,28 @@ class Runtime:
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
+
+
+@dataclass(slots=True)
+class _RecallPlan:
+    req: R.RecallRequest
+    visible: list[str]
+    text: str  # the query as the gate left it
+    now: int
+    weights: object
+    threshold: float
+    mode: str
+    owner_req: dict
+
+
+_RECALL_KEYS = {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
+                "weights"}
+
+
+def _owners_of(visible: list[str], n: int) -> list[int]:
+    """The owners a recall over ``visible`` asks: the tenant's owner, and /global/'s when it is
+    another (it says itself whether /global/ holds anything)."""
+    return sorted({owner_index(parse_scope(s), n) for s in visible})
 
 
 def _columns(reqs: list[R.WriteRequest]) -> dict:
