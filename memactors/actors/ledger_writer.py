@@ -9,6 +9,8 @@ buffered and committed with the next group, never on a caller's path.
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 import fcntl
 import gc
 import os
@@ -17,6 +19,8 @@ import duckdb
 import ray
 
 from ..core.config import Config
+
+log = logging.getLogger("memactors.ledger")
 from ..core.errors import AccessDenied, DataFolderLocked, MemactorsError, NoGrants, NotFound, StoreError
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
@@ -29,9 +33,13 @@ from ..store.ledger import Ledger
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_concurrency=1000)
 class LedgerWriter:
-    def __init__(self, data_dir: str, config: dict) -> None:
+    def __init__(self, data_dir: str, config: dict, namespace: str = "") -> None:
         gc.set_threshold(50_000, 20, 100)  # large batches of short-lived objects; see owner.py
-        self.cfg = Config.from_dict(config).runtime
+        full = Config.from_dict(config)
+        self.cfg, self.lifecycle = full.runtime, full.lifecycle
+        self.num_owners = full.runtime.num_owners
+        self.namespace = namespace  # where this folder's owners are named (purges call them)
+        self._purge_due: float | None = None
         # A folder that cannot be opened (locked, read-only, tampered, key missing) is reported
         # by ready() as a typed error: raising here would only say "the actor died".
         self._failed: MemactorsError | None = None
@@ -72,6 +80,31 @@ class LedgerWriter:
         self._wake: asyncio.Event | None = None
         self._loop_task = None
 
+    async def _purge_loop(self) -> None:
+        while True:
+            await asyncio.sleep(min(5.0, max(0.5, self.lifecycle.purge_delay_s / 4)))
+            if self._purge_due is not None and time.monotonic() >= self._purge_due:
+                try:
+                    await self.purge()
+                except Exception:  # noqa: BLE001 - retried at the next round; nothing is lost meanwhile
+                    log.exception("scheduled purge failed; will retry")
+                    self._purge_due = time.monotonic() + 30.0
+
+    async def purge(self) -> dict:
+        """Erasures down to the bytes, now: owners flush (erased rows leave L2), L2 rewrites
+        fragments with deleted rows, rebuilds its full-text index and drops older versions, and
+        the ledger file is rewritten without the freed blocks that held destroyed keys."""
+        from .naming import owner_name
+
+        self._purge_due = None
+        owners = [ray.get_actor(owner_name(i), namespace=self.namespace) for i in range(self.num_owners)]
+        await asyncio.gather(*[o.flush.remote() for o in owners])
+        l2 = await owners[0].purge_l2.remote()
+        await self.flush()
+        async with self._con_lock:
+            ledger = await asyncio.to_thread(self.ledger.compact_file)
+        return {"l2": l2, "ledger": ledger}
+
     def ready(self) -> bool:
         if self._failed is not None:
             raise self._failed
@@ -79,6 +112,7 @@ class LedgerWriter:
 
     def _ensure_loop(self) -> None:
         if self._loop_task is None:
+            asyncio.get_running_loop().create_task(self._purge_loop())
             self._wake = asyncio.Event()
             self._con_lock = asyncio.Lock()  # every write on the ledger connection holds it
             self._rebuild_lock = asyncio.Lock()
@@ -129,6 +163,10 @@ class LedgerWriter:
 
     def _commit(self, batch: dict, recalls: list[dict], applied: list[int]):
         results = self.ledger.commit(batch, self.known) if batch["idem_key"] else []
+        if any(batch["destroy"]) and self._purge_due is None:
+            # An erasure: its bytes leave old Lance versions and freed DuckDB blocks within the
+            # configured delay (``purge`` does it at once).
+            self._purge_due = time.monotonic() + self.lifecycle.purge_delay_s
         if recalls:
             self.ledger.log_recalls(recalls)
         if applied:

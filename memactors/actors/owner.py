@@ -33,7 +33,7 @@ from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
-from ..core.ops import BY_MEMORY, GrantOp, SweepOp
+from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, SweepOp
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
@@ -507,6 +507,9 @@ class ScopeOwner(RecallMixin, FlushMixin):
         for s in staged:
             if s not in rebuild:
                 self.hot.install(s, staged[s])
+        # Changes to hot scopes the batch did not stage (an erasure down the provenance into
+        # another scope): those scopes are rebuilt from L2 and the ledger.
+        rebuild |= {c.scope for _, out in done for c in out.changes if c.scope not in staged and c.scope in self.hot}
         if rebuild:
             await self._reload(rebuild)
         if GLOBAL_SCOPE in staged and self.is_global_owner:
@@ -521,8 +524,26 @@ class ScopeOwner(RecallMixin, FlushMixin):
             rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
             ctx.record = rec
             if rec is not None and getattr(op, "all_versions", False) and rec.get("entity_key"):
+                await self._flush()  # versions still in the outbox must be in L2 to be found
                 ctx.versions = await asyncio.to_thread(self.l2.versions_of, rec["scope"], rec["entity_key"])
+            if rec is not None and isinstance(op, ForgetOp):
+                ctx.derived = await self._derived([rec["memory_id"], *[v["memory_id"] for v in ctx.versions]])
         return C.decide(op, ctx), ctx.record
+
+    async def _derived(self, roots: list[str]) -> list[dict]:
+        """Every memory this owner holds made, directly or down a chain, from ``roots``: from
+        the hot states (unflushed ones too) and L2."""
+        found: dict[str, dict] = {}
+        frontier = list(roots)
+        while frontier:
+            hits = {r["memory_id"]: r for r in await asyncio.to_thread(self.l2.derived_from_any, frontier)}
+            for st in self.hot.states.values():
+                for r in st.records.values():
+                    if set(r.get("derived_from") or ()) & set(frontier):
+                        hits[r["memory_id"]] = r
+            frontier = [m for m in hits if m not in found and m not in roots]
+            found.update(hits)
+        return list(found.values())
 
     async def _record(self, memory_id: str) -> dict | None:
         """A record not in the hot state (superseded, or of a cold scope): projected from the

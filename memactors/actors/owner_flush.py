@@ -91,6 +91,12 @@ class FlushMixin:
             return await asyncio.to_thread(self.l2.maintain, deleted_fraction, small_fragments, small_rows,
                                            retention_s)
 
+    async def purge_l2(self) -> dict:
+        """L2's part of a purge (``L2Store.purge``), with this owner's flushes held off."""
+        await self._ready()
+        async with self._flush_lock:
+            return await asyncio.to_thread(self.l2.purge)
+
     async def check_l2(self) -> dict:
         """Compare the L2 rows of this owner's scopes with what the ledger's applied events say
         they must be: rows missing (deleted behind our back) and rows the ledger does not know

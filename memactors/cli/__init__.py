@@ -16,6 +16,7 @@
     memactors contradictions ...      close calls between sources, waiting for a reviewer
     memactors stats                   lifecycle counters, memories by status, pool, tenant
     memactors rebuild                 rebuild L2 from the ledger alone
+    memactors purge                   erased bytes out of storage now
     memactors demo --fresh            a narrated walk through all of it
     memactors down                    stop the long-lived runtime
 

@@ -1,4 +1,4 @@
-"""`memactors rebuild`: maintenance of a data folder that is not open by a runtime."""
+"""`memactors rebuild` and `memactors purge`: maintenance of a data folder's storage."""
 
 from __future__ import annotations
 
@@ -25,3 +25,21 @@ def rebuild(workers: int | None, data: str, as_json: bool) -> None:
         out.json(res)
     else:
         out.kv([(k.replace("_", " "), v) for k, v in res.items()])
+
+
+@cli.command()
+@common
+def purge(data: str, as_json: bool) -> None:
+    """Erase down to the bytes now: rows deleted from L2 (forgotten, evicted) leave its data
+    files, full-text index and old versions; destroyed data keys leave the ledger file's freed
+    blocks (otherwise done within [lifecycle].purge_delay_s of an erasure)."""
+    from memactors.server import open_runtime
+
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _):
+        res = rt.purge()
+    if as_json:
+        out.json(res)
+    else:
+        out.kv([("L2", ", ".join(f"{k} {v}" for k, v in res["l2"].items())),
+                ("ledger file", f"{res['ledger']['bytes_before']:,} -> {res['ledger']['bytes_after']:,} bytes")])

@@ -69,6 +69,7 @@ class Ctx:
     near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
     state_of: object = None  # operations over many scopes (a sweep): scope -> its staged state, or None
     judge: object = None  # a core.contradictions.Judge for close calls, or None
+    derived: list = field(default_factory=list)  # erasures: memories made from the erased ones (provenance)
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -105,8 +106,10 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
                        else (E.MERGE, f"merged {memory_id} into {old['memory_id']}: a near-copy"))
         return Outcome([Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record),
                                reason=why, of_version=old["version"])], result)
-    changes = [Change(E.WRITE, req.scope, memory_id, record=d.record,
-                      reason=f"kept as superseded: judged by {d.judged}" if d.judged and not d.changed else None)]
+    why = f"kept as superseded: judged by {d.judged}" if d.judged and not d.changed else None
+    if d.record.get("derived_from"):  # provenance the ledger can answer without decrypting
+        why = "; ".join(x for x in (why, "derived from " + ",".join(d.record["derived_from"])) if x)
+    changes = [Change(E.WRITE, req.scope, memory_id, record=d.record, reason=why)]
     for old in d.changed:
         if d.decision == R.CONTRADICTION:
             changes.append(Change(E.ANNOTATE, old["scope"], old["memory_id"], patch={"review": old["review"]},
@@ -124,17 +127,33 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
     return Outcome(changes, result, vectors=vectors)
 
 
-def decide_forget(op: ForgetOp, targets: list[dict]) -> Outcome:
-    """Erase ``targets`` (the memory addressed, or every version of its fact): a tombstone each,
-    their data keys destroyed in the same transaction."""
+def decide_forget(op: ForgetOp, targets: list[dict], derived: list[dict] = ()) -> Outcome:
+    """Erase ``targets`` (the memory addressed, or every version of its fact) and, down the
+    provenance, every memory made only from erased ones: a tombstone each, their data keys
+    destroyed in the same transaction. A memory made from others too is kept and flagged
+    (``review = "source_forgotten"``) for whoever must re-derive it."""
     if not targets:
         raise NotFound(f"no memory {op.memory_id} to forget")
     scope = targets[0]["scope"]
-    changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"}, reason=op.reason,
-                      of_version=t.get("version")) for t in targets]
+    erased = {t["memory_id"] for t in targets}
+    pending = [d for d in derived if d["memory_id"] not in erased]
+    grew = True
+    while grew:  # whole chains: a summary of a summary of the erased memory goes too
+        grew = False
+        for d in pending:
+            if d["memory_id"] not in erased and set(d.get("derived_from") or ()) <= erased:
+                erased.add(d["memory_id"])
+                targets = [*targets, d]
+                grew = True
+    changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"},
+                      reason=op.reason if t["memory_id"] == op.memory_id or t in targets[:1]
+                      else f"erased with {op.memory_id}: {op.reason}", of_version=t.get("version")) for t in targets]
+    flagged = [d for d in pending if d["memory_id"] not in erased and set(d.get("derived_from") or ()) & erased]
+    changes += [Change(E.ANNOTATE, d["scope"], d["memory_id"], patch={"review": "source_forgotten"},
+                       reason=f"a source was erased ({op.memory_id})", of_version=d.get("version")) for d in flagged]
     ids = [t["memory_id"] for t in targets]
     return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": scope,
-                             "forgotten": ids}, destroy_keys=ids)
+                             "forgotten": ids, "flagged": [d["memory_id"] for d in flagged]}, destroy_keys=ids)
 
 
 def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int) -> Outcome:
@@ -239,7 +258,7 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     targets = [ctx.record] if ctx.record is not None else []
     if ctx.record is not None and op.all_versions:
         targets += [r for r in ctx.versions if r["memory_id"] != ctx.record["memory_id"]]
-    return decide_forget(op, targets)
+    return decide_forget(op, targets, ctx.derived)
 
 
 # One pure decide function per operation: the owner looks the operation's type up here.

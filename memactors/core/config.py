@@ -128,6 +128,7 @@ _LIFECYCLE_RANGES: dict[str, tuple[type, float, float, bool]] = {
     "version_retention_s": (float, 0.0, MAX_DAYS * 86_400.0, True),
     "plan_workers": (int, 0, 4096, True),
     "contradiction_gap": (float, 0.0, 1.0, True),
+    "purge_delay_s": (float, 0.0, 7 * 86_400.0, True),
     "dedup_cosine": (float, 0.0, 1.0, False),
 }
 
@@ -156,6 +157,7 @@ class LifecycleConfig:
     plan_workers: int = 0  # Ray tasks of the plan phase; 0 = one per CPU Ray offers
     contradiction_gap: float = 0.2  # another source's write: a confidence gap above this decides; closer -> review
     dedup_cosine: float = 0.95  # a text-only write this close (cosine) to a live memory of its scope merges into it
+    purge_delay_s: float = 300.0  # an erasure's bytes leave old Lance versions and freed ledger blocks within this
     judge: str = ""  # "package.module:Factory" building a core.contradictions.Judge for close calls; "" = a reviewer
 
     @classmethod

@@ -522,6 +522,14 @@ class Runtime:
         self._evidence.flush()
         self._calls.get([o.flush.remote() for o in self._owners])
 
+    def purge(self) -> dict:
+        """Do now what the purge delay ([lifecycle].purge_delay_s) would do later: erased rows'
+        bytes leave L2's data files, its full-text index and its old versions, and destroyed
+        data keys leave the ledger file's freed blocks."""
+        self._check_open()
+        self.flush()
+        return self._calls.get(self._ledger.purge.remote(), timeout=max(600.0, self.config.runtime.call_timeout_s))
+
     def stats(self) -> dict:
         """Lifecycle counters (writes, reads, hits, dedups by kind, contradictions auto/queued/
         resolved, blocks, evictions by rule, stale marks), memories by status, pool and tenant,
@@ -603,6 +611,9 @@ class Runtime:
 
     async def aexplain(self, recall_id: str, *, actor: str) -> dict:
         return await asyncio.to_thread(self.explain, recall_id, actor=actor)
+
+    async def apurge(self) -> dict:
+        return await asyncio.to_thread(self.purge)
 
     async def agc(self, **kw: Any) -> GCResult:
         return await asyncio.to_thread(self.gc, **kw)

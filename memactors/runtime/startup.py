@@ -35,7 +35,7 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
     cfg = config.to_dict()
     lifetime = "detached" if detached else None
     ledger = LedgerWriter.options(name=LEDGER, namespace=namespace, get_if_exists=True,
-                                  lifetime=lifetime).remote(data_dir, cfg)
+                                  lifetime=lifetime).remote(data_dir, cfg, namespace)
     try:
         ray.get(ledger.ready.remote())
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:

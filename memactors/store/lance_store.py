@@ -118,6 +118,36 @@ class L2Store:
         out["versions_after"] = len(self.table.to_lance().versions())
         return out
 
+    def derived_from_any(self, memory_ids: list[str]) -> list[dict]:
+        """Rows made from any of these memories (their ``derived_from`` names one)."""
+        if not memory_ids:
+            return []
+        cond = " OR ".join(f"array_has(derived_from, {F.quote(R.check_memory_id(m))})" for m in sorted(set(memory_ids)))
+        return _rows(self.table.search().where(f"({cond})").limit(None).to_arrow())[0]
+
+    def purge(self) -> dict:
+        """Erasure down to the bytes: fragments with deleted rows are rewritten without them
+        (a deleted row is otherwise still in its data file, masked), the full-text index is
+        rebuilt (it holds the tokens of what was deleted), and every older version is removed
+        (they still hold the rows). Files of writes in flight are left alone."""
+        from datetime import timedelta
+
+        t0 = time.perf_counter()
+        self.table.checkout_latest()
+        metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
+            materialize_deletions=True, materialize_deletions_threshold=0.0))
+        self.table.checkout_latest()
+        if "search_text" in self._indexed:
+            fts = FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
+                      ascii_folding=False, with_position=False, max_token_length=None)
+            self._retrying(lambda: self.table.create_index("search_text", config=fts, replace=True))
+        self.table.checkout_latest()
+        stats = self.table.to_lance().cleanup_old_versions(older_than=timedelta(0))
+        self.table.checkout_latest()
+        return {"fragments_rewritten": getattr(metrics, "fragments_removed", 0),
+                "versions_removed": getattr(stats, "old_versions", 0), "bytes_removed": getattr(stats, "bytes_removed", 0),
+                "seconds": round(time.perf_counter() - t0, 3)}
+
     def purge_old_versions(self) -> None:
         """Delete every version but the newest: rows deleted from the table (erased, evicted,
         replaced by a rebuild) stop being readable in old versions."""

@@ -476,6 +476,27 @@ class Ledger(LedgerChecks):
             "SELECT DISTINCT memory_id FROM citations WHERE recall_id = ? ORDER BY memory_id", [recall_id]).fetchall()
         return [r[0] for r in rows]
 
+    def compact_file(self) -> dict:
+        """Rewrite the ledger file with its live rows only. DuckDB leaves deleted rows' bytes in
+        freed blocks: a destroyed data key would stay readable in the file until this runs (the
+        last step of an erasure's purge). The rewrite is atomic (a new file, then a rename)."""
+        before = os.path.getsize(self.path)
+        self._x("CHECKPOINT")
+        tmp = self.path + ".compact"
+        for leftover in (tmp, tmp + ".wal"):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+        db = self._x("SELECT current_database()")[0][0]
+        self._x("ATTACH ? AS fresh", [tmp])
+        try:
+            self._x(f'COPY FROM DATABASE "{db}" TO fresh')
+        finally:
+            self._x("DETACH fresh")
+        self.con.close()
+        os.replace(tmp, self.path)
+        self.con = duckdb.connect(self.path)
+        return {"bytes_before": before, "bytes_after": os.path.getsize(self.path)}
+
     def close(self) -> None:
         try:
             self._x("CHECKPOINT")
