@@ -12,6 +12,7 @@
     memactors scan [--text T]         run the write gate alone, no store
     memactors review list|approve|reject   the review queue of held writes
     memactors bench thresholds ...    the retrieval-threshold harness on a store of its own
+    memactors eval [--set small]      the release gate: governance counters and must-recall on a store of its own
     memactors rebuild                 rebuild L2 from the ledger alone
     memactors demo --fresh            a narrated walk through all of it
     memactors down                    stop the long-lived runtime
@@ -25,13 +26,14 @@ Layout: ``group`` holds the click group and the shared options, ``output`` the o
 module; every other module is a family of commands and registers them on the group when
 imported here. Nothing imports Ray until a command runs.
 
-Exit codes: 0 ok, 1 the ledger does not verify, 2 a user error (one line on stderr).
+Exit codes: 0 ok, 1 the ledger does not verify or a gate failed (`eval`; `bench thresholds` when
+a governance counter is not 0), 2 a user error (one line on stderr).
 """
 
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, bench, demo, explain, gate, grants, maintenance, memory, review, server)
+    audit, bench, demo, eval, explain, gate, grants, maintenance, memory, review, server)
 from memactors.cli.group import cli
 
 __all__ = ["cli", "main"]
