@@ -11,6 +11,8 @@ import shutil
 import orjson
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memactors import InvalidRecord
 from memactors.eval import (COUNTERS, SMALL_SET, Count, Needle, Report, case_from_dict, cases_to_json, check_set,
@@ -99,6 +101,19 @@ def test_the_eval_is_an_application_of_the_public_api():
 
 
 # --- the residue scanner (real Lance and DuckDB files, no runtime) -----------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=6), min_size=1, max_size=30), st.binary(max_size=6))
+def test_the_trie_pattern_matches_exactly_its_words(words, other):
+    import re
+
+    from memactors.eval.residue import trie_pattern
+
+    pattern = re.compile(trie_pattern(words))
+    assert all(pattern.fullmatch(w) for w in words)
+    assert (pattern.fullmatch(other) is not None) == (other in words)
+    assert all(m.group() in words for m in pattern.finditer(b"\x00".join(words) + other))
 
 
 def test_the_scanner_finds_needles_in_raw_files_lance_versions_fts_indexes_and_duckdb(tmp_path, monkeypatch):

@@ -51,29 +51,56 @@ class Residue:
 
 
 class Matcher:
-    """All needles' values in both encodings, in one regular expression over bytes."""
+    """Every value of every needle, in the given encodings, as one regular expression over bytes
+    shaped as a trie (an alternation of hundreds of literals tries each one at every position;
+    a trie tries one byte), and which needle each found value belongs to."""
 
-    def __init__(self, needles: Iterable[Needle]) -> None:
+    def __init__(self, needles: Iterable[Needle], encodings: tuple[str, ...] = ("utf-8", "utf-16-le")) -> None:
         self.label: dict[bytes, tuple[str, str]] = {}
         for n in needles:
             for v in n.values:
-                for enc in ("utf-8", "utf-16-le"):
-                    self.label.setdefault(v.encode(enc), (n.label, enc))
-        alts = sorted(self.label, key=len, reverse=True)
-        self.regex = re.compile(b"|".join(re.escape(a) for a in alts)) if alts else None
-        self.longest = max(map(len, alts), default=1)
+                for enc in encodings:
+                    if v:
+                        self.label.setdefault(v.encode(enc), (n.label, enc))
+        self.regex = re.compile(trie_pattern(list(self.label))) if self.label else None
+        self.longest = max(map(len, self.label), default=1)
 
     def find(self, data: bytes | memoryview) -> set[tuple[str, str]]:
+        """(label, encoding) of every needle value found in ``data``."""
         if self.regex is None:
             return set()
         return {self.label[m.group()] for m in self.regex.finditer(data)}
+
+
+def trie_pattern(words: list[bytes]) -> bytes:
+    """A regular expression matching exactly ``words`` (the longest where one is a prefix of
+    another), built as a trie of their bytes."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for b in w:
+            node = node.setdefault(b, {})
+        node[None] = {}  # a word ends here
+
+    def build(node: dict) -> bytes:
+        branches = [re.escape(bytes([b])) + build(child) for b, child in sorted(
+            (k, v) for k, v in node.items() if k is not None)]
+        if not branches:
+            return b""
+        body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+        if None not in node:
+            return body
+        return (b"(?:" + body + b")?") if len(branches) == 1 else body + b"?"
+
+    return build(trie)
 
 
 def scan_residue(data_dir: str | os.PathLike, needles: Iterable[Needle]) -> Residue:
     """Look for ``needles`` everywhere in ``data_dir`` (see the module's docstring)."""
     needles = list(needles)
     data_dir = os.fspath(data_dir)
-    m = Matcher(needles)
+    m = Matcher(needles)  # raw bytes: UTF-8 and UTF-16-LE
+    cols = Matcher(needles, ("utf-8",))  # decoded Arrow columns hold UTF-8
     found: dict[str, set[str]] = defaultdict(set)
     scanned = dict.fromkeys(("files", "bytes", "lance_files", "lance_files_unreadable", "lance_versions",
                              "duckdb_tables", "fts_indexes"), 0)
@@ -83,17 +110,17 @@ def scan_residue(data_dir: str | os.PathLike, needles: Iterable[Needle]) -> Resi
         for label, enc in _scan_file(path, m, scanned):
             found[label].add(f"file {rel(path)} ({enc})")
     for path in (f for f in files if f.endswith(".lance")):
-        for label, col in _scan_lance_file(path, m, scanned):
+        for label, col in _scan_lance_file(path, cols, scanned):
             found[label].add(f"lance file {rel(path)}, column {col}")
     erased = {n.memory_id: n.label for n in needles if n.memory_id}
     for ds_path in _lance_datasets(data_dir):
         rows: dict[str, set[int]] = defaultdict(set)
-        for label, where in _scan_lance_versions(ds_path, m, scanned, erased, rows):
+        for label, where in _scan_lance_versions(ds_path, cols, scanned, erased, rows):
             found[label].add(f"{rel(ds_path)} {where}")
         for label, index in _scan_fts(ds_path, rows, erased, scanned):
             found[label].add(f"full-text index {rel(index)} lists its row")
     for path in (f for f in files if f.endswith(".duckdb")):
-        for label, where in _scan_duckdb(path, m, scanned):
+        for label, where in _scan_duckdb(path, cols, scanned):
             found[label].add(f"duckdb {rel(path)} {where}")
     return Residue({k: sorted(v) for k, v in sorted(found.items())}, scanned)
 
