@@ -159,7 +159,8 @@ def test_the_scanner_finds_needles_in_raw_files_lance_versions_fts_indexes_and_d
 def _report(**counts) -> Report:
     counters = {name: Count(0, 5) for name in COUNTERS}
     counters.update({k: Count(*v) for k, v in counts.items()})
-    return Report(set={"name": "t", "cases": 3, "writes": 6, "probes": 3}, counters=counters, must_recall={"expected": 10, "found": 10, "min_recall": 0.9},
+    return Report(set={"name": "t", "cases": 3, "writes": 6, "probes": 3}, counters=counters,
+                  must_recall={"expected": 10, "found": 10, "min_recall": 0.9},
                   decisions={"writes": 20, "unexpected": 0}, memory_ids={}, residue={"scanned": {}, "purge": None})
 
 

@@ -45,7 +45,8 @@ def eval_(set_name: str, n_cases: int | None, seed: int | None, min_recall: floa
         cases = generate(n_cases or SMALL_SET["cases"], SMALL_SET["seed"] if seed is None else seed)
     check_set(cases)
     if data is not None and os.path.exists(data) and (not os.path.isdir(data) or os.listdir(data)):
-        raise CliError(f"--data: {os.path.abspath(data)} is not a new or empty folder (the eval scans every byte in it)")
+        raise CliError(f"--data: {os.path.abspath(data)} is not a new or empty folder "
+                       "(the eval scans every byte in it)")
     if out is not None and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
         raise CliError("--out: its folder does not exist")
     scratch = None if data is not None else tempfile.mkdtemp(prefix="memactors-eval-")

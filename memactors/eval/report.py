@@ -117,8 +117,9 @@ class Report:
         rows = []
         for name, c in self.counters.items():
             measured = self._measured(name)
+            verdict = ("FAIL" if c.violations else "ok") if measured else "not scanned"
             rows.append([name, c.violations if measured else None, c.trials if measured else None,
-                         c.rate if measured else None, ("FAIL" if c.violations else "ok") if measured else "not scanned"])
+                         c.rate if measured else None, verdict])
         m = self.must_recall
         rows.append(["must_recall_at_5", m["found"], m["expected"], self.recall_at_5,
                      "FAIL" if self.recall_at_5 < m["min_recall"] else f"ok (floor {m['min_recall']:g})"])
