@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DATA ?= .memactors-data
 
-.PHONY: run test install bench clean
+.PHONY: run test install bench eval clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -23,6 +23,9 @@ run: $(STAMP)
 
 test: $(STAMP)
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest
+
+eval: $(STAMP)
+	$(BIN)/memactors eval --set small
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'

@@ -13,6 +13,13 @@ import orjson
 from .locomo import CATEGORIES
 
 
+def governance_failures(report: dict) -> list[str]:
+    """The governance counters (max over the grid) that are not 0, as "kind: n"; each must be 0,
+    and ``memactors bench thresholds`` exits 1 when this is not empty."""
+    gov = (report.get("governance") or {}).get("max_over_grid") or {}
+    return [f"{k}: {v}" for k, v in gov.items() if v]
+
+
 def _f(v) -> str:
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 

@@ -15,6 +15,7 @@
     memactors gc [--dry-run]          a lifecycle sweep: plan by rule and tenant, then apply
     memactors contradictions ...      close calls between sources, waiting for a reviewer
     memactors stats                   lifecycle counters, memories by status, pool, tenant
+    memactors eval [--set small]      the release gate: governance counters and must-recall on a store of its own
     memactors rebuild                 rebuild L2 from the ledger alone
     memactors purge                   erased bytes out of storage now
     memactors demo --fresh            a narrated walk through all of it
@@ -29,13 +30,14 @@ Layout: ``group`` holds the click group and the shared options, ``output`` the o
 module; every other module is a family of commands and registers them on the group when
 imported here. Nothing imports Ray until a command runs.
 
-Exit codes: 0 ok, 1 the ledger does not verify, 2 a user error (one line on stderr).
+Exit codes: 0 ok, 1 the ledger does not verify or a gate failed (`eval`; `bench thresholds` when
+a governance counter is not 0), 2 a user error (one line on stderr).
 """
 
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, bench, demo, explain, gate, grants, lifecycle, maintenance, memory, review, server)
+    audit, bench, demo, eval, explain, gate, grants, lifecycle, maintenance, memory, review, server)
 from memactors.cli.group import cli
 
 __all__ = ["cli", "main"]

@@ -47,9 +47,11 @@ def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_qu
     """Retrieval thresholds: load DATASET into a fresh store through the gate, recall every question
     once, score every grid configuration on Ray tasks (recall@k, precision, F1, hit rate, FPR,
     governance counters) beside BM25, and recommend a threshold by cross-validation across
-    conversations."""
+    conversations. Exit code 1 when a governance counter (a cross-scope, expired, superseded or
+    deleted memory recalled at any configuration) is not 0."""
     from memactors.bench import parse_grid, run_thresholds
     from memactors.bench.harness import NO_FLOOR
+    from memactors.bench.report import governance_failures
 
     try:
         parse_grid(grid)
@@ -75,7 +77,15 @@ def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_qu
         rt.close()
     if as_json:
         out.json(rep)
-        return
+    else:
+        _print(out, rep)
+    bad = governance_failures(rep)
+    if bad:  # a memory that must never come back came back: the run fails, whatever it recommends
+        click.echo(f"error: governance counters must be 0 (max over the grid): {', '.join(bad)}", err=True)
+        click.get_current_context().exit(1)
+
+
+def _print(out: Out, rep: dict) -> None:
     rec, g = rep["recommendation"], rep["gate"]
     rows = [[k, ", ".join(f"{a}={b}" for a, b in v["config"].items() if a != "top_k"),
              (v["cv"] or v["in_sample"])["f1"], (v["cv"] or v["in_sample"])["recall"],
