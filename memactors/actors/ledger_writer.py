@@ -21,7 +21,8 @@ import ray
 from ..core.config import Config
 
 log = logging.getLogger("memactors.ledger")
-from ..core.errors import AccessDenied, DataFolderLocked, MemactorsError, NoGrants, NotFound, StoreError
+from ..core.errors import (AccessDenied, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants, NotFound,
+                           StoreError)
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
@@ -294,6 +295,34 @@ class LedgerWriter:
         if getattr(self, "_lease", None) and self._lease[0] == holder:
             self._lease = None
 
+    # --- history: point in time, rollback, fork -------------------------------------------------
+
+    async def history_call(self, name: str, *args):
+        """One of the ledger's history queries (``memactors.store.ledger_history``), on a
+        committed view (the names in ``_HISTORY``)."""
+        if name not in _HISTORY:
+            raise InvalidRecord("not a history query")
+        await self.flush()
+        return await asyncio.to_thread(getattr(self.ledger, name), *args)
+
+    async def fork_to(self, dest_dir: str, upto: int, key_dir: str) -> dict:
+        """A new data folder's ledger: this one up to ``upto``, its chain intact, vouched for by
+        the fork's own key and anchor (its L2 is rebuilt from it next)."""
+        await self.flush()
+
+        def build() -> dict:
+            os.makedirs(dest_dir, exist_ok=True)
+            path = os.path.join(dest_dir, "ledger.duckdb")
+            if os.path.exists(path):
+                raise StoreError(f"{dest_dir} already holds a ledger: a fork needs a new folder")
+            Ledger(path, key_dir).close()  # an empty ledger with its own folder id and key
+            out = self.ledger.export_to(path, upto)
+            Ledger(path, key_dir, adopt=True).close()
+            return out
+
+        async with self._con_lock:
+            return await asyncio.to_thread(build)
+
     async def counters(self) -> dict:
         await self.flush()
         return await asyncio.to_thread(self.ledger.counters)
@@ -343,6 +372,10 @@ class LedgerWriter:
         self.ledger.close()
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
         self._lock.close()
+
+
+_HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",
+                      "dependents", "changed_since", "records_at"})
 
 
 def _what(exc: BaseException) -> str:
