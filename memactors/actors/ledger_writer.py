@@ -148,9 +148,10 @@ class LedgerWriter:
         self._wake.set()
 
     async def mark_applied(self, seqs: list[int]) -> None:
+        """Record that L2 has applied these events; returns once that is committed (the owner
+        keeps them until then, so a writer killed before the commit loses nothing)."""
         self.applied_buffer.extend(seqs)
-        self._ensure_loop()
-        self._wake.set()
+        await self.flush()
 
     def digest_key(self) -> bytes:
         # Handed to the runtime's own processes only, so they can digest queries in place.

@@ -16,6 +16,11 @@ log = logging.getLogger("memactors.owner")
 
 
 class FlushMixin:
+    # Seqs Lance has applied that the ledger has not yet committed as applied. Kept until it
+    # has: a ledger writer killed meanwhile loses what it held, and the rows would then look
+    # unknown to verify() (a false alarm) until the next reopen replayed them.
+    _unmarked: list[int] = []  # replaced per instance, never mutated in place
+
     async def _flush_soon(self) -> None:
         """Flush now if possible (after an erasure, after a replay). A failure only leaves the
         work to the flush loop: the changes are committed to the ledger already."""
@@ -34,6 +39,7 @@ class FlushMixin:
 
     async def _flush(self, force_index: bool = False) -> int:
         async with self._flush_lock:
+            await self._mark_applied()  # an earlier flush's marks the ledger did not take
             batch = self.outbox.take()
             if batch is None:
                 return 0
@@ -47,7 +53,8 @@ class FlushMixin:
             # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
             # again taken for empty (that made versions restart beside a live one).
             self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
-            await self.ledger.mark_applied.remote(batch.seqs)
+            self._unmarked = [*self._unmarked, *batch.seqs]
+            await self._mark_applied()
             self._flushes += 1
             self._unindexed += len(batch.new)
             if self._unindexed >= self.cfg.runtime.l2_reindex_rows or (force_index and self._unindexed):
@@ -60,6 +67,13 @@ class FlushMixin:
                 asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
             self.hot.evict(self.outbox.dirty_scopes() | {s for s, lk in self.locks.items() if lk.locked()})
             return len(batch)
+
+    async def _mark_applied(self) -> None:
+        """Have the ledger commit which events Lance holds (under the flush lock). On failure
+        the seqs stay here and the next flush tries again."""
+        if self._unmarked:
+            await self.ledger.mark_applied.remote(self._unmarked)
+            self._unmarked = []
 
     async def flush(self) -> int:
         """Write everything committed so far to Lance now (tests, benchmarks, shutdown)."""
