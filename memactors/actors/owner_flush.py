@@ -12,6 +12,8 @@ import asyncio
 import logging
 import time
 
+from ..core.errors import StoreError
+
 log = logging.getLogger("memactors.owner")
 
 
@@ -46,9 +48,10 @@ class FlushMixin:
             t0 = time.perf_counter()
             try:
                 await asyncio.to_thread(self.l2.apply, batch)
-            except Exception:
+            except Exception as exc:
                 self.outbox.restore(batch)
-                raise
+                raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "
+                                 "and L2 catches up by itself once the disk has room and is writable") from exc
             self._tick("l2_flush", t0)
             # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
             # again taken for empty (that made versions restart beside a live one).
@@ -91,7 +94,10 @@ class FlushMixin:
         await self._flush()
         async with self._flush_lock:
             expected = await self.ledger.l2_expected.remote()
-            have = await asyncio.to_thread(self.l2.ids_and_scopes)
+            try:
+                have = await asyncio.to_thread(self.l2.ids_and_scopes)
+            except Exception as exc:  # a damaged data file: L2 is a projection, rebuilt from the ledger
+                raise l2_unreadable(self.data_dir, exc) from exc
 
         def mine(tbl) -> set[str]:
             ids, scopes = tbl.column("memory_id").to_pylist(), tbl.column("scope").to_pylist()
@@ -102,3 +108,9 @@ class FlushMixin:
         missing, unknown = sorted(want - got), sorted(got - want)
         return {"owner": self.index, "rows": len(got), "missing": len(missing), "unknown": len(unknown),
                 "example": (missing or unknown or [None])[0]}
+
+
+def l2_unreadable(data_dir: str, exc: BaseException) -> StoreError:
+    """L2 cannot be read: the error says what to do (it is a projection of the ledger)."""
+    return StoreError(f"L2 under {data_dir}/l2 cannot be read ({type(exc).__name__}); the ledger holds every "
+                      f"change: rebuild L2 from it with `memactors rebuild --data {data_dir}`, then connect again")

@@ -110,7 +110,11 @@ class Runtime:
             subscribe(self._clock_moved)
         # L2 against the ledger at open (owners start here: replay, then compare): rows deleted
         # or added behind the runtime's back are refused, not served.
-        problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+        try:
+            problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+        except MemactorsError:  # L2 unreadable: nothing of this runtime may keep the folder
+            self._abandon()
+            raise
         if problem:
             self.close()
             raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
@@ -464,6 +468,16 @@ class Runtime:
                 startup.stop(self._actors)
             if self._started_ray:
                 ray.shutdown()
+
+    def _abandon(self) -> None:
+        """Stop without flushing (a runtime that failed to open)."""
+        self._calls.closed = True
+        for c in self._compiled:
+            c.teardown()
+        if not self._detached_runtime():
+            startup.stop(self._actors)
+        if self._started_ray:
+            ray.shutdown()
 
     def _detached_runtime(self) -> bool:
         return os.path.exists(os.path.join(self.data_dir, "runtime.json"))

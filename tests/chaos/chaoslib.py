@@ -437,3 +437,43 @@ def run_fault(base: Path, fault: str, rounds: int, seed: int = 0) -> list[Round]
 
 def rounds_from_env(default: int) -> int:
     return int(os.environ.get("CHAOS_ROUNDS", default))
+
+
+# --- small recorded histories (storage faults, batches) ---------------------------------------
+
+
+def recorded_write(h, rt, **args):
+    """``rt.write(**args)`` recorded in history ``h``; returns the result or the exception
+    (only the project's typed errors are caught: anything else is a failure of the test)."""
+    import memactors
+
+    op = h.write_invoke(**args)
+    try:
+        r = rt.write(**args)
+    except memactors.MemactorsError as exc:
+        h.fail(op, exc)
+        return exc
+    h.write_ok(op, r)
+    return r
+
+
+def check_history(rt, hist: Path, scopes: list[str]):
+    """The checker's report on the history under ``hist`` for ``scopes`` (actor "checker")."""
+    from memactors.testing import collect, read_history
+
+    return collect(rt, scopes, actor="checker").check(read_history(hist))
+
+
+def namespace_actors_gone(namespace: str) -> bool:
+    """True when no actor of the folder's namespace is alive (by its published names)."""
+    import ray
+
+    from memactors.actors.naming import LEDGER, owner_name
+
+    for name in (LEDGER, owner_name(0), owner_name(1)):
+        try:
+            ray.get_actor(name, namespace=namespace)
+            return False
+        except ValueError:
+            pass
+    return True
