@@ -96,7 +96,9 @@ class Runtime:
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
         self._calls = Calls(config.runtime.call_timeout_s)
-        self._compiled = [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
+        # Not when attached to a shared runtime (`memactors up`): compiled graphs of several
+        # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
+        self._compiled = [] if detached else [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
         self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
         self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
@@ -399,7 +401,7 @@ class Runtime:
         tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
         if len(tenant_owners) == 1:
             oi = tenant_owners.pop()
-            part = self._compiled[oi].call(req) if self.config.recall.compiled_path else None
+            part = self._compiled[oi].call(req) if self.config.recall.compiled_path and self._compiled else None
             if part is None:
                 part = self._calls.get(self._owners[oi].recall.remote(req))
             elif errors.is_encoded(part):

@@ -477,3 +477,39 @@ def namespace_actors_gone(namespace: str) -> bool:
         except ValueError:
             pass
     return True
+
+
+# --- a long-lived runtime (`memactors up`) for several driver processes -----------------------
+
+_UP = """
+import sys, orjson
+from memactors import server
+print(orjson.dumps(server.up(sys.argv[1], config=orjson.loads(sys.argv[2]))).decode(), flush=True)
+"""
+
+
+def up(data: Path, config: dict) -> dict:
+    """``memactors up`` for ``data`` with ``config`` (in a process of its own: this process's
+    Ray is another cluster); returns its runtime.json."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", _UP, str(data), orjson.dumps(config).decode()], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"up failed: {out.stderr[-3000:]}")
+    return orjson.loads(out.stdout.strip().splitlines()[-1])
+
+
+def down(data: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-m", "memactors.cli", "down", "--data", str(data), "--json"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"down failed: {out.stderr[-3000:]}")
+    return orjson.loads(out.stdout)
+
+
+def collected_from(out: dict):
+    """A ``Collected`` from a collect-mode driver's output."""
+    from memactors.testing import Collected
+
+    return Collected(out["ledger_events"], out["store_rows"], out["verify"], out.get("notes", []))

@@ -84,7 +84,7 @@ def main(spec_path: str) -> int:
         if spec.get("out"):
             tmp = spec["out"] + ".tmp"
             with open(tmp, "wb") as f:
-                f.write(orjson.dumps(out, default=str))
+                f.write(orjson.dumps(out, default=str, option=orjson.OPT_NON_STR_KEYS))
             os.replace(tmp, spec["out"])
         rt.close()
     return 0
