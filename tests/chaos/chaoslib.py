@@ -513,3 +513,161 @@ def collected_from(out: dict):
     from memactors.testing import Collected
 
     return Collected(out["ledger_events"], out["store_rows"], out["verify"], out.get("notes", []))
+
+
+# --- batches and overload ---------------------------------------------------------------------
+
+
+def vm_hwm_mb(pid: int) -> float | None:
+    """Peak resident memory (VmHWM) of a process, in MiB."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+class Flood:
+    """Client threads each writing ``write_many`` calls of ``size`` items into ``scopes`` (one
+    tenant: one owner) for ``seconds``, resubmitting ``err.items`` of every ``PartialWrite``
+    (same idempotency keys) until each item is acknowledged. Every call is recorded in a
+    history of its own. ``stats`` counts calls, partial writes, resubmitted items and the
+    invariants of each PartialWrite that did not hold."""
+
+    def __init__(self, rt, scopes: list[str], hist: Path, *, threads: int, size: int, seconds: float,
+                 actor: str = "agent", tag: str = "") -> None:
+        from memactors.testing import History
+
+        self.rt, self.scopes, self.size, self.seconds, self.actor = rt, scopes, size, seconds, actor
+        self.tag = tag or uuid.uuid4().hex[:6]
+        self.hists = [History(hist / f"f{i}.jsonl", client=f"f{i}", fsync=False) for i in range(threads)]
+        self.lock = threading.Lock()
+        self.stats = {"calls": 0, "partial": 0, "resubmitted": 0, "acked": 0, "bad_partial": 0, "other_errors": 0,
+                      "unfinished": 0}
+        self.errors: list[str] = []
+
+    def _items(self, client: str, n: int) -> list[dict]:
+        out = []
+        for j in range(self.size):
+            k = f"{self.tag}-{client}-{n}-{j}"
+            it = {"scope": self.scopes[j % len(self.scopes)], "text": f"item {k} note", "actor": self.actor,
+                  "idempotency_key": k}
+            if j % 3 == 0:  # a few facts written by every client: versions contend
+                it.update(subject=f"s{j % 7}", predicate="p", object=f"o-{k}", text=f"s{j % 7} p o-{k}")
+            out.append(it)
+        return out
+
+    def _client(self, h) -> None:
+        import memactors
+
+        deadline = time.monotonic() + self.seconds
+        n = 0
+        while time.monotonic() < deadline:
+            items = self._items(h.client, n)
+            n += 1
+            for attempt in range(200):
+                with h.batch():
+                    ids = [h.write_invoke(**it) for it in items]
+                with self.lock:
+                    self.stats["calls"] += 1
+                try:
+                    res = self.rt.write_many(items)
+                except memactors.PartialWrite as e:
+                    self._check_partial(e, items)
+                    with h.batch():
+                        for i, op in enumerate(ids):
+                            r = e.results[i] if i < len(e.results) else None
+                            if r is not None:
+                                h.write_ok(op, r)
+                            else:
+                                h.fail(op, e)
+                    with self.lock:
+                        self.stats["partial"] += 1
+                        self.stats["resubmitted"] += len(e.items)
+                        self.stats["acked"] += sum(r is not None for r in e.results)
+                    items = list(e.items)
+                    time.sleep(0.05)
+                    continue
+                except memactors.MemactorsError as e:  # typed, but not a batch answer: all unknown
+                    with h.batch():
+                        for op in ids:
+                            h.fail(op, e)
+                    with self.lock:
+                        self.stats["other_errors"] += 1
+                    self.errors.append(f"{type(e).__name__}: {e}")
+                    time.sleep(0.2)
+                    continue
+                with h.batch():
+                    for op, r in zip(ids, res):
+                        h.write_ok(op, r)
+                with self.lock:
+                    self.stats["acked"] += len(res)
+                break
+            else:
+                with self.lock:
+                    self.stats["unfinished"] += len(items)
+
+    def _check_partial(self, e, items: list[dict]) -> None:
+        ok = (len(e.results) == len(items) and e.failed == sorted(i for i, r in enumerate(e.results) if r is None)
+              and [it["idempotency_key"] for it in e.items] == [items[i]["idempotency_key"] for i in e.failed]
+              and bool(e.failed))
+        if not ok:
+            with self.lock:
+                self.stats["bad_partial"] += 1
+
+    def run(self) -> dict:
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=self._client, args=(h,)) for h in self.hists]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for h in self.hists:
+            h.close()
+        self.stats["seconds"] = time.monotonic() - t0
+        self.stats["items_per_s"] = self.stats["acked"] / self.stats["seconds"]
+        return self.stats
+
+
+def sample_inflight(rt, stop: threading.Event, out: dict) -> None:
+    """Until ``stop``: the largest ``inflight`` any owner reported, and peak memory of the owners
+    and the ledger writer (VmHWM, read at the end)."""
+    from memactors.testing import actors
+
+    a = actors(rt)
+    peak = 0
+    while not stop.is_set():
+        try:
+            peak = max([peak, *(s["inflight"] for s in rt.stats())])
+        except Exception:  # noqa: BLE001 - a sample missed under load is no finding
+            pass
+        time.sleep(0.05)
+    out["max_inflight"] = peak
+    out["owner_hwm_mb"] = [vm_hwm_mb(actor_pid(o)) for o in a["owners"]]
+    out["ledger_hwm_mb"] = vm_hwm_mb(actor_pid(a["ledger"]))
+
+
+def overload(rt, scopes: list[str], hist: Path, *, threads: int = 8, size: int = 100, seconds: float = 6.0) -> dict:
+    """Unloaded throughput (one client), then sustained overload (``threads`` clients), then
+    recovery (single-write latency after the load stops). Returns the figures."""
+    base = Flood(rt, scopes, hist / "unloaded", threads=1, size=size, seconds=max(2.0, seconds / 3), tag="u").run()
+    stop, mem = threading.Event(), {}
+    sampler = threading.Thread(target=sample_inflight, args=(rt, stop, mem))
+    sampler.start()
+    flood = Flood(rt, scopes, hist / "overload", threads=threads, size=size, seconds=seconds, tag="o")
+    loaded = flood.run()
+    stop.set()
+    sampler.join()
+    lat = []
+    quiet = f"{scopes[0]}task/recovery/"  # outside the checked scopes: these writes have no history
+    for i in range(10):
+        t = time.perf_counter()
+        rt.write(quiet, f"after the storm {i} {uuid.uuid4().hex[:6]}", actor="agent")
+        lat.append(time.perf_counter() - t)
+    lat.sort()
+    return {"unloaded_items_per_s": base["items_per_s"], "overload_items_per_s": loaded["items_per_s"],
+            "overload": loaded, "errors": flood.errors[:5], "recovery_write_p50_s": lat[len(lat) // 2],
+            "recovery_write_max_s": lat[-1], **mem}
