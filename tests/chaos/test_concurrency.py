@@ -18,7 +18,8 @@ from chaoslib import alive, collected_from, down, lock_free, procs_with, run_dri
 CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2, "owner_queue_max": 120}}
 
 
-def _run(tmp_path, n_drivers: int, ops: int, seed: int) -> None:
+def _run(tmp_path, n_drivers: int, ops: int, seed: int) -> dict:
+    """One run; returns the checker's counts (raises on any finding)."""
     data = tmp_path / "data"
     info = up(data, CFG)
     try:
@@ -52,6 +53,7 @@ def _run(tmp_path, n_drivers: int, ops: int, seed: int) -> None:
             if e["type"] == "invoke" and e["op"] == "write":
                 by_key.setdefault(e["idempotency_key"], set()).add(e["client"].split("-")[0])
         assert any(len(c) > 1 for c in by_key.values())
+        counts = dict(report.counts, anomalies={k: len(v) for k, v in report.anomalies.items()})
     finally:
         res = down(data)
     assert res["status"] == "down", res
@@ -59,6 +61,7 @@ def _run(tmp_path, n_drivers: int, ops: int, seed: int) -> None:
     assert not wait_gone(procs_with(info["temp_dir"]), 30), "processes of the up runtime are left"
     assert not alive(info["ray_pid"])
     assert not os.path.exists(data / "runtime.json")
+    return counts
 
 
 def test_drivers_share_one_runtime(tmp_path):
