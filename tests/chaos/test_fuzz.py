@@ -310,5 +310,5 @@ def test_cli_verbs(dead_folder, data):
     assert "Traceback" not in res.output
     if res.exit_code == 2 and verb in ("write", "recall"):
         secret = args[1]
-        if len(secret.strip()) >= 12:
+        if len(secret.strip()) >= 12 and args.count(secret) == 1:  # not also given as another option
             assert secret not in res.output, f"cli {verb} echoes its text"
