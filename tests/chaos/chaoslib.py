@@ -44,10 +44,13 @@ FAULTS = IN_PROCESS + SUBPROCESS
 
 
 def config_for(fault: str) -> dict:
-    """A small runtime; every write batch of 8 or more goes through the gate pool, so a killed
-    gate worker is noticed; ``embed`` adds one embedding actor; ``flush_gap`` keeps Lance far
-    behind the ledger."""
-    rc = {"num_owners": 2, "l2_flush_interval_s": 0.2, "gate_pool_min_batch": 8, "call_timeout_s": 60.0}
+    """A small runtime; for ``gate`` every write batch of 8 or more goes through the gate pool,
+    so a killed gate worker is noticed; ``embed`` adds one embedding actor; ``flush_gap`` keeps
+    Lance far behind the ledger."""
+    # One owner and no gate worker unless the fault needs them: each actor is a process to start.
+    rc = {"num_owners": 1, "gate_workers": 0, "l2_flush_interval_s": 0.2, "call_timeout_s": 60.0}
+    if fault == "gate":
+        rc.update(gate_workers=1, gate_pool_min_batch=8)
     if fault == "embed":
         rc["embed_workers"] = 1
     if fault == "flush_gap":
@@ -105,6 +108,51 @@ def procs_with(marker: str) -> list[int]:
         if marker.encode() in cmd and alive(int(d)):
             out.append(int(d))
     return out
+
+
+def children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from /proc."""
+    out: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    ppid = int(f.read().split(b")")[-1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            out.setdefault(ppid, []).append(int(d))
+    return out
+
+
+def tree(roots) -> set[int]:
+    """``roots`` and all their descendants."""
+    kids, seen, todo = children(), set(), list(roots)
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo += kids.get(p, [])
+    return seen
+
+
+def kill_all_at_once(root: int, marker: str) -> set[int]:
+    """Freeze (SIGSTOP) ``root``'s whole process tree and every process naming ``marker``,
+    again until no new one appears, then SIGKILL them all: a whole Ray dies at one instant,
+    and no orphan is reparented out of sight first. Returns the pids killed."""
+    frozen: set[int] = set()
+    while True:
+        found = (tree([root, *frozen]) | set(procs_with(marker))) - {os.getpid()}
+        new = found - frozen
+        if not new:
+            break
+        for p in new:
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        frozen |= new
+    kill(frozen)
+    return frozen
 
 
 def wait_gone(pids, timeout: float = 30.0) -> list[int]:
@@ -375,25 +423,17 @@ def subprocess_round(base: Path, fault: str, index: int, rng: random.Random) -> 
             time.sleep(0.05)
         time.sleep(rng.uniform(0.3, 2.0))
         t_fault = time.time_ns()
-        kill([proc.pid])
-        if temp_dir:
-            # Every process of its Ray: the process group, then anything naming its temp dir.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            for _ in range(50):
-                left = procs_with(temp_dir)
-                if not left:
-                    break
-                kill(left)
-                time.sleep(0.1)
+        if temp_dir:  # the driver and every process of its Ray, at one instant
+            killed = kill_all_at_once(proc.pid, temp_dir)
+        else:
+            killed = {proc.pid}
+            kill([proc.pid])
     finally:
         if proc.poll() is None:
             kill([proc.pid])
         proc.wait(timeout=30)
     if temp_dir:
-        left = wait_gone(procs_with(temp_dir), 10)
+        left = wait_gone(set(procs_with(temp_dir)) | killed, 10)
         rnd.strays += len(left)
         if left:
             rnd.problems.append(f"{len(left)} processes of the killed Ray still run")

@@ -61,8 +61,14 @@ def _flood_round(tmp_path, threads, size, seconds):
 
 
 def test_partial_writes_are_honest(ray_session, tmp_path):
-    stats = _flood_round(tmp_path, threads=6, size=60, seconds=3.0)
-    assert stats["partial"] > 0, stats  # the owner's bound was met: the path ran
+    # Until the owner's bound was met at least once (the PartialWrite path ran): on a quiet
+    # machine one flood may be absorbed by waiting alone. Every round must be clean.
+    seen = []
+    for r in range(4):
+        seen.append(_flood_round(tmp_path / f"r{r}", threads=8, size=60, seconds=3.0))
+        if seen[-1]["partial"]:
+            break
+    assert seen[-1]["partial"] > 0, seen
 
 
 @pytest.mark.chaos
@@ -75,7 +81,7 @@ def test_partial_writes_are_honest_long(ray_session, tmp_path):
 def test_overload_is_waited_out_or_refused(ray_session, tmp_path):
     rt, scopes = _runtime(tmp_path, n_scopes=40, owner_queue_max=200, call_timeout_s=5.0)
     try:
-        fig = overload(rt, scopes, tmp_path / "hist", threads=6, size=100, seconds=4.0)
+        fig = overload(rt, scopes, tmp_path / "hist", threads=6, size=100, seconds=3.0)
         assert fig["max_inflight"] <= 200, fig
         assert fig["overload"]["unfinished"] == 0 and fig["overload"]["bad_partial"] == 0, fig
         _assert_exactly_once(rt, scopes, tmp_path / "hist" / "unloaded", tmp_path / "hist" / "overload")

@@ -65,7 +65,7 @@ def _run(tmp_path, n_drivers: int, ops: int, seed: int) -> dict:
 
 
 def test_drivers_share_one_runtime(tmp_path):
-    _run(tmp_path, n_drivers=3, ops=60, seed=11)
+    _run(tmp_path, n_drivers=3, ops=40, seed=11)
 
 
 @pytest.mark.chaos

@@ -26,14 +26,15 @@ def _verify(rt, timeout=60.0):
 
 
 def test_marks_survive_a_ledger_writer_crash(ray_session, tmp_path):
-    # Every ledger group waits 1.5 s for company: the owner's flush (every 0.1 s) hands its
+    # Every ledger group waits 0.8 s for company: the owner's flush (every 0.05 s) hands its
     # marks to the ledger writer well before the group that would commit them.
-    cfg = {"runtime": {"num_owners": 1, "l2_flush_interval_s": 0.1, "ledger_commit_max_wait_ms": 1500.0}}
+    cfg = {"runtime": {"num_owners": 1, "gate_workers": 0, "l2_flush_interval_s": 0.05,
+                       "ledger_commit_max_wait_ms": 800.0}}
     rt = memactors.connect(tmp_path / "data", config=cfg)
     try:
         rt.grant("ag", S, write=True)
         res = rt.write_many([{"scope": S, "text": f"fact number {i}", "actor": "ag"} for i in range(5)])
-        time.sleep(0.5)  # Lance has them; the ledger writer holds their marks, uncommitted
+        time.sleep(0.3)  # Lance has them; the ledger writer holds their marks, uncommitted
         kill([actor_pid(actors(rt)["ledger"])])
         v = _verify(rt)
         assert v["ok"], v

@@ -135,7 +135,7 @@ def test_read_only_folder(ray_session, tmpfs):
     _reopened_clean(data, hist)
 
 
-@pytest.mark.parametrize("damage", ["truncate", "delete"])
+@pytest.mark.parametrize("damage", ["truncate", pytest.param("delete", marks=pytest.mark.chaos)])
 def test_damaged_lance_file(ray_session, tmp_path, damage):
     data, hist = tmp_path / "data", tmp_path / "hist"
     rt = memactors.connect(data, config=CFG)
