@@ -48,8 +48,14 @@ class LedgerWriter:
             self._open(data_dir)
         except MemactorsError as exc:
             self._failed = exc.with_traceback(None)
-        except (OSError, duckdb.Error) as exc:
-            self._failed = StoreError(f"cannot open the data folder {data_dir}: {_what(exc)}")
+        except OSError as exc:
+            self._failed = StoreError(f"cannot open the data folder {data_dir}: {_what(exc)}; it must be a "
+                                      "writable folder with free space (`memactors audit verify` checks it "
+                                      "read-only)")
+        except duckdb.Error as exc:
+            self._failed = StoreError(f"cannot open the ledger in {data_dir}: {_what(exc)}; if the disk is full or "
+                                      "read-only, fix that and connect again; if the file is damaged, restore the "
+                                      "data folder from a backup (the ledger is the source of truth)")
         if self._failed is not None and getattr(self, "_lock", None) is not None:
             self._lock.close()  # releases the folder's lock if this process took it
 
@@ -150,7 +156,8 @@ class LedgerWriter:
                                                           applied)
                 except Exception as exc:  # the whole group failed: every caller hears it, typed
                     err = exc if isinstance(exc, MemactorsError) else StoreError(
-                        f"the ledger could not commit ({_what(exc)}); nothing of this batch was written")
+                        f"the ledger could not commit ({_what(exc)}); nothing of this batch was written: "
+                        "retry with the same idempotency keys once the disk has room and is writable")
                     for _, fut in group:
                         if not fut.done():
                             fut.set_exception(err)
@@ -187,9 +194,10 @@ class LedgerWriter:
         self._wake.set()
 
     async def mark_applied(self, seqs: list[int]) -> None:
+        """Record that L2 has applied these events; returns once that is committed (the owner
+        keeps them until then, so a writer killed before the commit loses nothing)."""
         self.applied_buffer.extend(seqs)
-        self._ensure_loop()
-        self._wake.set()
+        await self.flush()
 
     def digest_key(self) -> bytes:
         # Handed to the runtime's own processes only, so they can digest queries in place.

@@ -103,7 +103,9 @@ class Runtime:
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
         self._calls = Calls(config.runtime.call_timeout_s)
-        self._compiled = [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
+        # Not when attached to a shared runtime (`memactors up`): compiled graphs of several
+        # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
+        self._compiled = [] if detached else [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
         self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
         self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
@@ -118,7 +120,11 @@ class Runtime:
             subscribe(self._clock_moved)
         # L2 against the ledger at open (owners start here: replay, then compare): rows deleted
         # or added behind the runtime's back are refused, not served.
-        problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+        try:
+            problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+        except MemactorsError:  # L2 unreadable: nothing of this runtime may keep the folder
+            self._abandon()
+            raise
         if problem:
             self.close()
             raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
@@ -482,7 +488,7 @@ class Runtime:
         tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
         if len(tenant_owners) == 1:
             oi = tenant_owners.pop()
-            part = self._compiled[oi].call(req) if self.config.recall.compiled_path else None
+            part = self._compiled[oi].call(req) if self.config.recall.compiled_path and self._compiled else None
             if part is None:
                 part = self._calls.get(self._owners[oi].recall.remote(req))
             elif errors.is_encoded(part):
@@ -619,6 +625,16 @@ class Runtime:
                 startup.stop(self._actors)
             if self._started_ray:
                 ray.shutdown()
+
+    def _abandon(self) -> None:
+        """Stop without flushing (a runtime that failed to open)."""
+        self._calls.closed = True
+        for c in self._compiled:
+            c.teardown()
+        if not self._detached_runtime():
+            startup.stop(self._actors)
+        if self._started_ray:
+            ray.shutdown()
 
     def _detached_runtime(self) -> bool:
         return os.path.exists(os.path.join(self.data_dir, "runtime.json"))

@@ -252,7 +252,10 @@ class Ledger(LedgerChecks, LedgerHistory):
             self.con.execute("INSERT INTO idempotency SELECT * FROM idem").fetchall()
             self._x("COMMIT")
         except BaseException:
-            self._x("ROLLBACK")
+            try:
+                self._x("ROLLBACK")
+            except duckdb.Error:  # DuckDB already aborted it (disk full): report the first error
+                pass
             raise
         if seqs:
             self.last_seq, self.last_hash = seq, prev
