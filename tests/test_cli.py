@@ -75,6 +75,13 @@ def test_help_runs(path):
         (["review", "list", "/org/../", "--actor", "a1"], ""),
         (["review", "approve", "0" * 32, "--actor", "a1", "--reason", " "], "reason"),
         (["review", "reject", "zz", "--actor", "a1", "--reason", "r"], "memory_id"),
+        (["audit", "at", "12", "--actor", "a1", "--scope", "/org/../"], ""),
+        (["audit", "at", "12", "--actor", "a 1", "--scope", "/org/acme/"], "actor"),
+        (["rollback", "--actor", "a1", "--reason", "r"], "give one of"),
+        (["rollback", "--to", "3", "--memory-id", "0" * 32, "--actor", "a1", "--reason", "r"], "give one of"),
+        (["rollback", "--since", "3", "--actor", "a1", "--reason", "r"], "--since"),
+        (["rollback", "--memory-id", "zz", "--actor", "a1", "--reason", "r"], "memory_id"),
+        (["rollback", "--to", "3", "--scope", "/org/../", "--actor", "a1", "--reason", "r"], ""),
     ],
 )
 def test_invalid_input_is_one_line_exit_2(no_runtime, tmp_path, args, needle):

@@ -229,6 +229,37 @@ def test_a_fork_verifies_answers_like_the_original_then_and_diverges(env, user):
     assert rt.audit.verify()["ok"]
 
 
+def test_a_rollback_can_be_rolled_back_and_audit_at_shows_each_point(env, user):
+    rt, clock, _ = env
+    scope, ag = user
+    a1 = rt.write(scope, "lives in Leeds", actor=ag, subject="u", predicate="city", object="Leeds")
+    t0 = head(rt)
+    clock.advance(seconds=5)
+    a2 = rt.write(scope, "lives in York", actor=ag, subject="u", predicate="city", object="York")
+    note = rt.write(scope, "likes tea", actor=ag)
+    t1 = head(rt)
+    rt.rollback(to=t0, scope=scope, actor=ADMIN, reason="bad import")
+    assert ids(recall(rt, Q, ag, scope)) == {a1.memory_id}
+    undo = rt.rollback(to=t1, scope=scope, actor=ADMIN, reason="the import was fine")  # undo the undo
+    assert {i["action"] for i in undo.items} == {"reinstate", "restore"}  # a1 back to superseded
+    assert ids(recall(rt, Q, ag, scope)) == {a2.memory_id, note.memory_id}
+    assert rt.audit.verify()["ok"]
+    # audit.at: metadata of the subtree at each point, never content, only under a read grant
+    at0 = rt.audit.at(t0, actor=ag, scope=scope)
+    assert at0["seq"] == t0 and at0["by_status"] == {"active": 1} and at0["changed_since"] == 3
+    assert [m["memory_id"] for m in at0["memories"]] == [a1.memory_id]
+    assert "content" not in at0["memories"][0] and "Leeds" not in str(at0)
+    at1 = rt.audit.at(t1, actor=ag, scope=scope)
+    assert at1["by_status"] == {"active": 2, "superseded": 1} and at1["live_by_pool"] == {"vault": 2}
+    assert rt.audit.at(head(rt), actor=ag, scope=scope, limit=1)["truncated"]
+    with pytest.raises(memactors.AccessDenied):
+        rt.audit.at(t1, actor=ag, scope=f"/org/{scope.split('/')[2]}/")  # the tenant: beyond its read grants
+    with pytest.raises(memactors.NoGrants):
+        rt.audit.at(t1, actor="nobody-hist", scope=scope)
+    with pytest.raises(memactors.NotFound):
+        rt.audit.at(head(rt) + 10**6, actor=ag, scope=scope)
+
+
 # --- as_of at every seq equals a replay of the history up to it ----------------------------------
 
 OPS = st.lists(st.one_of(

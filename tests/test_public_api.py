@@ -24,6 +24,17 @@ def test_runtime_methods():
         assert callable(getattr(memactors.Runtime, name)), name
 
 
+def test_audit_review_and_contradictions_methods():
+    from memactors.runtime.audit import Audit
+    from memactors.runtime.lifecycle import Contradictions
+    from memactors.runtime.review import Review
+
+    for cls, names in [(Audit, ["verify", "head", "at", "recall", "erased", "sql"]),
+                       (Review, ["pending", "approve", "reject"]), (Contradictions, ["pending", "resolve"])]:
+        for name in names:
+            assert callable(getattr(cls, name)), f"{cls.__name__}.{name}"
+
+
 def test_every_error_is_a_memactors_error_and_documented():
     doc = errors.__doc__
     for name in dir(errors):

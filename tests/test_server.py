@@ -259,6 +259,7 @@ def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
         # every open grants the lifecycle sweeper (a ledger event like any other), then a1's grant
         assert sorted(g["actor"] for g in orjson.loads(res.stdout)["grants"]) == ["a1", "memactors-lifecycle"]
         assert _cli("audit", "verify", data=data).returncode == 0
+        _history_verbs(data, tmp_path)
     finally:
         res = _cli("down", data=data)
     assert res.returncode == 0, res.stderr
@@ -267,3 +268,28 @@ def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
     assert not server.head_alive(info)
     assert not os.path.exists(Layout(data).runtime_file) and not os.path.exists(info["temp_dir"])
     assert os.path.exists(Layout(data).ledger)
+
+
+def _history_verbs(data: str, tmp_path) -> None:
+    """audit head/at, recall --as-of, rollback (dry run, then applied) and fork, through the CLI."""
+    def run(*args):
+        res = _cli(*args, data=data)
+        assert res.returncode == 0, res.stderr
+        return orjson.loads(res.stdout)
+
+    scope, kv = "/org/acme/user/alice/", ("--subject", "alice", "--predicate", "city")
+    ask = ("alice lives in Leeds or York", "--actor", "a1", "--task-id", "t1", "--scope", scope, "--purpose", "test")
+    leeds = run("write", scope, "lives in Leeds", "--actor", "a1", *kv, "--object", "Leeds")["memory_id"]
+    h1 = run("audit", "head")["seq"]
+    york = run("write", scope, "lives in York", "--actor", "a1", *kv, "--object", "York")["memory_id"]
+    snap = run("audit", "at", str(h1), "--actor", "a1", "--scope", scope)
+    assert snap["seq"] == h1 and [m["memory_id"] for m in snap["memories"]] == [leeds]
+    assert snap["changed_since"] == 2 and "Leeds" not in str(snap)
+    assert [h["memory_id"] for h in run("recall", *ask, "--as-of", str(h1))["hits"]][:1] == [leeds]
+    plan = run("rollback", "--memory-id", york, "--actor", "a1", "--reason", "wrong", "--dry-run")
+    assert plan["dry_run"] and plan["counts"] == {"undo": 1, "reinstate": 1} and plan["applied"] is None
+    done = run("rollback", "--memory-id", york, "--actor", "a1", "--reason", "wrong")
+    assert done["counts"] == plan["counts"] and not done["dry_run"]
+    assert [h["memory_id"] for h in run("recall", *ask)["hits"]][:1] == [leeds]
+    out = run("fork", str(tmp_path / "fork"), "--at", str(h1))
+    assert out["seq"] == h1 and os.path.exists(tmp_path / "fork" / "ledger.duckdb")

@@ -240,9 +240,9 @@ class LedgerWriter:
         """Wait until everything handed in so far is committed."""
         await self.append(None)
 
-    async def verify(self):
+    async def verify(self, tail: bool = False):
         await self.flush()
-        return (await asyncio.to_thread(self.ledger.verify)).to_dict()
+        return (await asyncio.to_thread(self.ledger.verify, tail=tail)).to_dict()
 
     async def recall_log(self, recall_id: str, actor: str):
         """One recall's evidence, for an actor whose read grants cover the recall's scopes."""
@@ -383,7 +383,7 @@ class LedgerWriter:
 
 
 _HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",
-                      "dependents", "changed_since", "records_at"})
+                      "dependents", "changed_since", "records_at", "subtree_at", "changed_under", "rollback_inputs", "as_of_inputs"})
 
 
 def _what(exc: BaseException) -> str:

@@ -8,6 +8,10 @@
     memactors grants [ACTOR]          list grants
     memactors audit verify            walk the ledger's hash chain
     memactors audit recall ID         the evidence logged for one recall
+    memactors audit head              the ledger's newest seq: a point to come back to
+    memactors audit at T              the memories of a scope as they stood at T (seq or time)
+    memactors rollback ... [--dry-run]   undo by compensating events: --to T, --memory-id, --source-kind/--by
+    memactors fork PATH [--at T]      a new data folder as of a point; this one untouched
     memactors explain / cite ID ...   why a recall's hits came back; which ones were used
     memactors scan [--text T]         run the write gate alone, no store
     memactors review list|approve|reject   the review queue of held writes
@@ -37,7 +41,7 @@ a governance counter is not 0), 2 a user error (one line on stderr).
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, bench, demo, eval, explain, gate, grants, lifecycle, maintenance, memory, review, server)
+    audit, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, memory, review, server)
 from memactors.cli.group import cli
 
 __all__ = ["cli", "main"]

@@ -1,5 +1,5 @@
-"""`memactors audit verify` and `memactors audit recall`: the ledger's chain and a recall's
-evidence."""
+"""`memactors audit verify`, `audit recall` and `audit at`: the ledger's chain, a recall's
+evidence, and the store as it stood at a point."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 import click
 from rich.text import Text
 
-from memactors.cli.group import Group, cli, common
+from memactors.cli.group import Group, cli, common, parse_point
 from memactors.cli.output import Out, print_evidence
 from memactors.core.errors import LedgerTampered
-from memactors.core.scopes import check_identifier
+from memactors.core.scopes import check_identifier, parse_scope
 from memactors.server import open_runtime
 from memactors.store.layout import resolve
 
@@ -48,6 +48,20 @@ def audit_verify(data: str, as_json: bool) -> None:
         sys.exit(1)
 
 
+@audit.command("head")
+@common
+def audit_head(data: str, as_json: bool) -> None:
+    """The ledger's newest seq (and its first): a point to come back to with `recall --as-of`,
+    `audit at`, `rollback --to` or `fork --at`."""
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        h = rt.audit.head()
+    if as_json:
+        out.json(h)
+    else:
+        out.kv([("seq", h["seq"]), ("first seq", h["first_seq"])])
+
+
 @audit.command("recall")
 @click.argument("recall_id")
 @click.option("--actor", required=True, help="Who asks (read grants must cover the recall's scopes).")
@@ -63,3 +77,31 @@ def audit_recall(recall_id: str, actor: str, data: str, as_json: bool) -> None:
         out.json(ev)
         return
     print_evidence(out, ev)
+
+
+@audit.command("at")
+@click.argument("point", metavar="T")
+@click.option("--actor", required=True, help="Who asks (needs a read grant on --scope).")
+@click.option("--scope", required=True, help="The subtree to show, e.g. /org/acme/.")
+@click.option("--limit", type=click.IntRange(0, 1_000_000), default=50, show_default=True,
+              help="Most memories to list (counts cover all).")
+@common
+def audit_at(point: str, actor: str, scope: str, limit: int, data: str, as_json: bool) -> None:
+    """The memories under --scope as they stood at T: counts by status and pool, how many changed
+    since, and each memory's metadata (never content). Erased memories are absent from every view."""
+    check_identifier(actor, "actor")
+    parse_scope(scope)
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        snap = rt.audit.at(parse_point(point), actor=actor, scope=scope, limit=limit)
+    if as_json:
+        out.json(snap)
+        return
+    out.kv([("as of seq", snap["seq"]), ("ledger", f"seq {snap['first_seq']}..{snap['head_seq']}"),
+            ("scope", snap["scope"]), ("by status", ", ".join(f"{k} {v}" for k, v in sorted(snap["by_status"].items()))),
+            ("live by pool", ", ".join(f"{k} {v}" for k, v in sorted(snap["live_by_pool"].items()))),
+            ("changed since", snap["changed_since"])])
+    cols = ["memory_id", "scope", "status", "version", "pool", "source_kind", "subject", "predicate"]
+    out.table(cols, [[m[c] for c in cols] for m in snap["memories"]],
+              title=f"memories then{' (first ' + str(limit) + ')' if snap['truncated'] else ''}",
+              empty="no memories then")

@@ -33,6 +33,15 @@ class Group(click.Group):
             ctx.exit(130)
 
 
+POINT_HELP = "A ledger seq (e.g. 1200) or an ISO 8601 time (e.g. 2026-11-30T10:00:00Z)."
+
+
+def parse_point(value: str) -> int | str:
+    """A point in the ledger from the command line: a seq when all digits, else a time string
+    (the runtime parses and checks it)."""
+    return int(value) if value.isdigit() else value
+
+
 def common(fn: Callable) -> Callable:
     """Add ``--data DIR`` and ``--json`` to a command that works on a data folder."""
     fn = click.option("--json", "as_json", is_flag=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from memactors.cli.group import CliError, cli, common
+from memactors.cli.group import CliError, cli, common, parse_point
 from memactors.cli.output import HIT_COLUMNS, Out, decision_text, gate_summary, hit_rows
 from memactors.core import records as R
 from memactors.core.scopes import check_identifier
@@ -56,15 +56,16 @@ def write(scope: str, text: str, actor: str, subject: str | None, predicate: str
               help="An allowed scope (repeat for several); ancestors are visible too.")
 @click.option("--purpose", required=True, help="Why the recall is made, e.g. answer (logged).")
 @click.option("--top-k", type=int, default=5, show_default=True, help="Most hits to return.")
+@click.option("--as-of", metavar="T", help="What this recall would have returned at T (a ledger seq or ISO time).")
 @common
 def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpose: str, top_k: int,
-           data: str, as_json: bool) -> None:
+           as_of: str | None, data: str, as_json: bool) -> None:
     """Recall memories for QUERY through the recall contract; prints hits and the recall id."""
     R.RecallRequest(query, actor, task_id, list(scopes), purpose, top_k).validate()
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
         res = rt.recall(query, actor=actor, task_id=task_id, allowed_scopes=list(scopes), purpose=purpose,
-                        top_k=top_k)
+                        top_k=top_k, as_of=parse_point(as_of) if as_of else None)
     if as_json:
         out.json(res.to_dict())
         return

@@ -11,15 +11,20 @@ from .calls import Calls
 
 
 class Audit:
-    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence) -> None:
+    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None) -> None:
         self._calls, self._ledger, self._owners, self._flush_evidence = calls, ledger, owners, flush_evidence
+        self._snapshot = snapshot
 
-    def verify(self) -> dict:
+    def verify(self, *, tail: bool = False) -> dict:
         """Walk the hash chain and its MACs, check the anchor kept outside the data folder, the
         keys and idempotency tables, and L2 against the events it has applied. ``first_bad_seq``
-        names the first event that does not verify; ``table`` a table that disagrees."""
-        out = self._calls.get(self._ledger.verify.remote())
-        if out["ok"]:
+        names the first event that does not verify; ``table`` a table that disagrees.
+
+        ``tail=True`` (what a rollback runs first): the chain from where the ledger writer's last
+        successful walk ended (that event's hash checked unchanged) and the anchor; a full walk
+        the first time."""
+        out = self._calls.get(self._ledger.verify.remote(tail))
+        if out["ok"] and not tail:
             problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
             if problem:
                 out.update(ok=False, reason=problem, table="l2")
@@ -31,6 +36,16 @@ class Audit:
         self._calls.check_open()
         first, last, _ = self._calls.get(self._ledger.history_call.remote("bounds"))
         return {"seq": last, "first_seq": first}
+
+    def at(self, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
+        """The memories under ``scope`` as they stood at ``at`` (a ledger seq, an ISO 8601 time or
+        a datetime): ``{"seq", "ts", "head_seq", "first_seq", "scope", "by_status",
+        "live_by_pool", "changed_since", "memories", "truncated"}``; each memory's metadata
+        (status, version, pool, source, subject/predicate, provenance, times), never its
+        content. ``actor`` needs a read grant on ``scope``; erased memories are absent."""
+        self._calls.check_open()
+        V.integer(limit, "limit", 0, 1_000_000)
+        return self._snapshot(at, actor=actor, scope=scope, limit=limit)
 
     def recall(self, recall_id: str, *, actor: str) -> dict:
         """The evidence logged for one recall (ids, scores, filters; never content or query

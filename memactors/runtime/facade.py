@@ -112,7 +112,8 @@ class Runtime:
         self._grants = GrantTable()
         self._grant_seq = 0
         self._sync_grants()
-        self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush)
+        self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
+                           lambda at, **kw: history.snapshot(self, at, **kw))
         self.review = Review(self)
         self.contradictions = Contradictions(self)
         subscribe = getattr(self.clock, "subscribe", None)

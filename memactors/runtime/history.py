@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from ..core import records as R
 from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound, StoreError
 from ..core.ops import RollbackOp
-from ..core.scopes import parse_scope
+from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
 from ..store.ledger_history import check_live_at
 from .evidence import evidence_row
@@ -59,6 +59,44 @@ def _as_us(at) -> int:
     return int(dt.timestamp() * 1_000_000)
 
 
+# --- the store as it stood ----------------------------------------------------------------------
+
+SNAPSHOT_FIELDS = ("memory_id", "scope", "status", "version", "pool", "category", "source_kind", "subject",
+                   "predicate", "supersedes", "derived_from", "review", "created_at", "updated_at")
+
+
+def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
+    """The memories under ``scope`` as they stood at ``at`` (metadata, never content): counts by
+    status and pool, how many changed since, and up to ``limit`` records (newest update first).
+    ``actor`` needs a read grant on ``scope``."""
+    check_identifier(actor, "actor")
+    under = parse_scope(scope)
+    _check_read(rt, actor, under)
+    seq = point(rt, at)
+    first, last, _ = rt._calls.get(rt._ledger.history_call.remote("bounds"))  # noqa: SLF001
+    recs = rt._calls.get(rt._ledger.history_call.remote("subtree_at", str(under), seq))  # noqa: SLF001
+    changed = rt._calls.get(rt._ledger.history_call.remote("changed_under", str(under), seq))  # noqa: SLF001
+    by_status: dict[str, int] = {}
+    by_pool: dict[str, int] = {}
+    for r in recs:
+        by_status[r["status"]] = by_status.get(r["status"], 0) + 1
+        if r["status"] in R.LIVE:
+            by_pool[r["pool"]] = by_pool.get(r["pool"], 0) + 1
+    recs.sort(key=lambda r: (r["updated_at"], r["memory_id"]), reverse=True)
+    return {"seq": seq, "ts": rt._calls.get(rt._ledger.history_call.remote("ts_of", seq)),  # noqa: SLF001
+            "head_seq": last, "first_seq": first, "scope": str(under), "by_status": by_status, "live_by_pool": by_pool,
+            "changed_since": changed, "memories": [{k: r.get(k) for k in SNAPSHOT_FIELDS} for r in recs[:limit]],
+            "truncated": len(recs) > limit}
+
+
+def _check_read(rt, actor: str, scope) -> None:
+    try:
+        rt._grants.check_recall(actor, [scope])  # noqa: SLF001
+    except MemactorsError:
+        rt._sync_grants()  # noqa: SLF001 - a grant given through another runtime since
+        rt._grants.check_recall(actor, [scope])  # noqa: SLF001
+
+
 # --- recall as of ------------------------------------------------------------------------------
 
 
@@ -73,9 +111,9 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
     from ..core import errors
 
     calls, ledger = rt._calls, rt._ledger  # noqa: SLF001
-    ts = calls.get(ledger.history_call.remote("ts_of", seq))
-    changed = calls.get(ledger.history_call.remote("changed_since", plan.visible, seq))
-    then = [r for r in calls.get(ledger.history_call.remote("records_at", changed, seq)) if check_live_at(r, ts)]
+    got = calls.get(ledger.history_call.remote("as_of_inputs", plan.visible, seq))
+    ts, changed = got["ts"], got["changed"]
+    then = [r for r in got["then"] if check_live_at(r, ts)]
     req = dict(plan.owner_req, now=ts, exclude=changed, qvec=rt.embedder.embed([plan.text])[0])
     n = len(rt._owners)  # noqa: SLF001
     owners = sorted({owner_index(parse_scope(s), n) for s in plan.visible})
@@ -141,7 +179,7 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         raise InvalidRecord("rollback takes one of to= (a point in time), memory_id= or where=")
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidRecord("a rollback needs a reason")
-    v = rt.audit.verify()
+    v = rt.audit.verify(tail=True)
     if not v["ok"]:
         raise LedgerTampered(f"the ledger does not verify (first bad seq {v['first_bad_seq']}, table {v['table']}): "
                              "a rollback refuses a broken chain")
@@ -155,11 +193,10 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
     if under is not None:
         _check_write(rt, actor, [under])
     under = None if under == "/global/" else under
-    targets = calls.get(ledger.history_call.remote("rollback_targets", after, ids, where, bool(cascade), under))
-    undo = targets["undo"]
+    got = calls.get(ledger.history_call.remote("rollback_inputs", after, ids, where, bool(cascade), under))
+    undo, pairs = got["targets"]["undo"], got["pairs"]
     if memory_id is not None and memory_id not in undo:
         raise NotFound(f"no memory {memory_id} in the ledger")
-    pairs = calls.get(ledger.history_call.remote("now_and_then", undo, after))
     plan = RollbackPlan(restore_at=after, dry_run=dry_run)
     rows: dict[str, tuple] = {}
     if after is not None:  # point in time: every memory back to its state then
@@ -167,16 +204,14 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
             now, then = pairs[mid]
             _plan_row(plan, rows, mid, now, then, "restore")
     else:  # targeted: undo each, reinstate what each superseded
-        sup = calls.get(ledger.history_call.remote("superseded_by", undo))
         for mid in undo:
             now, _ = pairs[mid]
             _plan_row(plan, rows, mid, now, None, "undo")
-        older = sorted({o for m in undo for o in sup.get(m, []) if o not in undo})
-        for mid, (now, _) in calls.get(ledger.history_call.remote("now_and_then", older, None)).items():
+        for mid, (now, _) in got["older"].items():
             if now is not None and now["status"] == "superseded":
                 _plan_row(plan, rows, mid, now, dict(now, status="active"), "reinstate")
         # derived from an undone memory and from others too: kept, flagged for whoever re-derives it
-        for mid, (now, _) in calls.get(ledger.history_call.remote("now_and_then", targets["flag"], None)).items():
+        for mid, (now, _) in got["flagged"].items():
             if now is not None and now["status"] not in R.GONE:
                 _plan_row(plan, rows, mid, now, dict(now, review="source_rolled_back"), "flag")
     _check_write(rt, actor, sorted({r[1] for r in rows.values()}))  # a dry run shows only what it may do

@@ -4,6 +4,7 @@ worker attached to the cluster finds the same ones."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import ray
@@ -36,30 +37,71 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
     nothing running."""
     cfg = config.to_dict()
     lifetime = "detached" if detached else None
-    ledger = LedgerWriter.options(name=LEDGER, namespace=namespace, get_if_exists=True,
-                                  lifetime=lifetime).remote(data_dir, cfg, namespace)
     try:
-        ray.get(ledger.ready.remote())
+        [ledger] = _named([lambda: LedgerWriter.options(name=LEDGER, namespace=namespace, get_if_exists=True,
+                                                        lifetime=lifetime).remote(data_dir, cfg, namespace)],
+                          lambda a: a.ready.remote())
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
-        ray.kill(ledger, no_restart=True)
         raise unwrap(exc) from None
     rc = config.runtime
     embed = (config.embedder.name, config.embedder.dim) if not rc.embed_workers else None
-    gates = [GateWorker.options(name=gate_worker_name(i), namespace=namespace, get_if_exists=True,
-                                lifetime=lifetime).remote(config.gate, embed)
-             for i in range(rc.gate_workers)]
-    embeds = [EmbedWorker.options(name=embed_worker_name(i), namespace=namespace, get_if_exists=True,
-                                  lifetime=lifetime).remote(config.embedder.name, config.embedder.dim)
-              for i in range(rc.embed_workers)]
-    owners = [ScopeOwner.options(name=owner_name(i), namespace=namespace, get_if_exists=True, lifetime=lifetime,
-                                 max_restarts=rc.owner_max_restarts).remote(i, data_dir, cfg, namespace)
-              for i in range(rc.num_owners)]
-    actors = Actors(ledger, owners, gates, embeds)
+    gates = _named([lambda i=i: GateWorker.options(name=gate_worker_name(i), namespace=namespace, get_if_exists=True,
+                                                   lifetime=lifetime).remote(config.gate, embed)
+                    for i in range(rc.gate_workers)])
+    embeds = _named([lambda i=i: EmbedWorker.options(name=embed_worker_name(i), namespace=namespace,
+                                                     get_if_exists=True, lifetime=lifetime).remote(
+                                                         config.embedder.name, config.embedder.dim)
+                     for i in range(rc.embed_workers)])
+    actors = Actors(ledger, [], gates, embeds)
     try:  # owners open L2 and replay the ledger at start: one that cannot leaves nothing running
-        ray.get([o.stats.remote() for o in owners])
+        actors.owners = _named([lambda i=i: ScopeOwner.options(
+            name=owner_name(i), namespace=namespace, get_if_exists=True, lifetime=lifetime,
+            max_restarts=rc.owner_max_restarts).remote(i, data_dir, cfg, namespace)
+            for i in range(rc.num_owners)], lambda a: a.stats.remote())
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
         stop(actors)
         raise _owner_failed(exc, data_dir) from None
+    return actors
+
+
+def _named(makes: list, probe=lambda a: a.__ray_ready__.remote(), wait_s: float = 30.0) -> list:
+    """Named actors found or started by ``makes`` (all first: they may look each other up),
+    each answering ``probe``. One found by name may be dying: its owner was a driver that was
+    killed (a crash, then a fresh connect), and Ray takes such actors down a moment later. Its
+    name is retried until Ray has freed it and a fresh actor starts; an actor whose own start
+    failed raises at once (the others are stopped)."""
+    deadline = time.monotonic() + wait_s
+
+    def fresh(make):
+        while True:
+            try:
+                return make()
+            except Exception:  # noqa: BLE001 - Ray's own errors for a name being torn down vary
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    actors = [fresh(make) for make in makes]
+    todo = list(range(len(actors)))
+    while todo:
+        refs = [probe(actors[i]) for i in todo]
+        dying = []
+        for i, ref in zip(todo, refs):
+            try:
+                ray.get(ref)
+            except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
+                if (isinstance(exc, ray.exceptions.RayActorError) and not exc.actor_init_failed
+                        and time.monotonic() < deadline):
+                    dying.append(i)
+                    continue
+                for a in actors:
+                    ray.kill(a, no_restart=True)
+                raise
+        if dying:
+            time.sleep(0.2)
+            for i in dying:
+                actors[i] = fresh(makes[i])
+        todo = dying
     return actors
 
 

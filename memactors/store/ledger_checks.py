@@ -35,15 +35,30 @@ class VerifyResult:
 class LedgerChecks:
     """Mixed into ``Ledger``: needs ``con``, ``key``, ``path``, ``last_seq`` and ``_q``."""
 
-    def verify(self, chunk: int = 50_000) -> VerifyResult:
+    # (seq, hash) where the last successful walk ended: ``verify(tail=True)`` starts there.
+    _verified: tuple[int, bytes] | None = None
+
+    def verify(self, chunk: int = 50_000, *, tail: bool = False) -> VerifyResult:
         """Walk the chain up to the newest committed event (a snapshot: commits meanwhile are
         not mistaken for breaks), check every stored MAC and that the last event has one, the
-        anchor outside the folder, and the tables that must agree with the events."""
+        anchor outside the folder, and the tables that must agree with the events.
+
+        ``tail=True`` (a rollback's check before it appends): walk only from where the last
+        successful walk of this process ended, after checking that event's hash is unchanged;
+        the table checks are left to the full walk. The first call is always a full walk."""
         upto = self.last_seq
         prev, expect, count, vouched = E.GENESIS, 1, 0, 0
+        if tail and self._verified is not None:
+            seq, h = self._verified
+            row = self._q("SELECT hash FROM events WHERE seq = ?", [seq])
+            if not row or bytes(row[0][0]) != h:
+                return VerifyResult(False, 0, seq, "an event already verified has changed since")
+            prev, expect, vouched = h, seq + 1, seq
+        else:
+            tail = False
         cols = ", ".join((*E.COLUMNS, "mac"))
-        reader = self.con.cursor().sql(f"SELECT {cols} FROM events WHERE seq <= {int(upto)} ORDER BY seq"
-                                       ).to_arrow_reader(chunk)
+        reader = self.con.cursor().sql(f"SELECT {cols} FROM events WHERE seq >= {int(expect)} AND seq <= {int(upto)} "
+                                       "ORDER BY seq").to_arrow_reader(chunk)
         for batch in reader:
             rows = batch.to_pylist()
             bad, why, prev, expect = E.verify_rows(rows, prev, expect)
@@ -63,9 +78,10 @@ class LedgerChecks:
         if vouched != upto:
             return VerifyResult(False, count, vouched + 1,
                                 f"events after seq {vouched} are not vouched for by the ledger key (appended by hand?)")
-        problem = self._check_anchor() or self._check_tables()
+        problem = self._check_anchor() or (None if tail else self._check_tables())
         if problem is not None:
             return VerifyResult(False, count, *problem)
+        self._verified = (upto, prev) if upto else None
         return VerifyResult(True, count, None, "ok")
 
     def open_check(self) -> None:

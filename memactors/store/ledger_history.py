@@ -47,12 +47,29 @@ class LedgerHistory:
                          [sorted(set(scopes)), int(upto)])
         return list(rows.records.values())
 
+    def subtree_at(self, prefix: str, upto: int) -> list[dict]:
+        """Every record under the scope ``prefix`` as it stood at seq ``upto`` (erased ones
+        excluded), live or not."""
+        rows = self.fold("starts_with(e.scope, ?) AND e.seq <= ? AND e.memory_id IS NOT NULL", [prefix, int(upto)])
+        return list(rows.records.values())
+
+    def changed_under(self, prefix: str, seq: int) -> int:
+        """How many memories under ``prefix`` have an event after ``seq``."""
+        return int(self._q("SELECT count(DISTINCT memory_id) FROM events WHERE seq > ? AND starts_with(scope, ?) "
+                           "AND memory_id IS NOT NULL", [int(seq), prefix])[0][0])
+
     def changed_since(self, scopes: list[str], seq: int) -> list[str]:
         """Memories of ``scopes`` with an event after ``seq`` (written, changed or erased since):
         the ones whose row today is not their state then."""
         rows = self._q("SELECT DISTINCT memory_id FROM events WHERE seq > ? AND list_contains(?, scope) "
                        "AND memory_id IS NOT NULL", [int(seq), sorted(set(scopes))])
         return sorted(r[0] for r in rows)
+
+    def as_of_inputs(self, scopes: list[str], seq: int) -> dict:
+        """What a recall as of ``seq`` reads from the ledger, in one call: ``{"ts"`` (of that
+        event), ``"changed"`` (``changed_since``), ``"then"`` (``records_at`` of those)``}``."""
+        changed = self.changed_since(scopes, seq)
+        return {"ts": self.ts_of(seq), "changed": changed, "then": self.records_at(changed, seq)}
 
     def records_at(self, memory_ids: list[str], seq: int) -> list[dict]:
         """These memories as they stood at ``seq`` (absent: not written yet, or erased since)."""
@@ -152,11 +169,30 @@ class LedgerHistory:
 
     def superseded_by(self, memory_ids: list[str]) -> dict[str, list[str]]:
         """memory id -> the ids whose supersession it caused (status events 'superseded by it')."""
-        out: dict[str, list[str]] = {}
-        for m in memory_ids:
-            rows = self._q("SELECT DISTINCT memory_id FROM events WHERE action = 'status' AND reason LIKE ?",
-                           [f"superseded by {m}%"])
-            out[m] = [r[0] for r in rows]
+        out: dict[str, list[str]] = {m: [] for m in memory_ids}
+        if not memory_ids:
+            return out
+        rows = self._q("""SELECT DISTINCT by_id, memory_id FROM (
+                            SELECT memory_id, regexp_extract(reason, '^superseded by ([0-9a-f]+)', 1) AS by_id
+                            FROM events WHERE action = 'status' AND starts_with(reason, 'superseded by '))
+                          WHERE list_contains(?, by_id) ORDER BY 1, 2""", [sorted(set(memory_ids))])
+        for by_id, mid in rows:
+            out[by_id].append(mid)
+        return out
+
+    def rollback_inputs(self, after: int | None, memory_ids: list[str] | None, where: dict | None, cascade: bool,
+                        under: str | None) -> dict:
+        """Everything a rollback plan reads, in one call: ``{"targets"`` (``rollback_targets``),
+        ``"pairs"`` (now and at ``after`` of each target), and for a targeted rollback
+        ``"older"`` (now, of what the targets superseded) and ``"flagged"`` (now, of what is
+        derived from them and others)``}``."""
+        t = self.rollback_targets(after, memory_ids, where, cascade, under)
+        undo = t["undo"]
+        out = {"targets": t, "pairs": self.now_and_then(undo, after), "older": {}, "flagged": {}}
+        if after is None:
+            sup, skip = self.superseded_by(undo), set(undo)
+            out["older"] = self.now_and_then(sorted({o for m in undo for o in sup[m] if o not in skip}), None)
+            out["flagged"] = self.now_and_then(t["flag"], None)
         return out
 
     def export_to(self, dest: str, upto: int) -> dict:

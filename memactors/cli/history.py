@@ -1,0 +1,70 @@
+"""`memactors rollback` and `memactors fork`: undo by compensating events, and a new data folder
+as of a point (`memactors audit at` shows the store as it stood then)."""
+
+from __future__ import annotations
+
+import click
+
+from memactors.cli.group import POINT_HELP, CliError, cli, common, parse_point
+from memactors.cli.output import Out
+from memactors.core import records as R
+from memactors.core.scopes import check_identifier, parse_scope
+from memactors.server import open_runtime
+
+@cli.command()
+@click.option("--to", "to", metavar="T", help="Undo everything after T (a seq or ISO time). " + POINT_HELP)
+@click.option("--memory-id", help="Undo this memory (and reinstate what it superseded).")
+@click.option("--source-kind", help="Undo every write from this source kind (e.g. web).")
+@click.option("--by", "by_actor", metavar="ACTOR", help="Undo every write made by this actor.")
+@click.option("--since", metavar="T", help="With --source-kind/--by: writes at or after T.")
+@click.option("--until", metavar="T", help="With --source-kind/--by: writes at or before T.")
+@click.option("--cascade", is_flag=True, help="Undo what was derived only from the undone memories too.")
+@click.option("--scope", help="Limit --to / --source-kind / --by to this subtree.")
+@click.option("--actor", required=True, help="Who rolls back (needs write grants on what changes).")
+@click.option("--reason", required=True, help="Why (in every compensating event).")
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@common
+def rollback(to: str | None, memory_id: str | None, source_kind: str | None, by_actor: str | None,
+             since: str | None, until: str | None, cascade: bool, scope: str | None, actor: str, reason: str,
+             dry_run: bool, data: str, as_json: bool) -> None:
+    """Undo by compensating events (history is never rewritten): to a point in time, one memory
+    with what was derived from it, or every write of a source kind or actor. verify() runs first;
+    a forgotten memory stays forgotten (the plan says so)."""
+    where = {k: v for k, v in (("source_kind", source_kind), ("actor", by_actor),
+                               ("since", parse_point(since) if since else None),
+                               ("until", parse_point(until) if until else None)) if v is not None}
+    if (since or until) and not (source_kind or by_actor):
+        raise CliError("--since/--until go with --source-kind or --by")
+    if sum(x is not None for x in (to, memory_id, where or None)) != 1:
+        raise CliError("give one of --to, --memory-id, or --source-kind/--by")
+    check_identifier(actor, "actor")  # before a runtime starts: bad input costs nothing
+    if memory_id is not None:
+        R.check_memory_id(memory_id)
+    if scope is not None:
+        parse_scope(scope)
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        plan = rt.rollback(to=parse_point(to) if to else None, memory_id=memory_id, where=where or None,
+                           cascade=cascade, scope=scope, actor=actor, reason=reason, dry_run=dry_run)
+    if as_json:
+        out.json(plan.to_dict())
+        return
+    for line in plan.summary().splitlines():
+        out.line(line)
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--at", "at", metavar="T", help="The point to fork at (default: now). " + POINT_HELP)
+@click.option("--workers", type=click.IntRange(1, 256), help="Ray tasks rebuilding the fork's L2.")
+@common
+def fork(path: str, at: str | None, workers: int | None, data: str, as_json: bool) -> None:
+    """A new data folder PATH holding this one as of T: its ledger verifies on its own, its L2 is
+    rebuilt from it, memories erased here stay erased there. This folder is not touched."""
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        res = rt.fork(path, at=parse_point(at) if at else None, workers=workers)
+    if as_json:
+        out.json(res)
+    else:
+        out.kv([(k.replace("_", " "), v) for k, v in res.items()])
