@@ -99,6 +99,28 @@ class FlushMixin:
         await self.ledger.flush.remote()
         return n
 
+    _hold: asyncio.TimerHandle | None = None
+
+    async def hold_flushes(self, seconds: float) -> bool:
+        """Hold this owner's L2 flushes off (writes are still acknowledged: the ledger has them)
+        while another owner rewrites the shared table: a Lance compaction conflicts with every
+        update committed meanwhile, and under steady writes it would never land. Released by
+        ``release_flushes`` or after ``seconds``, whichever comes first (a sweeper that dies
+        cannot keep them held)."""
+        await self._ready()
+        await self._flush_lock.acquire()
+        self._hold = asyncio.get_running_loop().call_later(seconds, self._end_hold)
+        return True
+
+    async def release_flushes(self) -> None:
+        self._end_hold()
+
+    def _end_hold(self) -> None:
+        if self._hold is not None:
+            self._hold.cancel()
+            self._hold = None
+            self._flush_lock.release()
+
     async def maintain_l2(self, deleted_fraction: float, small_fragments: int, small_rows: int,
                           retention_s: float) -> dict:
         """Compaction and version cleanup after a sweep (``L2Store.maintain``); Lance commits of

@@ -1,0 +1,200 @@
+"""Lifecycle sweeps applied, measured (issue #8): a store built through the public API over a
+simulated year, then the dry-run plan (1 and 2 workers), the applied sweep (evictions/s with
+ledger events, Lance delete, compaction and version cleanup reported apart), recall and write
+latency while a sweep runs, and a long run of flush cycles with sweeps on (file and version
+counts).
+
+    RAY_AUTH_MODE=disabled .venv/bin/python benchmarks/bench_gc.py --n 1000000 --json out.json
+
+The store: ``--tenants`` orgs with 4 users each; every simulated day a share of the writes,
+categories mixed (each with its TTL policy), 5% with a short per-write TTL, 20% updates of a
+fact (superseded chains), sources mixed (confidence), a few recalls per day (access times).
+The plan phase alone over a generated 1M L2 table is ``bench_gc_plan.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import orjson
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+import workload  # noqa: E402
+
+import memactors  # noqa: E402
+
+AGENT = "gc-agent"
+CATS = ["preference", "task_learning", "observation", "entity_fact", "default"]
+SOURCES = ["user_stated", "tool", "agent_inferred", "web", "document"]
+
+
+def pct(xs, p):
+    return round(float(np.percentile(np.asarray(xs) * 1000, p)), 2) if xs else None
+
+
+def folder_counts(data_dir: str) -> dict:
+    files = sum(len(fs) for _, _, fs in os.walk(data_dir))
+    versions_dir = os.path.join(data_dir, "l2", "memories.lance", "_versions")
+    versions = len(os.listdir(versions_dir)) if os.path.isdir(versions_dir) else None
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(data_dir) for f in fs)
+    return {"files": files, "lance_versions": versions, "mb": round(size / 1e6, 1)}
+
+
+def build(rt, clock, n: int, tenants: int, days: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    texts = [t for _, t in workload.memories(min(n, 20_000), 1)]
+    users = [f"/org/t{t:04d}/user/u{u}/" for t in range(tenants) for u in range(4)]
+    per_day = n // days
+    t0, written, i = time.perf_counter(), 0, 0
+    for day in range(days):
+        k = per_day if day < days - 1 else n - written
+        us = rng.integers(0, len(users), k)
+        cat = rng.integers(0, len(CATS), k)
+        src = rng.integers(0, len(SOURCES), k)
+        fact = rng.random(k) < 0.2
+        short = rng.random(k) < 0.05
+        items = []
+        for j in range(k):
+            it = {"scope": users[us[j]], "text": f"{texts[(i + j) % len(texts)]} (#{i + j})", "actor": AGENT,
+                  "category": CATS[cat[j]], "source": SOURCES[src[j]]}
+            if fact[j]:
+                it.update(subject=f"u{us[j]}", predicate=f"pref{(i + j) % 7}", object=f"value {i + j}")
+            if short[j]:
+                it["ttl_days"] = float(rng.integers(5, 60))
+            items.append(it)
+        for b in range(0, k, 2000):
+            rt.write_many(items[b: b + 2000])
+        written += k
+        i += k
+        for q in range(5):  # a few recalls a day: access times and counts
+            u = users[int(rng.integers(0, len(users)))]
+            rt.recall(texts[int(rng.integers(0, len(texts)))][:40], actor=AGENT, task_id="gc", allowed_scopes=[u],
+                      purpose="bench", top_k=5)
+        clock.advance(days=365 / days)
+    rt.flush()
+    return {"written": written, "build_s": round(time.perf_counter() - t0, 1),
+            "writes_per_s": round(written / (time.perf_counter() - t0))}
+
+
+def latency_during(rt, users, fn) -> dict:
+    """Hot recall and single-write latency quiet, then while ``fn`` runs in another thread."""
+    def probe(limit=200):
+        rl, wl, k = [], [], 0
+        while k < limit:
+            u = users[k % len(users)]
+            t0 = time.perf_counter()
+            rt.recall("coffee and tea in the city", actor=AGENT, task_id="gc", allowed_scopes=[u], purpose="bench",
+                      top_k=5)
+            rl.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            rt.write(u, f"probe write {k} while sweeping", actor=AGENT)
+            wl.append(time.perf_counter() - t0)
+            k += 1
+        return rl, wl
+
+    probe(limit=50)  # warm: these scopes hot
+    rq, wq = probe()
+    box: dict = {}
+    th = threading.Thread(target=lambda: box.update(res=fn()))
+    th.start()
+    rl, wl = [], []
+    while th.is_alive():
+        a, b = probe(limit=5)
+        rl += a
+        wl += b
+    th.join()
+    return {"quiet_recall_p95_ms": pct(rq, 95), "quiet_write_p95_ms": pct(wq, 95),
+            "during_recall_p95_ms": pct(rl, 95), "during_write_p95_ms": pct(wl, 95),
+            "during_samples": len(rl), "recall_ratio_p95": round(pct(rl, 95) / pct(rq, 95), 2) if rl else None,
+            "result": box.get("res")}
+
+
+def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str) -> dict:
+    data = os.path.join(root, "data")
+    clock = memactors.ManualClock()
+    cfg = {"runtime": {"num_owners": 2}, "lifecycle": {"sweep_interval_s": 0}}
+    rt = memactors.connect(data, clock=clock, config=cfg)
+    out: dict = {"n": n, "tenants": tenants, "days": days}
+    try:
+        rt.grant(AGENT, "/global/", read=True, write=True)
+        out["build"] = build(rt, clock, n, tenants, days, seed)
+        out["folder_after_build"] = folder_counts(data)
+        clock.advance(days=30)
+        # 1. the plan (dry run), 1 and 2 workers
+        for w in (1, 2):
+            t0 = time.perf_counter()
+            plan = rt.gc(dry_run=True, workers=w)
+            dt = time.perf_counter() - t0
+            out[f"plan_{w}w"] = {"s": round(dt, 2), "records_per_s": round(n / dt), "by_rule": plan.by_rule,
+                                 "seconds": plan.seconds}
+        # 2. the applied sweep, with recall/write latency probed while it runs
+        users = [f"/org/t{t:04d}/user/u0/" for t in range(min(tenants, 20))]
+        t0 = time.perf_counter()
+        lat = latency_during(rt, users, lambda: rt.gc())
+        res = lat.pop("result")
+        wall = time.perf_counter() - t0
+        ev = (res.applied or {}).get("events", 0)
+        secs = res.seconds
+        out["sweep"] = {"by_rule": res.by_rule, "events": ev, "wall_s": round(wall, 2), "seconds": secs,
+                        "evictions_per_s_apply": round(ev / secs["apply_seconds"]) if secs.get("apply_seconds") else None,
+                        "evictions_per_s_excl_compaction": round(ev / (secs["seconds"] - secs.get("maintenance_seconds", 0)))
+                        if ev else None, "maintenance": res.maintenance}
+        out["latency_during_sweep"] = lat
+        out["folder_after_sweep"] = folder_counts(data)
+        out["verify_ok"] = rt.audit.verify()["ok"]
+        # 3. long run: flush cycles with sweeps on (every 50 cycles, a simulated day apart). Lance
+        # versions are kept for version_retention_s of wall time (default a day); the run takes
+        # minutes, so it keeps them 60 s to show the steady state a day's retention reaches.
+        rt.config.lifecycle.version_retention_s = 60.0
+        out["long_run_version_retention_s"] = 60.0
+        t0 = time.perf_counter()
+        counts = []
+        for c in range(cycles):
+            rt.write_many([{"scope": users[(c + j) % len(users)], "text": f"cycle {c} note {j} about the plan",
+                            "actor": AGENT, "ttl_days": 2.0} for j in range(20)])
+            rt.flush()
+            if c % 50 == 49:
+                clock.advance(days=1)
+                rt.gc()
+                counts.append({"cycle": c + 1, **folder_counts(data)})
+        out["long_run"] = {"cycles": cycles, "s": round(time.perf_counter() - t0, 1), "counts": counts[::4] + counts[-1:]}
+    finally:
+        rt.close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--tenants", type=int, default=1000)
+    ap.add_argument("--days", type=int, default=365)
+    ap.add_argument("--cycles", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    d = tempfile.mkdtemp(prefix="memactors-bench-")
+    try:
+        t0 = time.perf_counter()
+        res = run(a.n, a.tenants, a.days, a.cycles, a.seed, d)
+        res["total_s"] = round(time.perf_counter() - t0, 1)
+        res["load_avg"] = os.getloadavg()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    text = orjson.dumps(res, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+    print(text.decode())
+    if a.json:
+        with open(a.json, "wb") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
