@@ -312,6 +312,13 @@ class Ledger(LedgerChecks):
         return {r[0]: {"retrieved_count": r[1], "cited_count": r[2], "last_accessed_at": r[3], "uncited_streak": r[4]}
                 for r in rows}
 
+    def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
+        """(memory_id, scope, uncited_streak) of memories returned at least ``min_streak`` times
+        in a row without a citation, recalled at or after ``since_ts`` (a run that has not grown
+        since the last look needs no second one): the candidates for demotion."""
+        return self._q("SELECT memory_id, scope, uncited_streak FROM access WHERE uncited_streak >= ? "
+                       "AND last_accessed_at >= ? ORDER BY memory_id", [int(min_streak), int(since_ts)])
+
     # --- reading -------------------------------------------------------------------------
 
     def newest_ts(self) -> int:
@@ -341,9 +348,9 @@ class Ledger(LedgerChecks):
         return self._changes(f"{where} AND list_contains(?, e.scope)", [sorted(scopes)])
 
     def working_since(self, ts: int) -> list[tuple[int, Change | None]]:
-        """Working-pool items written since ``ts``, and erasures after that: the L1 pool a
-        restarted owner rebuilds."""
-        return self._changes("e.ts >= ? AND (e.action = 'write_working' OR e.action = 'forget')", [ts])
+        """Working-pool items written since ``ts``, and erasures and status changes after that
+        (an archived item leaves the pool): the L1 pool a restarted owner rebuilds."""
+        return self._changes("e.ts >= ? AND e.action IN ('write_working', 'forget', 'status')", [ts])
 
     def history(self, memory_ids: list[str]) -> list[tuple[int, Change | None]]:
         """Every event of these memories, decoded, in seq order: enough to project them from the
