@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DATA ?= .memactors-data
 
-.PHONY: run demo test install bench eval clean
+.PHONY: run demo test chaos install bench eval clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -32,6 +32,10 @@ test: $(STAMP)
 
 eval: $(STAMP)
 	$(BIN)/memactors eval --set small
+
+# The long fault-injection loops (crash, storage, concurrency, overload, fuzz); CHAOS_ROUNDS=20.
+chaos: $(STAMP)
+	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -m chaos tests/chaos
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'

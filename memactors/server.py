@@ -318,7 +318,7 @@ def folder_in_use(data_dir: str | os.PathLike) -> bool:
     lock = Layout(resolve(data_dir)).lock
     if not os.path.exists(lock):
         return False
-    with open(lock, "a+") as f:
+    with open(lock, "rb") as f:  # flock needs no write access: a read-only folder is checked too
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

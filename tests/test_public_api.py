@@ -18,7 +18,9 @@ def test_exported_names():
 def test_runtime_methods():
     for name in ["grant", "grants", "write", "write_many", "recall", "forget", "flush", "stats", "close",
                  "awrite", "awrite_many", "arecall", "aforget", "agrant", "aclose", "push", "push_session",
-                 "mark_cited", "explain", "apush", "amark_cited", "aexplain", "grant_many", "agrant_many"]:
+                 "mark_cited", "explain", "apush", "amark_cited", "aexplain", "grant_many", "agrant_many",
+                 "recall_many", "arecall_many", "tick", "gc", "agc", "purge", "apurge", "rollback", "arollback",
+                 "fork", "afork"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 

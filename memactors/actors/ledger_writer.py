@@ -21,7 +21,8 @@ import ray
 from ..core.config import Config
 
 log = logging.getLogger("memactors.ledger")
-from ..core.errors import AccessDenied, DataFolderLocked, MemactorsError, NoGrants, NotFound, StoreError
+from ..core.errors import (AccessDenied, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants, NotFound,
+                           StoreError)
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
@@ -47,8 +48,14 @@ class LedgerWriter:
             self._open(data_dir)
         except MemactorsError as exc:
             self._failed = exc.with_traceback(None)
-        except (OSError, duckdb.Error) as exc:
-            self._failed = StoreError(f"cannot open the data folder {data_dir}: {_what(exc)}")
+        except OSError as exc:
+            self._failed = StoreError(f"cannot open the data folder {data_dir}: {_what(exc)}; it must be a "
+                                      "writable folder with free space (`memactors audit verify` checks it "
+                                      "read-only)")
+        except duckdb.Error as exc:
+            self._failed = StoreError(f"cannot open the ledger in {data_dir}: {_what(exc)}; if the disk is full or "
+                                      "read-only, fix that and connect again; if the file is damaged, restore the "
+                                      "data folder from a backup (the ledger is the source of truth)")
         if self._failed is not None and getattr(self, "_lock", None) is not None:
             self._lock.close()  # releases the folder's lock if this process took it
 
@@ -149,7 +156,8 @@ class LedgerWriter:
                                                           applied)
                 except Exception as exc:  # the whole group failed: every caller hears it, typed
                     err = exc if isinstance(exc, MemactorsError) else StoreError(
-                        f"the ledger could not commit ({_what(exc)}); nothing of this batch was written")
+                        f"the ledger could not commit ({_what(exc)}); nothing of this batch was written: "
+                        "retry with the same idempotency keys once the disk has room and is writable")
                     for _, fut in group:
                         if not fut.done():
                             fut.set_exception(err)
@@ -186,9 +194,10 @@ class LedgerWriter:
         self._wake.set()
 
     async def mark_applied(self, seqs: list[int]) -> None:
+        """Record that L2 has applied these events; returns once that is committed (the owner
+        keeps them until then, so a writer killed before the commit loses nothing)."""
         self.applied_buffer.extend(seqs)
-        self._ensure_loop()
-        self._wake.set()
+        await self.flush()
 
     def digest_key(self) -> bytes:
         # Handed to the runtime's own processes only, so they can digest queries in place.
@@ -294,6 +303,34 @@ class LedgerWriter:
         if getattr(self, "_lease", None) and self._lease[0] == holder:
             self._lease = None
 
+    # --- history: point in time, rollback, fork -------------------------------------------------
+
+    async def history_call(self, name: str, *args):
+        """One of the ledger's history queries (``memactors.store.ledger_history``), on a
+        committed view (the names in ``_HISTORY``)."""
+        if name not in _HISTORY:
+            raise InvalidRecord("not a history query")
+        await self.flush()
+        return await asyncio.to_thread(getattr(self.ledger, name), *args)
+
+    async def fork_to(self, dest_dir: str, upto: int, key_dir: str) -> dict:
+        """A new data folder's ledger: this one up to ``upto``, its chain intact, vouched for by
+        the fork's own key and anchor (its L2 is rebuilt from it next)."""
+        await self.flush()
+
+        def build() -> dict:
+            os.makedirs(dest_dir, exist_ok=True)
+            path = os.path.join(dest_dir, "ledger.duckdb")
+            if os.path.exists(path):
+                raise StoreError(f"{dest_dir} already holds a ledger: a fork needs a new folder")
+            Ledger(path, key_dir).close()  # an empty ledger with its own folder id and key
+            out = self.ledger.export_to(path, upto)
+            Ledger(path, key_dir, adopt=True).close()
+            return out
+
+        async with self._con_lock:
+            return await asyncio.to_thread(build)
+
     async def counters(self) -> dict:
         await self.flush()
         return await asyncio.to_thread(self.ledger.counters)
@@ -348,6 +385,10 @@ class LedgerWriter:
         self.ledger.close()
         fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
         self._lock.close()
+
+
+_HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",
+                      "dependents", "changed_since", "records_at"})
 
 
 def _what(exc: BaseException) -> str:

@@ -33,7 +33,7 @@ from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
-from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, ScopePromoteOp, SweepOp
+from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
@@ -337,11 +337,11 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                     todo.remove(i)
                     continue
                 scope_of[i] = scope
-            elif isinstance(op, SweepOp):
+            elif isinstance(op, (SweepOp, RollbackOp)):
                 scope_of[i] = None  # many scopes: locked below, staged only where hot
             else:
                 scope_of[i] = op.scope
-        sweep_scopes = {s for i in todo if isinstance(ops[i], SweepOp) for _, s, _ in ops[i].rows}
+        sweep_scopes = {s for i in todo if isinstance(ops[i], (SweepOp, RollbackOp)) for s in _scopes_of(ops[i])}
         scopes = sorted({s for s in scope_of.values() if s is not None} | sweep_scopes)
         locks = [self._lock(s) for s in scopes]
         for lk in locks:
@@ -358,9 +358,9 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
     def _authorise(self, op) -> None:
         """What can be checked before anything is read: the scope is this owner's and the
         actor may write it (by-memory operations are checked once their scope is known)."""
-        if isinstance(op, SweepOp):
+        if isinstance(op, (SweepOp, RollbackOp)):
             op.validate()
-            for s in {s for _, s, _ in op.rows}:
+            for s in _scopes_of(op):
                 self._check_mine(s)
                 self.grants.check_write(op.actor, parse_scope(s))
             return
@@ -463,16 +463,19 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 for ch in out.changes:
                     view = staged.get(ch.scope, NO_VIEW)
                     prior = view.get(ch.memory_id) if ch.memory_id else None
-                    rec = apply(view, ch, base if base and ch.memory_id == base["memory_id"] else None)
+                    b = out.bases.get(ch.memory_id) or (base if base and ch.memory_id == base["memory_id"] else None)
+                    rec = apply(view, ch, b)
+                    if rec is None and b is not None and ch.action in PATCH_ACTIONS:  # a scope not held hot
+                        rec = {**b, **ch.patch}
                     if ch.record is not None and ch.memory_id in out.vectors:
                         staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         if ch.action == E.WRITE and rec is not None and rec.get("entity_key") is None:
                             nears[ch.scope].add(ch.memory_id, out.vectors[ch.memory_id])
-                    elif rec is not None and prior is None and rec["status"] in R.LIVE and base is not None:
+                    elif rec is not None and prior is None and rec["status"] in R.LIVE and b is not None:
                         # made live again (a superseded or evicted one): its vector comes back too
                         out.vectors[ch.memory_id] = (await self._embed([rec["content"]]))[0]
                         view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
-                        out.revived.add(ch.memory_id)
+                        out.revived[ch.memory_id] = rec
                     l2.append(_touches_l2(ch, rec, self.working))
                 results[i] = out.result
                 entries.append(Entry(_key(op), op.actor if not isinstance(op, GrantOp) else op.by, now_us,
@@ -503,7 +506,7 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
             self.idem.put(_key(op), fps[i], orjson.dumps(out.result), now_us)
             for ch, seq in zip(out.changes, payload):
                 self._after_commit(ch, staged.get(ch.scope), out.vectors.get(ch.memory_id), seq,
-                                   ch.memory_id in out.revived)
+                                   out.revived.get(ch.memory_id))
             if isinstance(op, GrantOp):
                 self.grants.put(GrantTable.make(op.actor, op.scope, read=op.read, write=op.write))
         for i, r in enumerate(results):
@@ -560,14 +563,14 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 apply(rows, ch)
         return rows.get(memory_id)
 
-    def _after_commit(self, ch: Change, state: ScopeState | None, vector, seq: int, revived: bool) -> None:
+    def _after_commit(self, ch: Change, state: ScopeState | None, vector, seq: int, revived: dict | None) -> None:
         """A committed change reaches L1 and the L2 outbox (the hot state has it already)."""
         if ch.action == E.WRITE_WORKING:
             self.working.put(ch.record, vector)
             return
         rec = state.get(ch.memory_id) if state is not None and ch.memory_id else None
-        if revived and rec is not None:  # its row may be gone from Lance (evicted): written whole
-            self.outbox.row(rec, vector, new=False)
+        if revived is not None:  # made live again: its row may be gone from Lance (evicted), written whole
+            self.outbox.row(revived, vector, new=False)
         else:
             self._to_outbox(ch, rec, vector, new=True)
         if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:  # erased, or archived from L1
@@ -680,6 +683,10 @@ class _PoolEmbedder:
         import numpy as np
 
         return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _scopes_of(op) -> set[str]:
+    return {row[1] for row in op.rows}
 
 
 def _key(op) -> str:

@@ -12,10 +12,17 @@ import asyncio
 import logging
 import time
 
+from ..core.errors import StoreError
+
 log = logging.getLogger("memactors.owner")
 
 
 class FlushMixin:
+    # Seqs Lance has applied that the ledger has not yet committed as applied. Kept until it
+    # has: a ledger writer killed meanwhile loses what it held, and the rows would then look
+    # unknown to verify() (a false alarm) until the next reopen replayed them.
+    _unmarked: list[int] = []  # replaced per instance, never mutated in place
+
     async def _flush_soon(self) -> None:
         """Flush now if possible (after an erasure, after a replay). A failure only leaves the
         work to the flush loop: the changes are committed to the ledger already."""
@@ -45,6 +52,7 @@ class FlushMixin:
 
     async def _flush(self, force_index: bool = False, access: bool = False) -> int:
         async with self._flush_lock:
+            await self._mark_applied()  # an earlier flush's marks the ledger did not take
             synced = await self._pull_access() if access else []
             batch = self.outbox.take()
             if batch is None:
@@ -52,16 +60,18 @@ class FlushMixin:
             t0 = time.perf_counter()
             try:
                 await asyncio.to_thread(self.l2.apply, batch)
-            except Exception:
+            except Exception as exc:
                 self.outbox.restore(batch)
-                raise
+                raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "
+                                 "and L2 catches up by itself once the disk has room and is writable") from exc
             self._tick("l2_flush", t0)
             if synced:
                 await self.ledger.access_synced.remote(synced)
             # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
             # again taken for empty (that made versions restart beside a live one).
             self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
-            await self.ledger.mark_applied.remote(batch.seqs)
+            self._unmarked = [*self._unmarked, *batch.seqs]
+            await self._mark_applied()
             self._flushes += 1
             self._unindexed += len(batch.new)
             if self._unindexed >= self.cfg.runtime.l2_reindex_rows or (force_index and self._unindexed):
@@ -74,6 +84,13 @@ class FlushMixin:
                 asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
             self.hot.evict(self.outbox.dirty_scopes() | {s for s, lk in self.locks.items() if lk.locked()})
             return len(batch)
+
+    async def _mark_applied(self) -> None:
+        """Have the ledger commit which events Lance holds (under the flush lock). On failure
+        the seqs stay here and the next flush tries again."""
+        if self._unmarked:
+            await self.ledger.mark_applied.remote(self._unmarked)
+            self._unmarked = []
 
     async def flush(self) -> int:
         """Write everything committed so far to Lance now (tests, benchmarks, shutdown)."""
@@ -106,7 +123,10 @@ class FlushMixin:
         await self._flush()
         async with self._flush_lock:
             expected = await self.ledger.l2_expected.remote()
-            have = await asyncio.to_thread(self.l2.ids_and_scopes)
+            try:
+                have = await asyncio.to_thread(self.l2.ids_and_scopes)
+            except Exception as exc:  # a damaged data file: L2 is a projection, rebuilt from the ledger
+                raise l2_unreadable(self.data_dir, exc) from exc
 
         def mine(tbl) -> set[str]:
             ids, scopes = tbl.column("memory_id").to_pylist(), tbl.column("scope").to_pylist()
@@ -117,3 +137,9 @@ class FlushMixin:
         missing, unknown = sorted(want - got), sorted(got - want)
         return {"owner": self.index, "rows": len(got), "missing": len(missing), "unknown": len(unknown),
                 "example": (missing or unknown or [None])[0]}
+
+
+def l2_unreadable(data_dir: str, exc: BaseException) -> StoreError:
+    """L2 cannot be read: the error says what to do (it is a projection of the ledger)."""
+    return StoreError(f"L2 under {data_dir}/l2 cannot be read ({type(exc).__name__}); the ledger holds every "
+                      f"change: rebuild L2 from it with `memactors rebuild --data {data_dir}`, then connect again")

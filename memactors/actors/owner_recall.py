@@ -16,6 +16,7 @@ import numpy as np
 from ..core import scoring as S
 from ..core.errors import MemactorsError
 from ..core.scopes import GLOBAL, parse_scope
+from ..store import filters as F
 from .hot import bm25_over, entity_keys, score_rows
 
 GLOBAL_SCOPE = str(GLOBAL)
@@ -124,6 +125,22 @@ class RecallMixin:
             # /global/ candidates come from its owner, asked by the facade as part of the fan-out
             done.append(self._finish(hits, colds.get(i, []), cold, reqs[i], needs_global, hot))
         return done
+
+    async def recall_as_of(self, req: dict) -> list[dict]:
+        """Candidates for a recall as of a past point (``req["now"]`` is its time): the rows of
+        the visible scopes this owner holds that have not changed since, pre-filtered live then
+        (``req["exclude"]`` names the memories changed after it: the ledger answers for those).
+        A row unchanged since then is what it was then."""
+        await self._ready()
+        await self._flush()  # every row written up to that point must be in Lance
+        served = [s for s in self._served(req) if (s != GLOBAL_SCOPE or self.is_global_owner) and s in self.l2_scopes]
+        if not served:
+            return []
+        where = F.as_of_filter(served, req["now"], req["exclude"])
+        rows = await asyncio.to_thread(self.l2.hybrid_search, req["qvec"], req["qtokens"], served, req["now"],
+                                       req["m"], where=where)
+        return score_rows(rows, [r["cosine"] for r in rows], [r["bm25"] for r in rows], req["now"],
+                          S.Weights.parse(req["weights"]))
 
     def recall_compiled(self, req: dict) -> dict:
         """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no

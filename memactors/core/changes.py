@@ -16,7 +16,8 @@ import numpy as np
 from . import events as E
 from . import records as R
 from .errors import AccessDenied, InvalidRecord, NotFound
-from .ops import DemoteOp, ForgetOp, GrantOp, PromoteOp, ResolveOp, ReviewOp, ScopePromoteOp, StatusOp, SweepOp
+from .ops import (DemoteOp, ForgetOp, GrantOp, PromoteOp, ResolveOp, ReviewOp, RollbackOp, ScopePromoteOp, StatusOp,
+                  SweepOp)
 from .project import Change, patch_of
 from . import lifecycle
 from .config import LifecycleConfig
@@ -44,7 +45,8 @@ class Outcome:
     result: dict  # what the caller gets (and a retry with the same key gets again)
     destroy_keys: list[str] = field(default_factory=list)  # data keys that die with these changes
     vectors: dict = field(default_factory=dict)  # memory id -> vector of records these changes create
-    revived: set = field(default_factory=set)  # ids made live again (the owner restores their rows whole)
+    revived: dict = field(default_factory=dict)  # id -> record made live again (its row is restored whole)
+    bases: dict = field(default_factory=dict)  # memory id -> the record a patch applies to, when no view holds it
 
 
 def write_result(decision: str, rec: dict | None, scope: str, gate: dict) -> dict:
@@ -249,6 +251,27 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
     return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped})
 
 
+def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
+    """Compensating changes: each memory patched from what it is (the hot state's record when
+    the owner holds it, else the ledger's) to what it must be. Nothing is rewritten."""
+    changes, out = [], {"undone": 0, "reinstated": 0, "restored": 0, "flagged": 0}
+    bases = {}
+    for mid, scope, now, target in op.rows:
+        state = ctx.state_of(scope) if ctx.state_of is not None else None
+        current = (state.get(mid) if state is not None else None) or now
+        patch = patch_of(current, target)
+        if not patch:
+            continue
+        bases[mid] = current
+        flag = set(patch) == {"review"}
+        changes.append(Change(E.ANNOTATE if flag else E.STATUS, scope, mid, patch=patch,
+                              reason=f"rollback: {op.reason}", of_version=current.get("version")))
+        kind = ("flagged" if flag else "undone" if target["status"] in R.GONE else
+                "reinstated" if current["status"] not in R.LIVE and target["status"] in R.LIVE else "restored")
+        out[kind] += 1
+    return Outcome(changes, {"decision": "rolled_back", **out}, bases=bases)
+
+
 def decide_grant(op: GrantOp) -> Outcome:
     g = op.as_grant()
     return Outcome([Change(E.GRANT, op.scope, data=g, reason="grant changed")], g)
@@ -363,6 +386,7 @@ DECIDERS = {
     StatusOp: lambda op, ctx: decide_status(op, ctx.record, ctx.state),
     ResolveOp: lambda op, ctx: decide_resolve(op, ctx.record, ctx.state),
     SweepOp: decide_sweep,
+    RollbackOp: decide_rollback,
     GrantOp: lambda op, ctx: decide_grant(op),
     PromoteOp: decide_promote,
     DemoteOp: decide_demote,

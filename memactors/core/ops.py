@@ -156,6 +156,33 @@ class ResolveOp:
 
 
 @dataclass(slots=True)
+class RollbackOp:
+    """One owner's share of a rollback: (memory id, scope, the record as it is now, the record
+    as it must be). Compensating status changes, never a rewrite of history; a memory made
+    live again gets its row back whole."""
+
+    rows: list  # [(memory_id, scope, now: dict, target: dict)]
+    actor: str
+    reason: str
+    idem_key: str
+
+    def validate(self) -> RollbackOp:
+        check_identifier(self.actor, "actor")
+        _reason(self.reason, "a rollback")
+        check_identifier(self.idem_key, "idempotency key")
+        for mid, scope, now, target in self.rows:
+            check_memory_id(mid)
+            parse_scope(scope)
+            if not isinstance(now, dict) or not isinstance(target, dict) or target.get("status") not in STATUSES:
+                raise InvalidRecord("a rollback row carries the record now and the record it must become")
+        return self
+
+    @property
+    def scopes(self) -> set[str]:
+        return {s for _, s, _, _ in self.rows}
+
+
+@dataclass(slots=True)
 class PromoteOp:
     """A working-pool (L1) item becomes a vault (L2) memory of its scope, by a rule of
     ``memactors.core.promotion`` (``rule``) or the caller's explicit choice. The new memory is

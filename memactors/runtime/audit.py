@@ -25,6 +25,13 @@ class Audit:
                 out.update(ok=False, reason=problem, table="l2")
         return out
 
+    def head(self) -> dict:
+        """The ledger's newest seq (and its first): a point to come back to with
+        ``recall(..., as_of=seq)``, ``rollback(to=seq)`` or ``fork(path, at=seq)``."""
+        self._calls.check_open()
+        first, last, _ = self._calls.get(self._ledger.history_call.remote("bounds"))
+        return {"seq": last, "first_seq": first}
+
     def recall(self, recall_id: str, *, actor: str) -> dict:
         """The evidence logged for one recall (ids, scores, filters; never content or query
         text), for an actor whose read grants cover the recall's scopes (else NotFound)."""

@@ -13,6 +13,7 @@ import time
 import tomllib
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import ray
@@ -33,11 +34,12 @@ from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
 from ..store.ledger_key import key_dir
-from . import startup
+from . import history, startup
 from ..actors.sweeper import LIFECYCLE_ACTOR
 from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog, evidence_row
+from .history import RollbackPlan
 from .hot_path import CompiledRecall
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .results import RecallResult, hit_from
@@ -101,7 +103,9 @@ class Runtime:
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
         self._calls = Calls(config.runtime.call_timeout_s)
-        self._compiled = [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
+        # Not when attached to a shared runtime (`memactors up`): compiled graphs of several
+        # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
+        self._compiled = [] if detached else [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
         self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
         self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
@@ -117,7 +121,11 @@ class Runtime:
             subscribe(self._clock_moved)
         # L2 against the ledger at open (owners start here: replay, then compare): rows deleted
         # or added behind the runtime's back are refused, not served.
-        problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+        try:
+            problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+        except MemactorsError:  # L2 unreadable: nothing of this runtime may keep the folder
+            self._abandon()
+            raise
         if problem:
             self.close()
             raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
@@ -352,12 +360,22 @@ class Runtime:
 
     def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
                top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
-               weights: Any = None) -> RecallResult:
+               weights: Any = None, as_of: int | str | datetime | None = None) -> RecallResult:
         """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
         the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
         scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
         config), conflicts resolved, then the relevance ``threshold``, ``top_k`` and the
-        optional ``token_budget`` applied."""
+        optional ``token_budget`` applied.
+
+        ``as_of`` (a ledger seq, an ISO 8601 time or a datetime): what this recall would have
+        returned then, under today's grants and erasures (a forgotten memory never comes back).
+        It reaches back to the ledger's first event; before that, or past the newest seq:
+        NotFound."""
+        if as_of is not None:
+            self._check_open()
+            plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
+                                     weights, "as_of")
+            return history.recall_as_of(self, plan, history.point(self, as_of))
         return self._recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
                             weights, "pull")
 
@@ -624,7 +642,7 @@ class Runtime:
         tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
         if len(tenant_owners) == 1:
             oi = tenant_owners.pop()
-            part = self._compiled[oi].call(req) if self.config.recall.compiled_path else None
+            part = self._compiled[oi].call(req) if self.config.recall.compiled_path and self._compiled else None
             if part is None:
                 part = self._calls.get(self._owners[oi].recall.remote(req))
             elif errors.is_encoded(part):
@@ -691,6 +709,43 @@ class Runtime:
         Ray metrics (``memactors_*`` gauges)."""
         return collect_stats(self)
 
+    # --- undo and prove -----------------------------------------------------------------------
+
+    def rollback(self, *, to: int | str | datetime | None = None, memory_id: str | None = None,
+                 where: dict | None = None, cascade: bool = False, scope: str | None = None, actor: str,
+                 reason: str, dry_run: bool = False) -> RollbackPlan:
+        """Undo by compensating events (history is never rewritten), one of:
+
+        - ``to``: a point in time (seq, ISO time, datetime): every memory changed since goes back
+          to its state then;
+        - ``memory_id``: that memory is taken out of recall and what it superseded reinstated;
+          ``cascade=True`` undoes what was derived only from it too (what was derived from it
+          and others is flagged ``review="source_rolled_back"``);
+        - ``where``: {"source_kind", "actor", "since", "until"}: every write matching it, as above.
+
+        ``scope`` limits ``to`` and ``where`` to a subtree (one tenant's rollback). ``actor``
+        needs write grants on every scope the rollback changes.
+
+        ``verify()`` runs first; a broken chain refuses. A forgotten memory stays forgotten (the
+        plan says so). ``dry_run``: the plan only, nothing changed. Applied as one ledger
+        transaction per owner holding the memories."""
+        self._check_open()
+        R.check_identifier(actor, "actor")
+        self.flush()
+        return history.rollback(self, to=to, memory_id=memory_id, where=where, cascade=cascade, scope=scope,
+                                actor=actor, reason=reason, dry_run=dry_run)
+
+    def fork(self, path: str | os.PathLike, *, at: int | str | datetime | None = None,
+             workers: int | None = None) -> dict:
+        """A new data folder holding this one as of ``at`` (default: now): its ledger is this
+        ledger up to that point (the chain intact, verifiable on its own under its own key), its
+        L2 rebuilt from it; memories erased here since stay erased there. This folder is not
+        touched. Open the fork with ``memactors.connect(path)``."""
+        self._check_open()
+        if workers is not None:
+            V.integer(workers, "workers", 1, 4096)
+        return history.fork(self, path, at=at, workers=workers)
+
     def gc(self, *, dry_run: bool = False, scope: str | None = None, workers: int | None = None,
            progress=None) -> GCResult:
         """A lifecycle sweep at the clock's now: plan (``dry_run``: nothing changes) over L2 by
@@ -724,6 +779,16 @@ class Runtime:
                 startup.stop(self._actors)
             if self._started_ray:
                 ray.shutdown()
+
+    def _abandon(self) -> None:
+        """Stop without flushing (a runtime that failed to open)."""
+        self._calls.closed = True
+        for c in self._compiled:
+            c.teardown()
+        if not self._detached_runtime():
+            startup.stop(self._actors)
+        if self._started_ray:
+            ray.shutdown()
 
     def _detached_runtime(self) -> bool:
         return os.path.exists(os.path.join(self.data_dir, "runtime.json"))
@@ -783,6 +848,12 @@ class Runtime:
 
     async def agc(self, **kw: Any) -> GCResult:
         return await asyncio.to_thread(self.gc, **kw)
+
+    async def arollback(self, **kw: Any) -> RollbackPlan:
+        return await asyncio.to_thread(self.rollback, **kw)
+
+    async def afork(self, path: str | os.PathLike, **kw: Any) -> dict:
+        return await asyncio.to_thread(self.fork, path, **kw)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

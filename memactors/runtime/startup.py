@@ -13,7 +13,9 @@ from ..actors.gate_pool import GateWorker
 from ..actors.ledger_writer import LedgerWriter
 from ..actors.naming import LEDGER, embed_worker_name, gate_worker_name, owner_name
 from ..actors.owner import ScopeOwner
+from ..actors.owner_flush import l2_unreadable
 from ..core.config import Config
+from ..core.errors import MemactorsError
 from .calls import unwrap
 
 
@@ -52,7 +54,22 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
     owners = [ScopeOwner.options(name=owner_name(i), namespace=namespace, get_if_exists=True, lifetime=lifetime,
                                  max_restarts=rc.owner_max_restarts).remote(i, data_dir, cfg, namespace)
               for i in range(rc.num_owners)]
-    return Actors(ledger, owners, gates, embeds)
+    actors = Actors(ledger, owners, gates, embeds)
+    try:  # owners open L2 and replay the ledger at start: one that cannot leaves nothing running
+        ray.get([o.stats.remote() for o in owners])
+    except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
+        stop(actors)
+        raise _owner_failed(exc, data_dir) from None
+    return actors
+
+
+def _owner_failed(exc: BaseException, data_dir: str) -> BaseException:
+    """Why a scope owner could not start, typed. Anything but our own error is L2 unreadable:
+    it is a projection of the ledger, so the advice is the rebuild."""
+    out = unwrap(exc)
+    if isinstance(out, MemactorsError):
+        return out
+    return l2_unreadable(data_dir, getattr(exc, "cause", None) or exc)
 
 
 def stop(actors: Actors) -> None:

@@ -49,6 +49,13 @@ def recall_filter(scopes, now_us: int) -> str:
     return f"{scope_in(scopes)} AND status IN ('active', 'stale') AND {not_hard_expired(now_us)}"
 
 
+def as_of_filter(scopes, ts_us: int, exclude=()) -> str:
+    """A recall's pre-filter at a past time ``ts_us``, over the rows unchanged since then (the
+    memory ids in ``exclude`` changed after it: the ledger answers for those)."""
+    where = recall_filter(scopes, ts_us)
+    return f"{where} AND NOT ({ids_in(exclude)})" if exclude else where
+
+
 def check_hex(value: object) -> str:
     """A digest (entity keys): lowercase hex only, so nothing else reaches a filter."""
     if not isinstance(value, str) or not value or len(value) > 64 or not all(c in "0123456789abcdef" for c in value):

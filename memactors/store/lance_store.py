@@ -334,11 +334,12 @@ class L2Store:
         return fts.select([c for c in HIT_COLUMNS if c != "_distance"] + ["vector", "_score"]).limit(k).to_arrow()
 
     def hybrid_search(self, vector: np.ndarray, qtokens: list[str], scopes: list[str], now_us: int,
-                      k: int) -> list[dict]:
+                      k: int, *, where: str | None = None) -> list[dict]:
         """Candidates from the pre-filtered vector search and the pre-filtered full-text search,
         merged by memory id, each with raw ``cosine`` and ``bm25`` (0 where that side did not
-        bring it: outside its top k, it scored lower than what did)."""
-        where = F.recall_filter(scopes, now_us)
+        bring it: outside its top k, it scored lower than what did). ``where``: another
+        pre-filter built by ``memactors.store.filters`` (default: the recall filter at now)."""
+        where = where or F.recall_filter(scopes, now_us)
         q = np.asarray(vector, dtype=np.float32)
         terms = " ".join(dict.fromkeys(qtokens))
         # The full-text side runs beside the vector side (Lance releases the GIL): two queries

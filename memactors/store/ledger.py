@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -22,8 +23,9 @@ from ..core import events as E
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
-from .entries import decode, seal_all
+from .entries import Entry, decode, encode, seal_all
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
+from .ledger_history import LedgerHistory
 from .ledger_key import DIGEST, FINGERPRINT, LedgerKey
 from .ledger_key import key_dir as resolve_key_dir
 
@@ -65,10 +67,11 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
                    "query_digest", "top_k", "hits", "filters", "removed")
 
 
-class Ledger(LedgerChecks):
-    def __init__(self, path: str, key_dir: str, *, read_only: bool = False) -> None:
+class Ledger(LedgerChecks, LedgerHistory):
+    def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one
-        for ``verify`` alone (no checks at open, nothing written)."""
+        for ``verify`` alone (no checks at open, nothing written); ``adopt`` vouches for the
+        events found with this folder's key (a fork's, just copied in by ``export_to``)."""
         self.path = path
         self.con = duckdb.connect(path, read_only=read_only)
         if read_only:
@@ -89,6 +92,8 @@ class Ledger(LedgerChecks):
             self.last_hash = E.GENESIS
         try:
             self.key = self._open_key(key_dir)
+            if adopt:
+                self._adopt()
             self.open_check()
         except BaseException:
             self.con.close()  # a refused ledger stays closed: `audit verify` may open it next
@@ -124,6 +129,31 @@ class Ledger(LedgerChecks):
                 key.write_head(self.last_seq, self.last_hash)
             self._x("INSERT INTO meta VALUES ('ledger_format', ?)", [str(LEDGER_FORMAT).encode()])
         return key
+
+    def _adopt(self) -> None:
+        row = self._x("SELECT max(seq) FROM events")[0]
+        self.last_seq = int(row[0] or 0)
+        if not self.last_seq:
+            return
+        self.last_hash = bytes(self._x("SELECT hash FROM events WHERE seq = ?", [self.last_seq])[0][0])
+        for seq, h in self._x("SELECT seq, hash FROM events WHERE action = 'grant' OR seq = ?", [self.last_seq]):
+            self._x("UPDATE events SET mac = ? WHERE seq = ?", [self.key.mac(seq, bytes(h)), seq])
+        self.key.write_head(self.last_seq, self.last_hash)
+        # Memories erased in the original after the fork point have no key here: the fork
+        # erases them too, with its own forget events (it never holds what was erased).
+        later = self._x("""SELECT DISTINCT e.memory_id, e.scope FROM events e
+                           WHERE e.action IN ('write', 'write_working') AND e.encrypted
+                             AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id)
+                             AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id
+                                             AND f.action = 'forget') ORDER BY 1""")
+        if later:
+            now = int(time.time() * 1_000_000)
+            changes = [Change(E.FORGET, s, m, patch={"status": "tombstoned"},
+                              reason="erased in the original after the fork point") for m, s in later]
+            ids = [m for m, _ in later]
+            self.commit(encode([Entry(f"fork-erasures-{self.last_seq}", "memactors-fork", now, changes,
+                                      orjson.dumps({"decision": "forgotten", "forgotten": ids}), destroy_keys=ids)]),
+                        IdempotencyCache(0))
 
     def _meta(self, name: str) -> bytes | None:
         rows = self._x("SELECT value FROM meta WHERE key = ?", [name])
@@ -222,7 +252,10 @@ class Ledger(LedgerChecks):
             self.con.execute("INSERT INTO idempotency SELECT * FROM idem").fetchall()
             self._x("COMMIT")
         except BaseException:
-            self._x("ROLLBACK")
+            try:
+                self._x("ROLLBACK")
+            except duckdb.Error:  # DuckDB already aborted it (disk full): report the first error
+                pass
             raise
         if seqs:
             self.last_seq, self.last_hash = seq, prev

@@ -1,0 +1,262 @@
+"""Undo and prove (DESIGN section 8): recall as of a point in the past, rollback by
+compensating events, and fork into a new data folder. The ledger is the source: every answer
+is a fold of its changes (``memactors.store.ledger_history``).
+
+Point in time is a ledger seq; a time means the newest seq committed at or before it. The
+past is read under today's grants and today's erasures: a forgotten memory's key is gone, so
+it never comes back in any view.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..core import records as R
+from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound, StoreError
+from ..core.ops import RollbackOp
+from ..core.scopes import parse_scope
+from ..core.selection import finalize
+from ..store.ledger_history import check_live_at
+from .evidence import evidence_row
+from .results import RecallResult, hit_from
+
+GONE = "evicted"  # what an undone memory becomes (out of recall; its key kept: a rollback can be rolled back)
+
+
+def point(rt, at) -> int:
+    """A ledger seq from ``at``: an int is a seq; a str (ISO 8601) or datetime is a time."""
+    if isinstance(at, bool):
+        raise InvalidRecord("a point in time is a ledger seq (int), an ISO time (str) or a datetime")
+    if isinstance(at, int):
+        first, last, _ = rt._calls.get(rt._ledger.history_call.remote("bounds"))  # noqa: SLF001
+        if not first <= at <= last:
+            raise NotFound(f"seq {at} is outside this ledger ({first}..{last})")
+        return at
+    ts = _as_us(at)
+    if ts > rt.clock.now_us():
+        raise InvalidRecord("that point in time is in the future")
+    first, _, first_ts = rt._calls.get(rt._ledger.history_call.remote("bounds"))  # noqa: SLF001
+    if ts < first_ts:
+        raise NotFound("that point in time is before the ledger's first event: there is no state to show")
+    return rt._calls.get(rt._ledger.history_call.remote("seq_at", ts))  # noqa: SLF001
+
+
+def _as_us(at) -> int:
+    if isinstance(at, datetime):
+        dt = at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+    elif isinstance(at, str):
+        try:
+            dt = datetime.fromisoformat(at.replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidRecord("a time must be ISO 8601, e.g. 2026-11-30T10:00:00Z") from None
+        dt = dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    else:
+        raise InvalidRecord("a point in time is a ledger seq (int), an ISO time (str) or a datetime")
+    return int(dt.timestamp() * 1_000_000)
+
+
+# --- recall as of ------------------------------------------------------------------------------
+
+
+def recall_as_of(rt, plan, seq: int) -> RecallResult:
+    """What ``plan``'s recall would have returned at ``seq``, scored with the one scoring
+    function at that time. Rows unchanged since then come from L2 (pre-filtered, as a cold
+    recall); the memories changed since (written, changed, evicted or erased after ``seq``) are
+    folded from the ledger up to it, erased ones excluded. Its cost is a cold recall plus the
+    changes since then."""
+    from ..actors.hot import bm25_over, score_rows
+    from ..actors.naming import owner_index
+    from ..core import errors
+
+    calls, ledger = rt._calls, rt._ledger  # noqa: SLF001
+    ts = calls.get(ledger.history_call.remote("ts_of", seq))
+    changed = calls.get(ledger.history_call.remote("changed_since", plan.visible, seq))
+    then = [r for r in calls.get(ledger.history_call.remote("records_at", changed, seq)) if check_live_at(r, ts)]
+    req = dict(plan.owner_req, now=ts, exclude=changed, qvec=rt.embedder.embed([plan.text])[0])
+    n = len(rt._owners)  # noqa: SLF001
+    owners = sorted({owner_index(parse_scope(s), n) for s in plan.visible})
+    hits = []
+    for part in calls.get([rt._owners[oi].recall_as_of.remote(req) for oi in owners]):  # noqa: SLF001
+        if errors.is_encoded(part):
+            raise errors.decode(part)
+        hits += part
+    if then:
+        vecs = rt.embedder.embed([r["content"] for r in then])
+        hits += score_rows(then, vecs @ req["qvec"], bm25_over(then, req["qtokens"]), ts, plan.weights)
+    hits.sort(key=lambda h: (-h["score"], h["memory_id"]))
+    chosen, info = finalize(hits, threshold=plan.threshold, max_items=plan.req.top_k, token_budget=plan.req.token_budget)
+    result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen], visible_scopes=plan.visible,
+                          path="as_of", removed=info["removed"])
+    row = evidence_row(plan.req, result, rt._evidence.digest(plan.text), plan.now, mode="as_of",  # noqa: SLF001
+                       weights=plan.weights, threshold=plan.threshold, candidates=len(hits), info=info)
+    row["filters"].update(as_of_seq=seq, as_of_ts=ts, not_hard_expired_at=ts, changed_since=len(changed))
+    rt._evidence.add(row)  # noqa: SLF001
+    return result
+
+
+# --- rollback ----------------------------------------------------------------------------------
+
+
+@dataclass
+class RollbackPlan:
+    """What a rollback changes (the plan of a dry run equals what is applied). ``items``: one
+    per memory: memory_id, scope, action (undo | reinstate | restore | flag | stays_forgotten),
+    from and to status."""
+
+    items: list = field(default_factory=list)
+    restore_at: int | None = None
+    dry_run: bool = True
+    applied: dict | None = None
+    seconds: float = 0.0
+
+    def counts(self) -> dict:
+        out: dict = {}
+        for it in self.items:
+            out[it["action"]] = out.get(it["action"], 0) + 1
+        return out
+
+    def summary(self) -> str:
+        head = "rollback plan (dry run, nothing changed)" if self.dry_run else "rollback applied"
+        lines = [f"{head}: {len(self.items)} memories " + ", ".join(f"{k} {v}" for k, v in self.counts().items())]
+        for it in self.items[:20]:
+            lines.append(f"  {it['memory_id']}  {it['scope']}  {it['action']:<16} {it['from']} -> {it['to']}")
+        if len(self.items) > 20:
+            lines.append(f"  ... {len(self.items) - 20} more")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"items": self.items, "counts": self.counts(), "restore_at": self.restore_at, "dry_run": self.dry_run,
+                "applied": self.applied, "seconds": round(self.seconds, 3)}
+
+
+def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=None, actor: str, reason: str,
+             dry_run: bool = False) -> RollbackPlan:
+    t0 = time.perf_counter()
+    calls, ledger = rt._calls, rt._ledger  # noqa: SLF001
+    if sum(x is not None for x in (to, memory_id, where)) != 1:
+        raise InvalidRecord("rollback takes one of to= (a point in time), memory_id= or where=")
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidRecord("a rollback needs a reason")
+    v = rt.audit.verify()
+    if not v["ok"]:
+        raise LedgerTampered(f"the ledger does not verify (first bad seq {v['first_bad_seq']}, table {v['table']}): "
+                             "a rollback refuses a broken chain")
+    after = point(rt, to) if to is not None else None
+    ids = [R.check_memory_id(memory_id)] if memory_id is not None else None
+    if where is not None:
+        if not isinstance(where, dict):
+            raise InvalidRecord("where is a dict of source_kind, actor, since, until")
+        where = {k: (_as_us(v) if k in ("since", "until") and not isinstance(v, int) else v) for k, v in where.items()}
+    under = str(parse_scope(scope)) if scope is not None else None
+    if under is not None:
+        _check_write(rt, actor, [under])
+    under = None if under == "/global/" else under
+    targets = calls.get(ledger.history_call.remote("rollback_targets", after, ids, where, bool(cascade), under))
+    undo = targets["undo"]
+    if memory_id is not None and memory_id not in undo:
+        raise NotFound(f"no memory {memory_id} in the ledger")
+    pairs = calls.get(ledger.history_call.remote("now_and_then", undo, after))
+    plan = RollbackPlan(restore_at=after, dry_run=dry_run)
+    rows: dict[str, tuple] = {}
+    if after is not None:  # point in time: every memory back to its state then
+        for mid in undo:
+            now, then = pairs[mid]
+            _plan_row(plan, rows, mid, now, then, "restore")
+    else:  # targeted: undo each, reinstate what each superseded
+        sup = calls.get(ledger.history_call.remote("superseded_by", undo))
+        for mid in undo:
+            now, _ = pairs[mid]
+            _plan_row(plan, rows, mid, now, None, "undo")
+        older = sorted({o for m in undo for o in sup.get(m, []) if o not in undo})
+        for mid, (now, _) in calls.get(ledger.history_call.remote("now_and_then", older, None)).items():
+            if now is not None and now["status"] == "superseded":
+                _plan_row(plan, rows, mid, now, dict(now, status="active"), "reinstate")
+        # derived from an undone memory and from others too: kept, flagged for whoever re-derives it
+        for mid, (now, _) in calls.get(ledger.history_call.remote("now_and_then", targets["flag"], None)).items():
+            if now is not None and now["status"] not in R.GONE:
+                _plan_row(plan, rows, mid, now, dict(now, review="source_rolled_back"), "flag")
+    _check_write(rt, actor, sorted({r[1] for r in rows.values()}))  # a dry run shows only what it may do
+    if not dry_run and rows:
+        plan.applied = _apply(rt, rows, actor, reason)
+    plan.seconds = time.perf_counter() - t0
+    return plan
+
+
+def _check_write(rt, actor: str, scopes: list[str]) -> None:
+    """The actor's write grants cover these scopes (the owners check again as they apply)."""
+    try:
+        for s in scopes:
+            rt._grants.check_write(actor, parse_scope(s))  # noqa: SLF001
+    except MemactorsError:
+        rt._sync_grants()  # noqa: SLF001 - a grant given through another runtime since
+        for s in scopes:
+            rt._grants.check_write(actor, parse_scope(s))  # noqa: SLF001
+
+
+def _plan_row(plan: RollbackPlan, rows: dict, mid: str, now: dict | None, target: dict | None, mode: str) -> None:
+    if now is None:  # erased: forget cannot be rolled back, and the plan says so
+        plan.items.append({"memory_id": mid, "scope": None, "action": "stays_forgotten", "from": "tombstoned",
+                           "to": "tombstoned"})
+        return
+    if target is None:
+        if now["status"] in R.GONE:
+            return
+        target = dict(now, status=GONE)
+    changed = {k for k in target if k != "vector" and target.get(k) != now.get(k)}
+    if not changed:
+        return
+    action = ("undo" if target["status"] in R.GONE and now["status"] not in R.GONE else
+              "reinstate" if now["status"] not in R.LIVE and target["status"] in R.LIVE else mode)
+    plan.items.append({"memory_id": mid, "scope": now["scope"], "action": action, "from": now["status"],
+                       "to": target["status"]})
+    rows[mid] = (mid, now["scope"], now, target)
+
+
+def _apply(rt, rows: dict, actor: str, reason: str) -> dict:
+    from ..actors.naming import owner_index
+
+    by_owner: dict[int, list] = {}
+    for row in rows.values():
+        by_owner.setdefault(owner_index(parse_scope(row[1]), len(rt._owners)), []).append(row)  # noqa: SLF001
+    now = rt.clock.now_us()
+    key = uuid.uuid4().hex[:16]
+    refs = [rt._owners[oi].submit.remote([RollbackOp(part, actor, reason, f"rollback-{key}-{oi}")], now)  # noqa: SLF001
+            for oi, part in by_owner.items()]
+    total: dict = {}
+    from ..core import errors
+
+    for out in rt._calls.get(refs):  # noqa: SLF001
+        res = out[0]
+        if errors.is_encoded(res):
+            raise errors.decode(res)
+        for k, v in res.items():
+            if isinstance(v, int):
+                total[k] = total.get(k, 0) + v
+    return total
+
+
+# --- fork --------------------------------------------------------------------------------------
+
+
+def fork(rt, path, *, at=None, workers: int | None = None) -> dict:
+    """A new data folder whose ledger is this one's up to ``at`` (default: now), verifiable on
+    its own (the same chain, its own key and anchor), and whose L2 is rebuilt from it."""
+    from ..actors.rebuild import rebuild
+
+    t0 = time.perf_counter()
+    dest = os.path.realpath(os.fspath(path))
+    if dest == rt.data_dir or (os.path.isdir(dest) and os.listdir(dest)):
+        raise StoreError(f"{os.fspath(path)} is not a new, empty folder: a fork needs one")
+    seq = point(rt, at) if at is not None else rt._calls.get(rt._ledger.history_call.remote("bounds"))[1]  # noqa: SLF001
+    rt.flush()
+    out = rt._calls.get(rt._ledger.fork_to.remote(dest, seq, rt.config.runtime.key_dir),  # noqa: SLF001
+                        timeout=max(600.0, rt.config.runtime.call_timeout_s))
+    t1 = time.perf_counter()
+    built = rebuild(dest, rt.config, workers=workers)
+    return {"path": dest, "seq": seq, "events": out["events"], "rows": built["rows"],
+            "ledger_seconds": round(t1 - t0, 3), "rebuild_seconds": built["seconds"],
+            "seconds": round(time.perf_counter() - t0, 3)}

@@ -1,0 +1,191 @@
+"""The ledger as history (DESIGN section 8): state as of a seq, what depends on a memory, what
+a rollback must change, and a fork's ledger.
+
+Mixed into ``Ledger``. Every answer is a fold of decoded changes through the one projection
+(``memactors.core.project.apply``); a memory whose data key was destroyed decodes to nothing, so
+an erased memory never comes back in any view of the past. Point-in-time answers read the
+events up to a seq (no bi-temporal copies in L2: the ledger holds every change already).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..core import events as E
+from ..core import records as R
+from ..core.errors import InvalidRecord, NotFound
+from ..core.project import Rows, apply
+
+
+class LedgerHistory:
+    """Needs ``_changes``, ``_q``, ``_x``, ``con`` and ``last_seq`` of ``Ledger``."""
+
+    def seq_at(self, ts_us: int) -> int:
+        """The newest seq committed at or before ``ts_us`` (0: before the first event)."""
+        return int(self._q("SELECT coalesce(max(seq), 0) FROM events WHERE ts <= ?", [int(ts_us)])[0][0])
+
+    def ts_of(self, seq: int) -> int | None:
+        rows = self._q("SELECT ts FROM events WHERE seq = ?", [int(seq)])
+        return int(rows[0][0]) if rows else None
+
+    def bounds(self) -> tuple[int, int, int]:
+        """(first seq, last seq, first ts) of the ledger."""
+        row = self._q("SELECT coalesce(min(seq), 0), coalesce(max(seq), 0), coalesce(min(ts), 0) FROM events")[0]
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def fold(self, where: str, params: list | None = None) -> Rows:
+        rows = Rows()
+        for _, ch in self._changes(where, params):
+            if ch is not None:
+                apply(rows, ch)
+        return rows
+
+    def state_at(self, scopes: list[str], upto: int) -> list[dict]:
+        """Every record of ``scopes`` as it stood at seq ``upto`` (erased ones excluded: their
+        keys are gone), live or not."""
+        rows = self.fold("list_contains(?, e.scope) AND e.seq <= ? AND e.memory_id IS NOT NULL",
+                         [sorted(set(scopes)), int(upto)])
+        return list(rows.records.values())
+
+    def changed_since(self, scopes: list[str], seq: int) -> list[str]:
+        """Memories of ``scopes`` with an event after ``seq`` (written, changed or erased since):
+        the ones whose row today is not their state then."""
+        rows = self._q("SELECT DISTINCT memory_id FROM events WHERE seq > ? AND list_contains(?, scope) "
+                       "AND memory_id IS NOT NULL", [int(seq), sorted(set(scopes))])
+        return sorted(r[0] for r in rows)
+
+    def records_at(self, memory_ids: list[str], seq: int) -> list[dict]:
+        """These memories as they stood at ``seq`` (absent: not written yet, or erased since)."""
+        if not memory_ids:
+            return []
+        rows = self.fold("list_contains(?, e.memory_id) AND e.seq <= ?", [sorted(set(memory_ids)), int(seq)])
+        return list(rows.records.values())
+
+    def dependents(self, memory_ids: list[str]) -> tuple[list[str], list[str]]:
+        """(memories derived only from these, down every chain; memories derived from these and
+        from others too). Their write events name their sources ("derived from ...")."""
+        start = set(memory_ids)
+        found: list[str] = []
+        frontier = sorted(start)
+        while frontier:
+            cond = " OR ".join(["reason LIKE ?"] * len(frontier))
+            rows = self._q(f"SELECT DISTINCT memory_id FROM events WHERE action = 'write' AND ({cond})",
+                           [f"%derived from%{m}%" for m in frontier])
+            frontier = [r[0] for r in rows if r[0] not in found and r[0] not in start]
+            found += frontier
+        recs = self.fold("list_contains(?, e.memory_id)", [sorted(found)]).records if found else {}
+        gone, grew = set(start), True
+        while grew:  # a summary of a summary of an undone memory goes too
+            grew = False
+            for m in found:
+                r = recs.get(m)
+                if r is not None and m not in gone and set(r.get("derived_from") or ()) <= gone:
+                    gone.add(m)
+                    grew = True
+        partly = [m for m in found if m not in gone and m in recs and set(recs[m].get("derived_from") or ()) & gone]
+        return sorted(gone - start), sorted(partly)
+
+    def rollback_targets(self, after: int | None = None, memory_ids: list[str] | None = None,
+                         where: dict | None = None, cascade: bool = False, under: str | None = None) -> dict:
+        """What a rollback changes: ``{"undo": [memory ids], "flag": [memory ids], "restore_at":
+        seq or None}``.
+
+        - ``after``: every memory changed after this seq goes back to its state at it.
+        - ``memory_ids`` (+ ``cascade``: what was derived only from them; what was derived from
+          them and from others is flagged for review): each is undone (taken out of recall), and
+          what it superseded is reinstated.
+        - ``where``: {"source_kind", "actor", "since", "until"}: the writes matching it, as
+          ``memory_ids``.
+
+        ``under``: a scope; only memories in its subtree (a tenant's rollback).
+        """
+        sub, sub_params = ("starts_with(scope, ?)", [under]) if under else ("true", [])
+        if after is not None:
+            rows = self._q("SELECT DISTINCT memory_id FROM events WHERE seq > ? AND memory_id IS NOT NULL "
+                           f"AND action NOT IN ('block', 'grant') AND {sub}", [int(after), *sub_params])
+            return {"undo": sorted(r[0] for r in rows), "flag": [], "restore_at": int(after)}
+        ids = list(memory_ids or [])
+        if ids:  # only memories the ledger knows (an erased one is known: it stays forgotten)
+            known = {r[0] for r in self._q("SELECT DISTINCT memory_id FROM events WHERE list_contains(?, memory_id)",
+                                           [sorted(set(ids))])}
+            ids = [m for m in ids if m in known]
+        if where:
+            ids += self._matching_writes(where, under)
+        flag: list[str] = []
+        if cascade and ids:
+            only, flag = self.dependents(ids)
+            ids += only
+        return {"undo": sorted(set(ids)), "flag": flag, "restore_at": None}
+
+    def _matching_writes(self, where: dict, under: str | None) -> list[str]:
+        unknown = set(where) - {"source_kind", "actor", "since", "until"}
+        if unknown or not where:
+            raise InvalidRecord("where takes source_kind, actor, since and until (microseconds or ISO times)")
+        conds, params = ["e.action = 'write'"], []
+        if under:
+            conds.append("starts_with(e.scope, ?)")
+            params.append(under)
+        if "since" in where:
+            conds.append("e.ts >= ?")
+            params.append(int(where["since"]))
+        if "until" in where:
+            conds.append("e.ts < ?")
+            params.append(int(where["until"]))
+        if "actor" in where:
+            conds.append("e.actor = ?")
+            params.append(where["actor"])
+        out = []
+        for _, ch in self._changes(" AND ".join(conds), params):
+            if ch is not None and ("source_kind" not in where or ch.record["source_kind"] == where["source_kind"]):
+                out.append(ch.memory_id)
+        return out
+
+    def now_and_then(self, memory_ids: list[str], at: int | None) -> dict[str, tuple[dict | None, dict | None]]:
+        """memory id -> (record now, record at seq ``at``) (None where it did not exist or was
+        erased); ``at`` None: only now."""
+        if not memory_ids:
+            return {}
+        now = self.fold("list_contains(?, e.memory_id)", [sorted(set(memory_ids))])
+        then = self.fold("list_contains(?, e.memory_id) AND e.seq <= ?", [sorted(set(memory_ids)), int(at)]) \
+            if at is not None else None
+        return {m: (now.get(m), then.get(m) if then is not None else None) for m in memory_ids}
+
+    def superseded_by(self, memory_ids: list[str]) -> dict[str, list[str]]:
+        """memory id -> the ids whose supersession it caused (status events 'superseded by it')."""
+        out: dict[str, list[str]] = {}
+        for m in memory_ids:
+            rows = self._q("SELECT DISTINCT memory_id FROM events WHERE action = 'status' AND reason LIKE ?",
+                           [f"superseded by {m}%"])
+            out[m] = [r[0] for r in rows]
+        return out
+
+    def export_to(self, dest: str, upto: int) -> dict:
+        """Copy the ledger up to seq ``upto`` into the (new, empty) ledger file ``dest``: events
+        as they are (the chain stays intact and verifiable), the data keys of memories written
+        by then and not erased since, idempotency rows and recall evidence up to then."""
+        if not 0 < upto <= self.last_seq:
+            raise NotFound(f"seq {upto} is not in this ledger (1..{self.last_seq})")
+        ts = self.ts_of(upto)
+        self._x("ATTACH ? AS fork", [dest])
+        try:
+            cols = ", ".join(c for c in (*E.COLUMNS, "mac") if c != "mac")
+            self._x(f"INSERT INTO fork.events SELECT {cols}, NULL FROM events WHERE seq <= ?", [int(upto)])
+            self._x("""INSERT INTO fork.keys SELECT k.* FROM keys k WHERE k.memory_id IN (
+                         SELECT memory_id FROM events WHERE seq <= ? AND action IN ('write', 'write_working'))""",
+                    [int(upto)])
+            # Fingerprints are keyed by this folder's key, which the fork does not share: a retry
+            # in the fork gets the stored result back without its request being compared.
+            self._x("""INSERT INTO fork.idempotency SELECT i.idem_key, i.ts, i.result, NULL FROM idempotency i
+                         WHERE i.idem_key IN (SELECT idem_key FROM events WHERE seq <= ?)""", [int(upto)])
+            self._x("INSERT INTO fork.recalls SELECT * FROM recalls WHERE ts <= ?", [ts])
+            self._x("INSERT INTO fork.citations SELECT * FROM citations WHERE ts <= ?", [ts])
+            n = self._x("SELECT count(*) FROM fork.events")[0][0]
+        finally:
+            self._x("DETACH fork")
+        return {"events": int(n), "upto": int(upto), "ts": ts}
+
+
+def check_live_at(rec: dict, ts_us: int) -> bool:
+    """Whether a record as it stood then was recallable at ``ts_us``."""
+    hard = rec.get("hard_expires_at")
+    return rec["status"] in R.LIVE and rec.get("pool") == "vault" and (hard is None or hard > ts_us)

@@ -1,0 +1,20 @@
+"""Chaos tests: crash, storage and concurrency faults, overload, bad input (``chaoslib`` holds
+the fault injection, ``driver.py`` the driver process the tests kill).
+
+The long loops are marked ``chaos`` and left out of the default run (``make chaos`` runs them,
+``CHAOS_ROUNDS`` sets their rounds, default 20); the default run does one round of each fault.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # chaoslib, for the tests and benchmarks alike
+
+
+@pytest.fixture
+def chaos_base(tmp_path):
+    return tmp_path
