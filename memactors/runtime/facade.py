@@ -507,6 +507,28 @@ class Runtime:
         return sorted((r for r in rows.records.values() if r.get("pool") == "working"),
                       key=lambda r: order[r["memory_id"]])  # ledger order: the order they were observed in
 
+    def retrieve(self, retriever, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
+                 top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+                 weights=None) -> RecallResult:
+        """L3 recall: ``retriever`` (a ``memactors.Retriever``: documents, an API) asked for
+        ``query``; its results gated as untrusted documents, scored like memories, thresholded,
+        budgeted and logged as evidence of a recall over ``allowed_scopes`` (read grants needed),
+        each hit's scope the label ``l3:<name>``; never stored (to keep one, write it). A bad
+        retriever or bad results raise a ValidationError (``memactors.runtime.l3``)."""
+        from .l3 import retrieve
+
+        self._check_open()
+        return retrieve(self, retriever, query, actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
+                        purpose=purpose, top_k=top_k, token_budget=token_budget, threshold=threshold, weights=weights)
+
+    def _check_read(self, actor: str, scopes: list) -> list:
+        """``actor``'s read grants cover ``scopes`` (the grant table synced once if not)."""
+        try:
+            return self._grants.check_recall(actor, scopes)
+        except MemactorsError:
+            self._sync_grants()
+            return self._grants.check_recall(actor, scopes)
+
     def mark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
         """Record which hits of ``recall_id`` the model actually used (evidence for later
         review). ``actor``'s read grants must cover the recall's scopes."""
@@ -836,6 +858,9 @@ class Runtime:
 
     async def ademote_unused(self, **kw: Any) -> dict:
         return await asyncio.to_thread(self.demote_unused, **kw)
+
+    async def aretrieve(self, retriever, query: str, **kw: Any) -> RecallResult:
+        return await asyncio.to_thread(self.retrieve, retriever, query, **kw)
 
     async def amark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
         return await asyncio.to_thread(self.mark_cited, recall_id, memory_ids, actor=actor)

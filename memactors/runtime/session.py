@@ -204,6 +204,14 @@ class Session:
             raise out
         return out
 
+    def retrieve(self, retriever, query: str | None = None, *, top_k: int | None = None):
+        """L3 recall through the session (``rt.retrieve``): ``query`` defaults to the focus
+        (goal and current step). Results are never stored; observe one to keep it in L1."""
+        self._check_open()
+        return self._rt.retrieve(retriever, query if query is not None else self.l0.focus(), actor=self.actor,
+                                 task_id=self.task_id, allowed_scopes=[self.scope], purpose=self.purpose,
+                                 top_k=top_k or self._rt.config.recall.default_top_k)
+
     def cite(self, recall_id: str, memory_ids: list[str]) -> int:
         """Mark which hits the model used (resets their uncited run: see demotion)."""
         return self._rt.mark_cited(recall_id, memory_ids, actor=self.actor)

@@ -311,6 +311,8 @@ class Ledger(LedgerChecks, LedgerHistory):
         hits = {}  # memory id -> (scope, times returned, newest time): one recall counts once per memory
         for r in rows:
             for h in r["hits"]:
+                if h["scope"].startswith("l3:"):  # an L3 result (rt.retrieve): logged, never stored, not counted
+                    continue
                 scope, n, ts = hits.get(h["memory_id"], (h["scope"], 0, 0))
                 hits[h["memory_id"]] = (scope, n + 1, max(ts, r["ts"]))
         if hits:
