@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DATA ?= .memactors-data
 
-.PHONY: run test chaos install bench eval clean
+.PHONY: run demo test chaos install bench eval clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,7 +18,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# The batch simulation on the embedded default (configs/sim-default.toml): memactors and, when the
+# [bench] extra is installed (`make bench`), LangGraph's SqliteStore beside it; without the extra
+# the baseline is skipped with a note. Report: sim-out/report.json (and plots with matplotlib).
 run: $(STAMP)
+	$(BIN)/memactors simulate --config configs/sim-default.toml --out sim-out
+
+demo: $(STAMP)
 	$(BIN)/memactors demo --data $(DATA) --fresh
 
 test: $(STAMP)
@@ -35,4 +41,4 @@ bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 
 clean:
-	rm -rf $(VENV) $(DATA)
+	rm -rf $(VENV) $(DATA) sim-out

@@ -36,10 +36,11 @@ from .core.errors import (
     ValidationError,
 )
 from .core.records import WriteResult
+from .core.retriever import Retriever
 from .core.scopes import Scope, parse_scope
 
 if TYPE_CHECKING:
-    from .runtime import Hit, RecallResult, Runtime, connect
+    from .runtime import Hit, RecallResult, Runtime, Session, connect
 
 __version__ = "0.1.0"
 
@@ -64,10 +65,12 @@ __all__ = [
     "OwnerUnavailable",
     "PartialWrite",
     "RecallResult",
+    "Retriever",
     "Runtime",
     "RuntimeClosed",
     "Scope",
     "ServerError",
+    "Session",
     "StoreError",
     "SystemClock",
     "Unavailable",
@@ -80,7 +83,7 @@ __all__ = [
 
 # The runtime (and with it ray, duckdb and lancedb, ~0.5 s) is imported on first use, so that
 # `import memactors` stays light for the command line and for code that only needs the errors.
-_LAZY = frozenset({"Hit", "RecallResult", "Runtime", "connect"})
+_LAZY = frozenset({"Hit", "RecallResult", "Runtime", "Session", "connect"})
 
 
 def __getattr__(name: str) -> Any:

@@ -9,8 +9,9 @@ def test_exported_names():
         "AccessDenied", "BackPressure", "Config", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
         "IdempotencyConflict", "InvalidIdentifier", "InvalidRecord", "InvalidScope", "LedgerKeyMissing",
         "LedgerTampered", "ManualClock", "MemactorsError", "NoGrants",
-        "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Runtime", "RuntimeClosed", "Scope",
-        "ServerError", "StoreError", "SystemClock", "Unavailable", "ValidationError", "WriteResult", "__version__",
+        "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Retriever", "Runtime", "RuntimeClosed",
+        "Scope", "ServerError", "Session", "StoreError", "SystemClock", "Unavailable", "ValidationError",
+        "WriteResult", "__version__",
         "connect", "parse_scope",
     }
 
@@ -20,7 +21,8 @@ def test_runtime_methods():
                  "awrite", "awrite_many", "arecall", "aforget", "agrant", "aclose", "push", "push_session",
                  "mark_cited", "explain", "apush", "amark_cited", "aexplain", "grant_many", "agrant_many",
                  "recall_many", "arecall_many", "tick", "gc", "agc", "purge", "apurge", "rollback", "arollback",
-                 "fork", "afork"]:
+                 "fork", "afork", "session", "asession", "resume_session", "aresume_session", "promote",
+                 "apromote", "demote_unused", "ademote_unused", "retrieve", "aretrieve"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 

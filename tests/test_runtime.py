@@ -466,7 +466,8 @@ def test_retrieval_context_is_indexed_not_shown_and_gated(runtime, ns):
 def test_push_session_refreshes_every_k_turns(runtime, ns):
     ALICE, ag = ns.alice, ns.ag
     runtime.grant(ag, ALICE, write=True)
-    runtime.write(ALICE, "Alice is planning a trip to Kyoto in April", actor=ag)
+    # push recall has its own, higher threshold ([recall].push_threshold): a clearly relevant memory
+    runtime.write(ALICE, "To plan the Kyoto trip: Alice goes to Kyoto in April", actor=ag)
     ps = runtime.push_session("plan the Kyoto trip", actor=ag, task_id="trip", allowed_scopes=[ALICE])
     first = ps.start()
     assert first.hits and len(first.hits) <= runtime.config.recall.push_max_items

@@ -348,6 +348,11 @@ class LedgerWriter:
         rows = await asyncio.to_thread(self.ledger.access_changes)
         return [r for r in rows if owner_index(parse_scope(r[1]), num_owners) == owner]
 
+    async def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
+        """Candidates for demotion (``Ledger.uncited_runs``), with every recall handed in so far counted."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.uncited_runs, min_streak, since_ts)
+
     async def access_synced(self, pairs: list) -> None:
         async with self._con_lock:
             await asyncio.to_thread(self.ledger.access_synced, pairs)

@@ -33,7 +33,7 @@ from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
-from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, RollbackOp, SweepOp
+from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
@@ -48,6 +48,7 @@ from .naming import LEDGER, embed_worker_name, gate_worker_name, owner_index, ow
 from .outbox import L2Outbox
 from .owner_flush import FlushMixin
 from .owner_recall import RecallMixin
+from .owner_session import SessionMixin
 from .prepare import embed_kept, unpack
 
 GLOBAL_SCOPE = str(GLOBAL)
@@ -73,7 +74,7 @@ NO_VIEW = _NoView()
 
 
 @ray.remote(num_cpus=0, max_concurrency=1000)
-class ScopeOwner(RecallMixin, FlushMixin):
+class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
     def __init__(self, index: int, data_dir: str, config: dict, namespace: str) -> None:
         # An owner holds ~10^5 long-lived records: with the default thresholds the cyclic GC
         # walks them every few hundred allocations (measured: -25% write throughput).
@@ -369,6 +370,10 @@ class ScopeOwner(RecallMixin, FlushMixin):
         elif isinstance(op, GrantOp):
             op.validate()
             self._check_mine(op.scope)
+        elif isinstance(op, ScopePromoteOp):  # the target scope is written; the source's read grant is checked later
+            op.validate()
+            self._check_mine(op.scope)
+            self.grants.check_write(op.actor, parse_scope(op.scope))
         elif isinstance(op, BY_MEMORY):
             op.validate()
         else:
@@ -531,6 +536,7 @@ class ScopeOwner(RecallMixin, FlushMixin):
                 ctx.versions = await asyncio.to_thread(self.l2.versions_of, rec["scope"], rec["entity_key"])
             if rec is not None and isinstance(op, ForgetOp):
                 ctx.derived = await self._derived([rec["memory_id"], *[v["memory_id"] for v in ctx.versions]])
+        await self._gather_session(op, ctx)  # promotions and demotions: vectors, the source record
         return C.decide(op, ctx), ctx.record
 
     async def _derived(self, roots: list[str]) -> list[dict]:
@@ -567,7 +573,7 @@ class ScopeOwner(RecallMixin, FlushMixin):
             self.outbox.row(revived, vector, new=False)
         else:
             self._to_outbox(ch, rec, vector, new=True)
-        if ch.action == E.FORGET:
+        if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:  # erased, or archived from L1
             self.working.remove(ch.memory_id, ch.scope)
         self.outbox.seqs([seq])
 

@@ -22,6 +22,7 @@
     memactors eval [--set small]      the release gate: governance counters and must-recall on a store of its own
     memactors rebuild                 rebuild L2 from the ledger alone
     memactors purge                   erased bytes out of storage now
+    memactors simulate --config F     the batch simulation: memactors beside a plain store, judged
     memactors demo --fresh            a narrated walk through all of it
     memactors down                    stop the long-lived runtime
 
@@ -41,7 +42,8 @@ a governance counter is not 0), 2 a user error (one line on stderr).
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, memory, review, server)
+    audit, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, memory, review, server,
+    simulate)
 from memactors.cli.group import cli
 
 __all__ = ["cli", "main"]

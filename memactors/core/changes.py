@@ -15,8 +15,9 @@ import numpy as np
 
 from . import events as E
 from . import records as R
-from .errors import InvalidRecord, NotFound
-from .ops import ForgetOp, GrantOp, ResolveOp, ReviewOp, RollbackOp, StatusOp, SweepOp
+from .errors import AccessDenied, InvalidRecord, NotFound
+from .ops import (DemoteOp, ForgetOp, GrantOp, PromoteOp, ResolveOp, ReviewOp, RollbackOp, ScopePromoteOp, StatusOp,
+                  SweepOp)
 from .project import Change, patch_of
 from . import lifecycle
 from .config import LifecycleConfig
@@ -283,6 +284,100 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     return decide_forget(op, targets, ctx.derived)
 
 
+# --- promotion and demotion (DESIGN section 2) -----------------------------------------------
+
+def _derived_write(src: dict, scope: str, actor: str, category: str, ctx: Ctx) -> R.WriteRequest:
+    """A vault write made from ``src`` (a working item, or a memory promoted up the tree): its
+    fields and text as stored, derived from it, with ``category``'s lifetime measured from now
+    but never past the hard expiry ``src`` already has (promotion does not extend a stated TTL)."""
+    req = R.WriteRequest(scope=scope, text=src["content"], actor=actor, subject=src.get("subject"),
+                         predicate=src.get("predicate"), object=src.get("object"), source=src["source_kind"],
+                         source_id=src.get("source_id"), confidence=src["confidence"],
+                         sensitivity=src.get("sensitivity") or "internal", importance=src["importance"],
+                         category=category, derived_from=[src["memory_id"]])
+    hard_at = src.get("hard_expires_at")
+    if hard_at is not None:
+        left = (hard_at - ctx.now_us) / lifecycle.US_PER_DAY
+        if left <= 0:
+            raise NotFound(f"memory {src['memory_id']} has expired: nothing to promote")
+        _, cat_hard = lifecycle.ttl_policy(category, None, None, ctx.lifecycle)
+        if cat_hard is None or left < cat_hard:
+            req.ttl_days = left
+    return req
+
+
+def _promoted(req: R.WriteRequest, src: dict, ctx: Ctx, why: str) -> Outcome:
+    """Decide ``req`` as a write whose text passed the gate already (as ``src`` holds it):
+    versions and dedup apply; the first change's ledger reason says where it came from."""
+    prep = ctx.prepared
+    ctx.prepared = Prepared(R.ACCEPTED, src["content"], {}, {}, src.get("content_hash"), src.get("search_text"),
+                            prep.vector if prep is not None else None)
+    out = decide_write_op(req, ctx)
+    first = out.changes[0]
+    first.reason = why if not first.reason else f"{why}; {first.reason}"
+    return out
+
+
+def decide_promote(op: PromoteOp, ctx: Ctx) -> Outcome:
+    """A live working item becomes a vault memory of its scope (or refreshes the one already
+    there): derived from the item, the ledger event's reason "promoted from <item> (<rule>)"."""
+    rec = ctx.record
+    if rec is None or rec.get("pool") != "working" or rec["status"] not in R.LIVE or rec.get("content") is None:
+        raise NotFound(f"no live working item {op.memory_id} to promote")
+    req = _derived_write(rec, rec["scope"], op.actor, op.category, ctx)
+    out = _promoted(req, rec, ctx, f"promoted from {rec['memory_id']} ({op.rule})")
+    out.result = dict(out.result, promoted_from=rec["memory_id"], rule=op.rule)
+    return out
+
+
+def decide_demote(op: DemoteOp, ctx: Ctx) -> Outcome:
+    """An uncited run (``core.promotion.demotion``): a live vault memory is evicted and a copy
+    made from it enters the working pool; a demoted copy ignored again is archived (status
+    ``evicted``, reason "archived: ..."; its content stays in the ledger with its key, so a
+    rollback can bring it back, but it is never recalled). Anything else: unchanged."""
+    from .promotion import demotion
+
+    rec = ctx.record
+    step = demotion(rec, op.streak, op.threshold)
+    scope = rec["scope"] if rec is not None else None
+    if step is None:
+        return Outcome([], {"decision": "unchanged", "memory_id": op.memory_id, "scope": scope})
+    run = f"returned {op.streak} times in a row without a citation"
+    if step == "archive":
+        return Outcome([Change(E.STATUS, scope, rec["memory_id"], patch={"status": "evicted"},
+                               reason=f"archived: {run} after its demotion", of_version=rec["version"])],
+                       {"decision": "archived", "memory_id": rec["memory_id"], "scope": scope})
+    now = ctx.now_us
+    copy = dict(rec, memory_id=ctx.new_id, pool="working", status="active", version=1, supersedes=None,
+                derived_from=[rec["memory_id"]], created_at=now, updated_at=now, last_accessed_at=None,
+                retrieved_count=0, cited_count=0, review=None)
+    vector = ctx.prepared.vector if ctx.prepared is not None else ctx.state.vectors.get(rec["memory_id"])
+    changes = [Change(E.STATUS, scope, rec["memory_id"], patch={"status": "evicted"},
+                      reason=f"demoted to the working pool: {run}", of_version=rec["version"]),
+               Change(E.WRITE_WORKING, scope, copy["memory_id"], record=copy, reason=f"demoted from {rec['memory_id']}")]
+    return Outcome(changes, {"decision": "demoted", "memory_id": rec["memory_id"], "scope": scope,
+                             "working_id": copy["memory_id"]},
+                   vectors={copy["memory_id"]: vector} if vector is not None else {})
+
+
+def decide_scope_promote(op: ScopePromoteOp, ctx: Ctx) -> Outcome:
+    """A live vault memory promoted up the scope tree: a new memory in ``op.scope`` (a proper
+    ancestor of the source's scope) derived from it; versions and dedup of the target apply."""
+    from .scopes import parse_scope
+
+    src = ctx.record
+    if src is None or src.get("pool") != "vault" or src["status"] not in R.LIVE or src.get("content") is None:
+        raise NotFound(f"no live vault memory {op.memory_id} to promote")
+    target, source = parse_scope(op.scope), parse_scope(src["scope"])
+    if target == source or not target.is_ancestor_or_self(source):
+        raise AccessDenied("a memory is promoted up its own scope tree only (task -> user -> org): the target "
+                           "scope must be an ancestor of the memory's scope")
+    req = _derived_write(src, op.scope, op.actor, src.get("category") or "default", ctx)
+    out = _promoted(req, src, ctx, f"promoted from {src['scope']} (memory {src['memory_id']}): {op.reason}")
+    out.result = dict(out.result, promoted_from=src["memory_id"], from_scope=src["scope"])
+    return out
+
+
 # One pure decide function per operation: the owner looks the operation's type up here.
 DECIDERS = {
     R.WriteRequest: decide_write_op,
@@ -293,6 +388,9 @@ DECIDERS = {
     SweepOp: decide_sweep,
     RollbackOp: decide_rollback,
     GrantOp: lambda op, ctx: decide_grant(op),
+    PromoteOp: decide_promote,
+    DemoteOp: decide_demote,
+    ScopePromoteOp: decide_scope_promote,
 }
 
 

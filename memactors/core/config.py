@@ -57,6 +57,7 @@ class RecallConfig:
     push_max_items: int = 5  # push recall at task start: most items
     push_token_budget: int = 2_000  # push recall: most tokens (CJK-aware estimate)
     push_refresh_turns: int = 5  # push again every this many turns
+    push_threshold: float = 0.5  # push recall's own relevance threshold (above the pull threshold)
     min_score: float = 0.0  # owners drop candidates whose fused score is not above this
     log_flush_s: float = 0.2  # recall evidence is batched and committed at least this often
     compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
@@ -130,6 +131,8 @@ _LIFECYCLE_RANGES: dict[str, tuple[type, float, float, bool]] = {
     "contradiction_gap": (float, 0.0, 1.0, True),
     "purge_delay_s": (float, 0.0, 7 * 86_400.0, True),
     "dedup_cosine": (float, 0.0, 1.0, False),
+    "promote_min_turns": (int, 1, 1_000_000, True),
+    "demote_after": (int, 1, 1_000_000, True),
 }
 
 
@@ -159,6 +162,8 @@ class LifecycleConfig:
     dedup_cosine: float = 0.95  # a text-only write this close (cosine) to a live memory of its scope merges into it
     purge_delay_s: float = 300.0  # an erasure's bytes leave old Lance versions and freed ledger blocks within this
     judge: str = ""  # "package.module:Factory" building a core.contradictions.Judge for close calls; "" = a reviewer
+    promote_min_turns: int = 3  # a fact observed in this many distinct turns of a session is promoted to L2
+    demote_after: int = 5  # a vault memory returned this many times in a row without a citation is demoted
 
     @classmethod
     def from_dict(cls, values: object) -> LifecycleConfig:
@@ -277,6 +282,7 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
         "push_max_items": Allowed("int", 1, MAX_TOP_K),
         "push_token_budget": Allowed("int", 1, MAX_TOKEN_BUDGET),
         "push_refresh_turns": Allowed("int", 1, 1_000_000),
+        "push_threshold": Allowed("float", 0.0, 1.0),
         "min_score": Allowed("float", -1.0, 1.0),  # fused scores lie in [0, 1]; below 0: no floor
         "log_flush_s": Allowed("float", 0.0, 3_600.0, lo_open=True),
         "compiled_path": Allowed("bool"),

@@ -182,5 +182,71 @@ class RollbackOp:
         return {s for _, s, _, _ in self.rows}
 
 
+@dataclass(slots=True)
+class PromoteOp:
+    """A working-pool (L1) item becomes a vault (L2) memory of its scope, by a rule of
+    ``memactors.core.promotion`` (``rule``) or the caller's explicit choice. The new memory is
+    derived from the item (``derived_from``) and its ledger event names it."""
+
+    memory_id: str  # the working item
+    actor: str
+    rule: str
+    category: str
+    idem_key: str
+
+    def validate(self) -> PromoteOp:
+        check_memory_id(self.memory_id)
+        check_identifier(self.actor, "actor")
+        check_identifier(self.rule, "promotion rule")
+        check_identifier(self.category, "category")
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+
+@dataclass(slots=True)
+class DemoteOp:
+    """An uncited run of ``streak`` returns (the ledger's count; a citation resets it) against
+    ``threshold``: a live vault memory goes back to the working pool (a copy made from it; the
+    vault memory is evicted); a demoted copy ignored again is archived (see
+    ``memactors.core.promotion.demotion``). The owner decides again with the record it holds."""
+
+    memory_id: str
+    actor: str
+    streak: int
+    threshold: int
+    idem_key: str
+
+    def validate(self) -> DemoteOp:
+        from . import validate as V
+
+        check_memory_id(self.memory_id)
+        check_identifier(self.actor, "actor")
+        V.integer(self.streak, "streak", 0, None)
+        V.integer(self.threshold, "threshold", 1, 1_000_000)
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+
+@dataclass(slots=True)
+class ScopePromoteOp:
+    """Explicit promotion up the scope tree (task -> user -> org): a new memory in ``scope`` (an
+    ancestor of the source's scope) derived from the live vault memory ``memory_id``. Needs a
+    write grant on ``scope`` and a read grant on the source's; the ledger event names both."""
+
+    memory_id: str  # the source memory
+    scope: str  # the target scope
+    actor: str
+    reason: str
+    idem_key: str
+
+    def validate(self) -> ScopePromoteOp:
+        check_memory_id(self.memory_id)
+        self.scope = str(parse_scope(self.scope))
+        check_identifier(self.actor, "actor")
+        _reason(self.reason, "a scope promotion")
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+
 # Operations addressed by memory id: the owner finds the memory's scope before deciding.
-BY_MEMORY = (ForgetOp, ReviewOp, StatusOp, ResolveOp)
+BY_MEMORY = (ForgetOp, ReviewOp, StatusOp, ResolveOp, PromoteOp, DemoteOp)

@@ -5,11 +5,15 @@
 - ``calls``: calling actors, Ray's errors turned into the project's;
 - ``hot_path``: the compiled-graph recall to one owner;
 - ``evidence``: the recall evidence log;
-- ``audit``, ``review``, ``session``: ``rt.audit``, ``rt.review``, push sessions;
+- ``audit``, ``review``: ``rt.audit``, ``rt.review``;
+- ``session``: agent sessions (``rt.session``: L0, the loop's hooks, promotion), push sessions, ``Tick``;
+- ``l3``: ``rt.retrieve``, L3 retrievers under the recall contract;
 - ``results``: ``Hit`` and ``RecallResult``.
 """
 
 from .facade import Runtime, connect, load_config
 from .results import Hit, RecallResult
+from .session import AsyncSession, Prompt, Session, TurnResult
 
-__all__ = ["Hit", "RecallResult", "Runtime", "connect", "load_config"]
+__all__ = ["AsyncSession", "Hit", "Prompt", "RecallResult", "Runtime", "Session", "TurnResult", "connect",
+           "load_config"]

@@ -27,7 +27,7 @@ from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
 from ..core.grants import GrantTable
-from ..core.ops import ForgetOp, GrantOp
+from ..core.ops import DemoteOp, ForgetOp, GrantOp, ScopePromoteOp
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.selection import finalize
 from ..core import validate as V
@@ -44,7 +44,7 @@ from .hot_path import CompiledRecall
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .results import RecallResult, hit_from
 from .review import Review
-from .session import PushSession, Tick
+from .session import AsyncSession, PushSession, Session, Tick
 
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
@@ -111,6 +111,7 @@ class Runtime:
         self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
         self._grants = GrantTable()
         self._grant_seq = 0
+        self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
                            lambda at, **kw: history.snapshot(self, at, **kw))
@@ -223,29 +224,48 @@ class Runtime:
                     idempotency_key=idempotency_key, **extra)
         return self.write_many([item])[0]
 
-    def write_many(self, items: list[dict | R.WriteRequest]) -> list[R.WriteResult]:
+    def write_many(self, items: list[dict | R.WriteRequest], *, return_errors: bool = False) -> list[R.WriteResult]:
         """Write many memories: every item validated and grant-checked before anything is
         written (a bad item writes nothing), then sent to the owners in batches of
         ``write_batch_max``, a bounded number in flight per owner. Every batch is awaited. Items
         without an idempotency key get one (``err.items`` carries them if the call fails part
-        way, so resubmitting those never writes twice)."""
+        way, so resubmitting those never writes twice).
+
+        ``return_errors=True`` (many agents' actions in one batch): a bad or refused item gets its
+        typed error in place of its result and the others are written."""
         self._check_open()
         reqs = R.write_requests(items)
-        bad = next((r for r in reqs if isinstance(r, MemactorsError)), None)
-        if bad is not None:  # all or nothing at the door: the error names the position
-            raise bad
         for i, r in enumerate(reqs):  # the category and its TTL policy, with this runtime's [lifecycle]
+            if isinstance(r, MemactorsError):
+                continue
             try:
                 lifecycle.ttl_policy(r.category, r.ttl_days, r.soft_ttl_days, self.config.lifecycle)
             except MemactorsError as exc:
-                raise type(exc)(f"write at position {i}: {exc}") from None
-        self._precheck_writes(reqs)
+                reqs[i] = type(exc)(f"write at position {i}: {exc}")
+        bad = next((r for r in reqs if isinstance(r, MemactorsError)), None)
+        if bad is not None and not return_errors:  # all or nothing at the door: the error names the position
+            raise bad
+        if return_errors:
+            for i, r in enumerate(reqs):
+                if not isinstance(r, MemactorsError):
+                    try:
+                        self._precheck_writes([r])
+                    except MemactorsError as exc:
+                        reqs[i] = type(exc)(f"write at position {i}: {exc}")
+        else:
+            self._precheck_writes(reqs)
+        good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
         call = uuid.uuid4().hex[:16]
-        for i, r in enumerate(reqs):
-            if r.idempotency_key is None:
-                r.idempotency_key = f"{call}-{i}"
-        results = self._send_writes(reqs, self.clock.now_us())
-        _raise_item_errors(results, reqs)
+        for i in good:
+            if reqs[i].idempotency_key is None:
+                reqs[i].idempotency_key = f"{call}-{i}"
+        sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
+        if not return_errors:
+            _raise_item_errors(sent, reqs)
+            return sent
+        results: list = list(reqs)
+        for i, r in zip(good, sent):
+            results[i] = errors.decode(r) if errors.is_encoded(r) else r
         return results
 
     def _send_writes(self, reqs: list[R.WriteRequest], now: int) -> list:
@@ -368,7 +388,8 @@ class Runtime:
         the same path as ``recall``."""
         rc = self.config.recall
         return self._recall(goal, actor, task_id, allowed_scopes, purpose, max_items or rc.push_max_items,
-                            token_budget or rc.push_token_budget, threshold, weights, "push")
+                            token_budget or rc.push_token_budget,
+                            rc.push_threshold if threshold is None else threshold, weights, "push")
 
     def push_session(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str],
                      purpose: str = "task_start") -> PushSession:
@@ -376,6 +397,138 @@ class Runtime:
         turn, which pushes again every ``push_refresh_turns`` turns (and returns None between)."""
         return PushSession(self, goal, dict(actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
                                             purpose=purpose))
+
+    # --- sessions, promotion and demotion ----------------------------------------------------
+
+    def session(self, scope: str, *, actor: str, task_id: str, goal: str, plan=(), constraints=(),
+                purpose: str = "task") -> Session:
+        """A session of the agent loop bound to ``scope`` and ``task_id`` (``memactors.runtime.
+        session``): ``start()``, ``before_llm()``, ``before_tool(name, args)``, ``observe(source,
+        content, importance=..., critical=...)``, ``end_turn()``, ``complete(summary, outcome)``.
+        Goal, plan and constraints must pass the write gate."""
+        self._check_open()
+        return Session(self, scope, actor=actor, task_id=task_id, goal=goal, plan=plan, constraints=constraints,
+                       purpose=purpose)
+
+    def resume_session(self, scope: str, *, actor: str, task_id: str, purpose: str = "task") -> Session:
+        """A session rebuilt from the ledger (its L0 and turn), after its process died."""
+        self._check_open()
+        return Session.resume(self, scope, actor=actor, task_id=task_id, purpose=purpose)
+
+    def promote(self, memory_id: str, to_scope: str, *, actor: str, reason: str) -> dict:
+        """Promote a live vault memory up its scope tree (task -> user -> org): a new memory in
+        ``to_scope`` (an ancestor of the memory's scope) derived from it; versions and dedup of
+        the target apply. ``actor`` needs a write grant on ``to_scope`` and a read grant on the
+        source's scope; the ledger event names the source and the reason. Returns the write's
+        result with ``promoted_from`` and ``from_scope``."""
+        self._check_open()
+        op = ScopePromoteOp(memory_id, to_scope, actor, reason, self._new_key()).validate()
+        try:
+            self._grants.check_write(actor, parse_scope(op.scope))
+        except MemactorsError:
+            self._sync_grants()
+            self._grants.check_write(actor, parse_scope(op.scope))
+        return self._submit_by_scope([op])[0]
+
+    def demote_unused(self, *, after: int | None = None, scope: str | None = None) -> dict:
+        """Demotion (DESIGN section 2): every live vault memory returned ``after`` times in a row
+        without a citation (default ``[lifecycle].demote_after``) goes back to the working pool;
+        a demoted copy ignored as often again is archived. ``scope``: only memories in it or
+        below it (None: all). Decided by each memory's owner against the record it holds, one
+        ledger event per change. Returns counts by outcome."""
+        from ..actors.sweeper import LIFECYCLE_ACTOR
+
+        self._check_open()
+        n = self.config.lifecycle.demote_after if after is None else V.integer(after, "after", 1, 1_000_000)
+        under = parse_scope(scope) if scope is not None else None
+        self._evidence.flush()
+        key = (n, str(under))
+        since = self._demote_since.get(key, 0)
+        started = self.clock.now_us()
+        rows = self._calls.get(self._ledger.uncited_runs.remote(n, since))
+        if under is not None:
+            rows = [r for r in rows if under.is_ancestor_or_self(parse_scope(r[1]))]
+        ops = [DemoteOp(mid, LIFECYCLE_ACTOR, int(streak), n, f"demote-{mid}-{streak}") for mid, _scope, streak in rows]
+        counts: dict[str, int] = {}
+        for r in self._submit_by_memory(ops) if ops else []:
+            key = type(r).__name__ if isinstance(r, MemactorsError) else r["decision"]
+            counts[key] = counts.get(key, 0) + 1
+        self._demote_since[key] = started
+        return {"checked": len(ops), **counts}
+
+    def _submit_by_memory(self, ops: list) -> list:
+        """Operations addressed by memory id, one call per owner (the id's tenant tag names it;
+        an id it does not hold is routed again by the ledger's index). Each result is a dict or
+        the typed error that refused it."""
+        n = len(self._owners)
+        out: list = [None] * len(ops)
+        by_owner: dict[int, list[int]] = {}
+        for i, op in enumerate(ops):
+            by_owner.setdefault(owner_of_memory(op.memory_id, n), []).append(i)
+        now = self.clock.now_us()
+        refs = {oi: self._owners[oi].submit.remote([ops[i] for i in idx], now) for oi, idx in by_owner.items()}
+        for oi, idx in by_owner.items():
+            try:
+                res = self._calls.get(refs[oi])
+            except errors.OwnerUnavailable:
+                res = self._calls.retrying(lambda o=self._owners[oi], b=[ops[i] for i in idx]: o.submit.remote(b, now))
+            for i, r in zip(idx, res):
+                out[i] = r
+        for i, r in enumerate(out):
+            if isinstance(r, dict) and r.get("not_here"):
+                try:
+                    out[i] = self._by_memory(ops[i])
+                except MemactorsError as exc:
+                    out[i] = exc
+            elif errors.is_encoded(r):
+                out[i] = errors.decode(r)
+        return out
+
+    def _session_items(self, scope: str, actor: str, task_id: str) -> list[dict]:
+        """The working items of ``scope`` within the session TTL, folded from the ledger (what
+        ``Session.resume`` rebuilds L0 from). ``actor`` needs a read grant on ``scope``."""
+        from ..core import events as E
+        from ..core.project import Rows, apply
+
+        self._check_open()
+        sc = parse_scope(scope)
+        try:
+            self._grants.check_recall(actor, [sc])
+        except MemactorsError:
+            self._sync_grants()
+            self._grants.check_recall(actor, [sc])
+        since = self.clock.now_us() - int(self.config.runtime.session_ttl_s * 1_000_000)
+        rows, order = Rows(), {}
+        for seq, ch in self._calls.get(self._ledger.working_since.remote(since)):
+            if ch is None or ch.scope != str(sc):
+                continue
+            if ch.action == E.WRITE_WORKING or ch.memory_id in rows.records:
+                order.setdefault(ch.memory_id, seq)
+                apply(rows, ch)
+        return sorted((r for r in rows.records.values() if r.get("pool") == "working"),
+                      key=lambda r: order[r["memory_id"]])  # ledger order: the order they were observed in
+
+    def retrieve(self, retriever, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
+                 top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+                 weights=None) -> RecallResult:
+        """L3 recall: ``retriever`` (a ``memactors.Retriever``: documents, an API) asked for
+        ``query``; its results gated as untrusted documents, scored like memories, thresholded,
+        budgeted and logged as evidence of a recall over ``allowed_scopes`` (read grants needed),
+        each hit's scope the label ``l3:<name>``; never stored (to keep one, write it). A bad
+        retriever or bad results raise a ValidationError (``memactors.runtime.l3``)."""
+        from .l3 import retrieve
+
+        self._check_open()
+        return retrieve(self, retriever, query, actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
+                        purpose=purpose, top_k=top_k, token_budget=token_budget, threshold=threshold, weights=weights)
+
+    def _check_read(self, actor: str, scopes: list) -> list:
+        """``actor``'s read grants cover ``scopes`` (the grant table synced once if not)."""
+        try:
+            return self._grants.check_recall(actor, scopes)
+        except MemactorsError:
+            self._sync_grants()
+            return self._grants.check_recall(actor, scopes)
 
     def mark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
         """Record which hits of ``recall_id`` the model actually used (evidence for later
@@ -403,47 +556,69 @@ class Runtime:
         plan.owner_req["qvec"] = self.embedder.embed([plan.text])[0]
         return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
 
-    def recall_many(self, requests: list[dict]) -> list[RecallResult]:
+    def recall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
         """Many recalls at once (thousands of agents in a simulation tick): each request is a
         dict of ``recall()`` arguments (query, actor, task_id, allowed_scopes, purpose, and
         optionally top_k, token_budget, threshold, weights), checked against its actor's grants
         and logged as evidence like a single recall. Queries are embedded in one batch; each
         owner gets one call for all the requests it serves. A bad request refuses the call
-        before anything is recalled (the error names its position)."""
+        before anything is recalled (the error names its position); with ``return_errors``
+        it gets its typed error in place of its result and the others are recalled."""
         self._check_open()
         if not isinstance(requests, (list, tuple)):
             raise R.InvalidRecord("recall_many takes a list of recall requests (dicts of recall() arguments)")
-        plans = []
+        plans: list = []
         for i, rq in enumerate(requests):
-            if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes", "purpose"} <= set(rq):
-                raise R.InvalidRecord(f"request at position {i}: a dict with query, actor, task_id, allowed_scopes "
-                                      "and purpose")
-            extra = set(rq) - _RECALL_KEYS
-            if extra:
-                raise R.InvalidRecord(f"request at position {i}: unknown recall argument(s) ({len(extra)})")
             try:
+                if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes",
+                                                    "purpose"} <= set(rq):
+                    raise R.InvalidRecord("a dict with query, actor, task_id, allowed_scopes and purpose")
+                extra = set(rq) - _RECALL_KEYS
+                if extra:
+                    raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
                 plans.append(self._plan_recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"],
                                                rq["purpose"], rq.get("top_k", 5), rq.get("token_budget"),
                                                rq.get("threshold"), rq.get("weights"), "pull"))
             except MemactorsError as exc:
-                raise type(exc)(f"request at position {i}: {exc}") from None
-        if not plans:
-            return []
-        vecs = self.embedder.embed([p.text for p in plans])
+                err = type(exc)(f"request at position {i}: {exc}")
+                if not return_errors:
+                    raise err from None
+                plans.append(err)
+        out = self._run_plans(plans)
+        if not return_errors:
+            bad = next((r for r in out if isinstance(r, MemactorsError)), None)
+            if bad is not None:
+                raise bad
+        return out
+
+    def _run_plans(self, plans: list) -> list:
+        """Checked recall plans (errors pass through in place): queries embedded in one batch,
+        one call per owner, each result finished and logged. An owner's refusal of one request
+        becomes that request's error."""
+        live = [i for i, p in enumerate(plans) if isinstance(p, _RecallPlan)]
+        out: list = list(plans)
+        if not live:
+            return out
+        vecs = self.embedder.embed([plans[i].text for i in live])
         n = len(self._owners)
-        by_owner: dict[int, list[tuple[int, dict]]] = {}
-        for i, (p, v) in enumerate(zip(plans, vecs)):
-            p.owner_req["qvec"] = v
-            for oi in _owners_of(p.visible, n):
-                by_owner.setdefault(oi, []).append((i, p.owner_req))
-        refs = {oi: self._owners[oi].recall_many.remote([r for _, r in reqs]) for oi, reqs in by_owner.items()}
-        parts: list[list] = [[] for _ in plans]
-        for oi, reqs in by_owner.items():
-            for (i, _), part in zip(reqs, self._calls.get(refs[oi])):
+        by_owner: dict[int, list[int]] = {}
+        for i, v in zip(live, vecs):
+            plans[i].owner_req["qvec"] = v
+            for oi in _owners_of(plans[i].visible, n):
+                by_owner.setdefault(oi, []).append(i)
+        refs = {oi: self._owners[oi].recall_many.remote([plans[i].owner_req for i in idx])
+                for oi, idx in by_owner.items()}
+        parts: dict[int, list] = {i: [] for i in live}
+        for oi, idx in by_owner.items():
+            for i, part in zip(idx, self._calls.get(refs[oi])):
                 if errors.is_encoded(part):
-                    raise errors.decode(part)
-                parts[i].append(part)
-        return [self._finish_recall(p, parts[i]) for i, p in enumerate(plans)]
+                    out[i] = errors.decode(part)
+                elif not isinstance(out[i], MemactorsError):
+                    parts[i].append(part)
+        for i in live:
+            if not isinstance(out[i], MemactorsError):
+                out[i] = self._finish_recall(plans[i], parts[i])
+        return out
 
     def _plan_recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
                      mode: str) -> _RecallPlan:
@@ -467,7 +642,8 @@ class Runtime:
 
     def _finish_recall(self, plan: _RecallPlan, parts: list[dict]) -> RecallResult:
         """Over every owner's candidates: conflicts, threshold, count and budget; the evidence logged."""
-        cands = sorted((h for p in parts for h in p["hits"]), key=lambda h: (-h["score"], h["memory_id"]))
+        cands = sorted((h for p in parts for h in p["hits"] if h["memory_id"] not in plan.exclude),
+                       key=lambda h: (-h["score"], h["memory_id"]))
         chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
                                 token_budget=plan.req.token_budget)
         paths = {p["path"] for p in parts}
@@ -672,6 +848,21 @@ class Runtime:
     async def apush(self, goal: str, **kw: Any) -> RecallResult:
         return await asyncio.to_thread(self.push, goal, **kw)
 
+    async def asession(self, scope: str, **kw: Any) -> AsyncSession:
+        return AsyncSession(await asyncio.to_thread(self.session, scope, **kw))
+
+    async def aresume_session(self, scope: str, **kw: Any) -> AsyncSession:
+        return AsyncSession(await asyncio.to_thread(self.resume_session, scope, **kw))
+
+    async def apromote(self, memory_id: str, to_scope: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self.promote, memory_id, to_scope, **kw)
+
+    async def ademote_unused(self, **kw: Any) -> dict:
+        return await asyncio.to_thread(self.demote_unused, **kw)
+
+    async def aretrieve(self, retriever, query: str, **kw: Any) -> RecallResult:
+        return await asyncio.to_thread(self.retrieve, retriever, query, **kw)
+
     async def amark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
         return await asyncio.to_thread(self.mark_cited, recall_id, memory_ids, actor=actor)
 
@@ -704,6 +895,7 @@ class _RecallPlan:
     threshold: float
     mode: str
     owner_req: dict
+    exclude: frozenset = frozenset()  # ids never returned (a session's push: what L0 already shows)
 
 
 _RECALL_KEYS = {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",

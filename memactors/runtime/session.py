@@ -1,6 +1,535 @@
-"""Sessions bound to one task: push recall at the task's start and every K turns."""
+"""Sessions: the hooks of the agent loop over L0, L1 and L2 (DESIGN section 2), and ``Tick``.
+
+``rt.session(scope, actor=..., task_id=..., goal=...)`` returns a ``Session`` bound to one scope
+and task:
+
+- ``start()``: fills L0 (goal, plan, constraints: each written through the gate to L1) and
+  pushes (push recall at ``[recall].push_threshold``, above the pull threshold);
+- ``observe(source, content, importance=..., critical=False)``: into L0 and, through the gate,
+  into the scope's L1 working pool. Observations are buffered and written in one batch at the
+  next hook that needs them (``before_llm``, ``before_tool``, ``end_turn``...);
+- ``before_llm()``: the rendered L0 plus the pushed memories, pushed again every
+  ``push_refresh_turns`` turns, within a token budget (CJK-aware);
+- ``before_tool(name, args)``: a pull recall for the tool call;
+- ``end_turn()``: promotion L1 -> L2 by the rules of ``memactors.core.promotion`` (one
+  ``PromoteOp`` per promoted item, its ledger event naming the item), then the next turn;
+- ``complete(summary, outcome)``: the last promotion, the task's outcome as a vault memory
+  derived from the session's items, and the session is closed.
+
+L0 lives with the session (in the agent's process: it is rendered every turn); every change of
+it is also a working-pool item (tagged in ``source_id``), so ``Session.resume`` rebuilds L0 from
+the ledger after a crash, and a killed owner rebuilds the working pool from the ledger.
+
+Batches: ``start_all``, ``flush_all``, ``recall_all``, ``end_turn_all`` and ``complete_all`` run
+the hooks of many sessions at once (a simulation tick: one ``write_many``, one ``recall_many``,
+one promotion call per owner); each hook of one session is the batch of one.
+"""
 
 from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import orjson
+
+from ..core import promotion as P
+from ..core import records as R
+from ..core import validate as V
+from ..core.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, select
+from ..core.errors import InvalidRecord, MemactorsError, RuntimeClosed
+from ..core.l0 import L0, Observation, check_source
+from ..core.ops import PromoteOp
+from ..core.scopes import check_identifier, parse_scope
+
+# source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
+_KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
+          "tool": "tool", "web": "web", "document": "document", "doc": "document", "agent": "agent_inferred",
+          "reasoning": "agent_inferred", "outcome": "task_outcome", "pattern": "pattern"}
+HELD = "(held for review by the write gate)"  # what L0 shows of a pending observation
+TAG = "l0"  # source_id prefix of a session's working items: l0/<task>/<turn>/<slot>/<n>/<flags>/<label>
+
+
+def source_kind(label: str) -> str:
+    """The source kind of an observation's source label: its prefix before ':' ("tool:search"
+    -> tool), or a source kind's own name. Raises InvalidRecord for anything else."""
+    check_source(label)
+    head = label.split(":", 1)[0].lower()
+    if head in R.SOURCE_CONFIDENCE:
+        return head
+    if head in _KINDS:
+        return _KINDS[head]
+    raise InvalidRecord(f"an observation's source starts with one of {sorted(_KINDS)} or a source kind "
+                        f"({', '.join(R.SOURCE_CONFIDENCE)}), e.g. 'tool:search'")
+
+
+def make_tag(task: str, turn: int, slot: str, n: int, critical: bool, label: str) -> str:
+    return f"{TAG}/{task}/{turn}/{slot}/{n}/{'c' if critical else '-'}/{label}"
+
+
+def parse_tag(tag: object) -> dict | None:
+    """The fields of a session item's tag, or None for anything else."""
+    if not isinstance(tag, str) or not tag.startswith(TAG + "/"):
+        return None
+    parts = tag.split("/", 6)
+    if len(parts) != 7 or not parts[2].isdigit() or not parts[4].isdigit() or parts[3] not in _SLOTS:
+        return None
+    return {"task": parts[1], "turn": int(parts[2]), "slot": parts[3], "n": int(parts[4]), "critical": parts[5] == "c",
+            "label": parts[6]}
+
+
+_SLOTS = (*P.SLOTS, "plan", "step")
+
+
+@dataclass(slots=True)
+class Prompt:
+    """What ``before_llm`` returns: the prompt text, its estimated tokens, and the memories it
+    shows (``memory_ids``, from push recall ``recall_id``: cite what the model used)."""
+
+    text: str
+    tokens: int
+    memory_ids: list[str] = field(default_factory=list)
+    recall_id: str | None = None
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """What ``end_turn`` did: the turn that ended, the promotions (one result per promoted
+    item) and, per rule, the items left in L1."""
+
+    turn: int
+    promoted: list[dict] = field(default_factory=list)
+    kept: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Pending:
+    item: dict  # write_many arguments
+    obs: Observation | None  # what enters L0 once written (None: not an L0 observation)
+    slot: str
+    label: str
+
+
+class Session:
+    """One agent session bound to ``scope`` and ``task_id`` (see the module docstring). Build
+    it with ``rt.session(...)``; not thread-safe (one agent loop drives it)."""
+
+    def __init__(self, rt, scope: str, *, actor: str, task_id: str, goal: str, plan=(), constraints=(),
+                 purpose: str = "task", _l0: L0 | None = None) -> None:
+        self._rt = rt
+        self.scope = str(parse_scope(scope))
+        self.actor = check_identifier(actor, "actor")
+        self.task_id = check_identifier(task_id, "task_id")
+        self.purpose = check_identifier(purpose, "purpose")
+        self.l0 = _l0 if _l0 is not None else L0.new(goal, plan, constraints)
+        self.turn = 0
+        self.started = _l0 is not None
+        self.closed = False
+        self.errors: list[str] = []  # observations refused or blocked: "ErrorClass: message" / "blocked: tags"
+        self.promoted: list[dict] = []
+        self._pending: list[_Pending] = []
+        self._history: list[P.Candidate] = []  # items already through promotion
+        self._new: list[P.Candidate] = []  # items written, not yet through promotion
+        self._items: list[str] = []  # every working item of the session, oldest first
+        self._pushed = None
+        self._pushed_turn = 0
+        if _l0 is None:
+            self._gate_scaffold()
+
+    # --- the hooks -----------------------------------------------------------------------
+
+    def start(self):
+        """Fill L0 and push: returns the push recall's result (``RecallResult``)."""
+        return start_all(self._rt, [self])[0]
+
+    def observe(self, source: str, content: str, *, importance: float = 0.5, critical: bool = False,
+                subject: str | None = None, predicate: str | None = None, object: str | None = None,
+                ttl_days: float | None = None, category: str | None = None) -> None:
+        """Something the agent saw: into L0 (recent observations, critical ones kept first) and,
+        through the gate, into the working pool (written at the next hook that needs it).
+        ``source``: "user", "tool:NAME", "web", "document", "agent" (reasoning), "admin" or a
+        source kind. Structured fields and ``category`` (e.g. preference, instruction) are what
+        promotion reads; ``ttl_days`` a hard TTL that promotion never extends. Bad input raises
+        a ValidationError now; nothing is buffered for it."""
+        self._check_open()
+        kind = source_kind(source)
+        if not isinstance(critical, bool):
+            raise InvalidRecord("critical must be true or false")
+        slot = "reasoning" if kind in P.REASONING_SOURCES else "observation"
+        item = self._item(content, kind, slot, 0, critical, source, importance=importance, subject=subject,
+                          predicate=predicate, object=object, ttl_days=ttl_days, category=category or "default")
+        self._pending.append(_Pending(item, Observation(source, content, float(item["importance"]), critical,
+                                                         self.turn), slot, source))
+
+    def note(self, text: str) -> None:
+        """Append to the scratchpad (L0 keeps the last 500 characters; L1 keeps the note)."""
+        self._check_open()
+        self._pending.append(_Pending(self._item(text, "agent_inferred", "scratchpad", 0, False, "agent"), None,
+                                      "scratchpad", "agent"))
+
+    def advance(self, steps: int = 1) -> None:
+        """Move to a later step of the plan (recorded in L1, so a resumed session knows it)."""
+        self._check_open()
+        self.l0.advance(steps)
+        if self.l0.current_step is not None:
+            self._pending.append(_Pending(self._item(self.l0.current_step, "user_stated", "step", self.l0.step, False,
+                                                     "task"), None, "step", "task"))
+
+    def before_llm(self, token_budget: int | None = None) -> Prompt:
+        """The rendered L0 and the pushed memories (pushed again once ``push_refresh_turns``
+        turns have passed). Within ``token_budget`` (None: L0 whole, memories within
+        ``[recall].push_token_budget``) L0 keeps goal, step and constraints, then critical
+        observations; memories take what is left."""
+        self._check_open()
+        flush_all(self._rt, [self])
+        k = self._rt.config.recall.push_refresh_turns
+        if self._pushed is None or self.turn - self._pushed_turn >= k:
+            self._set_push(_run_pushes(self._rt, [self])[0])
+        return self._render(token_budget)
+
+    def before_tool(self, name: str, args: object = None, *, top_k: int | None = None):
+        """A pull recall for a tool call: the tool's name and its arguments (rendered with
+        sorted keys) are the query; the session's scope (and its ancestors) are visible."""
+        self._check_open()
+        V.text(name, "tool name", 256)
+        query = f"{name}: {_render_args(args)}" if args is not None else name
+        return self.recall(query, top_k=top_k)
+
+    def recall(self, query: str, *, allowed_scopes: list[str] | None = None, top_k: int | None = None):
+        """A pull recall through the session (its actor, task and purpose); the session's own
+        observations are written first, so it sees them."""
+        self._check_open()
+        out = recall_all(self._rt, [(self, query, allowed_scopes, top_k)])[0]
+        if isinstance(out, MemactorsError):
+            raise out
+        return out
+
+    def retrieve(self, retriever, query: str | None = None, *, top_k: int | None = None):
+        """L3 recall through the session (``rt.retrieve``): ``query`` defaults to the focus
+        (goal and current step). Results are never stored; observe one to keep it in L1."""
+        self._check_open()
+        return self._rt.retrieve(retriever, query if query is not None else self.l0.focus(), actor=self.actor,
+                                 task_id=self.task_id, allowed_scopes=[self.scope], purpose=self.purpose,
+                                 top_k=top_k or self._rt.config.recall.default_top_k)
+
+    def cite(self, recall_id: str, memory_ids: list[str]) -> int:
+        """Mark which hits the model used (resets their uncited run: see demotion)."""
+        return self._rt.mark_cited(recall_id, memory_ids, actor=self.actor)
+
+    def end_turn(self) -> TurnResult:
+        """Write what is pending, promote what the rules say (L1 -> L2), start the next turn."""
+        self._check_open()
+        return end_turn_all(self._rt, [self])[0]
+
+    def complete(self, summary: str = "", outcome: str = "success") -> dict:
+        """End the task: the last promotion, the outcome (with ``summary``, if any) written to the
+        vault as a ``task_outcome`` memory derived from the session's items, the session closed.
+        Returns {"turn": TurnResult, "outcome": WriteResult or None}."""
+        self._check_open()
+        return complete_all(self._rt, [(self, summary, outcome)])[0]
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    # --- recovery ------------------------------------------------------------------------
+
+    @classmethod
+    def resume(cls, rt, scope: str, *, actor: str, task_id: str, purpose: str = "task") -> Session:
+        """The session of ``task_id`` in ``scope`` rebuilt from the ledger (its working items
+        within the session TTL): L0 (goal, plan and step, constraints, recent observations,
+        scratchpad) and the turn it was in. Raises NotFound when no such session is there."""
+        from ..core.errors import NotFound
+
+        recs = rt._session_items(scope, actor, task_id)
+        tagged = [(parse_tag(r.get("source_id")), r) for r in recs]
+        tagged = [(t, r) for t, r in tagged if t is not None and t["task"] == task_id]
+        goal = next((r for t, r in tagged if t["slot"] == "goal"), None)
+        if goal is None:
+            raise NotFound(f"no session of task {task_id} in this scope within the session TTL")
+        plan = [r["content"] for t, r in sorted(((t, r) for t, r in tagged if t["slot"] == "plan"),
+                                                 key=lambda tr: tr[0]["n"])]
+        l0 = L0(goal["content"], plan)
+        s = cls(rt, scope, actor=actor, task_id=task_id, goal=goal["content"], purpose=purpose, _l0=l0)
+        for t, r in tagged:
+            s.turn = max(s.turn, t["turn"])
+            s._items.append(r["memory_id"])
+            if t["slot"] == "constraint":
+                l0.constraints.append(r["content"])
+            elif t["slot"] == "step":
+                l0.step = min(t["n"], max(len(plan) - 1, 0))
+            elif t["slot"] == "scratchpad":
+                l0.note(r["content"])
+            elif t["slot"] in ("observation", "reasoning"):
+                text = HELD if r["status"] == "pending" else r["content"]
+                l0.observe(Observation(t["label"], text, float(r["importance"]), t["critical"], t["turn"],
+                                       memory_id=r["memory_id"]))
+            if t["slot"] not in ("plan", "step", "goal"):
+                # Through promotion already, unless from the current turn (re-decided at its end:
+                # a promotion's idempotency key makes a repeat a no-op).
+                c = _candidate(r, t, rt.gate)
+                (s._new if t["turn"] == s.turn else s._history).append(c)
+        return s
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeClosed(f"session {self.task_id} was completed; open a new one")
+
+    def _item(self, text: object, kind: str, slot: str, n: int, critical: bool, label: str, **kw) -> dict:
+        from ..core.lifecycle import ttl_policy
+
+        item = dict(scope=self.scope, text=text, actor=self.actor, source=kind, pool="working",
+                    source_id=make_tag(self.task_id, self.turn, slot, n, critical, label), **kw)
+        req = R.write_request(dict(item))  # a typed error now, for bad input, before anything is buffered
+        ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, self._rt.config.lifecycle)
+        return item
+
+    def _gate_scaffold(self) -> None:
+        """Goal, plan and constraints must pass the gate as they are (a key or an injected
+        instruction in them refuses the session); L0 shows them as L1 will keep them."""
+        gate = self._rt.gate
+
+        def kept(text: str, what: str) -> str:
+            rep = gate.scan(text, "user_stated")
+            if rep.decision in ("blocked", "pending"):
+                raise InvalidRecord(f"the session's {what} did not pass the write gate ({rep.decision}: "
+                                    f"{', '.join(rep.tags) or 'no tags'})")
+            return rep.text
+
+        self.l0.goal = kept(self.l0.goal, "goal")
+        self.l0.plan = [kept(s, f"plan step {i + 1}") for i, s in enumerate(self.l0.plan)]
+        self.l0.constraints = [kept(c, f"constraint {i + 1}") for i, c in enumerate(self.l0.constraints)]
+
+    def _scaffold_items(self) -> list[_Pending]:
+        out = [_Pending(self._item(self.l0.goal, "user_stated", "goal", 0, False, "task"), None, "goal", "task")]
+        out += [_Pending(self._item(s, "user_stated", "plan", i, False, "task"), None, "plan", "task")
+                for i, s in enumerate(self.l0.plan)]
+        out += [_Pending(self._item(c, "user_stated", "constraint", i, True, "task", category="instruction"), None,
+                         "constraint", "task") for i, c in enumerate(self.l0.constraints)]
+        return out
+
+    def _written(self, p: _Pending, res) -> None:
+        """One buffered write came back: into L0 (as the gate left it) and the promotion queue."""
+        if isinstance(res, MemactorsError):
+            self.errors.append(f"{type(res).__name__}: {res}")
+            return
+        if res.decision == R.BLOCKED or res.memory_id is None:
+            self.errors.append(f"blocked: {', '.join(res.gate.get('tags', [])) or 'by the write gate'}")
+            return
+        self._items.append(res.memory_id)
+        if p.slot == "scratchpad":
+            self.l0.note(self._stored_text(p, res))
+        if p.obs is not None:
+            text = HELD if res.status == "pending" else self._stored_text(p, res)
+            self.l0.observe(Observation(p.obs.source, text, p.obs.importance, p.obs.critical, p.obs.turn,
+                                        memory_id=res.memory_id))
+        if p.slot not in ("goal", "plan", "step"):
+            it = p.item
+            self._new.append(P.Candidate(
+                res.memory_id, self._stored_text(p, res), it["source"], p.obs.turn if p.obs else self.turn, p.slot,
+                it.get("subject"), it.get("predicate"), it.get("object"), it.get("category", "default"),
+                res.decision, tuple(res.gate.get("tags", ())), res.status or "active"))
+
+    def _stored_text(self, p: _Pending, res) -> str:
+        if res.decision != R.REDACTED:
+            return p.item["text"]
+        return self._rt.gate.scan(p.item["text"], p.item["source"]).text  # the same gate, the same text
+
+    def _set_push(self, res) -> None:
+        self._pushed, self._pushed_turn = res, self.turn
+
+    def _render(self, token_budget: int | None) -> Prompt:
+        rc = self._rt.config.recall
+        l0_text = self.l0.to_prompt(token_budget)
+        hits = list(self._pushed.hits) if self._pushed is not None else []
+        budget = rc.push_token_budget if token_budget is None else max(0, token_budget - estimate_tokens(l0_text) - 4)
+        chosen, _ = select([{"content": h.content, "hit": h} for h in hits], max_items=rc.push_max_items,
+                           token_budget=budget)
+        text = l0_text
+        if chosen:
+            text += "\n## Memories\n" + "\n".join(f"- {c['hit'].content}" for c in chosen)
+        return Prompt(text, estimate_tokens(text), [c["hit"].memory_id for c in chosen],
+                      self._pushed.recall_id if self._pushed is not None else None)
+
+
+class AsyncSession:
+    """The async twin of ``Session``: the same hooks, awaitable (``await rt.asession(...)``)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    @property
+    def l0(self) -> L0:
+        return self.session.l0
+
+    async def start(self):
+        return await asyncio.to_thread(self.session.start)
+
+    async def observe(self, source: str, content: str, **kw) -> None:
+        self.session.observe(source, content, **kw)  # buffered: no I/O
+
+    async def before_llm(self, token_budget: int | None = None) -> Prompt:
+        return await asyncio.to_thread(self.session.before_llm, token_budget)
+
+    async def before_tool(self, name: str, args: object = None, **kw):
+        return await asyncio.to_thread(self.session.before_tool, name, args, **kw)
+
+    async def recall(self, query: str, **kw):
+        return await asyncio.to_thread(self.session.recall, query, **kw)
+
+    async def end_turn(self) -> TurnResult:
+        return await asyncio.to_thread(self.session.end_turn)
+
+    async def complete(self, summary: str = "", outcome: str = "success") -> dict:
+        return await asyncio.to_thread(self.session.complete, summary, outcome)
+
+
+# --- batches: many sessions' hooks at once -----------------------------------------------------
+
+def start_all(rt, sessions: list[Session]) -> list:
+    """``start()`` of many sessions: their goals, plans and constraints in one write, their
+    pushes in one batch of recalls. Returns the push results in order."""
+    for s in sessions:
+        s._check_open()
+        if s.started:
+            raise InvalidRecord(f"session {s.task_id} was started already")
+        s._pending[:0] = s._scaffold_items()
+        s.started = True
+    flush_all(rt, sessions)
+    pushes = _run_pushes(rt, sessions, return_errors=len(sessions) > 1)
+    for s, res in zip(sessions, pushes):
+        if isinstance(res, MemactorsError):
+            s.errors.append(f"{type(res).__name__}: {res}")
+        else:
+            s._set_push(res)
+    return pushes
+
+
+def flush_all(rt, sessions: list[Session], extra: list[dict] = ()) -> list:
+    """Every pending observation of these sessions in one ``write_many`` (through the gate, to
+    the working pool); each result lands in its session's L0 and promotion queue. A refused
+    item is recorded in ``session.errors``; the others are written. ``extra``: other writes
+    (``write_many`` items) sent in the same batch; returns their results (or typed errors)."""
+    owners = [(s, p) for s in sessions for p in s._pending]
+    if not owners and not extra:
+        return []
+    for s in sessions:
+        s._pending = []
+    results = rt.write_many([p.item for _, p in owners] + list(extra), return_errors=True)
+    for (s, p), res in zip(owners, results):
+        s._written(p, res)
+    return results[len(owners):]
+
+
+def recall_all(rt, asks: list[tuple]) -> list:
+    """Pull recalls through many sessions in one ``recall_many``: ``asks`` holds (session, query,
+    allowed_scopes or None for the session's scope, top_k or None). Pending observations are
+    written first. A refused request gets its typed error in place of its result."""
+    flush_all(rt, list({id(s): s for s, *_ in asks}.values()))
+    reqs = []
+    for s, query, allowed, top_k in asks:
+        reqs.append({"query": query, "actor": s.actor, "task_id": s.task_id, "purpose": s.purpose,
+                     "allowed_scopes": list(allowed) if allowed is not None else [s.scope],
+                     "top_k": top_k if top_k is not None else rt.config.recall.default_top_k})
+    return rt.recall_many(reqs, return_errors=True)
+
+
+def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
+    """``end_turn()`` of many sessions: pending writes in one batch, promotions by rule in one
+    call per owner, each session on to its next turn."""
+    flush_all(rt, sessions)
+    min_turns = rt.config.lifecycle.promote_min_turns
+    ops, whose, out = [], [], []
+    for s in sessions:
+        tr = TurnResult(s.turn)
+        for v in P.decide(s._new, s._history, min_turns=min_turns):
+            if v.promote:
+                ops.append(PromoteOp(v.memory_id, s.actor, v.rule, v.category, f"promote-{v.memory_id}"))
+                whose.append(tr)
+            else:
+                tr.kept[v.rule] = tr.kept.get(v.rule, 0) + 1
+        s._history += s._new
+        s._new = []
+        out.append(tr)
+    for tr, res in zip(whose, rt._submit_by_memory(ops) if ops else []):
+        if isinstance(res, MemactorsError):
+            tr.errors.append(f"{type(res).__name__}: {res}")
+        else:
+            tr.promoted.append(res)
+    for s, tr in zip(sessions, out):
+        s.promoted += tr.promoted
+        s.errors += tr.errors
+        s.turn += 1
+    return out
+
+
+def complete_all(rt, asks: list[tuple]) -> list[dict]:
+    """``complete()`` of many sessions (``asks``: (session, summary, outcome)): their last
+    promotions, then their outcomes written in one batch; every session closed."""
+    sessions = [s for s, _, _ in asks]
+    turns = end_turn_all(rt, sessions)
+    items, idx = [], []
+    for i, (s, summary, outcome) in enumerate(asks):
+        check_identifier(outcome, "outcome")
+        text = f"Task {s.task_id} ended ({outcome})" + (f": {summary}" if summary else ".")
+        items.append(dict(scope=s.scope, text=text, actor=s.actor, source="task_outcome", category="task_learning",
+                          derived_from=s._items[-R.MAX_DERIVED_FROM:] or None, importance=0.6))
+        idx.append(i)
+    results = rt.write_many(items, return_errors=True) if items else []
+    out = [{"turn": tr, "outcome": None} for tr in turns]
+    for i, res in zip(idx, results):
+        out[i]["outcome"] = res
+    for s in sessions:
+        s.closed = True
+        s._pushed = None
+    return out
+
+
+def _run_pushes(rt, sessions: list[Session], return_errors: bool = False) -> list:
+    """Push recalls for these sessions (their L0's focus), one batch, at the push threshold.
+    With ``return_errors`` a refused push gets its typed error in place of its result."""
+    rc = rt.config.recall
+    plans = []
+    for s in sessions:
+        try:
+            plan = rt._plan_recall(s.l0.focus(), s.actor, s.task_id, [s.scope], s.purpose, rc.push_max_items,
+                                   rc.push_token_budget, rc.push_threshold, None, "push")
+            # The session's own items are in L0 already: pushing them back would crowd out memories.
+            plan.exclude = frozenset(s._items)
+            plan.owner_req["m"] += len(plan.exclude)
+            plans.append(plan)
+        except MemactorsError as exc:
+            if not return_errors:
+                raise
+            plans.append(exc)
+    out = rt._run_plans(plans)
+    if not return_errors:
+        for r in out:
+            if isinstance(r, MemactorsError):
+                raise r
+    return out
+
+
+def _candidate(rec: dict, tag: dict, gate) -> P.Candidate:
+    """A working item read back from the ledger, as promotion sees it: the gate's verdict is
+    found again by scanning the text as stored (the gate is deterministic; a redaction's
+    placeholders no longer match, and redacted text is what promotion would store anyway)."""
+    rep = gate.scan(rec["content"], rec["source_kind"])
+    return P.Candidate(rec["memory_id"], rec["content"], rec["source_kind"], tag["turn"], tag["slot"],
+                       rec.get("subject"), rec.get("predicate"), rec.get("object"), rec.get("category") or "default",
+                       R.PENDING if rec["status"] == "pending" else rep.decision, tuple(rep.tags), rec["status"])
+
+
+def _render_args(args: object) -> str:
+    """Tool arguments as query text: JSON with sorted keys (anything else as its str)."""
+    if isinstance(args, str):
+        return args[:R.MAX_CONTENT_CHARS - 300]
+    try:
+        return orjson.dumps(args, option=orjson.OPT_SORT_KEYS, default=str).decode()[:R.MAX_CONTENT_CHARS - 300]
+    except TypeError:
+        return str(args)[:R.MAX_CONTENT_CHARS - 300]
 
 
 class PushSession:

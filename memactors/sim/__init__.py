@@ -9,9 +9,11 @@ throughput, latency, accuracy against the ground truth and governance counters t
 ``python -m memactors.sim --config configs/sim-default.toml`` runs it from the command line.
 """
 
+from . import backend_memactors as _backend_memactors  # noqa: F401 - registers "memactors"; Ray starts at setup()
 from . import backend_sqlite as _backend_sqlite  # noqa: F401 - registers "langgraph-sqlite"; langgraph loads at setup()
 from .actions import Forget, Observe, ProbeSpec, Recall, TaskEnd, TaskStart, validate
 from .backend import BACKENDS, DictBackend, MemoryBackend, TickResult, register_backend
+from .backend_memactors import MemactorsBackend
 from .backend_sqlite import SqliteStoreBackend
 from .metrics import COUNTERS, evaluate_probe, judge_hit
 from .planted import SecretScanner, make_secret
@@ -29,6 +31,7 @@ __all__ = [
     "DictBackend",
     "Forget",
     "Grant",
+    "MemactorsBackend",
     "MemoryBackend",
     "Observe",
     "ProbeSpec",

@@ -311,6 +311,8 @@ class Ledger(LedgerChecks, LedgerHistory):
         hits = {}  # memory id -> (scope, times returned, newest time): one recall counts once per memory
         for r in rows:
             for h in r["hits"]:
+                if h["scope"].startswith("l3:"):  # an L3 result (rt.retrieve): logged, never stored, not counted
+                    continue
                 scope, n, ts = hits.get(h["memory_id"], (h["scope"], 0, 0))
                 hits[h["memory_id"]] = (scope, n + 1, max(ts, r["ts"]))
         if hits:
@@ -345,6 +347,13 @@ class Ledger(LedgerChecks, LedgerHistory):
         return {r[0]: {"retrieved_count": r[1], "cited_count": r[2], "last_accessed_at": r[3], "uncited_streak": r[4]}
                 for r in rows}
 
+    def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
+        """(memory_id, scope, uncited_streak) of memories returned at least ``min_streak`` times
+        in a row without a citation, recalled at or after ``since_ts`` (a run that has not grown
+        since the last look needs no second one): the candidates for demotion."""
+        return self._q("SELECT memory_id, scope, uncited_streak FROM access WHERE uncited_streak >= ? "
+                       "AND last_accessed_at >= ? ORDER BY memory_id", [int(min_streak), int(since_ts)])
+
     # --- reading -------------------------------------------------------------------------
 
     def newest_ts(self) -> int:
@@ -374,9 +383,9 @@ class Ledger(LedgerChecks, LedgerHistory):
         return self._changes(f"{where} AND list_contains(?, e.scope)", [sorted(scopes)])
 
     def working_since(self, ts: int) -> list[tuple[int, Change | None]]:
-        """Working-pool items written since ``ts``, and erasures after that: the L1 pool a
-        restarted owner rebuilds."""
-        return self._changes("e.ts >= ? AND (e.action = 'write_working' OR e.action = 'forget')", [ts])
+        """Working-pool items written since ``ts``, and erasures and status changes after that
+        (an archived item leaves the pool): the L1 pool a restarted owner rebuilds."""
+        return self._changes("e.ts >= ? AND e.action IN ('write_working', 'forget', 'status')", [ts])
 
     def history(self, memory_ids: list[str]) -> list[tuple[int, Change | None]]:
         """Every event of these memories, decoded, in seq order: enough to project them from the

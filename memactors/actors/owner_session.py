@@ -1,0 +1,40 @@
+"""What an owner gathers for promotion and demotion before deciding them (DESIGN section 2).
+
+Mixed into ``ScopeOwner``. The decide functions (``memactors.core.changes``) are pure: a
+promotion needs the item's vector (the working pool keeps it; a cold or expired item is embedded
+again), a demotion the vault memory's, and a promotion up the scope tree the source record
+(from the hot state or the ledger: the source scope may be another owner's) and a read grant
+on it, checked here against the ledger's grants.
+"""
+
+from __future__ import annotations
+
+from ..core import changes as C
+from ..core import records as R
+from ..core.ops import DemoteOp, PromoteOp, ScopePromoteOp
+from ..core.scopes import parse_scope
+
+
+class SessionMixin:
+    async def _gather_session(self, op, ctx: C.Ctx) -> None:
+        """Complete ``ctx`` for a promotion or demotion (no-op for other operations)."""
+        if isinstance(op, ScopePromoteOp):
+            scope = self.hot.where.get(op.memory_id)
+            st = self.hot.get(scope) if scope is not None else None
+            rec = (st.get(op.memory_id) if st is not None else None) or await self._record(op.memory_id)
+            if rec is not None:
+                self.grants.check_recall(op.actor, [parse_scope(rec["scope"])])  # may read what it promotes
+            ctx.record = rec
+        elif not isinstance(op, (PromoteOp, DemoteOp)):
+            return
+        rec = ctx.record
+        if rec is None or rec.get("content") is None:
+            return
+        mid = rec["memory_id"]
+        vec = self.working.vector(mid)
+        if vec is None:
+            src = self.hot.get(rec["scope"])
+            vec = src.vectors.get(mid) if src is not None else None
+        if vec is None:
+            vec = (await self._embed([rec["content"]]))[0]
+        ctx.prepared = C.Prepared(R.ACCEPTED, None, {}, {}, vector=vec)
