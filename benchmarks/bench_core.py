@@ -29,8 +29,12 @@ from memactors.testing import drop_hot  # noqa: E402
 ORG = "bench"
 
 
+TENANTS = 1  # --tenants: users spread over this many orgs (owners are picked by org)
+
+
 def scope_of(user: str) -> str:
-    return f"/org/{ORG}/user/{user}/"
+    org = ORG if TENANTS == 1 else f"{ORG}{int(user[1:]) % TENANTS}"
+    return f"/org/{org}/user/{user}/"
 
 
 def pct(xs, p):
@@ -41,9 +45,10 @@ def run(n: int, n_users: int, n_queries: int, owners: int, data_dir: str) -> dic
     mems = workload.memories(n, n_users)
     queries = workload.queries(n_queries, n_users)
     rt = memactors.connect(data_dir, config={"runtime": {"num_owners": owners}})
-    out: dict = {"store": "memactors", "n": n, "owners": owners}
+    out: dict = {"store": "memactors", "n": n, "owners": owners, "tenants": TENANTS}
     try:
-        rt.grant("bench-agent", f"/org/{ORG}/", read=True, write=True)
+        orgs = sorted({scope_of(f"u{i:04d}").split("/")[2] for i in range(n_users)})
+        rt.grant_many([{"actor": "bench-agent", "scope": f"/org/{o}/", "read": True, "write": True} for o in orgs])
         # 1. governed write path, batched
         items = [{"scope": scope_of(u), "text": t, "actor": "bench-agent"} for u, t in mems]
         t0 = time.perf_counter()
@@ -117,11 +122,22 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=1_000)
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--owners", type=int, default=2)
+    ap.add_argument("--tenants", type=int, default=1)
+    ap.add_argument("--rebuild", action="store_true", help="then time `memactors rebuild` of the ledger")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
+    global TENANTS
+    TENANTS = a.tenants
     d = tempfile.mkdtemp(prefix="memactors-bench-")
     try:
         res = run(a.n, a.users, a.queries, a.owners, os.path.join(d, "data"))
+        if a.rebuild:
+            from memactors.server import rebuild
+
+            t0 = time.perf_counter()
+            rb = rebuild(os.path.join(d, "data"))
+            dt = time.perf_counter() - t0
+            res["rebuild"] = {**rb, "wall_s": round(dt, 2), "events_per_s": round(rb["events"] / dt)}
     finally:
         shutil.rmtree(d, ignore_errors=True)
     print(orjson.dumps(res, option=orjson.OPT_INDENT_2).decode())

@@ -14,6 +14,7 @@ import shutil
 import sys
 
 import click
+import orjson
 
 from ..core.errors import ConfigError
 from .backend import BACKENDS
@@ -53,8 +54,11 @@ def _subtable(table: dict, name: str, known: tuple[str, ...]) -> dict:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
 @click.option("--keep-data", is_flag=True, help="Keep each backend's working folder under OUT/work/.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Run the memactors backend on this data folder (DIR/data, kept for the other verbs to inspect).")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout instead of tables.")
 def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenant, days, ticks_per_day, chaos_rate,
-             no_progress, no_plots, keep_data):
+             no_progress, no_plots, keep_data, data_dir, as_json):
     """Run the batch simulation on memory backends side by side and judge them: throughput, tick
     latency, accuracy against the ground truth, governance counters. Exits 1 when a governed
     backend has a non-zero counter."""
@@ -74,19 +78,24 @@ def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenan
     work = os.path.join(out_dir, "work")
     backends = []
     for n in names:
-        os.makedirs(os.path.join(work, n), exist_ok=True)
-        backends.append(BACKENDS[n](os.path.join(work, n)))
+        folder = data_dir if n == "memactors" and data_dir else os.path.join(work, n)
+        os.makedirs(folder, exist_ok=True)
+        backends.append(BACKENDS[n](folder))
     policy = ScriptedPolicy(seed=cfg.seed, top_k=cfg.top_k,
                             **{k: v for k, v in pol.items() if k != "chaos_rate"})
     chaos = chaos_rate if chaos_rate is not None else pol.get("chaos_rate", 0)
     if chaos:
         policy = ChaosPolicy(policy, rate=chaos, seed=cfg.seed)
     try:
-        report = run(cfg, backends, policy=policy, progress=not no_progress)
+        report = run(cfg, backends, policy=policy, progress=not (no_progress or as_json))
     finally:
         if not keep_data:
             shutil.rmtree(work, ignore_errors=True)
     outputs = write_outputs(report, out_dir, plots=not no_plots and runcfg.get("plots", True))
+    if as_json:
+        with open(outputs["json"], "rb") as f:  # one object on one line, as every --json verb
+            click.echo(orjson.dumps(orjson.loads(f.read())).decode())
+        sys.exit(report.exit_code())
     print_summary(report)
     click.echo(f"report: {outputs['json']}" + "".join(f"\nplot: {p}" for p in outputs.get("plots", []))
                + (f"\n{outputs['note']}" if outputs.get("note") else ""))
