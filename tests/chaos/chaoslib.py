@@ -34,13 +34,15 @@ from pathlib import Path
 
 import orjson
 
+from op_faults import OPS
+
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "driver.py"
 ROOT = HERE.parent.parent
 
 IN_PROCESS = ("owner", "ledger", "gate", "embed", "flush_gap")
 SUBPROCESS = ("driver", "ray")
-FAULTS = IN_PROCESS + SUBPROCESS
+FAULTS = IN_PROCESS + SUBPROCESS + OPS  # OPS: a sweep, a rollback, a purge as it lands (op_faults)
 
 
 def config_for(fault: str) -> dict:
@@ -464,6 +466,10 @@ def subprocess_round(base: Path, fault: str, index: int, rng: random.Random) -> 
 
 def run_round(base: Path, fault: str, index: int, rng: random.Random) -> Round:
     base.mkdir(parents=True, exist_ok=True)
+    if fault in OPS:
+        from op_faults import op_round
+
+        return op_round(base, fault, index, rng)
     if fault in IN_PROCESS:
         return in_process_round(base, fault, index, rng)
     return subprocess_round(base, fault, index, rng)
