@@ -12,7 +12,9 @@ Crash faults (``FAULTS``): ``owner``, ``ledger``, ``gate``, ``embed`` (SIGKILL o
 process while the runtime runs in this process; Ray restarts it), ``flush_gap`` (every owner
 and the ledger writer killed together while Lance trails the ledger by a long flush interval),
 ``driver`` (a driver process on this Ray killed mid-burst: its actors die with it) and
-``ray`` (a driver process with a local Ray of its own, killed with every process of that Ray).
+``ray`` (a driver process with a local Ray of its own, killed with every process of that Ray);
+``sweep``, ``rollback``, ``purge`` (an owner or the ledger writer killed while that operation
+lands: ``op_faults``).
 
 Actor process ids come from Ray's actor table (``ray._private.state``): no actor needs a
 ``pid()`` method for this.
