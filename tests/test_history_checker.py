@@ -151,6 +151,17 @@ def test_lost_from_store(tmp_path):
     assert rep.summary().startswith("history check: FAILED")
 
 
+def test_a_merged_write_names_the_memory_it_merged_into(tmp_path):
+    # A near-copy of a live text-only memory is merged into it: a ``merge`` event under the
+    # write's key names the existing memory (a checker once called every merged write lost).
+    r = base(tmp_path)
+    r.write(r.c1, "k12", "quarterly review is on a friday", "merged", "m4", 1)
+    r.ev("merge", "m4", 1, "k12", {"updated_at": 2})
+    assert r.check().ok, r.check().summary()
+    r.ledger = [e for e in r.ledger if e["idem_key"] != "k12"]
+    assert found(r.check(), "lost", kind="not_in_ledger", memory_id="m4", decision="merged")
+
+
 def test_lost_from_ledger(tmp_path):
     r = base(tmp_path)
     r.ledger = [e for e in r.ledger if e["idem_key"] not in ("k6", "k5")]

@@ -140,6 +140,15 @@ class HotCache:
         for mid in state.records:
             self.where[mid] = scope
 
+    def discard(self, scope: str) -> None:
+        """Drop a scope's state (its next use loads it again)."""
+        old = self.states.pop(scope, None)
+        self._indexes.pop(scope, None)
+        if old is not None:
+            for mid in old.records:
+                if self.where.get(mid) == scope:
+                    del self.where[mid]
+
     def index(self, scope: str) -> HotIndex | None:
         st = self.states.get(scope)
         if st is None:

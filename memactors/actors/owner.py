@@ -71,6 +71,8 @@ class _NoView:
 
 
 NO_VIEW = _NoView()
+RELOAD_WINDOW_S = 30.0  # how long a rebuild after a failed commit waits for a restarting ledger writer
+_LEDGER_DOWN = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
 
 
 @ray.remote(num_cpus=0, max_concurrency=1000)
@@ -95,6 +97,7 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
         self.gate_pool = GatePool([gate_worker_name(i) for i in range(rc.gate_workers)], namespace, self.gate,
                                   lambda: None if rc.embed_workers else self._local_embedder())
         self.hot = HotCache(rc.hot_cache_max_memories, self.cfg.embedder.dim)
+        self._stale: set[str] = set()  # scopes whose rebuild after a failed commit is still due
         self.working = WorkingPool(rc.working_pool_size, int(rc.session_ttl_s * 1_000_000))
         self.outbox = L2Outbox()
         self.idem = IdempotencyCache(int(rc.idempotency_window_s * 1_000_000))
@@ -435,6 +438,9 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 results[i] = ("same", seen[1])  # filled in from the first once it is decided
             else:
                 results[i] = orjson.loads(seen)
+        stale = self._stale & set(scopes)
+        if stale:  # a failed commit's scopes not yet rebuilt: never decide against a guess
+            await self._reload(stale)
         single = {scope_of[i] for i in todo if scope_of[i] is not None}
         missing = [s for s in sorted(single) if s not in self.hot]
         if missing:
@@ -490,8 +496,12 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
         failed = next((p for p in parts if isinstance(p, BaseException)), None)
         if failed is not None:
             # Some chunks may have committed: rebuild these scopes from the ledger, then report
-            # the failure (a retry with the same keys completes the rest).
-            await self._reload(set(scopes))
+            # the failure (a retry with the same keys completes the rest). A rebuild that cannot
+            # run yet leaves them stale: the next operation on them rebuilds first.
+            try:
+                await self._reload(set(scopes))
+            except MemactorsError:
+                pass
             raise _typed(failed)
         outcome = [r for part in parts for r in part]
         rebuild = set()
@@ -589,11 +599,26 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
             self.outbox.delete(ch.memory_id)
 
     async def _reload(self, scopes: set[str]) -> None:
-        """Forget these scopes' hot state and rebuild it from L2 and the ledger."""
+        """Forget these scopes' hot state and rebuild it from L2 and the ledger, retried while
+        the ledger writer restarts (``RELOAD_WINDOW_S``). Until a rebuild succeeds the scopes
+        are *stale*: nothing is decided against them (``_decide_and_commit`` reloads first).
+        An empty state left behind by a failed rebuild once restarted versions at 1 beside
+        live ones and wrote duplicates."""
+        self._stale |= scopes
         for s in scopes:
-            if s in self.hot:
-                self.hot.install(s, ScopeState())
-        await self._replay(scopes)
+            self.hot.discard(s)
+        deadline, delay = time.monotonic() + RELOAD_WINDOW_S, 0.05
+        while True:
+            try:
+                await self._replay(set(scopes))
+                break
+            except _LEDGER_DOWN:
+                if time.monotonic() > deadline:
+                    raise errors.OwnerUnavailable("the ledger writer stayed unreachable; nothing further was "
+                                                  "written (retry with the same idempotency keys)") from None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        self._stale -= scopes
 
     # --- routing help ------------------------------------------------------------------------
 
@@ -703,10 +728,14 @@ def _touches_l2(ch: Change, rec: dict | None, working: WorkingPool) -> bool:
 
 
 def _typed(exc: BaseException) -> MemactorsError:
-    """A failure from another actor as the project's typed error, never Ray's wrapper."""
+    """A failure from another actor as the project's typed error, never Ray's wrapper. The
+    ledger writer down or restarting is ``OwnerUnavailable``: callers retry it (same keys)."""
     cause = getattr(exc, "cause", exc)
     if isinstance(cause, MemactorsError):
         return cause
+    if isinstance(cause, _LEDGER_DOWN):
+        return errors.OwnerUnavailable("the ledger writer is restarting; nothing of this batch is acknowledged: "
+                                       "retry with the same idempotency keys")
     return errors.StoreError(f"the ledger could not take this batch ({type(cause).__name__}); "
                              "retry with the same idempotency keys")
 

@@ -65,12 +65,15 @@ class FlushMixin:
                 raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "
                                  "and L2 catches up by itself once the disk has room and is writable") from exc
             self._tick("l2_flush", t0)
-            if synced:
-                await self.ledger.access_synced.remote(synced)
+            # Lance has the batch: its seqs are ours to mark before any other call can fail (a
+            # ledger writer killed during access_synced once lost them: verify() then reported
+            # L2 rows missing and unknown until the owner restarted).
+            self._unmarked = [*self._unmarked, *batch.seqs]
             # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
             # again taken for empty (that made versions restart beside a live one).
             self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
-            self._unmarked = [*self._unmarked, *batch.seqs]
+            if synced:
+                await self.ledger.access_synced.remote(synced)
             await self._mark_applied()
             self._flushes += 1
             self._unindexed += len(batch.new)

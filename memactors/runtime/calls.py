@@ -42,19 +42,8 @@ class Calls:
         self.check_open()
         try:
             return ray.get(ref, timeout=timeout or self.timeout_s)
-        except ray.exceptions.RayTaskError as exc:
-            out = unwrap(exc)
-            if isinstance(out, MemactorsError):
-                raise out from None
-            cause = getattr(exc, "cause", exc)
-            log.error("an actor failed: %s", _first_line(cause))  # for the operator's log, not the caller
-            raise errors.StoreError(f"an actor failed ({type(cause).__name__}); nothing further was done") from None
-        except _DOWN:
-            raise OwnerUnavailable("an actor of this runtime is down or restarting; nothing further was done") \
-                from None
-        except ray.exceptions.GetTimeoutError:
-            raise Unavailable(f"no answer within {timeout or self.timeout_s:.0f} s; the call may still "
-                              "complete (retry with the same idempotency keys)") from None
+        except ray.exceptions.RayError as exc:
+            raise typed(exc, timeout or self.timeout_s) from None
 
     def retrying(self, make_ref, window_s: float = RETRY_WINDOW_S):
         """Call an actor; while Ray restarts a killed one, retry (idempotency keys make it safe)."""
@@ -68,6 +57,27 @@ class Calls:
                     raise OwnerUnavailable("a scope owner stayed unreachable; nothing further was written") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+
+def typed(exc: BaseException, timeout_s: float | None = None) -> BaseException:
+    """The project's error for a Ray error (``exc`` is returned as is when it is neither):
+    a memactors error raised in an actor as itself, an actor down or restarting as
+    ``OwnerUnavailable``, a timeout as ``Unavailable``, any other failure as ``StoreError``."""
+    if isinstance(exc, ray.exceptions.GetTimeoutError):
+        return Unavailable(f"no answer within {timeout_s or 0:.0f} s; the call may still complete (retry with the "
+                           "same idempotency keys)")
+    if isinstance(exc, ray.exceptions.RayTaskError):
+        out = unwrap(exc)
+        if isinstance(out, MemactorsError):
+            return out
+        cause = getattr(exc, "cause", exc)
+        if isinstance(cause, _DOWN):  # an actor this actor called died: the same for the caller
+            return typed(cause)
+        log.error("an actor failed: %s", _first_line(cause))  # for the operator's log, not the caller
+        return errors.StoreError(f"an actor failed ({type(cause).__name__}); nothing further was done")
+    if isinstance(exc, _DOWN):
+        return OwnerUnavailable("an actor of this runtime is down or restarting; nothing further was done")
+    return exc
 
 
 def _first_line(exc: BaseException) -> str:

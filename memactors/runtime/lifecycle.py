@@ -9,12 +9,15 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
+import ray
+
 from ..actors import sweeper
 from ..core.errors import BackPressure
 from ..core.grants import GrantTable
 from ..core.lifecycle import ACTION_OF, ACTIONS, RULES
 from ..core.ops import ResolveOp
 from ..core.scopes import parse_scope
+from .calls import typed
 
 
 @dataclass
@@ -61,6 +64,12 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
     try:
         out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
                           dry_run=dry_run, scope=scope, workers=workers, progress=progress)
+    except ray.exceptions.RayError as exc:  # an owner killed mid-sweep: typed, and what a rerun does
+        err = typed(exc)
+        if dry_run:
+            raise err from None
+        raise type(err)(f"the sweep stopped part way ({err}); what it applied stays applied, one event per memory: "
+                        "run gc again to finish it") from None
     finally:
         if not dry_run:
             ledger.sweep_release.remote(holder)

@@ -22,7 +22,8 @@ What an operation's outcome means:
   ledger must hold its ``block`` event (the refusal is audited), no memory is expected.
   ``accepted``/``redacted``/``superseded_previous`` make a new version, active at the ack.
   ``refreshed`` returns the *existing* memory (its id and version): the ledger must hold a
-  ``refresh`` event under the write's key; no new version. ``kept_as_superseded`` and
+  ``refresh`` event under the write's key; no new version. ``merged`` (a near-copy of a live
+  text-only memory) likewise, with a ``merge`` event. ``kept_as_superseded`` and
   ``pending`` make a new version that is not active (never visible as active until a status
   event says so). A write to the working pool (``write_working`` event, or ``working_only``)
   lives in L1 only: it must be in the ledger, the store may or may not show it.
@@ -61,9 +62,10 @@ from .history import canonical_scope
 
 CATEGORIES = ("lost", "duplicated", "phantom", "version_order", "multiple_active", "superseded_visible",
               "forgotten_visible", "chain")
-PRIMARY = ("write", "write_working", "refresh", "block")  # the one event a write leaves under its key
+PRIMARY = ("write", "write_working", "refresh", "merge", "block")  # the one event a write leaves under its key
 NEW_VERSION = ("accepted", "redacted", "superseded_previous", "kept_as_superseded", "pending")
-ACTIVE_AT_ACK = ("accepted", "redacted", "superseded_previous", "refreshed")
+ACTIVE_AT_ACK = ("accepted", "redacted", "superseded_previous", "refreshed", "merged")
+SAME_MEMORY = ("refreshed", "merged")  # the write names an existing memory: no new version
 
 
 @dataclass
@@ -204,7 +206,7 @@ def check(history_events: Iterable[dict], ledger_events: Iterable[dict], store_r
     # A memory's status as its latest acknowledgement (a new version, or a refresh of it) said.
     acked = sorted((o for o in writes if o.state == "ok"), key=lambda o: o.done["ts"])
     ack_status = {o.done["memory_id"]: o.done.get("status") for o in acked
-                  if o.done.get("decision") in (*NEW_VERSION, "refreshed")}
+                  if o.done.get("decision") in (*NEW_VERSION, *SAME_MEMORY)}
     _check_lost(report, writes, forgets, ledger, rows, ack_status)
     _check_duplicated(report, writes, ledger, rows)
     _check_phantom(report, writes, forgets, ledger, rows)
@@ -371,7 +373,7 @@ def _check_ack_order(report: CheckReport, writes: list[_Op], ledger: _Ledger) ->
         logical.setdefault(o.inv.get("idempotency_key") or o.op_id, o)
     groups: dict[tuple, list[tuple[int, _Op]]] = defaultdict(list)
     for k, o in logical.items():
-        if o.inv.get("pool") == "working" or o.done.get("decision") not in (*NEW_VERSION, "refreshed"):
+        if o.inv.get("pool") == "working" or o.done.get("decision") not in (*NEW_VERSION, *SAME_MEMORY):
             continue
         ent = _entity(o.inv.get("scope"), o.inv.get("subject"), o.inv.get("predicate"))
         if ent is not None and o.done.get("version") is not None:
@@ -391,7 +393,7 @@ def _check_ack_order(report: CheckReport, writes: list[_Op], ledger: _Ledger) ->
             i = bisect.bisect_left(ts, inv_ts)  # acks strictly before b was first invoked
             if i == 0:
                 continue
-            refreshed = b.done["decision"] == "refreshed"
+            refreshed = b.done["decision"] in SAME_MEMORY
             v, a = (best_active if refreshed else best_all)[i - 1]
             if a is not None and (b.done["version"] < v if refreshed else b.done["version"] <= v):
                 report.add("version_order", kind="ack_order", entity=list(ent), earlier=a.brief(), later=b.brief())

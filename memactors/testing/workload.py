@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import PartialWrite
 from .history import History
 
 _TEXT_ONLY = ("the office moves to the fourth floor", "quarterly review is on friday",
@@ -143,8 +144,9 @@ class Workload:
     def run_batched(self, rt: Any, history: History, n: int, *, batch: int = 50, start: int = 0) -> dict:
         """Like ``run`` but the writes of each ``batch`` consecutive ops go through one
         ``write_many`` (invokes fsynced together before it; forgets and recalls in between are
-        skipped). An IdempotencyConflict names its items (``err.failed``, ``err.results``);
-        any other error leaves the whole batch indeterminate."""
+        skipped). An item error (IdempotencyConflict, AccessDenied) names its refused items
+        (``err.failed``, ``err.results``): those are definite failures; a PartialWrite names the
+        items not confirmed (indeterminate); any other error leaves the whole batch indeterminate."""
         counts = {"ok": 0, "fail": 0}
         for lo in range(start, start + n, batch):
             items = [op.args for op in (self.op(i, history.client) for i in range(lo, min(lo + batch, start + n)))
@@ -166,7 +168,8 @@ class Workload:
                         history.write_ok(op_id, results[i])
                         counts["ok"] += 1
                     else:
-                        # A refused item of a call that reported per item: definitely not written.
-                        history.fail(op_id, error, definite=i in failed)
+                        # An item refused on its own (err.failed of an item error): definitely not
+                        # written. A PartialWrite's items were not *confirmed*: they may be written.
+                        history.fail(op_id, error, definite=i in failed and not isinstance(error, PartialWrite))
                         counts["fail"] += 1
         return counts

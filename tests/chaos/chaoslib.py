@@ -12,7 +12,9 @@ Crash faults (``FAULTS``): ``owner``, ``ledger``, ``gate``, ``embed`` (SIGKILL o
 process while the runtime runs in this process; Ray restarts it), ``flush_gap`` (every owner
 and the ledger writer killed together while Lance trails the ledger by a long flush interval),
 ``driver`` (a driver process on this Ray killed mid-burst: its actors die with it) and
-``ray`` (a driver process with a local Ray of its own, killed with every process of that Ray).
+``ray`` (a driver process with a local Ray of its own, killed with every process of that Ray);
+``sweep``, ``rollback``, ``purge`` (an owner or the ledger writer killed while that operation
+lands: ``op_faults``).
 
 Actor process ids come from Ray's actor table (``ray._private.state``): no actor needs a
 ``pid()`` method for this.
@@ -34,13 +36,15 @@ from pathlib import Path
 
 import orjson
 
+from op_faults import OPS
+
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "driver.py"
 ROOT = HERE.parent.parent
 
 IN_PROCESS = ("owner", "ledger", "gate", "embed", "flush_gap")
 SUBPROCESS = ("driver", "ray")
-FAULTS = IN_PROCESS + SUBPROCESS
+FAULTS = IN_PROCESS + SUBPROCESS + OPS  # OPS: a sweep, a rollback, a purge as it lands (op_faults)
 
 
 def config_for(fault: str) -> dict:
@@ -464,6 +468,10 @@ def subprocess_round(base: Path, fault: str, index: int, rng: random.Random) -> 
 
 def run_round(base: Path, fault: str, index: int, rng: random.Random) -> Round:
     base.mkdir(parents=True, exist_ok=True)
+    if fault in OPS:
+        from op_faults import op_round
+
+        return op_round(base, fault, index, rng)
     if fault in IN_PROCESS:
         return in_process_round(base, fault, index, rng)
     return subprocess_round(base, fault, index, rng)

@@ -1,6 +1,7 @@
 """Crash faults (``chaoslib.FAULTS``): SIGKILL of an owner, the ledger writer, a gate worker,
 an embedding worker, every owner and the ledger together while Lance trails the ledger
-(``flush_gap``), a driver process mid-burst, and a whole local Ray. Every round: the history
+(``flush_gap``), a driver process mid-burst, a whole local Ray, and an owner or the ledger
+writer while a sweep, a rollback or a purge lands (``op_faults``). Every round: the history
 checker finds nothing, ``connect`` reopens the folder and it verifies, the lock is free after
 ``close()`` and no process of the round is left.
 
