@@ -2,14 +2,13 @@
 
 import glob
 import os
-import threading
 import time
 
 import pytest
 
 import memactors
 from memactors import AccessDenied, ValidationError
-from memactors.testing import actors, drop_hot
+from memactors.testing import drop_hot
 
 A42, A420, A4_ = "/org/a/user/42/", "/org/a/user/420/", "/org/a/user/4_/"
 SECRET = "sk-proj-Zq9XwV7uT5sR3pN1mL8kJ6hG4fD2sA0b"
@@ -232,57 +231,6 @@ def test_blocked_values_leave_nothing_anywhere(runtime):
         for v in values:
             assert v not in dump, f"{table} holds a blocked value"
     con.close()
-
-
-_WORDS = ("oolong jasmine matcha sencha pu-erh chai rooibos hibiscus ginger mint lemon honey milk sugar "
-          "kettle teapot cup saucer spoon strainer leaf bud steep brew pour sip aroma flavour").split()
-
-
-def distinct(n: int) -> str:
-    """A text of its own for every n: different enough that no two merge as near-copies."""
-    return " ".join(_WORDS[(n // len(_WORDS) ** k) % len(_WORDS)] + str(n % 97 + k) for k in range(3))
-
-
-def test_killed_owner_loses_no_acknowledged_write(ray_session, data_dir):
-    import ray
-
-    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "l2_flush_interval_s": 0.3}})
-    try:
-        rt.grant("ag", A42, write=True)
-        acked, stop = [], threading.Event()
-
-        def burst():
-            i = 0
-            while not stop.is_set() and i < 950:  # recall below returns at most 1000
-                batch = [{"scope": A42, "text": f"burst fact about tea: {distinct(i + j)}", "actor": "ag",
-                          "idempotency_key": f"b-{i + j}"} for j in range(10)]
-                for item, res in zip(batch, rt.write_many(batch)):
-                    acked.append((item["idempotency_key"], res.memory_id))
-                i += 10
-                time.sleep(0.01)
-
-        t = threading.Thread(target=burst)
-        t.start()
-        time.sleep(1.0)
-        ray.kill(actors(rt)["owners"][0], no_restart=False)  # Ray restarts it; the writer retries, same keys
-        time.sleep(1.5)
-        stop.set()
-        t.join(timeout=120)
-        assert not t.is_alive() and len(acked) > 100
-        rt.flush()
-        got = [h.memory_id for h in recall(rt, "burst fact about tea", "ag", [A42], k=1000).hits]
-        assert len(got) == len(set(got))
-        assert set(got) == {m for _, m in acked}
-        n = rt.audit.sql("SELECT count(*), count(DISTINCT idem_key) FROM events WHERE action = 'write'",
-                         actor="ag")[0]
-        assert n[0] == n[1] == len(acked)
-        assert rt.audit.verify()["ok"]
-        import lancedb
-
-        tbl = lancedb.connect(os.path.join(rt.data_dir, "l2")).open_table("memories")
-        assert tbl.count_rows() == len(acked)
-    finally:
-        rt.close()
 
 
 SAMPLES = __import__("json").loads(

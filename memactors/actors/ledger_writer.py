@@ -234,6 +234,11 @@ class LedgerWriter:
         rows, ts = self.ledger.idempotency_since(self.known.newest - self.known.window_us)
         return rows, ts
 
+    async def idempotency_of(self, keys: list[str]) -> tuple[dict, dict]:
+        """What committed under these keys (an owner whose commit failed learns which did)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.idempotency_of, keys)
+
     def grants(self) -> list[dict]:
         return self.grant_table.to_list()
 

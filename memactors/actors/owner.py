@@ -500,7 +500,11 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
             # run yet leaves them stale: the next operation on them rebuilds first.
             try:
                 await self._reload(set(scopes))
-            except MemactorsError:
+                # ...and learn which of these keys did commit: a retry gets their stored results
+                # (a forget retried would otherwise find its memory gone and answer NotFound).
+                rows, ts = await self.ledger.idempotency_of.remote([e.idem_key for e in entries])
+                self.idem.load(rows, ts)
+            except (MemactorsError, *_LEDGER_DOWN):
                 pass
             raise _typed(failed)
         outcome = [r for part in parts for r in part]

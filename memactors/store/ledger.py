@@ -366,6 +366,13 @@ class Ledger(LedgerChecks, LedgerHistory):
         return ({k: (bytes(f) if f is not None else None, bytes(v)) for k, f, v, _ in rows},
                 {k: t for k, _, _, t in rows})
 
+    def idempotency_of(self, keys: list[str]) -> tuple[dict[str, tuple[bytes | None, bytes]], dict[str, int]]:
+        """These keys' stored results, as ``idempotency_since`` (absent: never committed)."""
+        rows = self._q("SELECT idem_key, fingerprint, result, ts FROM idempotency WHERE list_contains(?, idem_key)",
+                       [sorted(set(keys))])
+        return ({k: (bytes(f) if f is not None else None, bytes(v)) for k, f, v, _ in rows},
+                {k: t for k, _, _, t in rows})
+
     _DECODE = """SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
                  FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id"""
 
