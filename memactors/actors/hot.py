@@ -204,7 +204,10 @@ class HotCache:
 class NearCopies:
     """Semantic dedup for one scope during one batch: the live text-only memories' vectors,
     stacked once, and those the batch adds; ``find(vector)`` names one at or above the cosine
-    threshold (or None). Built lazily: a scope whose batch has no text-only write pays nothing."""
+    threshold (or None). Built lazily: a scope whose batch has no text-only write pays nothing.
+    The stacked matrix is kept on the state (``near_cache``) and reused by the next batch while
+    it still covers every live text-only memory (stacking a scope's vectors each batch made
+    writes slow down as scopes grew)."""
 
     __slots__ = ("state", "threshold", "ids", "mat", "_extra_ids", "_extra")
 
@@ -215,10 +218,17 @@ class NearCopies:
         self._extra_ids: list[str] = []
         self._extra: list[np.ndarray] = []
 
+    def _live_text(self, mid: str) -> bool:
+        rec = self.state.records.get(mid)
+        return rec is not None and self.state.by_hash.get(rec["content_hash"]) == mid
+
     def _build(self) -> None:
-        recs = [r for r in self.state.live() if r.get("entity_key") is None and r["memory_id"] in self.state.vectors]
-        self.ids = [r["memory_id"] for r in recs]
-        self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if recs else None
+        cached = self.state.near_cache
+        if cached is not None and sum(map(self._live_text, cached[0])) == len(self.state.by_hash):
+            self.ids, self.mat = cached  # covers every live text-only memory; the rest masked in find
+            return
+        self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
+        self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if self.ids else None
 
     def find(self, vector) -> str | None:
         if self.threshold > 1.0 or vector is None:
@@ -228,8 +238,10 @@ class NearCopies:
         best, best_id = -2.0, None
         if self.mat is not None:
             cos = self.mat @ vector
-            j = int(np.argmax(cos))
-            best, best_id = float(cos[j]), self.ids[j]
+            for j in np.flatnonzero(cos >= self.threshold)[np.argsort(-cos[cos >= self.threshold])]:
+                if self._live_text(self.ids[j]):
+                    best, best_id = float(cos[j]), self.ids[j]
+                    break
         for mid, v in zip(self._extra_ids, self._extra):
             c = float(v @ vector)
             if c > best:
@@ -239,3 +251,14 @@ class NearCopies:
     def add(self, memory_id: str, vector) -> None:
         self._extra_ids.append(memory_id)
         self._extra.append(vector)
+
+    def keep(self) -> None:
+        """Leave this batch's matrix (with what it added) on the state for the next batch."""
+        if self.ids is None:
+            return
+        ids, mat = list(self.ids), self.mat
+        if self._extra:
+            ids += self._extra_ids
+            extra = np.stack(self._extra)
+            mat = extra if mat is None else np.vstack([mat, extra])
+        self.state.near_cache = (ids, mat)

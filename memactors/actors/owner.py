@@ -528,6 +528,8 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 results[i] = results[r[1]]
         for s in staged:
             if s not in rebuild:
+                if s in nears:
+                    nears[s].keep()
                 self.hot.install(s, staged[s])
         # Changes to hot scopes the batch did not stage (an erasure down the provenance into
         # another scope): those scopes are rebuilt from L2 and the ledger.

@@ -27,12 +27,15 @@ class ScopeState:
     by_hash: dict[str, str] = field(default_factory=dict)  # content_hash -> live text-only id
     entity_version: dict[str, int] = field(default_factory=dict)  # entity_key -> highest version seen
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # memory_id -> unit vector
+    # (ids, stacked vectors) of text-only live memories as some earlier state held them, for
+    # semantic dedup (actors.hot.NearCopies checks it against by_hash before trusting it).
+    near_cache: tuple | None = field(default=None, compare=False, repr=False)
 
     def copy(self) -> ScopeState:
         """A copy to change and swap in whole: indexes copied, records and vectors shared
         (records are replaced, never edited in place)."""
         return ScopeState(dict(self.records), dict(self.by_entity), dict(self.by_hash), dict(self.entity_version),
-                          dict(self.vectors))
+                          dict(self.vectors), self.near_cache)
 
     def get(self, memory_id: str) -> dict | None:
         return self.records.get(memory_id)
