@@ -121,7 +121,7 @@ def test_grants_cover_own_scope_and_tasks_never_another_user_or_the_org():
 
 def test_config_loads_both_files_and_refuses_unknown_or_bad_keys(tmp_path):
     d = WorldConfig.from_toml(os.path.join(ROOT, "configs", "sim-default.toml"))
-    assert d.agents == 1000 and d.tenants == 20 and d.days == 30
+    assert d.agents == 1000 and d.tenants == 20 and d.days == 14
     assert WorldConfig.from_toml(os.path.join(ROOT, "configs", "sim-large.toml")).agents == 10_000
     for bad in ({"tenant": 3}, {"tenants": 0}, {"days": "ten"}, {"rates": {"paste": 2}}, {"rates": {"pastes": 0.1}},
                 {"start": "yesterday"}, {"top_k": 1000}):
