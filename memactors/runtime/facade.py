@@ -196,9 +196,18 @@ class Runtime:
 
     def _submit_by_scope(self, ops: list) -> list[dict]:
         """Operations addressed by scope, one call per owner; item errors raised typed."""
+        n = len(self._owners)
+        results = self._submit_grouped(ops, lambda op: owner_index(parse_scope(op.scope), n))
+        _raise_item_errors(results)
+        return results
+
+    def _submit_grouped(self, ops: list, owner_of) -> list:
+        """``ops`` submitted in one call per owner (``owner_of(op)`` -> owner index), all owners
+        at once; an owner that is restarting is retried with the same operations (same keys).
+        Returns each op's raw result, in order."""
         by_owner: dict[int, list[int]] = {}
         for i, op in enumerate(ops):
-            by_owner.setdefault(owner_index(parse_scope(op.scope), len(self._owners)), []).append(i)
+            by_owner.setdefault(owner_of(op), []).append(i)
         now = self.clock.now_us()
         results: list = [None] * len(ops)
         refs = {oi: self._owners[oi].submit.remote([ops[i] for i in idx], now) for oi, idx in by_owner.items()}
@@ -209,7 +218,6 @@ class Runtime:
                 out = self._calls.retrying(lambda o=self._owners[oi], b=[ops[i] for i in idx]: o.submit.remote(b, now))
             for i, r in zip(idx, out):
                 results[i] = r
-        _raise_item_errors(results)
         return results
 
     # --- writes ----------------------------------------------------------------------------
@@ -342,14 +350,7 @@ class Runtime:
         return results
 
     def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:
-        try:
-            for r in reqs:
-                self._grants.check_write(r.actor, r.scope_obj)
-        except MemactorsError:
-            # Another process may have granted since: catch up once, then decide.
-            self._sync_grants()
-            for r in reqs:
-                self._grants.check_write(r.actor, r.scope_obj)
+        self._check_write([(r.actor, r.scope_obj) for r in reqs])
 
     def tick(self) -> Tick:
         """``with rt.tick() as t: t.write(...)``: the tick's writes are committed together at its
@@ -423,11 +424,7 @@ class Runtime:
         result with ``promoted_from`` and ``from_scope``."""
         self._check_open()
         op = ScopePromoteOp(memory_id, to_scope, actor, reason, self._new_key()).validate()
-        try:
-            self._grants.check_write(actor, parse_scope(op.scope))
-        except MemactorsError:
-            self._sync_grants()
-            self._grants.check_write(actor, parse_scope(op.scope))
+        self._check_write([(actor, parse_scope(op.scope))])
         return self._submit_by_scope([op])[0]
 
     def demote_unused(self, *, after: int | None = None, scope: str | None = None) -> dict:
@@ -461,19 +458,7 @@ class Runtime:
         an id it does not hold is routed again by the ledger's index). Each result is a dict or
         the typed error that refused it."""
         n = len(self._owners)
-        out: list = [None] * len(ops)
-        by_owner: dict[int, list[int]] = {}
-        for i, op in enumerate(ops):
-            by_owner.setdefault(owner_of_memory(op.memory_id, n), []).append(i)
-        now = self.clock.now_us()
-        refs = {oi: self._owners[oi].submit.remote([ops[i] for i in idx], now) for oi, idx in by_owner.items()}
-        for oi, idx in by_owner.items():
-            try:
-                res = self._calls.get(refs[oi])
-            except errors.OwnerUnavailable:
-                res = self._calls.retrying(lambda o=self._owners[oi], b=[ops[i] for i in idx]: o.submit.remote(b, now))
-            for i, r in zip(idx, res):
-                out[i] = r
+        out = self._submit_grouped(ops, lambda op: owner_of_memory(op.memory_id, n))
         for i, r in enumerate(out):
             if isinstance(r, dict) and r.get("not_here"):
                 try:
@@ -492,11 +477,7 @@ class Runtime:
 
         self._check_open()
         sc = parse_scope(scope)
-        try:
-            self._grants.check_recall(actor, [sc])
-        except MemactorsError:
-            self._sync_grants()
-            self._grants.check_recall(actor, [sc])
+        self._check_read(actor, [sc])
         since = self.clock.now_us() - int(self.config.runtime.session_ttl_s * 1_000_000)
         rows, order = Rows(), {}
         for seq, ch in self._calls.get(self._ledger.working_since.remote(since)):
@@ -529,6 +510,17 @@ class Runtime:
         except MemactorsError:
             self._sync_grants()
             return self._grants.check_recall(actor, scopes)
+
+    def _check_write(self, pairs: list[tuple[str, Any]]) -> None:
+        """Each (actor, scope) is under a write grant (the grant table synced once if not:
+        another process may have granted since)."""
+        try:
+            for actor, scope in pairs:
+                self._grants.check_write(actor, scope)
+        except MemactorsError:
+            self._sync_grants()
+            for actor, scope in pairs:
+                self._grants.check_write(actor, scope)
 
     def mark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
         """Record which hits of ``recall_id`` the model actually used (evidence for later
@@ -625,11 +617,7 @@ class Runtime:
         """A recall checked and prepared for the owners (everything but the query's vector)."""
         req = R.RecallRequest(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
-        try:
-            visible = self._grants.check_recall(actor, allowed)
-        except MemactorsError:
-            self._sync_grants()
-            visible = self._grants.check_recall(actor, allowed)
+        visible = self._check_read(actor, allowed)
         rc = self.config.recall
         w = V.weights(weights if weights is not None else rc.weights)
         thr = rc.threshold if threshold is None else V.threshold(threshold)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..core import records as R
-from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound, StoreError
+from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.ops import RollbackOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
@@ -71,7 +71,7 @@ def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
     ``actor`` needs a read grant on ``scope``."""
     check_identifier(actor, "actor")
     under = parse_scope(scope)
-    _check_read(rt, actor, under)
+    rt._check_read(actor, [under])  # noqa: SLF001
     seq = point(rt, at)
     first, last, _ = rt._calls.get(rt._ledger.history_call.remote("bounds"))  # noqa: SLF001
     recs = rt._calls.get(rt._ledger.history_call.remote("subtree_at", str(under), seq))  # noqa: SLF001
@@ -87,14 +87,6 @@ def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
             "head_seq": last, "first_seq": first, "scope": str(under), "by_status": by_status, "live_by_pool": by_pool,
             "changed_since": changed, "memories": [{k: r.get(k) for k in SNAPSHOT_FIELDS} for r in recs[:limit]],
             "truncated": len(recs) > limit}
-
-
-def _check_read(rt, actor: str, scope) -> None:
-    try:
-        rt._grants.check_recall(actor, [scope])  # noqa: SLF001
-    except MemactorsError:
-        rt._sync_grants()  # noqa: SLF001 - a grant given through another runtime since
-        rt._grants.check_recall(actor, [scope])  # noqa: SLF001
 
 
 # --- recall as of ------------------------------------------------------------------------------
@@ -191,7 +183,7 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         where = {k: (_as_us(v) if k in ("since", "until") and not isinstance(v, int) else v) for k, v in where.items()}
     under = str(parse_scope(scope)) if scope is not None else None
     if under is not None:
-        _check_write(rt, actor, [under])
+        rt._check_write([(actor, parse_scope(under))])  # noqa: SLF001
     under = None if under == "/global/" else under
     got = calls.get(ledger.history_call.remote("rollback_inputs", after, ids, where, bool(cascade), under))
     undo, pairs = got["targets"]["undo"], got["pairs"]
@@ -214,22 +206,11 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         for mid, (now, _) in got["flagged"].items():
             if now is not None and now["status"] not in R.GONE:
                 _plan_row(plan, rows, mid, now, dict(now, review="source_rolled_back"), "flag")
-    _check_write(rt, actor, sorted({r[1] for r in rows.values()}))  # a dry run shows only what it may do
+    rt._check_write([(actor, parse_scope(s)) for s in sorted({r[1] for r in rows.values()})])  # noqa: SLF001
     if not dry_run and rows:
         plan.applied = _apply(rt, rows, actor, reason)
     plan.seconds = time.perf_counter() - t0
     return plan
-
-
-def _check_write(rt, actor: str, scopes: list[str]) -> None:
-    """The actor's write grants cover these scopes (the owners check again as they apply)."""
-    try:
-        for s in scopes:
-            rt._grants.check_write(actor, parse_scope(s))  # noqa: SLF001
-    except MemactorsError:
-        rt._sync_grants()  # noqa: SLF001 - a grant given through another runtime since
-        for s in scopes:
-            rt._grants.check_write(actor, parse_scope(s))  # noqa: SLF001
 
 
 def _plan_row(plan: RollbackPlan, rows: dict, mid: str, now: dict | None, target: dict | None, mode: str) -> None:
