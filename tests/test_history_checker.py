@@ -33,10 +33,10 @@ class Run:
         self.ledger.append({"seq": len(self.ledger) + 1, "scope": scope, "action": action, "memory_id": mid,
                             "version": version, "idem_key": key, "data": data})
 
-    def row(self, mid, subject, predicate, obj, version, content=None, pool="vault", scope=S):
+    def row(self, mid, subject, predicate, obj, version, content=None, pool="vault", scope=S, review=None):
         self.rows.append({"memory_id": mid, "scope": scope, "subject": subject, "predicate": predicate,
                           "object": obj, "status": "active", "version": version,
-                          "content": content or f"{subject} {predicate} {obj}", "pool": pool})
+                          "content": content or f"{subject} {predicate} {obj}", "pool": pool, "review": review})
 
     def write(self, h, key, text, decision, mid, version, status="active", **kw):
         op = h.write_invoke(S, text, actor="agent", idempotency_key=key, **kw)
@@ -294,6 +294,32 @@ def test_multiple_active_and_superseded_visible(tmp_path):
     assert ex and [a["memory_id"] for a in ex[0]["active"]] == ["m1", "m2", "m3"]
     assert found(rep, "superseded_visible", memory_id="m1", expected="superseded")
     assert found(rep, "superseded_visible", memory_id="m3", expected="superseded")  # kept_as_superseded
+
+
+def _close_call(tmp_path, flag_old: bool):
+    r = base(tmp_path)
+    r.write(r.c1, "k12", "carol city oslo", "contradiction_queued", "m8", 2, subject="carol", predicate="city",
+            object="oslo", source="agent_inferred")
+    r.ev("write", "m8", 2, "k12")
+    r.ev("annotate", "m7", 1, "k12", {"review": "contradiction"})
+    e = r.ledger[-1]
+    e["reason"] = "contradicted by m8: a close call, for review"
+    # The older side written again after the newer one was acknowledged: still live, refreshed.
+    r.write(r.c1, "k13", "carol city rome", "refreshed", "m7", 1, subject="carol", predicate="city", object="rome")
+    r.ev("refresh", "m7", 1, "k13", {"updated_at": 2})
+    r.rows = [x for x in r.rows if x["memory_id"] != "m7"]
+    r.row("m7", "carol", "city", "rome", 1, review="contradiction" if flag_old else None)
+    r.row("m8", "carol", "city", "oslo", 2, review="contradiction")
+    return r.check()
+
+
+def test_a_close_call_awaiting_review_may_keep_two_active_versions(tmp_path):
+    rep = _close_call(tmp_path, flag_old=True)
+    assert rep.ok, rep.summary()
+
+
+def test_two_active_versions_without_both_flags_are_an_anomaly(tmp_path):
+    assert found(_close_call(tmp_path, flag_old=False), "multiple_active", entity=[S, "carol", "city"])
 
 
 def test_forgotten_visible(tmp_path):

@@ -68,3 +68,74 @@ def test_a_new_version_inherits_the_ttl_policy_and_a_refresh_restarts_it():
     assert d.record["hard_ttl_days"] == 10 and d.record["hard_expires_at"] == 15 * day  # inherited, from now
     again = write(st, rec("likes coffee", "user", "drink", "coffee", now=9 * day), now=9 * day)
     assert again.decision == R.REFRESHED and again.record["hard_expires_at"] == 19 * day  # restarted
+
+
+# --- close calls: contradictions awaiting review ------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+SOURCES = ("user_stated", "agent_inferred", "task_outcome")
+
+
+def sourced(obj, source, confidence):
+    req = R.WriteRequest(S, f"carol city {obj}", "agent", subject="carol", predicate="city", object=obj,
+                         source=source, confidence=confidence).validate()
+    return R.build_record(req, req.text, R.new_memory_id(), 1)
+
+
+def live_of(state):
+    return [r for r in state.live() if r.get("entity_key")]
+
+
+def test_a_close_call_keeps_both_and_the_next_close_call_does_not_pile_up():
+    # The bug: the older flagged version took the index back, so each later close call was
+    # compared with it alone and every earlier newcomer stayed live (20 live versions of one fact).
+    state = ScopeState()
+    write(state, sourced("paris", "user_stated", 0.8))
+    d = write(state, sourced("rome", "agent_inferred", 0.7))
+    assert d.decision == R.CONTRADICTION
+    assert {r["review"] for r in live_of(state)} == {"contradiction"} and len(live_of(state)) == 2
+    newest = d.record["memory_id"]
+    assert state.by_entity[d.record["entity_key"]] == newest  # the newest, not the older flagged one
+    for obj in ("oslo", "lima", "kyiv", "baku"):
+        write(state, sourced(obj, "agent_inferred", 0.7))
+    live = live_of(state)
+    assert sorted(r["object"] for r in live) == ["baku", "paris"]  # one per side of the dispute
+    assert all(r["review"] == "contradiction" for r in live)
+
+
+def test_a_decisive_write_ends_the_dispute():
+    state = ScopeState()
+    write(state, sourced("paris", "user_stated", 0.8))
+    write(state, sourced("rome", "agent_inferred", 0.7))
+    d = write(state, sourced("oslo", "user_stated", 1.0))  # beats paris (same voice) and rome (gap 0.3)
+    assert d.decision == R.SUPERSEDED_PREVIOUS and len(d.changed) == 2
+    [live] = live_of(state)
+    assert live["object"] == "oslo" and not live.get("review")
+
+
+def test_a_write_that_loses_to_one_side_is_kept_as_superseded():
+    state = ScopeState()
+    write(state, sourced("paris", "user_stated", 0.8))
+    write(state, sourced("rome", "agent_inferred", 0.7))
+    d = write(state, sourced("oslo", "agent_inferred", 0.6))  # lower than its own voice's live version
+    assert d.decision == R.KEPT_AS_SUPERSEDED and d.record["status"] == "superseded"
+    assert sorted(r["object"] for r in live_of(state)) == ["paris", "rome"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["paris", "rome", "oslo", "lima"]), st.sampled_from(SOURCES),
+                          st.sampled_from([0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0])), min_size=1, max_size=25))
+def test_live_versions_of_a_fact_stay_one_per_source_and_flagged_when_several(writes):
+    state = ScopeState()
+    for obj, source, conf in writes:
+        write(state, sourced(obj, source, conf))
+        live = live_of(state)
+        assert 1 <= len(live) <= len(SOURCES)
+        assert len({r["source_kind"] for r in live}) == len(live)  # one live version per voice
+        if len(live) > 1:
+            assert all(r.get("review") == "contradiction" for r in live)
+        key = live[0]["entity_key"]
+        newest = max(live, key=lambda r: r["version"])
+        assert state.by_entity[key] == newest["memory_id"]
+        assert state.live_ids(key) == {r["memory_id"] for r in live}

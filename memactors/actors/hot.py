@@ -171,9 +171,7 @@ class HotCache:
             if st is None:
                 continue
             for key in keys & st.by_entity.keys():
-                mid = st.by_entity[key]
-                if mid not in seen:
-                    out.append(st.records[mid])
+                out += [st.records[m] for m in sorted(st.live_ids(key)) if m not in seen]
         return out
 
     def size(self) -> int:

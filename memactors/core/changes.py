@@ -112,8 +112,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
     if d.record.get("derived_from"):  # provenance the ledger can answer without decrypting
         why = "; ".join(x for x in (why, "derived from " + ",".join(d.record["derived_from"])) if x)
     changes = [Change(E.WRITE, req.scope, memory_id, record=d.record, reason=why)]
-    for old in d.changed:
-        if d.decision == R.CONTRADICTION:
+    for old in d.changed:  # flagged for review (still live), or superseded
+        if old["status"] in R.LIVE:
             changes.append(Change(E.ANNOTATE, old["scope"], old["memory_id"], patch={"review": old["review"]},
                                   reason=f"contradicted by {memory_id}: a close call, for review",
                                   of_version=old["version"]))
@@ -121,7 +121,7 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
             why = f"superseded by {memory_id}"
             if d.judged:
                 why += f": contradiction judged by {d.judged}"
-            elif old.get("source_kind") != d.record.get("source_kind") and d.decision == R.SUPERSEDED_PREVIOUS:
+            elif old.get("source_kind") != d.record.get("source_kind"):
                 why += ": contradiction resolved by a confidence gap"
             changes.append(Change(E.STATUS, old["scope"], old["memory_id"],
                                   patch={"status": old["status"], "updated_at": old["updated_at"]},
@@ -200,8 +200,8 @@ def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
                       of_version=rec["version"])]
     if new in R.LIVE and old not in R.LIVE:
         key = rec.get("entity_key")
-        rival = state.by_entity.get(key) if key else state.by_hash.get(rec["content_hash"])
-        if rival is not None and rival != rec["memory_id"]:
+        rivals = state.live_ids(key) if key else {state.by_hash.get(rec["content_hash"])} - {None}
+        for rival in sorted(rivals - {rec["memory_id"]}):
             changes.append(Change(E.STATUS, rec["scope"], rival, patch={"status": "superseded"},
                                   reason=f"superseded by {rec['memory_id']}, made live again",
                                   of_version=state.get(rival)["version"] if state.get(rival) else None))

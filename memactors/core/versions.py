@@ -26,6 +26,9 @@ class ScopeState:
     by_entity: dict[str, str] = field(default_factory=dict)  # entity_key -> live id
     by_hash: dict[str, str] = field(default_factory=dict)  # content_hash -> live text-only id
     entity_version: dict[str, int] = field(default_factory=dict)  # entity_key -> highest version seen
+    # entity_key -> the other live versions of a fact while a contradiction awaits review (by_entity
+    # holds the newest); tuples, so a copy shares them. Empty unless a close call is pending.
+    disputed: dict[str, tuple] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # memory_id -> unit vector
     # (ids, stacked vectors) of text-only live memories as some earlier state held them, for
     # semantic dedup (actors.hot.NearCopies checks it against by_hash before trusting it).
@@ -35,7 +38,7 @@ class ScopeState:
         """A copy to change and swap in whole: indexes copied, records and vectors shared
         (records are replaced, never edited in place)."""
         return ScopeState(dict(self.records), dict(self.by_entity), dict(self.by_hash), dict(self.entity_version),
-                          dict(self.vectors), self.near_cache)
+                          dict(self.disputed), dict(self.vectors), self.near_cache)
 
     def get(self, memory_id: str) -> dict | None:
         return self.records.get(memory_id)
@@ -56,7 +59,7 @@ class ScopeState:
         if status in R.LIVE:
             self.records[mid] = rec
             if key is not None:
-                self.by_entity[key] = mid
+                self._index_live(key, self.live_ids(key) | {mid})
             else:
                 self.by_hash[rec["content_hash"]] = mid
         elif status == "pending":
@@ -68,8 +71,8 @@ class ScopeState:
     def _unindex(self, rec: dict) -> None:
         mid = rec["memory_id"]
         key = rec.get("entity_key")
-        if key is not None and self.by_entity.get(key) == mid:
-            del self.by_entity[key]
+        if key is not None:
+            self._index_live(key, self.live_ids(key) - {mid})
         if self.by_hash.get(rec["content_hash"]) == mid:
             del self.by_hash[rec["content_hash"]]
 
@@ -79,6 +82,30 @@ class ScopeState:
         if rec is not None:
             self._unindex(rec)
         return rec
+
+    def live_ids(self, key: str) -> set[str]:
+        """The live versions of one fact: one, or several while a contradiction awaits review."""
+        newest = self.by_entity.get(key)
+        return ({newest} if newest is not None else set()) | set(self.disputed.get(key, ()))
+
+    def live_versions(self, key: str) -> list[dict]:
+        """The live records of one fact, newest first."""
+        return sorted((self.records[m] for m in self.live_ids(key)), key=lambda r: (-int(r["version"]), r["memory_id"]))
+
+    def _index_live(self, key: str, ids: set[str]) -> None:
+        """Index the live versions of ``key``: the newest in ``by_entity`` (what a write decides
+        against first), the rest in ``disputed``."""
+        if not ids:
+            self.by_entity.pop(key, None)
+            self.disputed.pop(key, None)
+            return
+        newest = max(ids, key=lambda m: (int(self.records[m]["version"]), m))
+        self.by_entity[key] = newest
+        rest = tuple(sorted(ids - {newest}))
+        if rest:
+            self.disputed[key] = rest
+        else:
+            self.disputed.pop(key, None)
 
     def live(self) -> list[dict]:
         return [r for r in self.records.values() if r["status"] in R.LIVE]
@@ -138,36 +165,58 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
             return Decision(R.MERGED, refreshed(state.records[similar], now_us, rules.refresh_bump))
         rec["version"] = 1
         return Decision(R.ACCEPTED, rec)
-    existing_id = state.by_entity.get(key)
     rec["version"] = state.entity_version.get(key, 0) + 1
-    if existing_id is None:
+    live = state.live_versions(key)
+    if not live:
         return Decision(R.ACCEPTED, rec)
-    old = state.records[existing_id]
-    if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
-        old["content_hash"] == rec["content_hash"]
-    ):
-        return Decision(R.REFRESHED, refreshed(old, now_us, rules.refresh_bump))
-    gap = float(rec["confidence"]) - float(old["confidence"])
-    if rec["source_kind"] != old["source_kind"] and abs(gap) <= rules.contradiction_gap:
-        verdict = judge.decide(old, rec) if judge is not None else None
-        if verdict == "incoming":
-            rec["supersedes"] = old["memory_id"]
-            return Decision(R.SUPERSEDED_PREVIOUS, rec, [dict(old, status="superseded", updated_at=now_us)],
-                            judged=judge.name)
-        if verdict == "live":
-            rec["status"] = "superseded"
-            return Decision(R.KEPT_AS_SUPERSEDED, rec, judged=judge.name)
+    for old in live:
+        if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
+            old["content_hash"] == rec["content_hash"]
+        ):
+            return Decision(R.REFRESHED, refreshed(old, now_us, rules.refresh_bump))
+    # Against every live version (several only while a close call awaits review): the write
+    # loses to any -> kept as superseded; else it supersedes those it beats and stays flagged
+    # beside those it ties with.
+    beaten, close, judged, lost = [], [], None, False
+    for old in live:
+        outcome, by = _versus(old, rec, rules, judge)
+        judged = by or judged
+        if outcome == "lose":
+            lost = True
+        elif outcome == "beat":
+            beaten.append((old, by))
+        else:
+            close.append(old)
+    if lost:
+        rec["status"] = "superseded"
+        return Decision(R.KEPT_AS_SUPERSEDED, rec, judged=judged)
+    changed = [dict(old, status="superseded", updated_at=now_us) for old, _ in beaten]
+    if beaten:
+        newest, by = beaten[0]
+        rec["supersedes"] = newest["memory_id"]
+        if not rules.explicit_ttl and by is None:  # a judge's pick keeps its own TTL
+            _inherit_ttl(rec, newest, now_us)
+    if close:
         rec["review"] = CONTRADICTION_FLAG
-        flagged = dict(old, review=CONTRADICTION_FLAG)
-        return Decision(R.CONTRADICTION, rec, [flagged])
-    if gap >= 0 if rec["source_kind"] == old["source_kind"] else gap > rules.contradiction_gap:
-        rec["supersedes"] = old["memory_id"]
-        if not rules.explicit_ttl:
-            _inherit_ttl(rec, old, now_us)
-        replaced = dict(old, status="superseded", updated_at=now_us)
-        return Decision(R.SUPERSEDED_PREVIOUS, rec, [replaced])
-    rec["status"] = "superseded"
-    return Decision(R.KEPT_AS_SUPERSEDED, rec)
+        changed += [dict(old, review=CONTRADICTION_FLAG) for old in close]
+        return Decision(R.CONTRADICTION, rec, changed, judged=judged)
+    return Decision(R.SUPERSEDED_PREVIOUS, rec, changed, judged=judged)
+
+
+def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]:
+    """How a write fares against one live version: "beat", "lose" or "close" (a contradiction
+    for review), and the judge's name if a judge decided it."""
+    gap = float(rec["confidence"]) - float(old["confidence"])
+    if rec["source_kind"] == old["source_kind"]:
+        return ("beat" if gap >= 0 else "lose"), None
+    if abs(gap) > rules.contradiction_gap:
+        return ("beat" if gap > 0 else "lose"), None
+    verdict = judge.decide(old, rec) if judge is not None else None
+    if verdict == "incoming":
+        return "beat", judge.name
+    if verdict == "live":
+        return "lose", judge.name
+    return "close", None
 
 
 CONTRADICTION_FLAG = "contradiction"

@@ -41,8 +41,10 @@ Anomalies, each a list of examples (dicts with a ``kind``):
   operation explains;
 - ``version_order``: versions of one subject+predicate not exactly 1..n, decreasing in ledger
   order, not increasing with acknowledgement order, or an ack naming another version than
-  the ledger;
-- ``multiple_active``: more than one active version of one subject+predicate in one scope;
+  the ledger (a refresh of an older version still live beside a newer one in a close call
+  awaiting review is in order);
+- ``multiple_active``: more than one active version of one subject+predicate in one scope
+  (unless each is flagged as a contradiction awaiting review: a close call keeps both);
 - ``superseded_visible``: a memory the ledger (or its ack) says is superseded or pending,
   shown as active;
 - ``forgotten_visible``: a forgotten memory in the store, or in a recall begun after the
@@ -63,8 +65,8 @@ from .history import canonical_scope
 CATEGORIES = ("lost", "duplicated", "phantom", "version_order", "multiple_active", "superseded_visible",
               "forgotten_visible", "chain")
 PRIMARY = ("write", "write_working", "refresh", "merge", "block")  # the one event a write leaves under its key
-NEW_VERSION = ("accepted", "redacted", "superseded_previous", "kept_as_superseded", "pending")
-ACTIVE_AT_ACK = ("accepted", "redacted", "superseded_previous", "refreshed", "merged")
+NEW_VERSION = ("accepted", "redacted", "superseded_previous", "kept_as_superseded", "pending", "contradiction_queued")
+ACTIVE_AT_ACK = ("accepted", "redacted", "superseded_previous", "refreshed", "merged", "contradiction_queued")
 SAME_MEMORY = ("refreshed", "merged")  # the write names an existing memory: no new version
 
 
@@ -155,8 +157,12 @@ class _Ledger:
         self.writes: dict[str, list[dict]] = defaultdict(list)  # memory id -> write/write_working events
         self.status: dict[str, list[str]] = defaultdict(list)  # memory id -> statuses, in seq order
         self.forgets: dict[str, list[dict]] = defaultdict(list)
+        self.disputed: set[str] = set()  # both sides of close calls flagged for review
         for e in self.events:
             a, mid = e["action"], e.get("memory_id")
+            reason = e.get("reason") or ""
+            if a == "annotate" and reason.startswith("contradicted by "):
+                self.disputed |= {mid, reason[len("contradicted by "):].split(":")[0].strip()}
             if a in PRIMARY and e.get("idem_key"):
                 self.by_key[e["idem_key"]].append(e)
             if a in ("write", "write_working"):
@@ -394,6 +400,8 @@ def _check_ack_order(report: CheckReport, writes: list[_Op], ledger: _Ledger) ->
             if i == 0:
                 continue
             refreshed = b.done["decision"] in SAME_MEMORY
+            if refreshed and b.done.get("memory_id") in ledger.disputed:
+                continue  # an older version still live beside a newer one, awaiting review
             v, a = (best_active if refreshed else best_all)[i - 1]
             if a is not None and (b.done["version"] < v if refreshed else b.done["version"] <= v):
                 report.add("version_order", kind="ack_order", entity=list(ent), earlier=a.brief(), later=b.brief())
@@ -422,7 +430,8 @@ def _check_visible(report: CheckReport, forgets: list[_Op], recalls: list[_Op], 
         if ent is not None and r.get("pool", "vault") != "working":
             entities[ent].append(r)
     for ent, rs in entities.items():
-        if len({r["memory_id"] for r in rs}) > 1:
+        # Several live versions are right only while a close call awaits review: each flagged.
+        if len({r["memory_id"] for r in rs}) > 1 and not all(r.get("review") == "contradiction" for r in rs):
             report.add("multiple_active", entity=list(ent),
                        active=sorted(({"memory_id": r["memory_id"], "version": r.get("version")} for r in rs),
                                      key=lambda x: (x["version"] or 0, x["memory_id"])))

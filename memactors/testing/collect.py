@@ -78,7 +78,8 @@ def store_view(rt: Any, scopes: Iterable[str], *, actor: str, ledger: list[dict]
                 continue  # an ancestor's memory: its own scope's recall lists it
             rows.setdefault(h.memory_id, {
                 "memory_id": h.memory_id, "scope": h.scope, "subject": h.subject, "predicate": h.predicate,
-                "object": h.object, "status": "active", "version": h.version, "content": h.content, "pool": h.pool})
+                "object": h.object, "status": "active", "version": h.version, "content": h.content, "pool": h.pool,
+                "review": getattr(h, "review", None)})
             for mid in (h.conflict or {}).get("overrides", []):
                 if scope_of.get(mid) == h.scope:
                     extra.append({"memory_id": mid, "scope": h.scope, "subject": h.subject, "predicate": h.predicate,

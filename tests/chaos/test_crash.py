@@ -20,14 +20,7 @@ def _assert_clean(rounds):
     assert sum(r.acked for r in rounds) > 0
 
 
-# An open bug, not yet fixed: after a driver on the shared Ray is killed mid-burst, a fresh
-# connect sometimes leaves several active versions of one fact (seen in about 1 run in 3; the
-# new owners decide while the dead driver's owners are still being torn down). Tracked in
-# issue 12; `make chaos` runs the loop strictly.
-KNOWN = {"driver": pytest.mark.xfail(strict=False, reason="open bug: multiple active versions after a driver kill")}
-
-
-@pytest.mark.parametrize("fault", [pytest.param(f, marks=KNOWN[f]) if f in KNOWN else f for f in FAULTS])
+@pytest.mark.parametrize("fault", FAULTS)
 def test_one_round(ray_session, chaos_base, fault):
     _assert_clean(run_fault(chaos_base, fault, 1, seed=1))
 
