@@ -6,7 +6,7 @@
 SPEC (a JSON file) names: ``data`` (the data folder), ``hist`` (a history folder outside it),
 ``address`` (a Ray address to join; None: a local Ray of the driver's own, under ``temp_dir``
 when given), ``detached`` (attach to a ``memactors up`` runtime), ``config``, ``mode``
-("work" or "collect"), ``client``, ``seed``, ``scopes``, ``ops`` (per thread), ``threads``
+("work", "collect" or "gc": one ``rt.gc()``), ``client``, ``seed``, ``scopes``, ``ops`` (per thread), ``threads``
 (each "single" or "batched"), ``grant`` (grant the workload's actors first), ``ready`` (a file
 created once connected) and ``out`` (collect: where the JSON goes; work: counts).
 
@@ -48,7 +48,13 @@ def main(spec_path: str) -> int:
             orgs = sorted({parse_scope(s).org for s in spec["scopes"]})
             rt.grant_many([{"actor": "agent", "scope": f"/org/{o}/", "write": True} for o in orgs]
                           + [{"actor": "checker", "scope": "/global/"}])
-        if spec["mode"] == "collect":
+        if spec["mode"] == "gc":  # a sweep; ``ready`` + "." + step is created as each step starts
+            def progress(step: str) -> None:
+                if spec.get("ready"):
+                    open(f"{spec['ready']}.{step}", "w").close()
+
+            out["gc"] = rt.gc(progress=progress).by_rule
+        elif spec["mode"] == "collect":
             c = collect(rt, spec["scopes"], actor="checker")
             out.update(ledger_events=c.ledger_events, store_rows=c.store_rows, verify=c.verify, notes=c.notes)
         else:

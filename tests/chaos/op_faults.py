@@ -1,5 +1,5 @@
 """Crash faults while a maintenance operation lands: a GC sweep applying evictions
-(``sweep``), a rollback (``rollback``: ``to=`` and ``where=`` in turn) and a purge (``purge``).
+(``sweep``; ``sweep_driver``: the driver running it killed), a rollback (``rollback``: ``to=`` and ``where=`` in turn) and a purge (``purge``).
 
 One round: a runtime with two owners (two tenants, one on each, hold the operation's memories,
 written and recorded first), a recorded load on a third tenant, the operation started under
@@ -28,7 +28,7 @@ import time
 import uuid
 from pathlib import Path
 
-OPS = ("sweep", "rollback", "purge")
+OPS = ("sweep", "rollback", "purge", "sweep_driver")
 ADMIN = "chaos-admin"
 _ESTIMATE: dict[str, float] = {}  # fault -> seconds the last clean run of its operation took
 
@@ -36,7 +36,7 @@ _ESTIMATE: dict[str, float] = {}  # fault -> seconds the last clean run of its o
 def config_for(fault: str) -> dict:
     rc = {"num_owners": 2, "gate_workers": 0, "l2_flush_interval_s": 0.2, "call_timeout_s": 60.0}
     lc: dict = {"purge_delay_s": 86_400.0}  # no scheduled purge: the round's own is the one killed
-    if fault == "sweep":
+    if fault in ("sweep", "sweep_driver"):
         # Memories soft-expired and unused after a second or two: due by rule soft_expired_unused
         # (unlike hard expiry, recall would still show them if the eviction did not land).
         lc.update(unused_days=1e-5, version_retention_s=0.0)
@@ -344,7 +344,76 @@ def _residue(rnd, data: Path, state) -> None:
 # --- one round --------------------------------------------------------------------------------
 
 
+def driver_sweep_round(base: Path, index: int, rng: random.Random):
+    """``sweep_driver``: the driver process running ``rt.gc()`` (on this Ray, so the actors it
+    started die with it) SIGKILLed as the sweep applies; then a fresh ``connect`` here finds each
+    owner's share all applied or not at all, and a rerun ends where an uninterrupted sweep does."""
+    import ray
+
+    import memactors
+    from memactors.actors.naming import owner_index
+    from memactors.core.scopes import parse_scope
+    from memactors.testing import History, collect, read_history
+
+    import chaoslib as C
+
+    fault = "sweep_driver"
+    rnd = C.Round(fault, index)
+    data, cfg = base / "data", config_for(fault)
+    n_owners = cfg["runtime"]["num_owners"]
+    orgs = tenants(n_owners)
+    op_scopes = [f"/org/{o}/user/u/" for o in orgs]
+    hist, tag, ready = base / f"hist-{index}", uuid.uuid4().hex[:8], base / f"applying-{index}"
+    rt = memactors.connect(data, config=cfg)
+    try:
+        rt.grant_many([{"actor": "checker", "scope": "/global/"}]
+                      + [{"actor": ADMIN, "scope": f"/org/{o}/", "write": True} for o in orgs])
+        h = History(hist / "setup.jsonl", client="setup")
+        state = _setup_sweep(rt, h, op_scopes, tag, rng)
+        h.close()
+    finally:
+        rt.close()
+    spec = {"data": str(data), "config": cfg, "mode": "gc", "ready": str(ready), "hist": str(hist),
+            "log": str(base / f"driver-{index}.log"), "spec": str(base / f"spec-{index}.json"),
+            "address": ray.get_runtime_context().gcs_address}
+    step = rng.choice(("apply", "apply", "maintain"))  # as the evictions land, or as Lance is compacted
+    marker = Path(f"{ready}.{step}")
+    proc = C.start_driver(spec, new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        if not marker.exists():
+            rnd.problems.append(f"the driver's sweep never reached {step}: {Path(spec['log']).read_text()[-1500:]}")
+        time.sleep(rng.uniform(0.0, 0.08 if step == "apply" else 0.3))
+        t_fault = time.time_ns()
+        C.kill([proc.pid])
+    finally:
+        if proc.poll() is None:
+            C.kill([proc.pid])
+        proc.wait(timeout=30)
+    rt = memactors.connect(data, config=cfg)
+    pids: list[int] = []
+    try:
+        ids = state["due"] + state["keep"]
+        scope_of = dict(sql(rt, f"SELECT memory_id, scope FROM events WHERE action = 'write' AND memory_id IN "
+                                f"({', '.join('?' * len(ids))})", ids))
+        _check_sweep_partial(rt, rnd, state, {m: owner_index(parse_scope(s), n_owners) for m, s in scope_of.items()})
+        _finish_sweep(rt, rnd, op_scopes, state)
+        C.judge(rnd, read_history(hist), collect(rt, op_scopes, actor="checker"), t_fault)
+        pids = C._all_pids(rt)
+    finally:
+        rt.close()
+    C._after_close(rnd, data, pids)
+    C._reopen_and_close(rnd, data, cfg)
+    rnd.summary = f"killed at {step}; first attempt {state.get('first_attempt')}; " + rnd.summary
+    rnd.ok = not rnd.problems
+    return rnd
+
+
 def op_round(base: Path, fault: str, index: int, rng: random.Random):
+    if fault == "sweep_driver":
+        return driver_sweep_round(base, index, rng)
     import memactors
     from memactors.actors.naming import owner_index
     from memactors.core.scopes import parse_scope
