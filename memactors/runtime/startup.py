@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..actors.embed_pool import EmbedWorker
 from ..actors.gate_pool import GateWorker
@@ -54,14 +55,28 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
                      for i in range(rc.embed_workers)])
     actors = Actors(ledger, [], gates, embeds)
     try:  # owners open L2 and replay the ledger at start: one that cannot leaves nothing running
+        place = _spread()
         actors.owners = _named([lambda i=i: ScopeOwner.options(
             name=owner_name(i), namespace=namespace, get_if_exists=True, lifetime=lifetime,
-            max_restarts=rc.owner_max_restarts).remote(i, data_dir, cfg, namespace)
+            max_restarts=rc.owner_max_restarts, **place(i)).remote(i, data_dir, cfg, namespace)
             for i in range(rc.num_owners)], lambda a: a.stats.remote())
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
         stop(actors)
         raise _owner_failed(exc, data_dir) from None
     return actors
+
+
+def _spread():
+    """Owner i's placement options: on a cluster, node i modulo the nodes with CPUs (soft: on
+    another node if that one is gone), so the owners and the hot state they hold are spread over
+    the nodes; one node: Ray's default. Ray's SPREAD does not promise that for actors that need
+    no CPU, and honours a soft node affinity only for an actor that asks for some resource: a
+    token 1 MiB of memory, which blocks no task."""
+    nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0)
+    if len(nodes) < 2:
+        return lambda i: {}
+    return lambda i: {"scheduling_strategy": NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=True),
+                      "memory": 1 << 20}
 
 
 def _named(makes: list, probe=lambda a: a.__ray_ready__.remote(), wait_s: float = 30.0) -> list:

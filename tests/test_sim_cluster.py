@@ -1,0 +1,31 @@
+"""The simulation on a two-node Ray cluster (issue 10): the same small world as
+``test_sim_memactors``, run in a process of its own on a ``ray.cluster_utils.Cluster`` of two
+nodes with the scope owners on both, gives the same totals (every governance counter 0, the
+same memories, operations and accuracy) as on this session's one-node Ray."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from memactors.sim import COUNTERS
+from test_sim_memactors import SMALL, _run, _same
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_two_nodes_give_the_same_run_as_one(ray_session, tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, str(HERE / "sim_two_nodes.py"), str(tmp_path / "two"), orjson.dumps(SMALL)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert p.returncode == 0 and lines, p.stderr[-3000:]
+    two = orjson.loads(lines[-1][len("RESULT "):])
+    assert two["nodes"] == 2 and len(two["owner_nodes"]) == 2, two["owner_nodes"]  # owners on both nodes
+    _, one, _ = _run(tmp_path, "one")
+    assert all(two["counters"][c] == 0 for c in COUNTERS), two["counters"]
+    assert _same(two) == _same(one) and two["counters"] == one["counters"]
