@@ -1,0 +1,247 @@
+"""The recall half of the facade (``Runtime`` inherits it): pull and push recall, batched
+recall for simulations, L3 retrieval, citations and explanations. Each recall is checked
+against the actor's read grants, planned here, answered by the owners of the visible scopes
+and finished here (conflicts, threshold, count, budget), then logged as evidence."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..actors.naming import owner_index
+from ..core import errors
+from ..core import records as R
+from ..core import scoring as S
+from ..core.errors import MemactorsError
+from ..core.grants import GrantTable
+from ..core.scopes import GLOBAL, parse_scope
+from ..core.selection import finalize
+from ..core import validate as V
+from . import history
+from .evidence import evidence_row
+from .results import RecallResult, hit_from
+from .session import PushSession
+
+
+class RecallAPI:
+
+    def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
+               top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+               weights: Any = None, as_of: int | str | datetime | None = None) -> RecallResult:
+        """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
+        the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
+        scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
+        config), conflicts resolved, then the relevance ``threshold``, ``top_k`` and the
+        optional ``token_budget`` applied.
+
+        ``as_of`` (a ledger seq, an ISO 8601 time or a datetime): what this recall would have
+        returned then, under today's grants and erasures (a forgotten memory never comes back).
+        It reaches back to the ledger's first event; before that, or past the newest seq:
+        NotFound."""
+        if as_of is not None:
+            self._check_open()
+            plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
+                                     weights, "as_of")
+            return history.recall_as_of(self, plan, history.point(self, as_of))
+        return self._recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
+                            weights, "pull")
+
+    def push(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str = "task_start",
+             max_items: int | None = None, token_budget: int | None = None, threshold: float | None = None,
+             weights: Any = None) -> RecallResult:
+        """Push recall at task start (and every ``push_refresh_turns`` turns): at most
+        ``push_max_items`` items within ``push_token_budget`` tokens (CJK-aware estimate), by
+        the same path as ``recall``."""
+        rc = self.config.recall
+        return self._recall(goal, actor, task_id, allowed_scopes, purpose, max_items or rc.push_max_items,
+                            token_budget or rc.push_token_budget,
+                            rc.push_threshold if threshold is None else threshold, weights, "push")
+
+    def push_session(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str],
+                     purpose: str = "task_start") -> PushSession:
+        """Push recall for a running task: ``start()`` at task start, then ``turn()`` after each
+        turn, which pushes again every ``push_refresh_turns`` turns (and returns None between)."""
+        return PushSession(self, goal, dict(actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
+                                            purpose=purpose))
+
+    def retrieve(self, retriever, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
+                 top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+                 weights=None) -> RecallResult:
+        """L3 recall: ``retriever`` (a ``memactors.Retriever``: documents, an API) asked for
+        ``query``; its results gated as untrusted documents, scored like memories, thresholded,
+        budgeted and logged as evidence of a recall over ``allowed_scopes`` (read grants needed),
+        each hit's scope the label ``l3:<name>``; never stored (to keep one, write it). A bad
+        retriever or bad results raise a ValidationError (``memactors.runtime.l3``)."""
+        from .l3 import retrieve
+
+        self._check_open()
+        return retrieve(self, retriever, query, actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
+                        purpose=purpose, top_k=top_k, token_budget=token_budget, threshold=threshold, weights=weights)
+
+    def mark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
+        """Record which hits of ``recall_id`` the model actually used (evidence for later
+        review). ``actor``'s read grants must cover the recall's scopes."""
+        from .audit import check_recall_id
+
+        self._check_open()
+        check_recall_id(recall_id)
+        ids = [R.check_memory_id(m) for m in V.str_list(memory_ids, "memory_ids", max_len=10_000)]
+        GrantTable.make(actor, "/global/")
+        self._evidence.flush()
+        return self._calls.get(self._ledger.mark_cited.remote(recall_id, ids, self.clock.now_us(), actor))
+
+    def explain(self, recall_id: str, *, actor: str) -> dict:
+        """Why each hit of a recall came back (score and its components, conflicts won), what
+        the filters were, and how many candidates the threshold, conflicts and budget removed.
+        ``actor``'s read grants must cover the recall's scopes."""
+        return self.audit.recall(recall_id, actor=actor)
+
+    def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
+                mode: str) -> RecallResult:
+        self._check_open()
+        plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
+                                 weights, mode)
+        plan.owner_req["qvec"] = self.embedder.embed([plan.text])[0]
+        return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
+
+    def recall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
+        """Many recalls at once (thousands of agents in a simulation tick): each request is a
+        dict of ``recall()`` arguments (query, actor, task_id, allowed_scopes, purpose, and
+        optionally top_k, token_budget, threshold, weights), checked against its actor's grants
+        and logged as evidence like a single recall. Queries are embedded in one batch; each
+        owner gets one call for all the requests it serves. A bad request refuses the call
+        before anything is recalled (the error names its position); with ``return_errors``
+        it gets its typed error in place of its result and the others are recalled."""
+        self._check_open()
+        if not isinstance(requests, (list, tuple)):
+            raise R.InvalidRecord("recall_many takes a list of recall requests (dicts of recall() arguments)")
+        plans: list = []
+        for i, rq in enumerate(requests):
+            try:
+                if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes",
+                                                    "purpose"} <= set(rq):
+                    raise R.InvalidRecord("a dict with query, actor, task_id, allowed_scopes and purpose")
+                extra = set(rq) - _RECALL_KEYS
+                if extra:
+                    raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
+                plans.append(self._plan_recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"],
+                                               rq["purpose"], rq.get("top_k", 5), rq.get("token_budget"),
+                                               rq.get("threshold"), rq.get("weights"), "pull"))
+            except MemactorsError as exc:
+                err = type(exc)(f"request at position {i}: {exc}")
+                if not return_errors:
+                    raise err from None
+                plans.append(err)
+        out = self._run_plans(plans)
+        if not return_errors:
+            bad = next((r for r in out if isinstance(r, MemactorsError)), None)
+            if bad is not None:
+                raise bad
+        return out
+
+    def _run_plans(self, plans: list) -> list:
+        """Checked recall plans (errors pass through in place): queries embedded in one batch,
+        one call per owner, each result finished and logged. An owner's refusal of one request
+        becomes that request's error."""
+        live = [i for i, p in enumerate(plans) if isinstance(p, _RecallPlan)]
+        out: list = list(plans)
+        if not live:
+            return out
+        vecs = self.embedder.embed([plans[i].text for i in live])
+        n = len(self._owners)
+        by_owner: dict[int, list[int]] = {}
+        for i, v in zip(live, vecs):
+            plans[i].owner_req["qvec"] = v
+            for oi in _owners_of(plans[i].visible, n):
+                by_owner.setdefault(oi, []).append(i)
+        refs = {oi: self._owners[oi].recall_many.remote([plans[i].owner_req for i in idx])
+                for oi, idx in by_owner.items()}
+        parts: dict[int, list] = {i: [] for i in live}
+        for oi, idx in by_owner.items():
+            for i, part in zip(idx, self._calls.get(refs[oi])):
+                if errors.is_encoded(part):
+                    out[i] = errors.decode(part)
+                elif not isinstance(out[i], MemactorsError):
+                    parts[i].append(part)
+        for i in live:
+            if not isinstance(out[i], MemactorsError):
+                out[i] = self._finish_recall(plans[i], parts[i])
+        return out
+
+    def _plan_recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
+                     mode: str) -> _RecallPlan:
+        """A recall checked and prepared for the owners (everything but the query's vector)."""
+        req = R.RecallRequest(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget).validate()
+        allowed = [parse_scope(s) for s in req.allowed_scopes]
+        visible = self._check_read(actor, allowed)
+        rc = self.config.recall
+        w = V.weights(weights if weights is not None else rc.weights)
+        thr = rc.threshold if threshold is None else V.threshold(threshold)
+        # The query passes the gate before it is embedded, tokenised or digested.
+        text = self.gate.redact_all(req.query)
+        now = self.clock.now_us()
+        owner_req = {"qvec": None, "qtokens": S.tokenize(text), "now": now, "m": max(3 * req.top_k, 20),
+                     "actor": actor, "allowed": req.allowed_scopes, "weights": w.as_tuple()}
+        return _RecallPlan(req, [str(s) for s in visible], text, now, w, thr, mode, owner_req)
+
+    def _finish_recall(self, plan: _RecallPlan, parts: list[dict]) -> RecallResult:
+        """Over every owner's candidates: conflicts, threshold, count and budget; the evidence logged."""
+        cands = sorted((h for p in parts for h in p["hits"] if h["memory_id"] not in plan.exclude),
+                       key=lambda h: (-h["score"], h["memory_id"]))
+        chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
+                                token_budget=plan.req.token_budget)
+        paths = {p["path"] for p in parts}
+        result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen],
+                              visible_scopes=plan.visible, path=paths.pop() if len(paths) == 1 else "mixed",
+                              removed=info["removed"])
+        self._evidence.add(evidence_row(plan.req, result, self._evidence.digest(plan.text), plan.now, mode=plan.mode,
+                                        weights=plan.weights, threshold=plan.threshold, candidates=len(cands),
+                                        info=info))
+        return result
+
+    def _fan_out(self, req: dict, visible: list[str]) -> list[dict]:
+        """Ask the owners of the visible scopes (each serves what its own grant check yields).
+        When one owner holds every scope but /global/ (one tenant: the usual case), it alone
+        answers, over a compiled graph when enabled, and /global/'s owner is asked only if
+        /global/ holds anything."""
+        n = len(self._owners)
+        glob = owner_index(GLOBAL, n)
+        tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
+        if len(tenant_owners) == 1:
+            oi = tenant_owners.pop()
+            part = self._compiled[oi].call(req) if self.config.recall.compiled_path and self._compiled else None
+            if part is None:
+                part = self._calls.get(self._owners[oi].recall.remote(req))
+            elif errors.is_encoded(part):
+                raise errors.decode(part)
+            parts = [part]
+            if part.get("needs_global") and oi != glob:
+                parts.append(self._calls.get(self._owners[glob].recall.remote(req)))
+            return parts
+        owners = sorted({owner_index(parse_scope(s), n) for s in visible})
+        return self._calls.get([self._owners[oi].recall.remote(req) for oi in owners])
+
+
+@dataclass(slots=True)
+class _RecallPlan:
+    req: R.RecallRequest
+    visible: list[str]
+    text: str  # the query as the gate left it
+    now: int
+    weights: object
+    threshold: float
+    mode: str
+    owner_req: dict
+    exclude: frozenset = frozenset()  # ids never returned (a session's push: what L0 already shows)
+
+
+_RECALL_KEYS = {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
+                "weights"}
+
+
+def _owners_of(visible: list[str], n: int) -> list[int]:
+    """The owners a recall over ``visible`` asks: the tenant's owner, and /global/'s when it is
+    another (it says itself whether /global/ holds anything)."""
+    return sorted({owner_index(parse_scope(s), n) for s in visible})
