@@ -33,6 +33,7 @@ from ..core.lifecycle import RULES
 from ..core.ops import SweepOp
 from ..core.scopes import parse_scope
 from .naming import owner_index
+from .refs import get_all
 
 LIFECYCLE_ACTOR = "memactors-lifecycle"  # the actor sweeps act as (its grant is in the ledger)
 SLICE = 50_000  # rows per SweepOp: one ledger group each
@@ -76,7 +77,7 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
             op = SweepOp(part[k:k + SLICE], actor, f"gc-{sweep_id}-{oi}-{k // SLICE}")
             refs.append(owners[oi].submit.remote([op], int(now_us)))
     by_rule, skipped = {r: 0 for r in RULES[1:]}, 0
-    for out in ray.get(refs):
+    for out in get_all(refs):
         res = out[0]
         if "error" in res:
             from ..core import errors
@@ -85,7 +86,7 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
         for r, n in res["by_rule"].items():
             by_rule[r] += n
         skipped += res["skipped"]
-    ray.get([o.flush.remote() for o in owners])
+    get_all([o.flush.remote() for o in owners])
     return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values())}
 
 
@@ -99,7 +100,7 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, dry_run: bool =
     tell = progress or (lambda step: None)
     t0 = time.perf_counter()
     tell("sync")
-    ray.get([o.flush.remote() for o in owners])
+    get_all([o.flush.remote() for o in owners])
     tell("plan")
     p = plan(l2_path, now_us, cfg, workers=workers, scope=scope)
     out = {"plan": p, "dry_run": dry_run, "plan_seconds": round(time.perf_counter() - t0, 3)}
@@ -128,8 +129,8 @@ HOLD_S = 120.0  # the longest other owners' L2 flushes are held off while one re
 def flushes_held(owners: list):
     """Other owners' L2 flushes held off while one owner compacts the shared table (their
     updates would preempt its rewrite commit); released at the end or after HOLD_S."""
-    ray.get([o.hold_flushes.remote(HOLD_S) for o in owners])
+    get_all([o.hold_flushes.remote(HOLD_S) for o in owners])
     try:
         yield
     finally:
-        ray.get([o.release_flushes.remote() for o in owners])
+        get_all([o.release_flushes.remote() for o in owners])

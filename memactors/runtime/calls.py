@@ -12,6 +12,7 @@ import time
 
 import ray
 
+from ..actors.refs import get_all
 from ..core import errors
 from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed, Unavailable
 
@@ -41,6 +42,8 @@ class Calls:
         """ray.get with typed errors (a list of refs comes back as a list)."""
         self.check_open()
         try:
+            if isinstance(ref, list):  # each awaited before the first error is raised
+                return get_all(ref, timeout=timeout or self.timeout_s)
             return ray.get(ref, timeout=timeout or self.timeout_s)
         except ray.exceptions.RayError as exc:
             raise typed(exc, timeout or self.timeout_s) from None
