@@ -1,5 +1,6 @@
 """Crash faults while a maintenance operation lands: a GC sweep applying evictions
-(``sweep``; ``sweep_driver``: the driver running it killed), a rollback (``rollback``: ``to=`` and ``where=`` in turn) and a purge (``purge``).
+(``sweep``; ``sweep_driver``: the driver running it killed), a rollback (``rollback``: ``to=``
+and ``where=`` in turn) and a purge (``purge``).
 
 One round: a runtime with two owners (two tenants, one on each, hold the operation's memories,
 written and recorded first), a recorded load on a third tenant, the operation started under
