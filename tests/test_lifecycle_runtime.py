@@ -273,3 +273,29 @@ def test_sweeps_run_on_the_schedule_of_the_runtime_clock(ray_session, tmp_path):
         assert rt.audit.erased(m.memory_id, actor="ag")["tombstone_seq"] is None  # evicted, not erased
     finally:
         rt.close()
+
+
+def test_a_flush_hold_is_a_lease_its_dead_holder_cannot_keep(env):
+    """A holder that dies mid-rewrite (a killed driver mid-sweep, a killed ledger writer
+    mid-purge) never releases: the hold ends with its lease, a renewal extends it, and only the
+    holder's own token releases it."""
+    import time
+
+    import ray
+
+    from memactors.testing import actors
+
+    rt, _ = env
+    owner = actors(rt)["owners"][0]
+    ray.get(owner.hold_flushes.remote(1.0, "dead-holder"))
+    t0 = time.monotonic()
+    ray.get(owner.release_flushes.remote("someone-else"))  # not its hold: no effect
+    ray.get(owner.hold_flushes.remote(1.0, "dead-holder"))  # renewed at once: a second lease from now
+    ray.get(owner.flush.remote())  # waits for the lease to run out
+    held = time.monotonic() - t0
+    assert 0.9 <= held < 5.0, held
+    ray.get(owner.hold_flushes.remote(30.0, "live-holder"))
+    ray.get(owner.release_flushes.remote("live-holder"))
+    t0 = time.monotonic()
+    ray.get(owner.flush.remote())
+    assert time.monotonic() - t0 < 5.0

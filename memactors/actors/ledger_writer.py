@@ -101,17 +101,14 @@ class LedgerWriter:
         """Erasures down to the bytes, now: owners flush (erased rows leave L2), L2 rewrites
         fragments with deleted rows, rebuilds its full-text index and drops older versions, and
         the ledger file is rewritten without the freed blocks that held destroyed keys."""
+        from .flush_hold import aheld
         from .naming import owner_name
-        from .sweeper import HOLD_S
 
         self._purge_due = None
         owners = [ray.get_actor(owner_name(i), namespace=self.namespace) for i in range(self.num_owners)]
         await asyncio.gather(*[o.flush.remote() for o in owners])
-        await asyncio.gather(*[o.hold_flushes.remote(HOLD_S) for o in owners[1:]])
-        try:  # the rewrite would be preempted by other owners' updates meanwhile
+        async with aheld(owners[1:]):  # the rewrite would be preempted by other owners' updates meanwhile
             l2 = await owners[0].purge_l2.remote()
-        finally:
-            await asyncio.gather(*[o.release_flushes.remote() for o in owners[1:]])
         await self.flush()
         async with self._con_lock:
             ledger = await asyncio.to_thread(self.ledger.compact_file)

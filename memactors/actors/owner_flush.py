@@ -103,25 +103,33 @@ class FlushMixin:
         return n
 
     _hold: asyncio.TimerHandle | None = None
+    _hold_token: str | None = None  # whose hold it is (flush_hold: a lease its holder renews)
 
-    async def hold_flushes(self, seconds: float) -> bool:
+    async def hold_flushes(self, seconds: float, token: str = "") -> bool:
         """Hold this owner's L2 flushes off (writes are still acknowledged: the ledger has them)
         while another owner rewrites the shared table: a Lance compaction conflicts with every
-        update committed meanwhile, and under steady writes it would never land. Released by
-        ``release_flushes`` or after ``seconds``, whichever comes first (a sweeper that dies
-        cannot keep them held)."""
+        update committed meanwhile, and under steady writes it would never land. A lease:
+        released by ``release_flushes(token)`` or after ``seconds``, whichever comes first; the
+        holder renews it by calling again with its token (``flush_hold.Held``), so a holder that
+        dies keeps flushes (and writers waiting on them) held for one lease at most."""
         await self._ready()
-        await self._flush_lock.acquire()
+        if self._hold is not None and self._hold_token == token:  # a renewal
+            self._hold.cancel()
+        else:
+            await self._flush_lock.acquire()
+            self._hold_token = token
         self._hold = asyncio.get_running_loop().call_later(seconds, self._end_hold)
         return True
 
-    async def release_flushes(self) -> None:
-        self._end_hold()
+    async def release_flushes(self, token: str = "") -> None:
+        if self._hold_token == token:
+            self._end_hold()
 
     def _end_hold(self) -> None:
         if self._hold is not None:
             self._hold.cancel()
             self._hold = None
+            self._hold_token = None
             self._flush_lock.release()
 
     async def maintain_l2(self, deleted_fraction: float, small_fragments: int, small_rows: int,

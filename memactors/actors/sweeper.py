@@ -18,8 +18,6 @@ changed), the others are planned again; nothing is applied twice.
 
 from __future__ import annotations
 
-import contextlib
-
 import time
 import uuid
 
@@ -33,6 +31,7 @@ from ..core.lifecycle import RULES
 from ..core.ops import SweepOp
 from ..core.scopes import parse_scope
 from .naming import owner_index
+from .flush_hold import held
 from .refs import get_all
 
 LIFECYCLE_ACTOR = "memactors-lifecycle"  # the actor sweeps act as (its grant is in the ledger)
@@ -113,24 +112,10 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, dry_run: bool =
     t2 = time.perf_counter()
     tell("maintain")
     lc = cfg.lifecycle
-    with flushes_held(owners[1:]):
+    with held(owners[1:]):
         out["maintenance"] = ray.get(owners[0].maintain_l2.remote(
             lc.compact_deleted_fraction, lc.compact_small_fragments, lc.compact_small_fragment_rows,
             lc.version_retention_s))
     out["maintenance_seconds"] = round(time.perf_counter() - t2, 3)
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
-
-
-HOLD_S = 120.0  # the longest other owners' L2 flushes are held off while one rewrites the table
-
-
-@contextlib.contextmanager
-def flushes_held(owners: list):
-    """Other owners' L2 flushes held off while one owner compacts the shared table (their
-    updates would preempt its rewrite commit); released at the end or after HOLD_S."""
-    get_all([o.hold_flushes.remote(HOLD_S) for o in owners])
-    try:
-        yield
-    finally:
-        get_all([o.release_flushes.remote() for o in owners])
