@@ -285,6 +285,9 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
         if not isinstance(ops, list):
             raise R.InvalidRecord("submit takes a list of operations")
         n = len(ops)
+        if n > self.cfg.runtime.owner_queue_max:  # never fits: a pause would not help
+            raise BackPressure(f"a batch of {n} operations is more than owner {self.index}'s queue holds "
+                               f"({self.cfg.runtime.owner_queue_max}); nothing was written, send it in parts")
         if self.inflight + n > self.cfg.runtime.owner_queue_max:
             raise BackPressure(f"owner {self.index} has {self.inflight} operations in flight (limit "
                                f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause")

@@ -208,14 +208,21 @@ class Runtime(RecallAPI, AsyncAPI):
             by_owner.setdefault(owner_of(op), []).append(i)
         now = self.clock.now_us()
         results: list = [None] * len(ops)
-        refs = {oi: self._owners[oi].submit.remote([ops[i] for i in idx], now) for oi, idx in by_owner.items()}
-        for oi, idx in by_owner.items():
-            try:
-                out = self._calls.get(refs[oi])
-            except errors.OwnerUnavailable:
-                out = self._calls.retrying(lambda o=self._owners[oi], b=[ops[i] for i in idx]: o.submit.remote(b, now))
-            for i, r in zip(idx, out):
-                results[i] = r
+        # In calls of at most write_batch_max, one per owner at a time: a long list (50,000
+        # agents' grants) never outruns an owner's queue bound.
+        size = min(self.config.runtime.write_batch_max, self.config.runtime.owner_queue_max)
+        parts = {oi: [idx[k:k + size] for k in range(0, len(idx), size)] for oi, idx in by_owner.items()}
+        for r in range(max((len(p) for p in parts.values()), default=0)):
+            batch = {oi: p[r] for oi, p in parts.items() if r < len(p)}
+            refs = {oi: self._owners[oi].submit.remote([ops[i] for i in idx], now) for oi, idx in batch.items()}
+            for oi, idx in batch.items():
+                try:
+                    out = self._calls.get(refs[oi])
+                except errors.OwnerUnavailable:
+                    out = self._calls.retrying(lambda o=self._owners[oi], b=[ops[i] for i in idx]:
+                                               o.submit.remote(b, now))
+                for i, res in zip(idx, out):
+                    results[i] = res
         return results
 
     # --- writes ----------------------------------------------------------------------------

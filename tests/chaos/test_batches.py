@@ -89,3 +89,28 @@ def test_overload_is_waited_out_or_refused(ray_session, tmp_path):
         assert max(fig["owner_hwm_mb"]) < 2048 and fig["ledger_hwm_mb"] < 2048, fig
     finally:
         rt.close()
+
+
+def test_a_list_longer_than_an_owners_queue_goes_in_parts(ray_session, tmp_path):
+    """grant_many of 50,000 agents' grants once met a queue bound of 10,000 in one call and was
+    refused for ever ("retry after a pause"): the facade sends it in parts now; a single batch
+    an owner can never hold says so."""
+    import ray
+
+    from memactors.core.errors import BackPressure
+    from memactors.core.ops import GrantOp
+    from memactors.testing import actors
+
+    rt, scopes = _runtime(tmp_path, owner_queue_max=40, write_batch_max=1000)
+    try:
+        org = scopes[0].split("/")[2]
+        out = rt.grant_many([{"actor": f"a{i}", "scope": f"/org/{org}/user/u{i}/", "write": True} for i in range(150)])
+        assert len(out) == 150
+        granted = {g["actor"] for g in rt.grants() if g["scope"].startswith(f"/org/{org}/user/")}
+        assert granted >= {f"a{i}" for i in range(150)}
+        ops = [GrantOp("x", f"/org/{org}/", True, False, "admin", f"k{i}") for i in range(41)]
+        with pytest.raises(ray.exceptions.RayTaskError, match="more than owner 0's queue holds"):
+            ray.get(actors(rt)["owners"][0].submit.remote(ops, 0))
+        assert issubclass(BackPressure, memactors.MemactorsError)
+    finally:
+        rt.close()
