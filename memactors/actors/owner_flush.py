@@ -110,7 +110,7 @@ class FlushMixin:
         while another owner rewrites the shared table: a Lance compaction conflicts with every
         update committed meanwhile, and under steady writes it would never land. A lease:
         released by ``release_flushes(token)`` or after ``seconds``, whichever comes first; the
-        holder renews it by calling again with its token (``flush_hold.Held``), so a holder that
+        holder renews it by calling again with its token (``flush_hold.held``), so a holder that
         dies keeps flushes (and writers waiting on them) held for one lease at most."""
         await self._ready()
         if self._hold is not None and self._hold_token == token:  # a renewal
