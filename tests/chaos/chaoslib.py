@@ -14,7 +14,7 @@ and the ledger writer killed together while Lance trails the ledger by a long fl
 ``driver`` (a driver process on this Ray killed mid-burst: its actors die with it) and
 ``ray`` (a driver process with a local Ray of its own, killed with every process of that Ray);
 ``sweep``, ``rollback``, ``purge`` (an owner or the ledger writer killed while that operation
-lands: ``op_faults``).
+lands: ``op_faults``) and ``sweep_driver`` (the driver process running a sweep killed).
 
 Actor process ids come from Ray's actor table (``ray._private.state``): no actor needs a
 ``pid()`` method for this.
