@@ -20,12 +20,21 @@ HERE = Path(__file__).resolve().parent
 
 def test_two_nodes_give_the_same_run_as_one(ray_session, tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
-    p = subprocess.run([sys.executable, str(HERE / "sim_two_nodes.py"), str(tmp_path / "two"), orjson.dumps(SMALL)],
-                       capture_output=True, text=True, timeout=600, env=env)
-    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert p.returncode == 0 and lines, p.stderr[-3000:]
+    log = open(tmp_path / "two.log", "w+")  # a file, not a pipe: Ray's logs never block it
+    p = subprocess.Popen([sys.executable, str(HERE / "sim_two_nodes.py"), str(tmp_path / "two"), orjson.dumps(SMALL)],
+                         stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+    try:
+        _, one, _ = _run(tmp_path, "one")  # meanwhile, on this session's one-node Ray
+        stdout, _ = p.communicate(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        log.seek(0)
+        stderr = log.read()
+        log.close()
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("RESULT ")]
+    assert p.returncode == 0 and lines, stderr[-3000:]
     two = orjson.loads(lines[-1][len("RESULT "):])
     assert two["nodes"] == 2 and len(two["owner_nodes"]) == 2, two["owner_nodes"]  # owners on both nodes
-    _, one, _ = _run(tmp_path, "one")
     assert all(two["counters"][c] == 0 for c in COUNTERS), two["counters"]
     assert _same(two) == _same(one) and two["counters"] == one["counters"]
