@@ -59,7 +59,11 @@ class ScopeState:
         if status in R.LIVE:
             self.records[mid] = rec
             if key is not None:
-                self._index_live(key, self.live_ids(key) | {mid})
+                newest = self.by_entity.get(key)
+                if key not in self.disputed and (newest is None or newest == mid):  # the usual case
+                    self.by_entity[key] = mid
+                else:
+                    self._index_live(key, self.live_ids(key) | {mid})
             else:
                 self.by_hash[rec["content_hash"]] = mid
         elif status == "pending":
@@ -72,7 +76,11 @@ class ScopeState:
         mid = rec["memory_id"]
         key = rec.get("entity_key")
         if key is not None:
-            self._index_live(key, self.live_ids(key) - {mid})
+            if key not in self.disputed:  # the usual case: one live version, or none
+                if self.by_entity.get(key) == mid:
+                    del self.by_entity[key]
+            else:
+                self._index_live(key, self.live_ids(key) - {mid})
         if self.by_hash.get(rec["content_hash"]) == mid:
             del self.by_hash[rec["content_hash"]]
 
@@ -90,6 +98,9 @@ class ScopeState:
 
     def live_versions(self, key: str) -> list[dict]:
         """The live records of one fact, newest first."""
+        if key not in self.disputed:
+            newest = self.by_entity.get(key)
+            return [] if newest is None else [self.records[newest]]
         return sorted((self.records[m] for m in self.live_ids(key)), key=lambda r: (-int(r["version"]), r["memory_id"]))
 
     def _index_live(self, key: str, ids: set[str]) -> None:

@@ -208,9 +208,9 @@ class Runtime(RecallAPI, AsyncAPI):
             by_owner.setdefault(owner_of(op), []).append(i)
         now = self.clock.now_us()
         results: list = [None] * len(ops)
-        # In calls of at most write_batch_max, one per owner at a time: a long list (50,000
+        # In calls of at most _batch_max items, one per owner at a time: a long list (50,000
         # agents' grants) never outruns an owner's queue bound.
-        size = min(self.config.runtime.write_batch_max, self.config.runtime.owner_queue_max)
+        size = _batch_max(self.config.runtime)
         parts = {oi: [idx[k:k + size] for k in range(0, len(idx), size)] for oi, idx in by_owner.items()}
         for r in range(max((len(p) for p in parts.values()), default=0)):
             batch = {oi: p[r] for oi, p in parts.items() if r < len(p)}
@@ -287,7 +287,7 @@ class Runtime(RecallAPI, AsyncAPI):
         timeout, a restarting owner retried (the keys make it safe)."""
         n_owners = len(self._owners)
         rc = self.config.runtime
-        batch_max = max(1, min(rc.write_batch_max, rc.owner_queue_max // 2))
+        batch_max = _batch_max(rc)
         window = max(1, rc.owner_queue_max // batch_max - 1)
         queues: dict[int, list[list[int]]] = {}
         for i, r in enumerate(reqs):
@@ -617,6 +617,12 @@ class Runtime(RecallAPI, AsyncAPI):
     def __exit__(self, *exc) -> None:
         self.close()
 
+
+
+def _batch_max(rc) -> int:
+    """Items per owner call: ``write_batch_max``, and at most half an owner's queue (room left
+    for other callers)."""
+    return max(1, min(rc.write_batch_max, rc.owner_queue_max // 2))
 
 
 def _columns(reqs: list[R.WriteRequest]) -> dict:
