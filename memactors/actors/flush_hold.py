@@ -23,7 +23,8 @@ def _hold(owners: list, token: str) -> list:
 
 @contextlib.contextmanager
 def held(owners: list):
-    """``with held(owners):`` (a driver: renewed from a thread)."""
+    """``with held(owners) as token:`` (a driver: renewed from a thread). The token lets the
+    holder have a held owner flush (``flush_held``)."""
     token = uuid.uuid4().hex
     get_all(_hold(owners, token))
     stop = threading.Event()
@@ -36,7 +37,7 @@ def held(owners: list):
     t = threading.Thread(target=renew, name="memactors-flush-hold", daemon=True)
     t.start()
     try:
-        yield
+        yield token
     finally:
         stop.set()
         t.join()

@@ -7,7 +7,8 @@ compact and clean Lance where it pays.
    task itself, so the driver never loads Lance. The plan is the dry run.
 3. Apply: the plan's rows go to their owners as ``SweepOp``s (a status change per memory,
    its rule as the reason, one ledger group per slice), each owner checking a hot memory
-   against its rule again; then the owners flush: one Lance delete commit each.
+   against its rule again, with L2 flushes held; then the owners flush one after another: a
+   Lance delete commit each, none conflicting.
 4. Maintain: compaction only where the deleted fraction or the count of small fragments passes
    its threshold; versions older than ``version_retention_s`` cleaned (an evicted row is not
    readable in an old version beyond that).
@@ -35,7 +36,7 @@ from .flush_hold import held
 from .refs import get_all
 
 LIFECYCLE_ACTOR = "memactors-lifecycle"  # the actor sweeps act as (its grant is in the ledger)
-SLICE = 50_000  # rows per SweepOp: one ledger group each
+SLICE = 10_000  # rows per SweepOp (whole scopes): one ledger group each
 
 
 @ray.remote(num_cpus=0)
@@ -61,7 +62,9 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
     rows = plan_.rows
     if not rows.num_rows:
         return {"by_rule": {r: 0 for r in RULES[1:]}, "skipped": 0, "events": 0}
-    ids, scopes, codes = (rows[c].to_pylist() for c in ("memory_id", "scope", "rule"))
+    t0 = time.perf_counter()
+    order = pc.sort_indices(rows, sort_keys=[("scope", "ascending"), ("memory_id", "ascending")])
+    ids, scopes, codes = (rows[c].take(order).to_pylist() for c in ("memory_id", "scope", "rule"))
     by_owner: dict[int, list] = {}
     owner_of = {}
     for mid, scope, code in zip(ids, scopes, codes):
@@ -70,23 +73,43 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
             oi = owner_of[scope] = owner_index(parse_scope(scope), len(owners))
         by_owner.setdefault(oi, []).append((mid, scope, int(code)))
     sweep_id = uuid.uuid4().hex[:16]
-    refs = []
-    for oi, part in by_owner.items():
-        for k in range(0, len(part), SLICE):
-            op = SweepOp(part[k:k + SLICE], actor, f"gc-{sweep_id}-{oi}-{k // SLICE}")
-            refs.append(owners[oi].submit.remote([op], int(now_us)))
     by_rule, skipped = {r: 0 for r in RULES[1:]}, 0
-    for out in get_all(refs):
-        res = out[0]
-        if "error" in res:
-            from ..core import errors
+    seconds = {"group": round(time.perf_counter() - t0, 3)}
+    # Flushes held while the owners commit: then each owner's share reaches Lance in one
+    # commit, one owner after another (concurrent deletes of one table conflict and retry).
+    with held(owners) as token:
+        t0 = time.perf_counter()
+        refs = [owners[oi].submit.remote([SweepOp(part, actor, f"gc-{sweep_id}-{oi}-{k}")], int(now_us))
+                for oi, parts in by_owner.items() for k, part in enumerate(_slices(parts))]
+        for out in get_all(refs):
+            res = out[0]
+            if "error" in res:
+                from ..core import errors
 
-            raise errors.decode(res)
-        for r, n in res["by_rule"].items():
-            by_rule[r] += n
-        skipped += res["skipped"]
-    get_all([o.flush.remote() for o in owners])
-    return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values())}
+                raise errors.decode(res)
+            for r, n in res["by_rule"].items():
+                by_rule[r] += n
+            skipped += res["skipped"]
+        seconds["decide_and_commit"] = round(time.perf_counter() - t0, 3)
+        t0 = time.perf_counter()
+        for o in owners:
+            ray.get(o.flush_held.remote(token))
+        seconds["l2"] = round(time.perf_counter() - t0, 3)
+    return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values()), "seconds": seconds}
+
+
+def _slices(rows: list) -> list[list]:
+    """An owner's rows (sorted by scope) in slices of about ``SLICE`` that never split a scope:
+    slices hold disjoint scope locks, so an owner decides the next while the ledger commits
+    this one."""
+    out, start = [], 0
+    while start < len(rows):
+        end = min(start + SLICE, len(rows))
+        while end < len(rows) and rows[end][1] == rows[end - 1][1]:
+            end += 1
+        out.append(rows[start:end])
+        start = end
+    return out
 
 
 STEPS = ("sync", "plan", "apply", "maintain")

@@ -29,6 +29,7 @@ class RuntimeConfig:
     ledger_chunk: int = 250  # an owner sends a batch's ledger events in chunks of this many writes, pipelined
     ledger_commit_max_wait_ms: float = 0.0  # group commit: extra wait for company (events that arrive during a commit share the next one anyway)
     ledger_commit_max_events: int = 20_000  # group commit: most events per DuckDB transaction
+    ledger_wal_max_mb: int = 128  # the ledger's log is folded into its file when idle, at the latest at this size
     l2_flush_interval_s: float = 0.5  # how far Lance may trail the ledger
     l2_flush_max_rows: int = 5_000  # flush early once this many rows wait
     l2_reindex_rows: int = 10_000  # bring scalar indexes up to date after this many appended rows
@@ -260,6 +261,7 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
         "ledger_chunk": Allowed("int", 1, 1_000_000),
         "ledger_commit_max_wait_ms": Allowed("float", 0.0, 60_000.0),
         "ledger_commit_max_events": Allowed("int", 1, 10_000_000),
+        "ledger_wal_max_mb": Allowed("int", 1, 65_536),
         "l2_flush_interval_s": Allowed("float", 0.0, 3_600.0, lo_open=True),
         "l2_flush_max_rows": Allowed("int", 1, 10_000_000),
         "l2_reindex_rows": Allowed("int", 1, 1_000_000_000),

@@ -129,11 +129,15 @@ class SweepOp:
 
         check_identifier(self.actor, "actor")
         check_identifier(self.idem_key, "idempotency key")
+        scopes = set()
         for mid, scope, rule in self.rows:
             check_memory_id(mid)
-            parse_scope(scope)
+            scopes.add(scope)
             if isinstance(rule, bool) or not isinstance(rule, int) or not 0 < rule < len(RULES):
                 raise InvalidRecord("a sweep row names one of the GC rules")
+        for scope in scopes:  # a sweep's rows come a scope at a time: each parsed once
+            if str(parse_scope(scope)) != scope:
+                raise InvalidRecord(f"a sweep row's scope must be in its canonical form, not {scope!r}")
         return self
 
 

@@ -275,12 +275,16 @@ class L2Store:
             # Only matched rows: a patch never creates a row (its columns alone are no memory).
             self._retrying(lambda t=tbl: self.table.merge_insert("memory_id").when_matched_update_all().execute(t))
         if batch.deletes:
-            # One commit for a batch's deletes (a sweep's evictions), not one per row or chunk:
-            # an IN list over the indexed memory_id (~1 s per 100k ids here).
-            dels = sorted(batch.deletes)
-            for i in range(0, len(dels), 200_000):
-                where = F.ids_in(dels[i : i + 200_000])
-                self._retrying(lambda w=where: self.table.delete(w))
+            # One commit for a batch's deletes (a sweep's evictions), not one per row: a join on
+            # memory_id (0.6 s per 100k ids in a 1M table here; an IN list took 1.0 s, most
+            # of it parsing the list). The ids are ours (the outbox's), never a caller's text.
+            ids = pa.table({"memory_id": pa.array(sorted(batch.deletes), pa.string())})
+
+            def delete() -> None:
+                self.table.to_lance().merge_insert("memory_id").when_matched_delete().execute(ids)
+                self.table.checkout_latest()
+
+            self._retrying(delete)
 
     def _vectors(self, batch, ids: list[str]):
         import numpy as np

@@ -68,12 +68,18 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
 
 
 class Ledger(LedgerChecks, LedgerHistory):
-    def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False) -> None:
+    def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
+                 wal_max_mb: int = 16) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one
         for ``verify`` alone (no checks at open, nothing written); ``adopt`` vouches for the
-        events found with this folder's key (a fork's, just copied in by ``export_to``)."""
+        events found with this folder's key (a fork's, just copied in by ``export_to``).
+        ``wal_max_mb``: DuckDB checkpoints inside a commit once its log reaches this size (the
+        writer checkpoints earlier, when idle: ``checkpoint``)."""
         self.path = path
+        self.wal_max_mb = int(wal_max_mb)
         self.con = duckdb.connect(path, read_only=read_only)
+        if not read_only:
+            self._x(f"SET checkpoint_threshold = '{self.wal_max_mb}MiB'")
         if read_only:
             try:
                 self._open_read_only(key_dir)
@@ -270,6 +276,17 @@ class Ledger(LedgerChecks, LedgerHistory):
                       batch["ts"][first] if n else known.newest)
             k += n
         return out
+
+    def wal_bytes(self) -> int:
+        try:
+            return os.path.getsize(self.path + ".wal")
+        except OSError:
+            return 0
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the file (what DuckDB would otherwise do inside some
+        later commit, holding it up for as long)."""
+        self._x("CHECKPOINT")
 
     def _insert_applied(self, seqs: list[int]) -> None:
         done = pa.table({"seq": pa.array(seqs, pa.int64())})  # noqa: F841 - read by the replacement scan
@@ -544,6 +561,7 @@ class Ledger(LedgerChecks, LedgerHistory):
         self.con.close()
         os.replace(tmp, self.path)
         self.con = duckdb.connect(self.path)
+        self._x(f"SET checkpoint_threshold = '{self.wal_max_mb}MiB'")
         return {"bytes_before": before, "bytes_after": os.path.getsize(self.path)}
 
     def close(self) -> None:
