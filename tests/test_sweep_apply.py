@@ -74,3 +74,34 @@ def test_the_ledger_log_is_folded_in_by_checkpoint_and_the_limit_is_set(tmp_path
     finally:
         led.close()
     assert not os.path.exists(str(tmp_path / "ledger.duckdb.wal"))
+
+
+def test_decide_sweep_checks_hot_memories_again_and_takes_cold_ones_as_planned():
+    from memactors.core import lifecycle as L
+    from memactors.core import records as R
+    from memactors.core.changes import Ctx, decide_sweep
+    from memactors.core.clock import US_PER_DAY
+    from memactors.core.config import LifecycleConfig
+    from memactors.core.versions import ScopeState
+
+    scope, other = "/org/a/user/u/", "/org/a/user/v/"
+    lc = LifecycleConfig()
+    now = 400 * US_PER_DAY
+
+    def rec(text, updated):
+        req = R.WriteRequest(scope, text, "agent", ttl_days=30).validate()
+        return R.build_record(req, text, R.new_memory_id(), updated)
+
+    due, refreshed = rec("due since long", 1), rec("written again yesterday", now - US_PER_DAY)
+    state = ScopeState()
+    for r in (due, refreshed):
+        state.put(r)
+    cold = R.new_memory_id()  # a memory of a scope this owner does not hold hot
+    hard = L.RULES.index("hard_expired")
+    rows = [(due["memory_id"], scope, hard), (refreshed["memory_id"], scope, hard), (cold, other, hard)]
+    out = decide_sweep(SweepOp(rows, "memactors-lifecycle", "gc-x-0-0"),
+                       Ctx(None, now, lc, state_of={scope: state}.get))
+    assert out.result == {"decision": "swept", "by_rule": {"hard_expired": 2}, "skipped": 1}
+    assert [(c.memory_id, c.patch, c.reason) for c in out.changes] == [
+        (due["memory_id"], {"status": "evicted"}, "gc: hard_expired"),
+        (cold, {"status": "evicted"}, "gc: hard_expired")]
