@@ -299,3 +299,41 @@ def test_a_flush_hold_is_a_lease_its_dead_holder_cannot_keep(env):
     t0 = time.monotonic()
     ray.get(owner.flush.remote())
     assert time.monotonic() - t0 < 5.0
+
+
+def test_deferred_flushes_wait_but_a_flush_asked_for_runs_and_nothing_waits_on_them(env, user):
+    """A sweep defers the owners' own L2 flushes while its changes land (then each owner's
+    share is one Lance commit). Deferring blocks nobody: writes are acknowledged, an erasure
+    of every version (which flushes under its scope's lock) and an explicit flush run at once;
+    a hold there once deadlocked with the sweep waiting on that lock."""
+    import time
+
+    from memactors.actors.flush_hold import deferred
+
+    rt, _ = env
+    scope, ag = user
+    table = lance.dataset(os.path.join(rt.data_dir, "l2", "memories.lance"))
+
+    def in_l2(mid):
+        return table.checkout_version(table.latest_version).count_rows(filter=f"memory_id = '{mid}'")
+
+    owner = rt._owner(scope)  # noqa: SLF001
+    with deferred(rt._owners):  # noqa: SLF001
+        w = rt.write(scope, "deferred note about the lake", actor=ag)
+        time.sleep(1.0)  # five flush intervals
+        assert in_l2(w.memory_id) == 0  # the flush loop waited
+        fact = dict(actor=ag, subject="u", predicate="lives_in")
+        rt.write(scope, "lives in Lyon", object="Lyon", **fact)
+        moved = rt.write(scope, "lives in Nice", object="Nice", **fact)
+        t0 = time.perf_counter()
+        rt.forget(moved.memory_id, actor=ag, reason="test", scope="fact")  # flushes inside, under the lock
+        assert time.perf_counter() - t0 < 5.0
+        assert in_l2(w.memory_id) == 1  # that flush took the outbox with it
+        w2 = rt.write(scope, "second deferred note", actor=ag)
+        rt._calls.get(owner.flush.remote())  # noqa: SLF001 - asked for: runs
+        assert in_l2(w2.memory_id) == 1
+    w3 = rt.write(scope, "after the lease", actor=ag)
+    deadline = time.monotonic() + 5.0
+    while in_l2(w3.memory_id) == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert in_l2(w3.memory_id) == 1  # the loop flushes again

@@ -1,8 +1,13 @@
-"""Holding the other owners' L2 flushes off while one owner rewrites the shared Lance table (a
-sweep's compaction, a purge): their updates would preempt its rewrite commit. The hold is a
-lease (``LEASE_S``) the holder renews while it works, so a holder that dies (a killed driver
-mid-sweep, a killed ledger writer mid-purge) leaves flushes held, and writers that wait on a
-flush stalled, for one lease at most, not for the whole rewrite's budget."""
+"""Leases over the owners' L2 flushes, which their holder renews while it works (``LEASE_S``),
+so that a holder that dies (a killed driver mid-sweep, a killed ledger writer mid-purge) leaves
+them in force for one lease at most.
+
+- ``held``: the other owners' flushes wait while one owner rewrites the shared Lance table (a
+  sweep's compaction, a purge): their updates would preempt its rewrite commit. Writers that
+  wait on a flush wait as long.
+- ``deferred``: the owners' own background flushes wait while a sweep's changes land, so each
+  owner's share then reaches Lance in one commit; a flush someone asks for still runs.
+"""
 
 from __future__ import annotations
 
@@ -22,26 +27,40 @@ def _hold(owners: list, token: str) -> list:
 
 
 @contextlib.contextmanager
-def held(owners: list):
-    """``with held(owners) as token:`` (a driver: renewed from a thread). The token lets the
-    holder have a held owner flush (``flush_held``)."""
-    token = uuid.uuid4().hex
-    get_all(_hold(owners, token))
+def _leased(take, release):
+    """Take a lease, renew it from a thread while the block runs, release it after."""
+    get_all(take())
     stop = threading.Event()
 
     def renew() -> None:
         while not stop.wait(RENEW_S):
-            with contextlib.suppress(Exception):  # an owner restarting: its hold went with it
-                get_all(_hold(owners, token))
+            with contextlib.suppress(Exception):  # an owner restarting: its lease went with it
+                get_all(take())
 
-    t = threading.Thread(target=renew, name="memactors-flush-hold", daemon=True)
+    t = threading.Thread(target=renew, name="memactors-flush-lease", daemon=True)
     t.start()
     try:
-        yield token
+        yield
     finally:
         stop.set()
         t.join()
-        get_all([o.release_flushes.remote(token) for o in owners])
+        get_all(release())
+
+
+def held(owners: list):
+    """``with held(owners):`` (a driver: renewed from a thread)."""
+    token = uuid.uuid4().hex
+    return _leased(lambda: _hold(owners, token), lambda: [o.release_flushes.remote(token) for o in owners])
+
+
+def deferred(owners: list):
+    """``with deferred(owners):`` the owners' own flushes (the flush loop, a full outbox) wait
+    while a sweep's changes land, so that the sweeper then has each owner write its share to
+    Lance in one commit, one owner after another. Unlike a hold this blocks no one: a flush
+    someone asks for (``flush``, a recall as of a past point, an erasure of every version) runs
+    at once; and it takes no lock an owner could need while deciding the sweep."""
+    return _leased(lambda: [o.defer_flushes.remote(LEASE_S) for o in owners],
+                   lambda: [o.defer_flushes.remote(0.0) for o in owners])
 
 
 @contextlib.asynccontextmanager

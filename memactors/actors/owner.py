@@ -357,7 +357,7 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
         finally:
             for lk in locks:
                 lk.release()
-        if self.outbox.empty() is False and len(self.outbox) >= self.cfg.runtime.l2_flush_max_rows:
+        if len(self.outbox) >= self.cfg.runtime.l2_flush_max_rows and not self._flush_deferred():
             asyncio.get_running_loop().create_task(self._flush())
         return results
 

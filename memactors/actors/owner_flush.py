@@ -31,10 +31,23 @@ class FlushMixin:
         except Exception:  # noqa: BLE001 - pending changes are kept; the loop retries
             log.exception("L2 flush failed; the flush loop will retry")
 
+    _defer_until = 0.0  # monotonic: the owner's own flushes wait until then (``defer_flushes``)
+
+    async def defer_flushes(self, seconds: float) -> None:
+        """Let the flush loop and a full outbox wait ``seconds`` (0: flush again as usual): a
+        sweep's lease (``flush_hold.deferred``), renewed while its changes land."""
+        await self._ready()
+        self._defer_until = time.monotonic() + seconds if seconds > 0 else 0.0
+
+    def _flush_deferred(self) -> bool:
+        return time.monotonic() < self._defer_until
+
     async def _flush_loop(self) -> None:
         n = 0
         while True:
             await asyncio.sleep(self.cfg.runtime.l2_flush_interval_s)
+            if self._flush_deferred():
+                continue
             n += 1
             try:  # access counts every 10th round: they need not trail by less
                 await self._flush(access=n % 10 == 0)
@@ -52,45 +65,41 @@ class FlushMixin:
 
     async def _flush(self, force_index: bool = False, access: bool = False) -> int:
         async with self._flush_lock:
-            return await self._flush_locked(force_index, access)
-
-    async def _flush_locked(self, force_index: bool = False, access: bool = False) -> int:
-        """The body of ``_flush``, under the flush lock (taken there, or held: ``flush_held``)."""
-        await self._mark_applied()  # an earlier flush's marks the ledger did not take
-        synced = await self._pull_access() if access else []
-        batch = self.outbox.take()
-        if batch is None:
-            return 0
-        t0 = time.perf_counter()
-        try:
-            await asyncio.to_thread(self.l2.apply, batch)
-        except Exception as exc:
-            self.outbox.restore(batch)
-            raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "
-                             "and L2 catches up by itself once the disk has room and is writable") from exc
-        self._tick("l2_flush", t0)
-        # Lance has the batch: its seqs are ours to mark before any other call can fail (a
-        # ledger writer killed during access_synced once lost them: verify() then reported
-        # L2 rows missing and unknown until the owner restarted).
-        self._unmarked = [*self._unmarked, *batch.seqs]
-        # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
-        # again taken for empty (that made versions restart beside a live one).
-        self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
-        if synced:
-            await self.ledger.access_synced.remote(synced)
-        await self._mark_applied()
-        self._flushes += 1
-        self._unindexed += len(batch.new)
-        if self._unindexed >= self.cfg.runtime.l2_reindex_rows or (force_index and self._unindexed):
-            try:  # an optimisation: rows outside the index are still found, only slower
-                await asyncio.to_thread(self.l2.reindex)
-                self._unindexed = 0
-            except Exception:  # noqa: BLE001 - another owner's commit won the race; next flush retries
-                log.warning("reindex deferred: concurrent commit", exc_info=True)
-        if self._flushes % 200 == 0:  # compaction: many small appends make many fragments
-            asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
-        self.hot.evict(self.outbox.dirty_scopes() | {s for s, lk in self.locks.items() if lk.locked()})
-        return len(batch)
+            await self._mark_applied()  # an earlier flush's marks the ledger did not take
+            synced = await self._pull_access() if access else []
+            batch = self.outbox.take()
+            if batch is None:
+                return 0
+            t0 = time.perf_counter()
+            try:
+                await asyncio.to_thread(self.l2.apply, batch)
+            except Exception as exc:
+                self.outbox.restore(batch)
+                raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "
+                                 "and L2 catches up by itself once the disk has room and is writable") from exc
+            self._tick("l2_flush", t0)
+            # Lance has the batch: its seqs are ours to mark before any other call can fail (a
+            # ledger writer killed during access_synced once lost them: verify() then reported
+            # L2 rows missing and unknown until the owner restarted).
+            self._unmarked = [*self._unmarked, *batch.seqs]
+            # Whole rows written as upserts (a replay) count too: a scope Lance holds is never
+            # again taken for empty (that made versions restart beside a live one).
+            self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
+            if synced:
+                await self.ledger.access_synced.remote(synced)
+            await self._mark_applied()
+            self._flushes += 1
+            self._unindexed += len(batch.new)
+            if self._unindexed >= self.cfg.runtime.l2_reindex_rows or (force_index and self._unindexed):
+                try:  # an optimisation: rows outside the index are still found, only slower
+                    await asyncio.to_thread(self.l2.reindex)
+                    self._unindexed = 0
+                except Exception:  # noqa: BLE001 - another owner's commit won the race; next flush retries
+                    log.warning("reindex deferred: concurrent commit", exc_info=True)
+            if self._flushes % 200 == 0:  # compaction: many small appends make many fragments
+                asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
+            self.hot.evict(self.outbox.dirty_scopes() | {s for s, lk in self.locks.items() if lk.locked()})
+            return len(batch)
 
     async def _mark_applied(self) -> None:
         """Have the ledger commit which events Lance holds (under the flush lock). On failure
@@ -124,16 +133,6 @@ class FlushMixin:
             self._hold_token = token
         self._hold = asyncio.get_running_loop().call_later(seconds, self._end_hold)
         return True
-
-    async def flush_held(self, token: str) -> int:
-        """A flush for the holder of this owner's flushes (``hold_flushes`` with ``token``): a
-        sweep has the owners flush its changes one after another, never two Lance commits at
-        once (concurrent deletes conflict, and each retry redoes its whole scan). Anyone else
-        waits for the lock as a plain ``flush`` does."""
-        await self._ready()
-        if self._hold is not None and self._hold_token == token:
-            return await self._flush_locked(force_index=True)
-        return await self._flush(force_index=True)
 
     async def release_flushes(self, token: str = "") -> None:
         if self._hold_token == token:
