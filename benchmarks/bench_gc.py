@@ -118,7 +118,7 @@ def latency_during(rt, users, fn) -> dict:
             "result": box.get("res")}
 
 
-def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str) -> dict:
+def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str, retention_s: float = 30.0) -> dict:
     data = os.path.join(root, "data")
     clock = memactors.ManualClock()
     cfg = {"runtime": {"num_owners": 2}, "lifecycle": {"sweep_interval_s": 0}}
@@ -158,9 +158,10 @@ def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str) -> d
         out["verify_ok"] = rt.audit.verify()["ok"]
         # 4. long run: flush cycles with sweeps on (every 50 cycles, a simulated day apart). Lance
         # versions are kept for version_retention_s of wall time (default a day); the run takes
-        # minutes, so it keeps them 60 s to show the steady state a day's retention reaches.
-        rt.config.lifecycle.version_retention_s = 60.0
-        out["long_run_version_retention_s"] = 60.0
+        # minutes, so it keeps them --retention seconds to show the steady state a day's
+        # retention reaches.
+        rt.config.lifecycle.version_retention_s = retention_s
+        out["long_run_version_retention_s"] = retention_s
         t0 = time.perf_counter()
         counts = []
         for c in range(cycles):
@@ -171,7 +172,7 @@ def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str) -> d
                 clock.advance(days=1)
                 rt.gc()
                 counts.append({"cycle": c + 1, **folder_counts(data)})
-        out["long_run"] = {"cycles": cycles, "s": round(time.perf_counter() - t0, 1), "counts": counts[::4] + counts[-1:]}
+        out["long_run"] = {"cycles": cycles, "s": round(time.perf_counter() - t0, 1), "counts": counts}
     finally:
         rt.close()
     return out
@@ -183,13 +184,15 @@ def main() -> None:
     ap.add_argument("--tenants", type=int, default=1000)
     ap.add_argument("--days", type=int, default=365)
     ap.add_argument("--cycles", type=int, default=1000)
+    ap.add_argument("--retention", type=float, default=30.0,
+                    help="version_retention_s (wall seconds) for the long run: short, so that it spans several")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="memactors-bench-")
     try:
         t0 = time.perf_counter()
-        res = run(a.n, a.tenants, a.days, a.cycles, a.seed, d)
+        res = run(a.n, a.tenants, a.days, a.cycles, a.seed, d, a.retention)
         res["total_s"] = round(time.perf_counter() - t0, 1)
         res["load_avg"] = os.getloadavg()
     finally:
