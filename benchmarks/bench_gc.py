@@ -144,6 +144,7 @@ def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str, rete
         ev = (res.applied or {}).get("events", 0)
         secs = res.seconds
         out["sweep"] = {"by_rule": res.by_rule, "events": ev, "wall_s": round(wall, 2), "seconds": secs,
+                        "apply_parts": (res.applied or {}).get("seconds"),
                         "evictions_per_s_apply": round(ev / secs["apply_seconds"]) if secs.get("apply_seconds") else None,
                         "evictions_per_s_excl_compaction": round(ev / (secs["seconds"] - secs.get("maintenance_seconds", 0)))
                         if ev else None, "maintenance": res.maintenance}
