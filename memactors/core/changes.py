@@ -235,8 +235,8 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
     """An applied GC plan's rows as status changes (evicted, or stale), each with its rule as
     the reason. A memory the owner holds hot is checked again against the rule (it may have
     been refreshed or recalled since the plan): no longer due, it is left alone. Rows come a
-    scope at a time (the sweeper sorts them), and the same rules run over the hot records as
-    columns: a sweep decides ~100k rows a second per owner."""
+    scope at a time (the sweeper sorts them; any order is right, only slower), and the rules
+    run once over the hot records as columns."""
     from .lifecycle import ACTION_OF, RULES, rules as evaluate_rules
 
     records, hot, last_scope = None, [], None
