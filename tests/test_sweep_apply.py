@@ -1,6 +1,7 @@
-"""The pieces that make an applied sweep fast, without Ray: slices of whole scopes (an owner
-decides the next while the ledger commits this one), the sweep operation's validation, and
-the ledger's write-ahead log folded in by the writer rather than inside commits."""
+"""The pieces that make an applied sweep fast, without a Ray runtime: slices of whole scopes
+(an owner decides the next while the ledger commits this one), the sweep operation's
+validation, the ledger's write-ahead log folded in by the writer rather than inside commits,
+and decide_sweep's second look at hot memories."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from hypothesis import strategies as st
 
 from memactors.actors import sweeper
 from memactors.core.errors import ValidationError
-from memactors.core.ops import SweepOp
-from memactors.store.entries import Entry, encode
 from memactors.core.idempotency import IdempotencyCache
+from memactors.core.ops import SweepOp
 from memactors.core.project import Change
+from memactors.store.entries import Entry, encode
 from memactors.store.ledger import Ledger
 
 MID = "0" * 31
