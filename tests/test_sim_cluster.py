@@ -20,18 +20,20 @@ HERE = Path(__file__).resolve().parent
 
 def test_two_nodes_give_the_same_run_as_one(ray_session, tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
-    log = open(tmp_path / "two.log", "w+")  # a file, not a pipe: Ray's logs never block it
+    # Files, not pipes: nothing reads them while the one-node run goes on, and a full pipe
+    # would stop the child.
+    out, log = open(tmp_path / "two.out", "w+"), open(tmp_path / "two.log", "w+")
     p = subprocess.Popen([sys.executable, str(HERE / "sim_two_nodes.py"), str(tmp_path / "two"), orjson.dumps(SMALL)],
-                         stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+                         stdout=out, stderr=log, text=True, env=env)
     try:
         _, one, _ = _run(tmp_path, "one")  # meanwhile, on this session's one-node Ray
-        stdout, _ = p.communicate(timeout=600)
+        p.wait(timeout=600)
     finally:
         if p.poll() is None:
             p.kill()
-        log.seek(0)
-        stderr = log.read()
-        log.close()
+        out.seek(0), log.seek(0)
+        stdout, stderr = out.read(), log.read()
+        out.close(), log.close()
     lines = [ln for ln in stdout.splitlines() if ln.startswith("RESULT ")]
     assert p.returncode == 0 and lines, stderr[-3000:]
     two = orjson.loads(lines[-1][len("RESULT "):])

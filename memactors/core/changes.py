@@ -228,7 +228,10 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState) -> Outcom
 
 
 _RECHECK = ("status", "confidence", "updated_at", "last_accessed_at", "soft_expires_at", "hard_expires_at")
-_EVICTED, _STALE = {"status": "evicted"}, {"status": "stale"}  # shared by a sweep's changes: patches are never edited
+# Per rule code: a sweep's reason and patch (shared by its changes: patches are never edited).
+_SWEEP_REASON = {c: f"gc: {r}" for c, r in enumerate(lifecycle.RULES) if c}
+_SWEEP_PATCH = {c: {"status": "evicted" if lifecycle.ACTION_OF[c] == lifecycle.EVICT else "stale"}
+                for c in _SWEEP_REASON}
 
 
 def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
@@ -237,8 +240,6 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
     been refreshed or recalled since the plan): no longer due, it is left alone. Rows come a
     scope at a time (the sweeper sorts them; any order is right, only slower), and the rules
     run once over the hot records as columns."""
-    from .lifecycle import ACTION_OF, RULES, rules as evaluate_rules
-
     records, hot, last_scope = None, [], None
     for mid, scope, _ in op.rows:
         if scope != last_scope:
@@ -252,17 +253,15 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
             values = list(zip(*map(itemgetter(*_RECHECK), hot)))
         except KeyError:  # a record without every field (an older one): the slow way
             values = [[r.get(k) for r in hot] for k in _RECHECK]
-        codes = evaluate_rules(dict(zip(_RECHECK, values)), ctx.now_us, ctx.lifecycle)
+        codes = lifecycle.rules(dict(zip(_RECHECK, values)), ctx.now_us, ctx.lifecycle)
         still = dict(zip([r["memory_id"] for r in hot], codes.tolist()))
     changes, counts, skipped = [], {}, 0
-    reasons = {c: f"gc: {RULES[c]}" for c in range(1, len(RULES))}
-    patches = {c: _EVICTED if ACTION_OF[c] == 1 else _STALE for c in range(1, len(RULES))}
     for mid, scope, code in op.rows:
         if still.get(mid, code) != code:
             skipped += 1
             continue
-        changes.append(Change(E.STATUS, scope, mid, patch=patches[code], reason=reasons[code]))
-        counts[RULES[code]] = counts.get(RULES[code], 0) + 1
+        changes.append(Change(E.STATUS, scope, mid, patch=_SWEEP_PATCH[code], reason=_SWEEP_REASON[code]))
+        counts[lifecycle.RULES[code]] = counts.get(lifecycle.RULES[code], 0) + 1
     return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped})
 
 

@@ -77,9 +77,7 @@ class Ledger(LedgerChecks, LedgerHistory):
         writer checkpoints earlier, when idle: ``checkpoint``)."""
         self.path = path
         self.wal_max_mb = int(wal_max_mb)
-        self.con = duckdb.connect(path, read_only=read_only)
-        if not read_only:
-            self._x(f"SET checkpoint_threshold = '{self.wal_max_mb}MiB'")
+        self._connect(read_only)
         if read_only:
             try:
                 self._open_read_only(key_dir)
@@ -106,6 +104,11 @@ class Ledger(LedgerChecks, LedgerHistory):
             raise
         self.digest_key = self.key.subkey(DIGEST)
         self.fingerprint_key = self.key.subkey(FINGERPRINT)
+
+    def _connect(self, read_only: bool = False) -> None:
+        self.con = duckdb.connect(self.path, read_only=read_only)
+        if not read_only:
+            self._x(f"SET checkpoint_threshold = '{self.wal_max_mb}MiB'")
 
     def _open_read_only(self, key_dir: str) -> None:
         row = self._x("SELECT max(seq) FROM events")[0]
@@ -560,8 +563,7 @@ class Ledger(LedgerChecks, LedgerHistory):
             self._x("DETACH fresh")
         self.con.close()
         os.replace(tmp, self.path)
-        self.con = duckdb.connect(self.path)
-        self._x(f"SET checkpoint_threshold = '{self.wal_max_mb}MiB'")
+        self._connect()
         return {"bytes_before": before, "bytes_after": os.path.getsize(self.path)}
 
     def close(self) -> None:
