@@ -3,6 +3,8 @@
 import os
 import tomllib
 
+import pytest
+
 from memactors import Config
 
 PATH = os.path.join(os.path.dirname(__file__), "..", "configs", "default.toml")
@@ -31,3 +33,14 @@ def test_bad_gate_policy_is_a_config_error():
 
     with pytest.raises(ConfigError):
         load_config({"gate": {"category": {"injection": "shrug"}}})
+
+
+@pytest.mark.parametrize("bad", [0, 15, -1, "512", 2**21])
+def test_lance_cache_size_out_of_range_is_a_config_error(bad):
+    # Lance's own default is 7 GB of caches per connection: the bound must be a real number.
+    from memactors import ConfigError
+    from memactors.runtime import load_config
+
+    with pytest.raises(ConfigError):
+        load_config({"runtime": {"l2_cache_mb": bad}})
+    assert load_config({"runtime": {"l2_cache_mb": 64}}).runtime.l2_cache_mb == 64

@@ -378,7 +378,8 @@ def test_gate_pool_scans_batches_and_survives_a_dead_worker(runtime, ns):
 
 
 def test_hot_index_is_bounded_and_cold_scopes_still_answer(ray_session, data_dir):
-    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "hot_cache_max_memories": 5}})
+    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "hot_cache_max_memories": 5,
+                                                         "l2_cache_mb": 16}})
     try:
         scopes = [f"/org/a/user/u{i}/" for i in range(4)]
         rt.grant("ag", "/org/a/", write=True)
@@ -386,6 +387,7 @@ def test_hot_index_is_bounded_and_cold_scopes_still_answer(ray_session, data_dir
                                                         "actor": "ag"} for j in range(5)])] for s in scopes}
         rt.flush()
         assert rt.stats()["owners"][0]["hot_memories"] <= 5
+        assert rt.stats()["owners"][0]["l2_cache_mb"] <= 16  # Lance's caches, bounded too
         for s in scopes:
             res = recall(rt, "likes tea kind", "ag", [s], k=10)
             assert {h.memory_id for h in res.hits} == set(ids[s])

@@ -17,6 +17,7 @@ Recovery replays the ledger's unapplied changes through the same projection.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import os
 import time
@@ -129,11 +130,12 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
         from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
 
         path, name, dim = os.path.join(self.data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim
+        opened = functools.partial(L2Store, path, name, dim, cache_mb=self.cfg.runtime.l2_cache_mb)
         try:
-            self.l2 = await asyncio.to_thread(L2Store, path, name, dim)
+            self.l2 = await asyncio.to_thread(opened)
         except L2Outdated:  # L2 is a projection of the ledger: rebuilt, then opened
             await self.ledger.rebuild_l2.remote(self.cfg.to_dict())
-            self.l2 = await asyncio.to_thread(L2Store, path, name, dim)
+            self.l2 = await asyncio.to_thread(opened)
         await self._sync_grants()
         self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
         rows, ts = await self.ledger.idempotency_window.remote()
@@ -699,6 +701,7 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
             "hot_memories": self.hot.size(),
             "working_items": len(self.working),
             "pending_l2": len(self.outbox),
+            "l2_cache_mb": round(self.l2.session.size_bytes / 2**20, 1),
             "inflight": self.inflight,
             "timing_s": {k: round(v, 3) for k, v in self.timing.items()},
         }

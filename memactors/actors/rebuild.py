@@ -70,7 +70,8 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         t_fold = time.perf_counter() - t0 - t_read
         from ..store.lance_store import L2Store  # lancedb only where it is needed
 
-        l2 = L2Store(os.path.join(data_dir, "l2"), cfg.embedder.name, cfg.embedder.dim, replace_with=table)
+        l2 = L2Store(os.path.join(data_dir, "l2"), cfg.embedder.name, cfg.embedder.dim,
+                     cache_mb=cfg.runtime.l2_cache_mb, replace_with=table)
         l2.purge_old_versions()
         ledger.mark_all_applied(upto)
         n_events = ledger.count_events(upto)

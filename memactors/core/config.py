@@ -34,6 +34,7 @@ class RuntimeConfig:
     l2_flush_max_rows: int = 5_000  # flush early once this many rows wait
     l2_reindex_rows: int = 10_000  # bring scalar indexes up to date after this many appended rows
     hot_cache_max_memories: int = 200_000  # active memories an owner keeps in memory, all scopes
+    l2_cache_mb: int = 512  # Lance's index and metadata caches per owner (Lance's own default: 7 GB each)
     working_pool_size: int = 200  # L1 working pool: items per scope (LRU)
     session_ttl_s: float = 3_600.0  # L1 working pool: item lifetime
     idempotency_window_s: float = 86_400.0  # how long a retry with the same key is recognised
@@ -266,6 +267,7 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
         "l2_flush_max_rows": Allowed("int", 1, 10_000_000),
         "l2_reindex_rows": Allowed("int", 1, 1_000_000_000),
         "hot_cache_max_memories": Allowed("int", 0, 1_000_000_000),
+        "l2_cache_mb": Allowed("int", 16, 1_048_576),
         "working_pool_size": Allowed("int", 1, 1_000_000),
         "session_ttl_s": Allowed("float", 0.0, 36_500 * _DAY_S, lo_open=True),
         "idempotency_window_s": Allowed("float", 0.0, 36_500 * _DAY_S),

@@ -39,15 +39,18 @@ def _with_embedder(schema: pa.Schema, name: str, dim: int) -> pa.Schema:
 
 
 class L2Store:
-    def __init__(self, path: str, embedder_name: str, dim: int, *, replace_with: pa.Table | None = None) -> None:
-        """Open (or create) the L2 table; ``replace_with`` writes a new table in its place (a
-        rebuild from the ledger)."""
+    def __init__(self, path: str, embedder_name: str, dim: int, *, cache_mb: int = 512,
+                 replace_with: pa.Table | None = None) -> None:
+        """Open (or create) the L2 table, Lance's caches bounded to ``cache_mb``; ``replace_with``
+        writes a new table in its place (a rebuild from the ledger)."""
         self.path = path
         self.dim = int(dim)
         os.makedirs(path, exist_ok=True)
         # Every read sees the newest version: another owner may have compacted and cleaned the
         # versions this handle held (a sweep), and a stale handle would read files that are gone.
-        self.db = lancedb.connect(path, read_consistency_interval=timedelta(0))
+        self.session = lancedb.Session(index_cache_size_bytes=(cache_mb << 20) * 3 // 4,
+                                       metadata_cache_size_bytes=(cache_mb << 20) // 4)
+        self.db = lancedb.connect(path, read_consistency_interval=timedelta(0), session=self.session)
         schema = _with_embedder(R.memory_schema(self.dim), embedder_name, self.dim)
         if replace_with is not None:
             self.table = self.db.create_table(TABLE, data=replace_with.replace_schema_metadata(schema.metadata),
