@@ -80,6 +80,23 @@ def test_whole_row_upserts_replace_or_insert(store):
     assert row["content"] == "changed" and row["status"] == "superseded"
 
 
+def test_merges_larger_than_one_slice_apply_whole(store, monkeypatch):
+    # Lance merges run in slices of MERGE_ROWS (its join pool cannot spill): a batch of many
+    # slices must patch, upsert and delete every row it names, and nothing else.
+    from memactors.store import lance_store
+
+    monkeypatch.setattr(lance_store, "MERGE_ROWS", 3)
+    recs = [rec(A, f"memory {i}") for i in range(11)]
+    push(store, new=[(r, vec(i)) for i, r in enumerate(recs)])
+    gone, patched, upserted = recs[:6], recs[6:10], [dict(recs[10], content="again")]
+    push(store, patches=[(r["memory_id"], A, {"status": "stale"}) for r in patched],
+         rows=[(r, vec(99)) for r in upserted], deletes=[r["memory_id"] for r in gone])
+    rows = {r["memory_id"]: r for r in store.get([r["memory_id"] for r in recs])[0]}
+    assert set(rows) == {r["memory_id"] for r in recs[6:]} and store.count() == 5
+    assert all(rows[r["memory_id"]]["status"] == "stale" for r in patched)
+    assert rows[recs[10]["memory_id"]]["content"] == "again"
+
+
 def test_loads_and_searches_filter_by_scope_status_and_expiry(store):
     now = 10 * DAY
     live = rec(A, "alice likes green tea", now=now)
@@ -110,3 +127,25 @@ def test_versions_and_rivals_by_entity_key(store):
     assert store.entity_versions([A]) == [(A, key, 1)]
     rivals = store.rivals([A, "/org/c/"], [key], DAY)
     assert {r["memory_id"] for r in rivals} == {v2["memory_id"], org["memory_id"]}
+
+
+def test_reindex_adds_delta_segments_and_merges_them(tmp_path, monkeypatch):
+    # New rows go into a delta segment of each index; every INDEX_DELTAS-th reindex merges
+    # them. Whatever the segments, every row stays findable by scope and by its words.
+    from memactors.store import lance_store
+    from memactors.store.lance_store import L2Store
+
+    monkeypatch.setattr(lance_store, "INDEX_DELTAS", 3)
+    store = L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    ids, seen = [], []
+    for k in range(7):
+        recs = [rec(A, f"batch{k} note {i}") for i in range(3)]
+        push(store, new=[(r, vec(10 * k + i)) for i, r in enumerate(recs)])
+        ids += [r["memory_id"] for r in recs]
+        store.reindex()
+        seen.append(max(i.num_segments for i in store.table.list_indices()))
+        assert all(i.num_unindexed_rows == 0 for i in store.table.list_indices())
+    assert max(seen) <= 3 and 1 in seen[1:]  # deltas grew, then were merged
+    assert sorted(r["memory_id"] for r in store.load_scopes([A])[0]) == sorted(ids)
+    hits = store.table.search("batch6", query_type="fts", fts_columns="search_text").limit(10).to_arrow()
+    assert hits.num_rows == 3
