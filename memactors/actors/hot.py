@@ -133,12 +133,15 @@ class HotCache:
         old = self.states.get(scope)
         self.states[scope] = state
         self.states.move_to_end(scope)
-        if old is not None:
-            for mid in old.records.keys() - state.records.keys():
-                if self.where.get(mid) == scope:
-                    del self.where[mid]
-        for mid in state.records:
-            self.where[mid] = scope
+        if old is None:
+            self.where.update(dict.fromkeys(state.records, scope))
+            return
+        # Only what changed: a batch touching a few memories of a large scope must not pay for
+        # all of them (set differences of keys run in C).
+        for mid in old.records.keys() - state.records.keys():
+            if self.where.get(mid) == scope:
+                del self.where[mid]
+        self.where.update(dict.fromkeys(state.records.keys() - old.records.keys(), scope))
 
     def discard(self, scope: str) -> None:
         """Drop a scope's state (its next use loads it again)."""
@@ -205,14 +208,16 @@ class NearCopies:
     threshold (or None). Built lazily: a scope whose batch has no text-only write pays nothing.
     The stacked matrix is kept on the state (``near_cache``) and reused by the next batch while
     it still covers every live text-only memory (stacking a scope's vectors each batch made
-    writes slow down as scopes grew)."""
+    writes slow down as scopes grew; so did checking the cache id by id, and copying it whole to
+    add a batch's rows: the check is a set's, and rows go into the buffer's spare capacity)."""
 
-    __slots__ = ("state", "threshold", "ids", "mat", "_extra_ids", "_extra")
+    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra")
 
     def __init__(self, state: ScopeState, threshold: float) -> None:
         self.state, self.threshold = state, float(threshold)
         self.ids: list[str] | None = None
         self.mat = None
+        self._cache: _NearCache | None = None
         self._extra_ids: list[str] = []
         self._extra: list[np.ndarray] = []
 
@@ -222,8 +227,10 @@ class NearCopies:
 
     def _build(self) -> None:
         cached = self.state.near_cache
-        if cached is not None and sum(map(self._live_text, cached[0])) == len(self.state.by_hash):
-            self.ids, self.mat = cached  # covers every live text-only memory; the rest masked in find
+        # by_hash's values are exactly the live text-only ids: the cache may also hold dead ones
+        # (masked in find), never miss a live one.
+        if cached is not None and cached.idset.issuperset(self.state.by_hash.values()):
+            self._cache, self.ids, self.mat = cached, cached.ids, cached.rows()
             return
         self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
         self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if self.ids else None
@@ -254,9 +261,47 @@ class NearCopies:
         """Leave this batch's matrix (with what it added) on the state for the next batch."""
         if self.ids is None:
             return
-        ids, mat = list(self.ids), self.mat
-        if self._extra:
-            ids += self._extra_ids
-            extra = np.stack(self._extra)
-            mat = extra if mat is None else np.vstack([mat, extra])
-        self.state.near_cache = (ids, mat)
+        if self._cache is not None:
+            self.state.near_cache = self._cache.extended(self._extra_ids, self._extra)
+        else:
+            self.state.near_cache = _NearCache.of(self.ids, self.mat, self._extra_ids, self._extra)
+
+
+class _NearCache:
+    """A scope's stacked text-only vectors: ``ids`` and the first ``len(ids)`` rows of ``buf``,
+    which has room to grow. States share it (a copied state shares its cache): a successor adds
+    rows in the spare room only if no other successor has claimed it (``fill``, shared), else it
+    copies, so no state ever sees its rows change."""
+
+    __slots__ = ("ids", "idset", "buf", "fill")
+
+    def __init__(self, ids: list[str], idset: set[str], buf: np.ndarray, fill: list[int]) -> None:
+        self.ids, self.idset, self.buf, self.fill = ids, idset, buf, fill
+
+    @classmethod
+    def of(cls, ids: list[str], mat, extra_ids: list[str], extra: list) -> _NearCache | None:
+        rows = ([mat] if mat is not None else []) + ([np.stack(extra)] if extra else [])
+        if not rows:
+            return None
+        stacked = np.vstack(rows)
+        buf = np.empty((max(16, 2 * len(stacked)), stacked.shape[1]), stacked.dtype)
+        buf[: len(stacked)] = stacked
+        every = list(ids) + list(extra_ids)
+        return cls(every, set(every), buf, [len(every)])
+
+    def rows(self) -> np.ndarray:
+        return self.buf[: len(self.ids)]
+
+    def extended(self, extra_ids: list[str], extra: list) -> _NearCache:
+        if not extra:
+            return self
+        n, k = len(self.ids), len(extra)
+        if self.fill[0] == n and n + k <= len(self.buf):  # the room is ours: claim it
+            buf, fill = self.buf, self.fill
+        else:  # full, or a sibling took it: a copy of our rows, with room
+            buf = np.empty((max(16, 2 * (n + k)), self.buf.shape[1]), self.buf.dtype)
+            buf[:n] = self.buf[:n]
+            fill = [n]
+        buf[n: n + k] = np.stack(extra)
+        fill[0] = n + k
+        return _NearCache(self.ids + extra_ids, self.idset | set(extra_ids), buf, fill)

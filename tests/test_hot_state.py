@@ -1,0 +1,95 @@
+"""An owner's hot state without Ray: where each hot memory lives (``HotCache``), and semantic
+dedup's per-scope vector cache (``NearCopies``): reused across batches, grown in place without a
+state ever seeing its rows change, and never missing a live memory."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memactors.actors.hot import HotCache, NearCopies
+from memactors.core.versions import ScopeState
+
+DIM = 8
+
+
+def unit(i: int) -> np.ndarray:
+    v = np.zeros(DIM, np.float32)
+    v[i % DIM] = 1.0
+    if i >= DIM:  # a second family of directions, still far from the first
+        v[(i + 1) % DIM] = 1.0
+        v /= np.linalg.norm(v)
+    return v
+
+
+def rec(mid: str, status: str = "active") -> dict:
+    return {"memory_id": mid, "entity_key": None, "status": status, "content_hash": f"h-{mid}", "version": 1}
+
+
+def batch(parent: ScopeState, writes: dict[str, np.ndarray]) -> ScopeState:
+    """What the owner does for one batch: stage a copy, find near copies, add, keep."""
+    st = parent.copy()
+    near = NearCopies(st, 0.95)
+    for mid, v in writes.items():
+        assert near.find(v) is None
+        st.put(rec(mid), v)
+        near.add(mid, v)
+    near.keep()
+    return st
+
+
+def test_cache_is_reused_and_grown_in_place():
+    s1 = batch(ScopeState(), {"a": unit(0), "b": unit(1)})
+    s2 = batch(s1, {"c": unit(2)})
+    assert s2.near_cache.buf is s1.near_cache.buf  # room to spare: no copy
+    assert s2.near_cache.ids == ["a", "b", "c"] and s1.near_cache.ids == ["a", "b"]
+    near = NearCopies(s2.copy(), 0.95)
+    assert [near.find(unit(i)) for i in range(4)] == ["a", "b", "c", None]
+
+
+def test_siblings_never_see_each_others_rows():
+    parent = batch(ScopeState(), {"a": unit(0)})
+    left = batch(parent, {"l": unit(1)})  # claims the parent's spare room
+    right = batch(parent, {"r": unit(2)})  # must copy, not overwrite left's row
+    assert right.near_cache.buf is not left.near_cache.buf
+    assert NearCopies(left.copy(), 0.95).find(unit(1)) == "l"
+    assert NearCopies(left.copy(), 0.95).find(unit(2)) is None
+    assert NearCopies(right.copy(), 0.95).find(unit(2)) == "r"
+    assert NearCopies(right.copy(), 0.95).find(unit(1)) is None
+    assert NearCopies(parent.copy(), 0.95).find(unit(1)) is None
+
+
+def test_growth_past_the_buffer_keeps_every_row():
+    st = ScopeState()
+    for i in range(0, 40, 3):
+        st = batch(st, {f"m{j}": unit(j) for j in range(i, min(i + 3, 12))} if i < 12 else {})
+    near = NearCopies(st.copy(), 0.95)
+    assert [near.find(unit(j)) for j in range(12)] == [f"m{j}" for j in range(12)]
+
+
+def test_a_dead_memory_is_masked_and_a_live_one_outside_the_cache_rebuilds_it():
+    s1 = batch(ScopeState(), {"a": unit(0), "b": unit(1)})
+    s2 = s1.copy()
+    s2.put(rec("a", "superseded"))  # gone from the hot state: its cached row must not match
+    s2.put(rec("x"), unit(5))  # live, text-only, added outside NearCopies (e.g. revived)
+    near = NearCopies(s2, 0.95)
+    assert near.find(unit(0)) is None
+    assert near.find(unit(5)) == "x"  # the cache missed it, so it was rebuilt
+    assert near.find(unit(1)) == "b"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.sets(st.integers(0, 12), max_size=8), st.booleans()),
+                max_size=12))
+def test_where_names_the_scope_of_every_hot_memory_and_nothing_else(steps):
+    # A state swapped in whole (install), a scope dropped (discard): ``where`` is updated by
+    # what changed, and must equal what a full recount gives.
+    cache = HotCache(10_000, DIM)
+    for scope, mids, drop in steps:
+        if drop:
+            cache.discard(scope)
+            continue
+        state = ScopeState()
+        for m in mids:
+            state.put(rec(f"{scope}{m}"), unit(m))
+        cache.install(scope, state)
+        assert cache.where == {mid: s for s, stt in cache.states.items() for mid in stt.records}
