@@ -53,6 +53,7 @@ def encode(entries: list[Entry]) -> dict:
     out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
            "ts": [], "scope": [], "action": [], "memory_id": [], "version": [], "actor": [], "reason": [],
            "payload": [], "l2": []}
+    patches: dict[int, bytes] = {}  # a sweep's thousands of changes share a few patch dicts: dump each once
     for e in entries:
         out["idem_key"].append(e.idem_key)
         out["fingerprint"].append(e.fingerprint)
@@ -67,7 +68,13 @@ def encode(entries: list[Entry]) -> dict:
             out["version"].append(ch.version)
             out["actor"].append(e.actor)
             out["reason"].append(ch.reason)
-            out["payload"].append(_payload(ch))
+            if ch.record is None and ch.patch is not None and ch.action != E.FORGET:
+                p = patches.get(id(ch.patch))  # alive in ``entries`` all along: an id is never reused here
+                if p is None:
+                    p = patches[id(ch.patch)] = orjson.dumps(ch.patch)
+                out["payload"].append(p)
+            else:
+                out["payload"].append(_payload(ch))
             out["l2"].append(bool(e.l2[i]) if e.l2 is not None else False)
     return out
 

@@ -208,23 +208,23 @@ class Ledger(LedgerChecks, LedgerHistory):
             pos += n
         if not take:
             return out
-        ev_idx = [j for _, first, n in take for j in range(first, first + n)]
-        col = {name: [batch[name][j] for j in ev_idx] for name in ("ts", "scope", "action", "memory_id", "version",
-                                                                   "actor", "reason", "payload", "l2")}
+        names = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
+        if len(take) == n_items:  # the usual case, no retry among them: every event, as sent
+            ev_idx = range(pos)
+            col = {name: batch[name] for name in names}
+        else:
+            ev_idx = [j for _, first, n in take for j in range(first, first + n)]
+            col = {name: [batch[name][j] for j in ev_idx] for name in names}
         idem_of = [batch["idem_key"][i] for i, _, n in take for _ in range(n)]
         snapshots, encrypted, key_ids, keys = seal_all(col["action"], col["memory_id"], col["payload"])
         seq0, prev = self.last_seq, self.last_hash
-        seqs, hashes, prevs, macs = [], [], [], []
-        for j in range(len(ev_idx)):
-            seq = seq0 + j + 1
-            h = E.chain_hash(prev, seq, E.Event(col["ts"][j], col["scope"][j], col["action"][j], col["actor"][j],
-                                                col["memory_id"][j], col["version"][j], col["reason"][j],
-                                                encrypted[j], snapshots[j], idem_of[j]))
-            seqs.append(seq)
-            prevs.append(prev)
-            hashes.append(h)
-            macs.append(self.key.mac(seq, h) if col["action"][j] == E.GRANT else None)
-            prev = h
+        n_ev = len(ev_idx)
+        hashes = E.chain(prev, seq0, col["ts"], col["scope"], col["action"], col["actor"], col["memory_id"],
+                         col["version"], col["reason"], encrypted, snapshots, idem_of)
+        seqs = list(range(seq0 + 1, seq0 + 1 + n_ev))
+        prevs = [prev, *hashes[:-1]] if n_ev else []
+        macs = [self.key.mac(s, h) if a == E.GRANT else None for s, h, a in zip(seqs, hashes, col["action"])]
+        prev = hashes[-1] if n_ev else prev
         seq = seqs[-1] if seqs else seq0
         if seqs:
             # One MAC per commit, on its last event, vouches for the chain up to it (grant
