@@ -49,12 +49,22 @@ def folder_counts(data_dir: str) -> dict:
     return {"files": files, "lance_versions": versions, "mb": round(size / 1e6, 1)}
 
 
+def owners_rss_mb(rt) -> list[float]:
+    """Resident memory of each owner process (they run on this machine)."""
+    out = []
+    for pid in rt._calls.get([o.pid.remote() for o in rt._owners]):
+        with open(f"/proc/{pid}/statm") as f:
+            out.append(round(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20))
+    return out
+
+
 def build(rt, clock, n: int, tenants: int, days: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     texts = [t for _, t in workload.memories(min(n, 20_000), 1)]
     users = [f"/org/t{t:04d}/user/u{u}/" for t in range(tenants) for u in range(4)]
     per_day = n // days
     t0, written, i = time.perf_counter(), 0, 0
+    progress, last = [], (0.0, 0)
     for day in range(days):
         k = per_day if day < days - 1 else n - written
         us = rng.integers(0, len(users), k)
@@ -80,9 +90,15 @@ def build(rt, clock, n: int, tenants: int, days: int, seed: int) -> dict:
             rt.recall(texts[int(rng.integers(0, len(texts)))][:40], actor=AGENT, task_id="gc", allowed_scopes=[u],
                       purpose="bench", top_k=5)
         clock.advance(days=365 / days)
+        if written - last[1] >= n // 10 or day == days - 1:  # the rate as the store grows
+            now = time.perf_counter() - t0
+            progress.append({"written": written, "s": round(now, 1), "owners_rss_mb": owners_rss_mb(rt),
+                             "writes_per_s": round((written - last[1]) / (now - last[0]))})
+            print(progress[-1], file=sys.stderr, flush=True)
+            last = (now, written)
     rt.flush()
     return {"written": written, "build_s": round(time.perf_counter() - t0, 1),
-            "writes_per_s": round(written / (time.perf_counter() - t0))}
+            "writes_per_s": round(written / (time.perf_counter() - t0)), "progress": progress}
 
 
 def latency_during(rt, users, fn) -> dict:
@@ -118,16 +134,20 @@ def latency_during(rt, users, fn) -> dict:
             "result": box.get("res")}
 
 
-def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str, retention_s: float = 30.0) -> dict:
+def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str, retention_s: float = 30.0,
+        hot: int | None = None) -> dict:
     data = os.path.join(root, "data")
     clock = memactors.ManualClock()
     cfg = {"runtime": {"num_owners": 2}, "lifecycle": {"sweep_interval_s": 0}}
+    if hot is not None:
+        cfg["runtime"]["hot_cache_max_memories"] = hot
     rt = memactors.connect(data, clock=clock, config=cfg)
     out: dict = {"n": n, "tenants": tenants, "days": days}
     try:
         rt.grant(AGENT, "/global/", read=True, write=True)
         out["build"] = build(rt, clock, n, tenants, days, seed)
         out["folder_after_build"] = folder_counts(data)
+        out["owners_after_build"] = rt._calls.get([o.stats.remote() for o in rt._owners])
         clock.advance(days=30)
         # 1. the plan (dry run), 1 and 2 workers
         for w in (1, 2):
@@ -187,13 +207,15 @@ def main() -> None:
     ap.add_argument("--cycles", type=int, default=1000)
     ap.add_argument("--retention", type=float, default=30.0,
                     help="version_retention_s (wall seconds) for the long run: short, so that it spans several")
+    ap.add_argument("--hot", type=int, default=None,
+                    help="hot_cache_max_memories per owner (default: the config's); size it to hold the store")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="memactors-bench-")
     try:
         t0 = time.perf_counter()
-        res = run(a.n, a.tenants, a.days, a.cycles, a.seed, d, a.retention)
+        res = run(a.n, a.tenants, a.days, a.cycles, a.seed, d, a.retention, a.hot)
         res["total_s"] = round(time.perf_counter() - t0, 1)
         res["load_avg"] = os.getloadavg()
     finally:
