@@ -149,3 +149,33 @@ def test_reindex_adds_delta_segments_and_merges_them(tmp_path, monkeypatch):
     assert sorted(r["memory_id"] for r in store.load_scopes([A])[0]) == sorted(ids)
     hits = store.table.search("batch6", query_type="fts", fts_columns="search_text").limit(10).to_arrow()
     assert hits.num_rows == 3
+
+
+def test_compaction_keeps_every_index_exact_and_drops_deleted_words(tmp_path):
+    # Compaction defers the scalar indexes' remap (Lance's fragment-reuse map) and rebuilds the
+    # full-text one: scope, id and word lookups stay exact through two compactions, and a
+    # deleted memory's words are gone from the index.
+    from memactors.store.lance_store import L2Store
+
+    store = L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    recs = [rec(A if i % 2 else B, f"note{i} about topic{i % 5}") for i in range(40)]
+    for k in range(0, 40, 10):  # several fragments
+        push(store, new=[(r, vec(i)) for i, r in enumerate(recs[k:k + 10], k)])
+    store.reindex()
+    kept = recs[25:]
+    for rnd in range(2):
+        push(store, deletes=[r["memory_id"] for r in recs[:25]])
+        done = store.maintain(0.1, 2, 1_000, 0.0)
+        assert done["compacted"]
+        words = {w: store.table.search(w, query_type="fts", fts_columns="search_text").limit(50).to_arrow().num_rows
+                 for w in ("note3", "note31", "topic1")}
+        assert words == {"note3": 0, "note31": 1, "topic1": 3}
+        for scope in (A, B):
+            got = sorted(r["memory_id"] for r in store.load_scopes([scope])[0])
+            assert got == sorted(r["memory_id"] for r in kept if r["scope"] == scope)
+        assert sorted(r["memory_id"] for r in store.get(list({r["memory_id"] for r in recs + kept}))[0]) == \
+            sorted(r["memory_id"] for r in kept)
+        extra = [rec(A, f"later{rnd} note") for _ in range(3)]
+        push(store, new=[(r, vec(100 + j)) for j, r in enumerate(extra)])
+        store.reindex()
+        kept = kept + extra

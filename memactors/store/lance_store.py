@@ -112,8 +112,7 @@ class L2Store:
         if frags and (worst >= deleted_fraction or small >= small_fragments):
             t0 = time.perf_counter()
             try:
-                metrics = self._retrying(
-                    lambda: self.table.to_lance().optimize.compact_files(materialize_deletions=True))
+                metrics = self._compact(materialize_deletions=True)
                 out.update(compacted=True, fragments_removed=getattr(metrics, "fragments_removed", None),
                            fragments_added=getattr(metrics, "fragments_added", None))
             except (RuntimeError, OSError) as exc:  # an optimisation: the next sweep compacts
@@ -146,19 +145,27 @@ class L2Store:
 
         t0 = time.perf_counter()
         self.table.checkout_latest()
-        metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
-            materialize_deletions=True, materialize_deletions_threshold=0.0))
-        self.table.checkout_latest()
-        if "search_text" in self._indexed:
-            fts = FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
-                      ascii_folding=False, with_position=False, max_token_length=None)
-            self._retrying(lambda: self.table.create_index("search_text", config=fts, replace=True))
+        metrics = self._compact(materialize_deletions=True, materialize_deletions_threshold=0.0)
         self.table.checkout_latest()
         stats = self.table.to_lance().cleanup_old_versions(older_than=timedelta(0))
         self.table.checkout_latest()
         return {"fragments_rewritten": getattr(metrics, "fragments_removed", 0),
                 "versions_removed": getattr(stats, "old_versions", 0), "bytes_removed": getattr(stats, "bytes_removed", 0),
                 "seconds": round(time.perf_counter() - t0, 3)}
+
+    def _compact(self, **options):
+        """Rewrite fragments without their deleted rows, then the full-text index from what is
+        left (it holds the tokens of what was deleted). The other indexes are not remapped in
+        place but through Lance's fragment-reuse map (``defer_index_remap``): remapping the
+        full-text index of 600k memories with their own words took 65 s of a 67 s compaction,
+        rebuilding it ~1 s."""
+        metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
+            defer_index_remap=True, **options))
+        self.table.checkout_latest()
+        if "search_text" in self._indexed:
+            self._retrying(lambda: self.table.create_index("search_text", config=_fts(), replace=True))
+            self.table.checkout_latest()
+        return metrics
 
     def purge_old_versions(self) -> None:
         """Delete every version but the newest: rows deleted from the table (erased, evicted,
@@ -181,12 +188,7 @@ class L2Store:
             self._create(lambda: self.table.create_index(col, config=cfg, replace=False))
             self._indexed.add(col)
         if "search_text" not in self._indexed:
-            # Native full-text index over the tokens we derive (words, CJK bigrams): split on
-            # white space only, so Chinese works the same as English, and hot and cold recall
-            # see the same terms.
-            fts = FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
-                      ascii_folding=False, with_position=False, max_token_length=None)
-            self._create(lambda: self.table.create_index("search_text", config=fts, replace=False))
+            self._create(lambda: self.table.create_index("search_text", config=_fts(), replace=False))
             self._indexed.add("search_text")
 
     def _create(self, make) -> None:
@@ -311,7 +313,15 @@ class L2Store:
         return out
 
     def optimize(self) -> None:
-        self.table.optimize()
+        """Routine compaction of the small fragments appends leave: LanceDB's ``optimize``
+        without its in-place index remap (see ``_compact``; the owner's reindex keeps indexes
+        current), versions older than LanceDB's default of 7 days pruned."""
+        from datetime import timedelta
+
+        self._retrying(lambda: self.table.to_lance().optimize.compact_files(defer_index_remap=True))
+        self.table.checkout_latest()
+        self.table.to_lance().cleanup_old_versions(older_than=timedelta(days=7))
+        self.table.checkout_latest()
 
     def reindex(self) -> None:
         """Bring the indexes over rows appended since (unindexed rows are scanned by every
@@ -397,6 +407,13 @@ class L2Store:
                     r["cosine"], r["bm25"] = float(vecs[i] @ q), bm
                     out[r["memory_id"]] = r
         return list(out.values())
+
+
+def _fts() -> FTS:
+    # Native full-text index over the tokens we derive (words, CJK bigrams): split on white
+    # space only, so Chinese works the same as English, and hot and cold recall see the same terms.
+    return FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
+               ascii_folding=False, with_position=False, max_token_length=None)
 
 
 def _rows(tbl: pa.Table) -> tuple[list[dict], list]:
