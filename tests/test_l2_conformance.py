@@ -86,6 +86,7 @@ def test_merges_larger_than_one_slice_apply_whole(store, monkeypatch):
     from memactors.store import lance_store
 
     monkeypatch.setattr(lance_store, "MERGE_ROWS", 3)
+    monkeypatch.setattr(lance_store, "ROW_MERGE_ROWS", 2)
     recs = [rec(A, f"memory {i}") for i in range(11)]
     push(store, new=[(r, vec(i)) for i, r in enumerate(recs)])
     gone, patched, upserted = recs[:6], recs[6:10], [dict(recs[10], content="again")]
