@@ -32,3 +32,11 @@ def test_recall_filter_shape():
     assert "status IN ('active', 'stale')" in f and "arrow_cast(123," in f  # stale: recalled at half score
     with pytest.raises(ValidationError):
         F.status_in(["active' OR '1'='1"])
+
+
+@pytest.mark.parametrize("bad", ["Stale", "stale' OR '1'='1", "stale\\", "", "evicted; DROP"])
+def test_status_value_is_a_known_status_or_an_error(bad):
+    # The new value of an L2 update is SQL: only a known status, quoted, ever gets there.
+    assert F.status_value("stale") == "'stale'"
+    with pytest.raises(ValidationError):
+        F.status_value(bad)

@@ -38,6 +38,13 @@ def status_in(statuses) -> str:
     return "status IN (" + ", ".join(quote(s) for s in sorted(statuses)) + ")"
 
 
+def status_value(status: str) -> str:
+    """A known status as a SQL literal (an update's new value)."""
+    if status not in STATUSES:
+        raise InvalidRecord(f"unknown status {status!r}")
+    return quote(status)
+
+
 def not_hard_expired(now_us: int) -> str:
     now = int(now_us)  # an int: no text reaches the filter
     return f"(hard_expires_at IS NULL OR hard_expires_at > arrow_cast({now}, 'Timestamp(Microsecond, Some(\"UTC\"))'))"

@@ -276,7 +276,13 @@ class L2Store:
         for mid, p in batch.patches.items():
             by_columns.setdefault(tuple(sorted(k for k in p if k != "scope")), []).append(mid)
         for cols, ids in by_columns.items():
-            if cols:
+            if cols == ("status",):  # a sweep's stale marks, superseded versions: few values, many rows
+                by_status: dict[str, list[str]] = {}
+                for m in ids:
+                    by_status.setdefault(batch.patches[m]["status"], []).append(m)
+                for status, group in by_status.items():
+                    self._set_status(group, status)
+            elif cols:
                 self._patch_rows(ids, cols, batch.patches)
         if batch.deletes:
             # One commit for a batch's deletes (a sweep's evictions), not one per row: a join on
@@ -289,6 +295,15 @@ class L2Store:
                 self.table.checkout_latest()
 
             self._merged(ids, delete)
+
+    def _set_status(self, ids: list[str], status: str) -> None:
+        """One status for many rows: Lance's update rewrites just those rows (2.4 s for 50k of
+        1M; a merge of the column alone rewrote it in every fragment: 4.4 s a slice). The
+        filter and the value are ours, validated and quoted (``store.filters``)."""
+        value = F.status_value(status)
+        for start in range(0, len(ids), MERGE_ROWS):
+            where = F.ids_in(ids[start:start + MERGE_ROWS])
+            self._retrying(lambda w=where: self.table.update(where=w, values_sql={"status": value}))
 
     def _patch_rows(self, ids: list[str], cols: tuple, patches: dict) -> None:
         """Update some columns of rows Lance holds by writing the rows whole: a merge of only
