@@ -323,10 +323,10 @@ class L2Store:
             self._retrying(lambda t=tbl: self.table.merge_insert("memory_id").when_matched_update_all().execute(t))
 
     def _merged(self, tbl: pa.Table, op, rows: int | None = None) -> None:
-        """A merge on memory_id in slices of ``MERGE_ROWS``: Lance hashes the whole source in a
-        fixed 300 MB pool that cannot spill, and a 1M sweep's 300k-id delete failed there
-        (~1 KB an id). Each slice is one commit; every merge here is idempotent, so a batch
-        retried after a failed slice redoes the ones before it harmlessly."""
+        """A merge on memory_id in slices of ``rows`` (default ``MERGE_ROWS``): Lance hashes the
+        whole source in a fixed 300 MB pool that cannot spill, and a 1M sweep's 300k-id delete
+        failed there (~1 KB an id). Each slice is one commit; every merge here is idempotent, so
+        a batch retried after a failed slice redoes the ones before it harmlessly."""
         rows = rows or MERGE_ROWS
         for start in range(0, tbl.num_rows, rows):
             self._retrying(lambda t=tbl.slice(start, rows): op(t))
