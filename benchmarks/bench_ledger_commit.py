@@ -1,0 +1,66 @@
+"""The ledger writer's commit alone (issue #8): a sweep's status events committed in batches of
+20,000 into a ledger that already holds ``--prefill`` events, no Ray, no owners. What an applied
+sweep's ledger side costs without the owners sharing the cores.
+
+    .venv/bin/python benchmarks/bench_ledger_commit.py --prefill 1200000 --events 900000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from memactors.core import events as E  # noqa: E402
+from memactors.core.idempotency import IdempotencyCache  # noqa: E402
+from memactors.core.project import Change  # noqa: E402
+from memactors.store.entries import Entry, encode  # noqa: E402
+from memactors.store.ledger import Ledger  # noqa: E402
+
+BATCH = 20_000
+PATCH = {"status": "evicted"}
+
+
+def batch(k: int, n: int) -> dict:
+    changes = [Change(E.STATUS, f"/org/t{i % 500:04d}/user/u0/", f"{k:08x}{i:024x}", patch=PATCH,
+                      reason="gc: soft_expired_unused") for i in range(n)]
+    return encode([Entry(f"gc-bench-{k}", "lifecycle", 10**15, changes, b'{"decision":"swept"}', None, [], [True] * n)])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prefill", type=int, default=1_200_000)
+    ap.add_argument("--events", type=int, default=900_000)
+    a = ap.parse_args()
+    root = tempfile.mkdtemp(prefix="memactors-ledger-")
+    try:
+        os.makedirs(os.path.join(root, "keys"))
+        led = Ledger(os.path.join(root, "ledger.duckdb"), os.path.join(root, "keys"), wal_max_mb=128)
+        known = IdempotencyCache(86_400 * 10**6)
+        for k in range(a.prefill // BATCH):
+            led.commit(batch(k, BATCH), known)
+        led.checkpoint()
+        batches = [batch(10**6 + k, BATCH) for k in range(a.events // BATCH)]
+        times = []
+        t0 = time.perf_counter()
+        for b in batches:
+            t1 = time.perf_counter()
+            led.commit(b, known)
+            times.append(time.perf_counter() - t1)
+        dt = time.perf_counter() - t0
+        led.close()
+        times.sort()
+        print({"prefill": a.prefill, "events": len(batches) * BATCH, "seconds": round(dt, 2),
+               "events_per_s": round(len(batches) * BATCH / dt), "commit_median_s": round(times[len(times) // 2], 3),
+               "commit_max_s": round(times[-1], 3)})
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
