@@ -48,23 +48,16 @@ class Event:
     idem_key: str | None = None
 
 
+def _layout(seq: int, ts, scope, action, actor, memory_id, version, reason, encrypted, snapshot: bytes,
+            idem_key) -> list:
+    """The canonical field order: the one place it is written down."""
+    return [FORMAT_VERSION, seq, ts, scope, action, memory_id, version, actor, reason, encrypted, snapshot.hex(),
+            idem_key]
+
+
 def canonical(seq: int, e: Event) -> bytes:
-    return orjson.dumps(
-        [
-            FORMAT_VERSION,
-            seq,
-            e.ts,
-            e.scope,
-            e.action,
-            e.memory_id,
-            e.version,
-            e.actor,
-            e.reason,
-            e.encrypted,
-            e.snapshot.hex(),
-            e.idem_key,
-        ]
-    )
+    return orjson.dumps(_layout(seq, e.ts, e.scope, e.action, e.actor, e.memory_id, e.version, e.reason,
+                                e.encrypted, e.snapshot, e.idem_key))
 
 
 def chain_hash(prev_hash: bytes, seq: int, e: Event) -> bytes:
@@ -75,10 +68,10 @@ def chain(prev_hash: bytes, seq0: int, ts, scope, action, actor, memory_id, vers
           idem_key) -> list[bytes]:
     """The hashes of consecutive events seq0+1, seq0+2, ... given as columns: each exactly
     ``chain_hash``'s, without an ``Event`` apiece (a sweep commits ~1M events at once)."""
-    out, dumps, sha256, fmt = [], orjson.dumps, hashlib.sha256, FORMAT_VERSION
-    for seq, t, sc, a, ac, m, v, r, enc, snap, k in zip(range(seq0 + 1, seq0 + 1 + len(ts)), ts, scope, action, actor,
-                                                        memory_id, version, reason, encrypted, snapshot, idem_key):
-        prev_hash = sha256(prev_hash + dumps([fmt, seq, t, sc, a, m, v, ac, r, enc, snap.hex(), k])).digest()
+    out, dumps, sha256 = [], orjson.dumps, hashlib.sha256
+    for seq, *fields in zip(range(seq0 + 1, seq0 + 1 + len(ts)), ts, scope, action, actor, memory_id, version, reason,
+                            encrypted, snapshot, idem_key):
+        prev_hash = sha256(prev_hash + dumps(_layout(seq, *fields))).digest()
         out.append(prev_hash)
     return out
 

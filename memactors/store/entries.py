@@ -40,12 +40,19 @@ class Entry:
     l2: list[bool] | None = None  # per change: does L2 still have to apply it? (None: none of them)
 
 
-def _payload(ch: Change) -> bytes:
+def _payload(ch: Change, patches: dict[int, bytes]) -> bytes:
+    """A change's payload. ``patches``: those dumped so far in this batch, by the patch's id (a
+    sweep's thousands of changes share a few patch dicts, alive all along: an id is never reused)."""
     if ch.record is not None:
         return orjson.dumps(ch.record)
     if ch.action == E.FORGET:
         return _TOMBSTONE
-    return orjson.dumps(ch.patch if ch.patch is not None else ch.data or {})
+    if ch.patch is None:
+        return orjson.dumps(ch.data or {})
+    p = patches.get(id(ch.patch))
+    if p is None:
+        p = patches[id(ch.patch)] = orjson.dumps(ch.patch)
+    return p
 
 
 def encode(entries: list[Entry]) -> dict:
@@ -53,7 +60,7 @@ def encode(entries: list[Entry]) -> dict:
     out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
            "ts": [], "scope": [], "action": [], "memory_id": [], "version": [], "actor": [], "reason": [],
            "payload": [], "l2": []}
-    patches: dict[int, bytes] = {}  # a sweep's thousands of changes share a few patch dicts: dump each once
+    patches: dict[int, bytes] = {}  # dumped once each (``_payload``)
     for e in entries:
         out["idem_key"].append(e.idem_key)
         out["fingerprint"].append(e.fingerprint)
@@ -68,13 +75,7 @@ def encode(entries: list[Entry]) -> dict:
             out["version"].append(ch.version)
             out["actor"].append(e.actor)
             out["reason"].append(ch.reason)
-            if ch.record is None and ch.patch is not None and ch.action != E.FORGET:
-                p = patches.get(id(ch.patch))  # alive in ``entries`` all along: an id is never reused here
-                if p is None:
-                    p = patches[id(ch.patch)] = orjson.dumps(ch.patch)
-                out["payload"].append(p)
-            else:
-                out["payload"].append(_payload(ch))
+            out["payload"].append(_payload(ch, patches))
             out["l2"].append(bool(e.l2[i]) if e.l2 is not None else False)
     return out
 

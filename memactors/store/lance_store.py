@@ -147,7 +147,6 @@ class L2Store:
         t0 = time.perf_counter()
         self.table.checkout_latest()
         metrics = self._compact(materialize_deletions=True, materialize_deletions_threshold=0.0)
-        self.table.checkout_latest()
         stats = self.table.to_lance().cleanup_old_versions(older_than=timedelta(0))
         self.table.checkout_latest()
         return {"fragments_rewritten": getattr(metrics, "fragments_removed", 0),
