@@ -54,3 +54,23 @@ def test_write_and_recall_requests_do_not_echo_their_ids():
     with pytest.raises(ValidationError) as e:
         R.RecallRequest("q", "ag", f"t {PHONE}", ["/org/a/user/u/"], "p").validate()
     assert PHONE not in str(e.value)
+
+
+SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+
+
+@pytest.mark.parametrize("query", [
+    SECRET,  # does not parse: DuckDB quotes the token near the error
+    f"SELECT * FROM {SECRET}",  # an unknown table: DuckDB names it
+    f"SELECT {SECRET} FROM t",  # an unknown column
+    f"SELECT '{SECRET}'::INTEGER",  # a failed cast quotes the value
+])
+def test_audit_sql_errors_never_echo_the_query(query):
+    import pyarrow as pa
+
+    from memactors.store import sandbox
+
+    with pytest.raises(ValidationError) as err:
+        sandbox.check_select(query)
+        sandbox.run_select(query, None, {"t": pa.table({"a": [1]})})
+    assert SECRET not in str(err.value) and "audit.sql" in str(err.value)

@@ -33,7 +33,7 @@ def check_select(query: object) -> str:
     try:
         stmts = duckdb.extract_statements(query)
     except duckdb.Error as exc:
-        raise InvalidRecord(f"audit.sql: {_first_line(exc)}") from None
+        raise InvalidRecord(f"audit.sql: {_why(exc)}") from None
     if len(stmts) != 1:
         raise InvalidRecord(f"audit.sql takes exactly one statement, got {len(stmts)}")
     if stmts[0].type != duckdb.StatementType.SELECT:
@@ -57,11 +57,22 @@ def run_select(query: str, params: list | None, tables: dict[str, pa.Table], *, 
         try:
             return con.execute(query, list(params or [])).fetchmany(max_rows)
         except duckdb.Error as exc:
-            raise InvalidRecord(f"audit.sql: {_first_line(exc)}") from None
+            raise InvalidRecord(f"audit.sql: {_why(exc)}") from None
     finally:
         timer.cancel()
         con.close()
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+# What each DuckDB refusal means here. Its own text is withheld: it quotes the query back (a
+# token near a syntax error, an unknown name), and a query may hold a secret.
+_MEANING = {
+    "ParserException": "the query does not parse",
+    "CatalogException": "it names a table or function that is not here (tables: events, recalls, citations)",
+    "BinderException": "it names a column that is not in its table, or uses one wrongly",
+    "InterruptException": f"it ran longer than {TIMEOUT_S:.0f} s",
+}
+
+
+def _why(exc: BaseException) -> str:
+    kind = type(exc).__name__
+    return f"{kind}: {_MEANING.get(kind, 'DuckDB refused it')}"
