@@ -34,9 +34,11 @@ def test_recall_filter_shape():
         F.status_in(["active' OR '1'='1"])
 
 
-@pytest.mark.parametrize("bad", ["Stale", "stale' OR '1'='1", "stale\\", "", "evicted; DROP"])
-def test_status_value_is_a_known_status_or_an_error(bad):
-    # The new value of an L2 update is SQL: only a known status, quoted, ever gets there.
-    assert F.status_value("stale") == "'stale'"
-    with pytest.raises(ValidationError):
-        F.status_value(bad)
+@pytest.mark.parametrize("p", PAYLOADS)
+def test_ids_as_an_expression_are_values(p):
+    # ``ids_expr`` goes to Lance as Substrait: a payload id matches itself, nothing else.
+    import pyarrow as pa
+
+    t = pa.table({"memory_id": ["a", "b", p]})
+    assert t.filter(F.ids_expr([p])).column("memory_id").to_pylist() == [p]
+    assert t.filter(F.ids_expr(["a' OR '1'='1"])).num_rows == (p == "a' OR '1'='1")

@@ -87,6 +87,7 @@ def test_merges_larger_than_one_slice_apply_whole(store, monkeypatch):
 
     monkeypatch.setattr(lance_store, "MERGE_ROWS", 3)
     monkeypatch.setattr(lance_store, "ROW_MERGE_ROWS", 2)
+    monkeypatch.setattr(lance_store, "DELETE_ROWS", 4)
     recs = [rec(A, f"memory {i}") for i in range(11)]
     push(store, new=[(r, vec(i)) for i, r in enumerate(recs)])
     gone, patched, upserted = recs[:6], recs[6:10], [dict(recs[10], content="again")]
@@ -96,6 +97,28 @@ def test_merges_larger_than_one_slice_apply_whole(store, monkeypatch):
     assert set(rows) == {r["memory_id"] for r in recs[6:]} and store.count() == 5
     assert all(rows[r["memory_id"]]["status"] == "stale" for r in patched)
     assert rows[recs[10]["memory_id"]]["content"] == "again"
+
+
+def test_ids_reach_deletes_and_status_marks_as_values_never_as_filter_text(tmp_path):
+    # Deletes and status marks name their rows by an Arrow expression (Substrait, not SQL): an
+    # id shaped like an injection matches no row, and an unknown status writes nothing.
+    from memactors.core.errors import ValidationError
+    from memactors.store.lance_store import L2Store
+
+    store = L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    a, b = rec(A, "one"), rec(A, "two")
+    push(store, new=[(a, vec(1)), (b, vec(2))])
+    hostile = ["x' OR '1'='1", "zz\\' OR 1=1) --", f"{a['memory_id']}' OR memory_id <> '", "%"]
+    store._delete(hostile)
+    store._set_status(hostile, "evicted")
+    assert store.count() == 2 and {r["status"] for r in store.get([a["memory_id"], b["memory_id"]])[0]} == {"active"}
+    with pytest.raises(ValidationError):
+        store._set_status([a["memory_id"]], "stale' OR '1'='1")
+    store._set_status([a["memory_id"]], "stale")
+    store._delete([b["memory_id"]])
+    rows = store.get([a["memory_id"], b["memory_id"]])[0]
+    assert [(r["memory_id"], r["status"]) for r in rows] == [(a["memory_id"], "stale")]
+    assert store._version_count() == len(store.table.to_lance().versions())  # counted by manifests
 
 
 def test_loads_and_searches_filter_by_scope_status_and_expiry(store):
