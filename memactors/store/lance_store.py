@@ -33,7 +33,9 @@ HIT_COLUMNS = [f for f in R.FIELDS if f != "vector"] + ["_distance"]
 SCHEMA_KEY = b"memactors.schema_version"
 INDEX_DELTAS = 8  # delta segments of an index (this handle's) before a reindex merges them
 ROW_MERGE_ROWS = 10_000  # whole rows (vectors too) per merge_insert source
-MERGE_ROWS = 50_000  # rows per merge_insert source (a 100k-id delete takes ~100 MB of Lance's 300 MB pool)
+# Rows per merge_insert source (a status merge): Lance's join pool (300 MB) took 200k ids of a
+# 1M table and failed at 400k; each merge also costs ~0.6 s at 1M whatever its size.
+MERGE_ROWS = 100_000
 DELETE_ROWS = 500_000  # ids per Lance delete
 
 
@@ -338,8 +340,8 @@ class L2Store:
 
     def _merged(self, tbl: pa.Table, op, rows: int | None = None) -> None:
         """A merge on memory_id in slices of ``rows`` (default ``MERGE_ROWS``): Lance hashes the
-        whole source in a fixed 300 MB pool that cannot spill, and a 1M sweep's 300k-id delete
-        failed there (~1 KB an id). Each slice is one commit; every merge here is idempotent, so
+        whole source in a fixed 300 MB pool that cannot spill (a 1M sweep's 450k-id delete, when
+        deletes were merges, failed there). Each slice is one commit; every merge here is idempotent, so
         a batch retried after a failed slice redoes the ones before it harmlessly."""
         rows = rows or MERGE_ROWS
         for start in range(0, tbl.num_rows, rows):
