@@ -36,9 +36,9 @@ def ids_in(ids) -> str:
 
 
 def ids_expr(ids) -> pc.Expression:
-    """``memory_id`` in ``ids``, for Lance's dataset ``delete`` and ``update``: no SQL text to
-    build or parse (a sweep passes hundreds of thousands of ids; as an ``IN`` list most of the
-    time went to parsing it)."""
+    """``memory_id`` in ``ids``, for Lance's dataset ``delete``: no SQL text to build or parse
+    (a sweep deletes hundreds of thousands of ids; as an ``IN`` list most of the time went to
+    parsing it)."""
     return pc.field("memory_id").isin(pa.array(list(ids), pa.string()))
 
 
