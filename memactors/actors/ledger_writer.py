@@ -242,6 +242,11 @@ class LedgerWriter:
         await self.flush()
         return await asyncio.to_thread(self.ledger.history, memory_ids)
 
+    async def provenance(self, roots: list[str]) -> tuple[dict, list]:
+        """What an erasure of ``roots`` weighs, across every scope (``Ledger.provenance``)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.provenance, roots)
+
     async def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
         await self.flush()
         return await asyncio.to_thread(self.ledger.scopes_of, memory_ids)

@@ -67,6 +67,10 @@ class WorkingPool:
         return [r for r in list(items.values()) if r["created_at"] >= cutoff and r["status"] in _SERVED
                 and (r["hard_expires_at"] is None or r["hard_expires_at"] > now_us)]
 
+    def items(self, scope: str | None) -> list[dict]:
+        """Every item of ``scope``, live or held, within its TTL or not."""
+        return list(self._scopes.get(scope, {}).values()) if scope is not None else []
+
     def remove(self, memory_id: str, scope: str | None = None) -> dict | None:
         scope = scope if scope is not None else self._where.get(memory_id)
         rec = self._scopes.get(scope, {}).pop(memory_id, None) if scope is not None else None
