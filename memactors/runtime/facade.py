@@ -24,7 +24,7 @@ from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
-from ..core.grants import GrantTable
+from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
 from ..core.ops import DemoteOp, ForgetOp, GrantOp, ScopePromoteOp
 from ..core.scopes import parse_scope
 from ..core import validate as V
@@ -32,7 +32,6 @@ from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
 from ..store.ledger_key import key_dir
 from . import history, startup
-from ..actors.sweeper import LIFECYCLE_ACTOR
 from .async_api import AsyncAPI
 from .audit import Audit, l2_problem
 from .calls import Calls
@@ -128,11 +127,14 @@ class Runtime(RecallAPI, AsyncAPI):
         if problem:
             self.close()
             raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
-        # Sweeps act as the lifecycle actor: its grant is a ledger event like any other.
-        lifecycle_grant = {"actor": LIFECYCLE_ACTOR, "scope": "/global/", "read": True, "write": True}
-        wanted = [g for g in [lifecycle_grant, *config.grants] if self._grant_differs(g)]
+        # Sweeps act as the runtime itself (SYSTEM_ACTOR: no grant). Folders from before it hold a
+        # built-in grant on /global/ for an ordinary actor name: revoked once, as a ledger event.
+        wanted = [dict(g, by="config") for g in config.grants if self._grant_differs(g)]
+        retired = {"actor": RETIRED_SYSTEM_ACTOR, "scope": "/global/", "read": True, "write": True}
+        if not self._grant_differs(retired) and not any(g["actor"] == RETIRED_SYSTEM_ACTOR for g in config.grants):
+            wanted.append(dict(retired, read=False, write=False, by="memactors"))
         if wanted:
-            self.grant_many([dict(g, by="config" if g is not lifecycle_grant else "memactors") for g in wanted])
+            self.grant_many(wanted)
         interval = config.lifecycle.sweep_interval_s
         self._schedule = Schedule(self, interval) if interval > 0 else None
 
@@ -397,7 +399,6 @@ class Runtime(RecallAPI, AsyncAPI):
         a demoted copy ignored as often again is archived. ``scope``: only memories in it or
         below it (None: all). Decided by each memory's owner against the record it holds, one
         ledger event per change. Returns counts by outcome."""
-        from ..actors.sweeper import LIFECYCLE_ACTOR
 
         self._check_open()
         n = self.config.lifecycle.demote_after if after is None else V.integer(after, "after", 1, 1_000_000)
@@ -409,11 +410,11 @@ class Runtime(RecallAPI, AsyncAPI):
         rows = self._calls.get(self._ledger.uncited_runs.remote(n, since))
         if under is not None:
             rows = [r for r in rows if under.is_ancestor_or_self(parse_scope(r[1]))]
-        ops = [DemoteOp(mid, LIFECYCLE_ACTOR, int(streak), n, f"demote-{mid}-{streak}") for mid, _scope, streak in rows]
+        ops = [DemoteOp(mid, SYSTEM_ACTOR, int(streak), n, f"demote-{mid}-{streak}") for mid, _scope, streak in rows]
         counts: dict[str, int] = {}
         for r in self._submit_by_memory(ops) if ops else []:
-            key = type(r).__name__ if isinstance(r, MemactorsError) else r["decision"]
-            counts[key] = counts.get(key, 0) + 1
+            outcome = type(r).__name__ if isinstance(r, MemactorsError) else r["decision"]
+            counts[outcome] = counts.get(outcome, 0) + 1
         self._demote_since[key] = started
         return {"checked": len(ops), **counts}
 
@@ -576,8 +577,12 @@ class Runtime(RecallAPI, AsyncAPI):
             scope = str(parse_scope(scope))
         if workers is not None:
             V.integer(workers, "workers", 1, 4096)
+        if progress is not None and not callable(progress):
+            raise R.InvalidRecord(f"progress is a callable that hears each step, not {V.got(progress)}")
+        if not isinstance(dry_run, bool):
+            raise R.InvalidRecord("dry_run is a boolean")
         self._evidence.flush()  # recalls so far count as access before the plan is made
-        return run_gc(self, dry_run=bool(dry_run), scope=scope, workers=workers, progress=progress)
+        return run_gc(self, dry_run=dry_run, scope=scope, workers=workers, progress=progress)
 
     def close(self) -> None:
         """Flush and stop this folder's actors (unless they are a detached ``memactors up`` runtime)."""
