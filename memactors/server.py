@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 import memactors
-from memactors.actors.naming import namespace_for
+from memactors.engine.naming import namespace_for
 from memactors.core.errors import ServerError
 from memactors.store.layout import Layout, resolve
 
@@ -332,7 +332,7 @@ def rebuild(data_dir: str | os.PathLike, *, config=None, workers: int | None = N
     be open by a runtime (its ledger is locked then): ServerError says so."""
     import ray
 
-    from .actors.rebuild import rebuild as _rebuild
+    from .actors.rebuild_tasks import rebuild as _rebuild
     from .runtime import load_config
 
     path = resolve(data_dir)

@@ -13,7 +13,7 @@ import lance
 import pytest
 
 import memactors
-from memactors.actors.naming import owner_index
+from memactors.engine.naming import owner_index
 from memactors.core.errors import AccessDenied
 from memactors.core.scopes import GLOBAL, parse_scope
 from memactors.testing import unique_org

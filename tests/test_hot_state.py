@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memactors.actors.hot import HotCache, NearCopies
+from memactors.engine.hot import HotCache, NearCopies
 from memactors.core.versions import ScopeState
 
 DIM = 8

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memactors.actors.outbox import L2Outbox
+from memactors.engine.outbox import L2Outbox
 from memactors.core import records as R
 from memactors.testing.memstore import MemoryL2Store
 

@@ -208,7 +208,7 @@ def test_embedder_mismatch_is_a_clear_error(tmp_path):
 
 
 def _org_on_other_owner(n=2):
-    from memactors.actors.naming import owner_index
+    from memactors.engine.naming import owner_index
     from memactors.core.scopes import GLOBAL, parse_scope
 
     return next(f"o{i}" for i in range(100)

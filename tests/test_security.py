@@ -81,7 +81,7 @@ def _owners(rt):
     """The owner actors as an attacker with the Ray address finds them: by name."""
     import ray
 
-    from memactors.actors.naming import owner_name
+    from memactors.engine.naming import owner_name
 
     return [ray.get_actor(owner_name(i), namespace=rt.namespace) for i in range(rt.config.runtime.num_owners)]
 
@@ -129,7 +129,7 @@ def test_owner_entry_points_called_directly_serve_only_what_they_checked(populat
         with pytest.raises(ValidationError):
             _get(o.write_batch.remote([{"scope": A420, "text": "x", "actor": "ag42"}], 0))  # not columns
     rt.grant("ag42", A42, write=True)
-    served = memactors.actors.naming.owner_index(memactors.parse_scope(A42), len(owners))
+    served = memactors.engine.naming.owner_index(memactors.parse_scope(A42), len(owners))
     for i, o in enumerate(owners):
         if i != served:
             assert _get(o.write_batch.remote(cols(A42, "k2"), 0))[0]["error"] == "AccessDenied"
@@ -297,7 +297,7 @@ def test_recall_evidence_belongs_to_whoever_may_read_its_scopes(populated):
     import ray
 
     from memactors import NotFound
-    from memactors.actors.naming import LEDGER
+    from memactors.engine.naming import LEDGER
 
     rt, ids = populated
     rt.grant("ag420", A420)
@@ -434,7 +434,7 @@ def test_a_forged_grant_with_a_recomputed_chain_is_refused(ray_session, data_dir
     import ray
 
     assert not [a for a in ray.util.list_named_actors(all_namespaces=True)
-                if a["namespace"] == memactors.actors.naming.namespace_for(data_dir)]  # nothing left running
+                if a["namespace"] == memactors.engine.naming.namespace_for(data_dir)]  # nothing left running
 
 
 def test_a_forged_grant_in_place_of_another_event_is_refused(ray_session, data_dir):

@@ -250,7 +250,7 @@ def test_bad_writes_get_the_typed_error(kw, err):
 def test_user_text_that_works(text):
     req = R.write_request({**BASE_WRITE, "text": text, "context": "\x00"})
     assert req.text == text
-    from memactors.actors.prepare import prepare
+    from memactors.engine.prepare import prepare
     from memactors.gate import Gate
 
     out = prepare(Gate(), {"text": [text], "source": [req.source], "context": [req.context]})

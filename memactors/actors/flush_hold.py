@@ -11,15 +11,12 @@ them in force for one lease at most.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 import uuid
 
+from ..engine.leases import LEASE_S, RENEW_S
 from .refs import get_all
-
-LEASE_S = 10.0  # how long a dead holder can keep flushes held
-RENEW_S = 3.0  # how often a live holder renews
 
 
 def _hold(owners: list, token: str) -> list:
@@ -61,25 +58,3 @@ def deferred(owners: list):
     at once; and it takes no lock an owner could need while deciding the sweep."""
     return _leased(lambda: [o.defer_flushes.remote(LEASE_S) for o in owners],
                    lambda: [o.defer_flushes.remote(0.0) for o in owners])
-
-
-@contextlib.asynccontextmanager
-async def aheld(owners: list):
-    """``async with aheld(owners):`` (an actor: renewed from a task on its loop)."""
-    token = uuid.uuid4().hex
-    await asyncio.gather(*_hold(owners, token))
-
-    async def renew() -> None:
-        while True:
-            await asyncio.sleep(RENEW_S)
-            with contextlib.suppress(Exception):
-                await asyncio.gather(*_hold(owners, token))
-
-    task = asyncio.get_running_loop().create_task(renew())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await asyncio.gather(*[o.release_flushes.remote(token) for o in owners])

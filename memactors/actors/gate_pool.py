@@ -1,6 +1,6 @@
 """The gate as a stateless actor pool (DESIGN section 9): owners hand it write batches to prepare.
 
-Preparing a write (``memactors.actors.prepare``: gate every field, derive hash and tokens,
+Preparing a write (``memactors.engine.prepare``: gate every field, derive hash and tokens,
 embed with a light embedder) is CPU work with no state, so it scales out by configuration
 (``gate_workers``) and off the owner's core. The pool is supervised here, not with
 ``ray.util.ActorPool`` (which keeps sending work to a dead actor): a failed call goes to the
@@ -18,7 +18,7 @@ import ray
 
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
-from .prepare import prepare
+from ..engine.prepare import prepare
 
 log = logging.getLogger("memactors.gate_pool")
 

@@ -32,7 +32,7 @@ from ..core.lifecycle import RULES
 from ..core.grants import SYSTEM_ACTOR
 from ..core.ops import SweepOp
 from ..core.scopes import parse_scope
-from .naming import owner_index
+from ..engine.naming import owner_index
 from .flush_hold import deferred, held
 from .refs import get_all
 

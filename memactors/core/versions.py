@@ -31,7 +31,7 @@ class ScopeState:
     disputed: dict[str, tuple] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # memory_id -> unit vector
     # (ids, stacked vectors) of text-only live memories as some earlier state held them, for
-    # semantic dedup (actors.hot.NearCopies checks it against by_hash before trusting it).
+    # semantic dedup (engine.hot.NearCopies checks it against by_hash before trusting it).
     near_cache: tuple | None = field(default=None, compare=False, repr=False)
 
     def copy(self) -> ScopeState:

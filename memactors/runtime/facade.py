@@ -17,7 +17,7 @@ from typing import Any
 
 import ray
 
-from ..actors.naming import namespace_for, owner_index, owner_of_memory
+from ..engine.naming import namespace_for, owner_index, owner_of_memory
 from ..core import errors, lifecycle
 from ..core import records as R
 from ..core.clock import Clock, SystemClock

@@ -99,8 +99,8 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
     recall); the memories changed since (written, changed, evicted or erased after ``seq``) are
     folded from the ledger up to it, erased ones excluded. Its cost is a cold recall plus the
     changes since then."""
-    from ..actors.hot import bm25_over, score_rows
-    from ..actors.naming import owner_index
+    from ..engine.hot import bm25_over, score_rows
+    from ..engine.naming import owner_index
     from ..core import errors
 
     calls, ledger = rt._calls, rt._ledger  # noqa: SLF001
@@ -271,7 +271,7 @@ def _plan_row(plan: RollbackPlan, rows: dict, mid: str, now: dict | None, target
 
 
 def _apply(rt, rows: dict, actor: str, reason: str) -> dict:
-    from ..actors.naming import owner_index
+    from ..engine.naming import owner_index
 
     by_owner: dict[int, list] = {}
     for row in rows.values():
@@ -299,7 +299,7 @@ def _apply(rt, rows: dict, actor: str, reason: str) -> dict:
 def fork(rt, path, *, at=None, workers: int | None = None) -> dict:
     """A new data folder whose ledger is this one's up to ``at`` (default: now), verifiable on
     its own (the same chain, its own key and anchor), and whose L2 is rebuilt from it."""
-    from ..actors.rebuild import rebuild
+    from ..actors.rebuild_tasks import rebuild
 
     t0 = time.perf_counter()
     if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):

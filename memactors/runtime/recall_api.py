@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..actors.naming import owner_index
+from ..engine.naming import owner_index
 from ..core import errors
 from ..core import records as R
 from ..core import scoring as S

@@ -13,9 +13,9 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ..actors.embed_pool import EmbedWorker
 from ..actors.gate_pool import GateWorker
 from ..actors.ledger_writer import LedgerWriter
-from ..actors.naming import LEDGER, embed_worker_name, gate_worker_name, owner_name
+from ..engine.naming import LEDGER, embed_worker_name, gate_worker_name, owner_name
 from ..actors.owner import ScopeOwner
-from ..actors.owner_flush import l2_unreadable
+from ..engine.flush import l2_unreadable
 from ..core.config import Config
 from ..core.errors import MemactorsError
 from .calls import unwrap

@@ -264,7 +264,7 @@ class L2Store:
         return self.table.count_rows()
 
     def apply(self, batch) -> None:
-        """One outbox batch (``memactors.actors.outbox.Batch``): append new rows, upsert whole
+        """One outbox batch (``memactors.engine.outbox.Batch``): append new rows, upsert whole
         rows, update patched columns in place, delete erased and evicted rows. A few Lance
         commits per batch, never one per row."""
         if batch.new:

@@ -9,7 +9,7 @@
     rt.close()
 
 Importing this module starts nothing; each helper uses only the public API and the actors'
-published names (``memactors.actors.naming``), as any driver attached to the cluster could.
+published names (``memactors.engine.naming``), as any driver attached to the cluster could.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def actors(rt) -> dict:
     """The runtime's actors by their published names: ledger, owners, gate and embed workers."""
     import ray
 
-    from ..actors.naming import LEDGER, embed_worker_name, gate_worker_name, owner_name
+    from ..engine.naming import LEDGER, embed_worker_name, gate_worker_name, owner_name
 
     rc = rt.config.runtime
     get = lambda name: ray.get_actor(name, namespace=rt.namespace)  # noqa: E731
@@ -50,7 +50,7 @@ def actors(rt) -> dict:
 
 def owner_for(rt, scope: str):
     """The owner actor that holds ``scope``."""
-    from ..actors.naming import owner_index
+    from ..engine.naming import owner_index
     from ..core.scopes import parse_scope
 
     return actors(rt)["owners"][owner_index(parse_scope(scope), rt.config.runtime.num_owners)]

@@ -516,7 +516,7 @@ def namespace_actors_gone(namespace: str) -> bool:
     """True when no actor of the folder's namespace is alive (by its published names)."""
     import ray
 
-    from memactors.actors.naming import LEDGER, owner_name
+    from memactors.engine.naming import LEDGER, owner_name
 
     for name in (LEDGER, owner_name(0), owner_name(1)):
         try:

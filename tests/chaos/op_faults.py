@@ -46,7 +46,7 @@ def config_for(fault: str) -> dict:
 
 def tenants(n_owners: int) -> list[str]:
     """Two fresh orgs on different owners (an owner is chosen by the org)."""
-    from memactors.actors.naming import owner_index
+    from memactors.engine.naming import owner_index
     from memactors.core.scopes import parse_scope
     from memactors.testing import unique_org
 
@@ -352,7 +352,7 @@ def driver_sweep_round(base: Path, index: int, rng: random.Random):
     import ray
 
     import memactors
-    from memactors.actors.naming import owner_index
+    from memactors.engine.naming import owner_index
     from memactors.core.scopes import parse_scope
     from memactors.testing import History, collect, read_history
 
@@ -416,7 +416,7 @@ def op_round(base: Path, fault: str, index: int, rng: random.Random):
     if fault == "sweep_driver":
         return driver_sweep_round(base, index, rng)
     import memactors
-    from memactors.actors.naming import owner_index
+    from memactors.engine.naming import owner_index
     from memactors.core.scopes import parse_scope
     from memactors.testing import History, actors, collect, owner_for, read_history
 

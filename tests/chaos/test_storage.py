@@ -20,7 +20,7 @@ import pytest
 
 import memactors
 from memactors import server
-from memactors.actors.naming import namespace_for
+from memactors.engine.naming import namespace_for
 from memactors.testing import History
 
 from chaoslib import check_history, lock_free, namespace_actors_gone, recorded_write

@@ -1,6 +1,6 @@
 """An owner's L2 write-behind: the outbox flushed to Lance in batches (DESIGN section 9).
 
-Mixed into ``ScopeOwner``. Changes are committed to the ledger first (that is the
+Mixed into ``ScopeCore``. Changes are committed to the ledger first (that is the
 acknowledgement); Lance trails by at most the flush interval. After Lance has a batch, the
 ledger marks its seqs applied, so a restarted owner replays exactly the rest. A failed flush
 puts its batch back and the loop retries; the ledger still holds everything meanwhile.
@@ -57,7 +57,7 @@ class FlushMixin:
     async def _pull_access(self) -> list:
         """Access counts from recalls and citations (kept by the ledger writer) into the outbox,
         as column patches: L2's last_accessed_at and counts follow recalls, off the hot path."""
-        rows = await self.ledger.access_changes.remote(self.index, self.num_owners)
+        rows = await self.ledger.access_changes(self.index, self.num_owners)
         for mid, scope, retrieved, cited, last, _streak, _ver in rows:
             self.outbox.patch(mid, scope, {"retrieved_count": retrieved, "cited_count": cited,
                                            "last_accessed_at": last})
@@ -86,7 +86,7 @@ class FlushMixin:
             # again taken for empty (that made versions restart beside a live one).
             self.l2_scopes.update(r["scope"] for r in (*batch.new.values(), *batch.rows.values()))
             if synced:
-                await self.ledger.access_synced.remote(synced)
+                await self.ledger.access_synced(synced)
             await self._mark_applied()
             self._flushes += 1
             self._unindexed += len(batch.new)
@@ -109,14 +109,14 @@ class FlushMixin:
         """Have the ledger commit which events Lance holds (under the flush lock). On failure
         the seqs stay here and the next flush tries again."""
         if self._unmarked:
-            await self.ledger.mark_applied.remote(self._unmarked)
+            await self.ledger.mark_applied(self._unmarked)
             self._unmarked = []
 
     async def flush(self) -> int:
         """Write everything committed so far to Lance now (tests, benchmarks, shutdown)."""
         await self._ready()
         n = await self._flush(force_index=True, access=True)
-        await self.ledger.flush.remote()
+        await self.ledger.flush()
         return n
 
     _hold: asyncio.TimerHandle | None = None
@@ -172,7 +172,7 @@ class FlushMixin:
         await self._ready()
         await self._flush()
         async with self._flush_lock:
-            expected = await self.ledger.l2_expected.remote()
+            expected = await self.ledger.l2_expected()
             try:
                 have = await asyncio.to_thread(self.l2.ids_and_scopes)
             except Exception as exc:  # a damaged data file: L2 is a projection, rebuilt from the ledger

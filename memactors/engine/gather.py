@@ -1,6 +1,6 @@
 """What an owner gathers for promotion and demotion before deciding them (DESIGN section 2).
 
-Mixed into ``ScopeOwner``. The decide functions (``memactors.core.changes``) are pure: a
+Mixed into ``ScopeCore``. The decide functions (``memactors.core.changes``) are pure: a
 promotion needs the item's vector (the working pool keeps it; a cold or expired item is embedded
 again), a demotion the vault memory's, and a promotion up the scope tree the source record
 (from the hot state or the ledger: the source scope may be another owner's) and a read grant

@@ -1,6 +1,6 @@
 """An owner's recall: hot scopes from memory, cold scopes through Lance (DESIGN sections 5, 9).
 
-Mixed into ``ScopeOwner``. The owner checks grants itself and serves the visible set *its
+Mixed into ``ScopeCore``. The owner checks grants itself and serves the visible set *its
 own* check yields (each allowed scope and its ancestors), never a scope list it is handed: a
 caller that skips the facade gets no further. Threshold, conflicts and budget are applied by
 the caller over every owner's candidates; an owner returns its best ``m`` candidates and

@@ -3,8 +3,9 @@ L2 a projection of it (DESIGN section 8).
 
 Each memory's events are independent of every other memory's, so the ledger is read once,
 split by memory id into one part per worker, and each part folded through the one projection
-(``memactors.core.project.apply``) in a Ray task that also decrypts and embeds; the parts come
-back as Arrow tables and are written as one new L2 table. Then the old table's versions are
+(``memactors.core.project.apply``) by ``fold_part``, which also decrypts and embeds: in Ray
+tasks on the Ray host (``memactors.actors.rebuild_tasks``), in this process otherwise; the parts
+come back as Arrow tables and are written as one new L2 table. Then the old table's versions are
 cleaned (nothing of the old table stays readable), the indexes built, and the ledger marks
 every event applied. Run with the folder closed (the ledger file is locked while a runtime
 has it open).
@@ -17,7 +18,6 @@ import time
 
 import numpy as np
 import pyarrow as pa
-import ray
 
 from ..core import records as R
 from ..core.config import Config
@@ -30,8 +30,7 @@ from ..store.ledger_key import key_dir
 _COLUMNS = "e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key"
 
 
-@ray.remote(num_cpus=1)
-def _fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
+def fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
     """Fold one part of the ledger (whole memories, in seq order) into its L2 rows."""
     rows = Rows()
     cols = {c: events.column(c).to_pylist() for c in events.column_names}
@@ -45,11 +44,16 @@ def _fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
     return R.to_arrow(out, vecs, embedder[1])
 
 
+def in_process(parts: list[pa.Table], embedder: tuple[str, int]) -> list[pa.Table]:
+    return [fold_part(p, embedder) for p in parts]
+
+
 def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None = None,
-            ledger: Ledger | None = None) -> dict:
+            ledger: Ledger | None = None, fold=in_process, cpus: int = 1) -> dict:
     """Rebuild ``data_dir``'s L2 from its ledger; returns figures (events, rows, seconds,
     events/s). ``ledger``: the ledger writer's own open ledger (a rebuild at connect), else the
-    file is opened here (the folder must not be open by a runtime)."""
+    file is opened here (the folder must not be open by a runtime). ``fold(parts, embedder)``
+    folds the parts (``workers`` of them, default ``cpus``)."""
     cfg = config or Config()
     t0 = time.perf_counter()
     own = ledger is None
@@ -57,16 +61,16 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
     try:
         upto = ledger.last_seq
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        n = workers or max(1, int(cpus))
         parts = []
         for w in range(n):
             tbl = ledger.con.cursor().sql(
                 f"""SELECT {_COLUMNS} FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
                     WHERE e.seq <= {int(upto)} AND e.memory_id IS NOT NULL AND hash(e.memory_id) % {n} = {w}
                     ORDER BY e.seq""").to_arrow_table()
-            parts.append(_fold_part.remote(tbl, (cfg.embedder.name, cfg.embedder.dim)))
+            parts.append(tbl)
         t_read = time.perf_counter() - t0
-        table = pa.concat_tables(ray.get(parts)).sort_by("memory_id")
+        table = pa.concat_tables(fold(parts, (cfg.embedder.name, cfg.embedder.dim))).sort_by("memory_id")
         t_fold = time.perf_counter() - t0 - t_read
         from ..store.lance_store import L2Store  # lancedb only where it is needed
 

@@ -1,0 +1,846 @@
+"""ScopeCore: the change and recall path of a set of scopes, with no Ray in it (DESIGN section 9).
+
+Every change of a scope runs on its core, in order. A host wraps it: the Ray host's scope
+owner actor (``memactors.actors.owner``) or the process host (``memactors.runtime.hosts``),
+which hand it its peers as ports (``memactors.engine.ports``: the ledger writer, the other
+owners) and its prepare stage (gate and embedder, in a pool or in process).
+
+A core keeps the locks and the entry points; the rest is small parts of its own:
+``HotCache`` (hot scopes' live memories and their indexes), ``WorkingPool`` (L1),
+``L2Outbox`` (what Lance has not seen yet), ``IdempotencyCache``; recall and the L2 flush are
+mixins (``owner_recall``, ``owner_flush``).
+
+The one change path (``_apply``): operations (``memactors.core.ops``; writes are
+``WriteRequest``) are authorised, writes prepared (gate, derive, embed), the scopes touched
+locked (sorted, so batches never deadlock) and staged (copies), each operation decided by its
+pure function (``memactors.core.changes``) and its changes applied to the staged state by the
+one projection (``memactors.core.project.apply``); the batch's ledger entries are committed in
+pipelined chunks; then the staged states are swapped in and the changes queued for L2.
+Recovery replays the ledger's unapplied changes through the same projection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import os
+import time
+
+import orjson
+
+from ..core import changes as C
+from ..core import errors
+from ..core import events as E
+from ..core import records as R
+from ..core.config import Config
+from ..core.contradictions import load_judge
+from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
+from ..core.grants import SYSTEM_ACTOR, GrantTable
+from ..core.idempotency import CONFLICT, IdempotencyCache
+from ..core.ops import BY_MEMORY, DemoteOp, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
+from ..core.project import PATCH_ACTIONS, Change, Rows, apply
+from ..core.scopes import GLOBAL, parse_scope
+from ..core.versions import ScopeState
+from ..core.working import WorkingPool
+from ..embed import get_embedder
+from ..gate import Gate, GatePolicy
+from ..store.entries import Entry, encode
+from .naming import owner_index, tenant_tag
+from .flush import FlushMixin
+from .gather import SessionMixin
+from .hot import HotCache, NearCopies
+from .outbox import L2Outbox
+from .prepare import embed_kept, unpack
+from .recall import RecallMixin
+
+GLOBAL_SCOPE = str(GLOBAL)
+NOT_HERE = {"not_here": True}  # a memory id this owner does not hold (the caller asks the ledger)
+
+
+class _NoView:
+    """The state of a scope an operation does not stage (a cold scope in a sweep)."""
+
+    vectors: dict = {}
+
+    def get(self, memory_id):
+        return None
+
+    def put(self, rec):
+        pass
+
+    def remove(self, memory_id):
+        pass
+
+
+NO_VIEW = _NoView()
+RELOAD_WINDOW_S = 30.0  # how long a rebuild after a failed commit waits for a restarting ledger writer
+
+
+class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
+    def __init__(self, index: int, data_dir: str, config: dict, peers, pools) -> None:
+        """Core ``index`` of ``config``'s owners, on the data folder ``data_dir``. ``peers``:
+        ``ledger()`` and ``owner(i)`` ports; ``pools``: ``gate_pool(gate, local_embedder)`` and
+        ``embed_pool(local_embedder)``, the prepare stage's parts as the host provides them."""
+        # An owner holds ~10^5 long-lived records: with the default thresholds the cyclic GC
+        # walks them every few hundred allocations (measured: -25% write throughput).
+        gc.set_threshold(50_000, 20, 100)
+        self.index = index
+        self.cfg = Config.from_dict(config)
+        rc = self.cfg.runtime
+        self.num_owners = rc.num_owners
+        self.peers = peers
+        self.ledger = peers.ledger()
+        self._embedder = None  # built on first need: with an embed pool an owner loads no model
+        self.embed_pool = pools.embed_pool(self._local_embedder)
+        self.data_dir = data_dir
+        self.l2 = None  # opened at start (an outdated table is first rebuilt from the ledger)
+        self.judge = load_judge(self.cfg.lifecycle.judge)
+        self.gate = Gate(policy=GatePolicy.from_dict(self.cfg.gate))
+        self.gate_pool = pools.gate_pool(self.gate, lambda: None if rc.embed_workers else self._local_embedder())
+        self.hot = HotCache(rc.hot_cache_max_memories, self.cfg.embedder.dim)
+        self._stale: set[str] = set()  # scopes whose rebuild after a failed commit is still due
+        self.working = WorkingPool(rc.working_pool_size, int(rc.session_ttl_s * 1_000_000))
+        self.outbox = L2Outbox()
+        self.idem = IdempotencyCache(int(rc.idempotency_window_s * 1_000_000))
+        self._fp_key = b""  # keys request fingerprints (from the ledger key, outside the data folder)
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.grants = GrantTable()
+        self.grant_seq = 0
+        self.inflight = 0
+        self.now_us = 0  # the runtime clock's newest time this owner has heard of
+        self.timing: dict[str, float] = {}  # seconds spent per write stage, for stats()
+        self.is_global_owner = owner_index(GLOBAL, self.num_owners) == index
+        self.global_live = True  # until the global owner says otherwise: never miss a global memory
+        self._announced_global: bool | None = None
+        self.l2_scopes: set[str] = set()
+        self._started: asyncio.Task | None = None
+        self._flush_lock: asyncio.Lock | None = None
+        self._flushes = 0
+        self._unindexed = 0  # rows appended since the scalar indexes were last brought up to date
+
+    # --- start-up and recovery -----------------------------------------------------------
+
+    async def _ready(self) -> None:
+        if self._started is None:
+            self._flush_lock = asyncio.Lock()
+            self._started = asyncio.get_running_loop().create_task(self._start())
+        await self._started
+
+    async def _start(self) -> None:
+        from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
+
+        path, name, dim = os.path.join(self.data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim
+        opened = functools.partial(L2Store, path, name, dim, cache_mb=self.cfg.runtime.l2_cache_mb)
+        try:
+            self.l2 = await asyncio.to_thread(opened)
+        except L2Outdated:  # L2 is a projection of the ledger: rebuilt, then opened
+            await self.ledger.rebuild_l2(self.cfg.to_dict())
+            self.l2 = await asyncio.to_thread(opened)
+        await self._sync_grants()
+        self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
+        rows, ts = await self.ledger.idempotency_window()
+        self.idem.load(rows, ts)
+        self.now_us = max(self.now_us, self.idem.newest)  # the newest event: "now" for recovery
+        self._fp_key = await self.ledger.fingerprint_key()
+        await self._replay(None)
+        await self._rebuild_working()
+        if self.is_global_owner:
+            st = await self._state(GLOBAL_SCOPE)
+            self._announced_global = None
+            self.global_live = st.has_live()
+        else:
+            self.global_live = await self.peers.owner(owner_index(GLOBAL, self.num_owners)).is_global_live()
+        asyncio.get_running_loop().create_task(self._flush_loop())
+
+    def _mine(self, scope: str) -> bool:
+        return owner_index(parse_scope(scope), self.num_owners) == self.index
+
+    def _check_mine(self, scope: str) -> None:
+        if not self._mine(scope):
+            raise AccessDenied(f"scope {scope} is not served by owner {self.index}")
+
+    async def _replay(self, only: set[str] | None) -> None:
+        """Apply the ledger's changes that Lance has not seen, for this owner's scopes (or
+        ``only``), through the projection: to fresh hot states loaded from L2, and to the
+        outbox. Idempotent: L2 may already hold some of them (a crash after Lance, before the
+        ledger marked them applied)."""
+        unapplied = [(seq, ch) for seq, ch in await self.ledger.unapplied(sorted(only) if only else None)
+                     if ch is None or self._mine(ch.scope)]
+        events = [(seq, ch) for seq, ch in unapplied if ch is not None]
+        scopes = sorted({ch.scope for _, ch in events} | (only or set()))
+        # Rebuilt aside and swapped in whole: a compiled-graph recall may read states meanwhile.
+        fresh = await self._load(scopes) if scopes else {}
+        records = [ch.record for _, ch in events if ch.action == E.WRITE]
+        vecs = dict(zip([r["memory_id"] for r in records], await self._embed([r["content"] for r in records])))
+        for seq, ch in unapplied:
+            if ch is not None:  # None: a record whose key is destroyed; its erasure follows
+                rec = apply(fresh[ch.scope], ch)
+                if ch.action == E.WRITE:
+                    fresh[ch.scope].vectors[ch.memory_id] = vecs[ch.memory_id]
+                self._to_outbox(ch, rec, vecs.get(ch.memory_id), new=False)
+            self.outbox.seqs([seq])
+        for sc, st in fresh.items():
+            self.hot.install(sc, st)
+        if unapplied:
+            await self._flush_soon()
+
+    async def _rebuild_working(self) -> None:
+        """The L1 working pool, rebuilt from the ledger (items within the session TTL)."""
+        items = [(seq, ch) for seq, ch in await self.ledger.working_since(self.now_us - self.working.ttl_us)
+                 if ch is not None and self._mine(ch.scope)]
+        recs = [ch.record for _, ch in items if ch.action == E.WRITE_WORKING]
+        vecs = dict(zip([r["memory_id"] for r in recs], await self._embed([r["content"] for r in recs])))
+        for _, ch in items:
+            if ch.action == E.WRITE_WORKING:
+                self.working.put(ch.record, vecs[ch.memory_id])
+            else:
+                self.working.remove(ch.memory_id, ch.scope)
+
+    async def _load(self, scopes: list[str]) -> dict[str, ScopeState]:
+        """Fresh states of these scopes from L2 (not installed). Scopes Lance has never seen
+        need no query: only owners write Lance, one owner a tenant."""
+        asked = [s for s in scopes if s in self.l2_scopes]
+        rows, vecs, versions = [], [], []
+        for i in range(0, len(asked), 500):
+            r, v = await asyncio.to_thread(self.l2.load_scopes, asked[i : i + 500])
+            rows += r
+            vecs += v
+            versions += await asyncio.to_thread(self.l2.entity_versions, asked[i : i + 500])
+        fresh = {s: ScopeState() for s in scopes}
+        for r, v in sorted(zip(rows, vecs), key=lambda rv: (rv[0]["version"], rv[0]["updated_at"])):
+            fresh[r["scope"]].put(R.complete(r), v)
+        for scope, key, version in versions:  # versions of a fact never repeat after a reload
+            ev = fresh[scope].entity_version
+            ev[key] = max(ev.get(key, 0), int(version))
+        return fresh
+
+    async def _state(self, scope: str) -> ScopeState:
+        st = self.hot.get(scope)
+        if st is None:
+            st = (await self._load([scope]))[scope]
+            self.hot.install(scope, st)
+        self.hot.touch(scope)
+        return st
+
+    def _lock(self, scope: str) -> asyncio.Lock:
+        lk = self.locks.get(scope)
+        if lk is None:
+            lk = self.locks[scope] = asyncio.Lock()
+        return lk
+
+    def _local_embedder(self):
+        if self._embedder is None:
+            self._embedder = get_embedder(self.cfg.embedder.name, self.cfg.embedder.dim)
+        return self._embedder
+
+    async def _embed(self, texts: list[str]):
+        return list(await self.embed_pool.embed(texts)) if texts else []
+
+    def _tick(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timing[stage] = self.timing.get(stage, 0.0) + (now - since)
+        return now
+
+    # --- grants and the clock ------------------------------------------------------------------
+
+    async def _sync_grants(self) -> None:
+        self.grant_seq, changes = await self.ledger.grants_since(self.grant_seq)
+        for g in changes:
+            self.grants.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+
+    async def reload_grants(self) -> None:
+        """Take grant changes from the ledger (after a grant event). Never from the caller: an
+        owner trusts only what the ledger says."""
+        await self._ready()
+        await self._sync_grants()
+
+    async def set_now(self, now_us: int) -> None:
+        """The runtime clock moved (a simulated clock advanced): background work uses it."""
+        self.now_us = max(self.now_us, int(now_us))
+
+    # --- the one change path -----------------------------------------------------------------
+
+    async def write_batch(self, cols: dict, now_us: int) -> list[dict]:
+        """Writes as columns (``WriteRequest`` field -> values), each with an idempotency key.
+        Returns one result dict per write (an ``errors.encode``d error for a refused one)."""
+        if not isinstance(cols, dict) or not isinstance(cols.get("text"), list) or any(
+                not isinstance(v, list) or len(v) != len(cols["text"]) for v in cols.values()):
+            raise R.InvalidRecord("write_batch takes columns: a dict of equally long lists of write fields")
+        n = len(cols["text"])
+        names = [k for k in cols if k in R.WriteRequest.__dataclass_fields__]
+        ops = []
+        for i in range(n):
+            try:
+                ops.append(R.WriteRequest(**{k: cols[k][i] for k in names}).validate())
+            except MemactorsError as exc:
+                ops.append(exc)
+            except TypeError:
+                ops.append(R.InvalidRecord("a write is missing scope, text or actor"))
+        return await self.submit(ops, now_us)
+
+    async def submit(self, ops: list, now_us: int) -> list[dict]:
+        """Apply a batch of operations to the scopes this owner holds (the one entry point of
+        every change). Returns one result per operation: a result dict, an encoded typed error,
+        or ``NOT_HERE`` for a memory id this owner does not hold."""
+        await self._ready()
+        if not isinstance(ops, list):
+            raise R.InvalidRecord("submit takes a list of operations")
+        n = len(ops)
+        if n > self.cfg.runtime.owner_queue_max:  # never fits: a pause would not help
+            raise BackPressure(f"a batch of {n} operations is more than owner {self.index}'s queue holds "
+                               f"({self.cfg.runtime.owner_queue_max}); nothing was written, send it in parts")
+        if self.inflight + n > self.cfg.runtime.owner_queue_max:
+            raise BackPressure(f"owner {self.index} has {self.inflight} operations in flight (limit "
+                               f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause")
+        self.inflight += n
+        try:
+            self.now_us = max(self.now_us, int(now_us))
+            return await self._apply(ops, int(now_us))
+        finally:
+            self.inflight -= n
+
+    async def _apply(self, ops: list, now_us: int) -> list[dict]:
+        results: list = [None] * len(ops)
+        fps: list = [None] * len(ops)
+        todo = []
+        for i, op in enumerate(ops):
+            if isinstance(op, MemactorsError):
+                results[i] = errors.encode(op)
+                continue
+            try:
+                self._authorise(op)
+            except MemactorsError as exc:
+                results[i] = errors.encode(exc)
+                continue
+            if isinstance(op, R.WriteRequest):
+                fps[i] = R.fingerprint(op, self._fp_key)
+            seen = self.idem.lookup(_key(op), fps[i])
+            if seen == CONFLICT:
+                results[i] = errors.encode(IdempotencyConflict(
+                    "this idempotency key was first used for a different write; nothing was written for it"))
+            elif seen is not None:
+                results[i] = orjson.loads(seen)
+            else:
+                todo.append(i)
+        await self._check_claims(ops, todo, results)
+        if not todo:
+            return results
+        t0 = time.perf_counter()
+        prepared = await self._prepare({i: ops[i] for i in todo if isinstance(ops[i], R.WriteRequest)})
+        t1 = self._tick("prepare", t0)
+        where = await self._resolve([ops[i].memory_id for i in todo if isinstance(ops[i], BY_MEMORY)])
+        scope_of = {}
+        for i in list(todo):
+            op = ops[i]
+            if isinstance(op, BY_MEMORY):
+                scope = where.get(op.memory_id)
+                if scope is None:
+                    results[i] = NOT_HERE
+                    todo.remove(i)
+                    continue
+                try:
+                    if not _system(op):
+                        self.grants.check_write(op.actor, parse_scope(scope))
+                except MemactorsError as exc:
+                    results[i] = errors.encode(exc)
+                    todo.remove(i)
+                    continue
+                scope_of[i] = scope
+            elif isinstance(op, (SweepOp, RollbackOp)):
+                scope_of[i] = None  # many scopes: locked below, staged only where hot
+            else:
+                scope_of[i] = op.scope
+        sweep_scopes = {s for i in todo if isinstance(ops[i], (SweepOp, RollbackOp)) for s in _scopes_of(ops[i])}
+        scopes = sorted({s for s in scope_of.values() if s is not None} | sweep_scopes)
+        locks = [self._lock(s) for s in scopes]
+        for lk in locks:
+            await lk.acquire()
+        try:
+            foreign = await self._decide_and_commit(ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1)
+        finally:
+            for lk in locks:
+                lk.release()
+        if foreign:  # after the locks: an owner taking ours while we wait for its would deadlock
+            await self._deliver(foreign)
+        if len(self.outbox) >= self.cfg.runtime.l2_flush_max_rows and not self._flush_deferred():
+            asyncio.get_running_loop().create_task(self._flush())
+        return results
+
+    def _authorise(self, op) -> None:
+        """What can be checked before anything is read: the scope is this owner's and the
+        actor may write it (by-memory operations are checked once their scope is known)."""
+        if isinstance(op, (SweepOp, RollbackOp)):
+            op.validate()
+            for s in _scopes_of(op):
+                self._check_mine(s)
+                if not _system(op):
+                    self.grants.check_write(op.actor, parse_scope(s))
+            return
+        if isinstance(op, R.WriteRequest):
+            self._check_mine(op.scope)
+            self.grants.check_write(op.actor, parse_scope(op.scope))
+        elif isinstance(op, GrantOp):
+            op.validate()
+            self._check_mine(op.scope)
+        elif isinstance(op, ScopePromoteOp):  # the target scope is written; the source's read grant is checked later
+            op.validate()
+            self._check_mine(op.scope)
+            self.grants.check_write(op.actor, parse_scope(op.scope))
+        elif isinstance(op, BY_MEMORY):
+            op.validate()
+        else:
+            raise R.InvalidRecord(f"an owner applies operations, not {type(op).__name__}")
+
+    async def _check_claims(self, ops: list, todo: list[int], results: list) -> None:
+        """A write that claims to be made from other memories (``derived_from``) needs a read grant
+        on each of them: a claim is recorded as the caller's, and an erasure or a rollback of
+        the source weighs it. Refused items leave ``todo``."""
+        claimed = {i: ops[i].derived_from for i in todo if isinstance(ops[i], R.WriteRequest) and ops[i].derived_from}
+        if not claimed:
+            return
+        where = await self.ledger.scopes_of(sorted({m for ids in claimed.values() for m in ids}))
+        for i, ids in claimed.items():
+            try:
+                if any(m not in where for m in ids):
+                    raise AccessDenied("unknown")
+                self.grants.check_recall(ops[i].actor, [parse_scope(where[m]) for m in ids])
+            except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
+                results[i] = errors.encode(AccessDenied(
+                    "derived_from names a memory this actor cannot read; nothing was written"))
+                todo.remove(i)
+
+    async def _prepare(self, writes: dict) -> dict:
+        """Gate, derive and embed a batch's writes (in the gate pool for big batches, off this
+        core; in process for a handful: a hop costs more than the scan)."""
+        if not writes:
+            return {}
+        idx = list(writes)
+        cols = {"text": [writes[i].text for i in idx], "source": [writes[i].source for i in idx],
+                "context": [writes[i].context for i in idx]}
+        for f in R.SCANNED_FIELDS:
+            cols[f] = [getattr(writes[i], f) for i in idx]
+        remote = len(idx) >= self.cfg.runtime.gate_pool_min_batch
+        out = await self.gate_pool.prepare(cols, remote=remote)
+        if out["vectors"] is None:  # a model in the embedding pool
+            out["vectors"] = embed_kept(_PoolEmbedder(await self._embed([t for t in out["text"] if t is not None]),
+                                                      self.cfg.embedder.dim), out["text"])
+        return dict(zip(idx, unpack(out)))
+
+    async def _resolve(self, memory_ids: list[str]) -> dict[str, str]:
+        """The scope of each memory id this owner holds: hot, working pool, outbox, L2, then the
+        ledger (the authority). Ids of other owners' scopes are left out."""
+        out, missing = {}, []
+        for mid in memory_ids:
+            scope = self.hot.where.get(mid)
+            if scope is None and (w := self.working.find(mid)) is not None:
+                scope = w["scope"]
+            if scope is None:
+                missing.append(mid)
+            else:
+                out[mid] = scope
+        if missing:
+            for mid, scope in (await self.ledger.scopes_of(missing)).items():
+                out[mid] = scope
+        return {m: s for m, s in out.items() if self._mine(s)}
+
+    async def _decide_and_commit(self, ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1) -> None:
+        # Under the locks, once more: a retry that waited here while its original committed
+        # must not be decided again (later operations would be decided against a write the
+        # ledger then refuses as a duplicate). A key twice in one batch is one write.
+        first_of: dict[str, int] = {}
+        for i in list(todo):
+            key = _key(ops[i])
+            seen = self.idem.lookup(key, fps[i])
+            if seen is None and key in first_of:
+                j = first_of[key]
+                seen = CONFLICT if fps[i] != fps[j] else ("same", j)
+            if seen is None:
+                first_of[key] = i
+                continue
+            todo.remove(i)
+            if seen == CONFLICT:
+                results[i] = errors.encode(IdempotencyConflict(
+                    "this idempotency key was first used for a different write; nothing was written for it"))
+            elif isinstance(seen, tuple):
+                results[i] = ("same", seen[1])  # filled in from the first once it is decided
+            else:
+                results[i] = orjson.loads(seen)
+        stale = self._stale & set(scopes)
+        if stale:  # a failed commit's scopes not yet rebuilt: never decide against a guess
+            await self._reload(stale)
+        single = {scope_of[i] for i in todo if scope_of[i] is not None}
+        missing = [s for s in sorted(single) if s not in self.hot]
+        if missing:
+            for s, st in (await self._load(missing)).items():
+                self.hot.install(s, st)
+        staged = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # a sweep loads no cold scope
+        new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
+        entries, refs, done = [], [], []
+        nears: dict[str, NearCopies] = {}  # per scope: live text-only vectors, for semantic dedup
+        chunk = self.cfg.runtime.ledger_chunk
+        for n, i in enumerate(todo, 1):
+            op = ops[i]
+            try:
+                if scope_of[i] is None:
+                    out, base = C.decide(op, C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get)), None
+                else:
+                    near = nears.setdefault(scope_of[i], NearCopies(staged[scope_of[i]],
+                                                                     self.cfg.lifecycle.dedup_cosine))
+                    out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
+                                                   near.find)
+            except MemactorsError as exc:
+                results[i] = errors.encode(exc)
+                out = None
+            if out is not None and isinstance(op, SweepOp):
+                l2 = self._stage_sweep(out.changes, staged)
+            elif out is not None:
+                l2 = []
+                for ch in out.changes:
+                    view = staged.get(ch.scope, NO_VIEW)
+                    prior = view.get(ch.memory_id) if ch.memory_id else None
+                    b = out.bases.get(ch.memory_id) or (base if base and ch.memory_id == base["memory_id"] else None)
+                    rec = apply(view, ch, b)
+                    if rec is None and b is not None and ch.action in PATCH_ACTIONS:  # a scope not held hot
+                        rec = {**b, **ch.patch}
+                    if ch.record is not None and ch.memory_id in out.vectors:
+                        staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                        if ch.action == E.WRITE and rec is not None and rec.get("entity_key") is None:
+                            nears[ch.scope].add(ch.memory_id, out.vectors[ch.memory_id])
+                    elif rec is not None and prior is None and rec["status"] in R.LIVE and b is not None:
+                        # made live again (a superseded or evicted one): its vector comes back too
+                        out.vectors[ch.memory_id] = (await self._embed([rec["content"]]))[0]
+                        view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                        out.revived[ch.memory_id] = rec
+                    l2.append(_touches_l2(ch, rec, self.working))
+            if out is not None:
+                results[i] = out.result
+                entries.append(Entry(_key(op), op.actor if not isinstance(op, GrantOp) else op.by, now_us,
+                                     out.changes, orjson.dumps(out.result), fps[i], out.destroy_keys, l2))
+                done.append((i, out))
+            if entries and (len(entries) % chunk == 0 or n == len(todo)) and len(entries) > len(refs) * chunk:
+                # Pipelined: the ledger commits this chunk while the next one is decided.
+                refs.append(self.ledger.append(encode(entries[len(refs) * chunk:])))
+        t2 = self._tick("decide", t1)
+        parts = await asyncio.gather(*refs, return_exceptions=True)
+        self._tick("ledger_wait", t2)
+        failed = next((p for p in parts if isinstance(p, BaseException)), None)
+        if failed is not None:
+            # Some chunks may have committed: rebuild these scopes from the ledger, then report
+            # the failure (a retry with the same keys completes the rest). A rebuild that cannot
+            # run yet leaves them stale: the next operation on them rebuilds first.
+            try:
+                await self._reload(set(scopes))
+                # ...and learn which of these keys did commit: a retry gets their stored results
+                # (a forget retried would otherwise find its memory gone and answer NotFound).
+                rows, ts = await self.ledger.idempotency_of([e.idem_key for e in entries])
+                self.idem.load(rows, ts)
+            except MemactorsError:
+                pass
+            raise _typed(failed)
+        outcome = [r for part in parts for r in part]
+        rebuild, foreign = set(), []
+        for (i, out), (status, payload) in zip(done, outcome):
+            op = ops[i]
+            if status in ("dup", "conflict"):
+                # A retry raced its original into the ledger: rebuild from the ledger.
+                results[i] = orjson.loads(payload) if status == "dup" else errors.encode(IdempotencyConflict(
+                    "this idempotency key was first used for a different write; nothing was written for it"))
+                rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
+                continue
+            self.idem.put(_key(op), fps[i], orjson.dumps(out.result), now_us)
+            if isinstance(op, SweepOp):
+                self._sweep_to_outbox(out.changes, payload)
+                continue
+            for ch, seq in zip(out.changes, payload):
+                if not self._mine(ch.scope):  # an erasure down the provenance into another owner's scope
+                    foreign.append((seq, ch))
+                    continue
+                self._after_commit(ch, staged.get(ch.scope), out.vectors.get(ch.memory_id), seq,
+                                   out.revived.get(ch.memory_id))
+            if isinstance(op, GrantOp):
+                self.grants.put(GrantTable.make(op.actor, op.scope, read=op.read, write=op.write))
+        for i, r in enumerate(results):
+            if isinstance(r, tuple):  # a key repeated in the batch gets its first item's result
+                results[i] = results[r[1]]
+        for s in staged:
+            if s not in rebuild:
+                if s in nears:
+                    nears[s].keep()
+                self.hot.install(s, staged[s])
+        # Changes to hot scopes the batch did not stage (an erasure down the provenance into
+        # another scope): those scopes are rebuilt from L2 and the ledger.
+        rebuild |= {c.scope for _, out in done for c in out.changes
+                    if c.scope not in staged and c.scope in self.hot and self._mine(c.scope)}
+        if rebuild:
+            await self._reload(rebuild)
+        if GLOBAL_SCOPE in staged and self.is_global_owner:
+            await self._announce_global()
+        return foreign
+
+    async def _deliver(self, foreign: list[tuple[int, Change]]) -> None:
+        """Committed changes of other owners' scopes (an erasure that followed a copy there) go
+        to those owners, and are in their hot state, L1 and L2 outbox before this returns. An
+        owner that cannot be reached replays them from the ledger when it starts again."""
+        by_owner: dict[int, list] = {}
+        for seq, ch in foreign:
+            by_owner.setdefault(owner_index(parse_scope(ch.scope), self.num_owners), []).append((seq, ch))
+        refs = [self.peers.owner(i).absorb(items) for i, items in sorted(by_owner.items())]
+        await asyncio.gather(*refs, return_exceptions=True)
+
+    async def absorb(self, items: list[tuple[int, Change]]) -> None:
+        """Apply changes another owner committed for scopes this owner holds (``_deliver``):
+        through the projection into the hot state, L1 and the L2 outbox, under the scopes' locks."""
+        await self._ready()
+        items = [(seq, ch) for seq, ch in items if self._mine(ch.scope)]
+        scopes = sorted({ch.scope for _, ch in items})
+        locks = [self._lock(s) for s in scopes]
+        for lk in locks:
+            await lk.acquire()
+        try:
+            fresh = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # swapped in whole (recall reads)
+            for seq, ch in items:
+                rec = apply(fresh[ch.scope], ch) if ch.scope in fresh else None
+                if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:
+                    self.working.remove(ch.memory_id, ch.scope)
+                self._to_outbox(ch, rec, None, new=False)
+                self.outbox.seqs([seq])
+            for s, st in fresh.items():
+                self.hot.install(s, st)
+        finally:
+            for lk in locks:
+                lk.release()
+        if GLOBAL_SCOPE in scopes and self.is_global_owner:
+            await self._announce_global()
+
+    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int, near) -> tuple[C.Outcome,
+                                                                                                  dict | None]:
+        """Gather what the operation's decision reads, then decide it (``memactors.core.changes``).
+        Returns the outcome and the record it addressed (None for writes and grants)."""
+        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near, judge=self.judge,
+                    carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
+        if isinstance(op, BY_MEMORY):
+            rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
+            ctx.record = rec
+            if rec is not None and getattr(op, "all_versions", False) and rec.get("entity_key"):
+                await self._flush()  # versions still in the outbox must be in L2 to be found
+                ctx.versions = await asyncio.to_thread(self.l2.versions_of, rec["scope"], rec["entity_key"])
+            if rec is not None and isinstance(op, ForgetOp):
+                roots = [rec["memory_id"], *[v["memory_id"] for v in ctx.versions]]
+                ctx.provenance = await self.ledger.provenance(roots)
+        await self._gather_session(op, ctx)  # promotions and demotions: vectors, the source record
+        return C.decide(op, ctx), ctx.record
+
+    def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
+        """Memories of ``scope`` (vault or L1) whose text hashes to one of ``hashes``: those a
+        write's retrieval context carries (its ``context_of``)."""
+        want = set(hashes)
+        return {r["memory_id"] for r in (*state.records.values(), *self.working.items(scope))
+                if r.get("content_hash") in want}
+
+    async def _record(self, memory_id: str) -> dict | None:
+        """A record not in the hot state (superseded, or of a cold scope): projected from the
+        ledger, which holds every change, flushed to Lance or not."""
+        rows = Rows()
+        for _, ch in await self.ledger.history([memory_id]):
+            if ch is not None:
+                apply(rows, ch)
+        return rows.get(memory_id)
+
+    @staticmethod
+    def _stage_sweep(changes: list[Change], staged: dict[str, ScopeState]) -> list[bool]:
+        """A sweep's status changes on the staged hot scopes (cold ones have nothing to stage):
+        evicted memories leave, stale ones are patched. The general loop's work per change cost
+        a 1M sweep a third of its owner time; a sweep needs none of it (no records, no vectors,
+        no revival, and every row is a vault row read from Lance, so L2 applies each)."""
+        for ch in changes:
+            view = staged.get(ch.scope)
+            if view is None:
+                continue
+            if ch.patch["status"] in R.GONE:
+                view.remove(ch.memory_id)
+            else:
+                apply(view, ch)
+        return [True] * len(changes)
+
+    def _sweep_to_outbox(self, changes: list[Change], seqs: list[int]) -> None:
+        """A committed sweep's changes to the L2 outbox (``_after_commit``, for sweeps)."""
+        for ch in changes:
+            if ch.patch["status"] in R.GONE:
+                self.outbox.delete(ch.memory_id)
+                self.working.remove(ch.memory_id, ch.scope)
+            else:
+                self.outbox.patch(ch.memory_id, ch.scope, ch.patch)
+        self.outbox.seqs(seqs)
+
+    def _after_commit(self, ch: Change, state: ScopeState | None, vector, seq: int, revived: dict | None) -> None:
+        """A committed change reaches L1 and the L2 outbox (the hot state has it already)."""
+        if ch.action == E.WRITE_WORKING:
+            self.working.put(ch.record, vector)
+            return
+        rec = state.get(ch.memory_id) if state is not None and ch.memory_id else None
+        if revived is not None:  # made live again: its row may be gone from Lance (evicted), written whole
+            self.outbox.row(revived, vector, new=False)
+        else:
+            self._to_outbox(ch, rec, vector, new=True)
+        if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:  # erased, or archived from L1
+            self.working.remove(ch.memory_id, ch.scope)
+        self.outbox.seqs([seq])
+
+    def _to_outbox(self, ch: Change, rec: dict | None, vector, *, new: bool) -> None:
+        if ch.action == E.WRITE:
+            self.outbox.row(ch.record, vector, new=new)
+        elif ch.action in PATCH_ACTIONS:
+            if ch.patch.get("status") in R.GONE:
+                self.outbox.delete(ch.memory_id)
+            else:
+                self.outbox.patch(ch.memory_id, ch.scope, ch.patch)
+        elif ch.action == E.FORGET:
+            self.outbox.delete(ch.memory_id)
+
+    async def _reload(self, scopes: set[str]) -> None:
+        """Forget these scopes' hot state and rebuild it from L2 and the ledger, retried while
+        the ledger writer restarts (``RELOAD_WINDOW_S``). Until a rebuild succeeds the scopes
+        are *stale*: nothing is decided against them (``_decide_and_commit`` reloads first).
+        An empty state left behind by a failed rebuild once restarted versions at 1 beside
+        live ones and wrote duplicates."""
+        self._stale |= scopes
+        for s in scopes:
+            self.hot.discard(s)
+        deadline, delay = time.monotonic() + RELOAD_WINDOW_S, 0.05
+        while True:
+            try:
+                await self._replay(set(scopes))
+                break
+            except errors.OwnerUnavailable:
+                if time.monotonic() > deadline:
+                    raise errors.OwnerUnavailable("the ledger writer stayed unreachable; nothing further was "
+                                                  "written (retry with the same idempotency keys)") from None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        self._stale -= scopes
+
+    # --- routing help ------------------------------------------------------------------------
+
+    async def locate(self, memory_ids: list[str]) -> dict[str, str]:
+        """Which of these memory ids this owner holds, and in which scope."""
+        await self._ready()
+        return await self._resolve(memory_ids)
+
+    # --- review queue ----------------------------------------------------------------------
+
+    async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
+        """Held (pending) writes of these scopes, for an actor who may read them."""
+        return await self._listed(scopes, actor, lambda r: r["status"] == "pending")
+
+    async def flagged(self, scopes: list[str], actor: str) -> list[dict]:
+        """Live versions flagged for a contradiction review, for an actor who may read them."""
+        return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == "contradiction")
+
+    async def _listed(self, scopes: list[str], actor: str, keep) -> list[dict]:
+        await self._ready()
+        for s in scopes:
+            self._check_mine(s)
+            self.grants.check_recall(actor, [parse_scope(s)])
+        out = []
+        for s in scopes:
+            st = await self._state(s)
+            out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")} for r in st.records.values() if keep(r)]
+        return sorted(out, key=lambda r: r["created_at"])
+
+    async def l2_counts(self, now_us: int) -> dict:
+        """Memories in L2 by status, pool and tenant, and how soon they expire (one narrow scan)."""
+        await self._ready()
+        return await asyncio.to_thread(self.l2.counts, int(now_us))
+
+    # --- /global/ liveness ------------------------------------------------------------------
+    # /global/ hashes onto one owner. The others only need to know whether it holds anything:
+    # when it does not (often), a recall is answered by one owner alone. The global owner
+    # tells every other owner before it acknowledges a change, so no recall misses a write.
+
+    async def _announce_global(self) -> None:
+        st = self.hot.get(GLOBAL_SCOPE)
+        live = bool(st and st.has_live())
+        if live == self._announced_global:
+            return
+        others = [self.peers.owner(i) for i in range(self.num_owners) if i != self.index]
+        await asyncio.gather(*[o.set_global_live(live) for o in others])
+        self._announced_global = live
+
+    async def set_global_live(self, live: bool) -> None:
+        self.global_live = bool(live)
+
+    async def is_global_live(self) -> bool:
+        await self._ready()
+        return (await self._state(GLOBAL_SCOPE)).has_live()
+
+    # --- maintenance -----------------------------------------------------------------------
+
+    async def drop_hot(self) -> None:
+        """Flush, then empty the hot index: every scope is served from Lance until warmed."""
+        await self.flush()
+        self.hot.clear()
+
+    async def stats(self) -> dict:
+        await self._ready()
+        return {
+            "index": self.index,
+            "hot_scopes": len(self.hot.states),
+            "hot_memories": self.hot.size(),
+            "working_items": len(self.working),
+            "pending_l2": len(self.outbox),
+            "l2_cache_mb": round(self.l2.session.size_bytes / 2**20, 1),
+            "inflight": self.inflight,
+            "timing_s": {k: round(v, 3) for k, v in self.timing.items()},
+        }
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class _PoolEmbedder:
+    """Vectors already computed by the embedding pool, handed out in order (for embed_kept)."""
+
+    def __init__(self, vecs: list, dim: int) -> None:
+        self._vecs, self.dim = vecs, dim
+
+    def embed(self, texts: list[str]):
+        import numpy as np
+
+        return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _system(op) -> bool:
+    """An operation the runtime built for its own work (a sweep's share, a demotion): it acts
+    as SYSTEM_ACTOR, which no caller can name (validated), and needs no grant."""
+    return isinstance(op, (SweepOp, DemoteOp)) and op.actor == SYSTEM_ACTOR
+
+
+def _scopes_of(op) -> set[str]:
+    return {row[1] for row in op.rows}
+
+
+def _key(op) -> str:
+    return op.idempotency_key if isinstance(op, R.WriteRequest) else op.idem_key
+
+
+def _touches_l2(ch: Change, rec: dict | None, working: WorkingPool) -> bool:
+    """Whether L2 must apply this change before the ledger may call it applied."""
+    if ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT):
+        return False
+    if ch.action in (E.FORGET, *PATCH_ACTIONS) and working.find(ch.memory_id) is not None:
+        return False
+    return True
+
+
+def _typed(exc: BaseException) -> MemactorsError:
+    """A failed ledger commit as the caller sees it (ports raise typed errors already). The
+    ledger writer down or restarting is ``OwnerUnavailable``: callers retry it (same keys)."""
+    if isinstance(exc, errors.OwnerUnavailable):
+        return errors.OwnerUnavailable("the ledger writer is restarting; nothing of this batch is acknowledged: "
+                                       "retry with the same idempotency keys")
+    if isinstance(exc, MemactorsError):
+        return exc
+    return errors.StoreError(f"the ledger could not take this batch ({type(exc).__name__}); "
+                             "retry with the same idempotency keys")
+

@@ -1,0 +1,430 @@
+"""LedgerCore: the one owner of the DuckDB ledger file, with group commit, and no Ray in it.
+The Ray host runs it as the named ledger writer actor (``memactors.actors.ledger_writer``);
+the process host in the caller's process.
+
+Callers ``await append(items)``; items that arrive while a commit runs wait for the next one,
+so many writes share one transaction (bounded by ``ledger_commit_max_events`` and a short
+wait). A write is acknowledged only after its transaction committed. Recall evidence is
+buffered and committed with the next group, never on a caller's path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import fcntl
+import gc
+import os
+
+import duckdb
+
+from ..core.config import Config
+
+log = logging.getLogger("memactors.ledger")
+from ..core.errors import (AccessDenied, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants, NotFound,
+                           StoreError)
+from ..core.grants import GrantTable
+from ..core.scopes import GLOBAL, parse_scope
+from ..store import sandbox
+from ..core import events as E
+from ..core.idempotency import IdempotencyCache
+from ..store.entries import EMPTY, merge
+from ..store.ledger import Ledger
+
+# The writer folds the ledger's log into its file once it has been idle this long with half
+# of ledger_wal_max_mb logged; DuckDB does it inside a commit at the whole size. Each
+# checkpoint costs a lot whatever its size (0.1-2.3 s on a 200k-memory ledger here), so few
+# large ones: 200k sweep events committed in 3.0 s with DuckDB's default 16 MB, 0.4 s plus
+# one 0.24 s checkpoint with 128 MB (a 100 MB log replays in 0.5 s at open).
+IDLE_S = 1.0
+
+
+class LedgerCore:
+    def __init__(self, data_dir: str, config: dict, peers=None, rebuild=None) -> None:
+        """``peers``: ``owner(i)`` ports (a purge calls the owners); ``rebuild``: the host's
+        ``engine.rebuild.rebuild`` (an outdated L2 is rebuilt at start)."""
+        gc.set_threshold(50_000, 20, 100)  # large batches of short-lived objects; see owner.py
+        full = Config.from_dict(config)
+        self.cfg, self.lifecycle = full.runtime, full.lifecycle
+        self.num_owners = full.runtime.num_owners
+        self.peers = peers
+        self._rebuild = rebuild
+        self._purge_due: float | None = None
+        # A folder that cannot be opened (locked, read-only, tampered, key missing) is reported
+        # by ready() as a typed error: raising here would only say "the actor died".
+        self._failed: MemactorsError | None = None
+        try:
+            self._open(data_dir)
+        except MemactorsError as exc:
+            self._failed = exc.with_traceback(None)
+        except OSError as exc:
+            self._failed = StoreError(f"cannot open the data folder {data_dir}: {_what(exc)}; it must be a "
+                                      "writable folder with free space (`memactors audit verify` checks it "
+                                      "read-only)")
+        except duckdb.Error as exc:
+            self._failed = StoreError(f"cannot open the ledger in {data_dir}: {_what(exc)}; if the disk is full or "
+                                      "read-only, fix that and connect again; if the file is damaged, restore the "
+                                      "data folder from a backup (the ledger is the source of truth)")
+        if self._failed is not None and getattr(self, "_lock", None) is not None:
+            self._lock.close()  # releases the folder's lock if this process took it
+
+    def _open(self, data_dir: str) -> None:
+        self.data_dir = data_dir
+        os.makedirs(data_dir, exist_ok=True)
+        # The lock file keeps a second runtime (another Ray cluster, another machine on a shared
+        # folder) from writing the same data folder. The process holds it while it lives.
+        self._lock = open(os.path.join(data_dir, "lock"), "a+")
+        try:
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise DataFolderLocked(
+                f"{data_dir} is open for writing by another memactors runtime; "
+                "attach to it (memactors up / connect(address=...)) or stop it first"
+            ) from None
+        self.ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), self.cfg.key_dir,
+                             wal_max_mb=self.cfg.ledger_wal_max_mb)
+        # Idempotency keys recognised for retries: those of the last window, measured back from
+        # the newest event (not the wall clock: a simulation's clock may run anywhere).
+        self.known = IdempotencyCache(int(self.cfg.idempotency_window_s * 1_000_000))
+        rows, ts = self.ledger.idempotency_since(self.ledger.newest_ts() - self.known.window_us)
+        self.known.load(rows, ts)
+        self.grant_table = GrantTable()
+        self.grant_seq = 0
+        self._refresh_grants()
+        self.queue: list[tuple[dict, asyncio.Future]] = []
+        self.recall_buffer: list[dict] = []
+        self.applied_buffer: list[int] = []
+        self._wake: asyncio.Event | None = None
+        self._loop_task = None
+
+    async def _purge_loop(self) -> None:
+        while True:
+            await asyncio.sleep(min(5.0, max(0.5, self.lifecycle.purge_delay_s / 4)))
+            if self._purge_due is not None and time.monotonic() >= self._purge_due:
+                try:
+                    await self.purge()
+                except Exception:  # noqa: BLE001 - retried at the next round; nothing is lost meanwhile
+                    log.exception("scheduled purge failed; will retry")
+                    self._purge_due = time.monotonic() + 30.0
+
+    async def purge(self) -> dict:
+        """Erasures down to the bytes, now: owners flush (erased rows leave L2), L2 rewrites
+        fragments with deleted rows, rebuilds its full-text index and drops older versions, and
+        the ledger file is rewritten without the freed blocks that held destroyed keys."""
+        from .leases import aheld
+
+        self._purge_due = None
+        owners = [self.peers.owner(i) for i in range(self.num_owners)]
+        await asyncio.gather(*[o.flush() for o in owners])
+        async with aheld(owners[1:]):  # the rewrite would be preempted by other owners' updates meanwhile
+            l2 = await owners[0].purge_l2()
+        await self.flush()
+        async with self._con_lock:
+            ledger = await asyncio.to_thread(self.ledger.compact_file)
+        return {"l2": l2, "ledger": ledger}
+
+    def ready(self) -> bool:
+        if self._failed is not None:
+            raise self._failed
+        return True
+
+    def _ensure_loop(self) -> None:
+        if self._loop_task is None:
+            asyncio.get_running_loop().create_task(self._purge_loop())
+            self._wake = asyncio.Event()
+            self._con_lock = asyncio.Lock()  # every write on the ledger connection holds it
+            self._rebuild_lock = asyncio.Lock()
+            self._loop_task = asyncio.get_running_loop().create_task(self._commit_loop())
+
+    async def append(self, batch: dict | None) -> list[tuple[str, object]]:
+        """Commit a batch of entries (``memactors.store.entries.encode``); returns per entry
+        ("ok", seqs), ("dup", stored result) or ("conflict", None). Acknowledged only once its
+        transaction committed."""
+        self._ensure_loop()
+        fut = asyncio.get_running_loop().create_future()
+        self.queue.append((batch or EMPTY, fut))
+        self._wake.set()
+        return await fut
+
+    async def _commit_loop(self) -> None:
+        wait_s = self.cfg.ledger_commit_max_wait_ms / 1000
+        while True:
+            if self.ledger.wal_bytes() >= self.cfg.ledger_wal_max_mb << 19:  # half the limit
+                try:  # idle for a moment: fold the log in now, not inside a later commit
+                    await asyncio.wait_for(self._wake.wait(), IDLE_S)
+                except asyncio.TimeoutError:
+                    await self._checkpoint()
+            await self._wake.wait()
+            self._wake.clear()
+            if wait_s > 0:
+                await asyncio.sleep(wait_s)  # let concurrent callers join this group
+            while self.queue or self.recall_buffer or self.applied_buffer:
+                group, n = [], 0
+                while self.queue and (not group or n + len(self.queue[0][0]["ts"]) <= self.cfg.ledger_commit_max_events):
+                    batch, fut = self.queue.pop(0)
+                    group.append((batch, fut))
+                    n += len(batch["ts"])
+                recalls, self.recall_buffer = self.recall_buffer, []
+                applied, self.applied_buffer = self.applied_buffer, []
+                try:
+                    async with self._con_lock:
+                        results = await asyncio.to_thread(self._commit, merge([b for b, _ in group]), recalls,
+                                                          applied)
+                except Exception as exc:  # the whole group failed: every caller hears it, typed
+                    err = exc if isinstance(exc, MemactorsError) else StoreError(
+                        f"the ledger could not commit ({_what(exc)}); nothing of this batch was written: "
+                        "retry with the same idempotency keys once the disk has room and is writable")
+                    for _, fut in group:
+                        if not fut.done():
+                            fut.set_exception(err)
+                    continue
+                pos = 0
+                for batch, fut in group:
+                    k = len(batch["idem_key"])
+                    if not fut.done():
+                        fut.set_result(results[pos:pos + k])
+                    pos += k
+
+    async def _checkpoint(self) -> None:
+        try:
+            async with self._con_lock:
+                await asyncio.to_thread(self.ledger.checkpoint)
+        except duckdb.Error:  # the log stays; DuckDB folds it in at its size limit
+            log.warning("idle checkpoint failed; the next commit over the limit does it", exc_info=True)
+
+    def _commit(self, batch: dict, recalls: list[dict], applied: list[int]):
+        results = self.ledger.commit(batch, self.known) if batch["idem_key"] else []
+        if any(batch["destroy"]) and self._purge_due is None:
+            # An erasure: its bytes leave old Lance versions and freed DuckDB blocks within the
+            # configured delay (``purge`` does it at once).
+            self._purge_due = time.monotonic() + self.lifecycle.purge_delay_s
+        if recalls:
+            self.ledger.log_recalls(recalls)
+        if applied:
+            self.ledger.mark_applied(applied)
+        if E.GRANT in batch["action"]:
+            self._refresh_grants()
+        return results
+
+    def _refresh_grants(self) -> None:
+        for seq, g in self.ledger.grants_since(self.grant_seq):
+            self.grant_table.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+            self.grant_seq = seq
+
+    def log_recalls(self, rows: list[dict]) -> None:
+        self.recall_buffer.extend(rows)
+        self._ensure_loop()
+        self._wake.set()
+
+    async def mark_applied(self, seqs: list[int]) -> None:
+        """Record that L2 has applied these events; returns once that is committed (the owner
+        keeps them until then, so a writer killed before the commit loses nothing)."""
+        self.applied_buffer.extend(seqs)
+        await self.flush()
+
+    def digest_key(self) -> bytes:
+        # Handed to the runtime's own processes only, so they can digest queries in place.
+        return self.ledger.digest_key
+
+    def fingerprint_key(self) -> bytes:
+        # For owners: they fingerprint requests to tell a retry from a reused idempotency key.
+        return self.ledger.fingerprint_key
+
+    async def unapplied(self, scopes: list[str] | None = None) -> list:
+        """Events L2 has not applied (decoded changes with their seqs), for a restarting owner."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.unapplied, scopes)
+
+    async def working_since(self, ts: int) -> list:
+        return await asyncio.to_thread(self.ledger.working_since, ts)
+
+    async def history(self, memory_ids: list[str]) -> list:
+        """Every event of these memories, decoded: a record projected from the ledger alone."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.history, memory_ids)
+
+    async def provenance(self, roots: list[str]) -> tuple[dict, list]:
+        """What an erasure of ``roots`` weighs, across every scope (``Ledger.provenance``)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.provenance, roots)
+
+    async def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.scopes_of, memory_ids)
+
+    def idempotency_window(self) -> tuple[dict, dict]:
+        """The keys this writer recognises (its window) and their times, for a starting owner."""
+        rows, ts = self.ledger.idempotency_since(self.known.newest - self.known.window_us)
+        return rows, ts
+
+    async def idempotency_of(self, keys: list[str]) -> tuple[dict, dict]:
+        """What committed under these keys (an owner whose commit failed learns which did)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.idempotency_of, keys)
+
+    def grants(self) -> list[dict]:
+        return self.grant_table.to_list()
+
+    def grants_since(self, seq: int) -> tuple[int, list[dict]]:
+        """Grant changes after ``seq`` and the newest grant seq: owners follow them incrementally."""
+        return self.grant_seq, [g for s, g in self.ledger.grants_since(seq)]
+
+    async def flush(self) -> None:
+        """Wait until everything handed in so far is committed."""
+        await self.append(None)
+
+    async def verify(self, tail: bool = False):
+        await self.flush()
+        return (await asyncio.to_thread(self.ledger.verify, tail=tail)).to_dict()
+
+    async def recall_log(self, recall_id: str, actor: str):
+        """One recall's evidence, for an actor whose read grants cover the recall's scopes."""
+        await self.flush()
+        log = self._owned_log(recall_id, actor)
+        log["cited"] = self.ledger.citations(recall_id)
+        return log
+
+    async def mark_cited(self, recall_id: str, memory_ids: list[str], ts: int, actor: str) -> int:
+        await self.flush()
+        self._owned_log(recall_id, actor)
+        async with self._con_lock:  # the writer connection takes one statement stream at a time
+            return await asyncio.to_thread(self.ledger.mark_cited, recall_id, memory_ids, ts)
+
+    def _owned_log(self, recall_id: str, actor: str) -> dict:
+        """The evidence of a recall belongs to whoever may read its scopes: the check runs here,
+        against the ledger's own grants, so a caller that skips the facade gets no further. An
+        unknown id and a refused one read alike (no probing for other users' recall ids)."""
+        log = self.ledger.recall_log(recall_id)
+        try:
+            self.grant_table.check_recall(
+                actor, [parse_scope(s) for s in (log or {}).get("allowed_scopes") or []])
+            ok = log is not None
+        except AccessDenied:
+            ok = False
+        if not ok:
+            raise NotFound(f"no recall {recall_id} visible to actor {actor!r}")
+        return log
+
+    async def rebuild_l2(self, config: dict) -> dict | None:
+        """Rebuild L2 from this ledger if its table predates the record schema (owners ask at
+        start; the first one rebuilds, the others find it done). None when nothing was to do."""
+        from ..store.lance_store import L2Store  # lancedb here only for this rare path
+
+        self._ensure_loop()
+        async with self._rebuild_lock:
+            if not await asyncio.to_thread(L2Store.outdated, os.path.join(self.data_dir, "l2")):
+                return None
+            await self.flush()
+            async with self._con_lock:
+                return await asyncio.to_thread(self._rebuild, self.data_dir, Config.from_dict(config),
+                                               ledger=self.ledger)
+
+    def sweep_lease(self, holder: str, ttl_s: float) -> bool:
+        """One sweep at a time per folder: a lease that runs out by itself (a driver that died
+        mid-sweep does not block the next one for longer than ``ttl_s``)."""
+        import time
+
+        now = time.monotonic()
+        current = getattr(self, "_lease", None)
+        if current is None or current[0] == holder or current[1] < now:
+            self._lease = (holder, now + ttl_s)
+            return True
+        return False
+
+    def sweep_release(self, holder: str) -> None:
+        if getattr(self, "_lease", None) and self._lease[0] == holder:
+            self._lease = None
+
+    # --- history: point in time, rollback, fork -------------------------------------------------
+
+    async def history_call(self, name: str, *args):
+        """One of the ledger's history queries (``memactors.store.ledger_history``), on a
+        committed view (the names in ``_HISTORY``)."""
+        if name not in _HISTORY:
+            raise InvalidRecord("not a history query")
+        await self.flush()
+        return await asyncio.to_thread(getattr(self.ledger, name), *args)
+
+    async def fork_to(self, dest_dir: str, upto: int, key_dir: str) -> dict:
+        """A new data folder's ledger: this one up to ``upto``, its chain intact, vouched for by
+        the fork's own key and anchor (its L2 is rebuilt from it next)."""
+        await self.flush()
+
+        def build() -> dict:
+            os.makedirs(dest_dir, exist_ok=True)
+            path = os.path.join(dest_dir, "ledger.duckdb")
+            if os.path.exists(path):
+                raise StoreError(f"{dest_dir} already holds a ledger: a fork needs a new folder")
+            Ledger(path, key_dir).close()  # an empty ledger with its own folder id and key
+            out = self.ledger.export_to(path, upto)
+            Ledger(path, key_dir, adopt=True).close()
+            return out
+
+        async with self._con_lock:
+            return await asyncio.to_thread(build)
+
+    async def counters(self) -> dict:
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.counters)
+
+    async def access_changes(self, owner: int, num_owners: int) -> list[tuple]:
+        """Access counts L2 has not seen, of memories this owner holds."""
+        from .naming import owner_index
+
+        await self.flush()
+        rows = await asyncio.to_thread(self.ledger.access_changes)
+        return [r for r in rows if owner_index(parse_scope(r[1]), num_owners) == owner]
+
+    async def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
+        """Candidates for demotion (``Ledger.uncited_runs``), with every recall handed in so far counted."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.uncited_runs, min_streak, since_ts)
+
+    async def access_synced(self, pairs: list) -> None:
+        async with self._con_lock:
+            await asyncio.to_thread(self.ledger.access_synced, pairs)
+
+    async def l2_expected(self):
+        """What L2 should hold by the events applied so far (owners compare it with Lance)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.l2_expected)
+
+    async def erasure(self, memory_id: str, actor: str) -> dict:
+        await self.flush()
+        out = await asyncio.to_thread(self.ledger.erasure, memory_id)
+        try:
+            if out is not None:
+                self.grant_table.check_recall(actor, [parse_scope(out["scope"])])
+        except AccessDenied:
+            out = None
+        if out is None:
+            raise NotFound(f"no memory {memory_id} visible to actor {actor!r} in the ledger")
+        return out
+
+    async def sql(self, query: str, params: list | None, actor: str) -> list[tuple]:
+        """One SELECT over the events, recalls and citations ``actor`` may read, in a sandbox
+        (memactors.store.sandbox): never the ledger file itself, never keys."""
+        sandbox.check_select(query)  # refused before anything is copied
+        await self.flush()
+        reads = [g.scope for g in self.grant_table.grants_of(actor) if g.read]
+        if not reads:
+            raise NoGrants(f"actor {actor!r} has no read grants; audit.sql shows only what an actor may read")
+        prefixes = None if GLOBAL in reads else sorted({str(s) for s in reads})
+        tables = await asyncio.to_thread(self.ledger.readable_tables, prefixes)
+        return await asyncio.to_thread(sandbox.run_select, query, params, tables)
+
+    def shutdown(self) -> None:
+        self.ledger.close()
+        fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+        self._lock.close()
+
+
+_HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",
+                      "dependents", "changed_since", "records_at", "subtree_at", "changed_under", "rollback_inputs", "as_of_inputs"})
+
+
+def _what(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
