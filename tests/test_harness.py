@@ -142,6 +142,7 @@ def test_cli_refuses_a_bad_grid_and_a_used_folder_before_connecting(tmp_path, mo
     assert res.exit_code == 2 and "not empty" in res.stderr
 
 
+@pytest.mark.ray
 def test_harness_on_tiny_locomo(runtime, ray_session, tmp_path, monkeypatch):
     import ray
 
@@ -152,7 +153,7 @@ def test_harness_on_tiny_locomo(runtime, ray_session, tmp_path, monkeypatch):
     hybrid = "weights" in inspect.signature(runtime.recall).parameters  # fused recall: weights on the grid too
     spec = "threshold=0:0.6:0.2;top_k=1,5" + (";weights=0.4/0.3/0.2/0.1,1/0/0/0" if hybrid else "")
     rep = run_thresholds(runtime, TINY, grid=spec, num_workers=2, out_dir=str(out), progress=False, n_boot=200)
-    assert ray.get_runtime_context().get_node_id() == ctx and not runtime._started_ray  # the session's Ray
+    assert ray.get_runtime_context().get_node_id() == ctx and not runtime._host.started_ray  # the session's Ray
     assert rep["grid"]["configurations"] == 8 * (2 if hybrid else 1)
     assert rep["grid"]["retrievals"] == (2 if hybrid else 1)  # once per weights, never per threshold or top_k
     assert rep["dataset"]["turns"] == 91 and rep["dataset"]["evidence"]["repaired"]

@@ -275,7 +275,8 @@ def test_sweeps_run_on_the_schedule_of_the_runtime_clock(ray_session, tmp_path):
         rt.close()
 
 
-def test_a_flush_hold_is_a_lease_its_dead_holder_cannot_keep(env):
+@pytest.mark.ray
+def test_a_flush_hold_is_a_lease_its_dead_holder_cannot_keep(ray_runtime):
     """A holder that dies mid-rewrite (a killed driver mid-sweep, a killed ledger writer
     mid-purge) never releases: the hold ends with its lease, a renewal extends it, and only the
     holder's own token releases it."""
@@ -285,7 +286,7 @@ def test_a_flush_hold_is_a_lease_its_dead_holder_cannot_keep(env):
 
     from memactors.testing import actors
 
-    rt, _ = env
+    rt = ray_runtime  # a lease's holder is another actor
     owner = actors(rt)["owners"][0]
     ray.get(owner.hold_flushes.remote(1.0, "dead-holder"))
     t0 = time.monotonic()

@@ -7,7 +7,6 @@ an item the promotion rules never promote, and bad arguments to the admin verbs 
 from __future__ import annotations
 
 import pytest
-import ray
 from click.testing import CliRunner
 
 import memactors
@@ -94,8 +93,8 @@ def test_an_owner_applies_the_promotion_rules_to_a_direct_promotion(rt, text):
     rt.grant("ag-l3", s, write=True)
     w = rt.write(s, f"```python\n{text}```" if "os." in text else text, actor="ag-l3", pool="working")
     assert w.memory_id is not None
-    out = ray.get(owner_for(rt, s).submit.remote([PromoteOp(w.memory_id, "ag-l3", "explicit", "default", "p-1")],
-                                                 rt.clock.now_us()))[0]
+    out = rt._calls.get(owner_for(rt, s).submit.remote(  # the owner's entry point, called directly
+        [PromoteOp(w.memory_id, "ag-l3", "explicit", "default", "p-1")], rt.clock.now_us()))[0]
     assert out["error"] == "InvalidRecord" and "never promoted" in out["message"]
 
 

@@ -169,6 +169,7 @@ def test_write_many_validates_everything_first(runtime, ns):
     assert [r.decision for r in res] == ["accepted"] * 5
 
 
+@pytest.mark.ray
 def test_close_and_reopen_keeps_every_acknowledged_write(ray_session, data_dir):
     cfg = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 30.0}}  # nothing reaches Lance by the timer
     rt = memactors.connect(data_dir, config=cfg)
@@ -186,6 +187,7 @@ def test_close_and_reopen_keeps_every_acknowledged_write(ray_session, data_dir):
         rt.close()
 
 
+@pytest.mark.ray
 def test_second_runtime_cannot_open_the_folder(runtime, ns):
     ALICE, ag = ns.alice, ns.ag
     from memactors.actors.ledger_writer import LedgerWriter
@@ -230,7 +232,9 @@ def test_global_memories_reach_a_tenant_on_another_owner(runtime, ns):
     assert g.memory_id not in {h.memory_id for h in recall(runtime, "jasmine tea", ag, [user]).hits}
 
 
-def test_compiled_and_plain_paths_agree(runtime, ns):
+@pytest.mark.ray
+def test_compiled_and_plain_paths_agree(ray_runtime, ns):
+    runtime = ray_runtime  # the compiled graph is Ray's
     ALICE, ag = ns.alice, ns.ag
     runtime.grant(ag, ALICE, write=True)
     runtime.write_many([{"scope": ALICE, "text": f"alice note {i} about tea and travel", "actor": ag}
@@ -293,6 +297,7 @@ def test_tampered_ledger_file_is_found_at_the_right_seq(ray_session, data_dir):
     assert not v["ok"] and v["first_bad_seq"] == 3
 
 
+@pytest.mark.ray
 def test_an_owner_bounds_its_queue_and_the_facade_stays_within_it(ray_session, data_dir):
     """An owner refuses a call that would overrun its queue (BackPressure, nothing written);
     the facade splits and paces its own calls so that they never do."""
@@ -365,6 +370,7 @@ def test_working_only_stays_in_l1(runtime, ns):
     assert runtime.audit.sql("SELECT count(*) FROM events WHERE action = 'write'", actor=ag)[0][0] == 0
 
 
+@pytest.mark.ray
 def test_gate_pool_scans_batches_and_survives_a_dead_worker(runtime, ns):
     ALICE, ag = ns.alice, ns.ag
     import ray
@@ -432,6 +438,7 @@ def test_threshold_and_budget_are_counted(runtime, ns):
     assert not none.hits and none.removed["threshold"] >= 4
 
 
+@pytest.mark.ray
 def test_embed_pool_serves_writes_and_falls_back(ray_session, data_dir):
     import ray
 

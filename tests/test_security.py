@@ -31,7 +31,7 @@ def recall(rt, q, actor, scopes, k=20):
 def populated(ray_session, tmp_path_factory):
     """One populated runtime for the module's isolation and attack tests (they only read it,
     or add grants of their own): written once, not once per test."""
-    rt = memactors.connect(str(tmp_path_factory.mktemp("populated") / "data"),
+    rt = memactors.connect(str(tmp_path_factory.mktemp("populated") / "data"), host="ray",
                            config={"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}})
     writes = {
         A42: "user 42 likes oolong tea",
@@ -100,6 +100,7 @@ def _owner_req(rt, actor, allowed, scopes, query="oolong tea"):
             "m": 50, "actor": actor, "allowed": allowed, "weights": (0.4, 0.3, 0.2, 0.1)}
 
 
+@pytest.mark.ray
 def test_owner_entry_points_called_directly_serve_only_what_they_checked(populated):
     """Every owner entry point, called without the facade and with arguments that disagree
     (a granted scope in ``allowed``, another in ``scopes``), serves only what its own grant
@@ -290,6 +291,7 @@ def test_every_field_is_scanned_and_nothing_of_it_reaches_storage(runtime):
                 assert v.encode() not in data, f"{path} holds a value from a scanned field"
 
 
+@pytest.mark.ray
 def test_recall_evidence_belongs_to_whoever_may_read_its_scopes(populated):
     """explain, audit.recall and mark_cited need an actor whose read grants cover the recall's
     scopes; anyone else gets NotFound (an unknown id and a refused one read alike), directly
@@ -426,6 +428,7 @@ def _refused_and_named(data_dir, needle):
     return verify_folder(data_dir)  # what `memactors audit verify` reports without opening
 
 
+@pytest.mark.ray
 def test_a_forged_grant_with_a_recomputed_chain_is_refused(ray_session, data_dir):
     path = _ledger_with_two_users(data_dir)
     seq = _forge_grant(path, "assistant-alice", BOB)

@@ -23,6 +23,8 @@ from memactors.core.errors import MemactorsError, ServerError, StoreError
 from memactors.store import layout
 from memactors.store.layout import Layout, looks_like_data_folder
 
+pytestmark = pytest.mark.ray  # what is Ray's: actors, kills, clusters, the server
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 

@@ -203,9 +203,13 @@ def test_scope_promotion_needs_a_write_grant_and_is_audited(runtime, ns):
         runtime.promote(mid, "not a scope", actor=ns.ag, reason="x")
 
 
-def test_session_survives_an_owner_killed_mid_session(runtime, ns):
+@pytest.mark.ray
+def test_session_survives_an_owner_killed_mid_session(ray_runtime, ns):
     import ray
 
+    runtime = ray_runtime  # an owner actor is killed
+    runtime.grant(ns.ag, ns.alice, write=True)
+    runtime.grant(ns.admin, ns.org, write=True)
     s = session(runtime, ns, task_id="t-kill")
     s.start()
     s.observe("user", "The hotel booking reference is HX-2291", critical=True)

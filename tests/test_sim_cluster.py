@@ -14,6 +14,9 @@ import orjson
 
 from memactors.sim import COUNTERS
 from test_sim_memactors import SMALL, _run, _same
+import pytest
+
+pytestmark = pytest.mark.ray  # what is Ray's: actors, kills, clusters, the server
 
 HERE = Path(__file__).resolve().parent
 

@@ -9,6 +9,8 @@ from memactors.sim import COUNTERS, ChaosPolicy, MemactorsBackend, ScriptedPolic
 from memactors.sim.actions import Observe, Recall
 from memactors.sim.policy import AgentPolicy
 
+pytestmark = pytest.mark.ray  # what is Ray's: actors, kills, clusters, the server
+
 SMALL = dict(seed=5, tenants=2, users_per_tenant=5, days=4, onboarding_days=2, sweep_every_days=2)
 TIMING = {"apply_s", "ops_per_s", "tick_ms", "sweeps"}
 

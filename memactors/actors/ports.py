@@ -14,6 +14,14 @@ from ..engine.naming import LEDGER, owner_name
 DOWN = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
 
 
+def unwrap(exc: BaseException) -> BaseException:
+    """A memactors error raised inside an actor, without Ray's wrapper and remote traceback."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, MemactorsError):
+        return type(cause)(*cause.args)
+    return exc
+
+
 def typed(exc: BaseException) -> MemactorsError:
     """A failure of another actor as the project's typed error, never Ray's wrapper: a
     memactors error raised there as itself; the actor down or restarting ``OwnerUnavailable``

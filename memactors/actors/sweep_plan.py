@@ -19,8 +19,6 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import ray
-
 from ..core.config import Config, LifecycleConfig
 from ..core.errors import InvalidRecord
 from ..core.gc_plan import PLAN_COLUMNS, Plan, PlanBuilder, merge
@@ -131,11 +129,48 @@ def _plan_ranges(uri: str, version: int, items: list[Range], now_us: int, lc: Li
                 builder.add(batch, r.row_bytes)
         plan = builder.finish()
         plan.source = {"cpu_seconds": time.process_time() - cpu0, "task_seconds": time.perf_counter() - wall0,
-                       "node": ray.get_runtime_context().get_node_id() if ray.is_initialized() else None}
+                       "node": _node()}
     return plan
 
 
-_plan_task = ray.remote(num_cpus=1, max_retries=2)(_plan_ranges)
+def _node() -> str | None:
+    import sys
+
+    ray = sys.modules.get("ray")  # never imported for this: the process host plans without Ray
+    return ray.get_runtime_context().get_node_id() if ray is not None and ray.is_initialized() else None
+
+
+_TASK = []
+
+
+def _plan_task():
+    """``_plan_ranges`` as a Ray task (made on first use: importing this module needs no Ray)."""
+    if not _TASK:
+        import ray
+
+        _TASK.append(ray.remote(num_cpus=1, max_retries=2)(_plan_ranges))
+    return _TASK[0]
+
+
+def plan_in_process(uri_or_path: str, now_us: int, cfg: LifecycleConfig | Config | None = None, *,
+                    workers: int | None = None) -> Plan:
+    """``plan_dataset``'s plan, scanned in this process (the process host): the same ranges in
+    the same order, so the same plan."""
+    lc = lifecycle_config(cfg)
+    wall0 = time.perf_counter()
+    uri = resolve_dataset(uri_or_path)
+    import lance
+
+    ds = lance.dataset(uri)
+    columns = list(PLAN_COLUMNS) + (["contradicted"] if "contradicted" in ds.schema.names else [])
+    items = ranges(ds.get_fragments(), workers or 1)
+    parts = [_plan_ranges(uri, ds.version, g, int(now_us), lc, columns) for g in deal(items, workers or 1)]
+    plan = merge(parts, now_us=int(now_us))
+    plan.seconds = time.perf_counter() - wall0
+    plan.source = {"dataset": uri, "version": ds.version, "fragments": len(ds.get_fragments()), "ranges": len(items),
+                   "workers": len(parts), "nodes": 1, "cpu_seconds": sum(p.source["cpu_seconds"] for p in parts),
+                   "task_seconds": [round(p.source["task_seconds"], 6) for p in parts]}
+    return plan
 
 
 def plan_dataset(uri_or_path: str, now_us: int, cfg: LifecycleConfig | Config | None = None, *,
@@ -156,6 +191,8 @@ def plan_dataset(uri_or_path: str, now_us: int, cfg: LifecycleConfig | Config | 
         raise InvalidRecord("now_us must be an integer (microseconds since the epoch)")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise InvalidRecord("workers must be a positive integer")
+    import ray
+
     wall0 = time.perf_counter()
     uri = resolve_dataset(uri_or_path)
     if not ray.is_initialized():
@@ -168,7 +205,7 @@ def plan_dataset(uri_or_path: str, now_us: int, cfg: LifecycleConfig | Config | 
     items = ranges(ds.get_fragments(), n_workers)
     groups = deal(items, n_workers)
     # SPREAD: on a cluster the tasks go to different nodes, so more nodes scan in parallel.
-    refs = [_plan_task.options(scheduling_strategy="SPREAD").remote(uri, ds.version, g, int(now_us), lc, columns,
+    refs = [_plan_task().options(scheduling_strategy="SPREAD").remote(uri, ds.version, g, int(now_us), lc, columns,
                                                                     i if pin_cores else None)
             for i, g in enumerate(groups)]
     parts = ray.get(refs)

@@ -1,10 +1,11 @@
-"""GC sweeps on Ray (DESIGN sections 7 and 9): plan over L2, apply through the owners, then
-compact and clean Lance where it pays.
+"""GC sweeps (DESIGN sections 7 and 9): plan over L2, apply through the owners, then compact
+and clean Lance where it pays.
 
 1. Sync: every owner flushes (its outbox and the access counts recalls left), so L2 is the
    state the plan must see.
-2. Plan: ``sweep_plan.plan_dataset`` (Ray tasks by fragment over narrow columns), in a Ray
-   task itself, so the driver never loads Lance. The plan is the dry run.
+2. Plan: the host's (``host.plan``): on Ray ``sweep_plan.plan_dataset`` (Ray tasks by fragment
+   over narrow columns), in a Ray task itself, so the driver never loads Lance; in process
+   the same scan here. The plan is the dry run.
 3. Apply: the plan's rows go to their owners as ``SweepOp``s (a status change per memory,
    its rule as the reason, one ledger group per slice), each owner checking a hot memory
    against its rule again, their own L2 flushes deferred; then the owners flush one after
@@ -24,7 +25,6 @@ import uuid
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import ray
 
 from ..core.config import Config
 from ..core.gc_plan import Plan
@@ -40,16 +40,26 @@ LIFECYCLE_ACTOR = SYSTEM_ACTOR  # sweeps act as the runtime itself: no caller ca
 SLICE = 10_000  # rows per SweepOp (whole scopes): one ledger group each
 
 
-@ray.remote(num_cpus=0)
 def _plan_task(path: str, now_us: int, cfg: Config, workers: int | None) -> Plan:
     from .sweep_plan import plan_dataset
 
     return plan_dataset(path, now_us, cfg.lifecycle, workers=workers)
 
 
-def plan(l2_path: str, now_us: int, cfg: Config, *, workers: int | None = None, scope: str | None = None) -> Plan:
-    """The dry run: what a sweep at ``now_us`` would do (nothing is changed)."""
-    p = ray.get(_plan_task.remote(l2_path, int(now_us), cfg, workers))
+_TASK: list = []
+
+
+def plan(l2_path: str, now_us: int, cfg: Config, *, workers: int | None = None) -> Plan:
+    """The dry run on Ray: what a sweep at ``now_us`` would do (nothing is changed)."""
+    import ray
+
+    if not _TASK:
+        _TASK.append(ray.remote(num_cpus=0)(_plan_task))
+    return ray.get(_TASK[0].remote(l2_path, int(now_us), cfg, workers))
+
+
+def restrict(p: Plan, scope: str | None) -> Plan:
+    """A plan's rows under ``scope`` only."""
     if scope is not None and p.rows.num_rows:
         root = str(parse_scope(scope))
         scopes = p.rows["scope"].combine_chunks()
@@ -95,7 +105,7 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
         seconds["decide_and_commit"] = round(time.perf_counter() - t0, 3)
         t0 = time.perf_counter()
         for o in owners:
-            ray.get(o.flush.remote())
+            get_all([o.flush.remote()])
         seconds["l2"] = round(time.perf_counter() - t0, 3)
     return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values()), "seconds": seconds}
 
@@ -117,8 +127,8 @@ def _slices(rows: list) -> list[list]:
 STEPS = ("sync", "plan", "apply", "maintain")
 
 
-def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, dry_run: bool = False, scope: str | None = None,
-        workers: int | None = None, progress=None) -> dict:
+def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: bool = False,
+        scope: str | None = None, workers: int | None = None, progress=None) -> dict:
     """A whole sweep (see the module docstring); returns the plan and, unless ``dry_run``, what
     was applied and the maintenance done. ``progress(step)`` is called as each step starts."""
     tell = progress or (lambda step: None)
@@ -126,7 +136,7 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, dry_run: bool =
     tell("sync")
     get_all([o.flush.remote() for o in owners])
     tell("plan")
-    p = plan(l2_path, now_us, cfg, workers=workers, scope=scope)
+    p = restrict(host.plan(l2_path, now_us, cfg, workers), scope)
     out = {"plan": p, "dry_run": dry_run, "plan_seconds": round(time.perf_counter() - t0, 3)}
     if dry_run:
         return out
@@ -138,9 +148,9 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, dry_run: bool =
     tell("maintain")
     lc = cfg.lifecycle
     with held(owners[1:]):
-        out["maintenance"] = ray.get(owners[0].maintain_l2.remote(
+        [out["maintenance"]] = get_all([owners[0].maintain_l2.remote(
             lc.compact_deleted_fraction, lc.compact_small_fragments, lc.compact_small_fragment_rows,
-            lc.version_retention_s))
+            lc.version_retention_s)])
     out["maintenance_seconds"] = round(time.perf_counter() - t2, 3)
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out

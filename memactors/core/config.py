@@ -19,6 +19,10 @@ from .scopes import check_identifier, parse_scope
 
 @dataclass(slots=True)
 class RuntimeConfig:
+    # Where the cores run: "ray" (named actors of a local or given Ray cluster: simulations,
+    # sweeps, clusters, `memactors up`) or "process" (in the caller's process, no Ray).
+    # "": $MEMACTORS_HOST, else "ray".
+    host: str = ""
     num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
     gate_workers: int = 1  # stateless gate actors the owners send batches to (0: scan inside the owner)
     gate_pool_min_batch: int = 32  # smaller batches are scanned inside the owner: a hop costs more
@@ -242,17 +246,20 @@ def _parse_ttl(ttl: object) -> dict[str, CategoryTTL]:
 class Allowed:
     """What one configuration key takes: a kind and, for numbers, bounds (None: no bound)."""
 
-    kind: str  # int | float | bool | str | path | weights
+    kind: str  # int | float | bool | str | path | weights | choice
     lo: float | None = None
     hi: float | None = None
     lo_open: bool = False  # lo itself is out of range (a timeout of 0 s is not a timeout)
+    options: tuple = ()  # a choice's values
 
 
 _DAY_S = 86_400.0
+HOSTS = ("", "ray", "process")
 # Every key of RuntimeConfig, EmbedderConfig and RecallConfig, with the values that make sense.
 # A test checks this table covers each dataclass field, and that every default lies inside.
 ALLOWED: dict[str, dict[str, Allowed]] = {
     "runtime": {
+        "host": Allowed("choice", options=HOSTS),
         "num_owners": Allowed("int", 1, 1024),  # an actor is a process: tens, not thousands
         "gate_workers": Allowed("int", 0, 256),
         "gate_pool_min_batch": Allowed("int", 0, 1_000_000),
@@ -311,6 +318,8 @@ def check_value(section: str, key: str, value: object) -> object:
         return value
     if a.kind == "weights":
         return list(V.weights(value, what=what, error=ConfigError).as_tuple())
+    if a.kind == "choice":
+        return V.choice(value, what, a.options, error=ConfigError)
     out = V.text(value, what, int(a.hi), allow_blank=a.lo == 0, error=ConfigError)
     if a.kind == "path" and "\x00" in out:
         raise ConfigError(f"{what} has a NUL character at position {out.index(chr(0)) + 1}: no path holds one")

@@ -118,6 +118,11 @@ def number(value: object, what: str, lo: float | None, hi: float | None, *, allo
     Returns it as a float; ``None`` passes only with ``allow_none``."""
     if value is None and allow_none:
         return None
+    t = type(value)
+    if t is float or t is int:  # the usual case, checked before any message is built
+        f = float(value)
+        if math.isfinite(f) and (lo is None or (f > lo if lo_open else f >= lo)) and (hi is None or f <= hi):
+            return f
     want = f"{what} must be a number {_range(lo, hi, lo_open)}".rstrip()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise error(f"{want}, not {got(value)}")
@@ -138,6 +143,8 @@ def integer(value: object, what: str, lo: int | None, hi: int | None, *, allow_n
     (a None bound is no bound). Returns it as an int; ``None`` passes only with ``allow_none``."""
     if value is None and allow_none:
         return None
+    if type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi):
+        return value  # the usual case, checked before any message is built
     want = f"{what} must be an integer {_range(lo, hi, False)}".rstrip()
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise error(f"{want}, not {got(value)}")
@@ -150,6 +157,10 @@ def integer(value: object, what: str, lo: int | None, hi: int | None, *, allow_n
 def choice(value: object, what: str, options: Collection, *, error: type[MemactorsError] = InvalidRecord):
     """One of ``options``, of the same type (``True`` is not ``1``), for any value (an unhashable
     list or dict is simply not an option). Returns the option."""
+    if type(value) is str:  # the usual case: a str option, found by equality alone
+        for o in options:
+            if o == value and type(o) is str:
+                return o
     for o in options:
         if isinstance(value, bool) is isinstance(o, bool) and isinstance(value, type(o)) and value == o:
             return o

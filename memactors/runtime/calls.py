@@ -1,37 +1,24 @@
-"""Calling actors from the facade: one place where Ray's errors become the project's.
-
-A memactors error raised inside an actor comes back as itself (without Ray's wrapper and
-remote traceback); an actor that died or is restarting is ``OwnerUnavailable`` once the retry
-window has passed; a timeout is ``Unavailable``. Never a Ray exception to the caller.
+"""Calling the cores from the facade, on whichever host runs them: one place where the host's
+errors become the project's (``host.typed``: on the Ray host, a memactors error raised inside
+an actor comes back as itself, without Ray's wrapper and remote traceback; an actor that died
+or is restarting is ``OwnerUnavailable`` once the retry window has passed; a timeout is
+``Unavailable``). Never a Ray exception to the caller.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 
-import ray
-
 from ..actors.refs import get_all
-from ..core import errors
-from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed, Unavailable
+from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed
 
-log = logging.getLogger("memactors.runtime")
 RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
-_DOWN = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
-
-
-def unwrap(exc: BaseException) -> BaseException:
-    """A memactors error raised inside an actor, without Ray's wrapper and remote traceback."""
-    cause = getattr(exc, "cause", None)
-    if isinstance(cause, MemactorsError):
-        return type(cause)(*cause.args)
-    return exc
 
 
 class Calls:
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, host) -> None:
         self.timeout_s = timeout_s
+        self.host = host
         self.closed = False
 
     def check_open(self) -> None:
@@ -39,14 +26,21 @@ class Calls:
             raise RuntimeClosed("this runtime was closed; connect() again")
 
     def get(self, ref, timeout: float | None = None):
-        """ray.get with typed errors (a list of refs comes back as a list)."""
+        """The answer of a call (a list of calls: a list), with typed errors."""
         self.check_open()
+        timeout = timeout or self.timeout_s
         try:
             if isinstance(ref, list):  # each awaited before the first error is raised
-                return get_all(ref, timeout=timeout or self.timeout_s)
-            return ray.get(ref, timeout=timeout or self.timeout_s)
-        except ray.exceptions.RayError as exc:
-            raise typed(exc, timeout or self.timeout_s) from None
+                return get_all(ref, timeout, self.host.get)
+            return self.host.get(ref, timeout)
+        except MemactorsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the host's own kinds of failure, typed
+            raise self.host.typed(exc, timeout) from None
+
+    def wait(self, refs: list, timeout: float | None = None) -> list:
+        """Calls of ``refs`` that have answered (at least one, unless ``timeout`` passes first)."""
+        return self.host.wait(refs, timeout or self.timeout_s)
 
     def retrying(self, make_ref, window_s: float = RETRY_WINDOW_S):
         """Call an actor; while Ray restarts a killed one, retry (idempotency keys make it safe)."""
@@ -61,27 +55,3 @@ class Calls:
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
-
-def typed(exc: BaseException, timeout_s: float | None = None) -> BaseException:
-    """The project's error for a Ray error (``exc`` is returned as is when it is neither):
-    a memactors error raised in an actor as itself, an actor down or restarting as
-    ``OwnerUnavailable``, a timeout as ``Unavailable``, any other failure as ``StoreError``."""
-    if isinstance(exc, ray.exceptions.GetTimeoutError):
-        return Unavailable(f"no answer within {timeout_s or 0:.0f} s; the call may still complete (retry with the "
-                           "same idempotency keys)")
-    if isinstance(exc, ray.exceptions.RayTaskError):
-        out = unwrap(exc)
-        if isinstance(out, MemactorsError):
-            return out
-        cause = getattr(exc, "cause", exc)
-        if isinstance(cause, _DOWN):  # an actor this actor called died: the same for the caller
-            return typed(cause)
-        log.error("an actor failed: %s", _first_line(cause))  # for the operator's log, not the caller
-        return errors.StoreError(f"an actor failed ({type(cause).__name__}); nothing further was done")
-    if isinstance(exc, _DOWN):
-        return OwnerUnavailable("an actor of this runtime is down or restarting; nothing further was done")
-    return exc
-
-
-def _first_line(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"

@@ -9,13 +9,13 @@ half lives in ``recall_api.RecallAPI``, the async twins in ``async_api.AsyncAPI`
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 import tomllib
 import uuid
 from datetime import datetime
 from typing import Any
-
-import ray
 
 from ..engine.naming import namespace_for, owner_index, owner_of_memory
 from ..core import errors, lifecycle
@@ -31,13 +31,12 @@ from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
 from ..store.ledger_key import key_dir
-from . import history, startup
+from . import history
 from .async_api import AsyncAPI
 from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog
 from .history import RollbackPlan
-from .hot_path import CompiledRecall
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
 from .review import Review
@@ -70,13 +69,55 @@ def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
 
 
 def connect(path: str | os.PathLike, *, address: str | None = None, config: Any = None,
-            clock: Clock | None = None, detached: bool = False) -> Runtime:
-    """Open (or create) the data folder at ``path``: start a local Ray when none runs (join
-    ``address`` when given), and start or find this folder's ledger writer and scope owners."""
-    return Runtime(os.fspath(path), address=address, config=load_config(config), clock=clock, detached=detached)
+            clock: Clock | None = None, detached: bool = False, host: str | None = None) -> Runtime:
+    """Open (or create) the data folder at ``path`` (``"memory://"``: a new one in memory, gone
+    at close). ``host`` (default ``[runtime].host``, else $MEMACTORS_HOST, else "ray"): "ray"
+    starts a local Ray when none runs (joins ``address`` when given) and starts or finds this
+    folder's ledger writer and scope owners as named actors; "process" runs them in this
+    process, without Ray."""
+    cfg = load_config(config)
+    if host is not None:
+        cfg.runtime.host = V.choice(host, "host", ("ray", "process"), error=ConfigError)
+    elif not cfg.runtime.host:
+        cfg.runtime.host = V.choice(os.environ.get("MEMACTORS_HOST") or "ray", "$MEMACTORS_HOST",
+                                    ("ray", "process"), error=ConfigError)
+    scratch = None
+    if isinstance(path, str) and path.startswith(MEMORY):
+        # In memory: the process host on a folder of its own in RAM (/dev/shm where there is one),
+        # its key beside it, gone at close: every code path the same as on disk.
+        if host == "ray" or address is not None or detached:
+            raise ConfigError(f"{MEMORY} runs on the process host, in this process")
+        scratch = tempfile.mkdtemp(prefix="memactors-memory-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK)
+                                   else None)
+        path, cfg.runtime.host = os.path.join(scratch, "data"), "process"
+        cfg.runtime.key_dir = os.path.join(scratch, "keys")
+    if cfg.runtime.host == "process" and (address is not None or detached):
+        raise ConfigError("the process host runs in this process: no address, no detached runtime (use host='ray')")
+    try:
+        rt = Runtime(os.fspath(path), address=address, config=cfg, clock=clock, detached=detached)
+    except BaseException:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    rt._scratch = scratch
+    return rt
+
+
+MEMORY = "memory://"
+
+
+def _host(kind: str, address: str | None, namespace: str):
+    if kind == "process":
+        from .process_host import ProcessHost
+
+        return ProcessHost()
+    from .ray_host import RayHost
+
+    return RayHost(address, namespace)
 
 
 class Runtime(RecallAPI, AsyncAPI):
+    _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
         self.data_dir = os.path.realpath(data_dir)
@@ -84,28 +125,24 @@ class Runtime(RecallAPI, AsyncAPI):
         self.config = config
         self.clock = clock or SystemClock()
         self.namespace = namespace_for(self.data_dir)
-        self._started_ray = False
-        if not ray.is_initialized():
-            # "local" unless told otherwise: never join a stray cluster by accident.
-            ray.init(address=address or "local", namespace=self.namespace, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
-            self._started_ray = True
+        self._host = _host(config.runtime.host, address, self.namespace)
         # Resolved here, where the caller's environment and home folder are: actors get a path.
         config.runtime.key_dir = key_dir(config.runtime.key_dir)
         try:
-            self._actors = startup.start(self.data_dir, config, self.namespace, detached=detached)
+            self._actors = self._host.start(self.data_dir, config, self.namespace, detached=detached)
         except BaseException:
-            if self._started_ray:  # nothing of ours runs: do not leave a Ray behind
-                ray.shutdown()
+            self._host.shutdown()  # nothing of ours runs: do not leave a Ray behind
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
-        self._calls = Calls(config.runtime.call_timeout_s)
+        self._calls = Calls(config.runtime.call_timeout_s, self._host)
         # Not when attached to a shared runtime (`memactors up`): compiled graphs of several
         # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
-        self._compiled = [] if detached else [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
+        compiled = [] if detached else [self._host.compiled(o, config.runtime.call_timeout_s) for o in self._owners]
+        self._compiled = [c for c in compiled if c is not None]
         self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
-        self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
+        self._evidence = RecallLog(self._ledger, self._calls.get(self._ledger.digest_key.remote()),
+                                   config.recall.log_flush_s, self._calls.get)
         self._grants = GrantTable()
         self._grant_seq = 0
         self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
@@ -313,7 +350,7 @@ class Runtime(RecallAPI, AsyncAPI):
                 send(oi, q.pop(0))
         delay = 0.05
         while inflight:
-            done, _ = ray.wait(list(inflight), num_returns=1, timeout=rc.call_timeout_s)
+            done = self._calls.wait(list(inflight), rc.call_timeout_s)
             if not done:
                 break
             ref = done[0]
@@ -593,15 +630,16 @@ class Runtime(RecallAPI, AsyncAPI):
         try:
             self._evidence.close()
             self.flush()
-            ray.get(self._ledger.flush.remote(), timeout=30)
+            self._calls.get(self._ledger.flush.remote(), timeout=30)
         finally:
             self._calls.closed = True
             for c in self._compiled:
                 c.teardown()
             if not self._detached_runtime():
-                startup.stop(self._actors)
-            if self._started_ray:
-                ray.shutdown()
+                self._host.stop(self._actors)
+            self._host.shutdown()
+            if getattr(self, "_scratch", None):
+                shutil.rmtree(self._scratch, ignore_errors=True)
 
     def _abandon(self) -> None:
         """Stop without flushing (a runtime that failed to open)."""
@@ -609,9 +647,8 @@ class Runtime(RecallAPI, AsyncAPI):
         for c in self._compiled:
             c.teardown()
         if not self._detached_runtime():
-            startup.stop(self._actors)
-        if self._started_ray:
-            ray.shutdown()
+            self._host.stop(self._actors)
+        self._host.shutdown()
 
     def _detached_runtime(self) -> bool:
         return os.path.exists(os.path.join(self.data_dir, "runtime.json"))

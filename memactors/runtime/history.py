@@ -299,8 +299,6 @@ def _apply(rt, rows: dict, actor: str, reason: str) -> dict:
 def fork(rt, path, *, at=None, workers: int | None = None) -> dict:
     """A new data folder whose ledger is this one's up to ``at`` (default: now), verifiable on
     its own (the same chain, its own key and anchor), and whose L2 is rebuilt from it."""
-    from ..actors.rebuild_tasks import rebuild
-
     t0 = time.perf_counter()
     if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
         raise InvalidRecord(f"fork takes the path of a new folder (a str or path), not {V.got(path)}")
@@ -315,7 +313,7 @@ def fork(rt, path, *, at=None, workers: int | None = None) -> dict:
     out = rt._calls.get(rt._ledger.fork_to.remote(dest, seq, rt.config.runtime.key_dir),  # noqa: SLF001
                         timeout=max(600.0, rt.config.runtime.call_timeout_s))
     t1 = time.perf_counter()
-    built = rebuild(dest, rt.config, workers=workers)
+    built = rt._calls.host.rebuild(dest, rt.config, workers)  # noqa: SLF001
     return {"path": dest, "seq": seq, "events": out["events"], "rows": built["rows"],
             "ledger_seconds": round(t1 - t0, 3), "rebuild_seconds": built["seconds"],
             "seconds": round(time.perf_counter() - t0, 3)}

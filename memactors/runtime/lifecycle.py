@@ -9,15 +9,12 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
-import ray
-
 from ..actors import sweeper
-from ..core.errors import BackPressure
+from ..core.errors import BackPressure, MemactorsError
 from ..core.grants import GrantTable
 from ..core.lifecycle import ACTION_OF, ACTIONS, RULES
 from ..core.ops import ResolveOp
 from ..core.scopes import parse_scope
-from .calls import typed
 
 
 @dataclass
@@ -61,11 +58,14 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
     ledger = rt._ledger  # noqa: SLF001
     if not dry_run and not rt._calls.get(ledger.sweep_lease.remote(holder, LEASE_S)):  # noqa: SLF001
         raise BackPressure("another sweep of this data folder is running; retry when it has ended")
+    host = rt._calls.host  # noqa: SLF001
     try:
         out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
-                          dry_run=dry_run, scope=scope, workers=workers, progress=progress)
-    except ray.exceptions.RayError as exc:  # an owner killed mid-sweep: typed, and what a rerun does
-        err = typed(exc)
+                          dry_run=dry_run, scope=scope, workers=workers, progress=progress, host=host)
+    except Exception as exc:  # an owner killed mid-sweep: typed, and what a rerun does
+        if isinstance(exc, MemactorsError) or not host.is_failure(exc):
+            raise
+        err = host.typed(exc)
         if dry_run:
             raise err from None
         raise type(err)(f"the sweep stopped part way ({err}); what it applied stays applied, one event per memory: "
@@ -160,24 +160,22 @@ def collect_stats(rt) -> dict:
                 pass
     out = {"counters": counters, "memories": memories, "owners": owners,
            "data_folder": {"bytes": size, "files": files}}
-    export_metrics(out)
+    export_metrics(out, rt._calls.host)  # noqa: SLF001
     return out
 
 
 _GAUGES: dict = {}
 
 
-def export_metrics(stats: dict) -> None:
-    """The counters as Ray metrics (Prometheus format through Ray's metrics agent), so a
-    cluster user sees them on a dashboard. Set whenever stats are collected."""
-    try:
-        from ray.util.metrics import Gauge
-    except ImportError:  # pragma: no cover - Ray always ships it
-        return
+def export_metrics(stats: dict, host) -> None:
+    """The counters as the host's metrics (on Ray: Prometheus format through Ray's metrics
+    agent, so a cluster user sees them on a dashboard). Set whenever stats are collected."""
+    if not host.metrics:
+        return  # a host without metrics (the process host)
 
     def gauge(name: str, desc: str, keys: tuple = ()):
         if name not in _GAUGES:
-            _GAUGES[name] = Gauge(name, description=desc, tag_keys=keys)
+            _GAUGES[name] = host.gauge(name, desc, keys)
         return _GAUGES[name]
 
     c, m = stats["counters"], stats["memories"]

@@ -18,7 +18,7 @@ from ..actors.owner import ScopeOwner
 from ..engine.flush import l2_unreadable
 from ..core.config import Config
 from ..core.errors import MemactorsError
-from .calls import unwrap
+from ..actors.ports import unwrap
 
 
 @dataclass

@@ -36,7 +36,11 @@ def unique_org(prefix: str = "t") -> str:
 
 
 def actors(rt) -> dict:
-    """The runtime's actors by their published names: ledger, owners, gate and embed workers."""
+    """The runtime's actors by their published names: ledger, owners, gate and embed workers
+    (on the process host: the handles of its cores, no workers)."""
+    if rt.config.runtime.host == "process":
+        a = rt._actors  # noqa: SLF001 - the cores live in this process: there are no names to look up
+        return {"ledger": a.ledger, "owners": list(a.owners), "gate": [], "embed": []}
     import ray
 
     from ..engine.naming import LEDGER, embed_worker_name, gate_worker_name, owner_name
@@ -58,14 +62,13 @@ def owner_for(rt, scope: str):
 
 def drop_hot(rt) -> None:
     """Flush, then empty every owner's hot index: scopes are served from Lance until warmed."""
-    import ray
-
-    ray.get([o.drop_hot.remote() for o in actors(rt)["owners"]])
+    rt._calls.get([o.drop_hot.remote() for o in actors(rt)["owners"]])  # noqa: SLF001
 
 
 def crash(rt) -> None:
     """Kill the runtime's actors as a crash would (no flush, no checkpoint), and mark the
-    runtime closed; ``memactors.connect`` on the same folder then recovers."""
+    runtime closed; ``memactors.connect`` on the same folder then recovers (Ray host only: a
+    process host's cores die with its process)."""
     import ray
 
     for a in [*actors(rt)["owners"], actors(rt)["ledger"]]:

@@ -18,3 +18,11 @@ sys.path.insert(0, os.path.dirname(__file__))  # chaoslib, for the tests and ben
 @pytest.fixture
 def chaos_base(tmp_path):
     return tmp_path
+
+
+def pytest_collection_modifyitems(items):
+    """Every chaos test is about the Ray host: actors killed, restarted, overloaded."""
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.fspath).startswith(here):
+            item.add_marker(pytest.mark.ray)
