@@ -26,12 +26,12 @@ def _digits4(text: str, lower: str) -> bool:
 
 # Chinese mobile numbers: 11 digits, 1[3-9]x, optional +86 / 0086 / 86 prefix, optional space
 # or dash separators in the 3-4-4 grouping (MIIT numbering plan). Not inside a longer digit run, a word, a decimal or a hex id (UUID, etag).
-_PHONE_CN = re.compile(
+PHONE_CN = re.compile(
     r"(?<![0-9A-Za-z])(?<![0-9]\.)(?:(?:\+|00)?86[\s-]?)?1[3-9][0-9](?:[\s-]?[0-9]{4}){2}(?![0-9A-Za-z])", re.ASCII)
 
 register(Rule(
     id="pii.phone_cn", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PHONE_CN]", risk=0.6,
-    binds=(DOC,), find=regex_find(_PHONE_CN), trigger=_digits,
+    binds=(DOC,), find=regex_find(PHONE_CN), trigger=_digits,
     reason="11-digit Chinese mobile number (1[3-9] prefix)",
     origin="MIIT mobile numbering plan (13x-19x prefixes), +86/0086 country code, 3-4-4 grouping",
 ))
