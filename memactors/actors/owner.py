@@ -41,6 +41,7 @@ from ..core.versions import ScopeState
 from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
+from ..gate.identifiers import screen_ids, screen_scope
 from ..store.entries import Entry, encode
 from .embed_pool import EmbedPool
 from .gate_pool import GatePool
@@ -364,8 +365,10 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
         return results
 
     def _authorise(self, op) -> None:
-        """What can be checked before anything is read: the scope is this owner's and the
-        actor may write it (by-memory operations are checked once their scope is known)."""
+        """What can be checked before anything is read: no id looks like personal data or a
+        secret (the runtime screened them already: a second look), the scope is this owner's
+        and the actor may write it (by-memory operations are checked once their scope is known)."""
+        _screen(op)
         if isinstance(op, (SweepOp, RollbackOp)):
             op.validate()
             for s in _scopes_of(op):
@@ -752,6 +755,14 @@ class _PoolEmbedder:
         import numpy as np
 
         return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _screen(op) -> None:
+    screen_ids({"actor": getattr(op, "actor", None), "idempotency key": _key(op),
+                "granting actor": getattr(op, "by", None)})
+    scope = getattr(op, "scope", None)
+    if scope is not None:
+        screen_scope(scope)
 
 
 def _scopes_of(op) -> set[str]:

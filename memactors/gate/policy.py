@@ -13,7 +13,10 @@ The defaults (``DEFAULTS``; a ``[gate]`` config section maps onto ``GatePolicy.f
   (e.g. ``{"tool": {"category": {"low_value": "allow"}}}``);
 - ``injection_sources``: the source kinds the injection rules run for: every kind but the
   user's own words (``user_stated``, ``config_change``);
-- ``untrusted_sources``: tagged ``untrusted_source`` in the report (DESIGN section 3).
+- ``untrusted_sources``: tagged ``untrusted_source`` in the report (DESIGN section 3);
+- ``pseudonymise_identifiers``: a scope segment, actor, task id or idempotency key that looks
+  like personal data or a secret is stored as a keyed pseudonym instead of refused
+  (``memactors.gate.identifiers``); off by default.
 
 Actions, weakest first: ``ignore`` (the rule does not run), ``allow`` (reported, no effect),
 ``redact``, ``working_only``, ``pending``, ``block``. The strongest action of a text's hits is
@@ -44,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "sources": {},
     "injection_sources": ["task_outcome", "tool", "agent_inferred", "pattern", "web", "document"],
     "untrusted_sources": ["tool", "web", "document"],
+    "pseudonymise_identifiers": False,
 }
 _MAPS = ("sensitivity", "category", "rules")
 
@@ -56,6 +60,7 @@ class GatePolicy:
     sources: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     injection_sources: tuple[str, ...] = tuple(DEFAULTS["injection_sources"])
     untrusted_sources: tuple[str, ...] = tuple(DEFAULTS["untrusted_sources"])
+    pseudonymise_identifiers: bool = False
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None = None) -> GatePolicy:
@@ -82,13 +87,19 @@ class GatePolicy:
                 for s in d[k]:
                     _source(s, f"gate.{k}")
                 merged[k] = list(d[k])
+        if "pseudonymise_identifiers" in d:
+            if not isinstance(d["pseudonymise_identifiers"], bool):
+                raise ValueError("gate.pseudonymise_identifiers must be true or false")
+            merged["pseudonymise_identifiers"] = d["pseudonymise_identifiers"]
         return cls(merged["sensitivity"], merged["category"], merged["rules"], merged["sources"],
-                   tuple(merged["injection_sources"]), tuple(merged["untrusted_sources"]))
+                   tuple(merged["injection_sources"]), tuple(merged["untrusted_sources"]),
+                   merged["pseudonymise_identifiers"])
 
     def to_dict(self) -> dict[str, Any]:
         return {"sensitivity": dict(self.sensitivity), "category": dict(self.category), "rules": dict(self.rules),
                 "sources": copy.deepcopy(self.sources), "injection_sources": list(self.injection_sources),
-                "untrusted_sources": list(self.untrusted_sources)}
+                "untrusted_sources": list(self.untrusted_sources),
+                "pseudonymise_identifiers": self.pseudonymise_identifiers}
 
     def action(self, rule: Rule, source: str) -> str:
         """The action for a hit of ``rule`` in text from ``source``: rule id, then category, then
