@@ -103,7 +103,7 @@ class Prescan:
 class _Plan:
     """Rules, their actions and their pre-scan for one source kind (built once, cached)."""
 
-    __slots__ = ("prescan", "actions", "tags")
+    __slots__ = ("prescan", "actions", "tags", "hold")
 
     def __init__(self, rules: list[Rule], policy: GatePolicy, source: str) -> None:
         acts = [(r, policy.action(r, source)) for r in rules]
@@ -111,6 +111,7 @@ class _Plan:
         self.prescan = Prescan([r for r, _ in acts])
         self.actions = [a for _, a in acts]
         self.tags = ["untrusted_source"] if source in policy.untrusted_sources else []
+        self.hold = source in policy.pending_sources  # whatever it says, it waits for a reviewer
 
 
 class Gate:
@@ -136,14 +137,15 @@ class Gate:
         lower = _lower(text)
         fired = plan.prescan.fired(text, lower)
         if not fired:
-            return GateReport("accepted", text, [], 0.0, list(plan.tags), source_kind)
+            return _clean(text, plan, source_kind)
         rules = plan.prescan.rules
         hits = _run(text, lower, source_kind, ((rules[i], plan.actions[i]) for i in sorted(fired)))
         if not hits:
-            return GateReport("accepted", text, [], 0.0, list(plan.tags), source_kind)
+            return _clean(text, plan, source_kind)
         top = max(hits, key=lambda h: RANK[h.action]).action
-        decision = DECISION[top]
-        tags = sorted({h.category for h in hits} | set(plan.tags))
+        held = plan.hold and RANK[top] < RANK["pending"]
+        decision = "pending" if held else DECISION[top]
+        tags = sorted({h.category for h in hits} | set(plan.tags) | ({"pending_source"} if held else set()))
         risk = _risk(hits)
         if decision == "blocked":
             return GateReport(decision, None, hits, risk, tags, source_kind)
@@ -172,6 +174,12 @@ class Gate:
             return self._plans[source_kind]
         except (KeyError, TypeError):  # TypeError: an unhashable source kind
             raise InvalidRecord(f"unknown source kind ({got(source_kind)}); known: {', '.join(SOURCE_KINDS)}") from None
+
+
+def _clean(text: str, plan: _Plan, source: str) -> GateReport:
+    if plan.hold:
+        return GateReport("pending", text, [], 0.0, sorted([*plan.tags, "pending_source"]), source)
+    return GateReport("accepted", text, [], 0.0, list(plan.tags), source)
 
 
 def _check_text(text: object) -> None:

@@ -48,7 +48,8 @@ def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_sco
     kept, texts = [], []
     for r in results:
         rep = rt.gate.scan(r["content"], "document")
-        if rep.decision in (R.BLOCKED, R.PENDING) or rep.text is None:
+        # Held for its instructions (not only for being a document: results are never stored).
+        if rep.text is None or rep.decision == R.PENDING and any(h.category == "injection" for h in rep.hits):
             continue
         kept.append(r)
         texts.append(rep.text)

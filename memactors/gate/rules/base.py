@@ -57,6 +57,7 @@ class Rule:
     itriggers: tuple[str, ...] = ()  # substrings of text.lower()
     trigger: Trigger | None = None  # (text, lower) -> bool, for what substrings cannot say (digit runs)
     guard: Trigger | None = None  # shared cheap check that must hold before the triggers are tried
+    untrusted_only: bool = False  # runs only for the policy's untrusted sources (tool, web, document)
 
 
 RULES: dict[str, Rule] = {}
