@@ -230,7 +230,10 @@ def _lower(text: str) -> str:
 def _run(text: str, lower: str, source: str, selected: Iterable[tuple[Rule, str]]) -> list[Hit]:
     ctx = Ctx(text, lower, source, parse(text))
     hits: list[Hit] = []
+    generic: set[str] = set()
     for rule, action in selected:
+        if rule.generic:
+            generic.add(rule.id)
         spans: list[tuple[int, int, str]] = []
         for kind in rule.binds:
             for node in ctx.tree.of(kind):
@@ -243,8 +246,19 @@ def _run(text: str, lower: str, source: str, selected: Iterable[tuple[Rule, str]
                 continue
             hits.append(Hit(rule.id, rule.category, a, b, rule.risk, kind, rule.reason, action))
             end = b
+    if generic:
+        hits = _specific(hits, generic)
     hits.sort(key=lambda h: (h.start, h.end, h.rule))
     return hits
+
+
+def _specific(hits: list[Hit], generic: set[str]) -> list[Hit]:
+    """Hits of generic rules left out where a specific rule of the same category matched an
+    overlapping span with an action as strong: the report names the rule that decided."""
+    known = [h for h in hits if h.rule not in generic]
+    return [h for h in hits if h.rule not in generic or not any(
+        k.category == h.category and k.start < h.end and h.start < k.end and RANK[k.action] >= RANK[h.action]
+        for k in known)]
 
 
 def _risk(hits: list[Hit]) -> float:

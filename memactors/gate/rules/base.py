@@ -58,6 +58,9 @@ class Rule:
     trigger: Trigger | None = None  # (text, lower) -> bool, for what substrings cannot say (digit runs)
     guard: Trigger | None = None  # shared cheap check that must hold before the triggers are tried
     untrusted_only: bool = False  # runs only for the policy's untrusted sources (tool, web, document)
+    # Known by its context, not its shape (a value after "token", after "password="): where a rule
+    # that knows the shape (a Slack token) matched the same span, that rule's hit is the reason.
+    generic: bool = False
 
 
 RULES: dict[str, Rule] = {}

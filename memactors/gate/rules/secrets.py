@@ -146,7 +146,7 @@ register(Rule(id="secret.url_credentials", category=SECRET, sensitivity=RESTRICT
 
 # Authorization headers: Bearer/Basic/Token followed by a generated-looking credential.
 _AUTH = re.compile(r"\b(?:Bearer|Basic|Token|bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
-register(Rule(id="secret.auth_header", category=SECRET, sensitivity=RESTRICTED, placeholder="[TOKEN]", risk=0.9,
+register(Rule(id="secret.auth_header", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[TOKEN]", risk=0.9,
               binds=(DOC,), find=regex_find(_AUTH, group=1, check=lambda t, m: tokenish(m.group(1), 12)),
               itriggers=("bearer", "basic ", "token "), guard=has_token, reason="credential in an Authorization header",
               origin="RFC 6750 / RFC 7617 header schemes; gitleaks generic-api-key keywords"))
