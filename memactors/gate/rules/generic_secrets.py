@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 from ..tree import CODE, KV, SENTENCE
-from .base import CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, has_assignment, has_token, randomish, register
+from .base import (CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, found, has_assignment, has_token, randomish,
+                   register)
 from .secrets import placeholder_value
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -160,7 +161,7 @@ def _literal(node, ctx: Ctx):
 
 register(Rule(
     id="secret.high_entropy_literal", generic=True, category=SECRET, sensitivity=CONFIDENTIAL, placeholder="[SECRET]", risk=0.6,
-    binds=(CODE,), find=_literal, guard=has_token, trigger=lambda t, low: _QUOTED.search(t) is not None,
+    binds=(CODE,), find=_literal, guard=has_token, trigger=found(_QUOTED.pattern),
     reason="unnamed random-looking string literal in code (letters and digits, or hex passed as an argument)",
     origin="detect-secrets Base64HighEntropyString / HexHighEntropyString, length-aware and restricted to code",
 ))

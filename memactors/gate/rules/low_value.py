@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..tree import DOC
-from .base import LOW_VALUE, Ctx, Rule, register
+from .base import LOW_VALUE, Ctx, Rule, found, register
 from .chitchat_model import WEIGHTS
 
 _EN = (r"hi|hello|hey|hiya|yo|howdy|thanks|thank you|thank u|thx|ty|tks|many thanks|cheers|ok|okay|k|kk|sure|"
@@ -121,7 +121,7 @@ def _tool_noise(node, ctx: Ctx):
 register(Rule(
     id="low_value.tool_noise", category=LOW_VALUE, sensitivity="", placeholder=None, risk=0.0, binds=(DOC,),
     find=_tool_noise,
-    trigger=lambda t, low: "\n" in t or "%" in t or "  " in t or "\r" in t or "..." in t or "-rw" in t or "drwx" in t,
+    trigger=found(r"\n|%|  |\r|\.\.\.|-rw|drwx"),
     reason="transient tool output (ls listing, progress bar, package-manager chatter)",
     origin="output formats of GNU ls -l, pip, npm, apt, git and tqdm progress bars",
 ))

@@ -24,7 +24,7 @@ import phonenumbers
 from phonenumbers import Leniency, PhoneNumberMatcher
 
 from ..tree import DOC
-from .base import CONFIDENTIAL, PII, Ctx, Rule, register
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, register
 from .pii import PHONE_CN
 
 # The regions whose national formats are recognised (NANP's metadata, "US", covers Canada).
@@ -95,11 +95,7 @@ def _phone(node, ctx: Ctx):
     yield from find_phone(ctx.text, node.start, node.end)
 
 
-_SHAPE = re.compile(r"\d[\d .\-()]{5,}\d")  # seven characters of digits and separators: worth a look
-
-
-def _worth(text: str, lower: str) -> bool:
-    return _SHAPE.search(text) is not None
+_worth = found(r"\d[\d .\-()]{5,}\d")  # seven characters of digits and separators: worth a look
 
 
 register(Rule(
