@@ -61,6 +61,6 @@ def test_a_text_full_of_look_alikes_stays_bounded():
 
     # 2,000 distinct phone-shaped groups (31k characters): each costs libphonenumber calls
     text = " ".join(f"({i:03d}) {i * 7 % 1000:03d} {i * 13 % 10000:04d}" for i in range(2000))
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # the work it costs, whatever else the machine runs
     G.scan(text)
-    assert time.perf_counter() - t0 < 5.0
+    assert time.process_time() - t0 < 5.0

@@ -114,11 +114,11 @@ def test_the_screen_is_cached_and_cheap():
     import time
 
     ids = Identifiers()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(20000):
         ids.id("agent-7", "actor")
         ids.scope("/org/acme/user/42/")
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
 
 
 def test_a_scope_outside_the_tree_is_left_to_the_core_which_never_echoes():

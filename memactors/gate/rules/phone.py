@@ -21,7 +21,7 @@ import re
 from functools import lru_cache
 
 import phonenumbers
-from phonenumbers import Leniency, PhoneNumberMatcher
+from phonenumbers import CountryCodeSource, Leniency, PhoneNumberMatcher
 
 from ..tree import DOC
 from .base import CONFIDENTIAL, PII, Ctx, Rule, found, register
@@ -63,9 +63,14 @@ def _national(raw: str, leniency) -> bool:
     string such as 10.0.16847.1145 is not a phone)."""
     for region in REGIONS:
         try:  # parse and validate first: a fifth of the matcher's cost, and most candidates stop here
-            if not phonenumbers.is_valid_number(phonenumbers.parse(raw, region)):
-                continue
+            n = phonenumbers.parse(raw, region, keep_raw_input=True)
         except phonenumbers.NumberParseException:
+            continue
+        # Written nationally: libphonenumber would also read "49961-304" in Germany as +49 961304
+        # (a leading country code without its +); only NANP writes its own ("1-415-555-0132").
+        national = n.country_code_source == CountryCodeSource.FROM_DEFAULT_COUNTRY or (
+            n.country_code == 1 and n.country_code_source == CountryCodeSource.FROM_NUMBER_WITHOUT_PLUS_SIGN)
+        if not national or not phonenumbers.is_valid_number(n):
             continue
         for m in PhoneNumberMatcher(raw, region, leniency=leniency):
             if _digits(m.raw_string) == _digits(raw):
