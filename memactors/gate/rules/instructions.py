@@ -154,6 +154,9 @@ _CUE_ZH = (r"请|务必|必须|一律|直接|不要|别|不许|禁止|切勿|勿
 CUE = f"{_CUE_EN}|{_CUE_ZH}"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CUE = re2.compile(CUE)
+_CUE_SET = re2.Set.SearchSet(re2.Options())  # a set of one: its Match skips the match's offsets (a third of the cost)
+_CUE_SET.Add(CUE)
+_CUE_SET.Compile()
 
 IMPERATIVE, ADDRESSED, DEONTIC, STANDING, STRONG, CONSENT, NARRATIVE, SOCIAL = 3.0, 1.5, 3.0, 1.0, 2.0, 2.0, 1.5, 3.0
 THRESHOLD = 3.0
@@ -208,7 +211,7 @@ def _weighed(f: dict[str, int]) -> float:
 
 def score(sentence: str) -> float:
     sentence = _readable(sentence)
-    if _CUE.search(sentence) is None:  # cheaper than the features, and most sentences stop here
+    if not _CUE_SET.Match(sentence):  # cheaper than the features, and most sentences stop here
         return 0.0
     zh = not sentence.isascii() and _CJK.search(sentence) is not None
     if zh:
