@@ -35,7 +35,6 @@ from .rules.phone import REGIONS
 from .scanner import Gate
 
 MAX_SCREENED = 4096  # longer strings are refused by their shape anyway (ids hold at most 128 characters)
-PSEUDONYM = re.compile(r"p-[0-9a-f]{32}", re.ASCII)
 _E164 = re.compile(r"(?:00)?([1-9][0-9]{10,14})", re.ASCII)
 _MAIN = frozenset(REGIONS) | {"CA"}
 
