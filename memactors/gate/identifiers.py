@@ -167,6 +167,7 @@ def screen_ids(values: dict) -> None:
             raise refusal(what, kind)
 
 
+@lru_cache(maxsize=65536)  # a clean scope is remembered; a refusal raises each time
 def screen_scope(scope: str) -> None:
     """The same for a scope path's id segments."""
     if isinstance(scope, str) and len(scope) <= MAX_SCREENED:
