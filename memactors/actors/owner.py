@@ -758,10 +758,10 @@ class _PoolEmbedder:
 
 
 def _screen(op) -> None:
-    screen_ids({"actor": getattr(op, "actor", None), "idempotency key": _key(op),
-                "granting actor": getattr(op, "by", None)})
+    screen_ids({"actor": getattr(op, "actor", None), "granting actor": getattr(op, "by", None),
+                "idempotency key": getattr(op, "idempotency_key", None) or getattr(op, "idem_key", None)})
     scope = getattr(op, "scope", None)
-    if scope is not None:
+    if isinstance(scope, str):  # anything else is the op's own validation to refuse
         screen_scope(scope)
 
 
