@@ -113,3 +113,30 @@ def test_pseudonymised_ids_keep_grants_and_recalls_working_and_stay_out_of_stora
         assert [h.memory_id for h in hits] == [r.memory_id]
     finally:
         rt.close()
+
+
+def test_an_owner_called_directly_refuses_flagged_ids_even_with_pseudonyms_on(ray_session, data_dir):
+    """Defence in depth: the owner checks ids again, so a caller that skips the runtime (or a
+    runtime that pseudonymises) never gets a flagged id stored through it."""
+    import ray
+
+    from memactors.core import errors
+    from memactors.core.ops import GrantOp
+
+    rt = memactors.connect(data_dir, config=dict(CFG, gate={"pseudonymise_identifiers": True}))
+    try:
+        owner = rt._owners[0]  # noqa: SLF001
+        now = rt.clock.now_us()
+        for op in (GrantOp(SLACK, "/global/", True, True, "admin", "k1"),
+                   GrantOp("ag", f"/org/{AWS}/", True, True, "admin", "k2"),
+                   GrantOp("ag", "/global/", True, True, PHONE, "k3"),
+                   GrantOp("ag", "/global/", True, True, "admin", GITHUB)):
+            (out,) = ray.get(owner.submit.remote([op], now))
+            assert errors.is_encoded(out) and out["error"] == "InvalidIdentifier", out
+            assert not any(v in out["message"] for v in VALUES)
+        cols = {"scope": [f"/org/a/user/{PHONE}/"], "text": ["x"], "actor": ["ag"], "idempotency_key": ["k4"]}
+        for o in rt._owners:  # noqa: SLF001 - whichever owns the scope, or refuses it as not its own
+            (out,) = ray.get(o.write_batch.remote(cols, now))
+            assert errors.is_encoded(out) and out["error"] == "InvalidIdentifier", out
+    finally:
+        rt.close()
