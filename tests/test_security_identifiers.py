@@ -78,6 +78,15 @@ def test_flagged_ids_are_refused_and_nothing_of_them_is_stored(ray_session, data
     assert all(v not in m for m in messages for v in VALUES)
     assert any("Slack token" in m for m in messages) and any("Chinese mobile" in m for m in messages)
     assert any("international form" in m for m in messages) and any("e-mail" in m for m in messages)
+    class Docs(memactors.Retriever):
+        name = "xoxb-1234567890-abcdefghij"  # a retriever's name is logged with every recall it answers
+
+        def retrieve(self, query, k):
+            return [{"content": "green tea is popular"}]
+
+    with pytest.raises(InvalidIdentifier) as e:
+        rt.retrieve(Docs(), "tea", actor="ag", task_id="t", allowed_scopes=["/org/a/"], purpose="t")
+    assert "Slack" in str(e.value) and Docs.name not in str(e.value)
     # write_many refused the whole batch: its good item was not written either
     hits = rt.recall("ok", actor="ag", task_id="t", allowed_scopes=["/org/a/user/u1/"], purpose="t").hits
     assert [h.content for h in hits if h.content == "ok"] == []
