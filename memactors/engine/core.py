@@ -45,6 +45,7 @@ from ..core.versions import ScopeState
 from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
+from ..gate.identifiers import screen_ids, screen_scope
 from ..store.entries import Entry, encode
 from .naming import owner_index, tenant_tag
 from .flush import FlushMixin
@@ -368,8 +369,10 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         return results
 
     def _authorise(self, op) -> None:
-        """What can be checked before anything is read: the scope is this owner's and the
-        actor may write it (by-memory operations are checked once their scope is known)."""
+        """What can be checked before anything is read: no id looks like personal data or a
+        secret (the runtime screened them already: a second look), the scope is this owner's
+        and the actor may write it (by-memory operations are checked once their scope is known)."""
+        _screen(op)
         if isinstance(op, (SweepOp, RollbackOp)):
             op.validate()
             for s in _scopes_of(op):
@@ -814,6 +817,14 @@ def _system(op) -> bool:
     """An operation the runtime built for its own work (a sweep's share, a demotion): it acts
     as SYSTEM_ACTOR, which no caller can name (validated), and needs no grant."""
     return isinstance(op, (SweepOp, DemoteOp)) and op.actor == SYSTEM_ACTOR
+
+
+def _screen(op) -> None:
+    screen_ids({"actor": getattr(op, "actor", None), "granting actor": getattr(op, "by", None),
+                "idempotency key": getattr(op, "idempotency_key", None) or getattr(op, "idem_key", None)})
+    scope = getattr(op, "scope", None)
+    if isinstance(scope, str):  # anything else is the op's own validation to refuse
+        screen_scope(scope)
 
 
 def _scopes_of(op) -> set[str]:

@@ -231,6 +231,11 @@ class LedgerCore:
         # For owners: they fingerprint requests to tell a retry from a reused idempotency key.
         return self.ledger.fingerprint_key
 
+    def pseudonym_key(self) -> bytes:
+        # For the runtime, when [gate].pseudonymise_identifiers is on: ids that look like
+        # personal data become keyed pseudonyms, stable for the life of this folder's key.
+        return self.ledger.pseudonym_key
+
     async def unapplied(self, scopes: list[str] | None = None) -> list:
         """Events L2 has not applied (decoded changes with their seqs), for a restarting owner."""
         await self.flush()

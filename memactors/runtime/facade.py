@@ -30,6 +30,7 @@ from ..core.scopes import parse_scope
 from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
+from ..gate.identifiers import Identifiers
 from ..store.ledger_key import key_dir
 from . import history
 from .async_api import AsyncAPI
@@ -139,7 +140,11 @@ class Runtime(RecallAPI, AsyncAPI):
         # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
         compiled = [] if detached else [self._host.compiled(o, config.runtime.call_timeout_s) for o in self._owners]
         self._compiled = [c for c in compiled if c is not None]
-        self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
+        policy = GatePolicy.from_dict(config.gate)
+        self.gate = Gate(policy=policy)
+        # Every id a call carries passes the gate's pii and secret rules (refused, or a keyed pseudonym).
+        self._ids = Identifiers(self._calls.get(self._ledger.pseudonym_key.remote()) if policy.pseudonymise_identifiers
+                                else None, pseudonymise=policy.pseudonymise_identifiers)
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
         self._evidence = RecallLog(self._ledger, self._calls.get(self._ledger.digest_key.remote()),
                                    config.recall.log_flush_s, self._calls.get)
@@ -148,7 +153,7 @@ class Runtime(RecallAPI, AsyncAPI):
         self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
-                           lambda at, **kw: history.snapshot(self, at, **kw))
+                           lambda at, **kw: history.snapshot(self, at, **kw), self._ids)
         self.review = Review(self)
         self.contradictions = Contradictions(self)
         subscribe = getattr(self.clock, "subscribe", None)
@@ -217,18 +222,21 @@ class Runtime(RecallAPI, AsyncAPI):
         if not isinstance(grants, (list, tuple)):
             raise R.InvalidRecord("grant_many takes a list of grants")
         ops = []
+        ids = self._ids
         for g in grants:
             if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - {"actor", "scope", "read",
                                                                                           "write", "by"}:
                 raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by)")
-            ops.append(GrantOp(g["actor"], g["scope"], g.get("read", True), g.get("write", False),
-                               g.get("by", "admin"), self._new_key()).validate())
+            ops.append(GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True),
+                               g.get("write", False), ids.id(g.get("by", "admin"), "granting actor"),
+                               self._new_key()).validate())
         out = self._submit_by_scope(ops)
         self._calls.get([o.reload_grants.remote() for o in self._owners])
         self._sync_grants()
         return out
 
     def grants(self, actor: str | None = None) -> list[dict]:
+        actor = self._ids.optional(actor, "actor")
         return [g.to_dict() for g in self._grants.all() if actor is None or g.actor == actor]
 
     def _submit_by_scope(self, ops: list) -> list[dict]:
@@ -286,7 +294,10 @@ class Runtime(RecallAPI, AsyncAPI):
         ``return_errors=True`` (many agents' actions in one batch): a bad or refused item gets its
         typed error in place of its result and the others are written."""
         self._check_open()
+        items, refused = self._ids.writes(items)
         reqs = R.write_requests(items)
+        for i, exc in refused.items():  # an id that looks like personal data or a secret
+            reqs[i] = type(exc)(f"write at position {i}: {exc}")
         for i, r in enumerate(reqs):  # the category and its TTL policy, with this runtime's [lifecycle]
             if isinstance(r, MemactorsError):
                 continue
@@ -411,13 +422,16 @@ class Runtime(RecallAPI, AsyncAPI):
         content, importance=..., critical=...)``, ``end_turn()``, ``complete(summary, outcome)``.
         Goal, plan and constraints must pass the write gate."""
         self._check_open()
-        return Session(self, scope, actor=actor, task_id=task_id, goal=goal, plan=plan, constraints=constraints,
-                       purpose=purpose)
+        ids = self._ids
+        return Session(self, ids.scope(scope), actor=ids.id(actor, "actor"), task_id=ids.id(task_id, "task_id"),
+                       goal=goal, plan=plan, constraints=constraints, purpose=ids.id(purpose, "purpose"))
 
     def resume_session(self, scope: str, *, actor: str, task_id: str, purpose: str = "task") -> Session:
         """A session rebuilt from the ledger (its L0 and turn), after its process died."""
         self._check_open()
-        return Session.resume(self, scope, actor=actor, task_id=task_id, purpose=purpose)
+        ids = self._ids
+        return Session.resume(self, ids.scope(scope), actor=ids.id(actor, "actor"), task_id=ids.id(task_id, "task_id"),
+                              purpose=ids.id(purpose, "purpose"))
 
     def promote(self, memory_id: str, to_scope: str, *, actor: str, reason: str) -> dict:
         """Promote a live vault memory up its scope tree (task -> user -> org): a new memory in
@@ -426,7 +440,8 @@ class Runtime(RecallAPI, AsyncAPI):
         source's scope; the ledger event names the source and the reason. Returns the write's
         result with ``promoted_from`` and ``from_scope``."""
         self._check_open()
-        op = ScopePromoteOp(memory_id, to_scope, actor, reason, self._new_key()).validate()
+        actor = self._ids.id(actor, "actor")
+        op = ScopePromoteOp(memory_id, self._ids.scope(to_scope), actor, reason, self._new_key()).validate()
         self._check_write([(actor, parse_scope(op.scope))])
         return self._submit_by_scope([op])[0]
 
@@ -439,7 +454,7 @@ class Runtime(RecallAPI, AsyncAPI):
 
         self._check_open()
         n = self.config.lifecycle.demote_after if after is None else V.integer(after, "after", 1, 1_000_000)
-        under = parse_scope(scope) if scope is not None else None
+        under = parse_scope(self._ids.scope(scope)) if scope is not None else None
         self._evidence.flush()
         key = (n, str(under))
         since = self._demote_since.get(key, 0)
@@ -517,7 +532,8 @@ class Runtime(RecallAPI, AsyncAPI):
         ``scope="fact"`` erases every version of its fact (same subject and predicate)."""
         if scope not in ("memory", "fact"):
             raise R.InvalidRecord('scope must be "memory" or "fact"')
-        return self._by_memory(ForgetOp(memory_id, actor, reason, self._new_key(), all_versions=scope == "fact"))
+        return self._by_memory(ForgetOp(memory_id, self._ids.id(actor, "actor"), reason, self._new_key(),
+                                        all_versions=scope == "fact"))
 
     def _by_memory(self, op) -> dict:
         """Route an operation on one memory to its owner: the id's tenant tag names it; an id
@@ -586,7 +602,11 @@ class Runtime(RecallAPI, AsyncAPI):
         plan says so). ``dry_run``: the plan only, nothing changed. Applied as one ledger
         transaction per owner holding the memories."""
         self._check_open()
-        R.check_identifier(actor, "actor")
+        actor = R.check_identifier(self._ids.id(actor, "actor"), "actor")
+        if scope is not None:
+            scope = self._ids.scope(scope)
+        if isinstance(where, dict) and isinstance(where.get("actor"), str):
+            where = dict(where, actor=self._ids.id(where["actor"], "where.actor"))
         self.flush()
         return history.rollback(self, to=to, memory_id=memory_id, where=where, cascade=cascade, scope=scope,
                                 actor=actor, reason=reason, dry_run=dry_run)
@@ -611,7 +631,7 @@ class Runtime(RecallAPI, AsyncAPI):
         ``progress(step)`` hears each step (sync, plan, apply, maintain) as it starts."""
         self._check_open()
         if scope is not None:
-            scope = str(parse_scope(scope))
+            scope = str(parse_scope(self._ids.scope(scope)))
         if workers is not None:
             V.integer(workers, "workers", 1, 4096)
         if progress is not None and not callable(progress):

@@ -27,7 +27,7 @@ from ..core.project import Change
 from .entries import Entry, decode, encode, seal_all
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
 from .ledger_history import LedgerHistory
-from .ledger_key import DIGEST, FINGERPRINT, LedgerKey
+from .ledger_key import DIGEST, FINGERPRINT, PSEUDONYM, LedgerKey
 from .ledger_key import key_dir as resolve_key_dir
 
 _DDL = [
@@ -108,6 +108,7 @@ class Ledger(LedgerChecks, LedgerHistory):
             raise
         self.digest_key = self.key.subkey(DIGEST)
         self.fingerprint_key = self.key.subkey(FINGERPRINT)
+        self.pseudonym_key = self.key.subkey(PSEUDONYM)
         if self._meta("provenance") is None:
             self._index_provenance()
 
