@@ -124,6 +124,7 @@ def test_pseudonymised_ids_keep_grants_and_recalls_working_and_stay_out_of_stora
         rt.close()
 
 
+@pytest.mark.ray
 def test_an_owner_called_directly_refuses_flagged_ids_even_with_pseudonyms_on(ray_session, data_dir):
     """Defence in depth: the owner checks ids again, so a caller that skips the runtime (or a
     runtime that pseudonymises) never gets a flagged id stored through it."""
