@@ -44,10 +44,14 @@ def test_rebuilt_l2_equals_the_live_one(ray_session, tmp_path):
         rt.review.approve(held.memory_id, actor="rev", reason="harmless")
         rt.review.reject(rejected.memory_id, actor="rev", reason="injection")
         rt.write(ALICE, "scratch: comparing flights", actor="ag", pool="working")  # L1 only
+        for _ in range(2):  # access counts: the ledger keeps them beside the events, L2 has them
+            r = rt.recall("bob note", actor="bg", task_id="t", allowed_scopes=[BOB], purpose="p", top_k=3)
+        rt.mark_cited(r.recall_id, [r.hits[0].memory_id], actor="bg")
         rt.flush()
     finally:
         rt.close()
     live = _table(data)
+    assert max(live.column("retrieved_count").to_pylist()) == 2 and max(live.column("cited_count").to_pylist()) == 1
     out = rebuild(data, workers=2)
     assert out["rows"] == live.num_rows and out["events"] > 40
     again = _table(data)

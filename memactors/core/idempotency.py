@@ -10,9 +10,28 @@ clock). Pure.
 from __future__ import annotations
 
 import hmac
+import os
+import re
 from collections import deque
 
 CONFLICT = "conflict"
+
+# The keys a runtime makes for writes that came without one: "m", 16 random consonants, "-",
+# the item's position. Consonants and a short number only, so such a key holds no phone, card
+# or id number, no token of any provider's shape and no word a rule reads as context ("otp",
+# "pin"): the owners need not screen it again (screening a key costs as much as deciding its
+# write). 20 letters to the power 16: 69 bits.
+_CONSONANTS = "bcdfghjklmnpqrstvwxz"
+_MADE = re.compile(r"m[bcdfghjklmnpqrstvwxz]{16}-[0-9]{1,7}", re.ASCII)
+
+
+def made_key_prefix() -> str:
+    """A fresh prefix for the keys of one call: ``f"{prefix}-{i}"``."""
+    return "m" + "".join(_CONSONANTS[b % 20] for b in os.urandom(16))
+
+
+def is_made_key(key: object) -> bool:
+    return isinstance(key, str) and _MADE.fullmatch(key) is not None
 
 
 class IdempotencyCache:

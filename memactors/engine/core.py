@@ -37,7 +37,7 @@ from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import SYSTEM_ACTOR, GrantTable
-from ..core.idempotency import CONFLICT, IdempotencyCache
+from ..core.idempotency import CONFLICT, IdempotencyCache, is_made_key
 from ..core.ops import BY_MEMORY, DemoteOp, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
@@ -820,8 +820,9 @@ def _system(op) -> bool:
 
 
 def _screen(op) -> None:
+    key = getattr(op, "idempotency_key", None) or getattr(op, "idem_key", None)
     screen_ids({"actor": getattr(op, "actor", None), "granting actor": getattr(op, "by", None),
-                "idempotency key": getattr(op, "idempotency_key", None) or getattr(op, "idem_key", None)})
+                "idempotency key": None if is_made_key(key) else key})
     scope = getattr(op, "scope", None)
     if isinstance(scope, str):  # anything else is the op's own validation to refuse
         screen_scope(scope)

@@ -44,6 +44,26 @@ def fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
     return R.to_arrow(out, vecs, embedder[1])
 
 
+def with_access(table: pa.Table, access: pa.Table) -> pa.Table:
+    """The rows with the access counts the ledger keeps beside the events (recalls and citations,
+    what the owners' flushes patch into L2 as they go): a rebuilt L2 has them too."""
+    if not access.num_rows or not table.num_rows:
+        return table
+    import pyarrow.compute as pc
+
+    at = pc.index_in(table.column("memory_id"), value_set=access.column("memory_id"))
+    has = pc.is_valid(at)
+    for name in ("retrieved_count", "cited_count", "last_accessed_at"):
+        col = table.column(name)
+        vals = access.column(name).cast(pa.int64() if name == "last_accessed_at" else col.type)
+        if name == "last_accessed_at":
+            vals = vals.cast(col.type)
+        taken = pc.take(vals, pc.fill_null(at, 0))
+        table = table.set_column(table.schema.get_field_index(name), table.schema.field(name),
+                                 pc.if_else(has, taken, col))
+    return table
+
+
 def in_process(parts: list[pa.Table], embedder: tuple[str, int]) -> list[pa.Table]:
     return [fold_part(p, embedder) for p in parts]
 
@@ -71,6 +91,8 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
             parts.append(tbl)
         t_read = time.perf_counter() - t0
         table = pa.concat_tables(fold(parts, (cfg.embedder.name, cfg.embedder.dim))).sort_by("memory_id")
+        table = with_access(table, ledger.con.cursor().sql(
+            "SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access").to_arrow_table())
         t_fold = time.perf_counter() - t0 - t_read
         from ..store.lance_store import L2Store  # lancedb only where it is needed
 

@@ -24,6 +24,7 @@ from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
+from ..core.idempotency import made_key_prefix
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
 from ..core.ops import DemoteOp, ForgetOp, GrantOp, ScopePromoteOp
 from ..core.scopes import parse_scope
@@ -318,7 +319,7 @@ class Runtime(RecallAPI, AsyncAPI):
         else:
             self._precheck_writes(reqs)
         good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
-        call = uuid.uuid4().hex[:16]
+        call = made_key_prefix()
         for i in good:
             if reqs[i].idempotency_key is None:
                 reqs[i].idempotency_key = f"{call}-{i}"

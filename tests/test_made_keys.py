@@ -1,0 +1,29 @@
+"""The idempotency keys a runtime makes itself are never screened again by the owners: their
+shape (consonants and a short number) can hold no personal data, no token and no word a rule
+reads as context. Tried over the whole shape, and against keys that only look alike."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memactors.core.idempotency import is_made_key, made_key_prefix
+from memactors.gate.identifiers import identifier_kind
+
+CONSONANTS = "bcdfghjklmnpqrstvwxz"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(CONSONANTS, min_size=16, max_size=16), st.integers(0, 9_999_999))
+def test_no_key_of_the_made_shape_looks_like_data(letters, n):
+    key = f"m{letters}-{n}"
+    assert is_made_key(key) and identifier_kind(key) is None
+
+
+def test_made_keys_are_fresh_and_of_their_shape():
+    keys = {f"{made_key_prefix()}-{i}" for i in range(1000)}
+    assert len(keys) == 1000 and all(is_made_key(k) for k in keys)
+
+
+def test_keys_that_only_look_alike_are_screened():
+    for key in ("motpcode12345678-1", "m13812345678bcdfg-1", "mbcdfghjklmnpqrst-13812345678", "xoxb-1234-5678",
+                "Mbcdfghjklmnpqrst-1", "mbcdfghjklmnpqrst-12345678", "mbcdfghjklmnpqrst1"):
+        assert not is_made_key(key)
