@@ -198,9 +198,9 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
 def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
     """A status change for a stated reason. Evicted records leave L2 (their keys stay: an
     eviction can be undone, an erasure cannot); a working item leaves L1 (superseded: its fact
-    was promoted; evicted: its session let it go), its content kept in the ledger. Only a live memory can turn stale; a held
-    (pending) write becomes live only through review; a memory made live again supersedes the
-    live version of its fact, so a fact never has two."""
+    was promoted; evicted: its session let it go), its content kept in the ledger. Only a live
+    memory can turn stale; a held (pending) write becomes live only through review; a memory
+    made live again supersedes the live version of its fact, so a fact never has two."""
     if rec is None or rec["status"] == "tombstoned":
         raise NotFound(f"no memory {op.memory_id} to change")
     old, new = rec["status"], op.status
