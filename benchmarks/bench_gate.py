@@ -2,6 +2,8 @@
 
     .venv/bin/pip install detect-secrets==1.5.0        # benchmark-only (the [bench] extra)
     .venv/bin/python benchmarks/bench_gate.py --out benchmarks/out/gate.json
+    .venv/bin/python benchmarks/bench_gate.py --only throughput --cpu   # texts per CPU-second, short
+    .venv/bin/python benchmarks/bench_gate.py --only sets               # phone, instruction, chit-chat sets
 
 Prints one JSON document. Corpora are generated here from a fixed seed (secrets, logs, the
 mixed 200-character texts); clean conversation is every turn of ../shared/data/locomo/*.json.
@@ -207,12 +209,15 @@ def mixed_corpus(g: Gen, n: int, clean_src: list[str], secrets: list[tuple[str, 
 
 # -- measurements -------------------------------------------------------------------------
 
+CLOCK = time.perf_counter  # --cpu: time.process_time, the CPU this process used (a shared, loaded machine)
+
+
 def best_of(fn, repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, CLOCK() - t0)
     return best
 
 
@@ -327,6 +332,93 @@ def false_positives(gate: Gate, texts: list[str], source: str, with_ds: bool) ->
     return out
 
 
+def prose_numbers(g: Gen, n: int = 2000) -> list[str]:
+    """Numbers in prose that are not phone numbers: invoices, ISBNs, build numbers, dates,
+    times, versions, amounts, order and ticket ids."""
+    r = g.r
+    forms = [
+        lambda: f"Invoice INV-{r.randint(2019, 2026)}-{r.randint(0, 999999):06d} is due on {r.randint(1, 28)} March.",
+        lambda: f"ISBN 978-{r.randint(0, 9)}-{r.randint(10, 99)}-{r.randint(100000, 999999)}-{r.randint(0, 9)} is on the shelf.",
+        lambda: f"Build {r.randint(2019, 2026)}{r.randint(1, 12):02d}{r.randint(1, 28):02d}.{r.randint(1, 9)} passed.",
+        lambda: f"We met on {r.randint(2019, 2026)}-{r.randint(1, 12):02d}-{r.randint(1, 28):02d} at {r.randint(0, 23):02d}:"
+                f"{r.randint(0, 59):02d}.",
+        lambda: f"Version {r.randint(0, 20)}.{r.randint(0, 40)}.{r.randint(0, 200)} fixed it; kernel 6.{r.randint(0, 12)}."
+                f"{r.randint(0, 99)}-{r.randint(1, 99)}-generic.",
+        lambda: f"Order {r.randint(10**9, 10**10 - 1)} shipped with {r.randint(1, 20)} items.",
+        lambda: f"It cost {r.randint(1, 999)},{r.randint(0, 999):03d} yen and took {r.randint(2, 90)} minutes.",
+        lambda: f"Ticket {r.randint(10000, 99999)}-{r.randint(100, 999)} was closed on {r.randint(1, 28)}/{r.randint(1, 12)}/"
+                f"{r.randint(2019, 2026)}.",
+        lambda: f"Flight {r.choice(['BA', 'LH', 'AF', 'UA'])} {r.randint(100, 9999)} leaves at {r.randint(6, 22)}:{r.choice(['05', '30', '45'])} "
+                f"from gate {r.randint(1, 80)}.",
+        lambda: f"Population {r.randint(1, 99)} {r.randint(0, 999):03d} {r.randint(0, 999):03d}; area {r.randint(100, 99999)} km2.",
+        lambda: f"订单号 {r.randint(10**12, 10**13 - 1)}，发票号码 {r.randint(10**7, 10**8 - 1)}，版本 {r.randint(1, 9)}.{r.randint(0, 9)}.",
+    ]
+    return [r.choice(forms)() for _ in range(n)]
+
+
+def phone_figures(gate: Gate, corpora: dict[str, list[str]], path: str) -> dict:
+    """The phone-number set (must match, must not match) and the false positives of both phone
+    rules on each clean corpus."""
+    with open(path, encoding="utf-8") as fh:
+        pset = json.load(fh)
+    phone = ("pii.phone", "pii.phone_cn")
+    found = lambda t: [t[h.start:h.end] for h in gate.scan(t).hits if h.rule in phone]  # noqa: E731
+    out = {"set": {"match": len(pset["match"]), "matched": sum(1 for t in pset["match"] if found(t)),
+                   "no_match": len(pset["no_match"]), "false_matches": [t for t in pset["no_match"] if found(t)]}}
+    for name, texts in corpora.items():
+        fps = [(t[:120], found(t)) for t in texts if found(t)]
+        out[name] = {"texts": len(texts), "false_positives": len(fps), "examples": fps[:10]}
+    return out
+
+
+def instruction_figures(gate: Gate, path: str) -> dict:
+    """The labelled instruction set through the gate as tool output: recall on instructions and
+    the share of facts held, overall, by language and by split."""
+    with open(path, encoding="utf-8") as fh:
+        texts = json.load(fh)["texts"]
+    held = lambda t: any(h.rule == "injection.instruction" for h in gate.scan(t["text"], "tool").hits)  # noqa: E731
+
+    def fig(sub):
+        ins = [t for t in sub if t["label"] == "instruction"]
+        facts = [t for t in sub if t["label"] == "fact"]
+        return {"instructions": len(ins), "recall": round(sum(map(held, ins)) / len(ins), 4),
+                "facts": len(facts), "facts_held": round(sum(map(held, facts)) / len(facts), 4)}
+
+    out = {"all": fig(texts)}
+    for key in ("lang", "split"):
+        for v in sorted({t[key] for t in texts}):
+            out[f"{key}={v}"] = fig([t for t in texts if t[key] == v])
+    return out
+
+
+def chitchat_figures(gate: Gate, path: str, folds: int = 5) -> dict:
+    """The chit-chat set: recall and precision of the shipped rule, and of rules learned on
+    k-1 folds and measured on the k-th (how it does on pleasantries it has not seen)."""
+    from memactors.gate.rules.low_value import _CHAT, learn, learned_chitchat
+
+    with open(path, encoding="utf-8") as fh:
+        d = json.load(fh)
+    caught = lambda t: any(h.rule == "low_value.chitchat" for h in gate.scan(t).hits)  # noqa: E731
+    tp, fp = sum(map(caught, d["chitchat"])), sum(map(caught, d["keep"]))
+    out = {"chitchat": len(d["chitchat"]), "keep": len(d["keep"]), "recall": round(tp / len(d["chitchat"]), 4),
+           "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0}
+    r = random.Random(0)
+    pos, neg = d["chitchat"][:], d["keep"][:]
+    r.shuffle(pos)
+    r.shuffle(neg)
+    TP = FP = FN = 0
+    for k in range(folds):
+        w = learn([t for i, t in enumerate(pos) if i % folds != k], [t for i, t in enumerate(neg) if i % folds != k])
+        short = lambda t: len(t) <= (60 if t.isascii() else 30)  # noqa: E731
+        f = lambda t: short(t) and (bool(_CHAT.match(t)) or learned_chitchat(t, w))  # noqa: E731
+        hits = [f(t) for i, t in enumerate(pos) if i % folds == k]
+        TP += sum(hits)
+        FN += len(hits) - sum(hits)
+        FP += sum(f(t) for i, t in enumerate(neg) if i % folds == k)
+    out[f"{folds}_fold"] = {"recall": round(TP / (TP + FN), 4), "precision": round(TP / (TP + FP), 4) if TP + FP else 1.0}
+    return out
+
+
 def rule_samples(gate: Gate, path: str) -> dict:
     with open(path, encoding="utf-8") as fh:
         samples = json.load(fh)
@@ -351,12 +443,39 @@ def main() -> None:
     ap.add_argument("--locomo", default=os.path.join(HERE, "..", "..", "shared", "data", "locomo"))
     ap.add_argument("--no-ds-fp", action="store_true", help="skip detect-secrets on the false-positive corpora")
     ap.add_argument("--out", help="also write the JSON here")
+    ap.add_argument("--cpu", action="store_true", help="time by CPU used (process_time), not wall clock")
+    ap.add_argument("--only", choices=["throughput", "sets"], help="only the throughput, or only the labelled sets")
     a = ap.parse_args()
+    global CLOCK
+    if a.cpu:
+        CLOCK = time.process_time
     g = Gen(a.seed)
     gate = Gate()
+    fixtures = os.path.join(HERE, "..", "tests", "fixtures")
     turns = locomo_turns(a.locomo)
     zh_en = [t for _, t in workload.memories(4000, 100)]
     secrets = secret_corpus(g)
+    if a.only == "throughput":
+        logs = log_corpus(Gen(a.seed + 1), a.logs)
+        res = {"clock": "process_time" if a.cpu else "perf_counter",
+               "throughput": throughput(gate, mixed_corpus(g, a.n, turns + zh_en if turns else zh_en, secrets)),
+               "logs_as_tool_texts_per_s": round(len(logs) / best_of(lambda: [gate.scan(t, "tool") for t in logs]))}
+        print(json.dumps(res, indent=1))
+        return
+    if a.only == "sets":
+        corpora = {"locomo": turns, "logs": log_corpus(g, a.logs), "workload_memories": zh_en,
+                   "prose_numbers": prose_numbers(g)}
+        res = {"phone": phone_figures(gate, corpora, os.path.join(fixtures, "phone_numbers.json")),
+               "instructions": instruction_figures(gate, os.path.join(fixtures, "instructions.json")),
+               "instructions_locomo_as_tool": round(sum(
+                   any(h.rule == "injection.instruction" for h in gate.scan(t, "tool").hits) for t in turns)
+                   / max(1, len(turns)), 4),
+               "chitchat": chitchat_figures(gate, os.path.join(fixtures, "chitchat.json"))}
+        print(json.dumps(res, ensure_ascii=False, indent=1))
+        if a.out:
+            with open(a.out, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(res, ensure_ascii=False, indent=1))
+        return
     res = {"python": sys.version.split()[0], "cpu_count": os.cpu_count(),
            "throughput": throughput(gate, mixed_corpus(g, a.n, turns + zh_en if turns else zh_en, secrets)),
            "vs_detect_secrets": versus_detect_secrets(gate, secrets),

@@ -106,6 +106,7 @@ def test_policy_overrides_by_rule_category_sensitivity_and_source():
         "sensitivity": {"restricted": "redact"},
         "sources": {"tool": {"category": {"low_value": "allow", "code": "pending"}}},
         "injection_sources": ["web"],
+        "pending_sources": [],  # web and document through the rules, to see injection_sources at work
     }))
     r = g.scan("bob@example.com", "user_stated")
     assert r.decision == "accepted" and r.text == "bob@example.com" and r.hits[0].action == "allow"

@@ -188,6 +188,9 @@ def test_rollback_by_source_kind_and_time_range(env, user):
     clock.advance(seconds=10)
     t0 = clock.now_us()
     crawl = [rt.write(scope, f"note: crawled page {i} about coffee", actor=ag, source="web") for i in range(3)]
+    for w in (old_web, *crawl):  # web writes wait for review (DESIGN section 13): a reviewer let them in
+        assert w.decision == "pending"
+        rt.review.approve(w.memory_id, actor=ADMIN, reason="reviewed")
     plan = rt.rollback(where={"source_kind": "web", "since": t0}, actor=ADMIN, reason="poisoned crawl")
     assert {i["memory_id"] for i in plan.items} >= {c.memory_id for c in crawl}
     got = ids(recall(rt, "note tea coffee crawled page city museum", ag, scope))

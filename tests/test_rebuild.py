@@ -73,13 +73,13 @@ def test_rebuild_refuses_an_open_folder(ray_session, tmp_path):
         rt.close()
 
 
-def _as_schema_2(data_dir) -> None:
-    """Make the folder's L2 table what a runtime of record schema 2 left: no session column,
-    schema version 2 in its metadata (its ledger records have no session field either)."""
+def _as_schema_3(data_dir) -> None:
+    """Make the folder's L2 table what a runtime of record schema 3 left: no session column,
+    schema version 3 in its metadata."""
     db = lancedb.connect(os.path.join(data_dir, "l2"))
     old = db.open_table("memories").to_arrow()
     old = old.drop_columns(["session"])
-    meta = {**(old.schema.metadata or {}), b"memactors.schema_version": b"2"}
+    meta = {**(old.schema.metadata or {}), b"memactors.schema_version": b"3"}
     db.create_table("memories", data=old.replace_schema_metadata(meta), mode="overwrite")
 
 
@@ -95,7 +95,7 @@ def test_a_folder_of_the_previous_record_schema_opens_and_sessions_work(ray_sess
         rt.flush()
     finally:
         rt.close()
-    _as_schema_2(data)
+    _as_schema_3(data)
     assert L2Store.outdated(os.path.join(data, "l2"))
     rt = memactors.connect(data, config=cfg)  # rebuilt from the ledger at connect
     try:

@@ -255,6 +255,7 @@ def test_tampered_ledger_file_is_found_at_the_right_seq(ray_session, data_dir):
     import duckdb
 
     rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1}})
+    rt.grant("reader", ALICE)  # seq 1 and 2 are grants, 3.. writes
     rt.grant("ag", ALICE, write=True)
     for i in range(5):
         rt.write(ALICE, f"fact {i}", actor="ag")

@@ -256,8 +256,8 @@ def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
         res = _cli("grant", "a1", "/org/acme/user/alice/", "--write", data=data)
         assert res.returncode == 0, res.stderr
         res = _cli("grants", data=data)
-        # every open grants the lifecycle sweeper (a ledger event like any other), then a1's grant
-        assert sorted(g["actor"] for g in orjson.loads(res.stdout)["grants"]) == ["a1", "memactors-lifecycle"]
+        # a fresh folder has no grants (sweeps need none): only a1's
+        assert sorted(g["actor"] for g in orjson.loads(res.stdout)["grants"]) == ["a1"]
         assert _cli("audit", "verify", data=data).returncode == 0
         _history_verbs(data, tmp_path)
     finally:

@@ -229,6 +229,11 @@ class LedgerWriter:
         # For owners: they fingerprint requests to tell a retry from a reused idempotency key.
         return self.ledger.fingerprint_key
 
+    def pseudonym_key(self) -> bytes:
+        # For the runtime, when [gate].pseudonymise_identifiers is on: ids that look like
+        # personal data become keyed pseudonyms, stable for the life of this folder's key.
+        return self.ledger.pseudonym_key
+
     async def unapplied(self, scopes: list[str] | None = None) -> list:
         """Events L2 has not applied (decoded changes with their seqs), for a restarting owner."""
         await self.flush()
@@ -250,6 +255,11 @@ class LedgerWriter:
         """Every event of these memories, decoded: a record projected from the ledger alone."""
         await self.flush()
         return await asyncio.to_thread(self.ledger.history, memory_ids)
+
+    async def provenance(self, roots: list[str]) -> tuple[dict, list]:
+        """What an erasure of ``roots`` weighs, across every scope (``Ledger.provenance``)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.provenance, roots)
 
     async def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
         await self.flush()

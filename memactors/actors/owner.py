@@ -32,15 +32,16 @@ from ..core import records as R
 from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
-from ..core.grants import GrantTable
+from ..core.grants import SYSTEM_ACTOR, GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
-from ..core.ops import BY_MEMORY, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
+from ..core.ops import BY_MEMORY, DemoteOp, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
 from ..core.working import KEPT, WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
+from ..gate.identifiers import screen_ids, screen_scope
 from ..store.entries import Entry, encode
 from .embed_pool import EmbedPool
 from .gate_pool import GatePool
@@ -338,6 +339,7 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 results[i] = orjson.loads(seen)
             else:
                 todo.append(i)
+        await self._check_claims(ops, todo, results)
         if not todo:
             return results
         t0 = time.perf_counter()
@@ -354,7 +356,8 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                     todo.remove(i)
                     continue
                 try:
-                    self.grants.check_write(op.actor, parse_scope(scope))
+                    if not _system(op):
+                        self.grants.check_write(op.actor, parse_scope(scope))
                 except MemactorsError as exc:
                     results[i] = errors.encode(exc)
                     todo.remove(i)
@@ -370,22 +373,27 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
         for lk in locks:
             await lk.acquire()
         try:
-            await self._decide_and_commit(ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1)
+            foreign = await self._decide_and_commit(ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1)
         finally:
             for lk in locks:
                 lk.release()
+        if foreign:  # after the locks: an owner taking ours while we wait for its would deadlock
+            await self._deliver(foreign)
         if len(self.outbox) >= self.cfg.runtime.l2_flush_max_rows and not self._flush_deferred():
             asyncio.get_running_loop().create_task(self._flush())
         return results
 
     def _authorise(self, op) -> None:
-        """What can be checked before anything is read: the scope is this owner's and the
-        actor may write it (by-memory operations are checked once their scope is known)."""
+        """What can be checked before anything is read: no id looks like personal data or a
+        secret (the runtime screened them already: a second look), the scope is this owner's
+        and the actor may write it (by-memory operations are checked once their scope is known)."""
+        _screen(op)
         if isinstance(op, (SweepOp, RollbackOp)):
             op.validate()
             for s in _scopes_of(op):
                 self._check_mine(s)
-                self.grants.check_write(op.actor, parse_scope(s))
+                if not _system(op):
+                    self.grants.check_write(op.actor, parse_scope(s))
             return
         if isinstance(op, R.WriteRequest):
             self._check_mine(op.scope)
@@ -401,6 +409,24 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
             op.validate()
         else:
             raise R.InvalidRecord(f"an owner applies operations, not {type(op).__name__}")
+
+    async def _check_claims(self, ops: list, todo: list[int], results: list) -> None:
+        """A write that claims to be made from other memories (``derived_from``) needs a read grant
+        on each of them: a claim is recorded as the caller's, and an erasure or a rollback of
+        the source weighs it. Refused items leave ``todo``."""
+        claimed = {i: ops[i].derived_from for i in todo if isinstance(ops[i], R.WriteRequest) and ops[i].derived_from}
+        if not claimed:
+            return
+        where = await self.ledger.scopes_of.remote(sorted({m for ids in claimed.values() for m in ids}))
+        for i, ids in claimed.items():
+            try:
+                if any(m not in where for m in ids):
+                    raise AccessDenied("unknown")
+                self.grants.check_recall(ops[i].actor, [parse_scope(where[m]) for m in ids])
+            except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
+                results[i] = errors.encode(AccessDenied(
+                    "derived_from names a memory this actor cannot read; nothing was written"))
+                todo.remove(i)
 
     async def _prepare(self, writes: dict) -> dict:
         """Gate, derive and embed a batch's writes (in the gate pool for big batches, off this
@@ -533,7 +559,7 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 pass
             raise _typed(failed)
         outcome = [r for part in parts for r in part]
-        rebuild = set()
+        rebuild, foreign = set(), []
         for (i, out), (status, payload) in zip(done, outcome):
             op = ops[i]
             if status in ("dup", "conflict"):
@@ -547,6 +573,9 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 self._sweep_to_outbox(out.changes, payload)
                 continue
             for ch, seq in zip(out.changes, payload):
+                if not self._mine(ch.scope):  # an erasure down the provenance into another owner's scope
+                    foreign.append((seq, ch))
+                    continue
                 self._after_commit(ch, staged.get(ch.scope), out.vectors.get(ch.memory_id), seq,
                                    out.revived.get(ch.memory_id))
             if isinstance(op, GrantOp):
@@ -561,17 +590,56 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 self.hot.install(s, staged[s])
         # Changes to hot scopes the batch did not stage (an erasure down the provenance into
         # another scope): those scopes are rebuilt from L2 and the ledger.
-        rebuild |= {c.scope for _, out in done for c in out.changes if c.scope not in staged and c.scope in self.hot}
+        rebuild |= {c.scope for _, out in done for c in out.changes
+                    if c.scope not in staged and c.scope in self.hot and self._mine(c.scope)}
         if rebuild:
             await self._reload(rebuild)
         if GLOBAL_SCOPE in staged and self.is_global_owner:
+            await self._announce_global()
+        return foreign
+
+    async def _deliver(self, foreign: list[tuple[int, Change]]) -> None:
+        """Committed changes of other owners' scopes (an erasure that followed a copy there) go
+        to those owners, and are in their hot state, L1 and L2 outbox before this returns. An
+        owner that cannot be reached replays them from the ledger when it starts again."""
+        by_owner: dict[int, list] = {}
+        for seq, ch in foreign:
+            by_owner.setdefault(owner_index(parse_scope(ch.scope), self.num_owners), []).append((seq, ch))
+        refs = [ray.get_actor(owner_name(i), namespace=self.namespace).absorb.remote(items)
+                for i, items in sorted(by_owner.items())]
+        await asyncio.gather(*refs, return_exceptions=True)
+
+    async def absorb(self, items: list[tuple[int, Change]]) -> None:
+        """Apply changes another owner committed for scopes this owner holds (``_deliver``):
+        through the projection into the hot state, L1 and the L2 outbox, under the scopes' locks."""
+        await self._ready()
+        items = [(seq, ch) for seq, ch in items if self._mine(ch.scope)]
+        scopes = sorted({ch.scope for _, ch in items})
+        locks = [self._lock(s) for s in scopes]
+        for lk in locks:
+            await lk.acquire()
+        try:
+            fresh = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # swapped in whole (recall reads)
+            for seq, ch in items:
+                rec = apply(fresh[ch.scope], ch) if ch.scope in fresh else None
+                if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:
+                    self.working.remove(ch.memory_id, ch.scope)
+                self._to_outbox(ch, rec, None, new=False)
+                self.outbox.seqs([seq])
+            for s, st in fresh.items():
+                self.hot.install(s, st)
+        finally:
+            for lk in locks:
+                lk.release()
+        if GLOBAL_SCOPE in scopes and self.is_global_owner:
             await self._announce_global()
 
     async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int, near) -> tuple[C.Outcome,
                                                                                                   dict | None]:
         """Gather what the operation's decision reads, then decide it (``memactors.core.changes``).
         Returns the outcome and the record it addressed (None for writes and grants)."""
-        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near, judge=self.judge)
+        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near, judge=self.judge,
+                    carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
         if isinstance(op, BY_MEMORY):
             rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
             ctx.record = rec
@@ -579,24 +647,17 @@ class ScopeOwner(RecallMixin, FlushMixin, SessionMixin):
                 await self._flush()  # versions still in the outbox must be in L2 to be found
                 ctx.versions = await asyncio.to_thread(self.l2.versions_of, rec["scope"], rec["entity_key"])
             if rec is not None and isinstance(op, ForgetOp):
-                ctx.derived = await self._derived([rec["memory_id"], *[v["memory_id"] for v in ctx.versions]])
+                roots = [rec["memory_id"], *[v["memory_id"] for v in ctx.versions]]
+                ctx.provenance = await self.ledger.provenance.remote(roots)
         await self._gather_session(op, ctx)  # promotions and demotions: vectors, the source record
         return C.decide(op, ctx), ctx.record
 
-    async def _derived(self, roots: list[str]) -> list[dict]:
-        """Every memory this owner holds made, directly or down a chain, from ``roots``: from
-        the hot states (unflushed ones too) and L2."""
-        found: dict[str, dict] = {}
-        frontier = list(roots)
-        while frontier:
-            hits = {r["memory_id"]: r for r in await asyncio.to_thread(self.l2.derived_from_any, frontier)}
-            for st in self.hot.states.values():
-                for r in st.records.values():
-                    if set(r.get("derived_from") or ()) & set(frontier):
-                        hits[r["memory_id"]] = r
-            frontier = [m for m in hits if m not in found and m not in roots]
-            found.update(hits)
-        return list(found.values())
+    def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
+        """Memories of ``scope`` (vault or L1) whose text hashes to one of ``hashes``: those a
+        write's retrieval context carries (its ``context_of``)."""
+        want = set(hashes)
+        return {r["memory_id"] for r in (*state.records.values(), *self.working.items(scope))
+                if r.get("content_hash") in want}
 
     async def _record(self, memory_id: str) -> dict | None:
         """A record not in the hot state (superseded, or of a cold scope): projected from the
@@ -778,6 +839,20 @@ class _PoolEmbedder:
         import numpy as np
 
         return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _system(op) -> bool:
+    """An operation the runtime built for its own work (a sweep's share, a demotion): it acts
+    as SYSTEM_ACTOR, which no caller can name (validated), and needs no grant."""
+    return isinstance(op, (SweepOp, DemoteOp)) and op.actor == SYSTEM_ACTOR
+
+
+def _screen(op) -> None:
+    screen_ids({"actor": getattr(op, "actor", None), "granting actor": getattr(op, "by", None),
+                "idempotency key": getattr(op, "idempotency_key", None) or getattr(op, "idem_key", None)})
+    scope = getattr(op, "scope", None)
+    if isinstance(scope, str):  # anything else is the op's own validation to refuse
+        screen_scope(scope)
 
 
 def _scopes_of(op) -> set[str]:

@@ -43,4 +43,8 @@ class SessionMixin:
             vec = src.vectors.get(mid) if src is not None else None
         if vec is None:
             vec = (await self._embed([rec["content"]]))[0]
-        ctx.prepared = C.Prepared(R.ACCEPTED, None, {}, {}, vector=vec)
+        if isinstance(op, PromoteOp):  # the promotion rules ask what the gate says of the item as stored
+            rep = self.gate.scan(rec["content"], rec["source_kind"])
+            ctx.prepared = C.Prepared(rep.decision, None, {}, rep.summary(), vector=vec)
+        else:
+            ctx.prepared = C.Prepared(R.ACCEPTED, None, {}, {}, vector=vec)

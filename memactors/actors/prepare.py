@@ -36,7 +36,8 @@ def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
         reports[i][f] = gate.scan(v, sources[i])
     merged = [combine(r) for r in reports]
     contexts = cols.get("context") or [None] * n
-    out = {"decision": [], "text": [], "fields": [], "gate": [], "content_hash": [], "search_text": []}
+    out = {"decision": [], "text": [], "fields": [], "gate": [], "content_hash": [], "search_text": [],
+           "context_hashes": []}
     for i, rep in enumerate(merged):
         out["decision"].append(rep.decision)
         out["text"].append(rep.text)
@@ -45,10 +46,12 @@ def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
         if rep.text is None:
             out["content_hash"].append(None)
             out["search_text"].append(None)
+            out["context_hashes"].append(None)
             continue
         ctx = gate.scan(contexts[i], sources[i]).text if contexts[i] else None  # None when blocked
         out["content_hash"].append(R.content_hash(rep.text))
         out["search_text"].append(" ".join(tokenize(rep.text if not ctx else f"{rep.text}\n{ctx}")))
+        out["context_hashes"].append(R.piece_hashes(ctx) if ctx else None)
     out["vectors"] = embed_kept(embedder, out["text"]) if embedder is not None else None
     return out
 
@@ -65,6 +68,8 @@ def embed_kept(embedder, texts: list[str | None]) -> np.ndarray:
 def unpack(out: dict) -> list[Prepared]:
     """The prepare stage's columns as one ``Prepared`` per write."""
     vecs = out["vectors"]
+    hashes = out.get("context_hashes") or [None] * len(out["decision"])
     return [Prepared(out["decision"][i], out["text"][i], out["fields"][i], out["gate"][i], out["content_hash"][i],
-                     out["search_text"][i], vecs[i] if vecs is not None and out["text"][i] is not None else None)
+                     out["search_text"][i], vecs[i] if vecs is not None and out["text"][i] is not None else None,
+                     hashes[i])
             for i in range(len(out["decision"]))]

@@ -29,13 +29,14 @@ import ray
 from ..core.config import Config
 from ..core.gc_plan import Plan
 from ..core.lifecycle import RULES
+from ..core.grants import SYSTEM_ACTOR
 from ..core.ops import SweepOp
 from ..core.scopes import parse_scope
 from .naming import owner_index
 from .flush_hold import deferred, held
 from .refs import get_all
 
-LIFECYCLE_ACTOR = "memactors-lifecycle"  # the actor sweeps act as (its grant is in the ledger)
+LIFECYCLE_ACTOR = SYSTEM_ACTOR  # sweeps act as the runtime itself: no caller can pass it, no grant names it
 SLICE = 10_000  # rows per SweepOp (whole scopes): one ledger group each
 
 

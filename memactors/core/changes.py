@@ -20,7 +20,7 @@ from .errors import AccessDenied, InvalidRecord, NotFound
 from .ops import (DemoteOp, ForgetOp, GrantOp, PromoteOp, ResolveOp, ReviewOp, RollbackOp, ScopePromoteOp, StatusOp,
                   SweepOp)
 from .project import Change, patch_of
-from . import lifecycle
+from . import erasure, lifecycle
 from .config import LifecycleConfig
 from .versions import CONTRADICTION_FLAG, Rules, ScopeState, decide_write, refresh_patch
 
@@ -36,6 +36,7 @@ class Prepared:
     content_hash: str | None = None
     search_text: str | None = None
     vector: np.ndarray | None = None
+    context_hashes: list | None = None  # content hashes of the retrieval context's pieces (as stored)
 
 
 @dataclass(slots=True)
@@ -72,7 +73,10 @@ class Ctx:
     near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
     state_of: object = None  # operations over many scopes (a sweep): scope -> its staged state, or None
     judge: object = None  # a core.contradictions.Judge for close calls, or None
-    derived: list = field(default_factory=list)  # erasures: memories made from the erased ones (provenance)
+    # erasures: (records by id, provenance edges) of what the erased ones are linked to (core.erasure)
+    provenance: tuple = ({}, ())
+    copy_of: list | None = None  # a write the runtime makes as a copy of these memories (promotion)
+    carried: object = None  # content hashes -> ids of the scope's memories with that text (context_of)
     author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
 
 
@@ -93,6 +97,10 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
     ttl = lifecycle.ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, ctx.lifecycle)
     rec = R.build_record(req, prep.text, memory_id, now_us, status=status, content_hash_=prep.content_hash,
                          search_text=prep.search_text, ttl=ttl)
+    if ctx.copy_of:
+        rec["copy_of"] = sorted(ctx.copy_of)
+    if prep.context_hashes and ctx.carried is not None:  # whose words the context brings in (erasure follows)
+        rec["context_of"] = sorted(ctx.carried(prep.context_hashes) - {memory_id}) or None
     vectors = {memory_id: prep.vector} if prep.vector is not None else {}
     if req.pool == "working" or prep.decision == R.WORKING_ONLY:
         # working_only: risky but useful (code under analysis, chit-chat): L1 only, never L2.
@@ -131,32 +139,23 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
     return Outcome(changes, result, vectors=vectors)
 
 
-def decide_forget(op: ForgetOp, targets: list[dict], derived: list[dict] = ()) -> Outcome:
-    """Erase ``targets`` (the memory addressed, or every version of its fact) and, down the
-    provenance, every memory made only from erased ones: a tombstone each, their data keys
-    destroyed in the same transaction. A memory made from others too is kept and flagged
-    (``review = "source_forgotten"``) for whoever must re-derive it."""
+def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None, edges: list = ()) -> Outcome:
+    """Erase ``targets`` (the memory addressed, or every version of its fact) and what the
+    provenance takes with them (``memactors.core.erasure``: every copy, anything that carries
+    their words, what was claimed only from them in their scope): a tombstone each, their data
+    keys destroyed in the same transaction. A memory claimed from others too, or from another
+    scope, is kept and flagged (``review = "source_forgotten"``)."""
     if not targets:
         raise NotFound(f"no memory {op.memory_id} to forget")
-    scope = targets[0]["scope"]
-    erased = {t["memory_id"] for t in targets}
-    pending = [d for d in derived if d["memory_id"] not in erased]
-    grew = True
-    while grew:  # whole chains: a summary of a summary of the erased memory goes too
-        grew = False
-        for d in pending:
-            if d["memory_id"] not in erased and set(d.get("derived_from") or ()) <= erased:
-                erased.add(d["memory_id"])
-                targets = [*targets, d]
-                grew = True
+    gone, flagged = erasure.closure(targets, records or {}, list(edges))
+    root = targets[0]["memory_id"]
     changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"},
-                      reason=op.reason if t["memory_id"] == op.memory_id or t in targets[:1]
-                      else f"erased with {op.memory_id}: {op.reason}", of_version=t.get("version")) for t in targets]
-    flagged = [d for d in pending if d["memory_id"] not in erased and set(d.get("derived_from") or ()) & erased]
+                      reason=op.reason if t["memory_id"] == root else f"erased with {root}: {op.reason}",
+                      of_version=t.get("version")) for t in gone]
     changes += [Change(E.ANNOTATE, d["scope"], d["memory_id"], patch={"review": "source_forgotten"},
-                       reason=f"a source was erased ({op.memory_id})", of_version=d.get("version")) for d in flagged]
-    ids = [t["memory_id"] for t in targets]
-    return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": scope,
+                       reason=f"a source was erased ({root})", of_version=d.get("version")) for d in flagged]
+    ids = [t["memory_id"] for t in gone]
+    return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": targets[0]["scope"],
                              "forgotten": ids, "flagged": [d["memory_id"] for d in flagged]}, destroy_keys=ids)
 
 
@@ -309,7 +308,8 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     targets = [ctx.record] if ctx.record is not None else []
     if ctx.record is not None and op.all_versions:
         targets += [r for r in ctx.versions if r["memory_id"] != ctx.record["memory_id"]]
-    return decide_forget(op, targets, ctx.derived)
+    records, edges = ctx.provenance
+    return decide_forget(op, targets, records, edges)
 
 
 # --- promotion and demotion (DESIGN section 2) -----------------------------------------------
@@ -340,6 +340,7 @@ def _promoted(req: R.WriteRequest, src: dict, ctx: Ctx, why: str) -> Outcome:
     prep = ctx.prepared
     ctx.prepared = Prepared(R.ACCEPTED, src["content"], {}, {}, src.get("content_hash"), src.get("search_text"),
                             prep.vector if prep is not None else None)
+    ctx.copy_of = [src["memory_id"]]
     out = decide_write_op(req, ctx)
     first = out.changes[0]
     first.reason = why if not first.reason else f"{why}; {first.reason}"
@@ -350,9 +351,20 @@ def decide_promote(op: PromoteOp, ctx: Ctx) -> Outcome:
     """A live working item becomes a vault memory of its scope (or refreshes the one already
     there): derived from the item, the ledger event's reason "promoted from <item> (<rule>)";
     the item itself is superseded (out of L1), the reason "promoted to <memory> (<rule>)"."""
+    from . import promotion as P
+
     rec = ctx.record
     if rec is None or rec.get("pool") != "working" or rec["status"] not in R.LIVE or rec.get("content") is None:
         raise NotFound(f"no live working item {op.memory_id} to promote")
+    prep = ctx.prepared  # the gate's verdict on the item as stored, found again by the owner
+    why = P.refusal(P.Candidate(rec["memory_id"], rec["content"], rec["source_kind"], 0,
+                                subject=rec.get("subject"), predicate=rec.get("predicate"), object=rec.get("object"),
+                                category=rec.get("category") or "default",
+                                gate_decision=prep.decision if prep is not None else R.ACCEPTED,
+                                gate_tags=tuple((prep.gate or {}).get("tags", ())) if prep is not None else (),
+                                status=rec["status"]))
+    if why is not None:  # whoever asks, the rules of what never reaches the vault hold here too
+        raise InvalidRecord(f"working item {op.memory_id} is never promoted ({why})")
     req = _derived_write(rec, rec["scope"], op.actor, op.category, ctx)
     out = _promoted(req, rec, ctx, f"promoted from {rec['memory_id']} ({op.rule})")
     out.result = dict(out.result, promoted_from=rec["memory_id"], rule=op.rule)
@@ -381,7 +393,8 @@ def decide_demote(op: DemoteOp, ctx: Ctx) -> Outcome:
                        {"decision": "archived", "memory_id": rec["memory_id"], "scope": scope})
     now = ctx.now_us
     copy = dict(rec, memory_id=ctx.new_id, pool="working", status="active", version=1, supersedes=None,
-                derived_from=[rec["memory_id"]], created_at=now, updated_at=now, last_accessed_at=None,
+                derived_from=[rec["memory_id"]], copy_of=[rec["memory_id"]], context_of=None, created_at=now,
+                updated_at=now, last_accessed_at=None,
                 retrieved_count=0, cited_count=0, review=None)
     vector = ctx.prepared.vector if ctx.prepared is not None else ctx.state.vectors.get(rec["memory_id"])
     changes = [Change(E.STATUS, scope, rec["memory_id"], patch={"status": "evicted"},

@@ -2,7 +2,7 @@
 
     MemactorsError
      ├── ValidationError          bad input, refused before it reaches a query (also a ValueError)
-     │    ├── InvalidIdentifier   an id outside [A-Za-z0-9_.-], or "." / ".."
+     │    ├── InvalidIdentifier   an id outside [A-Za-z0-9_.-], "." / "..", or one that looks like personal data or a secret
      │    ├── InvalidScope        a scope path outside the scope tree
      │    ├── InvalidRecord       a field of a write or recall out of range
      │    └── IdempotencyConflict an idempotency key reused for a different write
@@ -41,7 +41,8 @@ class ValidationError(MemactorsError, ValueError):
 
 
 class InvalidIdentifier(ValidationError):
-    """An identifier has characters outside ASCII letters, digits, '-', '_', '.'."""
+    """An identifier has characters outside ASCII letters, digits, '-', '_', '.', or looks like
+    personal data or a secret (a token, a phone number, an e-mail address: ``memactors.gate.identifiers``)."""
 
 
 class InvalidScope(ValidationError):

@@ -10,6 +10,19 @@ from dataclasses import dataclass
 from .errors import AccessDenied, NoGrants
 from .scopes import Scope, check_identifier, parse_scope, visible_set
 
+# The runtime's own identity, for the work it does itself (sweeps, demotion). Not an
+# identifier ('@' is not an identifier character), so no caller can pass it as ``actor``, no
+# grant can name it, and it needs none: only the operations built for that work accept it.
+SYSTEM_ACTOR = "@lifecycle"
+# The name sweeps acted as in folders made before SYSTEM_ACTOR: an ordinary actor name there,
+# with a grant on /global/ that connect revokes.
+RETIRED_SYSTEM_ACTOR = "memactors-lifecycle"
+
+
+def check_system_or_identifier(value: object, what: str = "actor") -> str:
+    """An actor of an operation the runtime builds for itself: SYSTEM_ACTOR or an identifier."""
+    return value if value == SYSTEM_ACTOR else check_identifier(value, what)
+
 
 @dataclass(frozen=True, slots=True)
 class Grant:

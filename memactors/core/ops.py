@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import InvalidRecord
+from .grants import check_system_or_identifier
 from .records import STATUSES, WriteRequest, check_memory_id
 from .scopes import check_identifier, parse_scope
 
@@ -127,7 +128,7 @@ class SweepOp:
     def validate(self) -> SweepOp:
         from .lifecycle import RULES
 
-        check_identifier(self.actor, "actor")
+        check_system_or_identifier(self.actor, "actor")
         check_identifier(self.idem_key, "idempotency key")
         scopes = set()
         for mid, scope, rule in self.rows:
@@ -224,7 +225,7 @@ class DemoteOp:
         from . import validate as V
 
         check_memory_id(self.memory_id)
-        check_identifier(self.actor, "actor")
+        check_system_or_identifier(self.actor, "actor")
         V.integer(self.streak, "streak", 0, None)
         V.integer(self.threshold, "threshold", 1, 1_000_000)
         check_identifier(self.idem_key, "idempotency key")

@@ -4,15 +4,15 @@ these functions decide (``PromoteOp``, ``DemoteOp``).
 
 Never promoted (checked first, in this order; the first that applies is the reason):
 
-- ``risky``: the gate blocked it, held it for review (``pending``), or tagged it ``secret``,
-  ``code`` or ``injection``;
+- ``risky``: the gate blocked it, held it for review (``pending``) for what it says, or tagged
+  it ``secret``, ``code`` or ``injection``;
 - ``chitchat``: the gate tagged it ``low_value``;
 - ``risky`` again: anything else the gate kept ``working_only``;
 - ``intermediate_reasoning``: the agent's own reasoning and notes (slots ``reasoning`` and
   ``scratchpad``, source kinds ``agent_inferred`` and ``pattern``);
 - ``untrusted_source``: web pages and documents (a page repeated three times must not become
-  a fact: they reach the vault only through an explicit write, and review when they carry
-  instructions);
+  a fact: they reach the vault only through an explicit write and a reviewer's approval, as the
+  gate holds them by default; ``pending_source``);
 - ``transient_tool_output``: tool output without structured fields (subject, predicate, object).
 
 Promoted (the first rule that applies names the promotion):
@@ -98,11 +98,14 @@ def fact_key(c: Candidate) -> str:
 
 def refusal(c: Candidate) -> str | None:
     """The never-promoted rule that applies to ``c``, or None."""
-    if c.gate_decision in (R.BLOCKED, R.PENDING) or c.status == "pending" or RISKY_TAGS.intersection(c.gate_tags):
+    # Held only for coming from the web or a document: named for that (the rule below), not "risky".
+    by_source = "pending_source" in c.gate_tags
+    if (c.gate_decision == R.BLOCKED or (c.gate_decision == R.PENDING or c.status == "pending") and not by_source
+            or RISKY_TAGS.intersection(c.gate_tags)):
         return "risky"
     if CHITCHAT_TAGS.intersection(c.gate_tags):  # the gate keeps chit-chat working_only: name it for what it is
         return "chitchat"
-    if c.gate_decision in RISKY_DECISIONS:
+    if c.gate_decision in RISKY_DECISIONS and not by_source:
         return "risky"
     if c.slot in REASONING_SLOTS or c.source_kind in REASONING_SOURCES:
         return "intermediate_reasoning"

@@ -22,10 +22,11 @@ from .errors import InvalidRecord, ValidationError
 from .scopes import Scope, check_identifier, parse_scope
 
 # 2: category, TTL policy, provenance, entity key, citation count and review flag; vectors
-# travel beside records, never inside them. 3: the session a working item belongs to. An L2
-# table of an older version is rebuilt from the ledger when opened (a record from an older
-# ledger gets the new fields' defaults: ``complete``).
-SCHEMA_VERSION = 3
+# travel beside records, never inside them. 3: the runtime's own provenance (copy_of,
+# context_of) beside the caller's claim (derived_from). 4: the session a working item belongs
+# to. An L2 table of an older version is rebuilt from the ledger when opened (a record from an
+# older ledger gets the new fields' defaults: ``complete``).
+SCHEMA_VERSION = 4
 TS = pa.timestamp("us", tz="UTC")
 # The session a working item belongs to, set by the runtime for a session's own items (never
 # from a caller's write): which session (a runtime-made id), its task and actor, and the item's
@@ -71,7 +72,12 @@ _FIELDS = (
     ("status", pa.string(), False, "hit"),
     ("version", pa.int32(), False, "hit"),
     ("supersedes", pa.string(), True, "hit"),
-    ("derived_from", pa.list_(pa.string()), True, ""),  # provenance: ids this memory was made from
+    ("derived_from", pa.list_(pa.string()), True, ""),  # provenance the caller claims: ids it was made from
+    # Provenance the runtime recorded itself, never taken from a caller (erasure follows it,
+    # across scopes and owners): ids whose text this record is a copy of (a promotion, a
+    # demotion), and ids whose text its retrieval context carried (their words are indexed here).
+    ("copy_of", pa.list_(pa.string()), True, ""),
+    ("context_of", pa.list_(pa.string()), True, ""),
     ("entity_key", pa.string(), True, ""),  # digest of (subject, predicate): a filter-safe key
     ("content_hash", pa.string(), False, ""),
     ("vector", None, True, ""),  # a fixed-size list of the embedder's dimension
@@ -187,6 +193,16 @@ def content_hash(text: str) -> str:
     # defined for every str (validation refuses lone surrogates; a hash must not crash on one),
     # and the same bytes as plain UTF-8 for every other text.
     return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_PIECE = re.compile(r"[\n\r]+|(?<=[.!?;\u3002\uff01\uff1f\uff1b])\s*")
+
+
+def piece_hashes(text: str) -> list[str]:
+    """Content hashes of a text, of each of its lines and of each sentence: what a memory whose
+    text a retrieval context carries would hash to (``context_of``)."""
+    pieces = {text, *(p for p in _PIECE.split(text) if p and p.strip())}
+    return sorted({content_hash(p) for p in pieces if normalise(p)})
 
 
 def entity_key(subject: str | None, predicate: str | None) -> str | None:
@@ -356,6 +372,8 @@ def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, *, s
         "version": 1,
         "supersedes": None,
         "derived_from": req.derived_from,
+        "copy_of": None,
+        "context_of": None,
         "entity_key": entity_key(req.subject, req.predicate),
         "content_hash": content_hash_ or content_hash(text),
         "importance": req.importance,

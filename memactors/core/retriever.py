@@ -19,6 +19,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from . import validate as V
+
 from .errors import InvalidRecord
 from .records import MAX_CONTENT_CHARS
 from .scoring import DEFAULT_WEIGHTS, KeywordIndex, Weights, score_candidates, tokenize
@@ -60,9 +62,7 @@ def check_results(results: object, k: int) -> list[dict]:
     for i, r in enumerate(results):
         if not isinstance(r, dict) or not isinstance(r.get("content"), str) or not r["content"].strip():
             raise InvalidRecord(f"retriever result at position {i}: a dict with non-empty text 'content'")
-        if len(r["content"]) > MAX_CONTENT_CHARS:
-            raise InvalidRecord(f"retriever result at position {i}: content longer than {MAX_CONTENT_CHARS} "
-                                f"characters ({len(r['content'])})")
+        V.text(r["content"], f"retriever result at position {i}: content", MAX_CONTENT_CHARS)
         imp = r.get("importance", 0.5)
         if isinstance(imp, bool) or not isinstance(imp, (int, float)) or not 0.0 <= float(imp) <= 1.0:
             raise InvalidRecord(f"retriever result at position {i}: importance must be a number in [0, 1]")
@@ -72,6 +72,7 @@ def check_results(results: object, k: int) -> list[dict]:
         sid = r.get("id")
         if sid is not None and (not isinstance(sid, str) or len(sid) > 256):
             raise InvalidRecord(f"retriever result at position {i}: id must be a string of at most 256 characters")
+        V.text(sid, f"retriever result at position {i}: id", 256, allow_none=True)
         out.append({"content": r["content"], "id": sid, "importance": float(imp), "updated_at": ts})
     return out
 

@@ -121,6 +121,10 @@ class WorkingPool:
             self.remove(memory_id, rec["scope"])
         return True
 
+    def items(self, scope: str | None) -> list[dict]:
+        """Every item of ``scope``, live or held, within its TTL or not."""
+        return list(self._scopes.get(scope, {}).values()) if scope is not None else []
+
     def remove(self, memory_id: str, scope: str | None = None) -> dict | None:
         scope = scope if scope is not None else self._where.get(memory_id)
         rec = self._scopes.get(scope, {}).pop(memory_id, None) if scope is not None else None

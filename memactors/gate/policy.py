@@ -13,7 +13,14 @@ The defaults (``DEFAULTS``; a ``[gate]`` config section maps onto ``GatePolicy.f
   (e.g. ``{"tool": {"category": {"low_value": "allow"}}}``);
 - ``injection_sources``: the source kinds the injection rules run for: every kind but the
   user's own words (``user_stated``, ``config_change``);
-- ``untrusted_sources``: tagged ``untrusted_source`` in the report (DESIGN section 3).
+- ``untrusted_sources``: tagged ``untrusted_source`` in the report (DESIGN section 3); the
+  instruction rule (``injection.instruction``) runs for these only;
+- ``pending_sources``: what these sources write waits for a reviewer (``pending``, tagged
+  ``pending_source``) whatever it says: ``web`` and ``document`` by default (DESIGN section 13);
+  a blocked text stays blocked;
+- ``pseudonymise_identifiers``: a scope segment, actor, task id or idempotency key that looks
+  like personal data or a secret is stored as a keyed pseudonym instead of refused
+  (``memactors.gate.identifiers``); off by default.
 
 Actions, weakest first: ``ignore`` (the rule does not run), ``allow`` (reported, no effect),
 ``redact``, ``working_only``, ``pending``, ``block``. The strongest action of a text's hits is
@@ -44,6 +51,8 @@ DEFAULTS: dict[str, Any] = {
     "sources": {},
     "injection_sources": ["task_outcome", "tool", "agent_inferred", "pattern", "web", "document"],
     "untrusted_sources": ["tool", "web", "document"],
+    "pending_sources": ["web", "document"],
+    "pseudonymise_identifiers": False,
 }
 _MAPS = ("sensitivity", "category", "rules")
 
@@ -56,6 +65,8 @@ class GatePolicy:
     sources: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     injection_sources: tuple[str, ...] = tuple(DEFAULTS["injection_sources"])
     untrusted_sources: tuple[str, ...] = tuple(DEFAULTS["untrusted_sources"])
+    pseudonymise_identifiers: bool = False
+    pending_sources: tuple[str, ...] = tuple(DEFAULTS["pending_sources"])
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None = None) -> GatePolicy:
@@ -75,25 +86,34 @@ class GatePolicy:
             for k, m in over.items():
                 _check_map(k, m, f"gate.sources.{kind}")
             merged["sources"][kind] = over
-        for k in ("injection_sources", "untrusted_sources"):
+        for k in ("injection_sources", "untrusted_sources", "pending_sources"):
             if k in d:
                 if isinstance(d[k], str) or not all(isinstance(s, str) for s in d[k]):
                     raise ValueError(f"gate.{k} must be a list of source kinds")
                 for s in d[k]:
                     _source(s, f"gate.{k}")
                 merged[k] = list(d[k])
+        if "pseudonymise_identifiers" in d:
+            if not isinstance(d["pseudonymise_identifiers"], bool):
+                raise ValueError("gate.pseudonymise_identifiers must be true or false")
+            merged["pseudonymise_identifiers"] = d["pseudonymise_identifiers"]
         return cls(merged["sensitivity"], merged["category"], merged["rules"], merged["sources"],
-                   tuple(merged["injection_sources"]), tuple(merged["untrusted_sources"]))
+                   tuple(merged["injection_sources"]), tuple(merged["untrusted_sources"]),
+                   merged["pseudonymise_identifiers"], tuple(merged["pending_sources"]))
 
     def to_dict(self) -> dict[str, Any]:
         return {"sensitivity": dict(self.sensitivity), "category": dict(self.category), "rules": dict(self.rules),
                 "sources": copy.deepcopy(self.sources), "injection_sources": list(self.injection_sources),
-                "untrusted_sources": list(self.untrusted_sources)}
+                "untrusted_sources": list(self.untrusted_sources),
+                "pending_sources": list(self.pending_sources),
+                "pseudonymise_identifiers": self.pseudonymise_identifiers}
 
     def action(self, rule: Rule, source: str) -> str:
         """The action for a hit of ``rule`` in text from ``source``: rule id, then category, then
         sensitivity; the source's own table before the global one."""
         if rule.category == INJECTION and source not in self.injection_sources:
+            return "ignore"
+        if rule.untrusted_only and source not in self.untrusted_sources:
             return "ignore"
         over = self.sources.get(source, {})
         for table in (over.get("rules", {}), self.rules):

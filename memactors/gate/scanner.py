@@ -1,8 +1,8 @@
 """The gate's one entry point: ``Gate.scan(text, source_kind)`` returns a report and a decision.
 
-Two stages. The pre-scan runs over the raw text only: substring checks (the rules' trigger
-words and prefixes) and one or two tiny regexes, selecting the rules worth running. Clean
-text, the bulk of memory writes, stops there. Only selected rules run, on the nodes of the text
+Two stages. The pre-scan runs over the raw text only: one multi-pattern pass (RE2's set) over
+every rule's trigger words, prefixes and trigger patterns, selecting the rules worth running.
+Clean text, the bulk of memory writes, stops there. Only selected rules run, on the nodes of the text
 tree they bind to (built lazily: a rule reading the whole text never pays for sentences).
 
 A report holds rule ids, node kinds, spans, fixed reasons and risks, never a matched value nor
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Iterable
+
+import re2
 
 from ..core.errors import InvalidRecord
 from ..core.validate import got
@@ -60,10 +62,15 @@ class GateReport:
 class Prescan:
     """The first stage for one set of rules: which of them does this text need?
 
-    Rules are grouped by guard; a group's trigger words are tried only when its guard holds
-    (one regex or a character test), so clean text pays a few dozen substring checks."""
+    Rules are grouped by guard; a group's trigger words count only when its guard holds (one
+    regex or a character test). Every trigger word, caseless trigger word, guard pattern and
+    trigger pattern of every group is one RE2 set (google-re2), matched in one pass over the
+    text: clean text pays one multi-pattern scan. Triggers that are Python tests rather than
+    patterns (a length, a handful of substrings) run after it, only where their guard holds.
+    ``fired_each`` is the same decision made one check at a time (the reference, and the path
+    for a text RE2 cannot take: one with a lone surrogate)."""
 
-    __slots__ = ("rules", "groups")
+    __slots__ = ("rules", "groups", "_set", "_meaning", "_pattern_guards", "_py")
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
@@ -81,8 +88,55 @@ class Prescan:
         self.groups = [(guard, [(t, frozenset(s)) for t, s in lits.items()], [(t, frozenset(s)) for t, s in ilits.items()],
                         [(f, frozenset(s)) for f, s in fns.values()], frozenset(always))
                        for guard, lits, ilits, fns, always in groups.values()]
+        patterns: list[str] = []
+        self._meaning: list[tuple[int, frozenset | None]] = []  # per pattern: (group, rules it selects | None: the guard)
+        self._pattern_guards: dict[int, int] = {}
+        self._py: list[tuple[int, object, frozenset]] = []  # (group, Python trigger, rules)
+        for gi, (guard, lits, ilits, fns, always) in enumerate(self.groups):
+            if guard is not None and getattr(guard, "pattern", None):
+                self._pattern_guards[gi] = len(patterns)
+                patterns.append(_re2_syntax(guard))
+                self._meaning.append((gi, None))
+            for t, rs in lits:
+                patterns.append(_literal(t))
+                self._meaning.append((gi, rs))
+            for t, rs in ilits:
+                patterns.append("(?i)" + _literal(t))
+                self._meaning.append((gi, rs))
+            for f, rs in fns:
+                if getattr(f, "pattern", None):
+                    patterns.append(_re2_syntax(f))
+                    self._meaning.append((gi, rs))
+                else:
+                    self._py.append((gi, f, rs))
+        self._set = _compile(patterns)
 
     def fired(self, text: str, lower: str) -> set[int]:
+        try:
+            found = self._set.Match(text) if self._set is not None else None
+        except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
+            return self.fired_each(text, lower)
+        out: set[int] = set()
+        if not found and not self._py:
+            return out
+        groups, meaning = self.groups, self._meaning
+        held = {gi for gi, (guard, *_rest) in enumerate(groups) if guard is None}
+        held |= {meaning[i][0] for i in found or () if meaning[i][1] is None}
+        for gi, (guard, *_rest) in enumerate(groups):
+            if guard is not None and gi not in self._pattern_guards and guard(text, lower):
+                held.add(gi)
+        for i in found or ():
+            gi, rs = meaning[i]
+            if rs is not None and gi in held:
+                out |= rs
+        for gi in held:
+            out |= groups[gi][4]
+        for gi, f, rs in self._py:
+            if gi in held and not rs <= out and f(text, lower):
+                out |= rs
+        return out
+
+    def fired_each(self, text: str, lower: str) -> set[int]:
         out: set[int] = set()
         for guard, lits, ilits, fns, always in self.groups:
             if guard is not None and not guard(text, lower):
@@ -100,10 +154,33 @@ class Prescan:
         return out
 
 
+_RE2_META = frozenset("\\.+*?()|[]{}^$")
+
+
+def _literal(t: str) -> str:
+    return "".join("\\" + c if c in _RE2_META else c for c in t)
+
+
+def _re2_syntax(trigger) -> str:
+    """A ``found`` trigger's pattern as RE2 reads it alike: Python's \\d is any Unicode digit
+    (unless the trigger is ASCII), RE2's only 0-9. Trigger patterns use no \\w or \\b unless ASCII."""
+    return trigger.pattern if trigger.ascii else trigger.pattern.replace("\\d", "\\p{Nd}")
+
+
+def _compile(patterns: list[str]):
+    if not patterns:
+        return None
+    s = re2.Set.SearchSet(re2.Options())
+    for p in patterns:
+        s.Add(p)
+    s.Compile()
+    return s
+
+
 class _Plan:
     """Rules, their actions and their pre-scan for one source kind (built once, cached)."""
 
-    __slots__ = ("prescan", "actions", "tags")
+    __slots__ = ("prescan", "actions", "tags", "hold")
 
     def __init__(self, rules: list[Rule], policy: GatePolicy, source: str) -> None:
         acts = [(r, policy.action(r, source)) for r in rules]
@@ -111,6 +188,7 @@ class _Plan:
         self.prescan = Prescan([r for r, _ in acts])
         self.actions = [a for _, a in acts]
         self.tags = ["untrusted_source"] if source in policy.untrusted_sources else []
+        self.hold = source in policy.pending_sources  # whatever it says, it waits for a reviewer
 
 
 class Gate:
@@ -136,14 +214,15 @@ class Gate:
         lower = _lower(text)
         fired = plan.prescan.fired(text, lower)
         if not fired:
-            return GateReport("accepted", text, [], 0.0, list(plan.tags), source_kind)
+            return _clean(text, plan, source_kind)
         rules = plan.prescan.rules
         hits = _run(text, lower, source_kind, ((rules[i], plan.actions[i]) for i in sorted(fired)))
         if not hits:
-            return GateReport("accepted", text, [], 0.0, list(plan.tags), source_kind)
+            return _clean(text, plan, source_kind)
         top = max(hits, key=lambda h: RANK[h.action]).action
-        decision = DECISION[top]
-        tags = sorted({h.category for h in hits} | set(plan.tags))
+        held = plan.hold and RANK[top] < RANK["pending"]
+        decision = "pending" if held else DECISION[top]
+        tags = sorted({h.category for h in hits} | set(plan.tags) | ({"pending_source"} if held else set()))
         risk = _risk(hits)
         if decision == "blocked":
             return GateReport(decision, None, hits, risk, tags, source_kind)
@@ -172,6 +251,12 @@ class Gate:
             return self._plans[source_kind]
         except (KeyError, TypeError):  # TypeError: an unhashable source kind
             raise InvalidRecord(f"unknown source kind ({got(source_kind)}); known: {', '.join(SOURCE_KINDS)}") from None
+
+
+def _clean(text: str, plan: _Plan, source: str) -> GateReport:
+    if plan.hold:
+        return GateReport("pending", text, [], 0.0, sorted([*plan.tags, "pending_source"]), source)
+    return GateReport("accepted", text, [], 0.0, list(plan.tags), source)
 
 
 def _check_text(text: object) -> None:
@@ -222,7 +307,10 @@ def _lower(text: str) -> str:
 def _run(text: str, lower: str, source: str, selected: Iterable[tuple[Rule, str]]) -> list[Hit]:
     ctx = Ctx(text, lower, source, parse(text))
     hits: list[Hit] = []
+    generic: set[str] = set()
     for rule, action in selected:
+        if rule.generic:
+            generic.add(rule.id)
         spans: list[tuple[int, int, str]] = []
         for kind in rule.binds:
             for node in ctx.tree.of(kind):
@@ -235,8 +323,19 @@ def _run(text: str, lower: str, source: str, selected: Iterable[tuple[Rule, str]
                 continue
             hits.append(Hit(rule.id, rule.category, a, b, rule.risk, kind, rule.reason, action))
             end = b
+    if generic:
+        hits = _specific(hits, generic)
     hits.sort(key=lambda h: (h.start, h.end, h.rule))
     return hits
+
+
+def _specific(hits: list[Hit], generic: set[str]) -> list[Hit]:
+    """Hits of generic rules left out where a specific rule of the same category matched an
+    overlapping span with an action as strong: the report names the rule that decided."""
+    known = [h for h in hits if h.rule not in generic]
+    return [h for h in hits if h.rule not in generic or not any(
+        k.category == h.category and k.start < h.end and h.start < k.end and RANK[k.action] >= RANK[h.action]
+        for k in known)]
 
 
 def _risk(hits: list[Hit]) -> float:

@@ -6,14 +6,16 @@ from __future__ import annotations
 from ..core import records as R
 from ..core import validate as V
 from ..core.grants import GrantTable
+from ..gate.identifiers import Identifiers
 from ..store import sandbox
 from .calls import Calls
 
 
 class Audit:
-    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None) -> None:
+    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None, ids=None) -> None:
         self._calls, self._ledger, self._owners, self._flush_evidence = calls, ledger, owners, flush_evidence
         self._snapshot = snapshot
+        self._ids = ids or Identifiers()
 
     def verify(self, *, tail: bool = False) -> dict:
         """Walk the hash chain and its MACs, check the anchor kept outside the data folder, the
@@ -45,13 +47,14 @@ class Audit:
         content. ``actor`` needs a read grant on ``scope``; erased memories are absent."""
         self._calls.check_open()
         V.integer(limit, "limit", 0, 1_000_000)
-        return self._snapshot(at, actor=actor, scope=scope, limit=limit)
+        return self._snapshot(at, actor=self._ids.id(actor, "actor"), scope=self._ids.scope(scope), limit=limit)
 
     def recall(self, recall_id: str, *, actor: str) -> dict:
         """The evidence logged for one recall (ids, scores, filters; never content or query
         text), for an actor whose read grants cover the recall's scopes (else NotFound)."""
         self._calls.check_open()
         check_recall_id(recall_id)
+        actor = self._ids.id(actor, "actor")
         GrantTable.make(actor, "/global/")
         self._flush_evidence()
         return self._calls.get(self._ledger.recall_log.remote(recall_id, actor))
@@ -62,6 +65,7 @@ class Audit:
         on its scope."""
         self._calls.check_open()
         R.check_memory_id(memory_id)
+        actor = self._ids.id(actor, "actor")
         GrantTable.make(actor, "/global/")
         return self._calls.get(self._ledger.erasure.remote(memory_id, actor))
 
@@ -70,6 +74,7 @@ class Audit:
         grants cover, run in a sandbox: an in-memory DuckDB with no file access, no extensions
         and locked settings, over copies of those rows (never the ledger file, never keys)."""
         self._calls.check_open()
+        actor = self._ids.id(actor, "actor")
         GrantTable.make(actor, "/global/")
         sandbox.check_select(query)
         self._flush_evidence()

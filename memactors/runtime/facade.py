@@ -24,15 +24,15 @@ from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
-from ..core.grants import GrantTable
+from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
 from ..core.ops import DemoteOp, ForgetOp, GrantOp, ScopePromoteOp
 from ..core.scopes import parse_scope
 from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
+from ..gate.identifiers import Identifiers
 from ..store.ledger_key import key_dir
 from . import history, startup
-from ..actors.sweeper import LIFECYCLE_ACTOR
 from .async_api import AsyncAPI
 from .audit import Audit, l2_problem
 from .calls import Calls
@@ -104,7 +104,11 @@ class Runtime(RecallAPI, AsyncAPI):
         # Not when attached to a shared runtime (`memactors up`): compiled graphs of several
         # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
         self._compiled = [] if detached else [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
-        self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
+        policy = GatePolicy.from_dict(config.gate)
+        self.gate = Gate(policy=policy)
+        # Every id a call carries passes the gate's pii and secret rules (refused, or a keyed pseudonym).
+        self._ids = Identifiers(ray.get(self._ledger.pseudonym_key.remote()) if policy.pseudonymise_identifiers
+                                else None, pseudonymise=policy.pseudonymise_identifiers)
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
         self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
         self._grants = GrantTable()
@@ -112,7 +116,7 @@ class Runtime(RecallAPI, AsyncAPI):
         self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
-                           lambda at, **kw: history.snapshot(self, at, **kw))
+                           lambda at, **kw: history.snapshot(self, at, **kw), self._ids)
         self.review = Review(self)
         self.contradictions = Contradictions(self)
         subscribe = getattr(self.clock, "subscribe", None)
@@ -128,11 +132,14 @@ class Runtime(RecallAPI, AsyncAPI):
         if problem:
             self.close()
             raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
-        # Sweeps act as the lifecycle actor: its grant is a ledger event like any other.
-        lifecycle_grant = {"actor": LIFECYCLE_ACTOR, "scope": "/global/", "read": True, "write": True}
-        wanted = [g for g in [lifecycle_grant, *config.grants] if self._grant_differs(g)]
+        # Sweeps act as the runtime itself (SYSTEM_ACTOR: no grant). Folders from before it hold a
+        # built-in grant on /global/ for an ordinary actor name: revoked once, as a ledger event.
+        wanted = [dict(g, by="config") for g in config.grants if self._grant_differs(g)]
+        retired = {"actor": RETIRED_SYSTEM_ACTOR, "scope": "/global/", "read": True, "write": True}
+        if not self._grant_differs(retired) and not any(g["actor"] == RETIRED_SYSTEM_ACTOR for g in config.grants):
+            wanted.append(dict(retired, read=False, write=False, by="memactors"))
         if wanted:
-            self.grant_many([dict(g, by="config" if g is not lifecycle_grant else "memactors") for g in wanted])
+            self.grant_many(wanted)
         interval = config.lifecycle.sweep_interval_s
         self._schedule = Schedule(self, interval) if interval > 0 else None
 
@@ -178,18 +185,21 @@ class Runtime(RecallAPI, AsyncAPI):
         if not isinstance(grants, (list, tuple)):
             raise R.InvalidRecord("grant_many takes a list of grants")
         ops = []
+        ids = self._ids
         for g in grants:
             if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - {"actor", "scope", "read",
                                                                                           "write", "by"}:
                 raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by)")
-            ops.append(GrantOp(g["actor"], g["scope"], g.get("read", True), g.get("write", False),
-                               g.get("by", "admin"), self._new_key()).validate())
+            ops.append(GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True),
+                               g.get("write", False), ids.id(g.get("by", "admin"), "granting actor"),
+                               self._new_key()).validate())
         out = self._submit_by_scope(ops)
         self._calls.get([o.reload_grants.remote() for o in self._owners])
         self._sync_grants()
         return out
 
     def grants(self, actor: str | None = None) -> list[dict]:
+        actor = self._ids.optional(actor, "actor")
         return [g.to_dict() for g in self._grants.all() if actor is None or g.actor == actor]
 
     def _submit_by_scope(self, ops: list) -> list[dict]:
@@ -247,7 +257,10 @@ class Runtime(RecallAPI, AsyncAPI):
         ``return_errors=True`` (many agents' actions in one batch): a bad or refused item gets its
         typed error in place of its result and the others are written."""
         self._check_open()
+        items, refused = self._ids.writes(items)
         reqs = R.write_requests(items)
+        for i, exc in refused.items():  # an id that looks like personal data or a secret
+            reqs[i] = type(exc)(f"write at position {i}: {exc}")
         for i, r in enumerate(reqs):  # the category and its TTL policy, with this runtime's [lifecycle]
             if isinstance(r, MemactorsError):
                 continue
@@ -372,14 +385,17 @@ class Runtime(RecallAPI, AsyncAPI):
         content, importance=..., critical=...)``, ``end_turn()``, ``complete(summary, outcome)``.
         Goal, plan and constraints must pass the write gate."""
         self._check_open()
-        return Session(self, scope, actor=actor, task_id=task_id, goal=goal, plan=plan, constraints=constraints,
-                       purpose=purpose)
+        ids = self._ids
+        return Session(self, ids.scope(scope), actor=ids.id(actor, "actor"), task_id=ids.id(task_id, "task_id"),
+                       goal=goal, plan=plan, constraints=constraints, purpose=ids.id(purpose, "purpose"))
 
     def resume_session(self, scope: str, *, actor: str, task_id: str, purpose: str = "task") -> Session:
         """A session rebuilt from the ledger (its L0 and turn), after its process died: only by
         the session's own actor, never a completed one (``SessionClosed``)."""
         self._check_open()
-        return Session.resume(self, scope, actor=actor, task_id=task_id, purpose=purpose)
+        ids = self._ids
+        return Session.resume(self, ids.scope(scope), actor=ids.id(actor, "actor"), task_id=ids.id(task_id, "task_id"),
+                              purpose=ids.id(purpose, "purpose"))
 
     def promote(self, memory_id: str, to_scope: str, *, actor: str, reason: str) -> dict:
         """Promote a live vault memory up its scope tree (task -> user -> org): a new memory in
@@ -388,7 +404,8 @@ class Runtime(RecallAPI, AsyncAPI):
         source's scope; the ledger event names the source and the reason. Returns the write's
         result with ``promoted_from`` and ``from_scope``."""
         self._check_open()
-        op = ScopePromoteOp(memory_id, to_scope, actor, reason, self._new_key()).validate()
+        actor = self._ids.id(actor, "actor")
+        op = ScopePromoteOp(memory_id, self._ids.scope(to_scope), actor, reason, self._new_key()).validate()
         self._check_write([(actor, parse_scope(op.scope))])
         return self._submit_by_scope([op])[0]
 
@@ -398,11 +415,10 @@ class Runtime(RecallAPI, AsyncAPI):
         a demoted copy ignored as often again is archived. ``scope``: only memories in it or
         below it (None: all). Decided by each memory's owner against the record it holds, one
         ledger event per change. Returns counts by outcome."""
-        from ..actors.sweeper import LIFECYCLE_ACTOR
 
         self._check_open()
         n = self.config.lifecycle.demote_after if after is None else V.integer(after, "after", 1, 1_000_000)
-        under = parse_scope(scope) if scope is not None else None
+        under = parse_scope(self._ids.scope(scope)) if scope is not None else None
         self._evidence.flush()
         key = (n, str(under))
         since = self._demote_since.get(key, 0)
@@ -410,11 +426,11 @@ class Runtime(RecallAPI, AsyncAPI):
         rows = self._calls.get(self._ledger.uncited_runs.remote(n, since))
         if under is not None:
             rows = [r for r in rows if under.is_ancestor_or_self(parse_scope(r[1]))]
-        ops = [DemoteOp(mid, LIFECYCLE_ACTOR, int(streak), n, f"demote-{mid}-{streak}") for mid, _scope, streak in rows]
+        ops = [DemoteOp(mid, SYSTEM_ACTOR, int(streak), n, f"demote-{mid}-{streak}") for mid, _scope, streak in rows]
         counts: dict[str, int] = {}
         for r in self._submit_by_memory(ops) if ops else []:
-            key = type(r).__name__ if isinstance(r, MemactorsError) else r["decision"]
-            counts[key] = counts.get(key, 0) + 1
+            outcome = type(r).__name__ if isinstance(r, MemactorsError) else r["decision"]
+            counts[outcome] = counts.get(outcome, 0) + 1
         self._demote_since[key] = started
         return {"checked": len(ops), **counts}
 
@@ -476,7 +492,8 @@ class Runtime(RecallAPI, AsyncAPI):
         ``scope="fact"`` erases every version of its fact (same subject and predicate)."""
         if scope not in ("memory", "fact"):
             raise R.InvalidRecord('scope must be "memory" or "fact"')
-        return self._by_memory(ForgetOp(memory_id, actor, reason, self._new_key(), all_versions=scope == "fact"))
+        return self._by_memory(ForgetOp(memory_id, self._ids.id(actor, "actor"), reason, self._new_key(),
+                                        all_versions=scope == "fact"))
 
     def _by_memory(self, op) -> dict:
         """Route an operation on one memory to its owner: the id's tenant tag names it; an id
@@ -545,7 +562,11 @@ class Runtime(RecallAPI, AsyncAPI):
         plan says so). ``dry_run``: the plan only, nothing changed. Applied as one ledger
         transaction per owner holding the memories."""
         self._check_open()
-        R.check_identifier(actor, "actor")
+        actor = R.check_identifier(self._ids.id(actor, "actor"), "actor")
+        if scope is not None:
+            scope = self._ids.scope(scope)
+        if isinstance(where, dict) and isinstance(where.get("actor"), str):
+            where = dict(where, actor=self._ids.id(where["actor"], "where.actor"))
         self.flush()
         return history.rollback(self, to=to, memory_id=memory_id, where=where, cascade=cascade, scope=scope,
                                 actor=actor, reason=reason, dry_run=dry_run)
@@ -570,11 +591,15 @@ class Runtime(RecallAPI, AsyncAPI):
         ``progress(step)`` hears each step (sync, plan, apply, maintain) as it starts."""
         self._check_open()
         if scope is not None:
-            scope = str(parse_scope(scope))
+            scope = str(parse_scope(self._ids.scope(scope)))
         if workers is not None:
             V.integer(workers, "workers", 1, 4096)
+        if progress is not None and not callable(progress):
+            raise R.InvalidRecord(f"progress is a callable that hears each step, not {V.got(progress)}")
+        if not isinstance(dry_run, bool):
+            raise R.InvalidRecord("dry_run is a boolean")
         self._evidence.flush()  # recalls so far count as access before the plan is made
-        return run_gc(self, dry_run=bool(dry_run), scope=scope, workers=workers, progress=progress)
+        return run_gc(self, dry_run=dry_run, scope=scope, workers=workers, progress=progress)
 
     def close(self) -> None:
         """Flush and stop this folder's actors (unless they are a detached ``memactors up`` runtime)."""

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..core import records as R
-from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
+from ..core import validate as V
+from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound, StoreError
 from ..core.ops import RollbackOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
@@ -169,8 +170,9 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
     calls, ledger = rt._calls, rt._ledger  # noqa: SLF001
     if sum(x is not None for x in (to, memory_id, where)) != 1:
         raise InvalidRecord("rollback takes one of to= (a point in time), memory_id= or where=")
-    if not isinstance(reason, str) or not reason.strip():
-        raise InvalidRecord("a rollback needs a reason")
+    RollbackOp([], actor, reason, "rollback-check").validate()  # the reason a real run takes, dry or not
+    if not isinstance(cascade, bool) or not isinstance(dry_run, bool):
+        raise InvalidRecord("cascade and dry_run are booleans")
     v = rt.audit.verify(tail=True)
     if not v["ok"]:
         raise LedgerTampered(f"the ledger does not verify (first bad seq {v['first_bad_seq']}, table {v['table']}): "
@@ -178,9 +180,7 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
     after = point(rt, to) if to is not None else None
     ids = [R.check_memory_id(memory_id)] if memory_id is not None else None
     if where is not None:
-        if not isinstance(where, dict):
-            raise InvalidRecord("where is a dict of source_kind, actor, since, until")
-        where = {k: (_as_us(v) if k in ("since", "until") and not isinstance(v, int) else v) for k, v in where.items()}
+        where = _where(where)
     under = str(parse_scope(scope)) if scope is not None else None
     if under is not None:
         rt._check_write([(actor, parse_scope(under))])  # noqa: SLF001
@@ -206,11 +206,49 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         for mid, (now, _) in got["flagged"].items():
             if now is not None and now["status"] not in R.GONE:
                 _plan_row(plan, rows, mid, now, dict(now, review="source_rolled_back"), "flag")
+        # What others derived from it in scopes this actor may not write is theirs: left as it
+        # is, and the plan says so (a claim never stops its source's own rollback).
+        theirs = set(got["targets"].get("cascaded", ())) | set(got["flagged"])
+        for mid in sorted(theirs & rows.keys()):
+            if not _may_write(rt, actor, rows[mid][1]):
+                del rows[mid]
+                for it in plan.items:
+                    if it["memory_id"] == mid:
+                        it["action"], it["to"] = "left_to_its_scope", it["from"]
     rt._check_write([(actor, parse_scope(s)) for s in sorted({r[1] for r in rows.values()})])  # noqa: SLF001
     if not dry_run and rows:
         plan.applied = _apply(rt, rows, actor, reason)
     plan.seconds = time.perf_counter() - t0
     return plan
+
+
+def _where(where) -> dict:
+    """A targeted rollback's condition, checked: source_kind and actor as they are written,
+    since and until as times."""
+    if not isinstance(where, dict) or not where:
+        raise InvalidRecord("where is a dict of source_kind, actor, since, until")
+    unknown = [k for k in where if k not in ("source_kind", "actor", "since", "until")]
+    if unknown:
+        raise InvalidRecord("where takes source_kind, actor, since and until (microseconds or ISO times)")
+    out = {}
+    for k, v in where.items():
+        if k == "source_kind":
+            out[k] = V.choice(v, "where source_kind", tuple(R.SOURCE_CONFIDENCE))
+        elif k == "actor":
+            out[k] = check_identifier(v, "where actor")
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out[k] = v
+        else:
+            out[k] = _as_us(v)
+    return out
+
+
+def _may_write(rt, actor: str, scope: str) -> bool:
+    try:
+        rt._check_write([(actor, parse_scope(scope))])  # noqa: SLF001
+    except MemactorsError:
+        return False
+    return True
 
 
 def _plan_row(plan: RollbackPlan, rows: dict, mid: str, now: dict | None, target: dict | None, mode: str) -> None:
@@ -264,9 +302,14 @@ def fork(rt, path, *, at=None, workers: int | None = None) -> dict:
     from ..actors.rebuild import rebuild
 
     t0 = time.perf_counter()
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise InvalidRecord(f"fork takes the path of a new folder (a str or path), not {V.got(path)}")
+    if "\0" in os.fspath(path) or not os.fspath(path).strip():
+        raise InvalidRecord("fork's path is empty or holds a NUL character")
     dest = os.path.realpath(os.fspath(path))
-    if dest == rt.data_dir or (os.path.isdir(dest) and os.listdir(dest)):
-        raise StoreError(f"{os.fspath(path)} is not a new, empty folder: a fork needs one")
+    inside = os.path.commonpath([dest, rt.data_dir]) == rt.data_dir
+    if inside or (os.path.isdir(dest) and os.listdir(dest)):
+        raise StoreError("that path is not a new, empty folder outside this data folder: a fork needs one")
     seq = point(rt, at) if at is not None else rt._calls.get(rt._ledger.history_call.remote("bounds"))[1]  # noqa: SLF001
     rt.flush()
     out = rt._calls.get(rt._ledger.fork_to.remote(dest, seq, rt.config.runtime.key_dir),  # noqa: SLF001

@@ -17,6 +17,7 @@ from ..core import validate as V
 from ..core.errors import InvalidRecord, MemactorsError
 from ..core.scopes import parse_scope
 from ..core.selection import finalize
+from ..gate.identifiers import screen_ids
 from .evidence import evidence_row
 from .results import RecallResult, hit_from
 
@@ -26,7 +27,11 @@ def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_sco
              weights=None) -> RecallResult:
     """See ``Runtime.retrieve``."""
     scope = L3.label(retriever)
-    req = R.RecallRequest(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget).validate()
+    screen_ids({"a retriever's name": scope[3:]})  # its label is logged with every recall it answers
+    ids = rt._ids  # noqa: SLF001
+    actor = ids.id(actor, "actor")
+    req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
+                          ids.id(purpose, "purpose"), top_k, token_budget).validate()
     top_k = V.integer(top_k, "top_k", 1, L3.MAX_RESULTS)
     rt._check_read(actor, [parse_scope(s) for s in req.allowed_scopes])  # noqa: SLF001 - the recall's own check
     rc = rt.config.recall
@@ -43,7 +48,8 @@ def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_sco
     kept, texts = [], []
     for r in results:
         rep = rt.gate.scan(r["content"], "document")
-        if rep.decision in (R.BLOCKED, R.PENDING) or rep.text is None:
+        # Held for its instructions (not only for being a document: results are never stored).
+        if rep.text is None or rep.decision == R.PENDING and any(h.category == "injection" for h in rep.hits):
             continue
         kept.append(r)
         texts.append(rep.text)

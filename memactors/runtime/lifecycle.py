@@ -89,7 +89,8 @@ class Contradictions:
     def pending(self, scope: str, *, actor: str) -> list[dict]:
         """Flagged versions in ``scope``, grouped by fact: [{"subject", "predicate", "memories": [...]}]."""
         rt = self._rt
-        s = str(parse_scope(scope))
+        s = str(parse_scope(rt._ids.scope(scope)))  # noqa: SLF001
+        actor = rt._ids.id(actor, "actor")  # noqa: SLF001
         GrantTable.make(actor, s)
         rows = rt._calls.get(rt._owner(s).flagged.remote([s], actor))  # noqa: SLF001
         groups: dict = {}
@@ -100,7 +101,8 @@ class Contradictions:
     def resolve(self, memory_id: str, *, actor: str, reason: str) -> dict:
         """``memory_id`` stays live; the versions flagged with it are superseded. A ledger event
         each, with the reason."""
-        return self._rt._by_memory(ResolveOp(memory_id, actor, reason, self._rt._new_key()))  # noqa: SLF001
+        rt = self._rt
+        return rt._by_memory(ResolveOp(memory_id, rt._ids.id(actor, "actor"), reason, rt._new_key()))  # noqa: SLF001
 
 
 class Schedule:

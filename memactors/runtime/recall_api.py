@@ -88,6 +88,7 @@ class RecallAPI:
         self._check_open()
         check_recall_id(recall_id)
         ids = [R.check_memory_id(m) for m in V.str_list(memory_ids, "memory_ids", max_len=10_000)]
+        actor = self._ids.id(actor, "actor")
         GrantTable.make(actor, "/global/")
         self._evidence.flush()
         return self._calls.get(self._ledger.mark_cited.remote(recall_id, ids, self.clock.now_us(), actor))
@@ -173,7 +174,10 @@ class RecallAPI:
     def _plan_recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
                      mode: str) -> _RecallPlan:
         """A recall checked and prepared for the owners (everything but the query's vector)."""
-        req = R.RecallRequest(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget).validate()
+        ids = self._ids
+        actor = ids.id(actor, "actor")
+        req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
+                              ids.id(purpose, "purpose"), top_k, token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
         visible = self._check_read(actor, allowed)
         rc = self.config.recall

@@ -71,6 +71,9 @@ def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenan
         cfg = WorldConfig.from_dict(table | {k: v for k, v in overrides.items() if v is not None})
     except ConfigError as e:
         raise click.UsageError(str(e)) from None
+    chaos = chaos_rate if chaos_rate is not None else pol.get("chaos_rate", 0)
+    if isinstance(chaos, bool) or not isinstance(chaos, (int, float)) or not 0.0 <= chaos <= 1.0:  # nan fails too
+        raise click.BadParameter("the chaos rate is a number from 0 to 1 (a rate per agent-tick)", param_hint="--chaos")
     names = list(backend_names) or list(runcfg.get("backends") or _default_backends())
     if unknown := [n for n in names if n not in BACKENDS]:
         raise click.BadParameter(f"unknown backend(s) {unknown}; known: {sorted(BACKENDS)}", param_hint="--backend")
@@ -83,7 +86,6 @@ def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenan
         backends.append(BACKENDS[n](folder))
     policy = ScriptedPolicy(seed=cfg.seed, top_k=cfg.top_k,
                             **{k: v for k, v in pol.items() if k != "chaos_rate"})
-    chaos = chaos_rate if chaos_rate is not None else pol.get("chaos_rate", 0)
     if chaos:
         policy = ChaosPolicy(policy, rate=chaos, seed=cfg.seed)
     try:

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..core import events as E
 from ..core import records as R
+from ..core.erasure import edges_of
 from ..core.project import RECORD_ACTIONS, Change
 
 NONCE = 12
@@ -59,7 +60,7 @@ def encode(entries: list[Entry]) -> dict:
     """Entries as columns: item columns, and event columns with the index of their item."""
     out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
            "ts": [], "scope": [], "action": [], "memory_id": [], "version": [], "actor": [], "reason": [],
-           "payload": [], "l2": []}
+           "payload": [], "l2": [], "prov": []}
     patches: dict[int, bytes] = {}  # dumped once each (``_payload``)
     for e in entries:
         out["idem_key"].append(e.idem_key)
@@ -77,19 +78,28 @@ def encode(entries: list[Entry]) -> dict:
             out["reason"].append(ch.reason)
             out["payload"].append(_payload(ch, patches))
             out["l2"].append(bool(e.l2[i]) if e.l2 is not None else False)
+            if ch.record is not None and (ch.record.get("derived_from") or ch.record.get("copy_of")
+                                          or ch.record.get("context_of")):
+                # The ledger's provenance index (ids only, in clear), by the index of its event.
+                out["prov"].extend((len(out["ts"]) - 1, *edge) for edge in edges_of(ch.record))
     return out
 
 
 _ITEM_COLUMNS = ("idem_key", "fingerprint", "result", "destroy", "n_events")
 _EVENT_COLUMNS = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
-EMPTY: dict = {k: [] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS)}
+EMPTY: dict = {k: [] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS, "prov")}
 
 
 def merge(batches: list[dict]) -> dict:
     """Several callers' batches as one (the ledger writer's group commit)."""
     if len(batches) == 1:
         return batches[0]
-    return {k: [v for b in batches for v in b[k]] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS)}
+    out = {k: [v for b in batches for v in b[k]] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS)}
+    out["prov"], base = [], 0
+    for b in batches:  # provenance rows name their event by its index in the merged batch
+        out["prov"].extend((i + base, *rest) for i, *rest in b.get("prov", ()))
+        base += len(b["ts"])
+    return out
 
 
 def seal_all(actions: list[str], memory_ids: list[str | None], payloads: list[bytes]

@@ -20,13 +20,14 @@ import orjson
 import pyarrow as pa
 
 from ..core import events as E
+from ..core.erasure import COPY, edges_of
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
 from .entries import Entry, decode, encode, seal_all
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
 from .ledger_history import LedgerHistory
-from .ledger_key import DIGEST, FINGERPRINT, LedgerKey
+from .ledger_key import DIGEST, FINGERPRINT, PSEUDONYM, LedgerKey
 from .ledger_key import key_dir as resolve_key_dir
 
 _DDL = [
@@ -50,6 +51,9 @@ _DDL = [
     # rules and demotion read. ``ver`` counts changes; ``synced`` is the version L2 has.
     """CREATE TABLE IF NOT EXISTS access (memory_id VARCHAR PRIMARY KEY, scope VARCHAR, retrieved_count INTEGER,
         cited_count INTEGER, last_accessed_at BIGINT, uncited_streak INTEGER, ver BIGINT, synced BIGINT)""",
+    # Provenance by id (core.erasure: copy, context, claim), written with the record's event and
+    # derived from the sealed records (rebuildable from them): what an erasure follows.
+    "CREATE TABLE IF NOT EXISTS provenance (memory_id VARCHAR, source VARCHAR, kind VARCHAR)",
 ]
 
 _EVENT_SCHEMA = pa.schema(
@@ -104,6 +108,9 @@ class Ledger(LedgerChecks, LedgerHistory):
             raise
         self.digest_key = self.key.subkey(DIGEST)
         self.fingerprint_key = self.key.subkey(FINGERPRINT)
+        self.pseudonym_key = self.key.subkey(PSEUDONYM)
+        if self._meta("provenance") is None:
+            self._index_provenance()
 
     def _connect(self, read_only: bool = False) -> None:
         self.con = duckdb.connect(self.path, read_only=read_only)
@@ -168,6 +175,24 @@ class Ledger(LedgerChecks, LedgerHistory):
             self.commit(encode([Entry(f"fork-erasures-{self.last_seq}", "memactors-fork", now, changes,
                                       orjson.dumps({"decision": "forgotten", "forgotten": ids}), destroy_keys=ids)]),
                         IdempotencyCache(0))
+
+    def _index_provenance(self) -> None:
+        """Fill the provenance index from the records themselves (a ledger from before it, once)."""
+        rows = []
+        for _, ch in self._changes("e.action IN ('write', 'write_working')"):
+            if ch is not None:
+                rows += edges_of(ch.record)
+        self._x("BEGIN TRANSACTION")
+        self._x("DELETE FROM provenance")
+        if rows:
+            self._insert_provenance(rows)
+        self._x("INSERT INTO meta VALUES ('provenance', ?)", [b"1"])
+        self._x("COMMIT")
+
+    def _insert_provenance(self, rows: list[tuple[str, str, str]]) -> None:
+        prov = pa.table({"memory_id": [r[0] for r in rows], "source": [r[1] for r in rows],  # noqa: F841
+                         "kind": [r[2] for r in rows]})
+        self.con.execute("INSERT INTO provenance SELECT * FROM prov").fetchall()
 
     def _meta(self, name: str) -> bytes | None:
         rows = self._x("SELECT value FROM meta WHERE key = ?", [name])
@@ -253,6 +278,8 @@ class Ledger(LedgerChecks, LedgerHistory):
         newkeys = pa.table({"memory_id": key_ids, "key": pa.array(keys, pa.binary())})  # noqa: F841
         destroy = [m for i in items for m in batch["destroy"][i]]
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
+        taken = set(ev_idx) if len(take) != n_items else None
+        prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]
         self._x("BEGIN TRANSACTION")
         try:
             if seqs:
@@ -263,6 +290,8 @@ class Ledger(LedgerChecks, LedgerHistory):
                 self._x("DELETE FROM keys WHERE list_contains(?, memory_id)", [destroy])
             if applied:
                 self._insert_applied(applied)
+            if prov:
+                self._insert_provenance(prov)
             self.con.execute("INSERT INTO idempotency SELECT * FROM idem").fetchall()
             self._x("COMMIT")
         except BaseException:
@@ -375,9 +404,12 @@ class Ledger(LedgerChecks, LedgerHistory):
     def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
         """(memory_id, scope, uncited_streak) of memories returned at least ``min_streak`` times
         in a row without a citation, recalled at or after ``since_ts`` (a run that has not grown
-        since the last look needs no second one): the candidates for demotion."""
+        since the last look needs no second one): the candidates for demotion. /global/ memories
+        are not among them: every tenant recalls them, and one tenant's uncited recalls must not
+        take a memory away from all the others."""
         return self._q("SELECT memory_id, scope, uncited_streak FROM access WHERE uncited_streak >= ? "
-                       "AND last_accessed_at >= ? ORDER BY memory_id", [int(min_streak), int(since_ts)])
+                       "AND last_accessed_at >= ? AND scope <> '/global/' ORDER BY memory_id",
+                       [int(min_streak), int(since_ts)])
 
     # --- reading -------------------------------------------------------------------------
 
@@ -450,6 +482,24 @@ class Ledger(LedgerChecks, LedgerHistory):
         return cur.sql(f"""SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
                            FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
                            WHERE e.seq <= {last} ORDER BY e.seq""").to_arrow_reader(chunk)
+
+    def provenance(self, roots: list[str]) -> tuple[dict[str, dict], list[tuple[str, str, str]]]:
+        """What an erasure of ``roots`` must weigh (``core.erasure.closure``): every memory linked
+        to them down any provenance edge, or up a copy edge, transitively, as it stands now
+        (erased ones excluded), and every edge of those. Records carry no content."""
+        found, frontier = set(roots), sorted(set(roots))
+        while frontier:
+            rows = self._q("SELECT memory_id, source FROM provenance WHERE list_contains(?, source) "
+                           "OR (kind = ? AND list_contains(?, memory_id))", [frontier, COPY, frontier])
+            frontier = sorted({m for r in rows for m in r} - found)
+            found.update(frontier)
+        ids = sorted(found)
+        edges = [tuple(r) for r in self._q("SELECT DISTINCT memory_id, source, kind FROM provenance "
+                                           "WHERE list_contains(?, memory_id)", [ids])]
+        keep = ("memory_id", "scope", "version", "status", "pool", "derived_from", "copy_of", "context_of")
+        records = {m: {k: r.get(k) for k in keep} for m, r in self.fold("list_contains(?, e.memory_id)",
+                                                                         [ids]).records.items()}
+        return records, edges
 
     def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
         """The scope of each memory id the ledger knows (the index for routing by memory id)."""

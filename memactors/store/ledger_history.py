@@ -13,6 +13,7 @@ import os
 
 from ..core import events as E
 from ..core import records as R
+from ..core.erasure import CONTEXT
 from ..core.errors import InvalidRecord, NotFound
 from ..core.project import Rows, apply
 
@@ -80,27 +81,31 @@ class LedgerHistory:
 
     def dependents(self, memory_ids: list[str]) -> tuple[list[str], list[str]]:
         """(memories derived only from these, down every chain; memories derived from these and
-        from others too). Their write events name their sources ("derived from ...")."""
+        from others too). Derived: claimed from them (``derived_from``) or copied from them (a
+        promotion, a demotion), as the provenance index holds it."""
         start = set(memory_ids)
-        found: list[str] = []
+        found: set[str] = set()
         frontier = sorted(start)
         while frontier:
-            cond = " OR ".join(["reason LIKE ?"] * len(frontier))
-            rows = self._q(f"SELECT DISTINCT memory_id FROM events WHERE action = 'write' AND ({cond})",
-                           [f"%derived from%{m}%" for m in frontier])
-            frontier = [r[0] for r in rows if r[0] not in found and r[0] not in start]
-            found += frontier
-        recs = self.fold("list_contains(?, e.memory_id)", [sorted(found)]).records if found else {}
+            rows = self._q("SELECT DISTINCT memory_id FROM provenance WHERE list_contains(?, source) AND kind <> ?",
+                           [frontier, CONTEXT])
+            frontier = sorted({r[0] for r in rows} - found - start)
+            found.update(frontier)
+        srcs: dict[str, set[str]] = {}
+        if found:
+            for mid, src in self._q("SELECT memory_id, source FROM provenance WHERE list_contains(?, memory_id) "
+                                    "AND kind <> ?", [sorted(found), CONTEXT]):
+                srcs.setdefault(mid, set()).add(src)
+        live = set(self.fold("list_contains(?, e.memory_id)", [sorted(found)]).records) if found else set()
         gone, grew = set(start), True
         while grew:  # a summary of a summary of an undone memory goes too
             grew = False
-            for m in found:
-                r = recs.get(m)
-                if r is not None and m not in gone and set(r.get("derived_from") or ()) <= gone:
+            for m in sorted(found & live):
+                if m not in gone and srcs.get(m, set()) <= gone:
                     gone.add(m)
                     grew = True
-        partly = [m for m in found if m not in gone and m in recs and set(recs[m].get("derived_from") or ()) & gone]
-        return sorted(gone - start), sorted(partly)
+        partly = [m for m in sorted(found & live) if m not in gone and srcs.get(m, set()) & gone]
+        return sorted(gone - start), partly
 
     def rollback_targets(self, after: int | None = None, memory_ids: list[str] | None = None,
                          where: dict | None = None, cascade: bool = False, under: str | None = None) -> dict:
@@ -129,10 +134,12 @@ class LedgerHistory:
         if where:
             ids += self._matching_writes(where, under)
         flag: list[str] = []
+        only: list[str] = []
         if cascade and ids:
             only, flag = self.dependents(ids)
             ids += only
-        return {"undo": sorted(set(ids)), "flag": flag, "restore_at": None}
+        return {"undo": sorted(set(ids)), "cascaded": sorted(set(only) - set(memory_ids or [])), "flag": flag,
+                "restore_at": None}
 
     def _matching_writes(self, where: dict, under: str | None) -> list[str]:
         unknown = set(where) - {"source_kind", "actor", "since", "until"}
@@ -207,6 +214,9 @@ class LedgerHistory:
             cols = ", ".join(c for c in (*E.COLUMNS, "mac") if c != "mac")
             self._x(f"INSERT INTO fork.events SELECT {cols}, NULL FROM events WHERE seq <= ?", [int(upto)])
             self._x("""INSERT INTO fork.keys SELECT k.* FROM keys k WHERE k.memory_id IN (
+                         SELECT memory_id FROM events WHERE seq <= ? AND action IN ('write', 'write_working'))""",
+                    [int(upto)])
+            self._x("""INSERT INTO fork.provenance SELECT p.* FROM provenance p WHERE p.memory_id IN (
                          SELECT memory_id FROM events WHERE seq <= ? AND action IN ('write', 'write_working'))""",
                     [int(upto)])
             # Fingerprints are keyed by this folder's key, which the fork does not share: a retry

@@ -12,7 +12,7 @@ Layout: ``KEY_DIR/<folder id>.key`` (32 random bytes, hex) and ``KEY_DIR/<folder
 (JSON: seq, hash, mac). The folder id is a random id kept in the ledger's ``meta`` table, so a
 moved folder finds its key again. ``KEY_DIR`` is ``[runtime].key_dir``, else
 ``$MEMACTORS_KEY_DIR``, else ``~/.memactors/keys``. Purpose-bound subkeys (HKDF-SHA256, from
-``cryptography``) key the chain MACs, idempotency fingerprints and recall-query digests.
+``cryptography``) key the chain MACs, idempotency fingerprints, recall-query digests and identifier pseudonyms.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ ENV = "MEMACTORS_KEY_DIR"
 CHAIN = b"memactors ledger chain mac v1"
 FINGERPRINT = b"memactors idempotency fingerprint v1"
 DIGEST = b"memactors recall query digest v1"
+PSEUDONYM = b"memactors identifier pseudonym v1"
 
 
 def key_dir(configured: str = "") -> str:

@@ -57,6 +57,10 @@ class Rule:
     itriggers: tuple[str, ...] = ()  # substrings of text.lower()
     trigger: Trigger | None = None  # (text, lower) -> bool, for what substrings cannot say (digit runs)
     guard: Trigger | None = None  # shared cheap check that must hold before the triggers are tried
+    untrusted_only: bool = False  # runs only for the policy's untrusted sources (tool, web, document)
+    # Known by its context, not its shape (a value after "token", after "password="): where a rule
+    # that knows the shape (a Slack token) matched the same span, that rule's hit is the reason.
+    generic: bool = False
 
 
 RULES: dict[str, Rule] = {}
@@ -73,22 +77,27 @@ def register(rule: Rule) -> Rule:
     return rule
 
 
+def found(pattern: str, *, ascii: bool = False) -> Trigger:
+    """A trigger (or guard) that holds where the regex ``pattern`` is found. The pre-scan runs
+    every such pattern with every rule's trigger words in one pass over the text
+    (``trigger.pattern``); the function is the same test, for a text on its own. ``ascii``:
+    \\w, \\b and \\d mean ASCII only (as RE2 reads \\w and \\b); otherwise \\d is any Unicode digit."""
+    rx = re.compile(pattern, re.ASCII if ascii else 0)
+
+    def trigger(text: str, lower: str) -> bool:
+        return rx.search(text) is not None
+
+    trigger.pattern = pattern  # type: ignore[attr-defined]
+    trigger.ascii = ascii  # type: ignore[attr-defined]
+    return trigger
+
+
 # -- guards: one cheap check in front of a group of trigger words --------------------------
 # Every provider key, JWT, token and generated literal has a run of >= 14 key characters;
 # conversation rarely does, so ~50 prefix checks are skipped for most texts.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.]{14}")
-
-
-def has_token(text: str, lower: str) -> bool:
-    return _TOKEN_RUN.search(text) is not None
-
-
-def has_call(text: str, lower: str) -> bool:
-    return "(" in text
-
-
-def has_assignment(text: str, lower: str) -> bool:
-    return "=" in text or ":" in text or "\uff1a" in text
+has_token = found(r"[A-Za-z0-9_\-+/=.]{14}")
+has_call = found(r"\(")
+has_assignment = found("[=:\uff1a]")
 
 
 # -- helpers shared by rule modules ------------------------------------------------------

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 from ..tree import CODE, KV, SENTENCE
-from .base import CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, has_assignment, has_token, randomish, register
+from .base import (CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, found, has_assignment, has_token, randomish,
+                   register)
 from .secrets import placeholder_value
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -81,7 +82,7 @@ def _assigned(node, ctx: Ctx):
 
 
 register(Rule(
-    id="secret.assigned", category=SECRET, sensitivity=RESTRICTED, placeholder="[SECRET]", risk=0.9,
+    id="secret.assigned", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[SECRET]", risk=0.9,
     binds=(KV,), find=_assigned, itriggers=_NAME_TRIGGERS, guard=has_assignment,
     reason="value assigned to a password/secret/token/api-key name",
     origin="gitleaks generic-api-key (names, entropy >= 3.5 on weak names); detect-secrets KeywordDetector denylist",
@@ -116,7 +117,7 @@ def _phrase(node, ctx: Ctx):
 
 
 register(Rule(
-    id="secret.credential_phrase", category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
+    id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(SENTENCE,), find=_phrase,
     itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "密码", "口令", "api", "access key", "secret", "token", "密钥", "令牌",
                "秘钥"),
@@ -159,8 +160,8 @@ def _literal(node, ctx: Ctx):
 
 
 register(Rule(
-    id="secret.high_entropy_literal", category=SECRET, sensitivity=CONFIDENTIAL, placeholder="[SECRET]", risk=0.6,
-    binds=(CODE,), find=_literal, guard=has_token, trigger=lambda t, low: _QUOTED.search(t) is not None,
+    id="secret.high_entropy_literal", generic=True, category=SECRET, sensitivity=CONFIDENTIAL, placeholder="[SECRET]", risk=0.6,
+    binds=(CODE,), find=_literal, guard=has_token, trigger=found(_QUOTED.pattern),
     reason="unnamed random-looking string literal in code (letters and digits, or hex passed as an argument)",
     origin="detect-secrets Base64HighEntropyString / HexHighEntropyString, length-aware and restricted to code",
 ))

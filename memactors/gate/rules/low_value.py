@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 
 from ..tree import DOC
-from .base import LOW_VALUE, Ctx, Rule, register
+from .base import LOW_VALUE, Ctx, Rule, found, register
+from .chitchat_model import WEIGHTS
 
 _EN = (r"hi|hello|hey|hiya|yo|howdy|thanks|thank you|thank u|thx|ty|tks|many thanks|cheers|ok|okay|k|kk|sure|"
        r"sure thing|got it|gotcha|understood|noted|roger|roger that|cool|great|nice|awesome|perfect|sounds good|"
@@ -28,16 +29,58 @@ _EMOJI = r"[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\uFE0F]"
 _CHAT = re.compile(rf"^{_SEP}(?:(?:(?:{_EN}){_TAIL}|(?:{_ZH})|{_EMOJI}+|:\)|:D|;\)){_SEP})+$", re.I)
 
 
+# Learned: a text is chit-chat when every token of it was seen in the labelled pleasantries
+# (tests/fixtures/chitchat.json) and its naive-Bayes log-odds favour them. Unseen words are
+# content ("peanuts", "Friday", "靠窗"): a text with one is kept. Weights: chitchat_model.py.
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[\u4e00-\u9fff]|[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+_REPEAT = re.compile(r"(.)\1{2,}|(ha|he|hi|ho)(?:\2)+|(mm)m+")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case words (laughter and hums folded: "hahaha" -> "haha", "hmmm" -> "hmm"), CJK
+    characters one by one, emoji."""
+    low = _REPEAT.sub(lambda m: (m.group(1) * 2) if m.group(1) else (m.group(2) * 2 if m.group(2) else "mm"),
+                      text.lower())
+    return _TOKEN.findall(low)
+
+
+def seed() -> list[str]:
+    """The hand-written greetings and thanks above, as plain phrases: examples the labelled set
+    need not repeat."""
+    plain = re.compile(r"^[a-z' ]+$|^[\u4e00-\u9fff]+$")
+    return [p for p in (_EN + "|" + _ZH).split("|") if plain.match(p)]
+
+
+def learn(chitchat: list[str], keep: list[str]) -> dict[str, float]:
+    """Per token seen in ``chitchat`` (and the seed phrases): log(P(token | chit-chat) /
+    P(token | keep)), Laplace-smoothed."""
+    import math
+    from collections import Counter
+
+    chitchat = [*chitchat, *seed()]
+    pos, neg = Counter(t for x in chitchat for t in tokens(x)), Counter(t for x in keep for t in tokens(x))
+    vocab = len(set(pos) | set(neg))
+    np_, nn = sum(pos.values()) + vocab, sum(neg.values()) + vocab
+    return {t: round(math.log((pos[t] + 1) / np_) - math.log((neg[t] + 1) / nn), 4) for t in sorted(pos)}
+
+
+def learned_chitchat(text: str, weights: dict[str, float] | None = None) -> bool:
+    w = WEIGHTS if weights is None else weights
+    toks = tokens(text)
+    return bool(toks) and all(t in w for t in toks) and sum(w[t] for t in toks) > 0
+
+
 def _chitchat(node, ctx: Ctx):
-    if _CHAT.match(ctx.text):
+    if _CHAT.match(ctx.text) or learned_chitchat(ctx.text):
         yield 0, len(ctx.text)
 
 
 register(Rule(
     id="low_value.chitchat", category=LOW_VALUE, sensitivity="", placeholder=None, risk=0.0, binds=(DOC,),
     find=_chitchat, trigger=lambda t, low: len(t) <= (60 if t.isascii() else 30),  # chit-chat is short
-    reason="only greetings, thanks or acknowledgements",
-    origin="hand-written list of greetings, thanks and acknowledgements (en, zh)",
+    reason="only greetings, thanks, acknowledgements or pleasantries",
+    origin="hand-written list of greetings, thanks and acknowledgements (en, zh); token weights learned from "
+           "tests/fixtures/chitchat.json",
 ))
 
 # Transient tool output, line by line.
@@ -78,7 +121,8 @@ def _tool_noise(node, ctx: Ctx):
 register(Rule(
     id="low_value.tool_noise", category=LOW_VALUE, sensitivity="", placeholder=None, risk=0.0, binds=(DOC,),
     find=_tool_noise,
-    trigger=lambda t, low: "\n" in t or "%" in t or "  " in t or "\r" in t or "..." in t or "-rw" in t or "drwx" in t,
+    trigger=found(r"\n|%|  |\r|\.\.\.|-rw|drwx"),
     reason="transient tool output (ls listing, progress bar, package-manager chatter)",
     origin="output formats of GNU ls -l, pip, npm, apt, git and tqdm progress bars",
 ))
+

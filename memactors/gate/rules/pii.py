@@ -10,28 +10,20 @@ from stdnum import luhn
 from stdnum.cn import ric
 
 from ..tree import DOC, SENTENCE
-from .base import CONFIDENTIAL, INTERNAL, PII, RESTRICTED, Ctx, Rule, regex_find, register, window
+from .base import CONFIDENTIAL, INTERNAL, PII, RESTRICTED, Ctx, Rule, found, regex_find, register, window
 
-_HAS_DIGIT_RUN = re.compile(r"\d[\d \-]{5,}\d")
-_DIGIT4 = re.compile(r"\d{4}")
-
-
-def _digits(text: str, lower: str) -> bool:
-    return _HAS_DIGIT_RUN.search(text) is not None
-
-
-def _digits4(text: str, lower: str) -> bool:
-    return _DIGIT4.search(text) is not None
+_digits = found(r"\d[\d \-]{5,}\d")  # a run of seven digits, spaces and dashes
+_digits4 = found(r"\d{4}")
 
 
 # Chinese mobile numbers: 11 digits, 1[3-9]x, optional +86 / 0086 / 86 prefix, optional space
 # or dash separators in the 3-4-4 grouping (MIIT numbering plan). Not inside a longer digit run, a word, a decimal or a hex id (UUID, etag).
-_PHONE_CN = re.compile(
+PHONE_CN = re.compile(
     r"(?<![0-9A-Za-z])(?<![0-9]\.)(?:(?:\+|00)?86[\s-]?)?1[3-9][0-9](?:[\s-]?[0-9]{4}){2}(?![0-9A-Za-z])", re.ASCII)
 
 register(Rule(
     id="pii.phone_cn", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PHONE_CN]", risk=0.6,
-    binds=(DOC,), find=regex_find(_PHONE_CN), trigger=_digits,
+    binds=(DOC,), find=regex_find(PHONE_CN), trigger=_digits,
     reason="11-digit Chinese mobile number (1[3-9] prefix)",
     origin="MIIT mobile numbering plan (13x-19x prefixes), +86/0086 country code, 3-4-4 grouping",
 ))
@@ -138,7 +130,7 @@ register(Rule(
 # in a log or a version string is not. Octets bounded as in detect-secrets' IPPublicDetector.
 _IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
                    r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![\w]|\.[0-9])", re.ASCII)
-_IP_SHAPE = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d")
+_IP_SHAPE = r"\d\.\d{1,3}\.\d{1,3}\.\d"
 _PERSONAL = re.compile(r"\b(?:my|our|your|his|her|their|home|house|personal|user'?s?|customer'?s?)\b|"
                        r"我|我们|你的|您的|他的|她的|家里|家庭|家中|个人|住处|用户|客户")
 
@@ -151,7 +143,7 @@ def _ipv4(node, ctx: Ctx):
 
 register(Rule(
     id="pii.ipv4_personal", category=PII, sensitivity=INTERNAL, placeholder="[IPV4]", risk=0.4,
-    binds=(SENTENCE,), find=_ipv4, trigger=lambda t, low: _IP_SHAPE.search(t) is not None,
+    binds=(SENTENCE,), find=_ipv4, trigger=found(_IP_SHAPE),
     reason="IPv4 address in a personal context (my/home/user, 我的/家里/用户)",
     origin="GDPR recital 30 (online identifiers); octet grammar as in detect-secrets IPPublicDetector",
 ))

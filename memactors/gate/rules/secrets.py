@@ -13,7 +13,7 @@ import json
 import re
 
 from ..tree import DOC
-from .base import RESTRICTED, SECRET, Ctx, Rule, has_token, regex_find, register, tokenish
+from .base import RESTRICTED, SECRET, Ctx, Rule, found, has_token, regex_find, register, tokenish
 
 _B = r"(?<![A-Za-z0-9_\-])"  # not inside a longer token
 _E = r"(?![A-Za-z0-9_\-])"
@@ -29,7 +29,7 @@ def _provider(id: str, rx: str, triggers: tuple[str, ...], reason: str, origin: 
                   reason=reason, origin=origin))
 
 
-_DISCORD_SHAPE = re.compile(r"\.[A-Za-z0-9_\-]{6}\.")
+_DISCORD_SHAPE = found(r"\.[A-Za-z0-9_\-]{6}\.")
 
 
 _provider("secret.anthropic", _B + r"sk-ant-[A-Za-z0-9_\-]{20,}" + _E, ("sk-ant-",),
@@ -73,7 +73,7 @@ _provider("secret.telegram", r"(?<![0-9])[0-9]{8,10}:A[A-Za-z0-9_\-]{34}" + _E, 
           tokens=False)
 _provider("secret.discord", _B + r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}" + _E,
           (), "Discord bot token", "detect-secrets DiscordBotTokenDetector",
-          trigger=lambda t, low: _DISCORD_SHAPE.search(t) is not None)
+          trigger=_DISCORD_SHAPE)
 _provider("secret.mailchimp", _B + r"[0-9a-f]{32}-us[0-9]{1,2}" + _E, ("-us",), "Mailchimp API key",
           "gitleaks mailchimp-api-key; detect-secrets MailchimpDetector", tokens=False)
 _provider("secret.square", _B + r"sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}" + _E, ("sq0",), "Square OAuth secret/token",
@@ -146,7 +146,7 @@ register(Rule(id="secret.url_credentials", category=SECRET, sensitivity=RESTRICT
 
 # Authorization headers: Bearer/Basic/Token followed by a generated-looking credential.
 _AUTH = re.compile(r"\b(?:Bearer|Basic|Token|bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
-register(Rule(id="secret.auth_header", category=SECRET, sensitivity=RESTRICTED, placeholder="[TOKEN]", risk=0.9,
+register(Rule(id="secret.auth_header", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[TOKEN]", risk=0.9,
               binds=(DOC,), find=regex_find(_AUTH, group=1, check=lambda t, m: tokenish(m.group(1), 12)),
               itriggers=("bearer", "basic ", "token "), guard=has_token, reason="credential in an Authorization header",
               origin="RFC 6750 / RFC 7617 header schemes; gitleaks generic-api-key keywords"))

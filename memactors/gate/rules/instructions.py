@@ -1,0 +1,244 @@
+"""Instructions in untrusted text, however they are worded: a tool result, a web page or a
+document that tells the agent what to do, what is allowed, approved or no longer required, or
+what to do by default from here on. Such text is an order, not a fact, and waits for a reviewer.
+
+The injection rules (``injection.py``) know the phrasings of prompt injection; this rule reads
+the *form* of a sentence instead, as features scored together (English and Chinese):
+
+- **imperative**: the sentence (after a lead-in: "please", "note to the assistant:", "by default,",
+  a conditional clause "if a user complains, ...") opens with a bare verb, or with do not / never /
+  always + verb; 请/务必/不要/把 + verb;
+- **addressed**: you, your, assistant, agents; 你, 您, 助手;
+- **deontic**: a rule about actions: may / can + an action verb, is allowed / permitted /
+  authorised / pre-approved / exempt / waived, counts as, is treated as, does not need, no longer
+  required, should / must (be); 可以, 允许, 有权, 无需, 不需要, 不再需要, 视为, 一律, 必须, 应当;
+- **standing**: by default, from now on, going forward, every time, whenever, all / any requests;
+  默认, 以后, 今后, 每次, 所有, 凡是, 无论;
+- **narrative** (against): what happened or how things are, as facts are told: past tense,
+  dates and years, "last week", "according to", amounts with units, a product's versions and
+  what it supports; 了/过, 年/月/日, 上周, 昨天, 根据, 通常.
+
+A sentence scores ``IMPERATIVE`` + ``DEONTIC`` + ... - ``NARRATIVE``; at ``THRESHOLD`` or above it
+is an instruction. The weights were set by hand and measured on the labelled set
+``tests/fixtures/instructions.json`` (figures in benchmarks/RESULTS.md).
+
+It runs for untrusted sources only (``Rule.untrusted_only``): a user's, an agent's own or a task's
+learnings are often imperative ("always run the tests first") and are not held for it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import re2
+
+from ..tree import SENTENCE
+from .base import INJECTION, Ctx, Rule, found, register
+
+# Verbs a command opens with (base form). A word here that is also a noun ("use", "backup")
+# is only read as a verb at the start of a sentence and not followed by "of" or a verb form.
+_VERBS = (
+    "accept add allow answer append apply approve archive ask assume attach avoid bcc block book bypass call cancel cc "
+    "change charge choose close connect consider contact copy create default delete deploy disable disclose "
+    "disregard do download drop email enable ensure escalate execute export fetch fill forward forget give grant "
+    "hide ignore include inform insert install keep leave let list log make mark mention merge move notify offer "
+    "open override paste pay post prefer print prioritise prioritize process promote provide publish push put "
+    "recommend redirect refund remember remove rename reply report request reset respond restart return reveal "
+    "reuse rotate route run save say schedule select send set share show sign skip start stop store submit "
+    "suggest switch tag tell transfer treat trust turn unlock update upload use verify wipe write "
+    "bring buy cc check clear collect discard edit find follow get go hand hold inform invite issue join keep kill "
+    "look lock mail mute notify obey omit pass pause pick place prepare proceed promise purge quote raise reassign "
+    "reject renew replace reroute restore resume retain retry ring scan sell ship shut speak spend suspend "
+    "swap take throw toggle unsubscribe upgrade waive wait warn wire withdraw withhold").split()
+_VERB = "|".join(sorted(_VERBS, key=len, reverse=True))
+# A lead-in before the command: politeness, an address, a label, a time or condition clause.
+_LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assistant|agent|ai|bot|model)s?)?|"
+         r"important|reminder|instruction|attention|assistant|agent|ai)\s*[:,!-]?\s+)*"
+         r"(?:(?:if|when|whenever|unless|for|by|from|going|each|every|in|after|before|once|while|on)\b[^,;:]{0,80},\s*)?"
+         r"(?:please\s+)?")
+# English features are searched by RE2 (one linear pass: Python's re tries a long alternation
+# word by word at every position); what RE2 cannot say (a look-ahead) is a Python check after.
+_IMPERATIVE = rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?(?:{_VERB})\b"
+# The word after the verb is not a verb form or an id (a log line: "request req_8f2 completed").
+_NOT_A_COMMAND = r"(?:\s+(?:of|is|was|are|were|has|had)\b|\s+\S*[_=\d/#])"
+# Social imperatives between people ("take a look", "keep it up"): said to a friend, not orders to an agent.
+_SOCIAL = (r"(?i)\b(?:take a look|look at (?:this|that|these|it)|keep it up|keep (?:going|smiling|rocking|at it)|"
+                     r"take care|let me know|let's|check (?:it|this|that) out|have (?:fun|a (?:great|good|nice))|enjoy|"
+                     r"good luck|congrat\w*|say hi|tell me (?:more|about)|hang in there|stay (?:safe|strong|tuned)|"
+                     r"don't worry|no worries|go for it|thank|make sure (?:you|to) take care)\b")
+# Said of oneself ("I should", "we need to") or asked: not an order to the reader.
+_SELF = r"(?i)^(?:[\w\s,']{0,30}\s)?(?:i|we|i'm|i've|i'd|i'll|we're|we've|we'll)\b|\?\s*$|!\s*$"
+_LOGLIKE = r"\w=\S|^\S*\d{4}-\d\d-\d\d|^\["
+_ADDRESSED = r"(?i)\b(?:you|your|yours|yourself|assistants?|agents?|the ai|the bot|the model)\b"
+_ACT = (r"(?:connect|skip|bypass|access|read|use|push|disable|ignore|approve|sign|merge|delete|share|view|send|leave|"
+        r"keep|store|reuse|pay|edit|export|call|deploy|run|open|override|grant|be (?:left|reused|skipped|bypassed|"
+        r"ignored|shared|stored|paid|used|sent|kept|deleted|disabled|merged|trusted|accepted|approved|given|granted|shown|"
+        r"told|added|removed)|still)")
+_DEONTIC = (
+    rf"(?i)\b(?:may|can)\s+(?:now\s+|still\s+|also\s+|directly\s+|always\s+)*{_ACT}\b"
+    r"|\b(?:is|are|be|being)\s+(?:now\s+|hereby\s+|also\s+|automatically\s+)*(?:allowed|permitted|authori[sz]ed|"
+    r"pre-?approved|exempt|waived|cleared|whitelisted|entitled|considered|acceptable|unnecessary|lifted|to be)\b"
+    r"|\bgets?\s+(?:(?:read|write|admin|full|root|production)\s+)?(?:access|rights|permission)\b"
+    r"|\b(?:counts?|treated|regarded)\s+as\b|\btreat\b[^.]{0,60}\bas\b"
+    r"|\b(?:does|do|did)\s*n[o']t\s+(?:need|require|apply)|\bneeds? no\b|\bno (?:\w+\s){0,2}(?:is |are )?(?:needed|required|necessary)\b"
+    r"|\bno longer\s+(?:need|needs|needed|require|requires|required|necessary|applies|apply|mandatory|valid)\b"
+    r"|\bnot (?:required|needed|necessary)(?: any ?more)?\b|\bnot needed any ?more\b"
+    r"|\b(?:should|shall|ought to|are to be|is to be|has to|have to|need to)\b"
+    r"|\b(?:is|are)\s+automatic\b|\bautomatically\s+(?:approved|accepted|granted|resolved|paid)\b"
+    r"|\b(?:is|it's|it is)\s+(?:fine|ok|okay|acceptable|safe)\s+to\b|\bno need to\b|\bstill valid\b|\boptional\b"
+    r"|\b(?:authori[sz]ed|approved|valid)\b[^.]{0,40}\b(?:do not|don't|no need)\b"
+    r"|\bwithout\s+(?:the\s+usual\s+|any\s+|first\s+)?(?:asking|checking|verifying|notifying|approval|review|tests|"
+    r"sign-?off|confirmation|verification)\b|\bunless told otherwise\b|\bregardless of\b|\bno matter\b")
+_MUST = re.compile(r"\bmust\b(?!\s*(?:have|be|feel|seem|'ve)\b|-)", re.I)  # "it must have been": not an order
+_STANDING = (
+    r"(?i)\b(?:in future|every time|each time|whenever|always|never|at all times|any ?more)\b"
+    r"|\b(?:all|any|every|each)\s+(?:\w+\s){0,2}(?:requests?|messages?|tickets?|orders?|users?|emails?|links?|"
+    r"attachments?|invoices?|answers?|replies|quotes?|bookings?|accounts?|subscriptions?|entries|pull requests)\b")
+_NARRATIVE = re2.compile(
+    r"(?i)\b(?:was|were|had|did|been|yesterday|last (?:week|month|year|quarter|night|march|friday)|ago|according to|"
+    r"until|since|in (?:19|20)\d\d|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|\d{1,2} \w+)|"
+    r"this month|overnight|usually|mostly|supported|launched|released|took place)\b|\bversion \d|\b\d+\.\d+\b")
+_CONSENT = r"(?i)\b(?:has|have)\s+(?:already\s+)?(?:consented|agreed|authori[sz]ed|opted in)\b"
+_THEN = rf"(?i)[,;]\s*(?:so|and|then|and then|but)\s+(?:just\s+)?(?:{_VERB})\b"
+_STRONG = (r"(?i)\b(?:by default|default to|from (?:now|here|this \w+) on|going forward|henceforth|for all future|"
+                     r"unless told otherwise|from now)\b")
+# Every English feature in one RE2 set: one pass per sentence. A command's "bad" twin is the same
+# opening followed by what makes it no command; "must" is confirmed by _MUST (a look-ahead).
+_EN_PATTERNS = {"imperative": _IMPERATIVE, "imperative_bad": _IMPERATIVE + _NOT_A_COMMAND, "then": _THEN,
+                "then_bad": _THEN + _NOT_A_COMMAND, "social": _SOCIAL, "self": _SELF, "loglike": _LOGLIKE,
+                "addressed": _ADDRESSED, "deontic": _DEONTIC, "must": r"(?i)\bmust\b", "standing": _STANDING,
+                "strong": _STRONG, "consent": _CONSENT}
+_EN_SET = re2.Set.SearchSet(re2.Options())
+for _p in _EN_PATTERNS.values():
+    _EN_SET.Add(_p)
+_EN_SET.Compile()
+_EN_NAMES = tuple(_EN_PATTERNS)
+
+# Chinese. A command opens with a verb or a modal (after a lead-in such as 请, 助手，, 重要：, 以后, 默认情况下，,
+# or a condition ending in 的话，/时，).
+_ZH_LEAD = (r"^[\W\s]*(?:(?:请|麻烦|重要[:：]|注意[:：]|提醒[:：]|给助手的说明[:：]|助手[,，]|记住[,，]?|另外[,，]?|"
+            r"以后|今后|从现在起|从现在开始|从今天起|默认情况下[,，]?|除非另有说明[,，]?|每次|总之[,，]?)\s*)*"
+            r"(?:为了[^，,。]{1,20}[，,]\s*)?(?:每天(?:晚上|早上|凌晨)?|每周.|周.(?:晚上|早上)?|[^，,。；]{1,30}?(?:的话|时|之前|之后|前|后)[，,]?)?\s*(?:就|都|也|先)?")
+_ZH_VERB = (r"(?:请|务必|必须|一律|直接|不要|别|不许|禁止|切勿|勿|记得|确保|把|将|用(?!户|于|来)|使用|给(?!.{0,6}(?:打|发了))|发送|发到|转发|回复|"
+            r"告诉|删除|删掉|跳过|忽略|关闭|打开|开启|设为|取消|复制|上传|导出|运行|执行|附上|提供|推荐|优先|先|只回答|对每|清空)")
+_ZH_IMPERATIVE = re.compile(_ZH_LEAD + _ZH_VERB + r"|[，,](?:所以|然后|并且|再)(?:就)?(?:永久|直接)?(?:保存|保留|删除|发送|转发|回复|"
+                            r"执行|运行|合并|批准|给|把)")
+_ZH_ADDRESSED = re.compile(r"你|您|助手|智能体|机器人|AI|模型")
+_ZH_DEONTIC = re.compile(
+    r"可以(?!看到|看出|说|理解)|可直接|默认(?!情况|值|设置)|不(?:跑|走|查|测)|允许(?!\d)|有权|无需|不需要|不用|不必|不再需要|不再要求|不再适用|不适用|不受.{0,8}限制|"
+    r"视为|算作|当作|一律|必须|须立即|应当|应该|应视为|应发送|应当跳过|务必|照做|仍然有效|没关系|自动通过|预先批准|已获.{0,6}授权|"
+    r"不许|不要|别再|就(?:给|把|回复|合并|发|用|删)|直接|不用管|可以不|要照做"
+    r"|(?:所有|每个|每一个|每|凡是|任何|无论).{0,20}都(?!有|是|会|在|由|能|可以在)(?:先|自动|直接|用|使用|发|打|推荐|标记|视为|算作|[\u4e00-\u9fff]{0,1}(?:为|到))")
+_ZH_STANDING = re.compile(r"每次|每一个|每个|所有|凡是|总是|始终|永久|任何")
+_ZH_STRONG = re.compile(r"默认|以后|今后|从现在起|从现在开始|从这个版本开始|一律|除非另有说明|无论")
+_ZH_NARRATIVE = re.compile(
+    r"(?<![好为])(?<![，,。；\s]除)(?<!^除)了(?![解])|(?<![跳绕超通经不])过(?!滤|期|程|去)|曾|(?:19|20)\d\d年|\d+月|\d+日|上周|上个月|昨天|去年|今年|根据|"
+    r"通常|大多|一直|版本(?:启动|不再)|\d+\.\d+版本|支持|由.{1,8}(?:维护|核验|生成|审核)")
+
+# A sentence can reach THRESHOLD only with an imperative, a deontic, a standing-scope or a consent
+# cue: the words those features need, as one pattern without look-arounds. It is the rule's
+# trigger (in the pre-scan's one pass) and each sentence's first test, so text without a cue
+# pays no sentence split and no feature regex. Checked to be a superset on the labelled set.
+_CUE_EN = (r"(?i:\b(?:may|can|allowed|permitted|authori[sz]ed|pre-?approved|approved|exempt|waived|cleared|"
+           r"whitelisted|entitled|considered|acceptable|unnecessary|lifted|to be|counts?|treated|regarded|treat|need|"
+           r"needs|needed|require|requires|required|apply|applies|necessary|longer|should|shall|ought|has to|"
+           r"have to|must|fine|ok|okay|safe|optional|valid|without|unless|regardless|matter|automatic|automatically|"
+           r"access|rights|permission|default|from now|from here|from this|going forward|henceforth|for all future|"
+           r"consented|agreed|opted)\b"
+           rf"|(?:^|[^A-Za-z0-9_\s]\s*|(?:\b(?:please|kindly|also|then|and|so|now|but|not|never|always|just|\w+ly)|n't)\s+)"
+           rf"(?:{_VERB})\b)")
+_CUE_ZH = (r"请|务必|必须|一律|直接|不要|别|不许|禁止|切勿|勿|记得|确保|把|将|用|使用|给|发|转|回复|告诉|删|跳过|忽略|关闭|打开|开启|"
+           r"设为|取消|复制|上传|导出|运行|执行|附上|提供|推荐|优先|先|只回答|对每|清空|可以|可直接|默认|不跑|不走|不查|不测|允许|有权|"
+           r"无需|不需要|不用|不必|不再|不适用|不受|视为|算作|当作|应|须|照做|有效|没关系|自动|预先|授权|就|都|以后|今后|从现在|"
+           r"从这个版本|除非|无论|保存|保留|合并|批准|为了")
+CUE = f"{_CUE_EN}|{_CUE_ZH}"
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CUE = re2.compile(CUE)
+_CUE_SET = re2.Set.SearchSet(re2.Options())  # a set of one: its Match skips the match's offsets (a third of the cost)
+_CUE_SET.Add(CUE)
+_CUE_SET.Compile()
+
+IMPERATIVE, ADDRESSED, DEONTIC, STANDING, STRONG, CONSENT, NARRATIVE, SOCIAL = 3.0, 1.5, 3.0, 1.0, 2.0, 2.0, 1.5, 3.0
+THRESHOLD = 3.0
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _readable(s: str) -> str:
+    """``s`` as RE2 can take it: a lone surrogate (no letter of any cue) becomes U+FFFD."""
+    return s if s.isascii() or _SURROGATE.search(s) is None else _SURROGATE.sub("\ufffd", s)
+
+
+def features(sentence: str) -> dict[str, int]:
+    """How many of each feature a sentence shows (0 or 1, NARRATIVE up to 3)."""
+    sentence = _readable(sentence)
+    zh = not sentence.isascii() and _CJK.search(sentence) is not None
+    if zh:
+        return {"imperative": int(_ZH_IMPERATIVE.search(sentence) is not None),
+                "addressed": int(_ZH_ADDRESSED.search(sentence) is not None),
+                "deontic": int(_ZH_DEONTIC.search(sentence) is not None),
+                "standing": int(_ZH_STANDING.search(sentence) is not None),
+                "strong": int(_ZH_STRONG.search(sentence) is not None), "consent": 0, "social": 0,
+                "narrative": min(3, len(_ZH_NARRATIVE.findall(sentence)))}
+    f = _en(sentence)
+    f["narrative"] = _narrative(sentence) if any(f.values()) else 0
+    return f
+
+
+_NONE = dict.fromkeys(("imperative", "social", "addressed", "deontic", "standing", "strong", "consent"), 0)
+
+
+def _en(sentence: str) -> dict[str, int]:
+    hit = {_EN_NAMES[i] for i in _EN_SET.Match(sentence) or ()}
+    if "loglike" in hit:  # key=value pairs, a timestamp first: a log line
+        return dict(_NONE)
+    return {"imperative": int("imperative" in hit and "imperative_bad" not in hit or "then" in hit and "then_bad" not in hit),
+            "social": int("social" in hit or "self" in hit),
+            "addressed": int("addressed" in hit),
+            "deontic": int("deontic" in hit or "must" in hit and _MUST.search(sentence) is not None),
+            "standing": int("standing" in hit), "strong": int("strong" in hit), "consent": int("consent" in hit)}
+
+
+def _narrative(sentence: str) -> int:
+    return min(3, len(_NARRATIVE.findall(sentence)))
+
+
+def _weighed(f: dict[str, int]) -> float:
+    return (IMPERATIVE * f["imperative"] + ADDRESSED * f["addressed"] + DEONTIC * f["deontic"]
+            + STANDING * f["standing"] + STRONG * f["strong"] + CONSENT * f["consent"] - SOCIAL * f["social"])
+
+
+def score(sentence: str) -> float:
+    sentence = _readable(sentence)
+    if not _CUE_SET.Match(sentence):  # cheaper than the features, and most sentences stop here
+        return 0.0
+    zh = not sentence.isascii() and _CJK.search(sentence) is not None
+    if zh:
+        f = features(sentence)
+        return _weighed(f) - NARRATIVE * f["narrative"]
+    f = _en(sentence)
+    s = _weighed(f)
+    return s - NARRATIVE * _narrative(sentence) if s >= THRESHOLD else s
+
+
+def is_instruction(text: str) -> bool:
+    """Any sentence of ``text`` reads as an instruction (for measurement; the rule reads the tree)."""
+    from ..tree import parse
+
+    tree = parse(text)
+    return any(score(text[n.start:n.end]) >= THRESHOLD for n in tree.of(SENTENCE))
+
+
+def _find(node, ctx: Ctx):
+    if score(ctx.text[node.start:node.end]) >= THRESHOLD:
+        yield node.start, node.end
+
+
+register(Rule(
+    id="injection.instruction", category=INJECTION, sensitivity="", placeholder=None, risk=0.6,
+    binds=(SENTENCE,), find=_find, trigger=found(CUE, ascii=True), untrusted_only=True,
+    reason="reads as an instruction to the agent (a command, a rule about what is allowed or required, a default)",
+    origin="sentence features (imperative mood, address, deontic modality, standing scope, narrative) in en and zh, "
+           "weights measured on tests/fixtures/instructions.json",
+))

@@ -1,0 +1,111 @@
+"""Phone numbers of the main regions, international and national formats, by Google's
+libphonenumber (the ``phonenumbers`` port): which digit strings are numbers, and how a region
+groups them, is its metadata, not ours.
+
+A digit run is a phone number only when it is written as one. Numbers in prose and logs are
+mostly not phones (invoices, order ids, durations, epoch times), so a candidate counts when:
+
+- it carries an international prefix (``+44 20 7946 0958``, ``0044 20 ...``) and is a valid
+  number (any region);
+- or it is grouped as its region writes it (``(212) 555-0199``, ``020 7946 0958``:
+  libphonenumber's STRICT_GROUPING leniency), with at least one separator;
+- or a phone word stands right before it ("call", "tel", "电话", ...) and it is a valid number.
+
+Chinese mobile numbers stay with ``pii.phone_cn`` (its own placeholder); this rule skips them.
+The cheap candidate regex runs first; libphonenumber only sees the few spans it finds.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import phonenumbers
+from phonenumbers import CountryCodeSource, Leniency, PhoneNumberMatcher
+
+from ..tree import DOC
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, register
+from .pii import PHONE_CN
+
+# The regions whose national formats are recognised (NANP's metadata, "US", covers Canada).
+# International numbers (with + or 00) are recognised for every region.
+REGIONS = ("US", "GB", "DE", "FR", "IN", "JP", "AU", "CN")
+
+# A phone-shaped span: an optional +/00 prefix, an optional (area code), then digit groups
+# with at most one separator between them; not glued to a word, a decimal or a longer run.
+CANDIDATE = re.compile(
+    r"(?<![\w.+/:#-])(?:\+|00)?(?:\d{1,4}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?\d{1,15}(?:[ .\-]\d{1,8}){0,5}"
+    r"(?![\w]|[.\-:/]\d)", re.ASCII)
+_ONE = re.compile(r"(?<!\d)\d(?!\d)")  # one-digit groups: a country code, a trunk 0, not "1 2 3 4 5 6 7"
+_SEP = re.compile(r"[ .\-()]")
+_YMD = re.compile(r"^(?:19|20)\d\d[.\-](?:0?[1-9]|1[0-2])[.\-](?:0?[1-9]|[12]\d|3[01])$")  # a date, not a number
+_WORDS = re.compile(r"(?:\b(?:call|calls|called|calling|phone|telephone|tel|mobile|cell|cellphone|whatsapp|fax|sms|"
+                    r"text me|ring me|reach me|contact|hotline|my number|his number|her number|your number|"
+                    r"their number|ph|mob|telefon|téléphone|tél)\b|电话|手机|联系|致电|拨打|電話|携帯)"
+                    r"[\s:：.#()\-]*(?:(?:me|us|him|her|them|is|at|on|number|no|nr)[\s:.]*){0,3}$", re.I)
+
+
+def _digits(s: str) -> int:
+    return sum(c.isdigit() for c in s)
+
+
+@lru_cache(maxsize=4096)  # a text repeating one look-alike pays for it once
+def _international(raw: str) -> bool:
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse("+" + raw[2:] if raw.startswith("00") else raw, None))
+    except phonenumbers.NumberParseException:
+        return False
+
+
+@lru_cache(maxsize=4096)
+def _national(raw: str, leniency) -> bool:
+    """A valid number of one of REGIONS, the whole candidate (a number found inside a version
+    string such as 10.0.16847.1145 is not a phone)."""
+    for region in REGIONS:
+        try:  # parse and validate first: a fifth of the matcher's cost, and most candidates stop here
+            n = phonenumbers.parse(raw, region, keep_raw_input=True)
+        except phonenumbers.NumberParseException:
+            continue
+        # Written nationally: libphonenumber would also read "49961-304" in Germany as +49 961304
+        # (a leading country code without its +); only NANP writes its own ("1-415-555-0132").
+        national = n.country_code_source == CountryCodeSource.FROM_DEFAULT_COUNTRY or (
+            n.country_code == 1 and n.country_code_source == CountryCodeSource.FROM_NUMBER_WITHOUT_PLUS_SIGN)
+        if not national or not phonenumbers.is_valid_number(n):
+            continue
+        for m in PhoneNumberMatcher(raw, region, leniency=leniency):
+            if _digits(m.raw_string) == _digits(raw):
+                return True
+    return False
+
+
+def find_phone(text: str, start: int, end: int):
+    """Spans of phone numbers in ``text[start:end]`` (the rule's ``find``, also used on ids)."""
+    for m in CANDIDATE.finditer(text, start, end):
+        raw = m.group()
+        n = _digits(raw)
+        if not 7 <= n <= 15 or PHONE_CN.fullmatch(raw) or _YMD.match(raw) or len(_ONE.findall(raw)) > 2:
+            continue
+        if raw.startswith(("+", "00")):
+            if _international(raw):
+                yield m.span()
+            continue
+        worded = _WORDS.search(text[max(0, m.start() - 24) : m.start()]) is not None
+        if not worded and _SEP.search(raw) is None:  # a bare digit run needs a phone word before it
+            continue
+        if _national(raw, Leniency.VALID if worded else Leniency.STRICT_GROUPING):
+            yield m.span()
+
+
+def _phone(node, ctx: Ctx):
+    yield from find_phone(ctx.text, node.start, node.end)
+
+
+_worth = found(r"\d[\d .\-()]{5,}\d")  # seven characters of digits and separators: worth a look
+
+
+register(Rule(
+    id="pii.phone", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PHONE]", risk=0.6,
+    binds=(DOC,), find=_phone, trigger=_worth,
+    reason="phone number (international prefix, its region's grouping, or a phone word before it)",
+    origin="Google libphonenumber via the phonenumbers package (PhoneNumberMatcher, STRICT_GROUPING)",
+))
