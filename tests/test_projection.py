@@ -72,8 +72,8 @@ def run_live(ops: list[dict]):
                                     and r["scope"] == current["scope"] and r.get("entity_key") == current["entity_key"]]
                     out = C.decide_forget(ForgetOp(mid, "ag", "r", f"k{n}"), targets)
                 elif op["kind"] in ("approve", "reject"):
-                    out = C.decide_review(ReviewOp(mid, "ag", "r", op["kind"] == "approve", f"k{n}"),
-                                          state.get(mid), state, now)
+                    out = C.decide_review(ReviewOp(mid, "reviewer", "r", op["kind"] == "approve", f"k{n}"),
+                                          state.get(mid), state, now, "ag")
                 else:
                     status = {"stale": "stale", "evict": "evicted", "reinstate": "active"}[op["kind"]]
                     out = C.decide_status(StatusOp(mid, status, "ag", "r", f"k{n}"), current, state)

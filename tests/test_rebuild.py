@@ -75,3 +75,44 @@ def test_rebuild_refuses_an_open_folder(ray_session, tmp_path):
             rebuild(data)
     finally:
         rt.close()
+
+
+def _as_schema_3(data_dir) -> None:
+    """Make the folder's L2 table what a runtime of record schema 3 left: no session column,
+    schema version 3 in its metadata."""
+    db = lancedb.connect(os.path.join(data_dir, "l2"))
+    old = db.open_table("memories").to_arrow()
+    old = old.drop_columns(["session"])
+    meta = {**(old.schema.metadata or {}), b"memactors.schema_version": b"3"}
+    db.create_table("memories", data=old.replace_schema_metadata(meta), mode="overwrite")
+
+
+def test_a_folder_of_the_previous_record_schema_opens_and_sessions_work(ray_session, tmp_path):
+    from memactors.store.lance_store import L2Store
+
+    data = str(tmp_path / "data")
+    cfg = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}}
+    rt = memactors.connect(data, config=cfg)
+    try:
+        rt.grant("ag", ALICE, write=True)
+        rt.write(ALICE, "Alice drinks green tea", actor="ag", subject="alice", predicate="drink", object="tea")
+        rt.flush()
+    finally:
+        rt.close()
+    _as_schema_3(data)
+    assert L2Store.outdated(os.path.join(data, "l2"))
+    rt = memactors.connect(data, config=cfg)  # rebuilt from the ledger at connect
+    try:
+        assert not L2Store.outdated(os.path.join(data, "l2")) and "session" in _table(data).column_names
+        assert rt.audit.verify()["ok"]
+        hits = rt.recall("what does alice drink", actor="ag", task_id="t", allowed_scopes=[ALICE], purpose="p").hits
+        assert [h.object for h in hits if h.subject == "alice"] == ["tea"]
+        s = rt.session(ALICE, actor="ag", task_id="t1", goal="Order tea for Alice")
+        s.start()
+        s.observe("user", "I prefer jasmine tea", category="preference")
+        s.end_turn()
+        assert rt.resume_session(ALICE, actor="ag", task_id="t1").l0.goal == "Order tea for Alice"
+        rt.flush()
+        assert [r for r in _table(data).column("session").to_pylist() if r is not None] == []  # vault rows: none
+    finally:
+        rt.close()

@@ -77,6 +77,7 @@ class Ctx:
     provenance: tuple = ({}, ())
     copy_of: list | None = None  # a write the runtime makes as a copy of these memories (promotion)
     carried: object = None  # content hashes -> ids of the scope's memories with that text (context_of)
+    author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -158,15 +159,24 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
                              "forgotten": ids, "flagged": [d["memory_id"] for d in flagged]}, destroy_keys=ids)
 
 
-def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int) -> Outcome:
-    """Approve: the held write takes effect now, through versions and dedup like any write.
-    Reject: it is erased (its data key destroyed); the decision stays in the ledger."""
+def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int, author: str | None = None
+                  ) -> Outcome:
+    """Approve: the held write takes effect now, through versions and dedup like any write (a
+    held working item simply becomes live in L1); never by ``author``, the actor whose write
+    the gate held. Reject: it is erased (its data key destroyed); the decision stays in the ledger."""
     if rec is None or rec["status"] != "pending":
         raise NotFound(f"no pending memory {op.memory_id} to review")
     if not op.approve:
         out = decide_forget(ForgetOp(op.memory_id, op.actor, f"rejected in review: {op.reason}", op.idem_key), [rec])
         out.result = dict(out.result, decision="rejected")
         return out
+    if author is None or author == op.actor:  # unknown counts as one's own: a review is someone else's call
+        raise AccessDenied("a held write is approved by another actor than the one who wrote it")
+    if rec.get("pool") == "working":
+        return Outcome([Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": "active"},
+                               reason=f"approved in review: {op.reason}", of_version=rec["version"])],
+                       {"decision": "approved", "outcome": R.ACCEPTED, "memory_id": rec["memory_id"],
+                        "scope": rec["scope"], "version": rec["version"]})
     probe = state.copy()
     probe.remove(rec["memory_id"])
     d = decide_write(probe, dict(rec, status="active", updated_at=now_us), now_us)
@@ -186,12 +196,16 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
 
 def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
     """A status change for a stated reason. Evicted records leave L2 (their keys stay: an
-    eviction can be undone, an erasure cannot). Only a live memory can turn stale; a held
-    (pending) write becomes live only through review; a memory made live again supersedes the
-    live version of its fact, so a fact never has two."""
-    if rec is None or rec["status"] == "tombstoned" or rec.get("pool") == "working":
+    eviction can be undone, an erasure cannot); a working item leaves L1 (superseded: its fact
+    was promoted; evicted: its session let it go), its content kept in the ledger. Only a live
+    memory can turn stale; a held (pending) write becomes live only through review; a memory
+    made live again supersedes the live version of its fact, so a fact never has two."""
+    if rec is None or rec["status"] == "tombstoned":
         raise NotFound(f"no memory {op.memory_id} to change")
     old, new = rec["status"], op.status
+    if rec.get("pool") == "working" and (old not in (*R.LIVE, "pending") or new not in ("superseded", "evicted")):
+        # An L1 item only leaves L1 this way (its fact promoted, its session ended), and only once.
+        raise NotFound(f"no working item {op.memory_id} in L1 to take out")
     if new == "stale" and old not in R.LIVE:
         raise InvalidRecord(f"only a live memory can be marked stale (this one is {old})")
     if old == "pending" and new in R.LIVE:
@@ -335,7 +349,8 @@ def _promoted(req: R.WriteRequest, src: dict, ctx: Ctx, why: str) -> Outcome:
 
 def decide_promote(op: PromoteOp, ctx: Ctx) -> Outcome:
     """A live working item becomes a vault memory of its scope (or refreshes the one already
-    there): derived from the item, the ledger event's reason "promoted from <item> (<rule>)"."""
+    there): derived from the item, the ledger event's reason "promoted from <item> (<rule>)";
+    the item itself is superseded (out of L1), the reason "promoted to <memory> (<rule>)"."""
     from . import promotion as P
 
     rec = ctx.record
@@ -353,6 +368,9 @@ def decide_promote(op: PromoteOp, ctx: Ctx) -> Outcome:
     req = _derived_write(rec, rec["scope"], op.actor, op.category, ctx)
     out = _promoted(req, rec, ctx, f"promoted from {rec['memory_id']} ({op.rule})")
     out.result = dict(out.result, promoted_from=rec["memory_id"], rule=op.rule)
+    # The item leaves L1: a recall never returns it beside its vault copy.
+    out.changes.append(Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": "superseded"},
+                              reason=f"promoted to {out.result['memory_id']} ({op.rule})", of_version=rec["version"]))
     return out
 
 
@@ -409,7 +427,7 @@ def decide_scope_promote(op: ScopePromoteOp, ctx: Ctx) -> Outcome:
 DECIDERS = {
     R.WriteRequest: decide_write_op,
     ForgetOp: _forget,
-    ReviewOp: lambda op, ctx: decide_review(op, ctx.record, ctx.state, ctx.now_us),
+    ReviewOp: lambda op, ctx: decide_review(op, ctx.record, ctx.state, ctx.now_us, ctx.author),
     StatusOp: lambda op, ctx: decide_status(op, ctx.record, ctx.state),
     ResolveOp: lambda op, ctx: decide_resolve(op, ctx.record, ctx.state),
     SweepOp: decide_sweep,

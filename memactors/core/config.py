@@ -40,7 +40,10 @@ class RuntimeConfig:
     hot_cache_max_memories: int = 200_000  # active memories an owner keeps in memory, all scopes
     l2_cache_mb: int = 512  # Lance's index and metadata caches per owner (Lance's own default: 7 GB each)
     working_pool_size: int = 200  # L1 working pool: items per scope (LRU)
-    session_ttl_s: float = 3_600.0  # L1 working pool: item lifetime
+    # L1 working pool: how long a session never completed may stay idle before its items are let
+    # go (they age from its newest item; complete() releases them at once), and the lifetime of
+    # an item outside any session (a direct write to the pool, a demoted copy).
+    session_ttl_s: float = 86_400.0
     idempotency_window_s: float = 86_400.0  # how long a retry with the same key is recognised
     call_timeout_s: float = 60.0  # longest the facade waits for an actor call
     owner_max_restarts: int = -1  # Ray restarts a killed owner (-1: always)

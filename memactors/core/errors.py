@@ -22,6 +22,7 @@
      ├── Unavailable              a part of the runtime cannot be reached now (retry, or reconnect)
      │    └── OwnerUnavailable    a scope owner stayed unreachable; nothing further was written
      └── RuntimeClosed            the runtime was closed
+          └── SessionClosed       the session was completed (it cannot be resumed or completed again)
 
 Messages never contain memory content, query text, or anything the write gate matched.
 Across actor boundaries an error travels as data (``encode``/``decode``) or as itself inside
@@ -134,6 +135,10 @@ class OwnerUnavailable(Unavailable):
 
 class RuntimeClosed(MemactorsError):
     """The runtime was closed."""
+
+
+class SessionClosed(RuntimeClosed):
+    """The session was completed: its hooks, ``resume_session`` and a second ``complete`` refuse."""
 
 
 def encode(exc: MemactorsError) -> dict:

@@ -12,7 +12,10 @@ Slots and their limits:
 - scratchpad: trimmed from the front past ``SCRATCHPAD_CHARS`` (500) characters (the newest
   notes stay).
 
-``to_prompt()`` renders the slots deterministically (the same state gives the same text).
+``to_prompt()`` renders the slots deterministically (the same state gives the same text). Every
+text in a slot is untrusted (a tool result, a web page, a note derived from them): ``quote``
+indents its every line break (any of the ones Unicode and ``str.splitlines`` know), so no line
+of it starts at the left margin, where L0's own sections ("## ...") and items ("- ...") start.
 Given a token budget (the CJK-aware estimate of ``memactors.core.budget``) it gives up the
 scratchpad first, then non-critical observations (oldest first); goal, step and constraints are
 never dropped. Pure: no I/O.
@@ -20,6 +23,7 @@ never dropped. Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from . import validate as V
@@ -33,6 +37,14 @@ SCRATCHPAD_CHARS = 500
 MAX_PLAN_STEPS = 50
 SHOWN_CHARS = 1_000  # an observation is shown up to this many characters (its whole text is in L1)
 MAX_SOURCE_CHARS = 64
+INDENT = "    "  # what follows a line break inside a slot's text
+_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def quote(text: str) -> str:
+    """``text`` as L0 shows it: each line break followed by ``INDENT``, so that none of its lines
+    can open a section or an item of its own (a tool result's "\\n## Constraints ..." stays text)."""
+    return _BREAKS.sub("\n" + INDENT, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,23 +175,23 @@ class L0:
         return text
 
     def _render(self, obs: list[Observation], pad: str) -> str:
-        lines = ["## Task", f"Goal: {self.goal}"]
+        lines = ["## Task", f"Goal: {quote(self.goal)}"]
         if self.plan:
             lines.append("Plan:")
             for i, s in enumerate(self.plan):
                 mark = "done" if i < self.step else "current" if i == self.step else "next" if i == self.step + 1 \
                     else "later"
-                lines.append(f"{'>' if i == self.step else ' '} {i + 1}. {s} [{mark}]")
+                lines.append(f"{'>' if i == self.step else ' '} {i + 1}. {quote(s)} [{mark}]")
         if self.constraints:
             lines.append("## Constraints (always apply)")
-            lines += [f"- {c}" for c in self.constraints]
+            lines += [f"- {quote(c)}" for c in self.constraints]
         if obs:
             lines.append("## Recent observations")
             for o in obs:
                 body = o.content if len(o.content) <= SHOWN_CHARS else o.content[:SHOWN_CHARS] + " [...]"
-                lines.append(f"- {'[critical] ' if o.critical else ''}({o.source}, turn {o.turn}) {body}")
+                lines.append(f"- {'[critical] ' if o.critical else ''}({o.source}, turn {o.turn}) {quote(body)}")
         if pad:
-            lines += ["## Scratchpad", pad]
+            lines += ["## Scratchpad", INDENT + quote(pad)]
         return "\n".join(lines)
 
     def tokens(self) -> int:

@@ -23,10 +23,17 @@ from .scopes import Scope, check_identifier, parse_scope
 
 # 2: category, TTL policy, provenance, entity key, citation count and review flag; vectors
 # travel beside records, never inside them. 3: the runtime's own provenance (copy_of,
-# context_of) beside the caller's claim (derived_from). An L2 table of an older version is
-# rebuilt from the ledger when opened.
-SCHEMA_VERSION = 3
+# context_of) beside the caller's claim (derived_from). 4: the session a working item belongs
+# to. An L2 table of an older version is rebuilt from the ledger when opened (a record from an
+# older ledger gets the new fields' defaults: ``complete``).
+SCHEMA_VERSION = 4
 TS = pa.timestamp("us", tz="UTC")
+# The session a working item belongs to, set by the runtime for a session's own items (never
+# from a caller's write): which session (a runtime-made id), its task and actor, and the item's
+# place in L0 (turn, slot, index in the slot, critical). None for every other record.
+SESSION_SLOTS = ("goal", "plan", "step", "constraint", "observation", "reasoning", "scratchpad")
+SESSION = pa.struct([("id", pa.string()), ("task", pa.string()), ("actor", pa.string()), ("turn", pa.int32()),
+                     ("slot", pa.string()), ("n", pa.int32()), ("critical", pa.bool_())])
 
 SOURCE_CONFIDENCE = {
     "user_stated": 1.0,
@@ -85,6 +92,7 @@ _FIELDS = (
     ("soft_expires_at", TS, True, ""),
     ("hard_expires_at", TS, True, ""),
     ("review", pa.string(), True, "hit"),  # e.g. "contradiction": waiting for a reviewer, flagged at recall
+    ("session", SESSION, True, ""),  # a session's own working item: its session and place in L0
     # Derived, for keyword search: tokens of the content as stored (words, CJK bigrams), plus
     # those of retrieval context from the write's session (e.g. the turn before).
     ("search_text", pa.string(), True, ""),
@@ -129,6 +137,8 @@ def fill_columns(cols: dict, n: int, dim: int) -> pa.Table:
             out[f.name] = cols[f.name]
         elif f.name in _DEFAULTS and not f.nullable:
             out[f.name] = pa.array([_DEFAULTS[f.name]] * n, f.type)
+        elif pa.types.is_struct(f.type):  # Lance cannot split pa.nulls' struct into files (pylance 14)
+            out[f.name] = pa.array([None] * n, f.type)
         else:
             out[f.name] = pa.nulls(n, f.type)
     return pa.table(out, schema=schema)
@@ -235,6 +245,7 @@ class WriteRequest:
     context: str | None = None  # retrieval context (e.g. the previous turn): indexed, never shown
     category: str = "default"  # picks the TTL policy ([lifecycle]); e.g. preference, task_learning
     derived_from: list[str] | None = None  # ids of the memories this one was made from (provenance)
+    session: dict | None = None  # set by the runtime's sessions only (``write_request`` refuses it)
 
     def validate(self) -> WriteRequest:
         """Check every field (types, ranges, text without lone surrogates); fill the default
@@ -267,11 +278,26 @@ class WriteRequest:
         if self.derived_from is not None:
             V.str_list(self.derived_from, "derived_from", min_len=0, max_len=MAX_DERIVED_FROM, max_chars=32)
             self.derived_from = sorted({check_memory_id(m) for m in self.derived_from})
+        if self.session is not None:
+            self.session = check_session(self.session, self.actor, self.pool)
         return self
 
     @property
     def scope_obj(self) -> Scope:
         return parse_scope(self.scope)
+
+
+def check_session(value: object, actor: str, pool: str) -> dict:
+    """A working item's session field (``SESSION``): its actor is the write's own."""
+    if not isinstance(value, dict) or set(value) != set(SESSION.names):
+        raise InvalidRecord(f"session must be a dict of {', '.join(SESSION.names)}")
+    if pool != "working" or value["actor"] != actor:
+        raise InvalidRecord("a session's items are working-pool items written by the session's own actor")
+    return {"id": V.hex_id(value["id"], "session id"), "task": check_identifier(value["task"], "task_id"),
+            "actor": actor, "turn": V.integer(value["turn"], "session turn", 0, 2**31 - 1),
+            "slot": V.choice(value["slot"], "session slot", SESSION_SLOTS),
+            "n": V.integer(value["n"], "session slot index", 0, 2**31 - 1),
+            "critical": V.choice(value["critical"], "critical", (True, False))}
 
 
 def _plain(value, checked):
@@ -362,10 +388,13 @@ def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, *, s
         "hard_expires_at": now_us + int(hard * day) if hard else None,
         "review": None,
         "search_text": search_text if search_text is not None else " ".join(tokenize(text)),
+        "session": req.session,
     }
 
 
-_WRITE_FIELDS = tuple(WriteRequest.__dataclass_fields__)
+# What a caller's write may set: everything but the session field, which only the runtime's
+# sessions set (a plain write must never pass for a session's own item).
+_WRITE_FIELDS = tuple(k for k in WriteRequest.__dataclass_fields__ if k != "session")
 
 
 def write_request(item: dict | WriteRequest) -> WriteRequest:
@@ -375,6 +404,9 @@ def write_request(item: dict | WriteRequest) -> WriteRequest:
         return item.validate()
     if not isinstance(item, dict):
         raise InvalidRecord(f"each write must be a dict of write() arguments, not {V.got(item)}")
+    if "session" in item:
+        raise InvalidRecord("session is set by the runtime for a session's own items (rt.session); "
+                            "a write cannot set it")
     unknown = [k for k in item if not (isinstance(k, str) and k in _WRITE_FIELDS)]
     if unknown:
         hint = _suggest(unknown[0])
@@ -420,7 +452,11 @@ def fingerprint(req: WriteRequest, key: bytes) -> bytes:
 
 
 def request_fields(req: WriteRequest) -> dict:
-    return {k: getattr(req, k) for k in WriteRequest.__dataclass_fields__}
+    """A write's fields as ``write_many`` takes them back (a session's own items keep theirs)."""
+    out = {k: getattr(req, k) for k in WriteRequest.__dataclass_fields__}
+    if out["session"] is None:
+        del out["session"]
+    return out
 
 
 @dataclass(slots=True)

@@ -1,9 +1,17 @@
-"""The L1 working pool: per scope, a bounded LRU with a session TTL (DESIGN section 2).
+"""The L1 working pool: per scope, a bounded LRU whose items live as long as their session (DESIGN
+section 2).
 
 Items are records (pool ``working``) with their vectors kept beside them, and an index of the
 scope each item is in (promotion looks items up by id, thousands a tick). Recall serves only
-live items (``active`` or ``stale``): a write the gate held for review stays in the pool, but
-is never recalled. Pure.
+live items (``active`` or ``stale``): a write the gate held for review stays in the pool (the
+review queue lists it), but is never recalled. An item leaves the pool when a committed change
+takes it out of L1 (promoted, released at the end of its session, archived, erased).
+
+Lifetime (``ttl_us``, ``[runtime].session_ttl_s``): a session's own items (the record's
+``session`` field) stay while their session is active, however long ago each was written: they
+age from the session's newest item, so only a session idle for longer than ``ttl_us`` (one that
+was never completed) is let go. Any other item (a direct write to the pool, a demoted copy)
+ages from its own creation. Pure.
 """
 
 from __future__ import annotations
@@ -11,6 +19,12 @@ from __future__ import annotations
 from collections import OrderedDict
 
 _SERVED = ("active", "stale")
+KEPT = (*_SERVED, "pending")  # statuses an item keeps its place in L1 with
+
+
+def session_id(rec: dict) -> str | None:
+    s = rec.get("session")
+    return s["id"] if s else None
 
 
 class WorkingPool:
@@ -20,25 +34,45 @@ class WorkingPool:
         self._scopes: dict[str, OrderedDict[str, dict]] = {}
         self._vectors: dict[str, object] = {}
         self._where: dict[str, str] = {}  # memory id -> scope
+        self._newest: dict[str, int] = {}  # session id -> created_at of its newest item held
+        self._members: dict[str, int] = {}  # session id -> items held
 
     def put(self, rec: dict, vector=None) -> list[str]:
         """Add or refresh an item; return the ids pushed out by the LRU bound."""
         items = self._scopes.setdefault(rec["scope"], OrderedDict())
-        items[rec["memory_id"]] = rec
-        items.move_to_end(rec["memory_id"])
-        self._where[rec["memory_id"]] = rec["scope"]
+        mid = rec["memory_id"]
+        if mid not in items:
+            sid = session_id(rec)
+            if sid is not None:
+                self._members[sid] = self._members.get(sid, 0) + 1
+                self._newest[sid] = max(self._newest.get(sid, 0), rec["created_at"])
+        items[mid] = rec
+        items.move_to_end(mid)
+        self._where[mid] = rec["scope"]
         if vector is not None:
-            self._vectors[rec["memory_id"]] = vector
+            self._vectors[mid] = vector
         evicted = []
         while len(items) > self.size:
-            mid = items.popitem(last=False)[0]
-            self._drop(mid)
-            evicted.append(mid)
+            old_id, old = items.popitem(last=False)
+            self._drop(old_id, old)
+            evicted.append(old_id)
         return evicted
 
-    def _drop(self, memory_id: str) -> None:
+    def _drop(self, memory_id: str, rec: dict) -> None:
         self._vectors.pop(memory_id, None)
         self._where.pop(memory_id, None)
+        sid = session_id(rec)
+        if sid is not None:
+            left = self._members.get(sid, 1) - 1
+            if left:
+                self._members[sid] = left
+            else:
+                self._members.pop(sid, None)
+                self._newest.pop(sid, None)
+
+    def _alive(self, rec: dict, cutoff: int) -> bool:
+        sid = session_id(rec)
+        return (self._newest.get(sid, rec["created_at"]) if sid is not None else rec["created_at"]) >= cutoff
 
     def get(self, memory_id: str) -> dict | None:
         return self.find(memory_id)
@@ -47,25 +81,45 @@ class WorkingPool:
         return self._vectors.get(memory_id)
 
     def live(self, scope: str, now_us: int) -> list[dict]:
-        """The scope's live items within their TTL and not hard-expired, dropping the expired ones."""
+        """The scope's live items within their lifetime and not hard-expired, dropping the expired ones."""
         items = self._scopes.get(scope)
         if not items:
             return []
         cutoff = now_us - self.ttl_us
-        for mid in [m for m, r in items.items() if r["created_at"] < cutoff]:
+        for mid, rec in [(m, r) for m, r in items.items() if not self._alive(r, cutoff)]:
             del items[mid]
-            self._drop(mid)
+            self._drop(mid, rec)
         return [r for r in items.values() if r["status"] in _SERVED
                 and (r["hard_expires_at"] is None or r["hard_expires_at"] > now_us)]
 
     def peek(self, scope: str, now_us: int) -> list[dict]:
         """Like ``live`` but changes nothing (safe from another thread)."""
+        return [r for r in self._within(scope, now_us) if r["status"] in _SERVED
+                and (r["hard_expires_at"] is None or r["hard_expires_at"] > now_us)]
+
+    def held(self, scope: str, now_us: int) -> list[dict]:
+        """The scope's items the gate held for review (``pending``), within their lifetime."""
+        return [r for r in self._within(scope, now_us) if r["status"] == "pending"]
+
+    def _within(self, scope: str, now_us: int) -> list[dict]:
         items = self._scopes.get(scope)
         if not items:
             return []
         cutoff = now_us - self.ttl_us
-        return [r for r in list(items.values()) if r["created_at"] >= cutoff and r["status"] in _SERVED
-                and (r["hard_expires_at"] is None or r["hard_expires_at"] > now_us)]
+        return [r for r in list(items.values()) if self._alive(r, cutoff)]
+
+    def patch(self, memory_id: str, fields: dict) -> bool:
+        """A committed patch of an item held here (False: not held). An item whose new status
+        is not one L1 keeps (promoted, released, archived) leaves the pool."""
+        rec = self.find(memory_id)
+        if rec is None:
+            return False
+        new = {**rec, **fields}
+        if new["status"] in KEPT:
+            self._scopes[rec["scope"]][memory_id] = new  # in place: a status change is no use of it
+        else:
+            self.remove(memory_id, rec["scope"])
+        return True
 
     def items(self, scope: str | None) -> list[dict]:
         """Every item of ``scope``, live or held, within its TTL or not."""
@@ -75,7 +129,7 @@ class WorkingPool:
         scope = scope if scope is not None else self._where.get(memory_id)
         rec = self._scopes.get(scope, {}).pop(memory_id, None) if scope is not None else None
         if rec is not None:
-            self._drop(memory_id)
+            self._drop(memory_id, rec)
         return rec
 
     def find(self, memory_id: str) -> dict | None:

@@ -42,7 +42,7 @@ from ..core.ops import BY_MEMORY, DemoteOp, ForgetOp, GrantOp, RollbackOp, Scope
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
-from ..core.working import WorkingPool
+from ..core.working import KEPT, WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
 from ..gate.identifiers import screen_ids, screen_scope
@@ -187,16 +187,31 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
             await self._flush_soon()
 
     async def _rebuild_working(self) -> None:
-        """The L1 working pool, rebuilt from the ledger (items within the session TTL)."""
-        items = [(seq, ch) for seq, ch in await self.ledger.working_since(self.now_us - self.working.ttl_us)
-                 if ch is not None and self._mine(ch.scope)]
-        recs = [ch.record for _, ch in items if ch.action == E.WRITE_WORKING]
-        vecs = dict(zip([r["memory_id"] for r in recs], await self._embed([r["content"] for r in recs])))
-        for _, ch in items:
-            if ch.action == E.WRITE_WORKING:
-                self.working.put(ch.record, vecs[ch.memory_id])
-            else:
-                self.working.remove(ch.memory_id, ch.scope)
+        """The L1 working pool, rebuilt from the ledger: the items of the last ``session_ttl_s``
+        and, for a session active in that window, its older items too (a session's items live
+        as long as it does), folded through the projection (promoted, released, archived or
+        erased items stay out; an approved one is live)."""
+        cutoff = self.now_us - self.working.ttl_us
+        events = {seq: ch for seq, ch in await self.ledger.working_since(cutoff)
+                  if ch is not None and self._mine(ch.scope)}
+        tags = [(ch.scope, ch.record["session"]) for ch in events.values()
+                if ch.action == E.WRITE_WORKING and ch.record.get("session")]
+        begun = {(sc, t["id"]) for sc, t in tags} - {(sc, t["id"]) for sc, t in tags if t["slot"] == "goal"}
+        if begun:  # sessions whose goal came before the window
+            ids = {sid for _, sid in begun}
+            older = [(seq, ch) for seq, ch in await self.ledger.working_in(sorted({sc for sc, _ in begun}),
+                                                                                   cutoff) if ch is not None]
+            theirs = {ch.memory_id for _, ch in older if ch.action == E.WRITE_WORKING
+                      and (ch.record.get("session") or {}).get("id") in ids}
+            events.update((seq, ch) for seq, ch in older if ch.memory_id in theirs)
+        rows = Rows()
+        for _, ch in sorted(events.items()):
+            if ch.action == E.WRITE_WORKING or ch.memory_id in rows.records:
+                apply(rows, ch)
+        recs = [r for r in rows.records.values() if r.get("pool") == "working" and r["status"] in KEPT]
+        vecs = await self._embed([r["content"] for r in recs])
+        for rec, vec in zip(recs, vecs):
+            self.working.put(rec, vec)
 
     async def _load(self, scopes: list[str]) -> dict[str, ScopeState]:
         """Fresh states of these scopes from L2 (not installed). Scopes Lance has never seen
@@ -510,10 +525,12 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                         staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         if ch.action == E.WRITE and rec is not None and rec.get("entity_key") is None:
                             nears[ch.scope].add(ch.memory_id, out.vectors[ch.memory_id])
-                    elif rec is not None and prior is None and rec["status"] in R.LIVE and b is not None:
+                    elif rec is not None and prior is None and rec["status"] in R.LIVE and b is not None \
+                            and self.working.find(ch.memory_id) is None:
                         # made live again (a superseded or evicted one): its vector comes back too
                         out.vectors[ch.memory_id] = (await self._embed([rec["content"]]))[0]
-                        view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
+                        if rec.get("pool") != "working":  # an L1 item goes back to the pool, not to the hot state
+                            view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         out.revived[ch.memory_id] = rec
                     l2.append(_touches_l2(ch, rec, self.working))
             if out is not None:
@@ -681,6 +698,13 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         if ch.action == E.WRITE_WORKING:
             self.working.put(ch.record, vector)
             return
+        if revived is not None and revived.get("pool") == "working":  # back in L1 (a rollback)
+            self.working.put(revived, vector)
+            return
+        if ch.action in PATCH_ACTIONS and self.working.patch(ch.memory_id, ch.patch):
+            return  # an L1 item's change (promoted, released, approved): L2 never held it
+        if ch.action == E.FORGET and self.working.remove(ch.memory_id, ch.scope) is not None:
+            return
         rec = state.get(ch.memory_id) if state is not None and ch.memory_id else None
         if revived is not None:  # made live again: its row may be gone from Lance (evicted), written whole
             self.outbox.row(revived, vector, new=False)
@@ -733,14 +757,15 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
     # --- review queue ----------------------------------------------------------------------
 
     async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
-        """Held (pending) writes of these scopes, for an actor who may read them."""
-        return await self._listed(scopes, actor, lambda r: r["status"] == "pending")
+        """Held (pending) writes of these scopes, vault and working pool, for an actor who may read them."""
+        return await self._listed(scopes, actor, lambda r: r["status"] == "pending",
+                                  lambda s: self.working.held(s, self.now_us))
 
     async def flagged(self, scopes: list[str], actor: str) -> list[dict]:
         """Live versions flagged for a contradiction review, for an actor who may read them."""
         return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == "contradiction")
 
-    async def _listed(self, scopes: list[str], actor: str, keep) -> list[dict]:
+    async def _listed(self, scopes: list[str], actor: str, keep, also=lambda s: ()) -> list[dict]:
         await self._ready()
         for s in scopes:
             self._check_mine(s)
@@ -748,7 +773,8 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         out = []
         for s in scopes:
             st = await self._state(s)
-            out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")} for r in st.records.values() if keep(r)]
+            out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")} for r in (*st.records.values(), *also(s))
+                    if keep(r)]
         return sorted(out, key=lambda r: r["created_at"])
 
     async def l2_counts(self, now_us: int) -> dict:
@@ -838,7 +864,7 @@ def _key(op) -> str:
 
 def _touches_l2(ch: Change, rec: dict | None, working: WorkingPool) -> bool:
     """Whether L2 must apply this change before the ledger may call it applied."""
-    if ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT):
+    if ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT) or (rec is not None and rec.get("pool") == "working"):
         return False
     if ch.action in (E.FORGET, *PATCH_ACTIONS) and working.find(ch.memory_id) is not None:
         return False

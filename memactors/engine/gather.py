@@ -1,23 +1,29 @@
-"""What an owner gathers for promotion and demotion before deciding them (DESIGN section 2).
+"""What an owner gathers for promotion, demotion and review before deciding them (DESIGN
+sections 2 and 6).
 
 Mixed into ``ScopeCore``. The decide functions (``memactors.core.changes``) are pure: a
 promotion needs the item's vector (the working pool keeps it; a cold or expired item is embedded
 again), a demotion the vault memory's, and a promotion up the scope tree the source record
 (from the hot state or the ledger: the source scope may be another owner's) and a read grant
-on it, checked here against the ledger's grants.
+on it, checked here against the ledger's grants. A review's approval needs the held write's
+author (the actor of its write event, from the ledger): nobody approves their own held write.
 """
 
 from __future__ import annotations
 
 from ..core import changes as C
 from ..core import records as R
-from ..core.ops import DemoteOp, PromoteOp, ScopePromoteOp
+from ..core.ops import DemoteOp, PromoteOp, ReviewOp, ScopePromoteOp
 from ..core.scopes import parse_scope
 
 
 class SessionMixin:
     async def _gather_session(self, op, ctx: C.Ctx) -> None:
-        """Complete ``ctx`` for a promotion or demotion (no-op for other operations)."""
+        """Complete ``ctx`` for a promotion, demotion or approval (no-op for other operations)."""
+        if isinstance(op, ReviewOp):
+            if op.approve and ctx.record is not None:
+                ctx.author = (await self.ledger.authors_of.remote([op.memory_id])).get(op.memory_id)
+            return
         if isinstance(op, ScopePromoteOp):
             scope = self.hot.where.get(op.memory_id)
             st = self.hot.get(scope) if scope is not None else None

@@ -244,6 +244,15 @@ class LedgerCore:
     async def working_since(self, ts: int) -> list:
         return await asyncio.to_thread(self.ledger.working_since, ts)
 
+    async def working_in(self, scopes: list[str], before: int | None = None) -> list:
+        """Working-pool items of these scopes and their later changes, decoded (``Ledger.working_in``)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.working_in, scopes, before)
+
+    async def authors_of(self, memory_ids: list[str]) -> dict[str, str]:
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.authors_of, memory_ids)
+
     async def history(self, memory_ids: list[str]) -> list:
         """Every event of these memories, decoded: a record projected from the ledger alone."""
         await self.flush()

@@ -42,6 +42,10 @@ class RecallMixin:
             if s == GLOBAL_SCOPE and not self.is_global_owner:
                 needs_global = self.global_live
                 continue
+            working = self.working.peek(s, now_us)  # L1 lives here whether its scope is hot or cold
+            if working:  # a few items, scored like the rest (over search_text, stale halved)
+                vecs = np.stack([self.working.vector(r["memory_id"]) for r in working])
+                cands += score_rows(working, vecs @ qvec, bm25_over(working, qtokens), now_us, weights)
             idx = self.hot.index(s)
             if idx is None:
                 if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
@@ -49,10 +53,6 @@ class RecallMixin:
                 continue
             hot.append(s)
             cands += idx.score(qvec, qtokens, now_us, weights, req["m"])
-            working = self.working.peek(s, now_us)
-            if working:  # a few items, scored like the rest (over search_text, stale halved)
-                vecs = np.stack([self.working.vector(r["memory_id"]) for r in working])
-                cands += score_rows(working, vecs @ qvec, bm25_over(working, qtokens), now_us, weights)
         cands.sort(key=lambda h: -h["score"])
         top = cands[: req["m"]]
         top_ids = {h["memory_id"] for h in top}

@@ -428,7 +428,8 @@ class Runtime(RecallAPI, AsyncAPI):
                        goal=goal, plan=plan, constraints=constraints, purpose=ids.id(purpose, "purpose"))
 
     def resume_session(self, scope: str, *, actor: str, task_id: str, purpose: str = "task") -> Session:
-        """A session rebuilt from the ledger (its L0 and turn), after its process died."""
+        """A session rebuilt from the ledger (its L0 and turn), after its process died: only by
+        the session's own actor, never a completed one (``SessionClosed``)."""
         self._check_open()
         ids = self._ids
         return Session.resume(self, ids.scope(scope), actor=ids.id(actor, "actor"), task_id=ids.id(task_id, "task_id"),
@@ -487,25 +488,21 @@ class Runtime(RecallAPI, AsyncAPI):
                 out[i] = errors.decode(r)
         return out
 
-    def _session_items(self, scope: str, actor: str, task_id: str) -> list[dict]:
-        """The working items of ``scope`` within the session TTL, folded from the ledger (what
-        ``Session.resume`` rebuilds L0 from). ``actor`` needs a read grant on ``scope``."""
+    def _session_items(self, scope: str, actor: str) -> list[dict]:
+        """Every session item ever written in ``scope`` (a working item whose ``session`` field
+        the runtime set), folded from the ledger, in the order written: what ``Session.resume``
+        picks a session from. ``actor`` needs a read grant on ``scope``."""
         from ..core import events as E
         from ..core.project import Rows, apply
 
         self._check_open()
         sc = parse_scope(scope)
         self._check_read(actor, [sc])
-        since = self.clock.now_us() - int(self.config.runtime.session_ttl_s * 1_000_000)
-        rows, order = Rows(), {}
-        for seq, ch in self._calls.get(self._ledger.working_since.remote(since)):
-            if ch is None or ch.scope != str(sc):
-                continue
-            if ch.action == E.WRITE_WORKING or ch.memory_id in rows.records:
-                order.setdefault(ch.memory_id, seq)
+        rows = Rows()
+        for _, ch in self._calls.get(self._ledger.working_in.remote([str(sc)])):
+            if ch is not None and (ch.action == E.WRITE_WORKING or ch.memory_id in rows.records):
                 apply(rows, ch)
-        return sorted((r for r in rows.records.values() if r.get("pool") == "working"),
-                      key=lambda r: order[r["memory_id"]])  # ledger order: the order they were observed in
+        return [r for r in rows.records.values() if r.get("session")]
 
     def _check_read(self, actor: str, scopes: list) -> list:
         """``actor``'s read grants cover ``scopes`` (the grant table synced once if not)."""

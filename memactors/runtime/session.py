@@ -13,12 +13,20 @@ and task:
 - ``before_tool(name, args)``: a pull recall for the tool call;
 - ``end_turn()``: promotion L1 -> L2 by the rules of ``memactors.core.promotion`` (one
   ``PromoteOp`` per promoted item, its ledger event naming the item), then the next turn;
-- ``complete(summary, outcome)``: the last promotion, the task's outcome as a vault memory
-  derived from the session's items, and the session is closed.
+- ``complete(summary, outcome)``: everything checked first; then the session's end claimed at
+  its owner (a session completed already, elsewhere too, refuses with ``SessionClosed``), the
+  last promotion, the session's remaining L1 items released (one ledger event each, their
+  history kept), the task's outcome as a vault memory derived from the session's items, and the
+  session is closed.
 
 L0 lives with the session (in the agent's process: it is rendered every turn); every change of
-it is also a working-pool item (tagged in ``source_id``), so ``Session.resume`` rebuilds L0 from
-the ledger after a crash, and a killed owner rebuilds the working pool from the ledger.
+it is also a working-pool item whose ``session`` field (set by the runtime, never by a caller's
+write) names the session, its actor and the item's place in L0, so ``Session.resume`` rebuilds
+L0 from the ledger after a crash (from the session's own items only, for its own actor only),
+and a killed owner rebuilds the working pool from the ledger. Text the gate held shows as
+``HELD`` in every slot. A promoted item leaves L1 (its vault copy is what recall serves), and so
+do the session's earlier items of the same fact. A session's items stay in L1 as long as the
+session: until ``complete()``, or until it has been idle for ``[runtime].session_ttl_s``.
 
 Batches: ``start_all``, ``flush_all``, ``recall_all``, ``end_turn_all`` and ``complete_all`` run
 the hooks of many sessions at once (a simulation tick: one ``write_many``, one ``recall_many``,
@@ -28,6 +36,7 @@ one promotion call per owner); each hook of one session is the batch of one.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 
 import orjson
@@ -36,17 +45,18 @@ from ..core import promotion as P
 from ..core import records as R
 from ..core import validate as V
 from ..core.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, select
-from ..core.errors import InvalidRecord, MemactorsError, RuntimeClosed
-from ..core.l0 import L0, Observation, check_source
-from ..core.ops import PromoteOp
+from ..core.errors import AccessDenied, InvalidRecord, MemactorsError, NotFound, SessionClosed
+from ..core.l0 import L0, Observation, check_source, quote
+from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
+from ..core.working import KEPT
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
           "tool": "tool", "web": "web", "document": "document", "doc": "document", "agent": "agent_inferred",
           "reasoning": "agent_inferred", "outcome": "task_outcome", "pattern": "pattern"}
-HELD = "(held for review by the write gate)"  # what L0 shows of a pending observation
-TAG = "l0"  # source_id prefix of a session's working items: l0/<task>/<turn>/<slot>/<n>/<flags>/<label>
+HELD = "(held for review by the write gate)"  # what L0 shows of an item the gate held, in every slot
+RELEASED = "released: its session ended"  # the ledger's reason for an L1 item let go by complete()
 
 
 def source_kind(label: str) -> str:
@@ -60,24 +70,6 @@ def source_kind(label: str) -> str:
         return _KINDS[head]
     raise InvalidRecord(f"an observation's source starts with one of {sorted(_KINDS)} or a source kind "
                         f"({', '.join(R.SOURCE_CONFIDENCE)}), e.g. 'tool:search'")
-
-
-def make_tag(task: str, turn: int, slot: str, n: int, critical: bool, label: str) -> str:
-    return f"{TAG}/{task}/{turn}/{slot}/{n}/{'c' if critical else '-'}/{label}"
-
-
-def parse_tag(tag: object) -> dict | None:
-    """The fields of a session item's tag, or None for anything else."""
-    if not isinstance(tag, str) or not tag.startswith(TAG + "/"):
-        return None
-    parts = tag.split("/", 6)
-    if len(parts) != 7 or not parts[2].isdigit() or not parts[4].isdigit() or parts[3] not in _SLOTS:
-        return None
-    return {"task": parts[1], "turn": int(parts[2]), "slot": parts[3], "n": int(parts[4]), "critical": parts[5] == "c",
-            "label": parts[6]}
-
-
-_SLOTS = (*P.SLOTS, "plan", "step")
 
 
 @dataclass(slots=True)
@@ -104,7 +96,7 @@ class TurnResult:
 
 @dataclass(slots=True)
 class _Pending:
-    item: dict  # write_many arguments
+    item: R.WriteRequest  # the write, its session field set
     obs: Observation | None  # what enters L0 once written (None: not an L0 observation)
     slot: str
     label: str
@@ -115,7 +107,7 @@ class Session:
     it with ``rt.session(...)``; not thread-safe (one agent loop drives it)."""
 
     def __init__(self, rt, scope: str, *, actor: str, task_id: str, goal: str, plan=(), constraints=(),
-                 purpose: str = "task", _l0: L0 | None = None) -> None:
+                 purpose: str = "task", _l0: L0 | None = None, _id: str | None = None) -> None:
         self._rt = rt
         self.scope = str(parse_scope(scope))
         self.actor = check_identifier(actor, "actor")
@@ -131,6 +123,10 @@ class Session:
         self._history: list[P.Candidate] = []  # items already through promotion
         self._new: list[P.Candidate] = []  # items written, not yet through promotion
         self._items: list[str] = []  # every working item of the session, oldest first
+        self._gone: set[str] = set()  # items of it out of L1 already (promoted, or of a promoted fact)
+        self._goal_id: str | None = None  # its goal item: releasing it is what ends the session
+        self.id = _id or uuid.uuid4().hex  # the session's id in its items' session field
+        self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
         self._pushed = None
         self._pushed_turn = 0
         if _l0 is None:
@@ -158,7 +154,7 @@ class Session:
         slot = "reasoning" if kind in P.REASONING_SOURCES else "observation"
         item = self._item(content, kind, slot, 0, critical, source, importance=importance, subject=subject,
                           predicate=predicate, object=object, ttl_days=ttl_days, category=category or "default")
-        self._pending.append(_Pending(item, Observation(source, content, float(item["importance"]), critical,
+        self._pending.append(_Pending(item, Observation(source, content, float(item.importance), critical,
                                                          self.turn), slot, source))
 
     def note(self, text: str) -> None:
@@ -181,6 +177,7 @@ class Session:
         ``[recall].push_token_budget``) L0 keeps goal, step and constraints, then critical
         observations; memories take what is left."""
         self._check_open()
+        V.integer(token_budget, "token_budget", 1, R.MAX_TOKEN_BUDGET, allow_none=True)
         flush_all(self._rt, [self])
         k = self._rt.config.recall.push_refresh_turns
         if self._pushed is None or self.turn - self._pushed_turn >= k:
@@ -222,11 +219,19 @@ class Session:
         return end_turn_all(self._rt, [self])[0]
 
     def complete(self, summary: str = "", outcome: str = "success") -> dict:
-        """End the task: the last promotion, the outcome (with ``summary``, if any) written to the
-        vault as a ``task_outcome`` memory derived from the session's items, the session closed.
-        Returns {"turn": TurnResult, "outcome": WriteResult or None}."""
+        """End the task: the last promotion, the session's remaining L1 items released (ledger
+        events; their history kept), the outcome (with ``summary``, if any) written to the vault
+        as a ``task_outcome`` memory derived from the session's items, the session closed. Bad
+        input raises a ValidationError before anything changes; a session completed already
+        (by another process too) raises ``SessionClosed``. Returns {"turn": TurnResult,
+        "outcome": WriteResult or a typed error}."""
         self._check_open()
-        return complete_all(self._rt, [(self, summary, outcome)])[0]
+        out = complete_all(self._rt, [(self, summary, outcome)])[0]
+        res = out["outcome"]
+        unclaimed = not self.closed or self._goal_id is None or isinstance(res, SessionClosed)
+        if isinstance(res, MemactorsError) and unclaimed:
+            raise res  # the session's end was not claimed: nothing changed
+        return out
 
     @property
     def pending(self) -> int:
@@ -236,55 +241,79 @@ class Session:
 
     @classmethod
     def resume(cls, rt, scope: str, *, actor: str, task_id: str, purpose: str = "task") -> Session:
-        """The session of ``task_id`` in ``scope`` rebuilt from the ledger (its working items
-        within the session TTL): L0 (goal, plan and step, constraints, recent observations,
-        scratchpad) and the turn it was in. Raises NotFound when no such session is there."""
-        from ..core.errors import NotFound
-
-        recs = rt._session_items(scope, actor, task_id)
-        tagged = [(parse_tag(r.get("source_id")), r) for r in recs]
-        tagged = [(t, r) for t, r in tagged if t is not None and t["task"] == task_id]
-        goal = next((r for t, r in tagged if t["slot"] == "goal"), None)
-        if goal is None:
-            raise NotFound(f"no session of task {task_id} in this scope within the session TTL")
-        plan = [r["content"] for t, r in sorted(((t, r) for t, r in tagged if t["slot"] == "plan"),
-                                                 key=lambda tr: tr[0]["n"])]
+        """The session of ``task_id`` in ``scope`` rebuilt from the ledger: L0 (goal, plan and
+        step, constraints, recent observations, scratchpad) and the turn it was in, from the
+        items the session itself wrote (the runtime's ``session`` field; the newest session of
+        the task if there were several). Only the session's own actor resumes it (anyone else:
+        AccessDenied). A completed session raises ``SessionClosed``; none there, or one idle for
+        longer than ``[runtime].session_ttl_s``, NotFound."""
+        scope = str(parse_scope(scope))
+        check_identifier(actor, "actor")
+        check_identifier(task_id, "task_id")
+        check_identifier(purpose, "purpose")
+        runs: dict[str, list[dict]] = {}  # session id -> its items, in the order written
+        for r in rt._session_items(scope, actor):
+            if r["session"]["task"] == task_id:
+                runs.setdefault(r["session"]["id"], []).append(r)
+        goals = {sid: next((r for r in rs if r["session"]["slot"] == "goal"), None) for sid, rs in runs.items()}
+        mine = [sid for sid, g in goals.items() if g is not None and g["session"]["actor"] == actor]
+        if not mine:
+            if any(goals.values()):
+                raise AccessDenied("this task's session belongs to another actor: only its own actor resumes it")
+            raise NotFound("no session of this task in this scope")
+        sid = mine[-1]
+        goal, items = goals[sid], [r for r in runs[sid] if r["session"]["actor"] == actor]
+        if goal["status"] not in R.LIVE:
+            raise SessionClosed("this session was completed: start a new one")
+        if max(r["created_at"] for r in items) < rt.clock.now_us() - int(rt.config.runtime.session_ttl_s * 1e6):
+            raise NotFound("no session of this task in this scope: it was idle for longer than "
+                           "[runtime].session_ttl_s and was let go")
+        plan = [r["content"] for r in sorted((r for r in items if r["session"]["slot"] == "plan"),
+                                             key=lambda r: r["session"]["n"])]
         l0 = L0(goal["content"], plan)
-        s = cls(rt, scope, actor=actor, task_id=task_id, goal=goal["content"], purpose=purpose, _l0=l0)
-        for t, r in tagged:
-            s.turn = max(s.turn, t["turn"])
-            s._items.append(r["memory_id"])
+        s = cls(rt, scope, actor=actor, task_id=task_id, goal=goal["content"], purpose=purpose, _l0=l0, _id=sid)
+        s._goal_id = goal["memory_id"]
+        s.turn = max(r["session"]["turn"] for r in items)
+        for r in items:
+            t, mid = r["session"], r["memory_id"]
+            s._items.append(mid)
+            if r["status"] not in KEPT:
+                s._gone.add(mid)
+            text = HELD if r["status"] == "pending" else r["content"]
             if t["slot"] == "constraint":
-                l0.constraints.append(r["content"])
+                l0.constraints.append(text)
             elif t["slot"] == "step":
                 l0.step = min(t["n"], max(len(plan) - 1, 0))
             elif t["slot"] == "scratchpad":
-                l0.note(r["content"])
+                l0.note(text)
             elif t["slot"] in ("observation", "reasoning"):
-                text = HELD if r["status"] == "pending" else r["content"]
-                l0.observe(Observation(t["label"], text, float(r["importance"]), t["critical"], t["turn"],
-                                       memory_id=r["memory_id"]))
+                l0.observe(Observation(r.get("source_id") or "agent", text, float(r["importance"]), t["critical"],
+                                       t["turn"], memory_id=mid))
             if t["slot"] not in ("plan", "step", "goal"):
-                # Through promotion already, unless from the current turn (re-decided at its end:
-                # a promotion's idempotency key makes a repeat a no-op).
+                # Through promotion already, unless from the current turn and still in L1 (re-decided
+                # at its end: a promotion's idempotency key makes a repeat a no-op).
                 c = _candidate(r, t, rt.gate)
-                (s._new if t["turn"] == s.turn else s._history).append(c)
+                (s._new if t["turn"] == s.turn and mid not in s._gone else s._history).append(c)
         return s
 
     # --- internals -----------------------------------------------------------------------
 
     def _check_open(self) -> None:
         if self.closed:
-            raise RuntimeClosed(f"session {self.task_id} was completed; open a new one")
+            raise SessionClosed("this session was completed; open a new one")
 
-    def _item(self, text: object, kind: str, slot: str, n: int, critical: bool, label: str, **kw) -> dict:
+    def _item(self, text: object, kind: str, slot: str, n: int, critical: bool, label: str,
+              **kw) -> R.WriteRequest:
+        """A working-pool write of this session (a typed error now, for bad input, before anything
+        is buffered), its ``session`` field naming the session and the item's place in L0."""
         from ..core.lifecycle import ttl_policy
 
-        item = dict(scope=self.scope, text=text, actor=self.actor, source=kind, pool="working",
-                    source_id=make_tag(self.task_id, self.turn, slot, n, critical, label), **kw)
-        req = R.write_request(dict(item))  # a typed error now, for bad input, before anything is buffered
+        req = R.write_request(dict(scope=self.scope, text=text, actor=self.actor, source=kind, pool="working",
+                                   source_id=label, **kw))
+        req.session = {"id": self.id, "task": self.task_id, "actor": self.actor, "turn": self.turn, "slot": slot,
+                       "n": n, "critical": critical}
         ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, self._rt.config.lifecycle)
-        return item
+        return req.validate()
 
     def _gate_scaffold(self) -> None:
         """Goal, plan and constraints must pass the gate as they are (a key or an injected
@@ -319,23 +348,25 @@ class Session:
             self.errors.append(f"blocked: {', '.join(res.gate.get('tags', [])) or 'by the write gate'}")
             return
         self._items.append(res.memory_id)
+        if p.slot == "goal":
+            self._goal_id = res.memory_id
+        shown = HELD if res.status == "pending" else self._stored_text(p, res)
         if p.slot == "scratchpad":
-            self.l0.note(self._stored_text(p, res))
+            self.l0.note(shown)
         if p.obs is not None:
-            text = HELD if res.status == "pending" else self._stored_text(p, res)
-            self.l0.observe(Observation(p.obs.source, text, p.obs.importance, p.obs.critical, p.obs.turn,
+            self.l0.observe(Observation(p.obs.source, shown, p.obs.importance, p.obs.critical, p.obs.turn,
                                         memory_id=res.memory_id))
         if p.slot not in ("goal", "plan", "step"):
             it = p.item
             self._new.append(P.Candidate(
-                res.memory_id, self._stored_text(p, res), it["source"], p.obs.turn if p.obs else self.turn, p.slot,
-                it.get("subject"), it.get("predicate"), it.get("object"), it.get("category", "default"),
-                res.decision, tuple(res.gate.get("tags", ())), res.status or "active"))
+                res.memory_id, self._stored_text(p, res), it.source, p.obs.turn if p.obs else self.turn, p.slot,
+                it.subject, it.predicate, it.object, it.category, res.decision, tuple(res.gate.get("tags", ())),
+                res.status or "active"))
 
     def _stored_text(self, p: _Pending, res) -> str:
         if res.decision != R.REDACTED:
-            return p.item["text"]
-        return self._rt.gate.scan(p.item["text"], p.item["source"]).text  # the same gate, the same text
+            return p.item.text
+        return self._rt.gate.scan(p.item.text, p.item.source).text  # the same gate, the same text
 
     def _set_push(self, res) -> None:
         self._pushed, self._pushed_turn = res, self.turn
@@ -349,7 +380,7 @@ class Session:
                            token_budget=budget)
         text = l0_text
         if chosen:
-            text += "\n## Memories\n" + "\n".join(f"- {c['hit'].content}" for c in chosen)
+            text += "\n## Memories\n" + "\n".join(f"- {quote(c['hit'].content)}" for c in chosen)
         return Prompt(text, estimate_tokens(text), [c["hit"].memory_id for c in chosen],
                       self._pushed.recall_id if self._pushed is not None else None)
 
@@ -438,7 +469,8 @@ def recall_all(rt, asks: list[tuple]) -> list:
 
 def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
     """``end_turn()`` of many sessions: pending writes in one batch, promotions by rule in one
-    call per owner, each session on to its next turn."""
+    call per owner (each promoted item leaves L1; so do the session's earlier items of the same
+    fact, in a second call when there are any), each session on to its next turn."""
     flush_all(rt, sessions)
     min_turns = rt.config.lifecycle.promote_min_turns
     ops, whose, out = [], [], []
@@ -447,17 +479,27 @@ def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
         for v in P.decide(s._new, s._history, min_turns=min_turns):
             if v.promote:
                 ops.append(PromoteOp(v.memory_id, s.actor, v.rule, v.category, f"promote-{v.memory_id}"))
-                whose.append(tr)
+                whose.append((s, tr))
             else:
                 tr.kept[v.rule] = tr.kept.get(v.rule, 0) + 1
         s._history += s._new
         s._new = []
         out.append(tr)
-    for tr, res in zip(whose, rt._submit_by_memory(ops) if ops else []):
+    same = []  # the sessions' other L1 items of each promoted fact: their vault copy is the one recalled
+    for (s, tr), res in zip(whose, rt._submit_by_memory(ops) if ops else []):
         if isinstance(res, MemactorsError):
             tr.errors.append(f"{type(res).__name__}: {res}")
-        else:
-            tr.promoted.append(res)
+            continue
+        tr.promoted.append(res)
+        src = res["promoted_from"]
+        s._gone.add(src)
+        key = next(P.fact_key(c) for c in s._history if c.memory_id == src)
+        for c in s._history:
+            if c.memory_id not in s._gone and P.refusal(c) is None and P.fact_key(c) == key:
+                s._gone.add(c.memory_id)
+                same.append((s, StatusOp(c.memory_id, "superseded", s.actor, f"the same fact was promoted from {src}",
+                                         f"same-{c.memory_id}")))
+    _submit_quietly(rt, same)
     for s, tr in zip(sessions, out):
         s.promoted += tr.promoted
         s.errors += tr.errors
@@ -465,25 +507,71 @@ def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
     return out
 
 
+def _submit_quietly(rt, asks: list[tuple]) -> None:
+    """(session, op) pairs on the one change path; an error lands in its session's errors (an
+    item gone already is no error: it is out of L1 either way)."""
+    for (s, _), res in zip(asks, rt._submit_by_memory([op for _, op in asks]) if asks else []):
+        if isinstance(res, MemactorsError) and not isinstance(res, NotFound):
+            s.errors.append(f"{type(res).__name__}: {res}")
+
+
 def complete_all(rt, asks: list[tuple]) -> list[dict]:
-    """``complete()`` of many sessions (``asks``: (session, summary, outcome)): their last
-    promotions, then their outcomes written in one batch; every session closed."""
+    """``complete()`` of many sessions (``asks``: (session, summary, outcome)). Everything is
+    checked first (a bad ask raises a ValidationError, and nothing of the batch changes); then
+    each session's end is claimed at its owner (its goal item released: one completed already,
+    by another process too, gets ``SessionClosed`` as its outcome and nothing else), its last
+    promotions run, its remaining L1 items are released (a ledger event each, history kept)
+    and the outcomes written in one batch. Returns {"turn", "outcome"} per ask, in order."""
+    from ..core.lifecycle import ttl_policy
+
+    if not isinstance(asks, (list, tuple)):
+        raise InvalidRecord("complete_all takes a list of (session, summary, outcome)")
+    reqs, seen = [], set()
+    for ask in asks:
+        if not (isinstance(ask, tuple) and len(ask) == 3 and isinstance(ask[0], Session)):
+            raise InvalidRecord("complete_all takes a list of (session, summary, outcome)")
+        s, summary, outcome = ask
+        s._check_open()
+        if id(s) in seen:
+            raise InvalidRecord("a session is completed once: it is twice in this batch")
+        seen.add(id(s))
+        head = f"Task {s.task_id} ended ({check_identifier(outcome, 'outcome')})"
+        V.text(summary, "summary", R.MAX_CONTENT_CHARS - len(head) - 2, allow_blank=True)
+        text = head + (f": {summary}" if summary else ".")
+        req = R.write_request(dict(scope=s.scope, text=text, actor=s.actor, source="task_outcome",
+                                   category="task_learning", importance=0.6, idempotency_key=f"outcome-{s.id}"))
+        ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, rt.config.lifecycle)
+        reqs.append(req)
     sessions = [s for s, _, _ in asks]
-    turns = end_turn_all(rt, sessions)
-    items, idx = [], []
-    for i, (s, summary, outcome) in enumerate(asks):
-        check_identifier(outcome, "outcome")
-        text = f"Task {s.task_id} ended ({outcome})" + (f": {summary}" if summary else ".")
-        items.append(dict(scope=s.scope, text=text, actor=s.actor, source="task_outcome", category="task_learning",
-                          derived_from=s._items[-R.MAX_DERIVED_FROM:] or None, importance=0.6))
-        idx.append(i)
-    results = rt.write_many(items, return_errors=True) if items else []
-    out = [{"turn": tr, "outcome": None} for tr in turns]
-    for i, res in zip(idx, results):
+    out = [{"turn": TurnResult(s.turn), "outcome": None} for s in sessions]
+    started = [i for i, s in enumerate(sessions) if s._goal_id is not None]
+    for i in set(range(len(sessions))) - set(started):  # its start was refused (or never made): nothing to end
+        sessions[i].closed = True
+        out[i]["outcome"] = InvalidRecord("this session has no goal item (never started, or its start was "
+                                          "refused): there is nothing to complete")
+    claims = [StatusOp(sessions[i]._goal_id, "evicted", sessions[i].actor, RELEASED, sessions[i]._claim)
+              for i in started]
+    ended = []
+    for i, res in zip(started, rt._submit_by_memory(claims) if claims else []):
+        s = sessions[i]
+        if isinstance(res, NotFound):  # its goal is out of L1: completed already
+            s.closed = True
+            res = SessionClosed("this session was completed already; nothing was changed")
+        if isinstance(res, MemactorsError):
+            out[i]["outcome"] = res
+        else:
+            s._gone.add(s._goal_id)
+            ended.append(i)
+    for i, tr in zip(ended, end_turn_all(rt, [sessions[i] for i in ended])):
+        out[i]["turn"] = tr
+    _submit_quietly(rt, [(sessions[i], StatusOp(m, "evicted", sessions[i].actor, RELEASED, f"release-{m}"))
+                         for i in ended for m in sessions[i]._items if m not in sessions[i]._gone])
+    for i in ended:
+        reqs[i].derived_from = sorted(set(sessions[i]._items[-R.MAX_DERIVED_FROM:])) or None
+    for i, res in zip(ended, rt.write_many([reqs[i] for i in ended], return_errors=True) if ended else []):
         out[i]["outcome"] = res
-    for s in sessions:
-        s.closed = True
-        s._pushed = None
+        sessions[i].closed = True
+        sessions[i]._pushed = None
     return out
 
 

@@ -451,6 +451,24 @@ class Ledger(LedgerChecks, LedgerHistory):
         (an archived item leaves the pool): the L1 pool a restarted owner rebuilds."""
         return self._changes("e.ts >= ? AND e.action IN ('write_working', 'forget', 'status')", [ts])
 
+    def working_in(self, scopes: list[str], before: int | None = None) -> list[tuple[int, Change | None]]:
+        """Every working-pool item ever written in ``scopes`` (before ``before`` when given), with
+        the erasures and status changes of those items: what a session's resume folds (its first
+        items may be days old), and the older items of a session a restarted owner still holds."""
+        def items(t: str) -> str:
+            return f"{t}.scope IN (SELECT unnest(?)) AND {t}.action = 'write_working'" + \
+                (f" AND {t}.ts < ?" if before is not None else "")
+
+        params = [sorted(scopes)] + ([int(before)] if before is not None else [])
+        return self._changes(f"({items('e')}) OR (e.action IN ('forget', 'status') AND e.memory_id IN "
+                             f"(SELECT w.memory_id FROM events w WHERE {items('w')}))", params + params)
+
+    def authors_of(self, memory_ids: list[str]) -> dict[str, str]:
+        """The actor who wrote each of these memories (its write event's actor)."""
+        rows = self._q("SELECT memory_id, any_value(actor) FROM events WHERE list_contains(?, memory_id) "
+                       "AND action IN ('write', 'write_working') GROUP BY memory_id", [sorted(set(memory_ids))])
+        return dict(rows)
+
     def history(self, memory_ids: list[str]) -> list[tuple[int, Change | None]]:
         """Every event of these memories, decoded, in seq order: enough to project them from the
         ledger alone."""

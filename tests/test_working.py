@@ -1,0 +1,93 @@
+"""The L1 working pool (memactors.core.working) and the record's session field: a session's items
+live as long as the session, any other item its own lifetime; a committed change that takes an
+item out of L1 takes it out of the pool; only the runtime's sessions set the field. Pure."""
+
+import pytest
+
+from memactors.core import records as R
+from memactors.core.errors import InvalidRecord, ValidationError
+from memactors.core.working import WorkingPool
+
+HOUR = 3_600_000_000
+SID = "ab" * 16
+
+
+def item(mid, created, sid=None, status="active", scope="/org/o/user/u/"):
+    tag = {"id": sid, "task": "t1", "actor": "ag", "turn": 0, "slot": "observation", "n": 0,
+           "critical": False} if sid else None
+    return {"memory_id": mid, "scope": scope, "created_at": created, "status": status, "hard_expires_at": None,
+            "session": tag}
+
+
+def ids(recs):
+    return sorted(r["memory_id"] for r in recs)
+
+
+def test_a_sessions_items_age_from_its_newest_item_others_from_their_own_creation():
+    pool = WorkingPool(size=100, ttl_us=HOUR)
+    pool.put(item("goal", 0, SID))
+    pool.put(item("loose", 0))
+    for day in range(1, 4):  # a turn every 50 minutes keeps the session alive for days
+        for k in range(1, 30):
+            pool.put(item(f"d{day}-{k}", day * 24 * HOUR + k * 50 * 60_000_000 - 24 * HOUR, SID))
+    now = 3 * 24 * HOUR
+    assert "goal" in ids(pool.peek("/org/o/user/u/", now)) and "loose" not in ids(pool.peek("/org/o/user/u/", now))
+    assert "goal" in ids(pool.live("/org/o/user/u/", now))
+    later = now + 2 * HOUR  # idle for longer than the bound: the whole session goes
+    assert pool.live("/org/o/user/u/", later) == [] and len(pool) == 0
+    assert pool._members == {} and pool._newest == {}  # noqa: SLF001 - nothing left behind
+
+
+def test_a_patch_that_takes_an_item_out_of_l1_removes_it_and_held_items_are_listed():
+    pool = WorkingPool(size=10, ttl_us=HOUR)
+    for mid, status in [("a", "active"), ("h", "pending"), ("b", "active")]:
+        pool.put(item(mid, 0, SID, status))
+    assert ids(pool.held("/org/o/user/u/", 1)) == ["h"] and ids(pool.peek("/org/o/user/u/", 1)) == ["a", "b"]
+    assert pool.patch("h", {"status": "active"}) and ids(pool.peek("/org/o/user/u/", 1)) == ["a", "b", "h"]
+    for mid, status in [("a", "superseded"), ("b", "evicted")]:
+        assert pool.patch(mid, {"status": status})
+    assert ids(pool.peek("/org/o/user/u/", 1)) == ["h"] and pool.find("a") is None
+    assert pool.patch("a", {"status": "active"}) is False  # not held: nothing to patch
+    pool.patch("h", {"status": "tombstoned"})
+    assert len(pool) == 0 and pool._members == {}  # noqa: SLF001
+
+
+def test_the_lru_bound_still_holds_and_keeps_counts_right():
+    pool = WorkingPool(size=3, ttl_us=HOUR)
+    out = [m for k in range(5) for m in pool.put(item(f"i{k}", k, SID))]
+    assert out == ["i0", "i1"] and pool._members == {SID: 3}  # noqa: SLF001
+
+
+GOOD = {"id": SID, "task": "t1", "actor": "ag", "turn": 2, "slot": "constraint", "n": 0, "critical": True}
+
+
+def test_a_write_with_a_session_field_is_checked_and_kept_in_the_record():
+    req = R.WriteRequest("/org/o/user/u/", "never pay more than 500 EUR", "ag", pool="working",
+                         session=dict(GOOD)).validate()
+    rec = R.build_record(req, req.text, "cd" * 16, 0)
+    assert rec["session"] == GOOD and R.complete({k: v for k, v in rec.items() if k != "session"})["session"] is None
+
+
+@pytest.mark.parametrize("bad", [
+    {**GOOD, "actor": "someone-else"}, {**GOOD, "slot": "memories"}, {**GOOD, "turn": -1}, {**GOOD, "turn": True},
+    {**GOOD, "critical": 1}, {**GOOD, "id": "not-hex"}, {**GOOD, "task": "a b"}, {**GOOD, "extra": 1},
+    {k: v for k, v in GOOD.items() if k != "n"}, "t1", ["t1"], 5,
+])
+def test_a_bad_session_field_is_refused(bad):
+    with pytest.raises(ValidationError):
+        R.WriteRequest("/org/o/user/u/", "text", "ag", pool="working", session=bad).validate()
+
+
+def test_a_vault_write_never_carries_a_session():
+    with pytest.raises(InvalidRecord):
+        R.WriteRequest("/org/o/user/u/", "text", "ag", session=dict(GOOD)).validate()
+
+
+@pytest.mark.parametrize("value", [dict(GOOD), None, "l0/t1/0/constraint/0/c/task"])
+def test_a_callers_write_cannot_set_the_session_field(value):
+    with pytest.raises(InvalidRecord, match="session"):
+        R.write_request({"scope": "/org/o/user/u/", "text": "x", "actor": "ag", "pool": "working", "session": value})
+    # a forged tag in source_id is only text: the record has no session
+    req = R.write_request({"scope": "/org/o/user/u/", "text": "x", "actor": "ag", "pool": "working",
+                           "source_id": "l0/t1/0/constraint/0/c/task"})
+    assert req.session is None and R.build_record(req, "x", "cd" * 16, 0)["session"] is None
