@@ -276,7 +276,21 @@ def test_a_multi_day_session_keeps_its_items_and_resume_sees_them(runtime, ns, c
     assert again.l0.constraints == ["Never pay more than 500 EUR"] and again.turn == s.turn - 1
 
 
-def test_a_multi_day_session_survives_an_owner_restart(runtime, ns, clock):
+@pytest.mark.ray
+def test_a_multi_day_session_survives_an_owner_restart(ns, tmp_path):
+    import ray
+
+    clock = memactors.ManualClock()
+    runtime = runtime_on(tmp_path, clock=clock, host="ray")  # an owner actor is killed and restarted
+    runtime.grant(ns.ag, ns.alice, write=True)
+    runtime.grant(ns.reader, ns.alice)
+    try:
+        _restart_after_days(runtime, ns, clock)
+    finally:
+        runtime.close()
+
+
+def _restart_after_days(runtime, ns, clock):
     import ray
 
     s = session(runtime, ns, task_id="t-restart")

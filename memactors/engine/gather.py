@@ -22,7 +22,7 @@ class SessionMixin:
         """Complete ``ctx`` for a promotion, demotion or approval (no-op for other operations)."""
         if isinstance(op, ReviewOp):
             if op.approve and ctx.record is not None:
-                ctx.author = (await self.ledger.authors_of.remote([op.memory_id])).get(op.memory_id)
+                ctx.author = (await self.ledger.authors_of([op.memory_id])).get(op.memory_id)
             return
         if isinstance(op, ScopePromoteOp):
             scope = self.hot.where.get(op.memory_id)
