@@ -21,6 +21,46 @@ from .scopes import check_identifier, parse_scope
 WriteOp = WriteRequest
 
 
+# What the core's ``_gather_more`` (``memactors.engine.gather``) gathers; the rest it does itself.
+GATHERED_ELSEWHERE = frozenset({"source", "vector", "verdict", "author"})
+
+
+class Routing:
+    """What an operation says about itself, so the core that applies it never asks its type:
+
+    - ``ADDRESS``: how it finds its scope: "scope" (it names one: ``op.scope``), "memory" (it
+      names a memory id: the core looks the scope up), "rows" (a share of many memories and
+      scopes: ``op.scopes()``);
+    - ``CHECK``: the grant the actor needs on its scope ("write"; None for an admin verb the
+      host answers for, a grant change);
+    - ``SYSTEM``: the runtime may build it for its own work, as ``grants.SYSTEM_ACTOR``, which
+      needs no grant;
+    - ``BULK``: it only changes the status of L2 rows (a sweep's share): the core folds it
+      without records, vectors or revivals;
+    - ``GATHER``: what its decision reads besides its scope's state: "prepared" (a write: the
+      prepare stage's verdict, hash, tokens and vector), "record" (the memory it names), "versions" (every version of that memory's fact, when it asks), "provenance"
+      (what an erasure takes with it), "vector" (the memory's vector), "verdict" (the gate's
+      verdict on the memory as stored), "source" (the memory it names, in another scope, with a
+      read grant on it), "author" (who wrote the memory it names);
+    - ``key`` and ``author`` (properties): its idempotency key, and who the ledger records.
+    """
+
+    __slots__ = ()
+    ADDRESS = "memory"
+    CHECK = "write"
+    SYSTEM = False
+    BULK = False
+    GATHER = frozenset({"record"})
+
+    @property
+    def key(self) -> str:
+        return self.idem_key
+
+    @property
+    def author(self) -> str:
+        return self.actor
+
+
 def _reason(reason: object, what: str) -> str:
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidRecord(f"{what} needs a reason (a non-empty string)")
@@ -30,9 +70,11 @@ def _reason(reason: object, what: str) -> str:
 
 
 @dataclass(slots=True)
-class ForgetOp:
+class ForgetOp(Routing):
     """Erase a memory: its data key destroyed, every copy gone (``all_versions``: every
     version of its fact)."""
+
+    GATHER = frozenset({"record", "versions", "provenance"})
 
     memory_id: str
     actor: str
@@ -51,9 +93,11 @@ class ForgetOp:
 
 
 @dataclass(slots=True)
-class ReviewOp:
+class ReviewOp(Routing):
     """A reviewer's decision on a held (pending) write: approve makes it take effect now;
     reject erases it."""
+
+    GATHER = frozenset({"record", "author"})
 
     memory_id: str
     actor: str
@@ -70,7 +114,7 @@ class ReviewOp:
 
 
 @dataclass(slots=True)
-class StatusOp:
+class StatusOp(Routing):
     """A memory's status changes for a stated reason (a lifecycle rule, a contradiction
     resolved, a rollback)."""
 
@@ -91,9 +135,11 @@ class StatusOp:
 
 
 @dataclass(slots=True)
-class GrantOp:
+class GrantOp(Routing):
     """Bind ``actor`` to ``scope`` (and its descendants) for reading and/or writing;
     read=False, write=False revokes."""
+
+    ADDRESS, CHECK, GATHER = "scope", None, frozenset()
 
     actor: str
     scope: str
@@ -111,19 +157,28 @@ class GrantOp:
         check_identifier(self.idem_key, "idempotency key")
         return self
 
+    @property
+    def author(self) -> str:
+        return self.by
+
     def as_grant(self) -> dict:
         return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
 
 
 @dataclass(slots=True)
-class SweepOp:
+class SweepOp(Routing):
     """One owner's share of an applied GC plan: (memory id, scope, rule code) rows. Each row
     becomes a status change (evicted, or stale) with its rule as the reason, unless the memory
     changed since the plan was made (the owner checks the rule again against a hot record)."""
 
+    ADDRESS, SYSTEM, BULK, GATHER = "rows", True, True, frozenset()
+
     rows: list  # [(memory_id, scope, rule code)]
     actor: str
     idem_key: str
+
+    def scopes(self) -> set[str]:
+        return {row[1] for row in self.rows}
 
     def validate(self) -> SweepOp:
         from .lifecycle import RULES
@@ -143,7 +198,7 @@ class SweepOp:
 
 
 @dataclass(slots=True)
-class ResolveOp:
+class ResolveOp(Routing):
     """A reviewer settles a contradiction: ``memory_id`` (one of the flagged versions of a
     fact) stays live, the others flagged with it are superseded."""
 
@@ -161,10 +216,12 @@ class ResolveOp:
 
 
 @dataclass(slots=True)
-class RollbackOp:
+class RollbackOp(Routing):
     """One owner's share of a rollback: (memory id, scope, the record as it is now, the record
     as it must be). Compensating status changes, never a rewrite of history; a memory made
     live again gets its row back whole."""
+
+    ADDRESS, GATHER = "rows", frozenset()
 
     rows: list  # [(memory_id, scope, now: dict, target: dict)]
     actor: str
@@ -182,16 +239,17 @@ class RollbackOp:
                 raise InvalidRecord("a rollback row carries the record now and the record it must become")
         return self
 
-    @property
     def scopes(self) -> set[str]:
         return {s for _, s, _, _ in self.rows}
 
 
 @dataclass(slots=True)
-class PromoteOp:
+class PromoteOp(Routing):
     """A working-pool (L1) item becomes a vault (L2) memory of its scope, by a rule of
     ``memactors.core.promotion`` (``rule``) or the caller's explicit choice. The new memory is
     derived from the item (``derived_from``) and its ledger event names it."""
+
+    GATHER = frozenset({"record", "vector", "verdict"})
 
     memory_id: str  # the working item
     actor: str
@@ -209,11 +267,13 @@ class PromoteOp:
 
 
 @dataclass(slots=True)
-class DemoteOp:
+class DemoteOp(Routing):
     """An uncited run of ``streak`` returns (the ledger's count; a citation resets it) against
     ``threshold``: a live vault memory goes back to the working pool (a copy made from it; the
     vault memory is evicted); a demoted copy ignored again is archived (see
     ``memactors.core.promotion.demotion``). The owner decides again with the record it holds."""
+
+    SYSTEM, GATHER = True, frozenset({"record", "vector"})
 
     memory_id: str
     actor: str
@@ -233,10 +293,12 @@ class DemoteOp:
 
 
 @dataclass(slots=True)
-class ScopePromoteOp:
+class ScopePromoteOp(Routing):
     """Explicit promotion up the scope tree (task -> user -> org): a new memory in ``scope`` (an
     ancestor of the source's scope) derived from the live vault memory ``memory_id``. Needs a
     write grant on ``scope`` and a read grant on the source's; the ledger event names both."""
+
+    ADDRESS, GATHER = "scope", frozenset({"source", "vector"})
 
     memory_id: str  # the source memory
     scope: str  # the target scope

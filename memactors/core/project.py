@@ -84,6 +84,25 @@ def in_l2(rec: dict | None) -> bool:
     return rec is not None and rec.get("pool") == "vault" and rec["status"] not in R.GONE
 
 
+ROW, COLUMNS, DELETE = "row", "columns", "delete"
+
+
+def l2_effect(ch: Change, in_pool: bool) -> str | None:
+    """What L2 must do once a change is committed (``in_l2`` as a change): hold the record
+    (``ROW``), update the patched columns (``COLUMNS``), drop its row (``DELETE``), or nothing
+    (None: L2 never holds it: an L1 item, ``in_pool``, a refusal, a grant). The one definition:
+    the owners' outbox follows it, and the ledger marks a change applied at once when it is None."""
+    if in_pool or ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT):
+        return None
+    if ch.action == E.WRITE:
+        return ROW
+    if ch.action == E.FORGET:
+        return DELETE
+    if ch.action in PATCH_ACTIONS:
+        return DELETE if ch.patch.get("status") in R.GONE else COLUMNS
+    return None
+
+
 class Rows:
     """Every record by id: the view a rebuild folds the whole ledger into."""
 

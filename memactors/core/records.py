@@ -247,6 +247,18 @@ class WriteRequest:
     derived_from: list[str] | None = None  # ids of the memories this one was made from (provenance)
     session: dict | None = None  # set by the runtime's sessions only (``write_request`` refuses it)
 
+    # Its routing (see ``memactors.core.ops.Routing``): it names its scope, needs a write grant
+    # there, and goes through the prepare stage (gate, derive, embed) before it is decided.
+    ADDRESS, CHECK, SYSTEM, BULK, GATHER = "scope", "write", False, False, frozenset({"prepared"})
+
+    @property
+    def key(self) -> str | None:
+        return self.idempotency_key
+
+    @property
+    def author(self) -> str:
+        return self.actor
+
     def validate(self) -> WriteRequest:
         """Check every field (types, ranges, text without lone surrogates); fill the default
         confidence of the source. Returns self; raises a ValidationError subclass."""

@@ -38,8 +38,8 @@ from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import SYSTEM_ACTOR, GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache, is_made_key
-from ..core.ops import BY_MEMORY, DemoteOp, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
-from ..core.project import PATCH_ACTIONS, Change, Rows, apply
+from ..core.ops import GATHERED_ELSEWHERE
+from ..core.project import COLUMNS, DELETE, PATCH_ACTIONS, ROW, Change, Rows, apply, l2_effect
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
 from ..core.working import KEPT, WorkingPool
@@ -179,7 +179,7 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                 rec = apply(fresh[ch.scope], ch)
                 if ch.action == E.WRITE:
                     fresh[ch.scope].vectors[ch.memory_id] = vecs[ch.memory_id]
-                self._to_outbox(ch, rec, vecs.get(ch.memory_id), new=False)
+                self._to_outbox(l2_effect(ch, False), ch, vecs.get(ch.memory_id))
             self.outbox.seqs([seq])
         for sc, st in fresh.items():
             self.hot.install(sc, st)
@@ -329,9 +329,9 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 continue
-            if isinstance(op, R.WriteRequest):
+            if "prepared" in op.GATHER:  # a caller's write, its key maybe the caller's: its request's digest
                 fps[i] = R.fingerprint(op, self._fp_key)
-            seen = self.idem.lookup(_key(op), fps[i])
+            seen = self.idem.lookup(op.key, fps[i])
             if seen == CONFLICT:
                 results[i] = errors.encode(IdempotencyConflict(
                     "this idempotency key was first used for a different write; nothing was written for it"))
@@ -343,32 +343,32 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         if not todo:
             return results
         t0 = time.perf_counter()
-        prepared = await self._prepare({i: ops[i] for i in todo if isinstance(ops[i], R.WriteRequest)})
+        prepared = await self._prepare({i: ops[i] for i in todo if "prepared" in ops[i].GATHER})
         t1 = self._tick("prepare", t0)
-        where = await self._resolve([ops[i].memory_id for i in todo if isinstance(ops[i], BY_MEMORY)])
+        where = await self._resolve([ops[i].memory_id for i in todo if ops[i].ADDRESS == "memory"])
         scope_of = {}
         for i in list(todo):
             op = ops[i]
-            if isinstance(op, BY_MEMORY):
+            if op.ADDRESS == "memory":
                 scope = where.get(op.memory_id)
                 if scope is None:
                     results[i] = NOT_HERE
                     todo.remove(i)
                     continue
                 try:
-                    if not _system(op):
+                    if op.CHECK == "write" and not _system(op):
                         self.grants.check_write(op.actor, parse_scope(scope))
                 except MemactorsError as exc:
                     results[i] = errors.encode(exc)
                     todo.remove(i)
                     continue
                 scope_of[i] = scope
-            elif isinstance(op, (SweepOp, RollbackOp)):
+            elif op.ADDRESS == "rows":
                 scope_of[i] = None  # many scopes: locked below, staged only where hot
             else:
                 scope_of[i] = op.scope
-        sweep_scopes = {s for i in todo if isinstance(ops[i], (SweepOp, RollbackOp)) for s in _scopes_of(ops[i])}
-        scopes = sorted({s for s in scope_of.values() if s is not None} | sweep_scopes)
+        many = {s for i in todo if ops[i].ADDRESS == "rows" for s in ops[i].scopes()}
+        scopes = sorted({s for s in scope_of.values() if s is not None} | many)
         locks = [self._lock(s) for s in scopes]
         for lk in locks:
             await lk.acquire()
@@ -388,33 +388,26 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         secret (the runtime screened them already: a second look), the scope is this owner's
         and the actor may write it (by-memory operations are checked once their scope is known)."""
         _screen(op)
-        if isinstance(op, (SweepOp, RollbackOp)):
+        address = getattr(type(op), "ADDRESS", None)
+        if address is None:
+            raise R.InvalidRecord(f"an owner applies operations, not {type(op).__name__}")
+        if "prepared" not in op.GATHER:  # a write was checked where it arrived (write_batch)
             op.validate()
-            for s in _scopes_of(op):
+        if address == "rows":
+            for s in op.scopes():
                 self._check_mine(s)
                 if not _system(op):
                     self.grants.check_write(op.actor, parse_scope(s))
-            return
-        if isinstance(op, R.WriteRequest):
+        elif address == "scope":  # a promotion's source needs a read grant: checked once it is found
             self._check_mine(op.scope)
-            self.grants.check_write(op.actor, parse_scope(op.scope))
-        elif isinstance(op, GrantOp):
-            op.validate()
-            self._check_mine(op.scope)
-        elif isinstance(op, ScopePromoteOp):  # the target scope is written; the source's read grant is checked later
-            op.validate()
-            self._check_mine(op.scope)
-            self.grants.check_write(op.actor, parse_scope(op.scope))
-        elif isinstance(op, BY_MEMORY):
-            op.validate()
-        else:
-            raise R.InvalidRecord(f"an owner applies operations, not {type(op).__name__}")
+            if op.CHECK == "write":
+                self.grants.check_write(op.actor, parse_scope(op.scope))
 
     async def _check_claims(self, ops: list, todo: list[int], results: list) -> None:
         """A write that claims to be made from other memories (``derived_from``) needs a read grant
         on each of them: a claim is recorded as the caller's, and an erasure or a rollback of
         the source weighs it. Refused items leave ``todo``."""
-        claimed = {i: ops[i].derived_from for i in todo if isinstance(ops[i], R.WriteRequest) and ops[i].derived_from}
+        claimed = {i: ops[i].derived_from for i in todo if "prepared" in ops[i].GATHER and ops[i].derived_from}
         if not claimed:
             return
         where = await self.ledger.scopes_of(sorted({m for ids in claimed.values() for m in ids}))
@@ -468,7 +461,7 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         # ledger then refuses as a duplicate). A key twice in one batch is one write.
         first_of: dict[str, int] = {}
         for i in list(todo):
-            key = _key(ops[i])
+            key = ops[i].key
             seen = self.idem.lookup(key, fps[i])
             if seen is None and key in first_of:
                 j = first_of[key]
@@ -510,8 +503,8 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
-            if out is not None and isinstance(op, SweepOp):
-                l2 = self._stage_sweep(out.changes, staged)
+            if out is not None and op.BULK:
+                l2 = self._stage_bulk(out.changes, staged)
             elif out is not None:
                 l2 = []
                 for ch in out.changes:
@@ -532,11 +525,11 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                         if rec.get("pool") != "working":  # an L1 item goes back to the pool, not to the hot state
                             view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         out.revived[ch.memory_id] = rec
-                    l2.append(_touches_l2(ch, rec, self.working))
+                    l2.append(l2_effect(ch, self._in_pool(ch, rec)) is not None)
             if out is not None:
                 results[i] = out.result
-                entries.append(Entry(_key(op), op.actor if not isinstance(op, GrantOp) else op.by, now_us,
-                                     out.changes, orjson.dumps(out.result), fps[i], out.destroy_keys, l2))
+                entries.append(Entry(op.key, op.author, now_us, out.changes, orjson.dumps(out.result), fps[i],
+                                     out.destroy_keys, l2))
                 done.append((i, out))
             if entries and (len(entries) % chunk == 0 or n == len(todo)) and len(entries) > len(refs) * chunk:
                 # Pipelined: the ledger commits this chunk while the next one is decided.
@@ -568,18 +561,15 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                     "this idempotency key was first used for a different write; nothing was written for it"))
                 rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
                 continue
-            self.idem.put(_key(op), fps[i], orjson.dumps(out.result), now_us)
-            if isinstance(op, SweepOp):
-                self._sweep_to_outbox(out.changes, payload)
+            self.idem.put(op.key, fps[i], orjson.dumps(out.result), now_us)
+            if op.BULK:
+                self._fold_bulk(out.changes, payload)
                 continue
             for ch, seq in zip(out.changes, payload):
                 if not self._mine(ch.scope):  # an erasure down the provenance into another owner's scope
                     foreign.append((seq, ch))
                     continue
-                self._after_commit(ch, staged.get(ch.scope), out.vectors.get(ch.memory_id), seq,
-                                   out.revived.get(ch.memory_id))
-            if isinstance(op, GrantOp):
-                self.grants.put(GrantTable.make(op.actor, op.scope, read=op.read, write=op.write))
+                self._fold(ch, out.vectors.get(ch.memory_id), seq, out.revived.get(ch.memory_id))
         for i, r in enumerate(results):
             if isinstance(r, tuple):  # a key repeated in the batch gets its first item's result
                 results[i] = results[r[1]]
@@ -620,11 +610,9 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         try:
             fresh = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # swapped in whole (recall reads)
             for seq, ch in items:
-                rec = apply(fresh[ch.scope], ch) if ch.scope in fresh else None
-                if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:
-                    self.working.remove(ch.memory_id, ch.scope)
-                self._to_outbox(ch, rec, None, new=False)
-                self.outbox.seqs([seq])
+                if ch.scope in fresh:
+                    apply(fresh[ch.scope], ch)
+                self._fold(ch, None, seq, None, new=False)
             for s, st in fresh.items():
                 self.hot.install(s, st)
         finally:
@@ -639,16 +627,18 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         Returns the outcome and the record it addressed (None for writes and grants)."""
         ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near, judge=self.judge,
                     carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
-        if isinstance(op, BY_MEMORY):
+        need = op.GATHER
+        if "record" in need:
             rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
             ctx.record = rec
-            if rec is not None and getattr(op, "all_versions", False) and rec.get("entity_key"):
+            if rec is not None and "versions" in need and op.all_versions and rec.get("entity_key"):
                 await self._flush()  # versions still in the outbox must be in L2 to be found
                 ctx.versions = await asyncio.to_thread(self.l2.versions_of, rec["scope"], rec["entity_key"])
-            if rec is not None and isinstance(op, ForgetOp):
+            if rec is not None and "provenance" in need:
                 roots = [rec["memory_id"], *[v["memory_id"] for v in ctx.versions]]
                 ctx.provenance = await self.ledger.provenance(roots)
-        await self._gather_session(op, ctx)  # promotions and demotions: vectors, the source record
+        if need & GATHERED_ELSEWHERE:
+            await self._gather_more(op, ctx)  # the source record, vectors, the gate's verdict, the author
         return C.decide(op, ctx), ctx.record
 
     def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
@@ -668,11 +658,12 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         return rows.get(memory_id)
 
     @staticmethod
-    def _stage_sweep(changes: list[Change], staged: dict[str, ScopeState]) -> list[bool]:
-        """A sweep's status changes on the staged hot scopes (cold ones have nothing to stage):
-        evicted memories leave, stale ones are patched. The general loop's work per change cost
-        a 1M sweep a third of its owner time; a sweep needs none of it (no records, no vectors,
-        no revival, and every row is a vault row read from Lance, so L2 applies each)."""
+    def _stage_bulk(changes: list[Change], staged: dict[str, ScopeState]) -> list[bool]:
+        """A bulk operation's status changes (a sweep's share) on the staged hot scopes (cold ones
+        have nothing to stage): evicted memories leave, stale ones are patched. The general
+        loop's work per change cost a 1M sweep a third of its owner time; a sweep needs none of
+        it (no records, no vectors, no revival, and every row is a vault row read from Lance,
+        so L2 applies each)."""
         for ch in changes:
             view = staged.get(ch.scope)
             if view is None:
@@ -683,46 +674,47 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                 apply(view, ch)
         return [True] * len(changes)
 
-    def _sweep_to_outbox(self, changes: list[Change], seqs: list[int]) -> None:
-        """A committed sweep's changes to the L2 outbox (``_after_commit``, for sweeps)."""
+    def _fold_bulk(self, changes: list[Change], seqs: list[int]) -> None:
+        """``_fold`` for a bulk operation's committed changes: vault rows, no vectors."""
         for ch in changes:
+            self._to_outbox(l2_effect(ch, False), ch, None)
             if ch.patch["status"] in R.GONE:
-                self.outbox.delete(ch.memory_id)
                 self.working.remove(ch.memory_id, ch.scope)
-            else:
-                self.outbox.patch(ch.memory_id, ch.scope, ch.patch)
         self.outbox.seqs(seqs)
 
-    def _after_commit(self, ch: Change, state: ScopeState | None, vector, seq: int, revived: dict | None) -> None:
-        """A committed change reaches L1 and the L2 outbox (the hot state has it already)."""
-        if ch.action == E.WRITE_WORKING:
+    def _in_pool(self, ch: Change, rec: dict | None) -> bool:
+        """Whether a change concerns an L1 (working pool) item, which L2 never holds."""
+        return (rec is not None and rec.get("pool") == "working") or (
+            ch.memory_id is not None and self.working.find(ch.memory_id) is not None)
+
+    def _fold(self, ch: Change, vector, seq: int, revived: dict | None, *, new: bool = True) -> None:
+        """A committed change reaches what this core keeps besides the hot state (which has it
+        already): the grant table, L1, and the L2 outbox as ``project.l2_effect`` says."""
+        if ch.action == E.GRANT:
+            self.grants.put(GrantTable.make(ch.data["actor"], ch.scope, read=ch.data["read"], write=ch.data["write"]))
+        elif ch.action == E.WRITE_WORKING:
             self.working.put(ch.record, vector)
-            return
-        if revived is not None and revived.get("pool") == "working":  # back in L1 (a rollback)
+        elif revived is not None and revived.get("pool") == "working":  # back in L1 (a rollback)
             self.working.put(revived, vector)
-            return
-        if ch.action in PATCH_ACTIONS and self.working.patch(ch.memory_id, ch.patch):
-            return  # an L1 item's change (promoted, released, approved): L2 never held it
-        if ch.action == E.FORGET and self.working.remove(ch.memory_id, ch.scope) is not None:
-            return
-        rec = state.get(ch.memory_id) if state is not None and ch.memory_id else None
-        if revived is not None:  # made live again: its row may be gone from Lance (evicted), written whole
-            self.outbox.row(revived, vector, new=False)
+        elif ch.action in PATCH_ACTIONS and self.working.patch(ch.memory_id, ch.patch):
+            pass  # an L1 item's change (promoted, released, approved): L2 never held it
+        elif ch.action == E.FORGET and self.working.remove(ch.memory_id, ch.scope) is not None:
+            pass
         else:
-            self._to_outbox(ch, rec, vector, new=True)
-        if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:  # erased, or archived from L1
-            self.working.remove(ch.memory_id, ch.scope)
+            if revived is not None:  # made live again: its row may be gone from Lance (evicted), written whole
+                self.outbox.row(revived, vector, new=False)
+            else:
+                self._to_outbox(l2_effect(ch, False), ch, vector, new=new)
+            if ch.action == E.FORGET or (ch.patch or {}).get("status") in R.GONE:  # erased, or archived from L1
+                self.working.remove(ch.memory_id, ch.scope)
         self.outbox.seqs([seq])
 
-    def _to_outbox(self, ch: Change, rec: dict | None, vector, *, new: bool) -> None:
-        if ch.action == E.WRITE:
+    def _to_outbox(self, effect: str | None, ch: Change, vector, *, new: bool = False) -> None:
+        if effect == ROW:
             self.outbox.row(ch.record, vector, new=new)
-        elif ch.action in PATCH_ACTIONS:
-            if ch.patch.get("status") in R.GONE:
-                self.outbox.delete(ch.memory_id)
-            else:
-                self.outbox.patch(ch.memory_id, ch.scope, ch.patch)
-        elif ch.action == E.FORGET:
+        elif effect == COLUMNS:
+            self.outbox.patch(ch.memory_id, ch.scope, ch.patch)
+        elif effect == DELETE:
             self.outbox.delete(ch.memory_id)
 
     async def _reload(self, scopes: set[str]) -> None:
@@ -842,7 +834,7 @@ class _PoolEmbedder:
 def _system(op) -> bool:
     """An operation the runtime built for its own work (a sweep's share, a demotion): it acts
     as SYSTEM_ACTOR, which no caller can name (validated), and needs no grant."""
-    return isinstance(op, (SweepOp, DemoteOp)) and op.actor == SYSTEM_ACTOR
+    return op.SYSTEM and op.actor == SYSTEM_ACTOR
 
 
 def _screen(op) -> None:
@@ -852,23 +844,6 @@ def _screen(op) -> None:
     scope = getattr(op, "scope", None)
     if isinstance(scope, str):  # anything else is the op's own validation to refuse
         screen_scope(scope)
-
-
-def _scopes_of(op) -> set[str]:
-    return {row[1] for row in op.rows}
-
-
-def _key(op) -> str:
-    return op.idempotency_key if isinstance(op, R.WriteRequest) else op.idem_key
-
-
-def _touches_l2(ch: Change, rec: dict | None, working: WorkingPool) -> bool:
-    """Whether L2 must apply this change before the ledger may call it applied."""
-    if ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT) or (rec is not None and rec.get("pool") == "working"):
-        return False
-    if ch.action in (E.FORGET, *PATCH_ACTIONS) and working.find(ch.memory_id) is not None:
-        return False
-    return True
 
 
 def _typed(exc: BaseException) -> MemactorsError:

@@ -13,25 +13,26 @@ from __future__ import annotations
 
 from ..core import changes as C
 from ..core import records as R
-from ..core.ops import DemoteOp, PromoteOp, ReviewOp, ScopePromoteOp
 from ..core.scopes import parse_scope
 
 
 class SessionMixin:
-    async def _gather_session(self, op, ctx: C.Ctx) -> None:
-        """Complete ``ctx`` for a promotion, demotion or approval (no-op for other operations)."""
-        if isinstance(op, ReviewOp):
+    async def _gather_more(self, op, ctx: C.Ctx) -> None:
+        """Complete ``ctx`` with what the operation's ``GATHER`` names beyond its record: the
+        author of the memory it names, a source memory in another scope (and the read grant on
+        it), the memory's vector, the gate's verdict on its text."""
+        need = op.GATHER
+        if "author" in need:
             if op.approve and ctx.record is not None:
                 ctx.author = (await self.ledger.authors_of([op.memory_id])).get(op.memory_id)
-            return
-        if isinstance(op, ScopePromoteOp):
+        if "source" in need:
             scope = self.hot.where.get(op.memory_id)
             st = self.hot.get(scope) if scope is not None else None
             rec = (st.get(op.memory_id) if st is not None else None) or await self._record(op.memory_id)
             if rec is not None:
                 self.grants.check_recall(op.actor, [parse_scope(rec["scope"])])  # may read what it promotes
             ctx.record = rec
-        elif not isinstance(op, (PromoteOp, DemoteOp)):
+        if "vector" not in need:
             return
         rec = ctx.record
         if rec is None or rec.get("content") is None:
@@ -43,7 +44,7 @@ class SessionMixin:
             vec = src.vectors.get(mid) if src is not None else None
         if vec is None:
             vec = (await self._embed([rec["content"]]))[0]
-        if isinstance(op, PromoteOp):  # the promotion rules ask what the gate says of the item as stored
+        if "verdict" in need:  # the promotion rules ask what the gate says of the item as stored
             rep = self.gate.scan(rec["content"], rec["source_kind"])
             ctx.prepared = C.Prepared(rep.decision, None, {}, rep.summary(), vector=vec)
         else:
