@@ -38,7 +38,7 @@ from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import SYSTEM_ACTOR, GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
-from ..core.ops import BY_MEMORY, DemoteOp, ForgetOp, GrantOp, RollbackOp, ScopePromoteOp, SweepOp
+from ..core.ops import BY_MEMORY, DemoteOp, ForgetOp, GrantOp, MarkOp, RollbackOp, ScopePromoteOp, SweepOp
 from ..core.project import PATCH_ACTIONS, Change, Rows, apply
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
@@ -383,7 +383,7 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         if isinstance(op, R.WriteRequest):
             self._check_mine(op.scope)
             self.grants.check_write(op.actor, parse_scope(op.scope))
-        elif isinstance(op, GrantOp):
+        elif isinstance(op, (GrantOp, MarkOp)):
             op.validate()
             self._check_mine(op.scope)
         elif isinstance(op, ScopePromoteOp):  # the target scope is written; the source's read grant is checked later
@@ -660,16 +660,16 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
             view = staged.get(ch.scope)
             if view is None:
                 continue
-            if ch.patch["status"] in R.GONE:
+            if ch.patch.get("status") in R.GONE:
                 view.remove(ch.memory_id)
-            else:
+            else:  # a stale mark, or a review flag
                 apply(view, ch)
         return [True] * len(changes)
 
     def _sweep_to_outbox(self, changes: list[Change], seqs: list[int]) -> None:
         """A committed sweep's changes to the L2 outbox (``_after_commit``, for sweeps)."""
         for ch in changes:
-            if ch.patch["status"] in R.GONE:
+            if ch.patch.get("status") in R.GONE:
                 self.outbox.delete(ch.memory_id)
                 self.working.remove(ch.memory_id, ch.scope)
             else:
@@ -732,8 +732,11 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
 
     # --- review queue ----------------------------------------------------------------------
 
-    async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
-        """Held (pending) writes of these scopes, for an actor who may read them."""
+    async def review_list(self, scopes: list[str], actor: str, kind: str = "pending") -> list[dict]:
+        """Held (pending) writes of these scopes, or (``kind="periodic"``) live memories due for
+        their periodic review, for an actor who may read them."""
+        if kind == "periodic":
+            return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == kind)
         return await self._listed(scopes, actor, lambda r: r["status"] == "pending")
 
     async def flagged(self, scopes: list[str], actor: str) -> list[dict]:
@@ -816,7 +819,7 @@ class _PoolEmbedder:
 def _system(op) -> bool:
     """An operation the runtime built for its own work (a sweep's share, a demotion): it acts
     as SYSTEM_ACTOR, which no caller can name (validated), and needs no grant."""
-    return isinstance(op, (SweepOp, DemoteOp)) and op.actor == SYSTEM_ACTOR
+    return isinstance(op, (SweepOp, DemoteOp, MarkOp)) and op.actor == SYSTEM_ACTOR
 
 
 def _screen(op) -> None:
@@ -837,7 +840,7 @@ def _key(op) -> str:
 
 def _touches_l2(ch: Change, rec: dict | None, working: WorkingPool) -> bool:
     """Whether L2 must apply this change before the ledger may call it applied."""
-    if ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT):
+    if ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT, E.MARK):
         return False
     if ch.action in (E.FORGET, *PATCH_ACTIONS) and working.find(ch.memory_id) is not None:
         return False
