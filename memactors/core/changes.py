@@ -71,6 +71,7 @@ class Ctx:
     prepared: Prepared | None = None  # a write's gate verdict, hash, tokens and vector
     new_id: str = ""  # a fresh memory id, for an operation that makes a memory
     near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
+    similar: object = None  # text-only writes: vector -> ids of live text-only memories close by (contradictions)
     state_of: object = None  # operations over many scopes (a sweep): scope -> its staged state, or None
     judge: object = None  # a core.contradictions.Judge for close calls, or None
     # erasures: (records by id, provenance edges) of what the erased ones are linked to (core.erasure)
@@ -108,7 +109,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         return Outcome([Change(E.WRITE_WORKING, req.scope, memory_id, record=rec)],
                        write_result(decision, rec, req.scope, prep.gate), vectors=vectors)
     near = (lambda r: ctx.near(prep.vector)) if ctx.near is not None and prep.vector is not None else None
-    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge)
+    similar = (lambda r: ctx.similar(prep.vector)) if ctx.similar is not None and prep.vector is not None else None
+    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge, similar)
     decision = R.REDACTED if d.decision == R.ACCEPTED and prep.decision == R.REDACTED else d.decision
     result = write_result(decision, d.record, req.scope, prep.gate)
     if d.decision in (R.REFRESHED, R.MERGED):
@@ -217,6 +219,11 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState) -> Outcom
     key = rec.get("entity_key")
     rivals = [r for r in state.live() if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
               and r.get("review") == CONTRADICTION_FLAG]
+    if key is None:  # a text-only contradiction: its rivals are the flagged memories that say its opposite
+        from .contradictions import text_contradiction
+
+        rivals = [r for r in rivals if r.get("content") and rec.get("content")
+                  and text_contradiction(r["content"], rec["content"])]
     changes = [Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded", "review": None},
                       reason=f"contradiction resolved for {rec['memory_id']}: {op.reason}", of_version=r["version"])
                for r in rivals]

@@ -489,9 +489,10 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                     out, base = C.decide(op, C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get)), None
                 else:
                     near = nears.setdefault(scope_of[i], NearCopies(staged[scope_of[i]],
-                                                                     self.cfg.lifecycle.dedup_cosine))
+                                                                     self.cfg.lifecycle.dedup_cosine,
+                                                                     self.cfg.lifecycle.text_contradiction_cosine))
                     out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
-                                                   near.find)
+                                                   near)
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
@@ -620,7 +621,8 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                                                                                                   dict | None]:
         """Gather what the operation's decision reads, then decide it (``memactors.core.changes``).
         Returns the outcome and the record it addressed (None for writes and grants)."""
-        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near, judge=self.judge,
+        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near.find,
+                    similar=near.similar, judge=self.judge,
                     carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
         if isinstance(op, BY_MEMORY):
             rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)

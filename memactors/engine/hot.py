@@ -202,10 +202,11 @@ class NearCopies:
     writes slow down as scopes grew; so did checking the cache id by id, and copying it whole to
     add a batch's rows: the check is a set's, and rows go into the buffer's spare capacity)."""
 
-    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra")
+    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra", "similar_cos", "_last")
 
-    def __init__(self, state: ScopeState, threshold: float) -> None:
-        self.state, self.threshold = state, float(threshold)
+    def __init__(self, state: ScopeState, threshold: float, similar_cos: float = 2.0) -> None:
+        self.state, self.threshold, self.similar_cos = state, float(threshold), float(similar_cos)
+        self._last: tuple | None = None  # (vector, cosines): find and similar share one product
         self.ids: list[str] | None = None
         self.mat = None
         self._cache: _NearCache | None = None
@@ -226,6 +227,30 @@ class NearCopies:
         self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
         self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if self.ids else None
 
+    def _cos(self, vector):
+        if self._last is None or self._last[0] is not vector:
+            self._last = (vector, self.mat @ vector if self.mat is not None else None)
+        return self._last[1]
+
+    def similar(self, vector, k: int = 3) -> list[str]:
+        """Up to ``k`` live text-only memories at cosine >= ``similar_cos`` (best first), and
+        those this batch added: candidates for a text-only contradiction."""
+        if self.similar_cos > 1.0 or vector is None:
+            return []
+        if self.ids is None:
+            self._build()
+        out = []
+        cos = self._cos(vector)
+        if cos is not None:
+            idx = np.flatnonzero(cos >= self.similar_cos)
+            for j in idx[np.argsort(-cos[idx])][: 4 * k]:
+                if self._live_text(self.ids[j]):
+                    out.append(self.ids[j])
+                    if len(out) == k:
+                        break
+        out += [m for m, v in zip(self._extra_ids, self._extra) if float(v @ vector) >= self.similar_cos][:k]
+        return out
+
     def find(self, vector) -> str | None:
         if self.threshold > 1.0 or vector is None:
             return None
@@ -233,7 +258,7 @@ class NearCopies:
             self._build()
         best, best_id = -2.0, None
         if self.mat is not None:
-            cos = self.mat @ vector
+            cos = self._cos(vector)
             for j in np.flatnonzero(cos >= self.threshold)[np.argsort(-cos[cos >= self.threshold])]:
                 if self._live_text(self.ids[j]):
                     best, best_id = float(cos[j]), self.ids[j]
