@@ -42,7 +42,7 @@ def test_the_shipped_small_set_is_what_the_generator_makes():
 def test_the_generator_is_seeded_and_a_longer_set_starts_with_a_shorter_one():
     assert generate(10, seed=5) == generate(20, seed=5)[:10]
     assert generate(10, seed=5) != generate(10, seed=6)
-    assert [c.kind for c in generate(14, seed=1)] == list(KINDS) * 2
+    assert [c.kind for c in generate(2 * len(KINDS), seed=1)] == list(KINDS) * 2
     markers = [w.marker for c in generate(300, seed=3) for w in c.writes if w.marker]
     assert len(markers) == len(set(markers))  # a forgotten memory's word is its own
     for bad in (0, -1, 1.5, True):
@@ -182,7 +182,8 @@ def test_the_verdict_fails_on_any_counter_a_low_recall_or_an_unexpected_decision
                                  "ledger: 1 of 2 forgotten memories have no tombstone or still have their data key"]
     unscanned = _report(post_forget_residue=(1, 5))
     unscanned.residue = None  # a run with scan=False: the residue counters are not measured, not passed
-    assert unscanned.failures() == [] and [r[-1] for r in unscanned.rows()][7:9] == ["not scanned"] * 2
+    assert unscanned.failures() == [] and [r[-1] for r in unscanned.rows()
+                                           if r[0] in RESIDUE_COUNTERS.values()] == ["not scanned"] * 2
 
 
 def test_bench_governance_counters_must_be_zero():
@@ -236,9 +237,10 @@ def test_the_small_set_holds_every_recall_counter_at_zero(small_run):
     rep, _data, cases = small_run
     for name in RECALL_COUNTERS.values():
         c = rep.counters[name]
-        assert c.violations == 0 and c.trials >= 14, (name, rep.examples)
+        assert c.violations == 0 and c.trials >= 7, (name, rep.examples)
+    assert rep.counters["stale_unflagged"] == Count(0, 14), rep.examples  # 7 recalled cases, asked twice
     assert rep.decisions == {"writes": sum(len(c.writes) for c in cases), "unexpected": 0}, rep.examples
-    assert rep.recall_at_5 >= rep.must_recall["min_recall"] and rep.must_recall["expected"] == 100
+    assert rep.recall_at_5 >= rep.must_recall["min_recall"] and rep.must_recall["expected"] == 121
     assert rep.counters["blocked_secret_storage"] == Count(0, 14)
     assert rep.counters["post_forget_residue"].trials == 21
     assert rep.ledger["verified"] and rep.ledger["erasures"] == 21
@@ -284,7 +286,7 @@ def test_planted_residue_in_a_lance_file_fails_the_gate(small_run, tmp_path):
 
 
 def test_a_planted_cross_scope_leak_fails_the_gate(ray_session, tmp_path):
-    cases = small_set()[:14]
+    cases = [c for c in small_set() if c.kind != "soft_expired"][:14]  # one probe each
     earlier: list = []
 
     def leaky(rt, **kw):
@@ -310,7 +312,7 @@ def test_a_planted_cross_scope_leak_fails_the_gate(ray_session, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--seed", "3"], "--seed applies to --set generated only"),
-    (["--cases", "500"], "the small set has 98 cases"),
+    (["--cases", "500"], "the small set has 112 cases"),
     (["--out", "/nonexistent-folder/r.json"], "--out: its folder does not exist"),
     (["--data", "USED"], "is not a new or empty folder"),
     (["--set", "huge"], "Invalid value for '--set'"),

@@ -50,7 +50,8 @@ def test_counts_by_rule_tenant_and_both():
     p = G.plan_columns(table(SPECS), NOW, row_bytes=100.0)
     assert p.rows_scanned == 7 and p.planned == 5
     assert p.by_rule == {"hard_expired": 3, "soft_expired_unused": 0, "superseded_old": 1,
-                         "low_confidence_stale": 1, "staleness_evict": 0, "staleness_stale": 0}
+                         "low_confidence_stale": 1, "staleness_evict": 0, "staleness_stale": 0,
+                         "review_due": 0}
     assert p.by_tenant == {"acme": 3, "beta": 1, "global": 1}
     assert p.by_rule_tenant["hard_expired"] == {"acme": 1, "beta": 1, "global": 1}
     assert p.by_rule_tenant["superseded_old"] == {"acme": 1}
@@ -107,7 +108,7 @@ def test_bad_requests():
         G.merge([p, G.plan_columns(table(SPECS), NOW + 1)])
     with pytest.raises(InvalidRecord):
         G.merge([])
-    cols = {k: table(SPECS).column(k) for k in G.PLAN_COLUMNS}
+    cols = {k: table(SPECS).column(k) for k in G.PLAN_COLUMNS if k in table(SPECS).column_names}
     for name, bad in (("memory_id", [1] * 7), ("scope", [object()] * 7), ("memory_id", pa.array(range(7)))):
         with pytest.raises(InvalidRecord, match=name):
             G.plan_columns(cols | {name: bad}, NOW)

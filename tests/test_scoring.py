@@ -1,4 +1,5 @@
-"""Fused recall scoring: absolute component maps, fusion, staleness, BM25, conflicts (pure)."""
+"""Fused recall scoring: absolute component maps, fusion, staleness, the keyword share, BM25 (the
+benchmarks' baseline), conflicts (pure)."""
 
 from __future__ import annotations
 
@@ -16,25 +17,61 @@ NOW = 1_767_225_600_000_000
 
 def test_components_are_absolute_maps_into_unit_interval():
     assert S.vector_component([-1.0, -0.2, 0.0, 0.3, 1.0]).tolist() == [0.0, 0.0, 0.0, 0.3, 1.0]
-    kw = S.keyword_component([0.0, S.KEYWORD_K, 3 * S.KEYWORD_K, 1e9])
-    assert kw[0] == 0.0 and kw[1] == pytest.approx(0.5) and kw[2] == pytest.approx(0.75) and kw[3] < 1.0
+    assert S.keyword_component([-0.1, 0.0, 0.5, 1.0, 2.0]).tolist() == [0.0, 0.0, 0.5, 1.0, 1.0]
     rec = S.recency_component([NOW, NOW - 30 * DAY, NOW - 60 * DAY, NOW + DAY], NOW, half_life_days=30)
     assert rec.tolist() == pytest.approx([1.0, 0.5, 0.25, 1.0])
-    assert S.importance_component([-1, 0.3, 2]).tolist() == [0.0, 0.3, 1.0]
+    assert S.importance_component([-1, 0.3, 2]).tolist() == pytest.approx([0.0, 0.3, 1.0])  # as stored: float32
 
 
-def test_keyword_component_does_not_depend_on_the_other_candidates():
-    # The same raw score maps to the same component whatever else the query returned
-    # (min-max per query would give 1.0 to the best of a bad lot).
-    a = S.keyword_component([2.0, 20.0])
-    b = S.keyword_component([2.0, 0.1])
-    assert a[0] == b[0]
+def test_keyword_share_depends_on_the_query_and_the_memory_alone():
+    # No corpus statistics: the same memory gets the same share in a scope of one memory and
+    # among a thousand, and whatever else the query returned (min-max, or BM25's IDF over a tiny
+    # corpus, gave an exact match 0.15 in a scope of one).
+    q = S.QueryTerms(S.tokenize("Alice prefers window seats"))
+    exact = frozenset(S.tokenize("Alice prefers window seats"))
+    assert q.score(exact) == 1.0
+    assert q.score(frozenset(S.tokenize("Bob drinks coffee"))) == 0.0
+    half = q.score(frozenset(S.tokenize("window seats are cold")))
+    assert 0.0 < half < 1.0
+    assert q.score(frozenset(S.tokenize("Alice prefers window seats on long flights, always"))) == 1.0
+    zh = S.QueryTerms(S.tokenize("爱丽丝喜欢靠窗的座位"))
+    assert zh.score(frozenset(S.tokenize("爱丽丝喜欢靠窗的座位"))) == 1.0
+    assert 0.0 < zh.score(frozenset(S.tokenize("爱丽丝喜欢咖啡"))) < 0.5
+
+
+def test_keyword_share_weighs_long_terms_and_drops_common_query_words():
+    q = S.QueryTerms(S.tokenize("what's alice's favourite restaurant?"))
+    assert q.terms == ("alice", "favourite", "restaurant")  # "what", "s" carry nothing
+    assert q.score(frozenset(["restaurant"])) > q.score(frozenset(["alice"]))
+    only_common = S.QueryTerms(S.tokenize("really, yeah"))
+    assert only_common.terms == ("really", "yeah")  # nothing else left: the words themselves count
+    assert S.QueryTerms([]).score(frozenset(["x"])) == 0.0
+    assert S.term_weight("喜欢") == S.term_weight("abcd")  # a CJK character counts two
+
+
+def test_keyword_share_over_postings_equals_the_per_row_share_exactly():
+    rng = np.random.default_rng(3)
+    vocab = [f"w{i}" for i in range(40)] + ["喜欢", "绿茶", "x"]
+    docs = [frozenset(rng.choice(vocab, size=int(rng.integers(1, 12))).tolist()) for _ in range(200)]
+    postings: dict = {}
+    for i, d in enumerate(docs):
+        for t in d:
+            postings.setdefault(t, []).append(i)
+    postings = {t: np.asarray(p) for t, p in postings.items()}
+    for _ in range(30):
+        q = S.QueryTerms(rng.choice(vocab, size=int(rng.integers(1, 6))).tolist())
+        a = q.over_postings(postings, len(docs))
+        b = q.scores(docs)
+        assert a.tolist() == b.tolist()  # the same floats, not merely close
 
 
 def test_fuse_default_weights_and_stale_factor():
     comps = {"vector": [1.0, 1.0], "keyword": [1.0, 1.0], "recency": [1.0, 1.0], "importance": [1.0, 1.0]}
     out = S.fuse({k: np.array(v) for k, v in comps.items()}, S.DEFAULT_WEIGHTS, stale=[False, True])
     assert out.tolist() == pytest.approx([1.0, 0.5])
+    score, _, relevance = S.score_arrays([1.0, 1.0], [1.0, 1.0], [NOW, NOW], [1.0, 1.0], [False, True], NOW)
+    assert relevance.tolist() == pytest.approx([1.0, 1.0])  # what the threshold judges
+    assert score.tolist() == pytest.approx([1.0, 0.5])  # what ranks
     one = S.fuse({"vector": np.array([0.5]), "keyword": np.array([0.0])})
     assert one[0] == pytest.approx(0.4 * 0.5)
 
@@ -53,17 +90,18 @@ def test_weights_normalise_parse_and_refuse_nonsense():
 
 def test_score_candidates_ranks_and_records_components():
     cands = [
-        {"memory_id": "a", "cosine": 0.9, "bm25": 0.0, "updated_at": NOW, "importance": 0.5},
-        {"memory_id": "b", "cosine": 0.9, "bm25": 16.0, "updated_at": NOW, "importance": 0.5},
-        {"memory_id": "c", "cosine": 0.9, "bm25": 16.0, "updated_at": NOW, "importance": 0.5, "status": "stale"},
+        {"memory_id": "a", "cosine": 0.9, "keyword": 0.0, "updated_at": NOW, "importance": 0.5},
+        {"memory_id": "b", "cosine": 0.9, "keyword": 0.5, "updated_at": NOW, "importance": 0.5},
+        {"memory_id": "c", "cosine": 0.9, "keyword": 0.5, "updated_at": NOW, "importance": 0.5, "status": "stale"},
         {"memory_id": "d", "cosine": -0.5, "updated_at": None},
     ]
     out = S.score_candidates(cands, NOW)
     assert [d["memory_id"] for d in out] == ["b", "a", "c", "d"]
     b = out[0]
-    assert b["components"]["keyword"] == pytest.approx(16 / (16 + S.KEYWORD_K))
-    assert b["score"] == pytest.approx(0.4 * 0.9 + 0.3 * 16 / 24 + 0.2 * 1.0 + 0.1 * 0.5)
+    assert b["components"]["keyword"] == 0.5
+    assert b["score"] == pytest.approx(0.4 * 0.9 + 0.3 * 0.5 + 0.2 * 1.0 + 0.1 * 0.5)
     assert out[2]["stale"] and out[2]["score"] == pytest.approx(b["score"] * S.STALE_FACTOR)
+    assert out[2]["relevance"] == pytest.approx(b["score"])
     assert out[3]["score"] == 0.0 and "cosine" in out[3]  # inputs are kept, not mutated in place
     assert "score" not in cands[0]
     soft = S.score_candidates([dict(cands[0], soft_expires_at=NOW - 1)], NOW)[0]
@@ -77,7 +115,7 @@ def test_tokenize_english_and_chinese():
     assert S.tokenize("茶") == ["茶"]
 
 
-def test_keyword_index_bm25():
+def test_keyword_index_bm25_the_benchmarks_baseline():
     ix = S.KeywordIndex()
     ix.add("1", S.tokenize("Alice likes green tea"))
     ix.add("2", S.tokenize("Bob likes coffee"))

@@ -15,6 +15,7 @@
     memactors explain / cite ID ...   why a recall's hits came back; which ones were used
     memactors scan [--text T]         run the write gate alone, no store
     memactors review list|approve|reject   the review queue of held writes
+    memactors review due|confirm|retire    memories due for their periodic review
     memactors bench thresholds ...    the retrieval-threshold harness on a store of its own
     memactors gc [--dry-run]          a lifecycle sweep: plan by rule and tenant, then apply
     memactors contradictions ...      close calls between sources, waiting for a reviewer

@@ -63,7 +63,8 @@ def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_qu
     if os.path.isdir(path) and os.listdir(path):
         raise CliError(f"{path} is not empty: the benchmark needs a fresh store (--fresh deletes it)")
     out = Out(as_json)
-    cfg = {**NO_FLOOR, "embedder": {"name": embedder, "dim": 384}}  # no floor: the grid sets thresholds
+    dim = 512 if embedder == "use-multilingual-v3" else 384  # the embedder's own dimension
+    cfg = {**NO_FLOOR, "embedder": {"name": embedder, "dim": dim}}  # no floor: the grid sets thresholds
     if embedder != "hash-ngram-v1":  # a model: load it once, in an embedding actor, not in every owner
         cfg["runtime"] = {**cfg.get("runtime", {}), "embed_workers": 1}
     rt = memactors.connect(path, address="local", config=cfg)

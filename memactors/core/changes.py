@@ -17,8 +17,8 @@ import numpy as np
 from . import events as E
 from . import records as R
 from .errors import AccessDenied, InvalidRecord, NotFound
-from .ops import (DemoteOp, ForgetOp, GrantOp, PromoteOp, ResolveOp, ReviewOp, RollbackOp, ScopePromoteOp, StatusOp,
-                  SweepOp)
+from .ops import (DemoteOp, ForgetOp, GrantOp, MarkOp, PromoteOp, ResolveOp, ReviewDueOp, ReviewOp, RollbackOp,
+                  ScopePromoteOp, StatusOp, SweepOp)
 from .project import Change, patch_of
 from . import erasure, lifecycle
 from .config import LifecycleConfig
@@ -71,6 +71,7 @@ class Ctx:
     prepared: Prepared | None = None  # a write's gate verdict, hash, tokens and vector
     new_id: str = ""  # a fresh memory id, for an operation that makes a memory
     near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
+    similar: object = None  # text-only writes: vector -> ids of live text-only memories close by (contradictions)
     state_of: object = None  # operations over many scopes (a sweep): scope -> its staged state, or None
     judge: object = None  # a core.contradictions.Judge for close calls, or None
     # erasures: (records by id, provenance edges) of what the erased ones are linked to (core.erasure)
@@ -109,7 +110,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         return Outcome([Change(E.WRITE_WORKING, req.scope, memory_id, record=rec)],
                        write_result(decision, rec, req.scope, prep.gate), vectors=vectors)
     near = (lambda r: ctx.near(prep.vector)) if ctx.near is not None and prep.vector is not None else None
-    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge)
+    similar = (lambda r: ctx.similar(prep.vector)) if ctx.similar is not None and prep.vector is not None else None
+    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge, similar)
     decision = R.REDACTED if d.decision == R.ACCEPTED and prep.decision == R.REDACTED else d.decision
     result = write_result(decision, d.record, req.scope, prep.gate)
     if d.decision in (R.REFRESHED, R.MERGED):
@@ -231,6 +233,11 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState) -> Outcom
     key = rec.get("entity_key")
     rivals = [r for r in state.live() if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
               and r.get("review") == CONTRADICTION_FLAG]
+    if key is None:  # a text-only contradiction: its rivals are the flagged memories that say its opposite
+        from .contradictions import text_contradiction
+
+        rivals = [r for r in rivals if r.get("content") and rec.get("content")
+                  and text_contradiction(r["content"], rec["content"])]
     changes = [Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded", "review": None},
                       reason=f"contradiction resolved for {rec['memory_id']}: {op.reason}", of_version=r["version"])
                for r in rivals]
@@ -240,11 +247,30 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState) -> Outcom
                              "superseded": [r["memory_id"] for r in rivals]})
 
 
-_RECHECK = ("status", "confidence", "updated_at", "last_accessed_at", "soft_expires_at", "hard_expires_at")
-# Per rule code: a sweep's reason and patch (shared by its changes: patches are never edited).
+def decide_review_due(op: ReviewDueOp, rec: dict | None, now_us: int, lc: LifecycleConfig) -> Outcome:
+    """A periodic review answered: kept (refreshed now, as if written again: its review clock
+    and TTL restart, its confidence rises; the flag cleared), or retired (evicted)."""
+    if rec is None or rec["status"] not in R.LIVE or rec.get("review") != lifecycle.PERIODIC_REVIEW:
+        raise NotFound(f"no memory {op.memory_id} due for its periodic review")
+    if op.keep:
+        patch = dict(refresh_patch(rec, lifecycle.refreshed(rec, now_us, lc)), review=None)
+        change = Change(E.REFRESH, rec["scope"], rec["memory_id"], patch=patch,
+                        reason=f"confirmed in periodic review: {op.reason}", of_version=rec["version"])
+    else:
+        change = Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": "evicted", "review": None},
+                        reason=f"retired in periodic review: {op.reason}", of_version=rec["version"])
+    return Outcome([change], {"decision": "confirmed" if op.keep else "retired", "memory_id": rec["memory_id"],
+                              "scope": rec["scope"]})
+
+
+_RECHECK = lifecycle.RULE_COLUMNS
+# Per rule code: a sweep's reason, patch (shared by its changes: patches are never edited) and
+# event: a status change, or for a review flag an annotation (the memory stays as it is).
 _SWEEP_REASON = {c: f"gc: {r}" for c, r in enumerate(lifecycle.RULES) if c}
-_SWEEP_PATCH = {c: {"status": "evicted" if lifecycle.ACTION_OF[c] == lifecycle.EVICT else "stale"}
+_SWEEP_PATCH = {c: ({"review": lifecycle.PERIODIC_REVIEW} if lifecycle.ACTION_OF[c] == lifecycle.REVIEW else
+                    {"status": "evicted" if lifecycle.ACTION_OF[c] == lifecycle.EVICT else "stale"})
                 for c in _SWEEP_REASON}
+_SWEEP_ACTION = {c: E.ANNOTATE if lifecycle.ACTION_OF[c] == lifecycle.REVIEW else E.STATUS for c in _SWEEP_REASON}
 
 
 def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
@@ -273,7 +299,7 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
         if still.get(mid, code) != code:
             skipped += 1
             continue
-        changes.append(Change(E.STATUS, scope, mid, patch=_SWEEP_PATCH[code], reason=_SWEEP_REASON[code]))
+        changes.append(Change(_SWEEP_ACTION[code], scope, mid, patch=_SWEEP_PATCH[code], reason=_SWEEP_REASON[code]))
         counts[lifecycle.RULES[code]] = counts.get(lifecycle.RULES[code], 0) + 1
     return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped})
 
@@ -297,6 +323,12 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
                 "reinstated" if current["status"] not in R.LIVE and target["status"] in R.LIVE else "restored")
         out[kind] += 1
     return Outcome(changes, {"decision": "rolled_back", **out}, bases=bases)
+
+
+def decide_mark(op: MarkOp) -> Outcome:
+    """A watermark: one event, no memory state."""
+    mark = {"name": op.name, "value": int(op.value)}
+    return Outcome([Change(E.MARK, op.scope, data=mark, reason=f"watermark {op.name}")], mark)
 
 
 def decide_grant(op: GrantOp) -> Outcome:
@@ -433,6 +465,8 @@ DECIDERS = {
     SweepOp: decide_sweep,
     RollbackOp: decide_rollback,
     GrantOp: lambda op, ctx: decide_grant(op),
+    MarkOp: lambda op, ctx: decide_mark(op),
+    ReviewDueOp: lambda op, ctx: decide_review_due(op, ctx.record, ctx.now_us, ctx.lifecycle),
     PromoteOp: decide_promote,
     DemoteOp: decide_demote,
     ScopePromoteOp: decide_scope_promote,

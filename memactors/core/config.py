@@ -140,6 +140,7 @@ _LIFECYCLE_RANGES: dict[str, tuple[type, float, float, bool]] = {
     "contradiction_gap": (float, 0.0, 1.0, True),
     "purge_delay_s": (float, 0.0, 7 * 86_400.0, True),
     "dedup_cosine": (float, 0.0, 1.0, False),
+    "text_contradiction_cosine": (float, 0.0, 2.0, False),
     "promote_min_turns": (int, 1, 1_000_000, True),
     "demote_after": (int, 1, 1_000_000, True),
 }
@@ -169,6 +170,8 @@ class LifecycleConfig:
     plan_workers: int = 0  # Ray tasks of the plan phase; 0 = one per CPU Ray offers
     contradiction_gap: float = 0.2  # another source's write: a confidence gap above this decides; closer -> review
     dedup_cosine: float = 0.95  # a text-only write this close (cosine) to a live memory of its scope merges into it
+    # text-only writes this close (cosine) to a live text-only memory are checked for a contradiction (> 1: off)
+    text_contradiction_cosine: float = 0.4
     purge_delay_s: float = 300.0  # an erasure's bytes leave old Lance versions and freed ledger blocks within this
     judge: str = ""  # "package.module:Factory" building a core.contradictions.Judge for close calls; "" = a reviewer
     promote_min_turns: int = 3  # a fact observed in this many distinct turns of a session is promoted to L2

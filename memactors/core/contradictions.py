@@ -50,3 +50,137 @@ class NewestWins(Judge):
 
     def decide(self, live: dict, incoming: dict) -> str | None:
         return "incoming"
+
+
+# --- text-only contradictions, found without a model -----------------------------------------
+#
+# Two memories of one scope that say opposite things about the same thing, with no subject and
+# predicate to compare: the caller finds the candidates (a live text-only memory of the scope
+# whose vector is close, [lifecycle].text_contradiction_cosine), ``text_contradiction`` decides
+# from cues whether the pair says opposite things. Cues: a negation on one side only ("not",
+# "never", "can't", 不, 没有, ...), an antonym across the pair (likes / hates, 喜欢 / 讨厌, ...),
+# or a changed value (the same words but one number). The rest of the two texts must match
+# closely once the cue words are set aside, so "Alice likes tea" and "Bob hates tea" are not one.
+
+import re as _re
+import unicodedata as _ud
+
+_CONTRACTIONS = ((r"\bcan(?:'t|not) (?:stand|bear)\b", "hate"), (r"\bis fond of\b", "likes"), (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"), (r"\bwon't\b", "will not"),
+                 (r"\bshan't\b", "shall not"), (r"n't\b", " not"), (r"\bno longer\b", "not"))
+_NEG_EN = frozenset("not no never none nobody nothing neither nor without".split())
+# Han negators; 没有 before 不 so that 没有 counts once.
+_NEG_ZH = ("没有", "不再", "从不", "从未", "绝不", "并非", "不", "没", "未", "别", "无")
+# (side a, side b): words (English) or strings (Chinese) of opposite sense.
+_ANTONYMS_EN = (
+    ({"like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed", "adore", "adores", "prefer",
+      "prefers", "preferred", "want", "wants", "wanted", "fan"},
+     {"dislike", "dislikes", "disliked", "hate", "hates", "hated", "detest", "detests", "loathe", "loathes",
+      "avoid", "avoids", "avoided"}),
+    ({"allowed", "permitted", "allow", "allows", "may"}, {"forbidden", "banned", "prohibited", "forbid", "forbids"}),
+    ({"true", "correct", "right", "yes"}, {"false", "wrong", "incorrect"}),
+    ({"open", "opened", "opens"}, {"closed", "shut", "closes"}),
+    ({"always"}, {"never"}),
+    ({"agree", "agrees", "agreed", "accept", "accepts", "accepted", "approve", "approves", "approved"},
+     {"disagree", "disagrees", "disagreed", "reject", "rejects", "rejected", "refuse", "refuses", "refused"}),
+    ({"available", "free"}, {"unavailable", "busy"}),
+    ({"alive"}, {"dead"}),
+    ({"married"}, {"single", "divorced"}),
+    ({"early"}, {"late"}),
+    ({"on", "enabled"}, {"off", "disabled"}),
+    ({"increase", "increased", "rise", "rose"}, {"decrease", "decreased", "fall", "fell", "drop", "dropped"}),
+)
+_ANTONYMS_ZH = (
+    (("喜欢", "喜爱", "爱吃", "爱喝", "热爱", "偏爱", "想要", "愿意"), ("讨厌", "厌恶", "反感", "受不了")),
+    (("同意", "支持", "赞成", "接受", "批准"), ("反对", "拒绝", "否决")),
+    (("允许", "可以"), ("禁止", "不准", "不许", "不可以")),
+    (("开着", "打开", "开门", "营业"), ("关着", "关闭", "关门", "停业")),
+    (("增加", "上涨", "提高"), ("减少", "下降", "降低")),
+    (("已婚",), ("单身", "离婚")),
+    (("对的", "正确"), ("错的", "错误")),
+)
+_CJK = _re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_WORD = _re.compile(r"[a-z]+|\d+(?:[.,:]\d+)*")
+_NUM = _re.compile(r"\d+(?:[.,:]\d+)*")
+_ZH_NUM = _re.compile(r"[零一二两三四五六七八九十百千万\d]+")
+_STOP = frozenset("a an the is are was were be been am of to in on at for with and or but that this it its his her "
+                  "their my our your very really so too also just do does did s has have had".split())
+MIN_OVERLAP = 0.6  # share of the rest (cue words set aside) the two texts must have in common
+
+
+def _norm(text: str) -> str:
+    t = _ud.normalize("NFKC", text).casefold().replace("’", "'")
+    for pat, rep in _CONTRACTIONS:
+        t = _re.sub(pat, rep, t)
+    return t
+
+
+def _zh_cues(t: str) -> tuple[int, set, str]:
+    """(negations, antonym sides, the text with cue strings removed) of a Chinese text."""
+    sides: set = set()
+    rest = t
+    for i, (a, b) in enumerate(_ANTONYMS_ZH):
+        for side, words in ((0, a), (1, b)):
+            for w in sorted(words, key=len, reverse=True):
+                if w in rest:
+                    sides.add((i, side))
+                    rest = rest.replace(w, " ")
+    neg = 0
+    for w in _NEG_ZH:
+        neg += rest.count(w)
+        rest = rest.replace(w, " ")
+    return neg, sides, rest
+
+
+def _en_cues(words: list[str]) -> tuple[int, set, list[str]]:
+    sides: set = set()
+    rest, neg = [], 0
+    for w in words:
+        if w in _NEG_EN:
+            neg += 1
+            continue
+        hit = [(i, side) for i, pair in enumerate(_ANTONYMS_EN) for side in (0, 1) if w in pair[side]]
+        if hit:
+            sides.update(hit)
+            continue
+        rest.append(w)
+    return neg, sides, rest
+
+
+def _stem(w: str) -> str:
+    """A crude plural / third-person cut, enough to pair "smokes" with "smoke"."""
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def _parts(text: str):
+    t = _norm(text)
+    zh = bool(_CJK.search(t))
+    if zh:
+        neg, sides, rest = _zh_cues(t)
+        nums = tuple(_ZH_NUM.findall(rest))
+        han = _re.sub(r"[^\u3400-\u4dbf\u4e00-\u9fffa-z]", "", _ZH_NUM.sub(" ", rest))
+        terms = {han[i:i + 2] for i in range(len(han) - 1)} or ({han} if han else set())
+    else:
+        neg, sides, words = _en_cues(_WORD.findall(t))
+        terms = {_stem(w) for w in words if w not in _STOP and not _NUM.fullmatch(w)}
+        nums = tuple(w for w in words if _NUM.fullmatch(w))
+    return neg, sides, terms, nums
+
+
+def text_contradiction(a: str, b: str) -> str | None:
+    """Whether two texts say opposite things about the same thing: the cue ("negation",
+    "antonym", "value") or None. Pure and cheap (two short texts, no model)."""
+    na, sa, ta, va = _parts(a)
+    nb, sb, tb, vb = _parts(b)
+    if not ta or not tb:
+        return None
+    overlap = len(ta & tb) / max(len(ta), len(tb))  # "Frank likes dogs" / "Frank's sister dislikes dogs": no
+    if overlap < MIN_OVERLAP:
+        return None
+    # Polarity: negations flip it; an antonym pair shared across the two texts flips one side.
+    shared = {i for i, _ in sa} & {i for i, _ in sb}
+    flip = any(((i, 0) in sa) != ((i, 0) in sb) for i in shared)
+    if (na % 2 != nb % 2) != flip:
+        return "antonym" if flip else "negation"
+    if not flip and na % 2 == nb % 2 and va and vb and len(va) == len(vb) and va != vb and ta == tb:
+        return "value"
+    return None

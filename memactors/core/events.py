@@ -26,8 +26,9 @@ ANNOTATE = "annotate"  # flags and counters change (review flags, access counts)
 BLOCK = "block"  # the gate refused a write; snapshot = rule ids and spans only
 FORGET = "forget"  # erasure: tombstone; the memory's key is destroyed with it
 GRANT = "grant"  # a grant changed; snapshot = the grant
+MARK = "mark"  # a lifecycle pass's watermark (how far demotion looked); snapshot = the mark; no memory state
 
-ACTIONS = (WRITE, WRITE_WORKING, STATUS, REFRESH, MERGE, ANNOTATE, BLOCK, FORGET, GRANT)
+ACTIONS = (WRITE, WRITE_WORKING, STATUS, REFRESH, MERGE, ANNOTATE, BLOCK, FORGET, GRANT, MARK)
 COLUMNS = ("seq", "ts", "scope", "action", "memory_id", "version", "actor", "reason", "encrypted", "snapshot",
            "idem_key", "format", "prev_hash", "hash")
 

@@ -199,7 +199,7 @@ class Plan:
             shown = order[:max_tenants]
             lines.append("")
             lines.append(f"tenants with planned actions: {len(order):,}" + (f" (top {len(shown)})" if len(order) > len(shown) else ""))
-            short = ["hard", "soft_unused", "supersed", "low_conf", "st_evict", "st_stale"]
+            short = ["hard", "soft_unused", "supersed", "low_conf", "st_evict", "st_stale", "review"]
             lines.append(f"{'tenant':<20} {'total':>8} " + " ".join(f"{s:>11}" for s in short) + f" {'bytes':>10}")
             for j in shown:
                 cells = " ".join(f"{int(self.counts[r, j]):>11,}" for r in range(1, len(RULES)))

@@ -9,7 +9,10 @@ datetime64[us] arrays, or lists (None allowed). Nulls become sentinels before an
 - ``soft_expires_at`` / ``hard_expires_at``: null = never expires -> ``NEVER_US`` (int64 max);
 - ``last_accessed_at``: null = never recalled -> ``NEVER_ACCESSED_US`` (int64 min);
 - ``updated_at``: null (the schema forbids it) -> ``NEVER_US``, so no time rule matches;
-- ``confidence``: null -> 1.0 (never "low"); ``contradicted`` absent or null -> False.
+- ``confidence``: null -> 1.0 (never "low"); ``contradicted`` absent or null -> False;
+- ``review``: null = no open review. ``review = "contradiction"`` (an open contradiction: the
+  ledger's state, an L2 column, folded by rebuild) is the staleness score's contradiction term,
+  unless a ``contradicted`` column is given; ``category`` null = "default".
 
 A NumPy int64 column is taken as already carrying these sentinels; a datetime64 NaT is a null.
 
@@ -26,12 +29,17 @@ as recall's filter ``hard_expires_at > now`` has it), confidence with "<", stale
                             updated or refreshed for ``low_confidence_days``
     5 staleness_evict       staleness > ``evict_threshold``              evict
     6 staleness_stale       staleness > ``stale_threshold``              stale
+    7 review_due            its category has ``review_days``, not        review
+                            updated or confirmed for that long, no
+                            open review (``review`` null)
 
 Who is eligible: ``evicted`` and ``tombstoned`` rows (and unknown statuses) never match;
 ``pending`` rows (held for a reviewer) only by hard expiry; ``superseded`` rows by hard expiry
-and superseded_old; ``active`` rows by every rule; ``stale`` rows by the eviction rules (they
-are stale already). Several rules may hold: an eviction beats a stale mark, and among each
-kind the first in the table's order is named (1, 2, 3, 5, then 4, 6).
+and superseded_old; ``active`` rows by every rule; ``stale`` rows by the eviction rules and
+review_due. Several rules may hold: an eviction beats a stale mark, a stale mark beats a review
+flag, and among each kind the first in the table's order is named (1, 2, 3, 5, then 4, 6).
+A review flag (``review = "periodic"``) neither down-weights nor evicts: it lists the memory in
+the review queue (``rt.review.due``) until a reviewer confirms or retires it.
 """
 
 from __future__ import annotations
@@ -55,15 +63,20 @@ NEVER_US = np.iinfo(np.int64).max
 NEVER_ACCESSED_US = np.iinfo(np.int64).min
 
 RULES = ("none", "hard_expired", "soft_expired_unused", "superseded_old", "low_confidence_stale",
-         "staleness_evict", "staleness_stale")
-ACTIONS = ("none", "evict", "stale")
-NONE, EVICT, STALE = 0, 1, 2
-ACTION_OF = np.array([NONE, EVICT, EVICT, EVICT, STALE, EVICT, STALE], dtype=np.int8)  # indexed by rule code
+         "staleness_evict", "staleness_stale", "review_due")
+ACTIONS = ("none", "evict", "stale", "review")
+NONE, EVICT, STALE, REVIEW = 0, 1, 2, 3
+ACTION_OF = np.array([NONE, EVICT, EVICT, EVICT, STALE, EVICT, STALE, REVIEW], dtype=np.int8)  # by rule code
+CONTRADICTION_REVIEW = "contradiction"  # versions.CONTRADICTION_FLAG: an open contradiction
+PERIODIC_REVIEW = "periodic"  # review_due's flag: due for the category's periodic review
 MAX_AGE_US = 36_500 * US_PER_DAY  # 100 years: past it every decay has long run out
 
-# The columns evaluate reads (``contradicted`` is optional); a plan reads these plus memory_id
-# and scope. created_at and retrieved_count are not needed by any rule.
-RULE_COLUMNS = ("status", "confidence", "updated_at", "last_accessed_at", "soft_expires_at", "hard_expires_at")
+# The columns evaluate reads (``contradicted`` is optional; ``review`` and ``category`` may be
+# absent: no contradiction term, no review rule); a plan reads these plus memory_id and scope.
+# created_at and retrieved_count are not needed by any rule.
+RULE_COLUMNS = ("status", "confidence", "updated_at", "last_accessed_at", "soft_expires_at", "hard_expires_at",
+                "review", "category")
+OPTIONAL_COLUMNS = frozenset({"review", "category"})
 # Status codes of this module: the four live statuses first, so "live" is one comparison.
 _STATUS_ORDER = ("pending", "active", "superseded", "stale", "evicted", "tombstoned")
 if set(_STATUS_ORDER) != set(STATUSES):  # a new status needs a decision here, not a silent default
@@ -346,7 +359,8 @@ def _column(cols: dict, name: str, n: int | None, convert, *args) -> np.ndarray:
     """Column ``name`` converted; a missing column, another length or values of the wrong kind
     are InvalidRecord (never a library's own error)."""
     if name not in cols:
-        raise InvalidRecord(f"evaluate needs the column {name!r}; it takes {list(RULE_COLUMNS)} (+ contradicted)")
+        raise InvalidRecord(f"evaluate needs the column {name!r}; it takes {list(RULE_COLUMNS)} (+ contradicted; "
+                            f"{', '.join(sorted(OPTIONAL_COLUMNS))} optional)")
     col = cols[name]
     try:
         out = convert(col, *args)
@@ -364,12 +378,77 @@ def evaluate(cols: dict, now_us: int, cfg: LifecycleConfig | Config | None = Non
     """Apply the GC rules to a batch of memories.
 
     ``cols`` maps column names of the memory schema to Arrow arrays, NumPy arrays or lists
-    (an Arrow RecordBatch or Table works too): ``RULE_COLUMNS`` are needed, ``contradicted``
-    (bool) is optional, others are ignored. Returns ``(rule, action)``, two int8 arrays as long
+    (an Arrow RecordBatch or Table works too): ``RULE_COLUMNS`` are needed but ``review`` and
+    ``category`` (without them: no contradiction term, no review rule); ``contradicted``
+    (bool) is optional and, given, stands for ``review == "contradiction"``; others are ignored. Returns ``(rule, action)``, two int8 arrays as long
     as the columns: ``rule`` indexes ``RULES`` (0 = none), ``action`` indexes ``ACTIONS``
     (0 none, 1 evict, 2 stale)."""
     rule = rules(cols, now_us, cfg)
     return rule, ACTION_OF[rule]
+
+
+def _candidates(mask: np.ndarray, upd: np.ndarray, now: int, lc: LifecycleConfig, contradicted) -> np.ndarray:
+    """Positions under ``mask`` old enough that their staleness may pass a threshold."""
+    min_age = _min_age_us(min(lc.stale_threshold, lc.evict_threshold), tuple(lc.staleness_weights),
+                          lc.age_half_life_days, lc.access_half_life_days, bool(contradicted))
+    if min_age is None:
+        return np.zeros(0, np.intp)
+    if min_age == 0:  # any age may pass, even a write dated in the future (counted as age 0)
+        return np.flatnonzero(mask)
+    return np.flatnonzero(mask & (upd <= now - min_age))
+
+
+def _strings(cols: dict, name: str, n: int) -> pa.Array | None:
+    """An optional string column as one Arrow array (None when absent)."""
+    col = cols.get(name)
+    if col is None:
+        return None
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    elif not isinstance(col, pa.Array):
+        try:
+            col = pa.array(list(col), type=pa.string())
+        except (pa.ArrowException, TypeError):
+            raise InvalidRecord(f"column {name!r} holds values of the wrong kind") from None
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
+        raise InvalidRecord(f"column {name!r} holds values of the wrong kind")
+    if len(col) != n:
+        raise InvalidRecord(f"column {name!r} has {len(col)} rows, others {n}")
+    return col
+
+
+def _review_is(cols: dict, n: int, flag: str) -> np.ndarray | None:
+    """Where ``review`` is ``flag`` (None without a review column)."""
+    col = _strings(cols, "review", n)
+    if col is None:
+        return None
+    if not col.null_count == len(col):  # most rows have no review: skip the comparison then
+        return pc.fill_null(pc.equal(col.cast(pa.string()), flag), False).to_numpy(zero_copy_only=False)
+    return np.zeros(n, dtype=bool)
+
+
+def _review_due(rule: np.ndarray, cols: dict, n: int, live: np.ndarray, upd: np.ndarray, now: int,
+                lc: LifecycleConfig) -> None:
+    """Rule 7: live rows of a category with a review period, not updated or confirmed for that
+    long, and no open review."""
+    periods = {name: p.review_days for name, p in lc.ttl.items() if p.review_days is not None}
+    if not periods:
+        return
+    cat = _strings(cols, "category", n)
+    if cat is None:
+        return
+    review = _strings(cols, "review", n)
+    cat = pc.fill_null(cat.cast(pa.string()), "default")
+    open_review = None if review is None else pc.is_valid(review).to_numpy(zero_copy_only=False)
+    for name, days in periods.items():
+        m = pc.equal(cat, name).to_numpy(zero_copy_only=False)
+        if not m.any():
+            continue
+        m &= live
+        m &= upd <= now - _days_us(days)
+        if open_review is not None:
+            m &= ~open_review
+        np.copyto(rule, 7, where=m)
 
 
 def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.ndarray:
@@ -385,7 +464,10 @@ def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.
     soft, soft_null = _column(cols, "soft_expires_at", n, _timestamps, NEVER_US)
     hard, hard_null = _column(cols, "hard_expires_at", n, _timestamps, NEVER_US)
     conf = _column(cols, "confidence", n, _numbers, 1.0, np.float32)
-    contra = None if cols.get("contradicted") is None else _column(cols, "contradicted", n, _numbers, False, bool)
+    if cols.get("contradicted") is not None:
+        contra = _column(cols, "contradicted", n, _numbers, False, bool)
+    else:  # an open contradiction, as the ledger keeps it (L2's review column)
+        contra = _review_is(cols, n, CONTRADICTION_REVIEW)
 
     live = st.view(np.uint8) <= 3  # pending, active, superseded, stale (unknown -1 wraps to 255)
     active = st == 1
@@ -399,17 +481,14 @@ def rules(cols, now_us: int, cfg: LifecycleConfig | Config | None = None) -> np.
     unverified, superseded_before, unused = (now - _days_us(d) for d in (
         lc.low_confidence_days, lc.superseded_days, lc.unused_days))
 
-    # Later assignments win: the stale marks first, then the evictions, the first rule last.
+    # Later assignments win: review flags first, then stale marks, then the evictions, the first rule last.
     rule = np.zeros(n, dtype=np.int8)
-    # Staleness is computed only where it can pass a threshold (most rows are too young).
-    min_age = _min_age_us(min(lc.stale_threshold, lc.evict_threshold), tuple(lc.staleness_weights),
-                          lc.age_half_life_days, lc.access_half_life_days, contra is not None)
-    if min_age is None:
-        cand = np.zeros(0, np.intp)
-    elif min_age == 0:  # any age may pass, even a write dated in the future (counted as age 0)
-        cand = np.flatnonzero(recallable)
-    else:
-        cand = np.flatnonzero(recallable & (upd <= now - min_age))
+    _review_due(rule, cols, n, recallable, upd, now, lc)
+    # Staleness is computed only where it can pass a threshold (most rows are too young; an open
+    # contradiction lowers the age at which one can).
+    cand = _candidates(recallable, upd, now, lc, None)
+    if contra is not None and contra.any():
+        cand = np.union1d(cand, _candidates(recallable & contra, upd, now, lc, True))
     score = _staleness(now, upd[cand], last_use[cand], None if contra is None else contra[cand], lc)
     rule[cand[active[cand] & (score > lc.stale_threshold)]] = 6
     # float32, the column's type: a stored 0.3 is not below a 0.3 threshold.

@@ -315,5 +315,58 @@ class ScopePromoteOp(Routing):
         return self
 
 
+@dataclass(slots=True)
+class ReviewDueOp(Routing):
+    """A reviewer's answer to a periodic review (a memory flagged ``review = "periodic"`` by the
+    sweep's review_due rule): ``keep`` confirms it (its review clock restarts: refreshed as if
+    written again, the flag cleared); otherwise it is retired (evicted: out of recall and L2, its
+    history kept, undoable by rollback)."""
+
+    memory_id: str
+    actor: str
+    reason: str
+    keep: bool
+    idem_key: str
+
+    def validate(self) -> ReviewDueOp:
+        check_memory_id(self.memory_id)
+        check_identifier(self.actor, "actor")
+        _reason(self.reason, "a periodic review")
+        if not isinstance(self.keep, bool):
+            raise InvalidRecord("keep must be a boolean")
+        check_identifier(self.idem_key, "idempotency key")
+        return self
+
+
+@dataclass(slots=True)
+class MarkOp(Routing):
+    """A lifecycle pass records how far it looked (``name``: e.g. demotion's "demote:5:all";
+    ``value``: microseconds of the runtime clock) as a ledger event, so the next pass, after a
+    restart, a rebuild of L2 or a fork, starts from there. The runtime's own: SYSTEM_ACTOR only,
+    addressed to /global/'s owner."""
+
+    name: str
+    value: int
+    actor: str
+    idem_key: str
+    scope: str = "/global/"
+
+    ADDRESS, CHECK, SYSTEM, GATHER = "scope", None, True, frozenset()
+
+    def validate(self) -> MarkOp:
+        from . import validate as V
+        from .grants import SYSTEM_ACTOR
+
+        if self.actor != SYSTEM_ACTOR:
+            raise InvalidRecord("a watermark is the runtime's own")
+        if not isinstance(self.name, str) or not 0 < len(self.name) <= 200 or not self.name.isascii():
+            raise InvalidRecord("a watermark's name is 1-200 ASCII characters")
+        V.integer(self.value, "value", 0, None)
+        check_identifier(self.idem_key, "idempotency key")
+        if self.scope != "/global/":
+            raise InvalidRecord("a watermark is kept by /global/'s owner")
+        return self
+
+
 # Operations addressed by memory id: the owner finds the memory's scope before deciding.
-BY_MEMORY = (ForgetOp, ReviewOp, StatusOp, ResolveOp, PromoteOp, DemoteOp)
+BY_MEMORY = (ForgetOp, ReviewOp, StatusOp, ResolveOp, PromoteOp, DemoteOp, ReviewDueOp)

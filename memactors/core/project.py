@@ -92,7 +92,7 @@ def l2_effect(ch: Change, in_pool: bool) -> str | None:
     (``ROW``), update the patched columns (``COLUMNS``), drop its row (``DELETE``), or nothing
     (None: L2 never holds it: an L1 item, ``in_pool``, a refusal, a grant). The one definition:
     the owners' outbox follows it, and the ledger marks a change applied at once when it is None."""
-    if in_pool or ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT):
+    if in_pool or ch.action in (E.WRITE_WORKING, E.BLOCK, E.GRANT, E.MARK):
         return None
     if ch.action == E.WRITE:
         return ROW

@@ -4,8 +4,8 @@ contract (DESIGN section 2). Pure: the runtime embeds, gates and logs.
 A retriever is one small class: ``retrieve(query, k) -> list[dict]``, each dict a result with
 ``content`` (text) and optionally ``id`` (the source's own id), ``importance`` (0..1) and
 ``updated_at`` (microseconds). Its results are scored by the same function as memories
-(``scoring.score_candidates``: vector, keyword over the results themselves, recency,
-importance), thresholded, budgeted and logged as evidence like any recall (under the caller's
+(``scoring.score_candidates``: vector, the keyword share of each result's own terms (the
+same as a memory's), recency, importance), thresholded, budgeted and logged as evidence like any recall (under the caller's
 allowed scopes, which need read grants; each hit's scope is the label ``l3:<name>``, and the
 ledger's access counts skip it); they are never stored. To keep one, write it (``rt.write``, source
 ``document``): that is the promotion, through the gate like any write.
@@ -23,7 +23,7 @@ from . import validate as V
 
 from .errors import InvalidRecord
 from .records import MAX_CONTENT_CHARS
-from .scoring import DEFAULT_WEIGHTS, KeywordIndex, Weights, score_candidates, tokenize
+from .scoring import DEFAULT_WEIGHTS, QueryTerms, Weights, score_candidates, tokenize
 
 MAX_RESULTS = 100
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -91,10 +91,7 @@ def score_results(scope_label: str, results: list[dict], texts: list[str], qvec,
     source_kind ``document``), ``score`` and ``components``."""
     if not results:
         return []
-    kw = KeywordIndex()
-    for i, t in enumerate(texts):
-        kw.add(str(i), tokenize(t))
-    bm25 = kw.scores(tokenize(query))
+    qterms = QueryTerms(tokenize(query))
     cos = np.asarray(vecs, dtype=np.float32) @ np.asarray(qvec, dtype=np.float32)
     cands = []
     for i, (r, t) in enumerate(zip(results, texts)):
@@ -102,5 +99,5 @@ def score_results(scope_label: str, results: list[dict], texts: list[str], qvec,
                       "source_kind": "document", "pool": "l3", "status": "active", "version": 1,
                       "confidence": 0.5, "category": "default", "importance": r["importance"],
                       "created_at": r["updated_at"], "updated_at": r["updated_at"], "cosine": float(cos[i]),
-                      "bm25": bm25.get(str(i), 0.0)})
+                      "keyword": qterms.score(frozenset(tokenize(t)))})
     return score_candidates(cands, now_us, weights)

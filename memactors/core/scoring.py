@@ -2,19 +2,28 @@
 
 Pure: functions over plain dicts and NumPy arrays; no I/O, no Ray.
 
-    score = a*vector + b*keyword + c*recency + d*importance      (x STALE_FACTOR when stale)
+    relevance = a*vector + b*keyword + c*recency + d*importance
+    score     = relevance (x STALE_FACTOR when stale)
+
+The relevance threshold judges ``relevance``; ``score`` ranks. A stale memory (soft-expired, or
+marked stale) asked for in its own words still passes the threshold and comes back, flagged,
+below equally relevant fresh ones.
 
 Every component is mapped to [0, 1] by a fixed, *absolute* function of one candidate's own raw
-value (never min-max over a query's candidates), so a score means the same for every query and
-one relevance threshold can serve them all:
+values (never min-max over a query's candidates, never statistics of a corpus), so a score
+means the same for every query and on every path (an owner's hot index, Lance, the working
+pool, an ``as_of`` fold, L3 results), and one relevance threshold can serve them all:
 
 - vector:     ``max(0, cos)``: cosine of unit vectors lies in [-1, 1]; anti-correlated is as
   irrelevant as orthogonal, so negatives clip to 0.
-- keyword:    ``s / (s + k)`` of a BM25 score ``s >= 0`` with a fixed ``k`` (``KEYWORD_K``):
-  0 for no shared term, 0.5 at ``s = k``, approaching 1; monotone, so it keeps BM25's order.
+- keyword:    the weighted share of the query's terms the memory's ``search_text`` holds
+  (``QueryTerms``): 1 when it holds them all (an exact-text match, in a scope of any size),
+  0 for none. A term weighs ``ln(1 + length)`` (longer words are rarer; a CJK character
+  counts two), common words weigh nothing. No corpus statistics: BM25's IDF made an exact
+  match in a scope of one memory score 0.15, and differed between the hot index and Lance.
 - recency:    ``0.5 ** (age_days / half_life_days)`` of ``now - updated_at``: 1 when just
   written or refreshed, 0.5 one half-life later; a future ``updated_at`` (clock skew) is 1.
-- importance: as stored (0..1), clipped.
+- importance: as stored (float32, 0..1), clipped.
 
 Weights are normalised to sum to 1, so the fused score stays in [0, 1] whatever weights a
 grid tries, and thresholds stay comparable across weight settings.
@@ -38,10 +47,6 @@ from .scopes import parse_scope
 US_PER_DAY = 86_400_000_000
 STALE_FACTOR = 0.5
 HALF_LIFE_DAYS = 30.0
-# BM25 score at which the keyword component is 0.5. On LoCoMo (questions against one
-# conversation's turns, this file's tokenizer and BM25) the top-3 scores of a question have
-# 10th/50th/90th percentiles 4.6/6.9/12.5: k=8 puts a typical best match near 0.5.
-KEYWORD_K = 8.0
 BM25_K1 = 1.2
 BM25_B = 0.75
 COMPONENTS = ("vector", "keyword", "recency", "importance")
@@ -134,10 +139,9 @@ def vector_component(cosine) -> np.ndarray:
     return np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
 
 
-def keyword_component(bm25, k: float = KEYWORD_K) -> np.ndarray:
-    """BM25 score s >= 0 -> s / (s + k), a fixed saturating map (0 at s=0, 0.5 at s=k)."""
-    s = np.maximum(np.asarray(bm25, dtype=np.float64), 0.0)
-    return s / (s + k)
+def keyword_component(keyword) -> np.ndarray:
+    """The keyword share (``QueryTerms.score``), already in [0, 1], clipped."""
+    return np.clip(np.asarray(keyword, dtype=np.float64), 0.0, 1.0)
 
 
 def recency_component(updated_at_us, now_us: int, half_life_days: float = HALF_LIFE_DAYS) -> np.ndarray:
@@ -147,7 +151,8 @@ def recency_component(updated_at_us, now_us: int, half_life_days: float = HALF_L
 
 
 def importance_component(importance) -> np.ndarray:
-    return np.clip(np.asarray(importance, dtype=np.float64), 0.0, 1.0)
+    # As stored (float32): a record fresh in memory (0.7) and its Lance row (0.699999988) agree.
+    return np.clip(np.asarray(importance, dtype=np.float32).astype(np.float64), 0.0, 1.0)
 
 
 def fuse(components: dict[str, np.ndarray], weights: Weights = DEFAULT_WEIGHTS, stale=None) -> np.ndarray:
@@ -177,38 +182,42 @@ def is_stale(rec: dict, now_us: int) -> bool:
     return rec.get("status") == "stale" or (soft is not None and _us(soft) <= now_us)
 
 
-def score_arrays(cosine, bm25, updated_at_us, importance, stale, now_us: int, weights: Weights = DEFAULT_WEIGHTS,
-                 *, half_life_days: float = HALF_LIFE_DAYS, keyword_k: float = KEYWORD_K
-                 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The one scoring function: raw values as arrays in, (fused scores, mapped components)
-    out. Hot, working-pool and cold candidates all come through here; ``stale`` ones are
-    down-weighted (x STALE_FACTOR), never dropped. A missing ``updated_at`` (NaN) has recency 0."""
+def score_arrays(cosine, keyword, updated_at_us, importance, stale, now_us: int, weights: Weights = DEFAULT_WEIGHTS,
+                 *, half_life_days: float = HALF_LIFE_DAYS) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """The one scoring function: raw values as arrays in (``keyword``: ``QueryTerms.score``
+    shares), ``(scores, mapped components, relevances)`` out. Hot, working-pool, cold, as-of and
+    L3 candidates all come through here. ``relevances`` are the fused scores the threshold
+    judges; ``scores`` rank, ``stale`` ones down-weighted (x STALE_FACTOR), never dropped. A
+    missing ``updated_at`` (NaN) has recency 0."""
     comps = {
         "vector": vector_component(cosine),
-        "keyword": keyword_component(bm25, keyword_k),
+        "keyword": keyword_component(keyword),
         "recency": np.nan_to_num(recency_component(updated_at_us, now_us, half_life_days), nan=0.0),
         "importance": importance_component(importance),
     }
-    return fuse(comps, weights, stale), comps
+    relevance = fuse(comps, weights)
+    stale = np.asarray(stale, dtype=bool)
+    return np.where(stale, relevance * STALE_FACTOR, relevance), comps, relevance
 
 
 def score_candidates(cands: list[dict], now_us: int, weights: Weights = DEFAULT_WEIGHTS, *,
-                     half_life_days: float = HALF_LIFE_DAYS, keyword_k: float = KEYWORD_K) -> list[dict]:
-    """Score candidates (dicts with raw ``cosine``, ``bm25``, ``updated_at``, ``importance``;
-    a missing raw value counts 0). Returns new dicts with ``components``, ``stale`` and
-    ``score``, best first."""
+                     half_life_days: float = HALF_LIFE_DAYS) -> list[dict]:
+    """Score candidates (dicts with raw ``cosine``, ``keyword`` (a share in [0, 1]),
+    ``updated_at``, ``importance``; a missing raw value counts 0). Returns new dicts with
+    ``components``, ``stale``, ``relevance`` and ``score``, best first."""
     if not cands:
         return []
     stale = [is_stale(c, now_us) for c in cands]
-    scores, comps = score_arrays([c.get("cosine") or 0.0 for c in cands], [c.get("bm25") or 0.0 for c in cands],
-                                 np.array([_us(c.get("updated_at")) for c in cands]),
-                                 [c.get("importance") or 0.0 for c in cands], stale, now_us, weights,
-                                 half_life_days=half_life_days, keyword_k=keyword_k)
+    scores, comps, rel = score_arrays([c.get("cosine") or 0.0 for c in cands], [c.get("keyword") or 0.0 for c in cands],
+                                      np.array([_us(c.get("updated_at")) for c in cands]),
+                                      [c.get("importance") or 0.0 for c in cands], stale, now_us, weights,
+                                      half_life_days=half_life_days)
     out = []
     for i, c in enumerate(cands):
         d = dict(c)
         d["components"] = {k: float(v[i]) for k, v in comps.items()}
         d["stale"] = stale[i]
+        d["relevance"] = float(rel[i])
         d["score"] = float(scores[i])
         out.append(d)
     out.sort(key=lambda d: -d["score"])
@@ -237,6 +246,79 @@ def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
         elif word not in stopwords:
             out.append(word)
     return out
+
+
+# Query words too common to weigh in the keyword share (the index keeps them: only the query's
+# side drops them, so stored search_text never changes): chat fillers, auxiliaries, pronouns,
+# quantifiers and English contraction pieces ("alice's" -> "alice", "s").
+QUERY_STOPWORDS = STOPWORDS | frozenset(
+    "about above after again all almost also always am another any anyone anything around back because before "
+    "being below between both can cannot could d didn doesn don done down during each either else enough even "
+    "ever every few get gets go goes going gone got had hasn haven however isn just ll m many may maybe might "
+    "more most much must never no nor not now off oh ok okay once one only other others out over own re really "
+    "s same should since some something still such t than thanks thank through too under until up us ve very "
+    "wasn way well weren whether while won would wouldn yeah yes yet".split()
+)
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+def term_weight(term: str) -> float:
+    """A query term's weight in the keyword share: ``ln(1 + length)``, a CJK character counting
+    two (a Han bigram carries about what a five-letter word does)."""
+    return math.log1p(len(term) + len(_CJK_CHAR.findall(term)))
+
+
+class QueryTerms:
+    """A query's terms for the keyword share, prepared once per recall: its distinct tokens
+    (``tokenize``'s) less ``QUERY_STOPWORDS`` (all of them if that leaves none), sorted, each
+    with ``term_weight``. ``score(doc_terms)`` is the weighted share of them a document holds,
+    summed in this fixed order, so every path computes the same float."""
+
+    __slots__ = ("terms", "weights", "total")
+
+    def __init__(self, qtokens: list[str]) -> None:
+        distinct = sorted(set(qtokens))
+        kept = [t for t in distinct if t not in QUERY_STOPWORDS] or distinct
+        self.terms: tuple[str, ...] = tuple(kept)
+        self.weights: tuple[float, ...] = tuple(term_weight(t) for t in kept)
+        total = 0.0
+        for w in self.weights:  # summed as score() sums: a document holding every term scores exactly 1.0
+            total += w
+        self.total = total
+
+    def score(self, doc_terms) -> float:
+        """The share in [0, 1] of the query's weight whose terms ``doc_terms`` (a set) holds."""
+        if not self.total:
+            return 0.0
+        s = 0.0
+        for t, w in zip(self.terms, self.weights):
+            if t in doc_terms:
+                s += w
+        return s / self.total
+
+    def scores(self, docs) -> np.ndarray:
+        """``score`` of each document (an iterable of sets of terms)."""
+        return np.array([self.score(d) for d in docs], dtype=np.float64)
+
+    def over_postings(self, postings: dict, n: int) -> np.ndarray:
+        """``score`` of documents 0..n-1 of an index (term -> array of document positions):
+        only the query's terms are looked at. The same floats as ``score`` per document (the
+        same additions, in the same order)."""
+        out = np.zeros(n, dtype=np.float64)
+        if not self.total:
+            return out
+        for t, w in zip(self.terms, self.weights):
+            p = postings.get(t)
+            if p is not None:
+                out[p] += w
+        return out / self.total
+
+
+def doc_terms(rec: dict) -> frozenset[str]:
+    """The terms a memory is matched on: its ``search_text`` (tokens derived at write time), or
+    its content tokenised when it has none."""
+    st = rec.get("search_text")
+    return frozenset(st.split() if st is not None else tokenize(rec.get("content") or ""))
 
 
 class KeywordIndex:

@@ -2,7 +2,8 @@
 removed, for the evidence log. Pure.
 
 Order: conflicts first (a losing org default must not take a slot), then the relevance
-threshold, then the item count and the token budget (push and pull share this path).
+threshold (on each hit's ``relevance``: a stale hit is judged before its x0.5, which only
+ranks it), then the item count and the token budget (push and pull share this path).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from .scoring import resolve_conflicts
 def finalize(cands: list[dict], *, threshold: float, max_items: int, token_budget: int | None) -> tuple[list[dict], dict]:
     """``cands`` best first (each with ``score``). Returns (selected, removed counts)."""
     kept, lost, _ = resolve_conflicts(cands)
-    passed = [h for h in kept if h["score"] >= threshold]
+    passed = [h for h in kept if h.get("relevance", h["score"]) >= threshold]
     chosen, info = select(passed, max_items=max_items, token_budget=token_budget)
     removed = {"conflict": len(lost), "threshold": len(kept) - len(passed), "max_items": info["removed"]["max_items"],
                "budget": info["removed"]["budget"]}

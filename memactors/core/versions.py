@@ -149,7 +149,7 @@ class Rules:
 
 
 def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules(), near=None,
-                 judge=None) -> Decision:
+                 judge=None, similar=None) -> Decision:
     """Decide a new record (status 'active' or 'pending', version unset) against ``state``.
 
     Entity writes (subject + predicate), against the live version of the fact:
@@ -160,8 +160,11 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     - another source (a contradiction): a confidence gap above ``contradiction_gap`` decides
       (the stronger is live, the other superseded); a closer call keeps both live, each
       flagged ``review = "contradiction"`` for a reviewer (``rt.contradictions``).
-    Text-only writes: the same normalised content as a live one -> refreshed; a vector within
-    ``near`` (cosine at or above [lifecycle].dedup_cosine, found by the caller) -> merged.
+    Text-only writes: the same normalised content as a live one -> refreshed; a live text-only
+    memory close by (``similar``: ids at cosine >= [lifecycle].text_contradiction_cosine, found by
+    the caller) that says the opposite (``core.contradictions.text_contradiction``: negation,
+    antonym, changed value) -> the judge decides, or both stay live, flagged for review; a vector
+    within ``near`` (cosine at or above [lifecycle].dedup_cosine) -> merged.
     """
     key = rec.get("entity_key")
     if rec["status"] == "pending":
@@ -171,10 +174,13 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         existing_id = state.by_hash.get(rec["content_hash"])
         if existing_id is not None:
             return Decision(R.REFRESHED, refreshed(state.records[existing_id], now_us, rules.refresh_bump))
-        similar = near(rec) if near is not None else None
-        if similar is not None and similar in state.records:
-            return Decision(R.MERGED, refreshed(state.records[similar], now_us, rules.refresh_bump))
         rec["version"] = 1
+        opposed = _text_contradictions(state, rec, similar)
+        if opposed:  # before the near-copy merge: "X is vegetarian" / "X is not vegetarian" are 0.97 apart
+            return _text_close_calls(rec, opposed, now_us, judge)
+        close_by = near(rec) if near is not None else None
+        if close_by is not None and close_by in state.records:
+            return Decision(R.MERGED, refreshed(state.records[close_by], now_us, rules.refresh_bump))
         return Decision(R.ACCEPTED, rec)
     rec["version"] = state.entity_version.get(key, 0) + 1
     live = state.live_versions(key)
@@ -231,6 +237,42 @@ def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]
 
 
 CONTRADICTION_FLAG = "contradiction"
+
+
+def _text_contradictions(state: ScopeState, rec: dict, similar) -> list[dict]:
+    """Live text-only memories close to ``rec`` that say the opposite of it."""
+    if similar is None or rec.get("content") is None:
+        return []
+    from .contradictions import text_contradiction
+
+    out = []
+    for mid in similar(rec):
+        old = state.records.get(mid)
+        if old is not None and old["status"] in R.LIVE and old.get("entity_key") is None and old.get("content") \
+                and text_contradiction(old["content"], rec["content"]):
+            out.append(old)
+    return out
+
+
+def _text_close_calls(rec: dict, opposed: list[dict], now_us: int, judge) -> Decision:
+    """A text-only contradiction: the judge's verdict per pair (``decide_text``, else
+    ``decide``), or with none both stay live, flagged for review."""
+    beaten, close, judged = [], [], None
+    for old in opposed:
+        decide = getattr(judge, "decide_text", None) or getattr(judge, "decide", None)
+        verdict = decide(old, rec) if decide is not None else None
+        if verdict == "live":
+            rec["status"] = "superseded"
+            return Decision(R.KEPT_AS_SUPERSEDED, rec, judged=judge.name)
+        if verdict == "incoming":
+            beaten.append(dict(old, status="superseded", updated_at=now_us))
+            judged = judge.name
+        else:
+            close.append(old)
+    if close:
+        rec["review"] = CONTRADICTION_FLAG
+    changed = beaten + [dict(old, review=CONTRADICTION_FLAG) for old in close]
+    return Decision(R.CONTRADICTION if close else R.SUPERSEDED_PREVIOUS, rec, changed, judged=judged)
 
 
 def _inherit_ttl(rec: dict, old: dict, now_us: int) -> None:

@@ -497,9 +497,10 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                     out, base = C.decide(op, C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get)), None
                 else:
                     near = nears.setdefault(scope_of[i], NearCopies(staged[scope_of[i]],
-                                                                     self.cfg.lifecycle.dedup_cosine))
+                                                                     self.cfg.lifecycle.dedup_cosine,
+                                                                     self.cfg.lifecycle.text_contradiction_cosine))
                     out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
-                                                   near.find)
+                                                   near)
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
@@ -625,7 +626,8 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
                                                                                                   dict | None]:
         """Gather what the operation's decision reads, then decide it (``memactors.core.changes``).
         Returns the outcome and the record it addressed (None for writes and grants)."""
-        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near, judge=self.judge,
+        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near.find,
+                    similar=near.similar, judge=self.judge,
                     carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
         need = op.GATHER
         if "record" in need:
@@ -668,9 +670,9 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
             view = staged.get(ch.scope)
             if view is None:
                 continue
-            if ch.patch["status"] in R.GONE:
+            if ch.patch.get("status") in R.GONE:
                 view.remove(ch.memory_id)
-            else:
+            else:  # a stale mark, or a review flag
                 apply(view, ch)
         return [True] * len(changes)
 
@@ -678,7 +680,7 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
         """``_fold`` for a bulk operation's committed changes: vault rows, no vectors."""
         for ch in changes:
             self._to_outbox(l2_effect(ch, False), ch, None)
-            if ch.patch["status"] in R.GONE:
+            if ch.patch.get("status") in R.GONE:
                 self.working.remove(ch.memory_id, ch.scope)
         self.outbox.seqs(seqs)
 
@@ -748,8 +750,11 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
 
     # --- review queue ----------------------------------------------------------------------
 
-    async def review_list(self, scopes: list[str], actor: str) -> list[dict]:
-        """Held (pending) writes of these scopes, vault and working pool, for an actor who may read them."""
+    async def review_list(self, scopes: list[str], actor: str, kind: str = "pending") -> list[dict]:
+        """Held (pending) writes of these scopes, vault and working pool, or (``kind="periodic"``)
+        live memories due for their periodic review, for an actor who may read them."""
+        if kind == "periodic":
+            return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == kind)
         return await self._listed(scopes, actor, lambda r: r["status"] == "pending",
                                   lambda s: self.working.held(s, self.now_us))
 

@@ -1,8 +1,9 @@
 """An owner's hot scopes: their live memories in memory, ready to score without a Lance query.
 
-- ``HotIndex``: one scope's live memories, vectors stacked and a BM25 index over their
-  ``search_text``; every live memory of the scope is scored exactly (a scope holds hundreds,
-  not millions), through ``memactors.core.scoring.score_arrays``.
+- ``HotIndex``: one scope's live memories, vectors stacked and postings of their
+  ``search_text`` terms; every live memory of the scope is scored exactly (a scope holds
+  hundreds, not millions), through ``memactors.core.scoring.score_arrays``, with the same
+  keyword share a Lance row gets (``score_rows``).
 - ``HotCache``: the scopes an owner keeps hot (least recently used first, bounded by a count
   of memories), a built index per scope, and where each hot memory lives.
 
@@ -24,10 +25,12 @@ from ..core.versions import ScopeState
 NO_EXPIRY = np.iinfo(np.int64).max
 
 
-def hit(rec: dict, score: float, components: dict, stale: bool) -> dict:
-    """A candidate as owners return it: the record's hit fields, its score and components."""
+def hit(rec: dict, score: float, components: dict, stale: bool, relevance: float) -> dict:
+    """A candidate as owners return it: the record's hit fields, its score (what ranks), its
+    relevance (what the threshold judges: the score before the stale factor) and components."""
     h = {k: rec.get(k) for k in R.HIT_FIELDS}
     h["score"] = float(score)
+    h["relevance"] = float(relevance)
     h["components"] = components
     h["stale"] = bool(stale)
     return h
@@ -37,36 +40,24 @@ def entity_keys(cands: list[dict]) -> set[str]:
     return {R.entity_key(c["subject"], c["predicate"]) for c in cands if c.get("subject") is not None}
 
 
-def _tokens(rec: dict) -> list[str]:
-    st = rec.get("search_text")
-    return st.split() if st is not None else S.tokenize(rec["content"])
-
-
-def score_rows(rows: list[dict], cosine, bm25, now_us: int, weights: S.Weights) -> list[dict]:
-    """Score loose candidates (working-pool items, Lance rows) with the one scoring function,
-    given their raw cosine and BM25 scores."""
+def score_rows(rows: list[dict], cosine, qterms: S.QueryTerms | None, now_us: int, weights: S.Weights) -> list[dict]:
+    """Score loose candidates (working-pool items, Lance rows, records folded from the ledger)
+    with the one scoring function, given their raw cosines; each keyword share is computed
+    from the row's own terms (``qterms`` None: 0, for rivals present for conflicts only)."""
     if not rows:
         return []
     stale = np.array([S.is_stale(r, now_us) for r in rows], dtype=bool)
-    fused, comps = S.score_arrays(cosine, bm25, np.array([float(r["updated_at"]) for r in rows]),
-                                  [r["importance"] for r in rows], stale, now_us, weights)
-    return [hit(r, fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j]) for j, r in enumerate(rows)]
-
-
-def bm25_over(rows: list[dict], qtokens: list[str]) -> np.ndarray:
-    """BM25 of a handful of rows (a working pool) against a query, built per call."""
-    kidx = S.KeywordIndex()
-    for r in rows:
-        kidx.add(r["memory_id"], _tokens(r))
-    scores = kidx.scores(qtokens)
-    return np.array([scores.get(r["memory_id"], 0.0) for r in rows])
+    keyword = qterms.scores(S.doc_terms(r) for r in rows) if qterms is not None else np.zeros(len(rows))
+    fused, comps, rel = S.score_arrays(cosine, keyword, np.array([float(r["updated_at"]) for r in rows]),
+                                       [r["importance"] for r in rows], stale, now_us, weights)
+    return [hit(r, fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j], rel[j]) for j, r in enumerate(rows)]
 
 
 class HotIndex:
     """One hot scope's live memories, ready to score. Built from one state; a swapped-in state
     makes a new one."""
 
-    __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_kidx", "_pos")
+    __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_postings")
 
     def __init__(self, state: ScopeState, dim: int) -> None:
         self.state = state
@@ -78,34 +69,34 @@ class HotIndex:
         self.updated = np.array([r["updated_at"] for r in recs], dtype=np.float64)
         self.importance = np.array([r["importance"] for r in recs], dtype=np.float64)
         self.stale_status = np.array([r["status"] == "stale" for r in recs], dtype=bool)
-        self._kidx: S.KeywordIndex | None = None
-        self._pos: dict[str, int] = {}
+        self._postings: dict[str, np.ndarray] | None = None
 
-    def keyword_index(self) -> S.KeywordIndex:
-        if self._kidx is None:  # built on first use; one tokenised field per memory
-            kidx = S.KeywordIndex()
+    def postings(self) -> dict[str, np.ndarray]:
+        """Term -> positions of the memories holding it (built on first use)."""
+        if self._postings is None:
+            acc: dict[str, list[int]] = {}
             for i, r in enumerate(self.recs):
-                kidx.add(r["memory_id"], _tokens(r))
-                self._pos[r["memory_id"]] = i
-            self._kidx = kidx
-        return self._kidx
+                for t in S.doc_terms(r):
+                    acc.setdefault(t, []).append(i)
+            self._postings = {t: np.asarray(p, dtype=np.intp) for t, p in acc.items()}
+        return self._postings
 
-    def score(self, qvec: np.ndarray, qtokens: list[str], now_us: int, weights: S.Weights, m: int) -> list[dict]:
+    def score(self, qvec: np.ndarray, qterms: S.QueryTerms, now_us: int, weights: S.Weights, m: int) -> list[dict]:
         """The ``m`` best live memories of the scope not hard-expired at ``now_us``, plus every
         one with an entity key (conflict resolution may need it), scored."""
         if not self.recs:
             return []
-        bm25 = np.zeros(len(self.recs))
-        for mid, s in self.keyword_index().scores(qtokens).items():
-            bm25[self._pos[mid]] = s
+        keyword = qterms.over_postings(self.postings(), len(self.recs))
         stale = self.stale_status | (self.soft <= now_us)
-        fused, comps = S.score_arrays(self.mat @ qvec, bm25, self.updated, self.importance, stale, now_us, weights)
+        fused, comps, rel = S.score_arrays(self.mat @ qvec, keyword, self.updated, self.importance, stale, now_us,
+                                           weights)
         live = np.flatnonzero(self.hard > now_us)
         if live.size > m:  # dicts only for what can matter: building one per memory dominated
             best = live[np.argpartition(-fused[live], m - 1)[:m]]
             keyed = [j for j in live if self.recs[j].get("subject") is not None]
             live = np.union1d(best, np.asarray(keyed, dtype=np.int64))
-        return [hit(self.recs[j], fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j]) for j in live]
+        return [hit(self.recs[j], fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j], rel[j])
+                for j in live]
 
 
 class HotCache:
@@ -211,10 +202,11 @@ class NearCopies:
     writes slow down as scopes grew; so did checking the cache id by id, and copying it whole to
     add a batch's rows: the check is a set's, and rows go into the buffer's spare capacity)."""
 
-    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra")
+    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra", "similar_cos", "_last")
 
-    def __init__(self, state: ScopeState, threshold: float) -> None:
-        self.state, self.threshold = state, float(threshold)
+    def __init__(self, state: ScopeState, threshold: float, similar_cos: float = 2.0) -> None:
+        self.state, self.threshold, self.similar_cos = state, float(threshold), float(similar_cos)
+        self._last: tuple | None = None  # (vector, cosines): find and similar share one product
         self.ids: list[str] | None = None
         self.mat = None
         self._cache: _NearCache | None = None
@@ -235,6 +227,30 @@ class NearCopies:
         self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
         self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if self.ids else None
 
+    def _cos(self, vector):
+        if self._last is None or self._last[0] is not vector:
+            self._last = (vector, self.mat @ vector if self.mat is not None else None)
+        return self._last[1]
+
+    def similar(self, vector, k: int = 3) -> list[str]:
+        """Up to ``k`` live text-only memories at cosine >= ``similar_cos`` (best first), and
+        those this batch added: candidates for a text-only contradiction."""
+        if self.similar_cos > 1.0 or vector is None:
+            return []
+        if self.ids is None:
+            self._build()
+        out = []
+        cos = self._cos(vector)
+        if cos is not None:
+            idx = np.flatnonzero(cos >= self.similar_cos)
+            for j in idx[np.argsort(-cos[idx])][: 4 * k]:
+                if self._live_text(self.ids[j]):
+                    out.append(self.ids[j])
+                    if len(out) == k:
+                        break
+        out += [m for m, v in zip(self._extra_ids, self._extra) if float(v @ vector) >= self.similar_cos][:k]
+        return out
+
     def find(self, vector) -> str | None:
         if self.threshold > 1.0 or vector is None:
             return None
@@ -242,7 +258,7 @@ class NearCopies:
             self._build()
         best, best_id = -2.0, None
         if self.mat is not None:
-            cos = self.mat @ vector
+            cos = self._cos(vector)
             for j in np.flatnonzero(cos >= self.threshold)[np.argsort(-cos[cos >= self.threshold])]:
                 if self._live_text(self.ids[j]):
                     best, best_id = float(cos[j]), self.ids[j]

@@ -390,6 +390,11 @@ class LedgerCore:
         rows = await asyncio.to_thread(self.ledger.access_changes)
         return [r for r in rows if owner_index(parse_scope(r[1]), num_owners) == owner]
 
+    async def mark_of(self, name: str) -> int | None:
+        """The newest value of a watermark (``Ledger.mark_of``), every commit so far counted."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.mark_of, name)
+
     async def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
         """Candidates for demotion (``Ledger.uncited_runs``), with every recall handed in so far counted."""
         await self.flush()

@@ -17,7 +17,7 @@ from ..core import scoring as S
 from ..core.errors import MemactorsError
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import filters as F
-from .hot import bm25_over, entity_keys, score_rows
+from .hot import entity_keys, score_rows
 
 GLOBAL_SCOPE = str(GLOBAL)
 
@@ -34,7 +34,7 @@ class RecallMixin:
         /global/ must be asked of its owner, hot scopes). Reads only: it also runs on the
         compiled graph's thread, so it never mutates shared state."""
         served = self._served(req)
-        qvec, qtokens, now_us = req["qvec"], req["qtokens"], req["now"]
+        qvec, qterms, now_us = req["qvec"], S.QueryTerms(req["qtokens"]), req["now"]
         weights = S.Weights.parse(req["weights"])
         cands: list[dict] = []
         cold, needs_global, hot = [], False, []
@@ -45,14 +45,14 @@ class RecallMixin:
             working = self.working.peek(s, now_us)  # L1 lives here whether its scope is hot or cold
             if working:  # a few items, scored like the rest (over search_text, stale halved)
                 vecs = np.stack([self.working.vector(r["memory_id"]) for r in working])
-                cands += score_rows(working, vecs @ qvec, bm25_over(working, qtokens), now_us, weights)
+                cands += score_rows(working, vecs @ qvec, qterms, now_us, weights)
             idx = self.hot.index(s)
             if idx is None:
                 if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
                     cold.append(s)
                 continue
             hot.append(s)
-            cands += idx.score(qvec, qtokens, now_us, weights, req["m"])
+            cands += idx.score(qvec, qterms, now_us, weights, req["m"])
         cands.sort(key=lambda h: -h["score"])
         top = cands[: req["m"]]
         top_ids = {h["memory_id"] for h in top}
@@ -67,21 +67,22 @@ class RecallMixin:
         weights = S.Weights.parse(req["weights"])
         out = []
         if cold:
-            rows = self.l2.hybrid_search(req["qvec"], req["qtokens"], cold, req["now"], req["m"])
-            out = score_rows(rows, [r["cosine"] for r in rows], [r["bm25"] for r in rows], req["now"], weights)
+            qterms = S.QueryTerms(req["qtokens"])
+            rows = self.l2.hybrid_search(req["qvec"], list(qterms.terms), cold, req["now"], req["m"])
+            out = score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], weights)
         keys = entity_keys(hot_hits + out)
         if keys and cold:
             seen = {h["memory_id"] for h in hot_hits + out}
             rivals = [r for r in self.l2.rivals(cold, sorted(keys), req["now"]) if r["memory_id"] not in seen]
             zeros = np.zeros(len(rivals))  # below every cut on relevance: here for conflicts only
-            out += score_rows(rivals, zeros, zeros, req["now"], weights)
+            out += score_rows(rivals, zeros, None, req["now"], weights)
         return out
 
     def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool,
                 hot: list[str]) -> dict:
         hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
         floor = req.get("min_score", self.cfg.recall.min_score)
-        hits = [h for h in hits if h["score"] > floor]
+        hits = [h for h in hits if h["relevance"] > floor]  # relevance: a stale hit is judged before its x0.5
         path = "hot" if not cold else ("cold" if not hot else "mixed")
         return {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
 
@@ -137,10 +138,10 @@ class RecallMixin:
         if not served:
             return []
         where = F.as_of_filter(served, req["now"], req["exclude"])
-        rows = await asyncio.to_thread(self.l2.hybrid_search, req["qvec"], req["qtokens"], served, req["now"],
+        qterms = S.QueryTerms(req["qtokens"])
+        rows = await asyncio.to_thread(self.l2.hybrid_search, req["qvec"], list(qterms.terms), served, req["now"],
                                        req["m"], where=where)
-        return score_rows(rows, [r["cosine"] for r in rows], [r["bm25"] for r in rows], req["now"],
-                          S.Weights.parse(req["weights"]))
+        return score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], S.Weights.parse(req["weights"]))
 
     def recall_compiled(self, req: dict) -> dict:
         """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no

@@ -24,11 +24,15 @@ RECALL_COUNTERS = {
     "pending": "pending_recall",
     "low_confidence": "low_confidence_recall",
     "blocked": "blocked_secret_recall",
+    "soft_expired_unused": "unused_soft_expired_recall",
 }
+# A memory past its soft TTL must come back flagged stale when asked for in its own words:
+# counted apart (a probe whose stale memory came back unflagged), it too must be 0.
+STALE_COUNTER = "stale_unflagged"
 # Counters of the residue scan: forgotten memories with any byte left on disk (or a row listed
 # in a full-text index), and blocked secrets found anywhere in the data folder.
 RESIDUE_COUNTERS = {"forgotten": "post_forget_residue", "blocked": "blocked_secret_storage"}
-COUNTERS = (*RECALL_COUNTERS.values(), *RESIDUE_COUNTERS.values())
+COUNTERS = (*RECALL_COUNTERS.values(), STALE_COUNTER, *RESIDUE_COUNTERS.values())
 MAX_EXAMPLES = 25
 
 

@@ -3,6 +3,7 @@
 
 Order: grants; every case's first writes in one ``write_many``; the "supersede" writes in a
 second; the forgets; the clock moved once, by the most any case asks; the probes (top 5 each);
+if a case asks for a sweep: the clock moved again, one ``rt.gc()``, the probes asked after it;
 flush, a purge of old versions when the runtime has one, close; the scan.
 
 A probe is judged on its own terms and the run's: any hit outside the probe's visible scopes
@@ -21,7 +22,7 @@ from typing import Any
 import memactors
 from memactors import InvalidRecord, ManualClock, parse_scope
 
-from .report import RECALL_COUNTERS, RESIDUE_COUNTERS, Count, Report, cap_examples
+from .report import RECALL_COUNTERS, RESIDUE_COUNTERS, STALE_COUNTER, Count, Report, cap_examples
 from .residue import Needle, Matcher, scan_residue
 from .scenarios import Case, check_set
 
@@ -112,7 +113,8 @@ class _Play:
         self.ids: dict[str, str | None] = {}
         self.decisions: dict[str, str] = {}
         self.traps: dict[str, str] = {}  # memory id -> trap
-        self.counters = {name: Count() for name in (*RECALL_COUNTERS.values(), *RESIDUE_COUNTERS.values())}
+        self.counters = {name: Count() for name in (*RECALL_COUNTERS.values(), STALE_COUNTER,
+                                                     *RESIDUE_COUNTERS.values())}
         self.examples: list[dict] = []
         self.must = {"expected": 0, "found": 0}
         self.ledger: dict = {}
@@ -143,13 +145,24 @@ class _Play:
         if days:
             self.clock.advance(days=days)
         t = time.perf_counter()
-        for c in self.cases:
-            for i, p in enumerate(c.probes):
-                self._probe(c, i, p)
+        self._probes(after_sweep=False)
         self.timings["recall_s"] = time.perf_counter() - t
+        sweep = max((c.sweep_days for c in self.cases if c.sweep_days is not None), default=None)
+        if sweep is not None:
+            t = time.perf_counter()
+            self.clock.advance(days=sweep)
+            self.rt.gc()
+            self._probes(after_sweep=True)
+            self.timings["sweep_s"] = time.perf_counter() - t
         t = time.perf_counter()
         self._ledger()
         self.timings["ledger_s"] = time.perf_counter() - t
+
+    def _probes(self, *, after_sweep: bool) -> None:
+        for c in self.cases:
+            for i, p in enumerate(c.probes):
+                if p.after_sweep == after_sweep:
+                    self._probe(c, i, p)
 
     def _ledger(self) -> None:
         """The ledger's side of forgetting: each forgotten memory has a tombstone and its data
@@ -200,6 +213,14 @@ class _Play:
             self.counters[name].violations += 1
             self.examples.append({"counter": name, **where})
         got = {h.memory_id for h in hits}
+        flagged = {h.memory_id for h in hits if h.stale}
+        if p.stale:
+            self.counters[STALE_COUNTER].trials += 1
+            unflagged = [k for k in p.stale if self.ids.get(label(c, k)) in got - flagged]
+            if unflagged:
+                self.counters[STALE_COUNTER].violations += 1
+                self.examples.append({"counter": STALE_COUNTER, "case": c.id, "probe": i, "write": unflagged[0],
+                                      "memory_id": self.ids.get(label(c, unflagged[0]))})
         for k in p.must:
             self.must["expected"] += 1
             mid = self.ids.get(label(c, k))
@@ -225,7 +246,7 @@ class _Play:
 
 def _item(w) -> dict:
     item = {"scope": w.scope, "text": w.text, "actor": w.actor, "source": w.source}
-    for k in ("subject", "predicate", "object", "confidence", "ttl_days"):
+    for k in ("subject", "predicate", "object", "confidence", "ttl_days", "soft_ttl_days"):
         if getattr(w, k) is not None:
             item[k] = getattr(w, k)
     return item

@@ -10,7 +10,9 @@ Kinds (one case kind each, in turn): cross_scope (another user, another tenant, 
 starts with ours, a task scope not listed, and an org fact that must be seen), expired (a short
 TTL, and one inherited by a newer version), superseded, forgotten (one memory, or every version
 of a fact), blocked (a key or ID number in the text or in ``object``), pending (injected
-instructions from the web) and low_confidence (a weaker claim that must not replace a stronger).
+instructions from the web), low_confidence (a weaker claim that must not replace a stronger) and
+soft_expired (a memory past its soft TTL asked for in its own words comes back flagged stale,
+and, being used, survives the sweep after it; one never asked for is evicted by that sweep).
 
     cases = generate(100, seed=2)
     dump_cases(cases, "small.json", name="small", seed=2)
@@ -29,13 +31,18 @@ import orjson
 from memactors import InvalidRecord
 
 FORMAT = 1
-KINDS = ("cross_scope", "expired", "superseded", "forgotten", "blocked", "pending", "low_confidence")
-# Why a memory must never come back (a write's ``trap``); "blocked" writes store nothing at all.
-TRAPS = ("cross_scope", "expired", "superseded", "forgotten", "blocked", "pending", "low_confidence")
+KINDS = ("cross_scope", "expired", "superseded", "forgotten", "blocked", "pending", "low_confidence", "soft_expired")
+# Why a memory must never come back (a write's ``trap``); "blocked" writes store nothing at all;
+# "soft_expired_unused": soft-expired and never recalled, it must be gone after the sweep.
+TRAPS = ("cross_scope", "expired", "superseded", "forgotten", "blocked", "pending", "low_confidence",
+         "soft_expired_unused")
 DECISIONS = ("accepted", "redacted", "blocked", "pending", "working_only", "refreshed", "superseded_previous",
              "kept_as_superseded")
 ADVANCE_DAYS = 10.0  # how far the clock moves before the probes: past every short TTL, inside the rest
-SMALL_SET = {"name": "small", "cases": 98, "seed": 2}  # 14 of each kind
+# How far it moves again before the sweep: a memory recalled at the probes was used within
+# [lifecycle].unused_days (30) of the sweep, one never recalled was not.
+SWEEP_DAYS = 25.0
+SMALL_SET = {"name": "small", "cases": 112, "seed": 2}  # 14 of each kind
 
 _SYLLABLES = ("ka", "lo", "mi", "ra", "ve", "tu", "sa", "no", "pe", "di", "zo", "ba", "fi", "ge", "ru", "yo",
               "ha", "ne", "si", "to", "wa", "lu", "mo", "te")
@@ -83,6 +90,7 @@ class Write:
     source: str = "user_stated"
     confidence: float | None = None
     ttl_days: float | None = None
+    soft_ttl_days: float | None = None
     secret: str | None = None
     marker: str | None = None
 
@@ -90,9 +98,10 @@ class Write:
 @dataclass(frozen=True, slots=True)
 class Action:
     """``op`` is "supersede" (write ``key`` once every first write is in: a newer version of its
-    fact, or a weaker claim), "forget" (erase ``key``; ``fact``: every version of its fact) or
+    fact, or a weaker claim), "forget" (erase ``key``; ``fact``: every version of its fact),
     "advance" (the clock moves ``days`` before the probes; the run moves it once, by the most
-    any case asks)."""
+    any case asks) or "sweep" (after the probes the clock moves ``days`` more, the most any case
+    asks, one GC sweep runs, then the probes marked ``after_sweep``)."""
 
     op: str
     key: str | None = None
@@ -107,6 +116,8 @@ class Probe:
     allowed_scopes: tuple[str, ...]
     must: tuple[str, ...] = ()  # write keys that must be in the top 5
     must_not: tuple[str, ...] = ()  # write keys (traps) that must not come back
+    stale: tuple[str, ...] = ()  # of ``must``: those that must come back flagged stale (soft-expired)
+    after_sweep: bool = False  # asked after the case's sweep (an action "sweep"), not before
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +141,11 @@ class Case:
     @property
     def advance_days(self) -> float:
         return max((a.days for a in self.actions if a.op == "advance"), default=0.0)
+
+    @property
+    def sweep_days(self) -> float | None:
+        """How far the clock moves before the case's sweep (None: the case asks for none)."""
+        return max((a.days for a in self.actions if a.op == "sweep"), default=None)
 
 
 # --- the generator ----------------------------------------------------------------------------
@@ -300,13 +316,34 @@ def _low_confidence(cid, variant, rng, w, name, topic, vals, org, own, me, mine,
                 (Probe(me, q, (own,), ("strong",), ("weak",)),))
 
 
+def _soft_expired(cid, variant, rng, w, name, topic, vals, org, own, me, mine, q) -> Case:
+    a, b, _ = vals
+    soft = round(float(rng.uniform(1, ADVANCE_DAYS / 2)), 2)
+    # Asked for after the sweep in its own words, so a filter that let it through would rank it first.
+    control = Write("control", own, _fact(name, topic, b, " at home"), me, ttl_days=365, soft_ttl_days=365)
+    sweep = Action("sweep", days=SWEEP_DAYS)
+    advance = Action("advance", days=ADVANCE_DAYS)
+    if variant == "recalled":  # used after its soft expiry: recallable (flagged), so it is kept
+        used = Write("used", own, _fact(name, topic, a), me, soft_ttl_days=soft)
+        return Case(cid, "soft_expired", variant, (mine,), (used, control), (advance, sweep),
+                    (Probe(me, used.text, (own,), ("used",), (), stale=("used",)),
+                     Probe(me, used.text, (own,), ("used",), (), stale=("used",), after_sweep=True)))
+    # unused: soft-expired and never recalled (no probe before the sweep: one would be a use),
+    # so the sweep evicts it (soft_expired_unused); asked for in its own words after it, it is gone
+    unused = Write("unused", own, _fact(name, topic, a, " this season"), me, trap="soft_expired_unused",
+                   soft_ttl_days=soft)
+    return Case(cid, "soft_expired", variant, (mine,), (unused, control), (advance, sweep),
+                (Probe(me, unused.text, (own,), ("control",), ("unused",), after_sweep=True),))
+
+
 _BUILD = {"cross_scope": _cross_scope, "expired": _expired, "superseded": _superseded, "forgotten": _forgotten,
-          "blocked": _blocked, "pending": _pending, "low_confidence": _low_confidence}
+          "blocked": _blocked, "pending": _pending, "low_confidence": _low_confidence, "soft_expired": _soft_expired}
 _VARIANTS = {
     "cross_scope": ("other_user", "other_tenant", "prefix_sibling", "unlisted_task", "org_fact_seen"),
     "expired": ("short_ttl", "inherited_ttl"), "superseded": ("user_then_user", "inferred_then_user"),
     "forgotten": ("one_memory", "whole_fact"), "blocked": ("in_text", "in_object"),
     "pending": ("ignore_previous", "standing_order"), "low_confidence": ("pattern", "explicit"),
+    "soft_expired": ("recalled", "unused"),
 }
 
 
@@ -401,12 +438,14 @@ def check_case(case: Case, i: int = 0) -> Case:
         if (w.trap == "forgotten") != (w.marker is not None) or (w.trap == "blocked") != (w.secret is not None):
             raise InvalidRecord(f"{where}: forgotten writes carry a marker and blocked writes a secret (only they)")
     for a in case.actions:
-        if a.op not in ("supersede", "forget", "advance"):
-            raise InvalidRecord(f"{where}: an action's op is supersede, forget or advance")
-        if (a.op == "advance") == (a.key is not None) or (a.key is not None and a.key not in keys):
-            raise InvalidRecord(f"{where}: supersede and forget name one of the case's writes; advance names none")
-        if a.op == "advance" and not (isinstance(a.days, (int, float)) and 0 < a.days <= 36_500):
-            raise InvalidRecord(f"{where}: advance takes days in (0, 36500]")
+        if a.op not in ("supersede", "forget", "advance", "sweep"):
+            raise InvalidRecord(f"{where}: an action's op is supersede, forget, advance or sweep")
+        timed = a.op in ("advance", "sweep")
+        if timed == (a.key is not None) or (a.key is not None and a.key not in keys):
+            raise InvalidRecord(f"{where}: supersede and forget name one of the case's writes; advance and sweep "
+                                "name none")
+        if timed and not (isinstance(a.days, (int, float)) and 0 < a.days <= 36_500):
+            raise InvalidRecord(f"{where}: advance and sweep take days in (0, 36500]")
     if not case.probes:
         raise InvalidRecord(f"{where}: a case needs at least one probe")
     for p in case.probes:
@@ -414,6 +453,9 @@ def check_case(case: Case, i: int = 0) -> Case:
             raise InvalidRecord(f"{where}: a probe names allowed scopes and only the case's writes")
         if any(case.write(k).trap is not None for k in p.must) or any(case.write(k).trap is None for k in p.must_not):
             raise InvalidRecord(f"{where}: a probe's must are writes without a trap and its must_not traps")
+        if not set(p.stale) <= set(p.must) or (p.after_sweep and case.sweep_days is None):
+            raise InvalidRecord(f"{where}: a probe's stale keys are among its must, and only a case with a sweep "
+                                "asks after it")
     return case
 
 
@@ -425,10 +467,12 @@ def check_set(cases: list[Case]) -> list[Case]:
     if len({c.id for c in cases}) != len(cases):
         raise InvalidRecord("case ids must be unique")
     advance = max(c.advance_days for c in cases)
+    sweep = max((c.sweep_days or 0.0 for c in cases), default=0.0)
     for i, c in enumerate(cases):
         check_case(c, i)
         for p in c.probes:
-            if any((c.write(k).ttl_days or float("inf")) <= advance for k in p.must):
+            at = advance + (sweep if p.after_sweep else 0.0)
+            if any((c.write(k).ttl_days or float("inf")) <= at for k in p.must):
                 raise InvalidRecord(f"case at position {i}: a memory that must come back expires before the "
                                     f"probes (the clock moves {advance:g} days)")
     return cases

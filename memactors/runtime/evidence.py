@@ -62,7 +62,7 @@ def evidence_row(req, result, digest: str, now: int, *, mode: str, weights, thre
         "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
         "query_digest": digest, "top_k": req.top_k,
         "hits": [{"memory_id": h.memory_id, "scope": h.scope, "version": h.version, "score": round(h.score, 6),
-                  "components": {k: round(v, 6) for k, v in h.components.items()}, "stale": h.stale,
+                  "relevance": round(h.relevance, 6), "components": {k: round(v, 6) for k, v in h.components.items()}, "stale": h.stale,
                   "conflict": h.conflict} for h in result.hits],
         "filters": {"scopes": result.visible_scopes, "status": ["active", "stale"], "not_hard_expired_at": now,
                     "mode": mode, "threshold": threshold, "weights": weights.as_tuple(),

@@ -26,7 +26,7 @@ from ..core.contradictions import load_judge
 from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
 from ..core.idempotency import made_key_prefix
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
-from ..core.ops import DemoteOp, ForgetOp, GrantOp, ScopePromoteOp
+from ..core.ops import DemoteOp, ForgetOp, GrantOp, MarkOp, ScopePromoteOp
 from ..core.scopes import parse_scope
 from ..core import validate as V
 from ..embed import embedder_names, get_embedder
@@ -151,7 +151,6 @@ class Runtime(RecallAPI, AsyncAPI):
                                    config.recall.log_flush_s, self._calls.get)
         self._grants = GrantTable()
         self._grant_seq = 0
-        self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
                            lambda at, **kw: history.snapshot(self, at, **kw), self._ids)
@@ -452,14 +451,17 @@ class Runtime(RecallAPI, AsyncAPI):
         without a citation (default ``[lifecycle].demote_after``) goes back to the working pool;
         a demoted copy ignored as often again is archived. ``scope``: only memories in it or
         below it (None: all). Decided by each memory's owner against the record it holds, one
-        ledger event per change. Returns counts by outcome."""
+        ledger event per change. Runs on the sweep schedule too (``[lifecycle].sweep_interval_s``).
+        How far it looked is a watermark in the ledger (a ``mark`` event per pass and scope), so
+        the next pass, after a restart or a rebuild, looks only at memories returned since.
+        Returns counts by outcome."""
 
         self._check_open()
         n = self.config.lifecycle.demote_after if after is None else V.integer(after, "after", 1, 1_000_000)
         under = parse_scope(self._ids.scope(scope)) if scope is not None else None
         self._evidence.flush()
-        key = (n, str(under))
-        since = self._demote_since.get(key, 0)
+        mark = f"demote:{n}:{under if under is not None else 'all'}"
+        since = self._calls.get(self._ledger.mark_of.remote(mark)) or 0
         started = self.clock.now_us()
         rows = self._calls.get(self._ledger.uncited_runs.remote(n, since))
         if under is not None:
@@ -469,7 +471,7 @@ class Runtime(RecallAPI, AsyncAPI):
         for r in self._submit_by_memory(ops) if ops else []:
             outcome = type(r).__name__ if isinstance(r, MemactorsError) else r["decision"]
             counts[outcome] = counts.get(outcome, 0) + 1
-        self._demote_since[key] = started
+        self._submit_by_scope([MarkOp(mark, started, SYSTEM_ACTOR, self._new_key()).validate()])
         return {"checked": len(ops), **counts}
 
     def _submit_by_memory(self, ops: list) -> list:

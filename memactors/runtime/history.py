@@ -99,7 +99,8 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
     recall); the memories changed since (written, changed, evicted or erased after ``seq``) are
     folded from the ledger up to it, erased ones excluded. Its cost is a cold recall plus the
     changes since then."""
-    from ..engine.hot import bm25_over, score_rows
+    from ..core.scoring import QueryTerms
+    from ..engine.hot import score_rows
     from ..engine.naming import owner_index
     from ..core import errors
 
@@ -117,7 +118,7 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
         hits += part
     if then:
         vecs = rt.embedder.embed([r["content"] for r in then])
-        hits += score_rows(then, vecs @ req["qvec"], bm25_over(then, req["qtokens"]), ts, plan.weights)
+        hits += score_rows(then, vecs @ req["qvec"], QueryTerms(req["qtokens"]), ts, plan.weights)
     hits.sort(key=lambda h: (-h["score"], h["memory_id"]))
     chosen, info = finalize(hits, threshold=plan.threshold, max_items=plan.req.top_k, token_budget=plan.req.token_budget)
     result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen], visible_scopes=plan.visible,

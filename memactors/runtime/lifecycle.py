@@ -106,9 +106,11 @@ class Contradictions:
 
 
 class Schedule:
-    """Sweeps on a schedule (``[lifecycle].sweep_interval_s`` of the runtime's clock, so a
-    simulated clock moving days ahead brings its sweeps with it): a daemon thread of the process
-    that connected, one sweep at a time per folder (the ledger writer's lease)."""
+    """Lifecycle rounds on a schedule (``[lifecycle].sweep_interval_s`` of the runtime's clock,
+    so a simulated clock moving days ahead brings its rounds with it): a GC sweep (its rules
+    evict, mark stale and flag memories due for their periodic review), then a demotion pass.
+    A daemon thread of the process that connected, one sweep at a time per folder (the ledger
+    writer's lease)."""
 
     def __init__(self, rt, interval_s: float) -> None:
         self._rt, self._interval_us = rt, int(interval_s * 1_000_000)
@@ -126,6 +128,7 @@ class Schedule:
             self._last = now
             try:
                 self._rt.gc()
+                self._rt.demote_unused()
                 self.runs += 1
             except BackPressure:
                 pass  # another process's sweep is running: the next round comes

@@ -137,6 +137,6 @@ def decode(action: str, scope: str, memory_id: str | None, reason: str | None, e
         return Change(action, scope, memory_id, record=R.complete(orjson.loads(unseal(key, snapshot, memory_id))),
                       reason=reason)
     body = orjson.loads(snapshot) if snapshot else {}
-    if action in (E.BLOCK, E.GRANT):
+    if action in (E.BLOCK, E.GRANT, E.MARK):
         return Change(action, scope, memory_id, data=body, reason=reason)
     return Change(action, scope, memory_id, patch=body, reason=reason, of_version=version)

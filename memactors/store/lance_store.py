@@ -419,38 +419,28 @@ class L2Store:
         fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
         return fts.select([c for c in HIT_COLUMNS if c != "_distance"] + ["vector", "_score"]).limit(k).to_arrow()
 
-    def hybrid_search(self, vector: np.ndarray, qtokens: list[str], scopes: list[str], now_us: int,
+    def hybrid_search(self, vector: np.ndarray, terms: list[str], scopes: list[str], now_us: int,
                       k: int, *, where: str | None = None) -> list[dict]:
-        """Candidates from the pre-filtered vector search and the pre-filtered full-text search,
-        merged by memory id, each with raw ``cosine`` and ``bm25`` (0 where that side did not
-        bring it: outside its top k, it scored lower than what did). ``where``: another
-        pre-filter built by ``memactors.store.filters`` (default: the recall filter at now)."""
+        """Candidates from the pre-filtered vector search and the pre-filtered full-text search
+        over ``terms``, merged by memory id, each with its raw ``cosine`` (computed here from its
+        stored vector, as the hot index does) and its ``search_text``: the caller computes the
+        keyword share from it (Lance's own BM25 only picks the full-text side's candidates).
+        ``where``: another pre-filter built by ``memactors.store.filters`` (default: the recall
+        filter at now)."""
         where = where or F.recall_filter(scopes, now_us)
         q = np.asarray(vector, dtype=np.float32)
-        terms = " ".join(dict.fromkeys(qtokens))
+        text = " ".join(dict.fromkeys(terms))
         # The full-text side runs beside the vector side (Lance releases the GIL): two queries
         # cost about one.
-        fts_future = self._pool.submit(self._fts, terms, where, k) if terms and "search_text" in self._indexed else None
-        vec_rows = _ts_as_int(
-            self.table.search(q).distance_type("cosine").where(where, prefilter=True).select(HIT_COLUMNS)
-            .limit(k).to_arrow()
-        ).to_pylist()
+        fts_future = self._pool.submit(self._fts, text, where, k) if text and "search_text" in self._indexed else None
+        vec_tbl = (self.table.search(q).distance_type("cosine").where(where, prefilter=True)
+                   .select(HIT_COLUMNS + ["vector"]).limit(k).to_arrow())
         out = {}
-        for r in vec_rows:
-            r["cosine"] = 1.0 - float(r.pop("_distance"))
-            r["bm25"] = 0.0
-            out[r["memory_id"]] = r
-        if fts_future is not None:
-            tbl = fts_future.result()
-            vecs = None
-            if tbl.num_rows:
-                vecs = tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1)
-            for i, r in enumerate(_ts_as_int(tbl.drop_columns(["vector"])).to_pylist()):
-                bm = float(r.pop("_score"))
-                if r["memory_id"] in out:
-                    out[r["memory_id"]]["bm25"] = bm
-                else:
-                    r["cosine"], r["bm25"] = float(vecs[i] @ q), bm
+        for tbl in [vec_tbl] + ([fts_future.result()] if fts_future is not None else []):
+            rows, vecs = _rows(tbl.drop_columns([c for c in ("_score",) if c in tbl.column_names]))
+            for r, v in zip(rows, vecs):
+                if r["memory_id"] not in out:
+                    r["cosine"] = float(np.asarray(v, dtype=np.float32) @ q)
                     out[r["memory_id"]] = r
         return list(out.values())
 

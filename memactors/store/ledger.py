@@ -510,6 +510,12 @@ class Ledger(LedgerChecks, LedgerHistory):
     def grants(self) -> list[dict]:
         return [g for _, g in self.grants_since(0)]
 
+    def mark_of(self, name: str) -> int | None:
+        """The newest value of the watermark ``name`` (``core.ops.MarkOp``), or None."""
+        rows = self._q("SELECT snapshot FROM events WHERE action = 'mark' AND reason = ? ORDER BY seq DESC LIMIT 1",
+                       [f"watermark {name}"])
+        return int(orjson.loads(bytes(rows[0][0]))["value"]) if rows else None
+
     def grants_since(self, seq: int) -> list[tuple[int, dict]]:
         rows = self._q("SELECT seq, snapshot FROM events WHERE action = 'grant' AND seq > ? ORDER BY seq", [seq])
         return [(s, orjson.loads(bytes(b))) for s, b in rows]

@@ -124,7 +124,7 @@ class LedgerHistory:
         sub, sub_params = ("starts_with(scope, ?)", [under]) if under else ("true", [])
         if after is not None:
             rows = self._q("SELECT DISTINCT memory_id FROM events WHERE seq > ? AND memory_id IS NOT NULL "
-                           f"AND action NOT IN ('block', 'grant') AND {sub}", [int(after), *sub_params])
+                           f"AND action NOT IN ('block', 'grant', 'mark') AND {sub}", [int(after), *sub_params])
             return {"undo": sorted(r[0] for r in rows), "flag": [], "restore_at": int(after)}
         ids = list(memory_ids or [])
         if ids:  # only memories the ledger knows (an erased one is known: it stays forgotten)

@@ -195,7 +195,7 @@ def check(history_events: Iterable[dict], ledger_events: Iterable[dict], store_r
     else:
         checked = {canonical_scope(s) for s in scopes}
     checked.discard(None)
-    ledger = _Ledger([e for e in ledger_events if canonical_scope(e["scope"]) in checked and e["action"] != "grant"])
+    ledger = _Ledger([e for e in ledger_events if canonical_scope(e["scope"]) in checked and e["action"] not in ("grant", "mark")])
     rows = [dict(r, scope=canonical_scope(r["scope"])) for r in store_rows]
     rows = [r for r in rows if r["scope"] in checked]
     states = Counter(o.state for o in writes)

@@ -44,7 +44,7 @@ RECALL_MAX = 1000
 def ledger_events(rt: Any, *, actor: str, scopes: Iterable[str] | None = None, page: int = 50_000) -> list[dict]:
     """Every event but grants (of ``scopes`` only, if given), in seq order."""
     want = None if scopes is None else {canonical_scope(s) for s in scopes}
-    query = (f"SELECT {', '.join(_COLUMNS)} FROM events WHERE seq > ? AND action <> 'grant' "
+    query = (f"SELECT {', '.join(_COLUMNS)} FROM events WHERE seq > ? AND action NOT IN ('grant', 'mark') "
              "ORDER BY seq LIMIT ?")
     out, last = [], 0
     while True:

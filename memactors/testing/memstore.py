@@ -2,9 +2,9 @@
 tests that want L2's behaviour without files, and the second party of the conformance suite
 (tests/test_l2_conformance.py) that both must pass.
 
-Exact where L2 is exact (which rows, which columns, which filters); its keyword side is the
-project's own BM25 over ``search_text`` rather than Lance's, so scores may differ, order of
-relevance aside.
+Exact where L2 is exact (which rows, which columns, which filters); its full-text side picks
+candidates by the keyword share itself rather than by Lance's BM25, so the candidates past
+``k`` may differ; scores do not (the caller computes them from the rows).
 """
 
 from __future__ import annotations
@@ -86,20 +86,14 @@ class MemoryL2Store:
         scopes, keys = set(scopes), set(entity_keys)
         return self._select(lambda r: self._recallable(r, scopes, now_us) and r.get("entity_key") in keys)[0]
 
-    def hybrid_search(self, vector, qtokens, scopes, now_us: int, k: int) -> list[dict]:
+    def hybrid_search(self, vector, terms, scopes, now_us: int, k: int) -> list[dict]:
         scopes = set(scopes)
         rows, vecs = self._select(lambda r: self._recallable(r, scopes, now_us))
         if not rows:
             return []
         q = np.asarray(vector, dtype=np.float32)
         cos = np.stack(vecs) @ q
-        kidx = S.KeywordIndex()
-        for r in rows:
-            kidx.add(r["memory_id"], (r.get("search_text") or "").split())
-        bm = kidx.scores(qtokens)
+        share = S.QueryTerms(list(terms)).scores(S.doc_terms(r) for r in rows)
         by_vec = set(np.argsort(-cos, kind="stable")[:k].tolist())
-        by_text = {i for i, r in enumerate(rows) if r["memory_id"] in dict(kidx.top(qtokens, k))}
-        out = []
-        for i in sorted(by_vec | by_text):
-            out.append(dict(rows[i], cosine=float(cos[i]), bm25=float(bm.get(rows[i]["memory_id"], 0.0))))
-        return out
+        by_text = {int(i) for i in np.argsort(-share, kind="stable")[:k] if share[i] > 0}
+        return [dict(rows[i], cosine=float(cos[i])) for i in sorted(by_vec | by_text)]

@@ -1,0 +1,143 @@
+"""One keyword score for one query, whatever path serves it: the same recall over one store
+state scores the same (within 1e-6) from the owner's hot index, from Lance once the hot index
+is dropped, after a reopen and after a rebuild of L2 from the ledger; the working pool, an
+``as_of`` recall and L3 results share the keyword share of the same text; an exact-text match
+scores high in a scope of any size."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import memactors
+from memactors import Retriever
+from memactors.server import rebuild
+from memactors.testing import drop_hot
+
+A = "/org/paths/user/alice/"
+ORG = "/org/paths/"
+TEXTS = [
+    "Alice prefers window seats on long flights",
+    "Alice's passport expires in March",
+    "Alice drinks green tea every morning",
+    "爱丽丝喜欢靠窗的座位",
+    "爱丽丝每天早上喝绿茶",
+    "The quarterly report is due on Friday",
+]
+QUERIES = ["Alice prefers window seats on long flights", "which seat does alice like?", "green tea",
+           "爱丽丝喜欢靠窗的座位", "绿茶", "when is the report due", "passport"]
+CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}, "recall": {"min_score": -1.0}}
+
+
+def _recall_all(rt) -> dict:
+    out = {}
+    for q in QUERIES:
+        res = rt.recall(q, actor="ag", task_id="t", allowed_scopes=[A], purpose="p", top_k=20, threshold=0.0)
+        out[q] = {h.memory_id: (h.score, h.relevance, dict(h.components)) for h in res.hits}
+    return out
+
+
+def _same(a: dict, b: dict, what: str) -> None:
+    for q in QUERIES:
+        assert set(a[q]) == set(b[q]), (what, q)
+        for mid, (score, rel, comps) in a[q].items():
+            s2, r2, c2 = b[q][mid]
+            assert abs(score - s2) < 1e-6 and abs(rel - r2) < 1e-6, (what, q, score, s2)
+            for k, v in comps.items():
+                assert abs(v - c2[k]) < 1e-6, (what, q, k, v, c2[k])
+        order_a = sorted(a[q], key=lambda m: (-a[q][m][0], m))
+        order_b = sorted(b[q], key=lambda m: (-b[q][m][0], m))
+        assert order_a == order_b, (what, q)
+
+
+def test_the_same_recall_scores_the_same_hot_cold_reopened_and_rebuilt(ray_session, tmp_path):
+    data = str(tmp_path / "data")
+    clock = memactors.ManualClock()
+    rt = memactors.connect(data, clock=clock, config=CFG)
+    try:
+        rt.grant("ag", A, write=True)
+        rt.grant("ag", ORG, write=True)
+        rt.write_many([{"scope": A, "text": t, "actor": "ag", "importance": 0.3 + 0.1 * i}
+                       for i, t in enumerate(TEXTS)])
+        rt.write(ORG, "Everyone at paths gets window seats on long flights", actor="ag")
+        rt.flush()
+        hot = _recall_all(rt)
+        drop_hot(rt)
+        cold = _recall_all(rt)
+        res = rt.recall("green tea", actor="ag", task_id="t", allowed_scopes=[A], purpose="p")
+        assert res.path == "cold"
+    finally:
+        rt.close()
+    _same(hot, cold, "cold")
+    rt = memactors.connect(data, clock=clock, config=CFG)
+    try:
+        _same(hot, _recall_all(rt), "reopened")
+    finally:
+        rt.close()
+    rebuild(data, workers=1)
+    rt = memactors.connect(data, clock=clock, config=CFG)
+    try:
+        _same(hot, _recall_all(rt), "rebuilt")
+        exact = hot[QUERIES[0]]
+        top = max(exact, key=lambda m: exact[m][0])
+        assert exact[top][2]["keyword"] == 1.0  # an exact-text match: the whole query's weight
+    finally:
+        rt.close()
+
+
+class _Docs(Retriever):
+    name = "docs"
+
+    def retrieve(self, query: str, k: int) -> list[dict]:
+        return [{"content": t, "id": str(i)} for i, t in enumerate(TEXTS)][:k]
+
+
+def test_working_pool_as_of_and_l3_share_the_keyword_score(tmp_path):
+    clock = memactors.ManualClock()
+    rt = memactors.connect(str(tmp_path / "data"), clock=clock, config=CFG)
+    try:
+        rt.grant("ag", A, write=True)
+        rt.grant("ag", "/org/paths/user/bob/", write=True)
+        for t in TEXTS:
+            rt.write(A, t, actor="ag")
+        for t in TEXTS:  # the same texts as L1 items of another scope
+            rt.write("/org/paths/user/bob/", t, actor="ag", pool="working")
+        rt.flush()
+        for q in QUERIES:
+            kw = {}
+            live = rt.recall(q, actor="ag", task_id="t", allowed_scopes=[A], purpose="p", top_k=20, threshold=0.0)
+            for h in live.hits:
+                kw.setdefault(h.content, set()).add(round(h.components["keyword"], 9))
+            working = rt.recall(q, actor="ag", task_id="t", allowed_scopes=["/org/paths/user/bob/"], purpose="p",
+                                top_k=20, threshold=0.0)
+            assert {h.pool for h in working.hits} <= {"working"}
+            for h in working.hits:
+                kw.setdefault(h.content, set()).add(round(h.components["keyword"], 9))
+            past = rt.recall(q, actor="ag", task_id="t", allowed_scopes=[A], purpose="p", top_k=20, threshold=0.0,
+                             as_of=datetime.fromtimestamp(clock.now_us() / 1e6, UTC))
+            assert {h.memory_id: round(h.score, 6) for h in past.hits} == {h.memory_id: round(h.score, 6)
+                                                                           for h in live.hits}
+            l3 = rt.retrieve(_Docs(), q, actor="ag", task_id="t", allowed_scopes=[A], purpose="p", top_k=20,
+                             threshold=0.0)
+            for h in l3.hits:
+                kw.setdefault(h.content, set()).add(round(h.components["keyword"], 9))
+            assert all(len(v) == 1 for v in kw.values()), (q, kw)
+    finally:
+        rt.close()
+
+
+def test_an_exact_text_match_scores_high_alone_and_among_many(tmp_path):
+    rt = memactors.connect(str(tmp_path / "data"), config=CFG)
+    try:
+        rt.grant("ag", A, write=True)
+        rt.grant("ag", ORG, write=True)
+        rt.write(A, "Alice prefers window seats on long flights", actor="ag")
+        rt.write_many([{"scope": ORG, "text": f"note {i} about flights and seats of team {i}", "actor": "ag"}
+                       for i in range(300)])
+        rt.write(ORG, "Alice prefers window seats on long flights, the org says", actor="ag")
+        for scope in (A, ORG):
+            res = rt.recall("Alice prefers window seats on long flights", actor="ag", task_id="t",
+                            allowed_scopes=[scope], purpose="p", top_k=3)
+            assert res.hits and res.hits[0].components["keyword"] == 1.0
+            assert res.hits[0].relevance > 0.8
+    finally:
+        rt.close()

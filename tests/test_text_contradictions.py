@@ -1,0 +1,96 @@
+"""Text-only contradictions reach the judge: two memories of one scope with no subject or
+predicate that say opposite things ("Alice likes brand X" / "Alice can't stand brand X") are
+both kept and both flagged for review (the default, no judge), in Chinese and English; a
+configured judge decides instead; elaborations and other subjects are not flagged. The labelled
+set (tests/fixtures/contradictions.json, >= 200 pairs) holds the detector to precision >= 0.9
+and recall >= 0.6 with the default embedder's candidate cut."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import memactors
+from memactors.core.contradictions import text_contradiction
+from memactors.embed import get_embedder
+
+A = "/org/tc/user/alice/"
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "contradictions.json")
+
+
+def test_the_labelled_set_meets_precision_and_recall():
+    pairs = json.load(open(FIXTURE, encoding="utf-8"))["pairs"]
+    assert len(pairs) >= 200 and {p["lang"] for p in pairs} == {"en", "zh"}
+    cut = memactors.Config().lifecycle.text_contradiction_cosine
+    emb = get_embedder("hash-ngram-v1", 384)
+    tp = fp = fn = 0
+    for p in pairs:
+        va, vb = emb.embed([p["a"], p["b"]])
+        pred = float(va @ vb) >= cut and text_contradiction(p["a"], p["b"]) is not None
+        tp += pred and p["contradiction"]
+        fp += pred and not p["contradiction"]
+        fn += (not pred) and p["contradiction"]
+    assert tp / (tp + fp) >= 0.9 and tp / (tp + fn) >= 0.6, (tp, fp, fn)
+
+
+@pytest.mark.parametrize("a,b,cue", [
+    ("Alice likes brand X", "Alice can't stand brand X", "antonym"),
+    ("Alice is vegetarian", "Alice is not vegetarian", "negation"),
+    ("The meeting is at 3pm on Friday", "The meeting is at 5pm on Friday", "value"),
+    ("爱丽丝喜欢X牌的咖啡", "爱丽丝讨厌X牌的咖啡", "antonym"),
+    ("鲍勃住在上海", "鲍勃不住在上海", "negation"),
+    ("孙丽有两个孩子", "孙丽有三个孩子", "value"),
+])
+def test_opposites_are_found(a, b, cue):
+    assert text_contradiction(a, b) == cue and text_contradiction(b, a) == cue
+
+
+@pytest.mark.parametrize("a,b", [
+    ("Alice likes brand X", "Alice really likes brand X a lot"),
+    ("Alice likes tea", "Bob hates tea"),
+    ("Tina doesn't dislike parties", "Tina likes parties"),
+    ("Alice likes tea", "Alice likes tea with lemon"),
+    ("爱丽丝喜欢咖啡", "爱丽丝喜欢茶"),
+    ("彭丽不喝酒", "彭丽从不喝酒"),
+])
+def test_agreements_and_other_subjects_are_not(a, b):
+    assert text_contradiction(a, b) is None
+
+
+def test_a_text_only_contradiction_keeps_both_flagged_and_resolves(tmp_path):
+    rt = memactors.connect(str(tmp_path / "data"), config={"runtime": {"num_owners": 2}})
+    try:
+        rt.grant("ag", A, write=True)
+        first = rt.write(A, "Alice is vegetarian", actor="ag")
+        second = rt.write(A, "Alice is not vegetarian", actor="ag")  # 0.97 cosine: once merged as a near-copy
+        assert second.decision == "contradiction_queued" and second.memory_id != first.memory_id
+        other = rt.write(A, "Bob likes the new logo", actor="ag")
+        assert rt.write(A, "Bob hates the new logo", actor="ag").decision == "contradiction_queued"
+        hits = rt.recall("is alice vegetarian", actor="ag", task_id="t", allowed_scopes=[A], purpose="p").hits
+        assert {h.memory_id: h.review for h in hits if "vegetarian" in h.content} == {
+            first.memory_id: "contradiction", second.memory_id: "contradiction"}
+        flagged = {m["memory_id"] for g in rt.contradictions.pending(A, actor="ag") for m in g["memories"]}
+        assert {first.memory_id, second.memory_id, other.memory_id} <= flagged
+        out = rt.contradictions.resolve(second.memory_id, actor="ag", reason="asked her")
+        assert out["superseded"] == [first.memory_id]  # not Bob's pair
+        flagged = {m["memory_id"] for g in rt.contradictions.pending(A, actor="ag") for m in g["memories"]}
+        assert first.memory_id not in flagged and second.memory_id not in flagged and other.memory_id in flagged
+    finally:
+        rt.close()
+
+
+def test_a_configured_judge_decides_text_only_contradictions(tmp_path):
+    rt = memactors.connect(str(tmp_path / "data"), config={
+        "runtime": {"num_owners": 2}, "lifecycle": {"judge": "memactors.core.contradictions:NewestWins"}})
+    try:
+        rt.grant("ag", A, write=True)
+        old = rt.write(A, "The office is open on Saturdays", actor="ag")
+        new = rt.write(A, "The office is closed on Saturdays", actor="ag")
+        assert new.decision == "superseded_previous"
+        ids = {h.memory_id for h in rt.recall("office saturdays", actor="ag", task_id="t", allowed_scopes=[A],
+                                              purpose="p").hits}
+        assert new.memory_id in ids and old.memory_id not in ids
+    finally:
+        rt.close()
