@@ -64,6 +64,7 @@ class NewestWins(Judge):
 
 import re as _re
 import unicodedata as _ud
+from functools import lru_cache as _lru_cache
 
 _CONTRACTIONS = ((r"\bcan(?:'t|not) (?:stand|bear)\b", "hate"), (r"\bis fond of\b", "likes"), (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"), (r"\bwon't\b", "will not"),
                  (r"\bshan't\b", "shall not"), (r"n't\b", " not"), (r"\bno longer\b", "not"))
@@ -131,6 +132,13 @@ def _zh_cues(t: str) -> tuple[int, set, str]:
     return neg, sides, rest
 
 
+_SIDES_EN: dict[str, tuple] = {}  # word -> the (pair, side) it stands for: one lookup a word
+for _i, _pair in enumerate(_ANTONYMS_EN):
+    for _side in (0, 1):
+        for _w in _pair[_side]:
+            _SIDES_EN[_w] = (*_SIDES_EN.get(_w, ()), (_i, _side))
+
+
 def _en_cues(words: list[str]) -> tuple[int, set, list[str]]:
     sides: set = set()
     rest, neg = [], 0
@@ -138,7 +146,7 @@ def _en_cues(words: list[str]) -> tuple[int, set, list[str]]:
         if w in _NEG_EN:
             neg += 1
             continue
-        hit = [(i, side) for i, pair in enumerate(_ANTONYMS_EN) for side in (0, 1) if w in pair[side]]
+        hit = _SIDES_EN.get(w)
         if hit:
             sides.update(hit)
             continue
@@ -151,6 +159,7 @@ def _stem(w: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
+@_lru_cache(maxsize=65_536)  # a live memory is compared with every close write of its scope
 def _parts(text: str):
     t = _norm(text)
     zh = bool(_CJK.search(t))
@@ -163,7 +172,7 @@ def _parts(text: str):
         neg, sides, words = _en_cues(_WORD.findall(t))
         terms = {_stem(w) for w in words if w not in _STOP and not _NUM.fullmatch(w)}
         nums = tuple(w for w in words if _NUM.fullmatch(w))
-    return neg, sides, terms, nums
+    return neg, frozenset(sides), frozenset(terms), nums
 
 
 def text_contradiction(a: str, b: str) -> str | None:
