@@ -287,7 +287,8 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
 
 def decide_grant(op: GrantOp) -> Outcome:
     g = op.as_grant()
-    return Outcome([Change(E.GRANT, op.scope, data=g, reason="grant changed")], g)
+    why = f"grant changed: {op.reason}" if op.reason is not None else "grant changed"
+    return Outcome([Change(E.GRANT, op.scope, data=g, reason=why)], g)
 
 
 def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:

@@ -93,7 +93,8 @@ class StatusOp:
 @dataclass(slots=True)
 class GrantOp:
     """Bind ``actor`` to ``scope`` (and its descendants) for reading and/or writing;
-    read=False, write=False revokes."""
+    read=False, write=False revokes. ``reason``: why (the seed's explicit cross-scope share),
+    kept in the grant event; as the write gate left it."""
 
     actor: str
     scope: str
@@ -101,6 +102,7 @@ class GrantOp:
     write: bool
     by: str
     idem_key: str
+    reason: str | None = None
 
     def validate(self) -> GrantOp:
         check_identifier(self.actor, "actor")
@@ -109,10 +111,15 @@ class GrantOp:
             raise InvalidRecord("read and write must be booleans")
         check_identifier(self.by, "granting actor")
         check_identifier(self.idem_key, "idempotency key")
+        if self.reason is not None:
+            _reason(self.reason, "a grant")
         return self
 
     def as_grant(self) -> dict:
-        return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
+        g = {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
+        if self.reason is not None:  # grants without one keep the event form they always had
+            g.update(reason=self.reason, by=self.by)
+        return g
 
 
 @dataclass(slots=True)

@@ -37,6 +37,7 @@ from .async_api import AsyncAPI
 from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog
+from .gated import gated_reason
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
@@ -150,6 +151,7 @@ class Runtime(RecallAPI, AsyncAPI):
                                    config.recall.log_flush_s, self._calls.get)
         self._grants = GrantTable()
         self._grant_seq = 0
+        self._grant_notes: dict[tuple[str, str], tuple] = {}
         self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
@@ -201,6 +203,8 @@ class Runtime(RecallAPI, AsyncAPI):
         self._grant_seq, changes = self._calls.get(self._ledger.grants_since.remote(self._grant_seq))
         for g in changes:
             self._grants.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+            # Why the binding stands (its newest change's reason, None when that one gave none).
+            self._grant_notes[(g["actor"], str(parse_scope(g["scope"])))] = (g.get("reason"), g.get("by"))
 
     def _grant_differs(self, g: dict) -> bool:
         have = {(x.actor, str(x.scope)): x for x in self._grants.grants_of(g["actor"])}.get(
@@ -209,15 +213,20 @@ class Runtime(RecallAPI, AsyncAPI):
 
     # --- grants ----------------------------------------------------------------------------
 
-    def grant(self, actor: str, scope: str, *, read: bool = True, write: bool = False, by: str = "admin") -> dict:
+    def grant(self, actor: str, scope: str, *, read: bool = True, write: bool = False, by: str = "admin",
+              reason: str | None = None) -> dict:
         """Let ``actor`` read (and write) ``scope`` and its descendants; read=False, write=False
-        revokes. Each change is a ledger event."""
-        return self.grant_many([{"actor": actor, "scope": scope, "read": read, "write": write, "by": by}])[0]
+        revokes. Each change is a ledger event; ``reason`` (why this share, through the write
+        gate: redacted where it must be) is kept in it and shown by ``grants()``."""
+        g = {"actor": actor, "scope": scope, "read": read, "write": write, "by": by}
+        if reason is not None:
+            g["reason"] = reason
+        return self.grant_many([g])[0]
 
     def grant_many(self, grants: list[dict]) -> list[dict]:
         """Many grant changes (thousands of agents) in one ledger group per owner, then every
         owner learns them once. Each item: actor, scope, read (default True), write (default
-        False), by (default "admin")."""
+        False), by (default "admin"), reason (optional)."""
         self._check_open()
         if not isinstance(grants, (list, tuple)):
             raise R.InvalidRecord("grant_many takes a list of grants")
@@ -225,19 +234,26 @@ class Runtime(RecallAPI, AsyncAPI):
         ids = self._ids
         for g in grants:
             if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - {"actor", "scope", "read",
-                                                                                          "write", "by"}:
-                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by)")
+                                                                                          "write", "by", "reason"}:
+                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by, reason)")
             ops.append(GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True),
                                g.get("write", False), ids.id(g.get("by", "admin"), "granting actor"),
-                               self._new_key()).validate())
+                               self._new_key(), gated_reason(self.gate, g.get("reason"), "a grant")).validate())
         out = self._submit_by_scope(ops)
         self._calls.get([o.reload_grants.remote() for o in self._owners])
         self._sync_grants()
         return out
 
     def grants(self, actor: str | None = None) -> list[dict]:
+        """The grants in force (of ``actor``, or everyone's): actor, scope, read, write, and the
+        reason and granting actor of the change that made each (None where none was given)."""
         actor = self._ids.optional(actor, "actor")
-        return [g.to_dict() for g in self._grants.all() if actor is None or g.actor == actor]
+        out = []
+        for g in self._grants.all():
+            if actor is None or g.actor == actor:
+                reason, by = self._grant_notes.get((g.actor, str(g.scope)), (None, None))
+                out.append(dict(g.to_dict(), reason=reason, by=by))
+        return out
 
     def _submit_by_scope(self, ops: list) -> list[dict]:
         """Operations addressed by scope, one call per owner; item errors raised typed."""
