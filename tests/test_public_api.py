@@ -22,7 +22,8 @@ def test_runtime_methods():
                  "mark_cited", "explain", "apush", "amark_cited", "aexplain", "grant_many", "agrant_many",
                  "recall_many", "arecall_many", "tick", "gc", "agc", "purge", "apurge", "rollback", "arollback",
                  "fork", "afork", "session", "asession", "resume_session", "aresume_session", "promote",
-                 "apromote", "demote_unused", "ademote_unused", "retrieve", "aretrieve"]:
+                 "apromote", "demote_unused", "ademote_unused", "retrieve", "aretrieve", "history", "ahistory",
+                 "update", "aupdate"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 

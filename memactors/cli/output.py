@@ -149,3 +149,35 @@ def print_evidence(out: Out, ev: dict) -> None:
     out.table(["#", "memory id", "scope", "score"],
               [[i + 1, h["memory_id"], h["scope"], h["score"]] for i, h in enumerate(ev.get("hits") or [])],
               title="hits logged", empty="no hits")
+
+
+HISTORY_COLUMNS = ["ver", "memory id", "status", "written", "by", "source", "gate", "content"]
+
+
+def when(ts_us: int | None) -> str:
+    """A ledger time (microseconds) as an ISO 8601 UTC time, to the second."""
+    if ts_us is None:
+        return "-"
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts_us / 1e6, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def history_rows(versions: list[dict]) -> list[list[Any]]:
+    """Rows for HISTORY_COLUMNS: a fact's versions, oldest first (content as stored; an erased
+    version's content is gone and says so)."""
+    rows = []
+    for v in versions:
+        gate = v.get("gate") or {}
+        rules = ", ".join(sorted({h["rule"] for h in gate.get("hits") or []})) or (gate.get("decision") or "-")
+        src = v.get("source") or {}
+        rows.append([f"v{v['version']}", short(v["memory_id"]), v["status"], when(v["written"]["ts"]), v["written"]["actor"],
+                     src.get("kind") or "-", rules,
+                     Text("(erased)", style="red") if v.get("erased") else Text(v.get("content") or "")])
+    return rows
+
+
+def change_lines(versions: list[dict]) -> list[str]:
+    """One line per later change of each version: when, who, what and why."""
+    return [f"  v{v['version']} {short(v['memory_id'])}  seq {c['seq']}  {when(c['ts'])}  {c['actor']}  {c['why']}"
+            + (f" (by {short(c['by'])})" if c.get("by") else "") for v in versions for c in v["changes"]]

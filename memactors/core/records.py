@@ -235,6 +235,7 @@ class WriteRequest:
     context: str | None = None  # retrieval context (e.g. the previous turn): indexed, never shown
     category: str = "default"  # picks the TTL policy ([lifecycle]); e.g. preference, task_learning
     derived_from: list[str] | None = None  # ids of the memories this one was made from (provenance)
+    replaces: str | None = None  # an update: the live vault memory of this scope this write is the next version of
 
     def validate(self) -> WriteRequest:
         """Check every field (types, ranges, text without lone surrogates); fill the default
@@ -267,6 +268,10 @@ class WriteRequest:
         if self.derived_from is not None:
             V.str_list(self.derived_from, "derived_from", min_len=0, max_len=MAX_DERIVED_FROM, max_chars=32)
             self.derived_from = sorted({check_memory_id(m) for m in self.derived_from})
+        if self.replaces is not None:
+            check_memory_id(self.replaces)
+            if self.pool != "vault":
+                raise InvalidRecord("an update (replaces) is a new version of a vault memory: pool must be vault")
         return self
 
     @property

@@ -407,6 +407,28 @@ class LedgerCore:
             raise NotFound(f"no memory {memory_id} visible to actor {actor!r} in the ledger")
         return out
 
+    async def fact_history(self, memory_id: str | None, scope: str | None, entity_key: str | None,
+                           actor: str) -> dict:
+        """The versions of a memory's fact, or of (scope, entity key) (``Ledger.fact_history``),
+        for an actor who may read that scope: checked here, against the ledger's own grants,
+        before anything is decrypted. Unknown and refused read alike (NotFound)."""
+        await self.flush()
+        if memory_id is not None:
+            scope = (await asyncio.to_thread(self.ledger.scopes_of, [memory_id])).get(memory_id)
+        out = None
+        if scope is not None and self._may_read(actor, scope):
+            out = await asyncio.to_thread(self.ledger.fact_history, scope, memory_id, entity_key)
+        if out is None:
+            raise NotFound(f"no memory or fact of that name visible to actor {actor!r}")
+        return out
+
+    def _may_read(self, actor: str, scope: str) -> bool:
+        try:
+            self.grant_table.check_recall(actor, [parse_scope(scope)])
+        except AccessDenied:
+            return False
+        return True
+
     async def sql(self, query: str, params: list | None, actor: str) -> list[tuple]:
         """One SELECT over the events, recalls and citations ``actor`` may read, in a sandbox
         (memactors.store.sandbox): never the ledger file itself, never keys."""

@@ -43,6 +43,7 @@ from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
 from .review import Review
 from .session import Session, Tick
+from .versions_api import VersionsAPI
 
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
@@ -118,7 +119,7 @@ def _host(kind: str, address: str | None, namespace: str):
     return RayHost(address, namespace)
 
 
-class Runtime(RecallAPI, AsyncAPI):
+class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
