@@ -32,9 +32,17 @@ def test_audit_review_and_contradictions_methods():
     from memactors.runtime.lifecycle import Contradictions
     from memactors.runtime.review import Review
 
-    for cls, names in [(Audit, ["verify", "head", "at", "recall", "erased", "sql"]),
+    for cls, names in [(Audit, ["verify", "head", "at", "recall", "erased", "sql", "actions"]),
                        (Review, ["pending", "approve", "reject"]), (Contradictions, ["pending", "resolve"])]:
         for name in names:
+            assert callable(getattr(cls, name)), f"{cls.__name__}.{name}"
+
+
+def test_session_hooks():
+    from memactors.runtime.session import AsyncSession, Session
+
+    for cls in (Session, AsyncSession):
+        for name in ["start", "observe", "before_llm", "before_tool", "after_tool", "recall", "end_turn", "complete"]:
             assert callable(getattr(cls, name)), f"{cls.__name__}.{name}"
 
 

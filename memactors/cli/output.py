@@ -181,3 +181,12 @@ def change_lines(versions: list[dict]) -> list[str]:
     """One line per later change of each version: when, who, what and why."""
     return [f"  v{v['version']} {short(v['memory_id'])}  seq {c['seq']}  {when(c['ts'])}  {c['actor']}  {c['why']}"
             + (f" (by {short(c['by'])})" if c.get("by") else "") for v in versions for c in v["changes"]]
+
+
+ACTION_COLUMNS = ["action id", "when", "actor", "task", "tool", "outcome", "cited"]
+
+
+def action_rows(actions: list[dict]) -> list[list[Any]]:
+    """Rows for ACTION_COLUMNS: logged tool calls, oldest first."""
+    return [[short(a["action_id"], 12), when(a["ts"]), a["actor"], a["task_id"], a["tool"], a["outcome"],
+             bool(a.get("cited_of_those"))] for a in actions]

@@ -429,6 +429,32 @@ class LedgerCore:
             return False
         return True
 
+    async def log_actions(self, rows: list[dict]) -> None:
+        """Completed tool calls and what they depended on (``Ledger.log_actions``): evidence,
+        committed before this returns."""
+        async with self._con_lock:
+            await asyncio.to_thread(self.ledger.log_actions, rows)
+
+    async def actions_on(self, memory_id: str, actor: str) -> list[dict]:
+        """The actions that depended on ``memory_id``, for an actor who may read its scope; only
+        actions whose scopes that actor may read (``Ledger.actions_on``)."""
+        await self.flush()
+        scope = (await asyncio.to_thread(self.ledger.scopes_of, [memory_id])).get(memory_id)
+        if scope is None or not self._may_read(actor, scope):
+            raise NotFound(f"no memory of that id visible to actor {actor!r}")
+        return await asyncio.to_thread(self.ledger.actions_on, [memory_id], self._read_prefixes(actor))
+
+    async def actions_on_many(self, memory_ids: list[str], actor: str) -> list[dict]:
+        """As ``actions_on`` for many memories at once (a rollback's report), without the
+        per-memory check: only actions whose scopes ``actor`` may read come back."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.actions_on, memory_ids, self._read_prefixes(actor))
+
+    def _read_prefixes(self, actor: str) -> list[str] | None:
+        """The scopes ``actor`` reads, as canonical path prefixes (None: all, a /global/ reader)."""
+        reads = [g.scope for g in self.grant_table.grants_of(actor) if g.read]
+        return None if GLOBAL in reads else sorted({str(s) for s in reads})
+
     async def sql(self, query: str, params: list | None, actor: str) -> list[tuple]:
         """One SELECT over the events, recalls and citations ``actor`` may read, in a sandbox
         (memactors.store.sandbox): never the ledger file itself, never keys."""

@@ -69,6 +69,20 @@ class Audit:
         GrantTable.make(actor, "/global/")
         return self._calls.get(self._ledger.erasure.remote(memory_id, actor))
 
+    def actions(self, memory_id: str, *, actor: str) -> list[dict]:
+        """Which actions depended on ``memory_id``: every tool call a session logged
+        (``after_tool``) whose recalls returned it or whose model cited it, oldest first. Each:
+        action_id, ts, ended_at, actor, task_id, purpose, scope, tool, outcome, allowed_scopes,
+        recall_ids, recalled, cited, ``depended_on`` (which of the memories asked about) and
+        ``cited_of_those``. ``actor`` needs a read grant on the memory's scope (else NotFound)
+        and sees only actions whose scopes it may read."""
+        self._calls.check_open()
+        R.check_memory_id(memory_id)
+        actor = self._ids.id(actor, "actor")
+        GrantTable.make(actor, "/global/")
+        self._flush_evidence()
+        return self._calls.get(self._ledger.actions_on.remote(memory_id, actor))
+
     def sql(self, query: str, params: list | None = None, *, actor: str) -> list[tuple]:
         """One SELECT over the ``events``, ``recalls`` and ``citations`` that ``actor``'s read
         grants cover, run in a sandbox: an in-memory DuckDB with no file access, no extensions

@@ -37,7 +37,7 @@ from .async_api import AsyncAPI
 from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog
-from .gated import gated_reason
+from .gated import gated_text
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
@@ -239,7 +239,7 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
                 raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by, reason)")
             ops.append(GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True),
                                g.get("write", False), ids.id(g.get("by", "admin"), "granting actor"),
-                               self._new_key(), gated_reason(self.gate, g.get("reason"), "a grant")).validate())
+                               self._new_key(), gated_text(self.gate, g.get("reason"), "a grant's reason")).validate())
         out = self._submit_by_scope(ops)
         self._calls.get([o.reload_grants.remote() for o in self._owners])
         self._sync_grants()

@@ -25,6 +25,7 @@ from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
 from .entries import Entry, decode, encode, seal_all
+from .ledger_actions import ACTIONS_DDL, LedgerActions
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
 from .ledger_history import LedgerHistory
 from .ledger_key import DIGEST, FINGERPRINT, PSEUDONYM, LedgerKey
@@ -54,6 +55,7 @@ _DDL = [
     # Provenance by id (core.erasure: copy, context, claim), written with the record's event and
     # derived from the sealed records (rebuildable from them): what an erasure follows.
     "CREATE TABLE IF NOT EXISTS provenance (memory_id VARCHAR, source VARCHAR, kind VARCHAR)",
+    ACTIONS_DDL,  # what each completed tool call depended on (store.ledger_actions)
 ]
 
 _EVENT_SCHEMA = pa.schema(
@@ -71,7 +73,7 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
                    "query_digest", "top_k", "hits", "filters", "removed")
 
 
-class Ledger(LedgerChecks, LedgerHistory):
+class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
                  wal_max_mb: int = 16) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one

@@ -280,6 +280,7 @@ class LedgerHistory:
                          WHERE i.idem_key IN (SELECT idem_key FROM events WHERE seq <= ?)""", [int(upto)])
             self._x("INSERT INTO fork.recalls SELECT * FROM recalls WHERE ts <= ?", [ts])
             self._x("INSERT INTO fork.citations SELECT * FROM citations WHERE ts <= ?", [ts])
+            self._x("INSERT INTO fork.actions SELECT * FROM actions WHERE ended_at <= ?", [ts])
             n = self._x("SELECT count(*) FROM fork.events")[0][0]
         finally:
             self._x("DETACH fork")
