@@ -12,10 +12,12 @@ from .calls import Calls
 
 
 class Audit:
-    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None, ids=None) -> None:
+    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None, ids=None,
+                 alerts=None) -> None:
         self._calls, self._ledger, self._owners, self._flush_evidence = calls, ledger, owners, flush_evidence
         self._snapshot = snapshot
         self._ids = ids or Identifiers()
+        self._alerts = alerts  # memactors.runtime.alerts.Alerts: a failed verify is announced
 
     def verify(self, *, tail: bool = False) -> dict:
         """Walk the hash chain and its MACs, check the anchor kept outside the data folder, the
@@ -30,6 +32,8 @@ class Audit:
             problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
             if problem:
                 out.update(ok=False, reason=problem, table="l2")
+        if not out["ok"] and self._alerts is not None:
+            self._alerts.verify_failed(out)
         return out
 
     def head(self) -> dict:

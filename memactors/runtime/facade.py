@@ -33,6 +33,7 @@ from ..gate import Gate, GatePolicy
 from ..gate.identifiers import Identifiers
 from ..store.ledger_key import key_dir
 from . import history
+from .alerts import Alerts
 from .async_api import AsyncAPI
 from .audit import Audit, l2_problem
 from .calls import Calls
@@ -131,10 +132,13 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
         self._host = _host(config.runtime.host, address, self.namespace)
         # Resolved here, where the caller's environment and home folder are: actors get a path.
         config.runtime.key_dir = key_dir(config.runtime.key_dir)
+        self._alerts = Alerts(config.alerts, self.data_dir)  # a hook that cannot be loaded: ConfigError now
         try:
             self._actors = self._host.start(self.data_dir, config, self.namespace, detached=detached)
-        except BaseException:
+        except BaseException as exc:
             self._host.shutdown()  # nothing of ours runs: do not leave a Ray behind
+            if isinstance(exc, LedgerTampered):
+                self._alerts.folder_refused(exc)
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
         self._calls = Calls(config.runtime.call_timeout_s, self._host)
@@ -156,7 +160,7 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
         self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
-                           lambda at, **kw: history.snapshot(self, at, **kw), self._ids)
+                           lambda at, **kw: history.snapshot(self, at, **kw), self._ids, self._alerts)
         self.review = Review(self)
         self.contradictions = Contradictions(self)
         subscribe = getattr(self.clock, "subscribe", None)
@@ -171,7 +175,9 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
             raise
         if problem:
             self.close()
-            raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
+            exc = LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
+            self._alerts.folder_refused(exc)
+            raise exc
         # Sweeps act as the runtime itself (SYSTEM_ACTOR: no grant). Folders from before it hold a
         # built-in grant on /global/ for an ordinary actor name: revoked once, as a ledger event.
         wanted = [dict(g, by="config") for g in config.grants if self._grant_differs(g)]
@@ -340,6 +346,7 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
             if reqs[i].idempotency_key is None:
                 reqs[i].idempotency_key = f"{call}-{i}"
         sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
+        self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
         if not return_errors:
             _raise_item_errors(sent, reqs)
             return sent
@@ -668,6 +675,7 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
             self._evidence.close()
             self.flush()
             self._calls.get(self._ledger.flush.remote(), timeout=30)
+            self._alerts.drain()
         finally:
             self._calls.closed = True
             for c in self._compiled:
