@@ -12,7 +12,7 @@ def test_exported_names():
         "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Retriever", "Runtime", "RuntimeClosed",
         "Scope", "ServerError", "Session", "StoreError", "SystemClock", "Unavailable", "ValidationError",
         "WriteResult", "__version__",
-        "connect", "parse_scope",
+        "connect", "parse_scope", "restore",
     }
 
 
@@ -23,7 +23,7 @@ def test_runtime_methods():
                  "recall_many", "arecall_many", "tick", "gc", "agc", "purge", "apurge", "rollback", "arollback",
                  "fork", "afork", "session", "asession", "resume_session", "aresume_session", "promote",
                  "apromote", "demote_unused", "ademote_unused", "retrieve", "aretrieve", "history", "ahistory",
-                 "update", "aupdate"]:
+                 "update", "aupdate", "backup", "abackup"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 

@@ -115,14 +115,30 @@ class LedgerCore:
         from .leases import aheld
 
         self._purge_due = None
-        owners = [self.peers.owner(i) for i in range(self.num_owners)]
-        await asyncio.gather(*[o.flush() for o in owners])
-        async with aheld(owners[1:]):  # the rewrite would be preempted by other owners' updates meanwhile
-            l2 = await owners[0].purge_l2()
-        await self.flush()
-        async with self._con_lock:
-            ledger = await asyncio.to_thread(self.ledger.compact_file)
+        async with self.exclusive():  # not while a backup reads an older version and the ledger file
+            owners = [self.peers.owner(i) for i in range(self.num_owners)]
+            await asyncio.gather(*[o.flush() for o in owners])
+            async with aheld(owners[1:]):  # the rewrite would be preempted by other owners' updates meanwhile
+                l2 = await owners[0].purge_l2()
+            await self.flush()
+            async with self._con_lock:
+                ledger = await asyncio.to_thread(self.ledger.compact_file)
         return {"l2": l2, "ledger": ledger}
+
+    def exclusive(self) -> asyncio.Lock:
+        """Held by a purge and by a backup: one drops the old Lance versions and rewrites the
+        ledger file that the other is reading."""
+        if getattr(self, "_exclusive", None) is None:
+            self._exclusive = asyncio.Lock()
+        return self._exclusive
+
+    async def backup_to(self, dest_dir: str) -> dict:
+        """A consistent backup of this folder into ``dest_dir`` while writes go on
+        (``memactors.engine.backup``)."""
+        from .backup import backup
+
+        self._ensure_loop()
+        return await backup(self, dest_dir)
 
     def ready(self) -> bool:
         if self._failed is not None:

@@ -35,6 +35,7 @@ from ..store.ledger_key import key_dir
 from . import history
 from .alerts import Alerts
 from .async_api import AsyncAPI
+from .backup import BackupAPI, start_schedule
 from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog
@@ -120,7 +121,7 @@ def _host(kind: str, address: str | None, namespace: str):
     return RayHost(address, namespace)
 
 
-class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
+class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
@@ -188,6 +189,7 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
             self.grant_many(wanted)
         interval = config.lifecycle.sweep_interval_s
         self._schedule = Schedule(self, interval) if interval > 0 else None
+        self._backups = start_schedule(self)  # [backup].interval_s: backups with retention
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -671,6 +673,8 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI):
             return
         if getattr(self, "_schedule", None) is not None:
             self._schedule.stop()
+        if getattr(self, "_backups", None) is not None:
+            self._backups.stop()
         try:
             self._evidence.close()
             self.flush()
