@@ -41,7 +41,7 @@ from .core.retriever import Retriever
 from .core.scopes import Scope, parse_scope
 
 if TYPE_CHECKING:
-    from .runtime import Hit, RecallResult, Runtime, Session, connect
+    from .runtime import Hit, RecallResult, Runtime, Session, connect, restore
 
 __version__ = "0.1.0"
 
@@ -81,11 +81,12 @@ __all__ = [
     "__version__",
     "connect",
     "parse_scope",
+    "restore",
 ]
 
 # The runtime (and with it ray, duckdb and lancedb, ~0.5 s) is imported on first use, so that
 # `import memactors` stays light for the command line and for code that only needs the errors.
-_LAZY = frozenset({"Hit", "RecallResult", "Runtime", "Session", "connect"})
+_LAZY = frozenset({"Hit", "RecallResult", "Runtime", "Session", "connect", "restore"})
 
 
 def __getattr__(name: str) -> Any:

@@ -12,7 +12,7 @@ def test_exported_names():
         "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Retriever", "Runtime", "RuntimeClosed",
         "Scope", "ServerError", "Session", "SessionClosed", "StoreError", "SystemClock", "Unavailable", "ValidationError",
         "WriteResult", "__version__",
-        "connect", "parse_scope",
+        "connect", "parse_scope", "restore",
     }
 
 
@@ -22,7 +22,8 @@ def test_runtime_methods():
                  "mark_cited", "explain", "apush", "amark_cited", "aexplain", "grant_many", "agrant_many",
                  "recall_many", "arecall_many", "tick", "gc", "agc", "purge", "apurge", "rollback", "arollback",
                  "fork", "afork", "session", "asession", "resume_session", "aresume_session", "promote",
-                 "apromote", "demote_unused", "ademote_unused", "retrieve", "aretrieve"]:
+                 "apromote", "demote_unused", "ademote_unused", "retrieve", "aretrieve", "history", "ahistory",
+                 "update", "aupdate", "backup", "abackup"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 
@@ -31,9 +32,17 @@ def test_audit_review_and_contradictions_methods():
     from memactors.runtime.lifecycle import Contradictions
     from memactors.runtime.review import Review
 
-    for cls, names in [(Audit, ["verify", "head", "at", "recall", "erased", "sql"]),
+    for cls, names in [(Audit, ["verify", "head", "at", "recall", "erased", "sql", "actions"]),
                        (Review, ["pending", "approve", "reject"]), (Contradictions, ["pending", "resolve"])]:
         for name in names:
+            assert callable(getattr(cls, name)), f"{cls.__name__}.{name}"
+
+
+def test_session_hooks():
+    from memactors.runtime.session import AsyncSession, Session
+
+    for cls in (Session, AsyncSession):
+        for name in ["start", "observe", "before_llm", "before_tool", "after_tool", "recall", "end_turn", "complete"]:
             assert callable(getattr(cls, name)), f"{cls.__name__}.{name}"
 
 

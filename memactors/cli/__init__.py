@@ -12,6 +12,9 @@
     memactors audit at T              the memories of a scope as they stood at T (seq or time)
     memactors rollback ... [--dry-run]   undo by compensating events: --to T, --memory-id, --source-kind/--by
     memactors fork PATH [--at T]      a new data folder as of a point; this one untouched
+    memactors history MEMORY_ID ...   every version of a memory's fact, and why it changed
+    memactors backup DEST             a consistent copy of the folder while it runs
+    memactors restore SRC --to DIR    a verified restore of a backup into a new folder
     memactors explain / cite ID ...   why a recall's hits came back; which ones were used
     memactors scan [--text T]         run the write gate alone, no store
     memactors review list|approve|reject   the review queue of held writes
@@ -43,8 +46,8 @@ a governance counter is not 0), 2 a user error (one line on stderr).
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, memory, review, server,
-    simulate)
+    audit, backup, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, memory, review,
+    server, simulate)
 from memactors.cli.group import cli
 
 __all__ = ["cli", "main"]

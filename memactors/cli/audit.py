@@ -1,5 +1,5 @@
-"""`memactors audit verify`, `audit recall` and `audit at`: the ledger's chain, a recall's
-evidence, and the store as it stood at a point."""
+"""`memactors audit verify`, `audit recall`, `audit at` and `audit actions`: the ledger's chain, a recall's
+evidence, the store as it stood at a point, and the actions that depended on a memory."""
 
 from __future__ import annotations
 
@@ -105,3 +105,25 @@ def audit_at(point: str, actor: str, scope: str, limit: int, data: str, as_json:
     out.table(cols, [[m[c] for c in cols] for m in snap["memories"]],
               title=f"memories then{' (first ' + str(limit) + ')' if snap['truncated'] else ''}",
               empty="no memories then")
+
+
+@audit.command("actions")
+@click.argument("memory_id")
+@click.option("--actor", required=True, help="Who asks (needs a read grant on the memory's scope).")
+@common
+def audit_actions(memory_id: str, actor: str, data: str, as_json: bool) -> None:
+    """The logged tool calls that depended on MEMORY_ID: its recalls returned it, or the model
+    cited it (ids only, never content)."""
+    from memactors.core.records import check_memory_id
+    from memactors.cli.output import ACTION_COLUMNS, action_rows
+
+    check_memory_id(memory_id)
+    check_identifier(actor, "actor")
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        rows = rt.audit.actions(memory_id, actor=actor)
+    if as_json:
+        out.json({"memory_id": memory_id, "actions": rows})
+        return
+    out.table(ACTION_COLUMNS, action_rows(rows), title=f"actions that depended on {memory_id}",
+              empty="no logged action depended on it")

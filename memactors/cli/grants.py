@@ -18,14 +18,16 @@ from memactors.server import open_runtime
 @click.option("--read/--no-read", default=True, show_default=True, help="Read SCOPE and its descendants.")
 @click.option("--write/--no-write", default=False, show_default=True, help="Write SCOPE and its descendants.")
 @click.option("--by", default="admin", show_default=True, help="Who makes the change (logged).")
+@click.option("--reason", help="Why this share (kept in the ledger event, through the write gate).")
 @common
-def grant(actor: str, scope: str, read: bool, write: bool, by: str, data: str, as_json: bool) -> None:
+def grant(actor: str, scope: str, read: bool, write: bool, by: str, reason: str | None, data: str,
+          as_json: bool) -> None:
     """Grant ACTOR read (and write) on SCOPE; --no-read without --write revokes. Shows ACTOR's grants."""
     GrantTable.make(actor, scope, read=read, write=write)  # validate before paying for a runtime
     check_identifier(by, "--by")
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        g = rt.grant(actor, scope, read=read, write=write, by=by)
+        g = rt.grant(actor, scope, read=read, write=write, by=by, reason=reason)
         mine = rt.grants(actor)
     if as_json:
         out.json({"grant": g, "revoked": not (read or write), "grants": mine})
@@ -38,7 +40,7 @@ def grant(actor: str, scope: str, read: bool, write: bool, by: str, data: str, a
 @click.argument("actor", required=False)
 @common
 def grants(actor: str | None, data: str, as_json: bool) -> None:
-    """List the grants (of ACTOR, or of everyone)."""
+    """List the grants (of ACTOR, or of everyone), each with the reason it was given."""
     if actor is not None:
         check_identifier(actor, "actor")
     out = Out(as_json)

@@ -1,12 +1,13 @@
 """`memactors rollback` and `memactors fork`: undo by compensating events, and a new data folder
-as of a point (`memactors audit at` shows the store as it stood then)."""
+as of a point (`memactors audit at` shows the store as it stood then); `memactors history`: the
+versions of a memory's fact."""
 
 from __future__ import annotations
 
 import click
 
 from memactors.cli.group import POINT_HELP, CliError, cli, common, parse_point
-from memactors.cli.output import Out
+from memactors.cli.output import HISTORY_COLUMNS, Out, change_lines, history_rows
 from memactors.core import records as R
 from memactors.core.scopes import check_identifier, parse_scope
 from memactors.server import open_runtime
@@ -68,3 +69,35 @@ def fork(path: str, at: str | None, workers: int | None, data: str, as_json: boo
         out.json(res)
     else:
         out.kv([(k.replace("_", " "), v) for k, v in res.items()])
+
+
+@cli.command("history")
+@click.argument("memory_id", required=False)
+@click.option("--scope", help="With --subject and --predicate: the fact to show (instead of MEMORY_ID).")
+@click.option("--subject", help="The fact's subject.")
+@click.option("--predicate", help="The fact's predicate.")
+@click.option("--actor", required=True, help="Who asks (needs a read grant on the scope).")
+@common
+def history_cmd(memory_id: str | None, scope: str | None, subject: str | None, predicate: str | None, actor: str,
+                data: str, as_json: bool) -> None:
+    """Every version of MEMORY_ID's fact (or of --scope/--subject/--predicate), oldest first: its
+    content (gone once erased), when and by whom it was written, its source, the gate's verdict
+    then (rule ids and spans), and every change since with why it happened."""
+    fact = (scope, subject, predicate)
+    if (memory_id is None) == all(x is None for x in fact) or (memory_id is None and None in fact):
+        raise CliError("give MEMORY_ID, or --scope, --subject and --predicate together")
+    check_identifier(actor, "actor")
+    if memory_id is not None:
+        R.check_memory_id(memory_id)
+    else:
+        parse_scope(scope)
+    out = Out(as_json)
+    with open_runtime(data) as (rt, _mode):
+        h = rt.history(memory_id if memory_id is not None else fact, actor=actor)
+    if as_json:
+        out.json(h)
+        return
+    title = f"{h['scope']}  {h['subject'] or '(text only)'} / {h['predicate'] or '-'}"
+    out.table(HISTORY_COLUMNS, history_rows(h["versions"]), title=title)
+    for line in change_lines(h["versions"]):
+        out.line(line)

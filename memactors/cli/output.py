@@ -129,13 +129,13 @@ def hit_rows(hits: list, full_ids: bool = False) -> list[list[Any]]:
              Text(h.content)] for i, h in enumerate(hits)]
 
 
-GRANT_COLUMNS = ["actor", "scope", "read", "write"]
+GRANT_COLUMNS = ["actor", "scope", "read", "write", "reason"]
 
 
 def grant_rows(grants: list[dict]) -> list[list[Any]]:
     """Rows for GRANT_COLUMNS, ordered by actor then scope."""
     ordered = sorted(grants, key=lambda g: (g["actor"], g["scope"]))
-    return [[g["actor"], g["scope"], g["read"], g["write"]] for g in ordered]
+    return [[g["actor"], g["scope"], g["read"], g["write"], g.get("reason") or ""] for g in ordered]
 
 
 def print_evidence(out: Out, ev: dict) -> None:
@@ -149,3 +149,44 @@ def print_evidence(out: Out, ev: dict) -> None:
     out.table(["#", "memory id", "scope", "score"],
               [[i + 1, h["memory_id"], h["scope"], h["score"]] for i, h in enumerate(ev.get("hits") or [])],
               title="hits logged", empty="no hits")
+
+
+HISTORY_COLUMNS = ["ver", "memory id", "status", "written", "by", "source", "gate", "content"]
+
+
+def when(ts_us: int | None) -> str:
+    """A ledger time (microseconds) as an ISO 8601 UTC time, to the second."""
+    if ts_us is None:
+        return "-"
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts_us / 1e6, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def history_rows(versions: list[dict]) -> list[list[Any]]:
+    """Rows for HISTORY_COLUMNS: a fact's versions, oldest first (content as stored; an erased
+    version's content is gone and says so)."""
+    rows = []
+    for v in versions:
+        gate = v.get("gate") or {}
+        rules = ", ".join(sorted({h["rule"] for h in gate.get("hits") or []})) or (gate.get("decision") or "-")
+        src = v.get("source") or {}
+        rows.append([f"v{v['version']}", short(v["memory_id"]), v["status"], when(v["written"]["ts"]), v["written"]["actor"],
+                     src.get("kind") or "-", rules,
+                     Text("(erased)", style="red") if v.get("erased") else Text(v.get("content") or "")])
+    return rows
+
+
+def change_lines(versions: list[dict]) -> list[str]:
+    """One line per later change of each version: when, who, what and why."""
+    return [f"  v{v['version']} {short(v['memory_id'])}  seq {c['seq']}  {when(c['ts'])}  {c['actor']}  {c['why']}"
+            + (f" (by {short(c['by'])})" if c.get("by") else "") for v in versions for c in v["changes"]]
+
+
+ACTION_COLUMNS = ["action id", "when", "actor", "task", "tool", "outcome", "cited"]
+
+
+def action_rows(actions: list[dict]) -> list[list[Any]]:
+    """Rows for ACTION_COLUMNS: logged tool calls, oldest first."""
+    return [[short(a["action_id"], 12), when(a["ts"]), a["actor"], a["task_id"], a["tool"], a["outcome"],
+             bool(a.get("cited_of_those"))] for a in actions]

@@ -22,7 +22,7 @@ from .ops import (DemoteOp, ForgetOp, GrantOp, MarkOp, PromoteOp, ResolveOp, Rev
 from .project import Change, patch_of
 from . import erasure, lifecycle
 from .config import LifecycleConfig
-from .versions import CONTRADICTION_FLAG, Rules, ScopeState, decide_write, refresh_patch
+from .versions import CONTRADICTION_FLAG, Rules, ScopeState, _inherit_ttl, decide_write, refresh_patch, refreshed
 
 
 @dataclass(slots=True)
@@ -109,6 +109,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         decision = {R.ACCEPTED: R.ACCEPTED, R.REDACTED: R.REDACTED}.get(prep.decision, prep.decision)
         return Outcome([Change(E.WRITE_WORKING, req.scope, memory_id, record=rec)],
                        write_result(decision, rec, req.scope, prep.gate), vectors=vectors)
+    if req.replaces is not None:
+        return _decide_update(req, rec, prep, ctx, vectors)
     near = (lambda r: ctx.near(prep.vector)) if ctx.near is not None and prep.vector is not None else None
     similar = (lambda r: ctx.similar(prep.vector)) if ctx.similar is not None and prep.vector is not None else None
     d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge, similar)
@@ -139,6 +141,37 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
                                   patch={"status": old["status"], "updated_at": old["updated_at"]},
                                   reason=why, of_version=old["version"]))
     return Outcome(changes, result, vectors=vectors)
+
+
+def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vectors: dict) -> Outcome:
+    """An update (``rt.update``): the write is the next version of ``req.replaces``, a live
+    vault memory of this scope and of the same fact, whatever the confidence and source rules
+    would say of another writer's write (the caller asked for exactly this). The same text
+    again refreshes it; a held (pending) update waits for review and changes nothing yet."""
+    state, now_us, old_id = ctx.state, ctx.now_us, req.replaces
+    old = state.get(old_id)
+    key = rec.get("entity_key")
+    if old is None or old["status"] not in R.LIVE or old.get("entity_key") != key:
+        raise NotFound("no live memory of this fact in this scope to update (rt.history shows its live version)")
+    same = old["content_hash"] == rec["content_hash"] and (
+        R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or ""))
+    if same:
+        new = refreshed(old, now_us, ctx.lifecycle.refresh_confidence_bump)
+        return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
+                               of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
+    rec["version"] = state.entity_version.get(key, 0) + 1 if key else int(old["version"]) + 1
+    if rec["status"] == "pending":
+        return Outcome([Change(E.WRITE, req.scope, rec["memory_id"], record=rec,
+                               reason=f"an update of {old_id}, held for review")],
+                       write_result(R.PENDING, rec, req.scope, prep.gate), vectors=vectors)
+    rec["supersedes"] = old_id
+    if not rules_for(req, ctx.lifecycle).explicit_ttl:
+        _inherit_ttl(rec, old, now_us)
+    new_id = rec["memory_id"]
+    changes = [Change(E.WRITE, req.scope, new_id, record=rec, reason=f"an update of {old_id}"),
+               Change(E.STATUS, old["scope"], old_id, patch={"status": "superseded", "updated_at": now_us},
+                      reason=f"superseded by {new_id}: updated", of_version=old["version"])]
+    return Outcome(changes, write_result(R.SUPERSEDED_PREVIOUS, rec, req.scope, prep.gate), vectors=vectors)
 
 
 def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None, edges: list = ()) -> Outcome:
@@ -333,7 +366,8 @@ def decide_mark(op: MarkOp) -> Outcome:
 
 def decide_grant(op: GrantOp) -> Outcome:
     g = op.as_grant()
-    return Outcome([Change(E.GRANT, op.scope, data=g, reason="grant changed")], g)
+    why = f"grant changed: {op.reason}" if op.reason is not None else "grant changed"
+    return Outcome([Change(E.GRANT, op.scope, data=g, reason=why)], g)
 
 
 def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:

@@ -72,6 +72,28 @@ class RecallConfig:
     compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
 
 
+@dataclass(slots=True)
+class AlertsConfig:
+    """Where alerts go (``memactors.runtime.alerts``): blocked writes, held injections, a data
+    folder refused as tampered, a verify that failed. Both may be set; neither: no alerts."""
+
+    hook: str = ""  # "package.module:function": called with each alert (a dict), off the caller's path
+    webhook: str = ""  # "http://127.0.0.1:PORT/path": each alert POSTed as JSON; loopback only
+    timeout_s: float = 2.0  # longest a hook call or a POST may take
+
+
+@dataclass(slots=True)
+class BackupConfig:
+    """Scheduled backups (``memactors.runtime.backup``): every ``interval_s`` a consistent copy of
+    the ledger, L2 and the key anchor into a new folder under ``dir``, the newest ``keep`` kept.
+    A crash of the data folder loses at most the writes since the last backup began: the RPO
+    is ``interval_s`` plus one backup's duration."""
+
+    interval_s: float = 0.0  # 0: off (run rt.backup / `memactors backup` yourself)
+    dir: str = ""  # where scheduled backups go (required when interval_s > 0)
+    keep: int = 7  # scheduled backups kept (older ones deleted once a new one is complete)
+
+
 # --- [lifecycle] ------------------------------------------------------------------------------
 
 NEVER = "never"  # a TTL or review period that never runs out (TOML has no null)
@@ -304,6 +326,16 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
         "log_flush_s": Allowed("float", 0.0, 3_600.0, lo_open=True),
         "compiled_path": Allowed("bool"),
     },
+    "alerts": {
+        "hook": Allowed("str", 0, 300),  # and "module:function" (checked in from_dict)
+        "webhook": Allowed("str", 0, 2048),  # and an http(s) URL on a loopback address
+        "timeout_s": Allowed("float", 0.0, 60.0, lo_open=True),
+    },
+    "backup": {
+        "interval_s": Allowed("float", 0.0, 366 * _DAY_S),
+        "dir": Allowed("path", 0, 4096),
+        "keep": Allowed("int", 1, 10_000),
+    },
 }
 SECTIONS = tuple(ALLOWED)
 _GRANT_KEYS = ("actor", "scope", "read", "write")
@@ -348,6 +380,8 @@ class Config:
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
+    alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    backup: BackupConfig = field(default_factory=BackupConfig)
     grants: list[dict] = field(default_factory=list)  # [{actor, scope, read, write}]
     # The write gate's policy, as memactors.gate.GatePolicy.from_dict takes it (validated where
     # the gate is built: the core does not import the gate). Empty: the gate's defaults.
@@ -379,6 +413,9 @@ class Config:
                     raise ConfigError(f"unknown key [{section}].{_key(key)}{_unknown(key, ALLOWED[section])}; "
                                       "see configs/default.toml")
                 setattr(target, key, check_value(section, key, value))
+        _check_alerts(cfg.alerts)
+        if cfg.backup.interval_s > 0 and not cfg.backup.dir:
+            raise ConfigError("[backup].interval_s needs [backup].dir: the folder scheduled backups go to")
         if embedders is not None and cfg.embedder.name not in set(embedders):
             raise ConfigError(f"[embedder].name is not a registered embedder ({V.got(cfg.embedder.name)}); "
                               f"known: {sorted(embedders)}")
@@ -436,3 +473,37 @@ def _grants(grants: object) -> list[dict]:
             flags[k] = v
         out.append({"actor": g["actor"], "scope": g["scope"], **flags})
     return out
+
+
+_HOOK = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", re.ASCII)
+
+
+def _check_alerts(a: AlertsConfig) -> None:
+    """A hook is "package.module:function"; a webhook an http(s) URL on a loopback address (an
+    alert names scopes and rule ids: it must not leave the machine unless the deployment's own
+    relay there sends it on). Pure: no name is resolved and nothing is imported here."""
+    if a.hook and not _HOOK.fullmatch(a.hook):
+        raise ConfigError("[alerts].hook must be 'package.module:function'")
+    if a.webhook and not is_loopback_url(a.webhook):
+        raise ConfigError("[alerts].webhook must be an http:// or https:// URL on a loopback address "
+                          "(127.0.0.1, ::1 or localhost)")
+
+
+def is_loopback_url(url: str) -> bool:
+    """An http(s) URL whose host is a loopback address literal or ``localhost`` (no user info)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host, _port = parts.hostname, parts.port  # a bad port raises ValueError
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or host is None or "@" in parts.netloc:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

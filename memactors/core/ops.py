@@ -137,7 +137,8 @@ class StatusOp(Routing):
 @dataclass(slots=True)
 class GrantOp(Routing):
     """Bind ``actor`` to ``scope`` (and its descendants) for reading and/or writing;
-    read=False, write=False revokes."""
+    read=False, write=False revokes. ``reason``: why (the seed's explicit cross-scope share),
+    kept in the grant event; as the write gate left it."""
 
     ADDRESS, CHECK, GATHER = "scope", None, frozenset()
 
@@ -147,6 +148,7 @@ class GrantOp(Routing):
     write: bool
     by: str
     idem_key: str
+    reason: str | None = None
 
     def validate(self) -> GrantOp:
         check_identifier(self.actor, "actor")
@@ -155,6 +157,8 @@ class GrantOp(Routing):
             raise InvalidRecord("read and write must be booleans")
         check_identifier(self.by, "granting actor")
         check_identifier(self.idem_key, "idempotency key")
+        if self.reason is not None:
+            _reason(self.reason, "a grant")
         return self
 
     @property
@@ -162,7 +166,10 @@ class GrantOp(Routing):
         return self.by
 
     def as_grant(self) -> dict:
-        return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
+        g = {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
+        if self.reason is not None:  # grants without one keep the event form they always had
+            g.update(reason=self.reason, by=self.by)
+        return g
 
 
 @dataclass(slots=True)

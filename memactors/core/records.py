@@ -246,6 +246,7 @@ class WriteRequest:
     category: str = "default"  # picks the TTL policy ([lifecycle]); e.g. preference, task_learning
     derived_from: list[str] | None = None  # ids of the memories this one was made from (provenance)
     session: dict | None = None  # set by the runtime's sessions only (``write_request`` refuses it)
+    replaces: str | None = None  # an update: the live vault memory of this scope this write is the next version of
 
     # Its routing (see ``memactors.core.ops.Routing``): it names its scope, needs a write grant
     # there, and goes through the prepare stage (gate, derive, embed) before it is decided.
@@ -292,6 +293,10 @@ class WriteRequest:
             self.derived_from = sorted({check_memory_id(m) for m in self.derived_from})
         if self.session is not None:
             self.session = check_session(self.session, self.actor, self.pool)
+        if self.replaces is not None:
+            check_memory_id(self.replaces)
+            if self.pool != "vault":
+                raise InvalidRecord("an update (replaces) is a new version of a vault memory: pool must be vault")
         return self
 
     @property

@@ -115,14 +115,30 @@ class LedgerCore:
         from .leases import aheld
 
         self._purge_due = None
-        owners = [self.peers.owner(i) for i in range(self.num_owners)]
-        await asyncio.gather(*[o.flush() for o in owners])
-        async with aheld(owners[1:]):  # the rewrite would be preempted by other owners' updates meanwhile
-            l2 = await owners[0].purge_l2()
-        await self.flush()
-        async with self._con_lock:
-            ledger = await asyncio.to_thread(self.ledger.compact_file)
+        async with self.exclusive():  # not while a backup reads an older version and the ledger file
+            owners = [self.peers.owner(i) for i in range(self.num_owners)]
+            await asyncio.gather(*[o.flush() for o in owners])
+            async with aheld(owners[1:]):  # the rewrite would be preempted by other owners' updates meanwhile
+                l2 = await owners[0].purge_l2()
+            await self.flush()
+            async with self._con_lock:
+                ledger = await asyncio.to_thread(self.ledger.compact_file)
         return {"l2": l2, "ledger": ledger}
+
+    def exclusive(self) -> asyncio.Lock:
+        """Held by a purge and by a backup: one drops the old Lance versions and rewrites the
+        ledger file that the other is reading."""
+        if getattr(self, "_exclusive", None) is None:
+            self._exclusive = asyncio.Lock()
+        return self._exclusive
+
+    async def backup_to(self, dest_dir: str) -> dict:
+        """A consistent backup of this folder into ``dest_dir`` while writes go on
+        (``memactors.engine.backup``)."""
+        from .backup import backup
+
+        self._ensure_loop()
+        return await backup(self, dest_dir)
 
     def ready(self) -> bool:
         if self._failed is not None:
@@ -420,6 +436,54 @@ class LedgerCore:
         if out is None:
             raise NotFound(f"no memory {memory_id} visible to actor {actor!r} in the ledger")
         return out
+
+    async def fact_history(self, memory_id: str | None, scope: str | None, entity_key: str | None,
+                           actor: str) -> dict:
+        """The versions of a memory's fact, or of (scope, entity key) (``Ledger.fact_history``),
+        for an actor who may read that scope: checked here, against the ledger's own grants,
+        before anything is decrypted. Unknown and refused read alike (NotFound)."""
+        await self.flush()
+        if memory_id is not None:
+            scope = (await asyncio.to_thread(self.ledger.scopes_of, [memory_id])).get(memory_id)
+        out = None
+        if scope is not None and self._may_read(actor, scope):
+            out = await asyncio.to_thread(self.ledger.fact_history, scope, memory_id, entity_key)
+        if out is None:
+            raise NotFound(f"no memory or fact of that name visible to actor {actor!r}")
+        return out
+
+    def _may_read(self, actor: str, scope: str) -> bool:
+        try:
+            self.grant_table.check_recall(actor, [parse_scope(scope)])
+        except AccessDenied:
+            return False
+        return True
+
+    async def log_actions(self, rows: list[dict]) -> None:
+        """Completed tool calls and what they depended on (``Ledger.log_actions``): evidence,
+        committed before this returns."""
+        async with self._con_lock:
+            await asyncio.to_thread(self.ledger.log_actions, rows)
+
+    async def actions_on(self, memory_id: str, actor: str) -> list[dict]:
+        """The actions that depended on ``memory_id``, for an actor who may read its scope; only
+        actions whose scopes that actor may read (``Ledger.actions_on``)."""
+        await self.flush()
+        scope = (await asyncio.to_thread(self.ledger.scopes_of, [memory_id])).get(memory_id)
+        if scope is None or not self._may_read(actor, scope):
+            raise NotFound(f"no memory of that id visible to actor {actor!r}")
+        return await asyncio.to_thread(self.ledger.actions_on, [memory_id], self._read_prefixes(actor))
+
+    async def actions_on_many(self, memory_ids: list[str], actor: str) -> list[dict]:
+        """As ``actions_on`` for many memories at once (a rollback's report), without the
+        per-memory check: only actions whose scopes ``actor`` may read come back."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.actions_on, memory_ids, self._read_prefixes(actor))
+
+    def _read_prefixes(self, actor: str) -> list[str] | None:
+        """The scopes ``actor`` reads, as canonical path prefixes (None: all, a /global/ reader)."""
+        reads = [g.scope for g in self.grant_table.grants_of(actor) if g.read]
+        return None if GLOBAL in reads else sorted({str(s) for s in reads})
 
     async def sql(self, query: str, params: list | None, actor: str) -> list[tuple]:
         """One SELECT over the events, recalls and citations ``actor`` may read, in a sandbox

@@ -72,5 +72,14 @@ class AsyncAPI:
     async def afork(self, path: str | os.PathLike, **kw: Any) -> dict:
         return await asyncio.to_thread(self.fork, path, **kw)
 
+    async def ahistory(self, target, *, actor: str) -> dict:
+        return await asyncio.to_thread(self.history, target, actor=actor)
+
+    async def aupdate(self, memory_id: str, text: str, **kw: Any) -> R.WriteResult:
+        return await asyncio.to_thread(self.update, memory_id, text, **kw)
+
+    async def abackup(self, dest: str | os.PathLike) -> dict:
+        return await asyncio.to_thread(self.backup, dest)
+
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

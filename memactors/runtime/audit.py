@@ -12,10 +12,12 @@ from .calls import Calls
 
 
 class Audit:
-    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None, ids=None) -> None:
+    def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None, ids=None,
+                 alerts=None) -> None:
         self._calls, self._ledger, self._owners, self._flush_evidence = calls, ledger, owners, flush_evidence
         self._snapshot = snapshot
         self._ids = ids or Identifiers()
+        self._alerts = alerts  # memactors.runtime.alerts.Alerts: a failed verify is announced
 
     def verify(self, *, tail: bool = False) -> dict:
         """Walk the hash chain and its MACs, check the anchor kept outside the data folder, the
@@ -30,6 +32,8 @@ class Audit:
             problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
             if problem:
                 out.update(ok=False, reason=problem, table="l2")
+        if not out["ok"] and self._alerts is not None:
+            self._alerts.verify_failed(out)
         return out
 
     def head(self) -> dict:
@@ -68,6 +72,20 @@ class Audit:
         actor = self._ids.id(actor, "actor")
         GrantTable.make(actor, "/global/")
         return self._calls.get(self._ledger.erasure.remote(memory_id, actor))
+
+    def actions(self, memory_id: str, *, actor: str) -> list[dict]:
+        """Which actions depended on ``memory_id``: every tool call a session logged
+        (``after_tool``) whose recalls returned it or whose model cited it, oldest first. Each:
+        action_id, ts, ended_at, actor, task_id, purpose, scope, tool, outcome, allowed_scopes,
+        recall_ids, recalled, cited, ``depended_on`` (which of the memories asked about) and
+        ``cited_of_those``. ``actor`` needs a read grant on the memory's scope (else NotFound)
+        and sees only actions whose scopes it may read."""
+        self._calls.check_open()
+        R.check_memory_id(memory_id)
+        actor = self._ids.id(actor, "actor")
+        GrantTable.make(actor, "/global/")
+        self._flush_evidence()
+        return self._calls.get(self._ledger.actions_on.remote(memory_id, actor))
 
     def sql(self, query: str, params: list | None = None, *, actor: str) -> list[tuple]:
         """One SELECT over the ``events``, ``recalls`` and ``citations`` that ``actor``'s read

@@ -34,15 +34,19 @@ from ..gate import Gate, GatePolicy
 from ..gate.identifiers import Identifiers
 from ..store.ledger_key import key_dir
 from . import history
+from .alerts import Alerts
 from .async_api import AsyncAPI
+from .backup import BackupAPI, start_schedule
 from .audit import Audit, l2_problem
 from .calls import Calls
 from .evidence import RecallLog
+from .gated import gated_text
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
 from .review import Review
 from .session import Session, Tick
+from .versions_api import VersionsAPI
 
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
@@ -118,7 +122,7 @@ def _host(kind: str, address: str | None, namespace: str):
     return RayHost(address, namespace)
 
 
-class Runtime(RecallAPI, AsyncAPI):
+class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
@@ -130,10 +134,13 @@ class Runtime(RecallAPI, AsyncAPI):
         self._host = _host(config.runtime.host, address, self.namespace)
         # Resolved here, where the caller's environment and home folder are: actors get a path.
         config.runtime.key_dir = key_dir(config.runtime.key_dir)
+        self._alerts = Alerts(config.alerts, self.data_dir)  # a hook that cannot be loaded: ConfigError now
         try:
             self._actors = self._host.start(self.data_dir, config, self.namespace, detached=detached)
-        except BaseException:
+        except BaseException as exc:
             self._host.shutdown()  # nothing of ours runs: do not leave a Ray behind
+            if isinstance(exc, LedgerTampered):
+                self._alerts.folder_refused(exc)
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
         self._calls = Calls(config.runtime.call_timeout_s, self._host)
@@ -151,9 +158,10 @@ class Runtime(RecallAPI, AsyncAPI):
                                    config.recall.log_flush_s, self._calls.get)
         self._grants = GrantTable()
         self._grant_seq = 0
+        self._grant_notes: dict[tuple[str, str], tuple] = {}
         self._sync_grants()
         self.audit = Audit(self._calls, self._ledger, self._owners, self._evidence.flush,
-                           lambda at, **kw: history.snapshot(self, at, **kw), self._ids)
+                           lambda at, **kw: history.snapshot(self, at, **kw), self._ids, self._alerts)
         self.review = Review(self)
         self.contradictions = Contradictions(self)
         subscribe = getattr(self.clock, "subscribe", None)
@@ -168,7 +176,9 @@ class Runtime(RecallAPI, AsyncAPI):
             raise
         if problem:
             self.close()
-            raise LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
+            exc = LedgerTampered(f"{self.data_dir}: {problem} (table l2); restore the data folder from a backup")
+            self._alerts.folder_refused(exc)
+            raise exc
         # Sweeps act as the runtime itself (SYSTEM_ACTOR: no grant). Folders from before it hold a
         # built-in grant on /global/ for an ordinary actor name: revoked once, as a ledger event.
         wanted = [dict(g, by="config") for g in config.grants if self._grant_differs(g)]
@@ -179,6 +189,7 @@ class Runtime(RecallAPI, AsyncAPI):
             self.grant_many(wanted)
         interval = config.lifecycle.sweep_interval_s
         self._schedule = Schedule(self, interval) if interval > 0 else None
+        self._backups = start_schedule(self)  # [backup].interval_s: backups with retention
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -201,6 +212,8 @@ class Runtime(RecallAPI, AsyncAPI):
         self._grant_seq, changes = self._calls.get(self._ledger.grants_since.remote(self._grant_seq))
         for g in changes:
             self._grants.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+            # Why the binding stands (its newest change's reason, None when that one gave none).
+            self._grant_notes[(g["actor"], str(parse_scope(g["scope"])))] = (g.get("reason"), g.get("by"))
 
     def _grant_differs(self, g: dict) -> bool:
         have = {(x.actor, str(x.scope)): x for x in self._grants.grants_of(g["actor"])}.get(
@@ -209,15 +222,20 @@ class Runtime(RecallAPI, AsyncAPI):
 
     # --- grants ----------------------------------------------------------------------------
 
-    def grant(self, actor: str, scope: str, *, read: bool = True, write: bool = False, by: str = "admin") -> dict:
+    def grant(self, actor: str, scope: str, *, read: bool = True, write: bool = False, by: str = "admin",
+              reason: str | None = None) -> dict:
         """Let ``actor`` read (and write) ``scope`` and its descendants; read=False, write=False
-        revokes. Each change is a ledger event."""
-        return self.grant_many([{"actor": actor, "scope": scope, "read": read, "write": write, "by": by}])[0]
+        revokes. Each change is a ledger event; ``reason`` (why this share, through the write
+        gate: redacted where it must be) is kept in it and shown by ``grants()``."""
+        g = {"actor": actor, "scope": scope, "read": read, "write": write, "by": by}
+        if reason is not None:
+            g["reason"] = reason
+        return self.grant_many([g])[0]
 
     def grant_many(self, grants: list[dict]) -> list[dict]:
         """Many grant changes (thousands of agents) in one ledger group per owner, then every
         owner learns them once. Each item: actor, scope, read (default True), write (default
-        False), by (default "admin")."""
+        False), by (default "admin"), reason (optional)."""
         self._check_open()
         if not isinstance(grants, (list, tuple)):
             raise R.InvalidRecord("grant_many takes a list of grants")
@@ -225,19 +243,26 @@ class Runtime(RecallAPI, AsyncAPI):
         ids = self._ids
         for g in grants:
             if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - {"actor", "scope", "read",
-                                                                                          "write", "by"}:
-                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by)")
+                                                                                          "write", "by", "reason"}:
+                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by, reason)")
             ops.append(GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True),
                                g.get("write", False), ids.id(g.get("by", "admin"), "granting actor"),
-                               self._new_key()).validate())
+                               self._new_key(), gated_text(self.gate, g.get("reason"), "a grant's reason")).validate())
         out = self._submit_by_scope(ops)
         self._calls.get([o.reload_grants.remote() for o in self._owners])
         self._sync_grants()
         return out
 
     def grants(self, actor: str | None = None) -> list[dict]:
+        """The grants in force (of ``actor``, or everyone's): actor, scope, read, write, and the
+        reason and granting actor of the change that made each (None where none was given)."""
         actor = self._ids.optional(actor, "actor")
-        return [g.to_dict() for g in self._grants.all() if actor is None or g.actor == actor]
+        out = []
+        for g in self._grants.all():
+            if actor is None or g.actor == actor:
+                reason, by = self._grant_notes.get((g.actor, str(g.scope)), (None, None))
+                out.append(dict(g.to_dict(), reason=reason, by=by))
+        return out
 
     def _submit_by_scope(self, ops: list) -> list[dict]:
         """Operations addressed by scope, one call per owner; item errors raised typed."""
@@ -323,6 +348,7 @@ class Runtime(RecallAPI, AsyncAPI):
             if reqs[i].idempotency_key is None:
                 reqs[i].idempotency_key = f"{call}-{i}"
         sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
+        self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
         if not return_errors:
             _raise_item_errors(sent, reqs)
             return sent
@@ -647,10 +673,13 @@ class Runtime(RecallAPI, AsyncAPI):
             return
         if getattr(self, "_schedule", None) is not None:
             self._schedule.stop()
+        if getattr(self, "_backups", None) is not None:
+            self._backups.stop()
         try:
             self._evidence.close()
             self.flush()
             self._calls.get(self._ledger.flush.remote(), timeout=30)
+            self._alerts.drain()
         finally:
             self._calls.closed = True
             for c in self._compiled:

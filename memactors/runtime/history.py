@@ -144,6 +144,9 @@ class RollbackPlan:
     dry_run: bool = True
     applied: dict | None = None
     seconds: float = 0.0
+    # Logged actions (``rt.audit.actions``) that depended on a memory this rollback undoes or
+    # restores, as the rolling-back actor may read them: what to look at again.
+    affected_actions: list = field(default_factory=list)
 
     def counts(self) -> dict:
         out: dict = {}
@@ -158,11 +161,16 @@ class RollbackPlan:
             lines.append(f"  {it['memory_id']}  {it['scope']}  {it['action']:<16} {it['from']} -> {it['to']}")
         if len(self.items) > 20:
             lines.append(f"  ... {len(self.items) - 20} more")
+        if self.affected_actions:
+            lines.append(f"actions that depended on them: {len(self.affected_actions)}")
+            for a in self.affected_actions[:20]:
+                lines.append(f"  {a['action_id']}  {a['tool']}  {a['outcome']}  task {a['task_id']}  "
+                             f"on {', '.join(m[:8] for m in a['depended_on'])}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         return {"items": self.items, "counts": self.counts(), "restore_at": self.restore_at, "dry_run": self.dry_run,
-                "applied": self.applied, "seconds": round(self.seconds, 3)}
+                "applied": self.applied, "seconds": round(self.seconds, 3), "affected_actions": self.affected_actions}
 
 
 def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=None, actor: str, reason: str,
@@ -217,6 +225,9 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
                     if it["memory_id"] == mid:
                         it["action"], it["to"] = "left_to_its_scope", it["from"]
     rt._check_write([(actor, parse_scope(s)) for s in sorted({r[1] for r in rows.values()})])  # noqa: SLF001
+    touched = sorted({it["memory_id"] for it in plan.items if it["action"] in ("undo", "restore")})
+    if touched:
+        plan.affected_actions = calls.get(ledger.actions_on_many.remote(touched, actor))
     if not dry_run and rows:
         plan.applied = _apply(rt, rows, actor, reason)
     plan.seconds = time.perf_counter() - t0

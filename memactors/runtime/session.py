@@ -10,7 +10,8 @@ and task:
   next hook that needs them (``before_llm``, ``before_tool``, ``end_turn``...);
 - ``before_llm()``: the rendered L0 plus the pushed memories, pushed again every
   ``push_refresh_turns`` turns, within a token budget (CJK-aware);
-- ``before_tool(name, args)``: a pull recall for the tool call;
+- ``before_tool(name, args)``: a pull recall for the tool call, returned as a ``ToolCall``
+  handle; ``after_tool(call, outcome, cited=...)`` logs the action with what it depended on;
 - ``end_turn()``: promotion L1 -> L2 by the rules of ``memactors.core.promotion`` (one
   ``PromoteOp`` per promoted item, its ledger event naming the item), then the next turn;
 - ``complete(summary, outcome)``: everything checked first; then the session's end claimed at
@@ -50,6 +51,7 @@ from ..core.l0 import L0, Observation, check_source, quote
 from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.working import KEPT
+from .actions import log_action, tool_call
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
@@ -186,11 +188,22 @@ class Session:
 
     def before_tool(self, name: str, args: object = None, *, top_k: int | None = None):
         """A pull recall for a tool call: the tool's name and its arguments (rendered with
-        sorted keys) are the query; the session's scope (and its ancestors) are visible."""
+        sorted keys) are the query; the session's scope (and its ancestors) are visible.
+        Returns a ``ToolCall`` (``memactors.runtime.actions``): the recall's result, and the
+        handle to pass back with the tool's outcome (``after_tool``; or use it as a context
+        manager), so the evidence log links the action to the memories it was shown."""
         self._check_open()
         V.text(name, "tool name", 256)
         query = f"{name}: {_render_args(args)}" if args is not None else name
-        return self.recall(query, top_k=top_k)
+        return tool_call(self, name, self.recall(query, top_k=top_k), self._pushed, self._rt.clock.now_us())
+
+    def after_tool(self, call, outcome: str = "ok", *, cited: list[str] | None = None) -> dict:
+        """The tool of ``call`` (what ``before_tool`` returned) finished with ``outcome`` (an
+        identifier: "ok", "error", "refused", ...): the action is logged with the recalls made
+        for it and the memories they returned; ``cited``: those the model used (marked on their
+        recalls). ``rt.audit.actions(memory_id)`` then finds it. Returns the logged row."""
+        self._check_open()
+        return log_action(self._rt, self, call, outcome, cited)
 
     def recall(self, query: str, *, allowed_scopes: list[str] | None = None, top_k: int | None = None):
         """A pull recall through the session (its actor, task and purpose); the session's own
@@ -406,6 +419,9 @@ class AsyncSession:
 
     async def before_tool(self, name: str, args: object = None, **kw):
         return await asyncio.to_thread(self.session.before_tool, name, args, **kw)
+
+    async def after_tool(self, call, outcome: str = "ok", **kw) -> dict:
+        return await asyncio.to_thread(self.session.after_tool, call, outcome, **kw)
 
     async def recall(self, query: str, **kw):
         return await asyncio.to_thread(self.session.recall, query, **kw)

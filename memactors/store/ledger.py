@@ -25,9 +25,10 @@ from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
 from .entries import Entry, decode, encode, seal_all
+from .ledger_actions import ACTIONS_DDL, LedgerActions
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
 from .ledger_history import LedgerHistory
-from .ledger_key import DIGEST, FINGERPRINT, PSEUDONYM, LedgerKey
+from .ledger_key import DIGEST, FINGERPRINT, PSEUDONYM, LedgerKey, record_erased
 from .ledger_key import key_dir as resolve_key_dir
 
 _DDL = [
@@ -54,6 +55,7 @@ _DDL = [
     # Provenance by id (core.erasure: copy, context, claim), written with the record's event and
     # derived from the sealed records (rebuildable from them): what an erasure follows.
     "CREATE TABLE IF NOT EXISTS provenance (memory_id VARCHAR, source VARCHAR, kind VARCHAR)",
+    ACTIONS_DDL,  # what each completed tool call depended on (store.ledger_actions)
 ]
 
 _EVENT_SCHEMA = pa.schema(
@@ -71,7 +73,7 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
                    "query_digest", "top_k", "hits", "filters", "removed")
 
 
-class Ledger(LedgerChecks, LedgerHistory):
+class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
                  wal_max_mb: int = 16) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one
@@ -100,6 +102,7 @@ class Ledger(LedgerChecks, LedgerHistory):
             self.last_hash = E.GENESIS
         try:
             self.key = self._open_key(key_dir)
+            self.lineage = self._lineage()
             if adopt:
                 self._adopt()
             self.open_check()
@@ -129,6 +132,16 @@ class Ledger(LedgerChecks, LedgerHistory):
         if folder_id is None or self._meta("ledger_format") is None:
             raise LedgerTampered(f"the ledger at {self.path} has no folder id or format: not a keyed ledger")
         self.key = LedgerKey.open(key_dir, folder_id.decode(), create=False)
+        self.lineage = (self._meta("lineage") or folder_id).decode()
+
+    def _lineage(self) -> str:
+        """The folder's line (its first folder id; a restore keeps it): names its erasure
+        journal outside the folder (``ledger_key.record_erased``)."""
+        got = self._meta("lineage")
+        if got is None:
+            self._x("INSERT INTO meta VALUES ('lineage', ?)", [self.key.folder_id.encode()])
+            return self.key.folder_id
+        return got.decode()
 
     def _open_key(self, key_dir: str) -> LedgerKey:
         folder_id = self._meta("folder_id")
@@ -168,13 +181,22 @@ class Ledger(LedgerChecks, LedgerHistory):
                              AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id
                                              AND f.action = 'forget') ORDER BY 1""")
         if later:
-            now = int(time.time() * 1_000_000)
-            changes = [Change(E.FORGET, s, m, patch={"status": "tombstoned"},
-                              reason="erased in the original after the fork point") for m, s in later]
-            ids = [m for m, _ in later]
-            self.commit(encode([Entry(f"fork-erasures-{self.last_seq}", "memactors-fork", now, changes,
-                                      orjson.dumps({"decision": "forgotten", "forgotten": ids}), destroy_keys=ids)]),
-                        IdempotencyCache(0))
+            self.erase_again(later, "erased in the original after the fork point", "memactors-fork",
+                             f"fork-erasures-{self.last_seq}")
+
+    def erase_again(self, pairs: list[tuple[str, str]], reason: str, actor: str, idem_key: str) -> list[str]:
+        """Erase (memory id, scope) pairs this ledger still holds that were erased elsewhere (a
+        fork's origin after the fork point, a backup's folder after the backup): a forget event
+        each, their data keys destroyed, in one commit. Returns the ids."""
+        if not pairs:
+            return []
+        now = int(time.time() * 1_000_000)
+        changes = [Change(E.FORGET, s, m, patch={"status": "tombstoned"}, reason=reason) for m, s in pairs]
+        ids = [m for m, _ in pairs]
+        self.commit(encode([Entry(idem_key, actor, now, changes, orjson.dumps({"decision": "forgotten",
+                                                                                "forgotten": ids}),
+                                  destroy_keys=ids)]), IdempotencyCache(0))
+        return ids
 
     def _index_provenance(self) -> None:
         """Fill the provenance index from the records themselves (a ledger from before it, once)."""
@@ -277,6 +299,8 @@ class Ledger(LedgerChecks, LedgerHistory):
             "fingerprint": pa.array([batch["fingerprint"][i] for i in items], pa.binary())})
         newkeys = pa.table({"memory_id": key_ids, "key": pa.array(keys, pa.binary())})  # noqa: F841
         destroy = [m for i in items for m in batch["destroy"][i]]
+        if destroy:  # journaled first: a backup restored later erases them again, even if this folder is lost
+            record_erased(self.key.directory, self.lineage, destroy)
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
         taken = set(ev_idx) if len(take) != n_items else None
         prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]

@@ -10,12 +10,21 @@ events up to a seq (no bi-temporal copies in L2: the ledger holds every change a
 from __future__ import annotations
 
 import os
+import re
+
+import orjson
 
 from ..core import events as E
 from ..core import records as R
 from ..core.erasure import CONTEXT
 from ..core.errors import InvalidRecord, NotFound
 from ..core.project import Rows, apply
+from .entries import decode
+
+# A version's successor, in clear in the status event that superseded it (the link survives
+# the erasure of either: their records are sealed, this reason is not).
+_SUCCESSOR = re.compile(r"^superseded by ([0-9a-f]{32})")
+_GATED = (E.WRITE, E.WRITE_WORKING, E.REFRESH, E.MERGE)  # events a write made: its gate verdict applies
 
 
 class LedgerHistory:
@@ -202,6 +211,52 @@ class LedgerHistory:
             out["flagged"] = self.now_and_then(t["flag"], None)
         return out
 
+    def fact_history(self, scope: str, memory_id: str | None = None, entity_key: str | None = None) -> dict | None:
+        """Every version of one fact of ``scope`` (the versions of ``memory_id``'s fact, or of
+        the fact with ``entity_key``), each with all its events in seq order, its record as it
+        stands (None once erased: its key is gone, its events stay) and the gate's verdict of
+        each write (``gate_verdict``). Versions are found by entity key in the sealed records
+        and by the successor links in clear (``superseded by``, an update's ``supersedes``), so
+        an erased version linked to a live one is in the answer. None: no such memory or fact."""
+        key_of, links = {}, []
+        for mid, enc, snap, key in self._q(
+                "SELECT e.memory_id, e.encrypted, e.snapshot, k.key FROM events e LEFT JOIN keys k "
+                "ON k.memory_id = e.memory_id WHERE e.scope = ? AND e.action IN ('write', 'write_working')", [scope]):
+            ch = decode(E.WRITE, scope, mid, None, enc, bytes(snap), bytes(key) if key is not None else None)
+            key_of[mid] = ch.record.get("entity_key") if ch is not None else None
+            if ch is not None and ch.record.get("supersedes"):
+                links.append((mid, ch.record["supersedes"]))
+        for mid, reason in self._q("SELECT memory_id, reason FROM events WHERE scope = ? AND action = 'status' "
+                                   "AND starts_with(reason, 'superseded by ')", [scope]):
+            m = _SUCCESSOR.match(reason)
+            if m:
+                links.append((mid, m.group(1)))
+        start = {memory_id} if memory_id is not None and memory_id in key_of else set()
+        want = entity_key if entity_key is not None else key_of.get(memory_id)
+        if want is not None:
+            start |= {m for m, k in key_of.items() if k == want}
+        if not start:
+            return None
+        ids = sorted(m for m in _linked(start, links) if m in key_of)
+        events, current, idem = [], Rows(), set()
+        for seq, ts, action, mid, version, actor, reason, enc, snap, idem_key, key in self._q(
+                """SELECT e.seq, e.ts, e.action, e.memory_id, e.version, e.actor, e.reason, e.encrypted, e.snapshot,
+                          e.idem_key, k.key FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                   WHERE list_contains(?, e.memory_id) ORDER BY e.seq""", [ids]):
+            ch = decode(action, scope, mid, reason, enc, bytes(snap) if snap is not None else b"",
+                        bytes(key) if key is not None else None, version)
+            if ch is not None:
+                apply(current, ch)
+            if action in _GATED and idem_key is not None:
+                idem.add(idem_key)
+            events.append({"seq": int(seq), "ts": int(ts), "action": action, "memory_id": mid, "version": version,
+                           "actor": actor, "reason": reason, "idem_key": idem_key,
+                           "patch": ch.patch if ch is not None and ch.patch is not None else None})
+        gates = {k: gate_verdict(bytes(r) if r is not None else None) for k, r in self._q(
+            "SELECT idem_key, result FROM idempotency WHERE list_contains(?, idem_key)", [sorted(idem)])}
+        return {"scope": scope, "ids": ids, "events": events, "records": {m: current.get(m) for m in ids},
+                "gates": gates}
+
     def export_to(self, dest: str, upto: int) -> dict:
         """Copy the ledger up to seq ``upto`` into the (new, empty) ledger file ``dest``: events
         as they are (the chain stays intact and verifiable), the data keys of memories written
@@ -225,10 +280,41 @@ class LedgerHistory:
                          WHERE i.idem_key IN (SELECT idem_key FROM events WHERE seq <= ?)""", [int(upto)])
             self._x("INSERT INTO fork.recalls SELECT * FROM recalls WHERE ts <= ?", [ts])
             self._x("INSERT INTO fork.citations SELECT * FROM citations WHERE ts <= ?", [ts])
+            self._x("INSERT INTO fork.actions SELECT * FROM actions WHERE ended_at <= ?", [ts])
             n = self._x("SELECT count(*) FROM fork.events")[0][0]
         finally:
             self._x("DETACH fork")
         return {"events": int(n), "upto": int(upto), "ts": ts}
+
+
+def _linked(start: set[str], links: list[tuple[str, str]]) -> set[str]:
+    """Every id reachable from ``start`` along ``links`` (either way): the versions of one fact."""
+    near: dict[str, set[str]] = {}
+    for a, b in links:
+        near.setdefault(a, set()).add(b)
+        near.setdefault(b, set()).add(a)
+    found, todo = set(start), list(start)
+    while todo:
+        for m in near.get(todo.pop(), ()):
+            if m not in found:
+                found.add(m)
+                todo.append(m)
+    return found
+
+
+def gate_verdict(result: bytes | None) -> dict | None:
+    """The gate's verdict kept with a write (its idempotency result), as history shows it: the
+    decision, and each hit's rule id, field and span. Nothing else: never a value, nor anything
+    derived from one."""
+    try:
+        gate = (orjson.loads(result) or {}).get("gate") if result else None
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    if not isinstance(gate, dict) or not gate:
+        return None
+    return {"decision": gate.get("decision"),
+            "hits": [{"rule": h.get("rule"), "field": h.get("field", "text"), "span": list(h.get("span") or [])}
+                     for h in gate.get("hits", ()) if isinstance(h, dict)]}
 
 
 def check_live_at(rec: dict, ts_us: int) -> bool:

@@ -79,6 +79,24 @@ class LedgerKey:
             raise StoreError(f"cannot create the ledger key in {directory}: {exc.strerror}") from None
         return cls(secret, folder_id, directory)
 
+    def install(self, directory: str, folder_id: str | None = None) -> LedgerKey:
+        """This key's secret written as ``<folder_id>.key`` (default: this folder's id) in
+        ``directory`` (0600, never over an existing file): a backup's copy, or a restored
+        folder's key under its new id (the same secret: its MACs, digests, fingerprints and
+        pseudonyms stay what they were). Returns the key as it lives there."""
+        folder_id = folder_id or self.folder_id
+        path = os.path.join(directory, f"{folder_id}.key")
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(self._secret.hex().encode())
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise StoreError(f"cannot write a ledger key in {directory}: {exc.strerror or type(exc).__name__}") from None
+        return LedgerKey(self._secret, folder_id, directory)
+
     def subkey(self, purpose: bytes) -> bytes:
         return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(self._secret)
 
@@ -116,3 +134,39 @@ class LedgerKey:
         if not ok:
             raise StoreError(f"the ledger anchor {self.head_path} is unreadable or was edited")
         return seq, h
+
+
+# --- the erasure journal: which memories a folder's line has erased, outside the folder -------
+#
+# A backup holds the data keys of what was live when it was taken. A memory erased afterwards
+# must not come back when that backup is restored, even if the data folder itself is gone: so
+# every erasure's memory ids (random hex ids, nothing of the content) are appended here, beside
+# the key, under the folder's *lineage* (its first folder id, kept by restores), and a restore
+# erases them again. Forks start a lineage of their own (they never held what came after them).
+
+
+def journal_path(directory: str, lineage: str) -> str:
+    return os.path.join(directory, f"{lineage}.erased")
+
+
+def record_erased(directory: str, lineage: str, memory_ids: list[str]) -> None:
+    """Append erased memory ids (one a line, fsynced) to the lineage's journal."""
+    if not memory_ids:
+        return
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd = os.open(journal_path(directory, lineage), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as f:
+        f.write("".join(f"{m}\n" for m in memory_ids).encode())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_erased(directory: str, lineage: str) -> set[str] | None:
+    """The memory ids the lineage has erased (None: no journal there)."""
+    try:
+        with open(journal_path(directory, lineage), "rb") as f:
+            return {line.strip() for line in f.read().decode(errors="replace").splitlines() if line.strip()}
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read the erasure journal in {directory}: {exc.strerror}") from None

@@ -1,0 +1,156 @@
+"""Backups and restores (``rt.backup(dest)``, ``memactors.runtime.backup.restore(src, to)``,
+``[backup]`` for a schedule with retention). What a backup holds and how it stays consistent
+while writes go on: ``memactors.engine.backup`` and ``memactors.store.backup``.
+
+Erasure applies to backups: a backup never holds a data key destroyed before it was taken (the
+ledger is copied row by row, not as a file), and every erasure is journaled outside the data
+folder beside its key (``store.ledger_key.record_erased``), so restoring an older backup erases
+again what was forgotten after it. RPO of a schedule: ``[backup].interval_s`` plus the time one
+backup takes (a crash loses at most the writes acknowledged since the newest backup began).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import time
+from datetime import datetime, timezone
+
+from ..core import validate as V
+from ..core.errors import InvalidRecord, LedgerTampered, StoreError
+from ..store import backup as B
+from ..store.ledger_key import key_dir as resolve_key_dir
+
+log = logging.getLogger("memactors.backup")
+PARTIAL = ".partial"
+
+
+def new_folder(path: object, what: str, *, outside: str | None = None) -> str:
+    """``path`` as a new (absent or empty) folder's real path, outside ``outside``; InvalidRecord
+    or StoreError otherwise (the message names neither path: the caller knows what it gave)."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise InvalidRecord(f"{what} takes the path of a new folder (a str or path), not {V.got(path)}")
+    if "\0" in os.fspath(path) or not os.fspath(path).strip():
+        raise InvalidRecord(f"{what}'s path is empty or holds a NUL character")
+    dest = os.path.realpath(os.path.expanduser(os.fspath(path)))
+    if outside is not None and os.path.commonpath([dest, outside]) == outside:
+        raise StoreError(f"{what} needs a folder outside the data folder")
+    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
+        raise StoreError(f"{what} needs a new, empty folder: that one exists and is not empty")
+    return dest
+
+
+class BackupAPI:
+    """Mixed into ``Runtime``."""
+
+    def backup(self, dest: str | os.PathLike) -> dict:
+        """A consistent copy of this folder (ledger, L2, key and anchor) into the new, empty
+        folder ``dest``, taken while the runtime runs: writes go on being acknowledged (the
+        owners' L2 flushes pause for the instant the snapshot takes). Returns the manifest:
+        ``seq`` (the newest event it holds), ``rows``, ``events``, ``bytes``, ``seconds``.
+        Restore it with ``memactors.runtime.backup.restore`` or ``memactors restore``."""
+        self._check_open()
+        path = new_folder(dest, "backup", outside=self.data_dir)
+        self.flush()  # L2 and the recall evidence up to now: the copy needs less replay when restored
+        out = self._calls.get(self._ledger.backup_to.remote(path), timeout=max(3600.0, self.config.runtime.call_timeout_s))
+        return dict(out, path=path)
+
+
+def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verify: bool = True) -> dict:
+    """Bring the backup at ``src`` back as the new data folder ``to``: the backup is verified
+    first (chain, MACs, its anchor, its tables: a changed backup is refused with
+    LedgerTampered), then restored under a new folder id with the same key, anchored in the key
+    folder of ``config`` (``[runtime].key_dir``, else $MEMACTORS_KEY_DIR, else
+    ~/.memactors/keys), and everything its folder erased after the backup (that key folder's
+    erasure journal) is erased again. ``verify``: open the result on the process host and run
+    ``audit.verify()`` (ledger and L2) before returning. Open it with ``memactors.connect(to)``."""
+    from .facade import connect, load_config
+
+    if not isinstance(verify, bool):
+        raise InvalidRecord("verify is true or false")
+    cfg = load_config(config)
+    if not isinstance(src, (str, os.PathLike)) or not os.path.isdir(os.fspath(src)):
+        raise StoreError("restore needs the folder of a backup (rt.backup / memactors backup made it)")
+    src = os.path.realpath(os.fspath(src))
+    dest = new_folder(to, "restore", outside=None)
+    if os.path.commonpath([dest, src]) == src:
+        raise StoreError("restore needs a folder outside the backup")
+    kd = resolve_key_dir(cfg.runtime.key_dir)
+    t0 = time.perf_counter()
+    out = B.restore_files(src, dest, kd)
+    if verify:
+        cfg.runtime.key_dir, cfg.runtime.host, cfg.grants = kd, "process", []  # nothing granted by the check
+        t1 = time.perf_counter()
+        with connect(dest, config=cfg) as rt:
+            v = rt.audit.verify()
+        if not v["ok"]:
+            raise LedgerTampered(f"the restored folder does not verify (table {v.get('table')}, "
+                                 f"seq {v.get('first_bad_seq')}): {v.get('reason')}")
+        out.update(verified=v, verify_seconds=round(time.perf_counter() - t1, 3))
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+class BackupSchedule:
+    """``[backup].interval_s``: a backup into a new folder under ``[backup].dir`` every interval
+    (wall-clock time: durability does not follow a simulated clock), written as
+    ``<name>.partial`` and renamed once complete; the newest ``keep`` complete ones are kept, the
+    rest (and partial ones a crash left) deleted. A failure is logged, announced as a
+    ``backup_failed`` alert, and retried at the next interval."""
+
+    def __init__(self, rt, interval_s: float, folder: str, keep: int) -> None:
+        self._rt, self._interval, self._keep = rt, interval_s, keep
+        self.folder = os.path.realpath(os.path.expanduser(folder))
+        if os.path.commonpath([self.folder, rt.data_dir]) == rt.data_dir:
+            raise StoreError("[backup].dir must be outside the data folder")
+        self._stop = threading.Event()
+        self.runs, self.last, self.errors = 0, None, 0
+        self._thread = threading.Thread(target=self._loop, name="memactors-backup-schedule", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self.run_once()
+            except Exception as exc:  # noqa: BLE001 - retried at the next interval
+                if self._stop.is_set():
+                    return
+                self.errors += 1
+                log.exception("scheduled backup failed; retrying at the next interval")
+                self._rt._alerts.emit("backup_failed", error=type(exc).__name__)  # noqa: SLF001
+
+    def run_once(self) -> dict:
+        os.makedirs(self.folder, exist_ok=True)
+        name = "backup-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        partial = os.path.join(self.folder, name + PARTIAL)
+        out = self._rt.backup(partial)
+        final = os.path.join(self.folder, name)
+        os.replace(partial, final)
+        self.runs += 1
+        self.last = dict(out, path=final)
+        self.prune()
+        return self.last
+
+    def complete(self) -> list[str]:
+        """The complete backups under the folder, oldest first."""
+        names = sorted(n for n in os.listdir(self.folder) if n.startswith("backup-") and not n.endswith(PARTIAL)
+                       and os.path.exists(os.path.join(self.folder, n, B.MANIFEST)))
+        return [os.path.join(self.folder, n) for n in names]
+
+    def prune(self) -> None:
+        for path in self.complete()[:-self._keep]:
+            shutil.rmtree(path, ignore_errors=True)
+        for n in os.listdir(self.folder):
+            if n.startswith("backup-") and n.endswith(PARTIAL):  # a crash mid-backup left it
+                shutil.rmtree(os.path.join(self.folder, n), ignore_errors=True)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def start_schedule(rt) -> BackupSchedule | None:
+    b = rt.config.backup
+    return BackupSchedule(rt, b.interval_s, b.dir, b.keep) if b.interval_s > 0 else None
+
