@@ -25,10 +25,11 @@ def _us(v) -> int | None:
 class ListingMixin:
     async def live(self, scopes: list[str], actor: str, now_us: int, *, memory_ids: list[str] | None = None,
                    entity_keys: list[str] | None = None, subject_prefix: str | None = None,
-                   limit: int | None = None) -> list[dict]:
+                   limit: int | None = None, include_expired: bool = False) -> list[dict]:
         """Live vault memories of ``scopes`` (each must be this owner's and readable by ``actor``),
         oldest first: those with these ids, or these entity keys (their live version), or whose
-        subject starts with ``subject_prefix``, or all of them; at most ``limit``."""
+        subject starts with ``subject_prefix``, or all of them; at most ``limit``.
+        ``include_expired``: hard-expired ones too (still held until a sweep; for inspection)."""
         await self._ready()
         for s in scopes:
             self._check_mine(s)
@@ -48,7 +49,7 @@ class ListingMixin:
                 if r is None or r["status"] not in R.LIVE:
                     continue
                 exp = _us(r.get("hard_expires_at"))
-                if exp is not None and exp <= now_us:
+                if exp is not None and exp <= now_us and not include_expired:
                     continue
                 out.append({k: _us(r.get(k)) if k.endswith(("_at",)) else r.get(k) for k in LISTED})
         out.sort(key=lambda r: (r["created_at"], r["memory_id"]))
