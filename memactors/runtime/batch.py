@@ -115,11 +115,20 @@ class BatchAPI:
             if not isinstance(u, MemactorsError):
                 by_kind.setdefault(u[0], []).append(i)
         now = self.clock.now_us()
+        t0 = time.time_ns()
         jobs = []
         for kind, idx in by_kind.items():
             jobs.append(_guard(getattr(self, f"_a_{kind}")([units[i][1] for i in idx], now), idx, out))
         await asyncio.gather(*jobs)
+        for observe in self.__dict__.get("_observers", ()):  # e.g. OpenTelemetry (memactors.integrations.otel)
+            observe(units, out, t0, time.time_ns())
         return out
+
+    def observe(self, fn) -> None:
+        """Call ``fn(units, results, start_ns, end_ns)`` after each batch is sent (checked ops as
+        (kind, payload) or their errors, and the results in the same order). Observers see ids,
+        never content unless they read it: ``memactors.integrations.otel`` reads ids only."""
+        self.__dict__.setdefault("_observers", []).append(fn)
 
     async def _a_write(self, reqs: list, now: int) -> list:
         rc = self.config.runtime
