@@ -36,9 +36,18 @@ class Agent:
 
     # --- ops, built ---------------------------------------------------------------------------
 
-    def write_op(self, text: str, *, scope: str | None = None, **fields: Any) -> O.Write:
-        """A ``Write`` of this agent (fields: those of ``memactors.ops.Write``)."""
-        return O.Write(scope=scope or self.home, text=text, actor=self.actor, **fields)
+    def write_op(self, text: str, *, scope: str | None = None, subject: str | None = None, predicate: str | None = None,
+                 object: str | None = None, source: str = "user_stated", source_id: str | None = None,
+                 confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
+                 soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
+                 idempotency_key: str | None = None, context: str | None = None, category: str = "default",
+                 derived_from: list[str] | None = None) -> O.Write:
+        """A ``Write`` of this agent into ``scope`` (default: home); the fields are ``memactors.ops.Write``'s."""
+        return O.Write(scope=scope or self.home, text=text, actor=self.actor, subject=subject, predicate=predicate,
+                       object=object, source=source, source_id=source_id, confidence=confidence,
+                       sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days, importance=importance,
+                       pool=pool, idempotency_key=idempotency_key, context=context, category=category,
+                       derived_from=derived_from)
 
     def recall_op(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None,
                   token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
@@ -56,13 +65,23 @@ class Agent:
 
     # --- verbs ----------------------------------------------------------------------------------
 
-    def remember(self, text: str, *, scope: str | None = None, **fields: Any) -> WriteResult:
+    def remember(self, text: str, *, scope: str | None = None, subject: str | None = None, predicate: str | None = None,
+                 object: str | None = None, source: str = "user_stated", source_id: str | None = None,
+                 confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
+                 soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
+                 idempotency_key: str | None = None, context: str | None = None, category: str = "default",
+                 derived_from: list[str] | None = None) -> WriteResult:
         """Write a memory through the gate into ``scope`` (default: the agent's home scope)."""
-        return self._rt.batch([self.write_op(text, scope=scope, **fields)])[0]
+        return self._rt.batch([self.write_op(
+            text, scope=scope, subject=subject, predicate=predicate, object=object, source=source, source_id=source_id,
+            confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days,
+            importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
+            derived_from=derived_from)])[0]
 
-    def recall(self, query: str, **kw: Any) -> RecallResult:
+    def recall(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None, token_budget: int | None = None,
+               threshold: float | None = None, weights: Any = None, at: int | str | datetime | None = None) -> RecallResult:
         """A governed recall over the agent's scopes (or ``scopes=``); ``top_k`` hits at most."""
-        return self._rt.batch([self.recall_op(query, **kw)])[0]
+        return self._rt.batch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget, threshold=threshold, weights=weights, at=at)])[0]
 
     def get(self, memory_id: str) -> Memory | None:
         """The live memory with this id, if the agent may read it (None: no such live memory)."""
@@ -81,11 +100,21 @@ class Agent:
 
     # --- async twins: the same ops through rt.abatch (coalesced with other agents') -------------
 
-    async def aremember(self, text: str, *, scope: str | None = None, **fields: Any) -> WriteResult:
-        return (await self._rt.abatch([self.write_op(text, scope=scope, **fields)]))[0]
+    async def aremember(self, text: str, *, scope: str | None = None, subject: str | None = None, predicate: str | None = None,
+                       object: str | None = None, source: str = "user_stated", source_id: str | None = None,
+                       confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
+                       soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
+                       idempotency_key: str | None = None, context: str | None = None, category: str = "default",
+                       derived_from: list[str] | None = None) -> WriteResult:
+        return (await self._rt.abatch([self.write_op(
+            text, scope=scope, subject=subject, predicate=predicate, object=object, source=source, source_id=source_id,
+            confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days,
+            importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
+            derived_from=derived_from)]))[0]
 
-    async def arecall(self, query: str, **kw: Any) -> RecallResult:
-        return (await self._rt.abatch([self.recall_op(query, **kw)]))[0]
+    async def arecall(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None, token_budget: int | None = None,
+                      threshold: float | None = None, weights: Any = None, at: int | str | datetime | None = None) -> RecallResult:
+        return (await self._rt.abatch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget, threshold=threshold, weights=weights, at=at)]))[0]
 
     async def aget(self, memory_id: str) -> Memory | None:
         found = (await self._rt.abatch([self.lookup_op(memory_ids=[memory_id])]))[0]

@@ -45,7 +45,10 @@ class BatchAPI:
     async def abatch(self, ops: list, *, return_errors: bool = False) -> list:
         """``batch`` awaited: concurrent calls on one event loop are sent together."""
         self._check_open()
-        units = self._check_ops(ops)
+        return await self._arun(self._check_ops(ops), return_errors)
+
+    async def _arun(self, units: list, return_errors: bool) -> list:
+        """Checked units (or their errors) sent with the loop's other calls."""
         if not return_errors:
             _raise_first(units)
         out = await _coalescer(self).run(units)
@@ -67,6 +70,9 @@ class BatchAPI:
                 out[i] = _at(i, r) if isinstance(r, MemactorsError) else ("write", r)
         for i, op in enumerate(ops):
             if out[i] is not None:
+                continue
+            if isinstance(op, MemactorsError):  # refused by a caller's own check (an async twin): kept in place
+                out[i] = op
                 continue
             try:
                 out[i] = self._check_op(op)

@@ -8,7 +8,12 @@ import warnings
 
 from ..core.errors import InvalidRecord
 
-UNSET = object()  # the default of an old name: "not given" (None may be a real value)
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()  # the default of an old name: "not given" (None may be a real value)
 
 
 def renamed(verb: str, old: str, old_value, new: str, new_value, default=None):
