@@ -6,6 +6,10 @@
     rt.write("/org/acme/user/alice/", "Alice prefers green tea", actor="agent-1")
     rt.recall("what does alice drink?", actor="agent-1", task_id="t1",
               allowed_scopes=["/org/acme/user/alice/"], purpose="answer")
+
+    # or through a handle bound to the agent's identity (each verb one op of memactors.ops):
+    alice = rt.agent("agent-1", task_id="t1", purpose="answer", scopes=["/org/acme/user/alice/"])
+    alice.remember("Alice's flight leaves Friday"); alice.recall("when does alice fly?")
 """
 
 from typing import TYPE_CHECKING, Any
@@ -15,6 +19,7 @@ from .core.config import Config
 from .core.errors import (
     AccessDenied,
     BackPressure,
+    Blocked,
     ConfigError,
     DataFolderLocked,
     EmbedderMismatch,
@@ -41,17 +46,21 @@ from .core.retriever import Retriever
 from .core.scopes import Scope, parse_scope
 
 if TYPE_CHECKING:
-    from .runtime import Hit, RecallResult, Runtime, Session, connect, restore
+    from .runtime import Agent, ForgetResult, GrantResult, Hit, Memory, RecallResult, Runtime, Session, connect, restore
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AccessDenied",
+    "Agent",
     "BackPressure",
+    "Blocked",
     "Config",
     "ConfigError",
     "DataFolderLocked",
     "EmbedderMismatch",
+    "ForgetResult",
+    "GrantResult",
     "Hit",
     "IdempotencyConflict",
     "InvalidIdentifier",
@@ -61,6 +70,7 @@ __all__ = [
     "LedgerTampered",
     "ManualClock",
     "MemactorsError",
+    "Memory",
     "NoGrants",
     "NotFound",
     "OwnerUnavailable",
@@ -86,7 +96,8 @@ __all__ = [
 
 # The runtime (and with it ray, duckdb and lancedb, ~0.5 s) is imported on first use, so that
 # `import memactors` stays light for the command line and for code that only needs the errors.
-_LAZY = frozenset({"Hit", "RecallResult", "Runtime", "Session", "connect", "restore"})
+_LAZY = frozenset({"Agent", "ForgetResult", "GrantResult", "Hit", "Memory", "RecallResult", "Runtime", "Session",
+                   "connect", "restore"})
 
 
 def __getattr__(name: str) -> Any:

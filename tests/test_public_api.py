@@ -6,7 +6,7 @@ from memactors.core import errors
 
 def test_exported_names():
     assert set(memactors.__all__) == {
-        "AccessDenied", "BackPressure", "Config", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
+        "AccessDenied", "Agent", "BackPressure", "Blocked", "Config", "ForgetResult", "GrantResult", "Memory", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
         "IdempotencyConflict", "InvalidIdentifier", "InvalidRecord", "InvalidScope", "LedgerKeyMissing",
         "LedgerTampered", "ManualClock", "MemactorsError", "NoGrants",
         "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Retriever", "Runtime", "RuntimeClosed",
@@ -23,7 +23,7 @@ def test_runtime_methods():
                  "recall_many", "arecall_many", "tick", "gc", "agc", "purge", "apurge", "rollback", "arollback",
                  "fork", "afork", "session", "asession", "resume_session", "aresume_session", "promote",
                  "apromote", "demote_unused", "ademote_unused", "retrieve", "aretrieve", "history", "ahistory",
-                 "update", "aupdate", "backup", "abackup"]:
+                 "update", "aupdate", "backup", "abackup", "batch", "abatch", "agent", "observe"]:
         assert callable(getattr(memactors.Runtime, name)), name
 
 
@@ -63,3 +63,87 @@ def test_config_rejects_unknown_keys():
     with pytest.raises(errors.ConfigError):
         memactors.Config.from_dict({"storage": {}})
     assert memactors.Config.from_dict({"runtime": {"num_owners": 4}}).runtime.num_owners == 4
+
+
+# Signatures, not only names: one name per idea (``at`` a point in time, ``top_k`` a count,
+# ``erase`` what a forget takes, ``scopes`` what is read), no **extra. The old names (as_of,
+# max_items, forget's scope, rollback's to) are kept for one release, defaulting to UNSET.
+SIGNATURES = {
+    "Runtime.batch": "(self, ops: 'list', *, return_errors: 'bool' = False) -> 'list'",
+    "Runtime.abatch": "(self, ops: 'list', *, return_errors: 'bool' = False) -> 'list'",
+    "Runtime.agent": "(self, actor: 'str', *, task_id: 'str' = 'default', purpose: 'str' = 'assist', "
+                     "scopes: 'list[str]', home: 'str | None' = None) -> 'Agent'",
+    "Runtime.write": "(self, scope: 'str', text: 'str', *, actor: 'str', subject: 'str | None' = None, "
+                     "predicate: 'str | None' = None, object: 'str | None' = None, source: 'str' = 'user_stated', "
+                     "source_id: 'str | None' = None, confidence: 'float | None' = None, "
+                     "sensitivity: 'str' = 'internal', ttl_days: 'float | str | None' = None, "
+                     "soft_ttl_days: 'float | str | None' = None, importance: 'float' = 0.5, pool: 'str' = 'vault', "
+                     "idempotency_key: 'str | None' = None, context: 'str | None' = None, "
+                     "category: 'str' = 'default', derived_from: 'list[str] | None' = None) -> 'R.WriteResult'",
+    "Runtime.recall": "(self, query: 'str', *, actor: 'str', task_id: 'str', allowed_scopes: 'list[str]', "
+                      "purpose: 'str', top_k: 'int' = 5, token_budget: 'int | None' = None, "
+                      "threshold: 'float | None' = None, weights: 'Any' = None, "
+                      "at: 'int | str | datetime | None' = None, as_of: 'Any' = UNSET) -> 'RecallResult'",
+    "Runtime.push": "(self, goal: 'str', *, actor: 'str', task_id: 'str', allowed_scopes: 'list[str]', "
+                    "purpose: 'str' = 'task_start', top_k: 'int | None' = None, token_budget: 'int | None' = None, "
+                    "threshold: 'float | None' = None, weights: 'Any' = None, max_items: 'Any' = UNSET) "
+                    "-> 'RecallResult'",
+    "Runtime.forget": "(self, memory_id: 'str', *, actor: 'str', reason: 'str', erase: 'str' = 'memory', "
+                      "scope: 'Any' = UNSET) -> 'dict'",
+    "Runtime.rollback": "(self, *, at: 'int | str | datetime | None' = None, memory_id: 'str | None' = None, "
+                        "where: 'dict | None' = None, cascade: 'bool' = False, scope: 'str | None' = None, "
+                        "actor: 'str', reason: 'str', dry_run: 'bool' = False, to: 'Any' = UNSET) -> 'RollbackPlan'",
+    "Runtime.fork": "(self, path: 'str | os.PathLike', *, at: 'int | str | datetime | None' = None, "
+                    "workers: 'int | None' = None) -> 'dict'",
+    "Runtime.awrite_many": "(self, items: 'list', *, return_errors: 'bool' = False) -> 'list[R.WriteResult]'",
+    "Runtime.arecall_many": "(self, requests: 'list[dict]', *, return_errors: 'bool' = False) -> 'list[RecallResult]'",
+    "Agent.recall": "(self, query: 'str', *, top_k: 'int' = 5, scopes: 'list[str] | None' = None, "
+                    "token_budget: 'int | None' = None, threshold: 'float | None' = None, weights: 'Any' = None, "
+                    "at: 'int | str | datetime | None' = None) -> 'RecallResult'",
+    "Agent.get": "(self, memory_id: 'str') -> 'Memory | None'",
+    "Agent.list": "(self, *, scope: 'str | None' = None, subject_prefix: 'str | None' = None, "
+                  "limit: 'int | None' = 100) -> 'list[Memory]'",
+    "Agent.forget": "(self, memory_id: 'str', *, reason: 'str', erase: 'str' = 'memory') -> 'ForgetResult'",
+}
+OP_FIELDS = {
+    "Recall": ["query", "actor", "task_id", "scopes", "purpose", "top_k", "token_budget", "threshold", "weights", "at"],
+    "Lookup": ["actor", "scope", "memory_ids", "facts", "subject_prefix", "limit"],
+    "Forget": ["memory_id", "actor", "reason", "erase", "idempotency_key"],
+    "Grant": ["actor", "scope", "read", "write", "by", "reason"],
+    "Write": ["scope", "text", "actor", "subject", "predicate", "object", "source", "source_id", "confidence",
+              "sensitivity", "ttl_days", "soft_ttl_days", "importance", "pool", "idempotency_key", "context",
+              "category", "derived_from"],
+}
+
+
+def test_signatures_are_pinned():
+    import inspect
+
+    from memactors.runtime.agent import Agent
+
+    owners = {"Runtime": memactors.Runtime, "Agent": Agent}
+    for name, want in SIGNATURES.items():
+        cls, meth = name.split(".")
+        assert str(inspect.signature(getattr(owners[cls], meth))) == want, name
+
+
+def test_the_handle_writes_with_the_fields_of_the_write_op():
+    import inspect
+
+    from memactors.runtime.agent import Agent
+
+    for verb in ("remember", "aremember", "write_op"):
+        params = list(inspect.signature(getattr(Agent, verb)).parameters)
+        assert params == ["self", "text", *OP_FIELDS["Write"][:1], *OP_FIELDS["Write"][3:]], verb
+    for name in ("write", "remember", "recall", "forget"):
+        for cls in (memactors.Runtime, Agent):
+            if hasattr(cls, name):
+                kinds = {p.kind for p in inspect.signature(getattr(cls, name)).parameters.values()}
+                assert inspect.Parameter.VAR_KEYWORD not in kinds, f"{cls.__name__}.{name} takes **extra"
+
+
+def test_op_fields_are_pinned():
+    from memactors import ops
+
+    for name, fields in OP_FIELDS.items():
+        assert list(getattr(ops, name).__dataclass_fields__) == fields, name

@@ -28,6 +28,7 @@
     memactors purge                   erased bytes out of storage now
     memactors simulate --config F     the batch simulation: memactors beside a plain store, judged
     memactors demo --fresh            a narrated walk through all of it
+    memactors mcp [--http --tokens F]   the memory as MCP tools (stdio, or streamable HTTP with bearer tokens)
     memactors down                    stop the long-lived runtime
 
 Every verb takes ``--data DIR`` (default ``.memactors-data``, or $MEMACTORS_DATA) and ``--json``.
@@ -46,7 +47,7 @@ a governance counter is not 0), 2 a user error (one line on stderr).
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, backup, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, memory, review,
+    audit, backup, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, mcp, memory, review,
     server, simulate)
 from memactors.cli.group import cli
 

@@ -45,7 +45,7 @@ def rollback(to: str | None, memory_id: str | None, source_kind: str | None, by_
         parse_scope(scope)
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        plan = rt.rollback(to=parse_point(to) if to else None, memory_id=memory_id, where=where or None,
+        plan = rt.rollback(at=parse_point(to) if to else None, memory_id=memory_id, where=where or None,
                            cascade=cascade, scope=scope, actor=actor, reason=reason, dry_run=dry_run)
     if as_json:
         out.json(plan.to_dict())

@@ -65,7 +65,7 @@ def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpos
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
         res = rt.recall(query, actor=actor, task_id=task_id, allowed_scopes=list(scopes), purpose=purpose,
-                        top_k=top_k, as_of=parse_point(as_of) if as_of else None)
+                        top_k=top_k, at=parse_point(as_of) if as_of else None)
     if as_json:
         out.json(res.to_dict())
         return
@@ -87,7 +87,7 @@ def forget(memory_id: str, actor: str, reason: str, fact: bool, data: str, as_js
         raise CliError("--reason must not be empty")
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        res = rt.forget(memory_id, actor=actor, reason=reason, scope="fact" if fact else "memory")
+        res = rt.forget(memory_id, actor=actor, reason=reason, erase="fact" if fact else "memory")
     if as_json:
         out.json(res)
         return

@@ -5,7 +5,8 @@
      │    ├── InvalidIdentifier   an id outside [A-Za-z0-9_.-], "." / "..", or one that looks like personal data or a secret
      │    ├── InvalidScope        a scope path outside the scope tree
      │    ├── InvalidRecord       a field of a write or recall out of range
-     │    └── IdempotencyConflict an idempotency key reused for a different write
+     │    ├── IdempotencyConflict an idempotency key reused for a different write
+     │    └── Blocked             the write gate blocked the write (err.gate: rule ids and spans); nothing stored
      ├── AccessDenied             grants or scope rules refuse the call (also a PermissionError)
      │    └── NoGrants            the actor holds no grant at all (says how to add one)
      ├── NotFound                 an unknown memory id (also a LookupError)
@@ -55,6 +56,23 @@ class InvalidRecord(ValidationError):
 
 class IdempotencyConflict(ValidationError):
     """An idempotency key came back with a different write than the one it was first used for."""
+
+
+class Blocked(ValidationError):
+    """The write gate blocked a write (a secret, dangerous code): nothing of it was stored.
+    ``gate`` holds the gate's summary: rule ids and spans, never the matched text. (``write()``
+    itself returns ``decision="blocked"``; the adapters that have no decision to return raise this.)"""
+
+    def __init__(self, message: str = "", *, gate: dict | None = None) -> None:
+        super().__init__(message)
+        self.gate = gate or {}
+
+    def __reduce__(self):
+        return (_blocked, (str(self), self.gate))
+
+
+def _blocked(message, gate):
+    return Blocked(message, gate=gate)
 
 
 class AccessDenied(MemactorsError, PermissionError):

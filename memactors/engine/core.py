@@ -51,6 +51,7 @@ from .naming import owner_index, tenant_tag
 from .flush import FlushMixin
 from .gather import SessionMixin
 from .hot import HotCache, NearCopies
+from .listing import ListingMixin
 from .outbox import L2Outbox
 from .prepare import embed_kept, unpack
 from .recall import RecallMixin
@@ -78,7 +79,7 @@ NO_VIEW = _NoView()
 RELOAD_WINDOW_S = 30.0  # how long a rebuild after a failed commit waits for a restarting ledger writer
 
 
-class ScopeCore(RecallMixin, FlushMixin, SessionMixin):
+class ScopeCore(RecallMixin, FlushMixin, SessionMixin, ListingMixin):
     def __init__(self, index: int, data_dir: str, config: dict, peers, pools) -> None:
         """Core ``index`` of ``config``'s owners, on the data folder ``data_dir``. ``peers``:
         ``ledger()`` and ``owner(i)`` ports; ``pools``: ``gate_pool(gate, local_embedder)`` and

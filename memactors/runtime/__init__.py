@@ -8,15 +8,19 @@
 - ``audit``, ``review``: ``rt.audit``, ``rt.review``;
 - ``session``: agent sessions (``rt.session``: L0, the loop's hooks, promotion), push sessions, ``Tick``;
 - ``l3``: ``rt.retrieve``, L3 retrievers under the recall contract;
-- ``results``: ``Hit`` and ``RecallResult``;
+- ``results``: ``Hit``, ``RecallResult``, ``Memory``, ``ForgetResult``, ``GrantResult``;
+- ``batch``: ``rt.batch`` / ``rt.abatch`` over ``memactors.ops``, concurrent calls coalesced per owner;
+- ``agent``: ``rt.agent(...)``, a handle bound to one identity, each verb one op;
+- ``renamed``: old parameter names kept for one release with a DeprecationWarning;
 - ``versions_api``: ``rt.history`` and ``rt.update``; ``actions``: what a tool call depended on;
 - ``alerts``: ``[alerts]``; ``backup``: ``rt.backup``, ``restore`` and ``[backup]``'s schedule.
 """
 
+from .agent import Agent
 from .backup import restore
 from .facade import Runtime, connect, load_config
-from .results import Hit, RecallResult
+from .results import ForgetResult, GrantResult, Hit, Memory, RecallResult
 from .session import AsyncSession, Prompt, Session, TurnResult
 
-__all__ = ["AsyncSession", "Hit", "Prompt", "RecallResult", "Runtime", "Session", "TurnResult", "connect",
-           "load_config", "restore"]
+__all__ = ["Agent", "AsyncSession", "ForgetResult", "GrantResult", "Hit", "Memory", "Prompt", "RecallResult", "Runtime",
+           "Session", "TurnResult", "connect", "load_config", "restore"]

@@ -1,5 +1,7 @@
-"""The async twins of the facade's methods (``Runtime`` inherits them): each runs its sync
-method in a thread, so an event loop never blocks on Ray."""
+"""The async twins of the facade's methods (``Runtime`` inherits them). Writes, recalls and
+forgets are ops through ``abatch`` (``memactors.runtime.batch``): awaited on the caller's loop,
+coalesced with every other coroutine's ops there, no thread per call. The rest (grants, sweeps,
+history, sessions) still run their sync method in a thread, so a loop never blocks on them."""
 
 from __future__ import annotations
 
@@ -7,28 +9,45 @@ import asyncio
 import os
 from typing import Any
 
+from .. import ops as O
 from ..core import records as R
+from ..core.errors import MemactorsError
 from .history import RollbackPlan
 from .lifecycle import GCResult
 from .results import RecallResult
+from .renamed import UNSET, renamed
 from .session import AsyncSession
 
 
 class AsyncAPI:
     async def awrite(self, scope: str, text: str, **kw: Any) -> R.WriteResult:
-        return await asyncio.to_thread(self.write, scope, text, **kw)
+        return (await self.awrite_many([dict(kw, scope=scope, text=text)]))[0]
 
-    async def awrite_many(self, items: list) -> list[R.WriteResult]:
-        return await asyncio.to_thread(self.write_many, items)
+    async def awrite_many(self, items: list, *, return_errors: bool = False) -> list[R.WriteResult]:
+        self._check_open()
+        checked = self._checked_writes(items, return_errors)  # write_many's own checks, its errors
+        return await self._arun([r if isinstance(r, MemactorsError) else ("write", r) for r in checked], return_errors)
 
     async def arecall(self, query: str, **kw: Any) -> RecallResult:
-        return await asyncio.to_thread(self.recall, query, **kw)
+        return (await self.abatch([_recall_op(dict(kw, query=query))]))[0]
 
-    async def arecall_many(self, requests: list[dict]) -> list[RecallResult]:
-        return await asyncio.to_thread(self.recall_many, requests)
+    async def arecall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
+        if not isinstance(requests, (list, tuple)):
+            raise R.InvalidRecord("recall_many takes a list of recall requests (dicts of recall() arguments)")
+        ops = []
+        for i, rq in enumerate(requests):
+            try:
+                ops.append(_recall_op(rq))
+            except MemactorsError as exc:
+                if not return_errors:
+                    raise type(exc)(f"request at position {i}: {exc}") from None
+                ops.append(type(exc)(f"request at position {i}: {exc}"))
+        return await self.abatch(ops, return_errors=return_errors)
 
-    async def aforget(self, memory_id: str, **kw: Any) -> dict:
-        return await asyncio.to_thread(self.forget, memory_id, **kw)
+    async def aforget(self, memory_id: str, *, actor: str, reason: str, erase: str = "memory",
+                      scope: Any = UNSET) -> dict:
+        erase = renamed("aforget", "scope", scope, "erase", erase, "memory")
+        return (await self.abatch([O.Forget(memory_id, actor, reason, erase)]))[0].to_dict()
 
     async def agrant(self, actor: str, scope: str, **kw: Any) -> dict:
         return await asyncio.to_thread(self.grant, actor, scope, **kw)
@@ -83,3 +102,15 @@ class AsyncAPI:
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
+
+
+def _recall_op(rq) -> O.Recall:
+    if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes", "purpose"} <= set(rq):
+        raise R.InvalidRecord("a recall request is a dict with query, actor, task_id, allowed_scopes and purpose")
+    extra = set(rq) - {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
+                       "weights", "at", "as_of"}
+    if extra:
+        raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
+    at = renamed("arecall", "as_of", rq.get("as_of", UNSET), "at", rq.get("at"))
+    return O.Recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"], rq["purpose"], rq.get("top_k", 5),
+                    rq.get("token_budget"), rq.get("threshold"), rq.get("weights"), at)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from ..actors.refs import get_all
-from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed
+from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed, Unavailable
 
 RETRY_WINDOW_S = 60.0  # how long a call keeps retrying while Ray restarts an owner
 
@@ -55,3 +55,22 @@ class Calls:
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
+
+    async def aget(self, ref, timeout: float | None = None):
+        """``get`` awaited on the caller's event loop (no thread blocks): a Ray object ref's
+        future or the process host's, with the same typed errors."""
+        import asyncio
+        import concurrent.futures as cf
+
+        self.check_open()
+        timeout = timeout or self.timeout_s
+        fut = ref.future() if hasattr(ref, "future") else ref  # a Ray ObjectRef: its concurrent future
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(fut) if isinstance(fut, cf.Future) else fut, timeout)
+        except MemactorsError:
+            raise
+        except (asyncio.TimeoutError, cf.TimeoutError):
+            raise Unavailable(f"no answer within {timeout:.0f} s; the call may still complete (retry with the same "
+                              "idempotency keys)") from None
+        except Exception as exc:  # noqa: BLE001 - the host's own kinds of failure, typed
+            raise self.host.typed(exc, timeout) from None

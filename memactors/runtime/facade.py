@@ -34,16 +34,19 @@ from ..gate import Gate, GatePolicy
 from ..gate.identifiers import Identifiers
 from ..store.ledger_key import key_dir
 from . import history
+from .agent import Agent
 from .alerts import Alerts
 from .async_api import AsyncAPI
 from .backup import BackupAPI, start_schedule
 from .audit import Audit, l2_problem
+from .batch import BatchAPI
 from .calls import Calls
 from .evidence import RecallLog
 from .gated import gated_text
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
+from .renamed import UNSET, renamed
 from .review import Review
 from .session import Session, Tick
 from .versions_api import VersionsAPI
@@ -122,7 +125,7 @@ def _host(kind: str, address: str | None, namespace: str):
     return RayHost(address, namespace)
 
 
-class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
+class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
@@ -264,6 +267,14 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
                 out.append(dict(g.to_dict(), reason=reason, by=by))
         return out
 
+    def agent(self, actor: str, *, task_id: str = "default", purpose: str = "assist", scopes: list[str],
+              home: str | None = None) -> Agent:
+        """A handle bound to one identity (``memactors.runtime.agent``): ``remember``, ``recall``,
+        ``get``, ``list``, ``forget`` and their async twins, each one op through ``batch``.
+        ``scopes``: what it reads; ``home``: where it writes (default: the first scope)."""
+        self._check_open()
+        return Agent(self, actor, task_id=task_id, purpose=purpose, scopes=scopes, home=home)
+
     def _submit_by_scope(self, ops: list) -> list[dict]:
         """Operations addressed by scope, one call per owner; item errors raised typed."""
         n = len(self._owners)
@@ -300,13 +311,17 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
     # --- writes ----------------------------------------------------------------------------
 
     def write(self, scope: str, text: str, *, actor: str, subject: str | None = None, predicate: str | None = None,
-              object: str | None = None, source: str = "user_stated", confidence: float | None = None,
-              sensitivity: str = "internal", ttl_days: float | None = None, pool: str = "vault",
-              idempotency_key: str | None = None, **extra: Any) -> R.WriteResult:
-        """Write one memory through the gate; returns its decision, memory id and version."""
+              object: str | None = None, source: str = "user_stated", source_id: str | None = None,
+              confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
+              soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
+              idempotency_key: str | None = None, context: str | None = None, category: str = "default",
+              derived_from: list[str] | None = None) -> R.WriteResult:
+        """Write one memory through the gate; returns its decision, memory id and version. The
+        fields are ``memactors.ops.Write``'s (``WriteRequest``)."""
         item = dict(scope=scope, text=text, actor=actor, subject=subject, predicate=predicate, object=object,
-                    source=source, confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, pool=pool,
-                    idempotency_key=idempotency_key, **extra)
+                    source=source, source_id=source_id, confidence=confidence, sensitivity=sensitivity,
+                    ttl_days=ttl_days, soft_ttl_days=soft_ttl_days, importance=importance, pool=pool,
+                    idempotency_key=idempotency_key, context=context, category=category, derived_from=derived_from)
         return self.write_many([item])[0]
 
     def write_many(self, items: list[dict | R.WriteRequest], *, return_errors: bool = False) -> list[R.WriteResult]:
@@ -318,6 +333,23 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
 
         ``return_errors=True`` (many agents' actions in one batch): a bad or refused item gets its
         typed error in place of its result and the others are written."""
+        reqs = self._checked_writes(items, return_errors)
+        good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
+        sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
+        self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
+        if not return_errors:
+            _raise_item_errors(sent, reqs)
+            return sent
+        results: list = list(reqs)
+        for i, r in zip(good, sent):
+            results[i] = errors.decode(r) if errors.is_encoded(r) else r
+        return results
+
+    def _checked_writes(self, items: list, return_errors: bool) -> list:
+        """Writes validated, id-screened, TTL-checked and grant-checked, each given an
+        idempotency key: a WriteRequest per good item, its typed error (naming its position) in
+        place of each bad one. Without ``return_errors`` the first bad item raises (a bad item
+        writes nothing)."""
         self._check_open()
         items, refused = self._ids.writes(items)
         reqs = R.write_requests(items)
@@ -347,15 +379,7 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
         for i in good:
             if reqs[i].idempotency_key is None:
                 reqs[i].idempotency_key = f"{call}-{i}"
-        sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
-        self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
-        if not return_errors:
-            _raise_item_errors(sent, reqs)
-            return sent
-        results: list = list(reqs)
-        for i, r in zip(good, sent):
-            results[i] = errors.decode(r) if errors.is_encoded(r) else r
-        return results
+        return reqs
 
     def _send_writes(self, reqs: list[R.WriteRequest], now: int) -> list:
         """Columns per owner call, a window of calls in flight per owner (our own calls never
@@ -553,13 +577,15 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
 
     # --- changes addressed by memory id ----------------------------------------------------------
 
-    def forget(self, memory_id: str, *, actor: str, reason: str, scope: str = "memory") -> dict:
+    def forget(self, memory_id: str, *, actor: str, reason: str, erase: str = "memory", scope: Any = UNSET) -> dict:
         """Erase a memory: a tombstone event, its data key destroyed, its L2 row and caches gone.
-        ``scope="fact"`` erases every version of its fact (same subject and predicate)."""
-        if scope not in ("memory", "fact"):
-            raise R.InvalidRecord('scope must be "memory" or "fact"')
+        ``erase="fact"`` erases every version of its fact (same subject and predicate).
+        (``scope=`` is ``erase``'s old name, deprecated: ``scope`` means a subtree elsewhere.)"""
+        erase = renamed("forget", "scope", scope, "erase", erase, "memory")
+        if erase not in ("memory", "fact"):
+            raise R.InvalidRecord('erase is "memory" or "fact"')
         return self._by_memory(ForgetOp(memory_id, self._ids.id(actor, "actor"), reason, self._new_key(),
-                                        all_versions=scope == "fact"))
+                                        all_versions=erase == "fact"))
 
     def _by_memory(self, op) -> dict:
         """Route an operation on one memory to its owner: the id's tenant tag names it; an id
@@ -609,24 +635,25 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
 
     # --- undo and prove -----------------------------------------------------------------------
 
-    def rollback(self, *, to: int | str | datetime | None = None, memory_id: str | None = None,
+    def rollback(self, *, at: int | str | datetime | None = None, memory_id: str | None = None,
                  where: dict | None = None, cascade: bool = False, scope: str | None = None, actor: str,
-                 reason: str, dry_run: bool = False) -> RollbackPlan:
+                 reason: str, dry_run: bool = False, to: Any = UNSET) -> RollbackPlan:
         """Undo by compensating events (history is never rewritten), one of:
 
-        - ``to``: a point in time (seq, ISO time, datetime): every memory changed since goes back
+        - ``at`` (old name ``to``, deprecated): a point in time (seq, ISO time, datetime): every memory changed since goes back
           to its state then;
         - ``memory_id``: that memory is taken out of recall and what it superseded reinstated;
           ``cascade=True`` undoes what was derived only from it too (what was derived from it
           and others is flagged ``review="source_rolled_back"``);
         - ``where``: {"source_kind", "actor", "since", "until"}: every write matching it, as above.
 
-        ``scope`` limits ``to`` and ``where`` to a subtree (one tenant's rollback). ``actor``
+        ``scope`` limits ``at`` and ``where`` to a subtree (one tenant's rollback). ``actor``
         needs write grants on every scope the rollback changes.
 
         ``verify()`` runs first; a broken chain refuses. A forgotten memory stays forgotten (the
         plan says so). ``dry_run``: the plan only, nothing changed. Applied as one ledger
         transaction per owner holding the memories."""
+        to = renamed("rollback", "to", to, "at", at)
         self._check_open()
         actor = R.check_identifier(self._ids.id(actor, "actor"), "actor")
         if scope is not None:
@@ -682,6 +709,7 @@ class Runtime(RecallAPI, AsyncAPI, VersionsAPI, BackupAPI):
             self._alerts.drain()
         finally:
             self._calls.closed = True
+            self._stop_batch_loop()
             for c in self._compiled:
                 c.teardown()
             if not self._detached_runtime():

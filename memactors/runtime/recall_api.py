@@ -21,6 +21,7 @@ from ..core.selection import finalize
 from ..core import validate as V
 from . import history
 from .evidence import evidence_row
+from .renamed import UNSET, renamed
 from .results import RecallResult, hit_from
 from .session import PushSession
 
@@ -29,17 +30,18 @@ class RecallAPI:
 
     def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
                top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
-               weights: Any = None, as_of: int | str | datetime | None = None) -> RecallResult:
+               weights: Any = None, at: int | str | datetime | None = None, as_of: Any = UNSET) -> RecallResult:
         """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
         the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
         scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
         config), conflicts resolved, then the relevance ``threshold``, ``top_k`` and the
         optional ``token_budget`` applied.
 
-        ``as_of`` (a ledger seq, an ISO 8601 time or a datetime): what this recall would have
+        ``at`` (a ledger seq, an ISO 8601 time or a datetime): what this recall would have
         returned then, under today's grants and erasures (a forgotten memory never comes back).
         It reaches back to the ledger's first event; before that, or past the newest seq:
-        NotFound."""
+        NotFound. (``as_of`` is its old name, deprecated.)"""
+        as_of = renamed("recall", "as_of", as_of, "at", at)
         if as_of is not None:
             self._check_open()
             plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
@@ -49,13 +51,14 @@ class RecallAPI:
                             weights, "pull")
 
     def push(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str = "task_start",
-             max_items: int | None = None, token_budget: int | None = None, threshold: float | None = None,
-             weights: Any = None) -> RecallResult:
-        """Push recall at task start (and every ``push_refresh_turns`` turns): at most
-        ``push_max_items`` items within ``push_token_budget`` tokens (CJK-aware estimate), by
-        the same path as ``recall``."""
+             top_k: int | None = None, token_budget: int | None = None, threshold: float | None = None,
+             weights: Any = None, max_items: Any = UNSET) -> RecallResult:
+        """Push recall at task start (and every ``push_refresh_turns`` turns): at most ``top_k``
+        items (default ``push_max_items``) within ``push_token_budget`` tokens (CJK-aware
+        estimate), by the same path as ``recall``. (``max_items`` is ``top_k``'s old name.)"""
         rc = self.config.recall
-        return self._recall(goal, actor, task_id, allowed_scopes, purpose, max_items or rc.push_max_items,
+        top_k = renamed("push", "max_items", max_items, "top_k", top_k)
+        return self._recall(goal, actor, task_id, allowed_scopes, purpose, top_k or rc.push_max_items,
                             token_budget or rc.push_token_budget,
                             rc.push_threshold if threshold is None else threshold, weights, "push")
 
@@ -146,10 +149,16 @@ class RecallAPI:
         """Checked recall plans (errors pass through in place): queries embedded in one batch,
         one call per owner, each result finished and logged. An owner's refusal of one request
         becomes that request's error."""
+        by_owner = self._route_plans(plans)
+        refs = {oi: self._owners[oi].recall_many.remote([plans[i].owner_req for i in idx])
+                for oi, idx in by_owner.items()}
+        return self._finish_plans(plans, by_owner, {oi: self._calls.get(ref) for oi, ref in refs.items()})
+
+    def _route_plans(self, plans: list) -> dict[int, list[int]]:
+        """The live plans' queries embedded in one batch; owner index -> the plans it serves."""
         live = [i for i, p in enumerate(plans) if isinstance(p, _RecallPlan)]
-        out: list = list(plans)
         if not live:
-            return out
+            return {}
         vecs = self.embedder.embed([plans[i].text for i in live])
         n = len(self._owners)
         by_owner: dict[int, list[int]] = {}
@@ -157,16 +166,19 @@ class RecallAPI:
             plans[i].owner_req["qvec"] = v
             for oi in _owners_of(plans[i].visible, n):
                 by_owner.setdefault(oi, []).append(i)
-        refs = {oi: self._owners[oi].recall_many.remote([plans[i].owner_req for i in idx])
-                for oi, idx in by_owner.items()}
-        parts: dict[int, list] = {i: [] for i in live}
+        return by_owner
+
+    def _finish_plans(self, plans: list, by_owner: dict, answers: dict) -> list:
+        """Each plan finished over its owners' ``answers`` (owner index -> one part per plan)."""
+        out: list = list(plans)
+        parts: dict[int, list] = {i: [] for i, p in enumerate(plans) if isinstance(p, _RecallPlan)}
         for oi, idx in by_owner.items():
-            for i, part in zip(idx, self._calls.get(refs[oi])):
+            for i, part in zip(idx, answers[oi]):
                 if errors.is_encoded(part):
                     out[i] = errors.decode(part)
                 elif not isinstance(out[i], MemactorsError):
                     parts[i].append(part)
-        for i in live:
+        for i in parts:
             if not isinstance(out[i], MemactorsError):
                 out[i] = self._finish_recall(plans[i], parts[i])
         return out

@@ -50,3 +50,68 @@ class RecallResult:
     def to_dict(self) -> dict:
         return {"recall_id": self.recall_id, "hits": [h.to_dict() for h in self.hits],
                 "visible_scopes": self.visible_scopes, "path": self.path, "removed": self.removed}
+
+
+@dataclass(slots=True)
+class Memory:
+    """A live memory read by key (``Lookup``): its record's hit fields, times in microseconds
+    since the epoch (``hard_expires_at`` None: no hard TTL)."""
+
+    memory_id: str
+    scope: str
+    content: str
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    version: int = 1
+    status: str = "active"
+    source_kind: str = "user_stated"
+    confidence: float = 1.0
+    category: str = "default"
+    created_at: int = 0
+    updated_at: int = 0
+    hard_expires_at: int | None = None
+    hard_ttl_days: float | None = None
+    review: str | None = None
+
+    @classmethod
+    def of(cls, d: dict) -> Memory:
+        return cls(**{k: d[k] for k in MEMORY_FIELDS if k in d and d[k] is not None})
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in MEMORY_FIELDS}
+
+
+MEMORY_FIELDS = tuple(Memory.__dataclass_fields__)
+
+
+@dataclass(slots=True)
+class ForgetResult:
+    """An erasure: the memory asked for, every id erased with it (its fact's versions, copies,
+    what carried its words) and the ids flagged ``source_forgotten``."""
+
+    memory_id: str
+    scope: str
+    forgotten: list[str]
+    flagged: list[str] = field(default_factory=list)
+    decision: str = "forgotten"
+
+    @classmethod
+    def of(cls, d: dict) -> ForgetResult:
+        return cls(d["memory_id"], d["scope"], list(d.get("forgotten", [])), list(d.get("flagged", [])),
+                   d.get("decision", "forgotten"))
+
+    def to_dict(self) -> dict:
+        return {"decision": self.decision, "memory_id": self.memory_id, "scope": self.scope,
+                "forgotten": self.forgotten, "flagged": self.flagged}
+
+
+@dataclass(slots=True)
+class GrantResult:
+    actor: str
+    scope: str
+    read: bool
+    write: bool
+
+    def to_dict(self) -> dict:
+        return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}

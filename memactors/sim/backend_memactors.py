@@ -162,7 +162,7 @@ class MemactorsBackend:
                 if mid is None:  # nothing written: still refused outside the agent's grants
                     self._check_write(a.agent, scope)
                     continue
-                self.rt.forget(mid, actor=a.agent, reason=a.reason, scope="fact")
+                self.rt.forget(mid, actor=a.agent, reason=a.reason, erase="fact")
                 del self._facts[(scope, a.subject, a.predicate)]
                 res.info["forgotten"] = res.info.get("forgotten", 0) + 1
             except MemactorsError as e:

@@ -1,0 +1,56 @@
+"""An owner's reads by key: the live memories of some scopes, by id, by entity key or all of
+them (``rt.agent(...).get`` / ``.list``, the LangGraph store's get, search without a query and
+list_namespaces). Mixed into ``ScopeCore``.
+
+Like recall, the owner checks the actor's read grants itself (a caller that skips the facade
+gets no further), returns only live vault memories (never pending, superseded or erased), and
+leaves out what is hard-expired at ``now`` even before a sweep removes it.
+"""
+
+from __future__ import annotations
+
+from ..core import records as R
+from ..core.scopes import parse_scope
+
+# What a read by key returns of a record: the hit fields, and its hard expiry (TTL refresh).
+LISTED = (*R.HIT_FIELDS, "hard_expires_at", "hard_ttl_days")
+
+
+def _us(v) -> int | None:
+    if v is None or isinstance(v, int):
+        return v
+    return int(v.timestamp() * 1_000_000)  # a datetime read back from L2
+
+
+class ListingMixin:
+    async def live(self, scopes: list[str], actor: str, now_us: int, *, memory_ids: list[str] | None = None,
+                   entity_keys: list[str] | None = None, subject_prefix: str | None = None,
+                   limit: int | None = None, include_expired: bool = False) -> list[dict]:
+        """Live vault memories of ``scopes`` (each must be this owner's and readable by ``actor``),
+        oldest first: those with these ids, or these entity keys (their live version), or whose
+        subject starts with ``subject_prefix``, or all of them; at most ``limit``.
+        ``include_expired``: hard-expired ones too (still held until a sweep; for inspection)."""
+        await self._ready()
+        for s in scopes:
+            self._check_mine(s)
+        self.grants.check_recall(actor, [parse_scope(s) for s in scopes])
+        out = []
+        for s in scopes:
+            st = await self._state(s)
+            if memory_ids is not None:
+                recs = [st.records.get(m) for m in memory_ids]
+            elif entity_keys is not None:
+                recs = [st.records.get(st.by_entity.get(k, "")) for k in entity_keys]
+            elif subject_prefix is not None:
+                recs = [r for r in st.records.values() if (r.get("subject") or "").startswith(subject_prefix)]
+            else:
+                recs = list(st.records.values())
+            for r in recs:
+                if r is None or r["status"] not in R.LIVE:
+                    continue
+                exp = _us(r.get("hard_expires_at"))
+                if exp is not None and exp <= now_us and not include_expired:
+                    continue
+                out.append({k: _us(r.get(k)) if k.endswith(("_at",)) else r.get(k) for k in LISTED})
+        out.sort(key=lambda r: (r["created_at"], r["memory_id"]))
+        return out[:limit] if limit is not None else out

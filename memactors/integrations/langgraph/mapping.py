@@ -1,0 +1,146 @@
+"""LangGraph items as memactors records, and back (pure: no I/O).
+
+An item ``(namespace, key, value)`` is one entity memory: the subject is the namespace path,
+the predicate the key with a short digest of the exact (namespace, key) (memactors folds case
+and white space in entity keys; LangGraph's namespaces and keys are exact), so a second put of
+the same item is version n+1 of the same fact. The content is the item as JSON (namespace, key,
+value, and the TTL in minutes it was put with), so every string leaf of the value passes the
+write gate and a redacted leaf comes back redacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+from ...core.errors import InvalidRecord
+from ...gate.identifiers import identifier_kind, refusal
+
+SEP = "/"
+
+
+def subject_of(namespace: tuple[str, ...]) -> str:
+    return SEP.join(namespace)
+
+
+def predicate_of(namespace: tuple[str, ...], key: str) -> str:
+    exact = hashlib.sha256(orjson.dumps([list(namespace), key])).hexdigest()[:10]
+    return f"{key} ~{exact}"
+
+
+def screen(namespace: tuple[str, ...], key: str | None = None) -> None:
+    """Namespace labels and keys are identifiers: one that looks like personal data or a secret
+    is refused (typed, the value never echoed), as every id of the runtime is."""
+    for label in namespace:
+        kind = identifier_kind(label)
+        if kind is not None:
+            raise refusal("a namespace label", kind)
+    if key is not None:
+        kind = identifier_kind(key)
+        if kind is not None:
+            raise refusal("a key", kind)
+
+
+def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | None, indexed: bool = True) -> str:
+    item = {"namespace": list(namespace), "key": key, "value": value, "ttl": ttl}
+    if not indexed:  # put(index=False): returned by a query search after the ranked items, unscored
+        item["indexed"] = False
+    try:
+        return orjson.dumps(item, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        raise InvalidRecord("a LangGraph value must be JSON-serialisable (a dict of JSON values)") from None
+
+
+def parse(content: str) -> dict | None:
+    """The item a record holds (None for a record that is not a LangGraph item)."""
+    try:
+        d = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(d, dict) or not isinstance(d.get("namespace"), list) or "value" not in d:
+        return None
+    d["namespace"] = tuple(d["namespace"])
+    return d
+
+
+def when(us: int) -> datetime:
+    return datetime.fromtimestamp(us / 1_000_000, tz=timezone.utc)
+
+
+def index_text(value: dict, fields: list[str] | None) -> str | None:
+    """The text of the value's indexed fields (None: the whole value, the default ``["$"]``)."""
+    if not fields or fields == ["$"]:
+        return None
+    from langgraph.store.base import get_text_at_path, tokenize_path
+
+    texts = [t for f in fields for t in get_text_at_path(value, tokenize_path(f))]
+    return "\n".join(texts) or None
+
+
+# --- namespaces and filters ------------------------------------------------------------------
+
+def has_prefix(namespace: tuple, prefix: tuple) -> bool:
+    return len(namespace) >= len(prefix) and all(p == "*" or p == n for p, n in zip(prefix, namespace))
+
+
+def has_suffix(namespace: tuple, suffix: tuple) -> bool:
+    return not suffix or (len(namespace) >= len(suffix)
+                          and all(s == "*" or s == n for s, n in zip(suffix, namespace[-len(suffix):])))
+
+
+def matches(namespace: tuple, conditions) -> bool:
+    for c in conditions or ():
+        ok = has_prefix(namespace, tuple(c.path)) if c.match_type == "prefix" else has_suffix(namespace, tuple(c.path))
+        if not ok:
+            return False
+    return True
+
+
+_CMP = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
+        "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+
+
+_FILTER_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+def check_filter(flt: dict[str, Any] | None) -> None:
+    """Filter keys are field paths: letters, digits, ``_``, ``-`` and ``.`` (never echoed)."""
+    for field in flt or {}:
+        if not isinstance(field, str) or not _FILTER_KEY.fullmatch(field):
+            raise InvalidRecord("Invalid filter key: a field path of letters, digits, _, - and .")
+
+
+def passes(value: dict, flt: dict[str, Any] | None) -> bool:
+    """LangGraph's filter: ``{field: value}`` (equality) or ``{field: {"$op": value}}`` with
+    $eq/$ne/$gt/$gte/$lt/$lte; a dotted field reads a nested value."""
+    for field, want in (flt or {}).items():
+        have = _at_path(value, field)
+        if isinstance(want, dict) and want and all(isinstance(k, str) and k.startswith("$") for k in want):
+            for op, arg in want.items():
+                cmp = _CMP.get(op)
+                if cmp is None:
+                    raise InvalidRecord(f"unknown filter operator (known: {', '.join(_CMP)})")
+                try:
+                    if have is _MISSING or not cmp(have, arg):
+                        return False
+                except TypeError:  # a comparison across types matches nothing
+                    return False
+        elif have is _MISSING or have != want:
+            return False
+    return True
+
+
+_MISSING = object()
+
+
+def _at_path(value: dict, field: str):
+    cur: Any = value
+    for part in field.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return _MISSING
+        cur = cur[part]
+    return cur

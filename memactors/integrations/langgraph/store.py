@@ -1,0 +1,271 @@
+"""``MemactorsStore``: LangGraph's ``BaseStore`` over a memactors runtime (DESIGN section 14).
+
+A store is bound to one actor (its grants are the store's reach). A namespace maps to a scope
+through ``scope_of`` (default: everything under the store's ``root`` scope, the namespace kept
+as the record's subject); ``(namespace, key)`` is the entity key, so a second ``put`` is a new
+version and the old one superseded; ``get`` reads the live version; ``delete`` is erasure;
+``search`` with a query is a governed recall (logged as evidence) and without one a read of the
+live items; ``put(ttl=)`` is a hard TTL in minutes (expired items are never returned, swept
+by ``sweep_ttl``). Every op goes through ``rt.abatch``: grants, the gate, the ledger apply, and
+concurrent stores' ops coalesce per owner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from langgraph.store.base import (BaseStore, GetOp, IndexConfig, Item, ListNamespacesOp, Op, PutOp, Result,
+                                  SearchItem, SearchOp, TTLConfig, validate_op_namespace)
+
+from ... import ops as O
+from ...core.errors import Blocked, MemactorsError
+from ...core.records import BLOCKED
+from . import mapping as M
+
+MAX_SEARCH_WINDOW = 1000  # candidates a filtered or narrowed query search ranks at most
+
+
+class MemactorsStore(BaseStore):
+    supports_ttl = True
+
+    def __init__(self, rt, *, actor: str, root: str, scopes: list[str] | None = None,
+                 scope_of: Callable[[tuple[str, ...]], str] | None = None, task_id: str = "langgraph",
+                 purpose: str = "store", source: str = "agent_inferred", index: IndexConfig | None = None,
+                 ttl: TTLConfig | None = None, owns_runtime: bool = False) -> None:
+        """``rt``: a runtime (``memactors.connect``); ``actor`` needs read and write grants on
+        ``root`` (and on every scope ``scope_of`` returns; ``scopes``: every scope the store
+        reads, default ``[root]``). ``index``: LangGraph's ``IndexConfig``; its ``fields`` pick
+        the text indexed beside the value (the runtime's embedder embeds; see ``connect`` for a
+        store with its own). ``ttl``: LangGraph's ``TTLConfig`` (default_ttl in minutes,
+        refresh_on_read, sweep_interval_minutes)."""
+        self._rt = rt
+        self._agent = rt.agent(actor, task_id=task_id, purpose=purpose, scopes=list(scopes or [root]), home=root)
+        self._scope_of = scope_of or (lambda ns: self._agent.home)
+        self._source = source
+        self.index_config = index
+        self.embeddings = (index or {}).get("embed")
+        self.ttl_config = ttl
+        self._owns = owns_runtime
+        self._sweeper: tuple[threading.Thread, threading.Event] | None = None
+
+    @classmethod
+    def connect(cls, path: str = "memory://", *, actor: str, root: str, index: IndexConfig | None = None,
+                ttl: TTLConfig | None = None, config: dict | None = None, clock=None, **kw: Any) -> MemactorsStore:
+        """A store on its own runtime (closed with the store): ``path`` as for
+        ``memactors.connect`` (default ``memory://``), ``actor`` granted read and write on
+        ``root``. With ``index["embed"]`` (LangChain ``Embeddings`` or a function of a list of
+        texts) that embedder is the runtime's (process host only: it lives in this process)."""
+        import memactors
+
+        from .embed import embedder_config
+
+        cfg = dict(config or {})
+        if index and index.get("embed") is not None:
+            cfg["embedder"] = embedder_config(index["embed"], index["dims"])
+        rt = memactors.connect(path, config=cfg or None, clock=clock, host="process" if index else None)
+        try:
+            rt.grant(actor, root, read=True, write=True, by="langgraph-store")
+            return cls(rt, actor=actor, root=root, index=index, ttl=ttl, owns_runtime=True, **kw)
+        except BaseException:
+            rt.close()
+            raise
+
+    # --- BaseStore ----------------------------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return asyncio.run_coroutine_threadsafe(self._run(list(ops)), self._rt._batch_loop()).result()
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await self._run(list(ops))
+
+    # --- the mapping, as phases of rt.abatch ---------------------------------------------------
+
+    async def _run(self, ops: list) -> list:
+        for op in ops:
+            validate_op_namespace(op)
+        results: list = [None] * len(ops)
+        puts: dict[tuple, int] = {}
+        for i, op in enumerate(ops):
+            if isinstance(op, PutOp):
+                puts[(op.namespace, op.key)] = i  # the last put of an item in a batch wins
+        await self._apply_puts([ops[i] for i in puts.values()])
+        reads = [(i, op) for i, op in enumerate(ops) if not isinstance(op, PutOp)]
+        if reads:
+            refresh: list = []
+            done = await self._call([q for _, op in reads for q in self._read_ops(op)])
+            k = 0
+            for i, op in reads:
+                n = len(self._read_ops(op))
+                results[i] = self._read_result(op, done[k:k + n], refresh)
+                k += n
+            if refresh:  # reading restarts the TTL of the items read: each written again (a refresh)
+                await self._call(refresh, return_errors=True)
+        return results
+
+    async def _call(self, ops: list, *, return_errors: bool = False) -> list:
+        return await self._rt.abatch(ops, return_errors=return_errors) if ops else []
+
+    async def _apply_puts(self, puts: list[PutOp]) -> None:
+        writes, deletes = [], []
+        for op in puts:
+            M.screen(op.namespace, op.key)
+            (writes if op.value is not None else deletes).append(op)
+        first = [self._write(op) for op in writes] + [self._fact(op) for op in deletes]
+        out = await self._call(first)
+        for op, res in zip(writes, out):
+            if res.decision == BLOCKED:
+                raise Blocked("the write gate blocked this value (err.gate names the rules); nothing was stored",
+                              gate=res.gate)
+        gone = [m.memory_id for found in out[len(writes):] for m in found]
+        if gone:
+            await self._call([self._agent.forget_op(m, reason="langgraph store delete", erase="fact") for m in gone])
+
+    def _write(self, op: PutOp) -> O.Write:
+        ttl = op.ttl
+        fields = op.index if isinstance(op.index, list) else (self.index_config or {}).get("fields")
+        return self._agent.write_op(
+            M.content_of(op.namespace, op.key, dict(op.value), ttl, op.index is not False), scope=self._scope_of(op.namespace),
+            subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
+            ttl_days=ttl / 1440.0 if ttl else None, soft_ttl_days="never" if ttl else None,
+            context=None if op.index is False else M.index_text(dict(op.value), fields))
+
+    def _fact(self, op) -> O.Lookup:
+        return self._agent.lookup_op(scope=self._scope_of(op.namespace),
+                                     facts=[(M.subject_of(op.namespace), M.predicate_of(op.namespace, op.key))])
+
+    def _read_ops(self, op) -> list:
+        if isinstance(op, GetOp):
+            return [self._fact(op)]
+        if isinstance(op, SearchOp):
+            M.check_filter(op.filter)
+        if isinstance(op, SearchOp) and op.query:
+            narrow = bool(op.filter) or bool(op.namespace_prefix)
+            window = op.offset + op.limit
+            top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100)) if narrow else max(window, 1)
+            return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0)]
+        if isinstance(op, SearchOp):
+            prefix = M.subject_of(op.namespace_prefix) if op.namespace_prefix else None
+            return [self._agent.lookup_op(scope=s, subject_prefix=prefix) for s in self._agent.scopes]
+        if isinstance(op, ListNamespacesOp):
+            return [self._agent.lookup_op(scope=s) for s in self._agent.scopes]
+        raise ValueError(f"unknown LangGraph op {type(op).__name__}")
+
+    def _read_result(self, op, done: list, refresh: list):
+        if isinstance(op, GetOp):
+            for m in done[0]:
+                d = M.parse(m.content)
+                if d is not None and d["namespace"] == op.namespace and d["key"] == op.key:
+                    self._refresh(op, m, d, refresh)
+                    return Item(value=d["value"], key=d["key"], namespace=d["namespace"],
+                                created_at=M.when(m.created_at), updated_at=M.when(m.updated_at))
+            return None
+        if isinstance(op, ListNamespacesOp):
+            seen = set()
+            for found in done:
+                for m in found:
+                    d = M.parse(m.content)
+                    if d is not None and M.matches(d["namespace"], op.match_conditions):
+                        ns = d["namespace"]
+                        seen.add(ns[: op.max_depth] if op.max_depth is not None else ns)
+            return sorted(seen)[op.offset: op.offset + op.limit]
+        # SearchOp
+        items = []
+        if op.query:
+            for h in done[0].hits:
+                d = M.parse(h.content)
+                if d is not None and _exact_prefix(d["namespace"], op.namespace_prefix) and M.passes(d["value"],
+                                                                                                      op.filter):
+                    items.append((h, d, h.score if d.get("indexed", True) else None))
+            items.sort(key=lambda x: x[2] is None)  # unindexed items after the ranked ones (a stable sort)
+        else:
+            rows = [m for found in done for m in found]
+            rows.sort(key=lambda m: (-m.updated_at, m.memory_id))
+            for m in rows:
+                d = M.parse(m.content)
+                if d is not None and _exact_prefix(d["namespace"], op.namespace_prefix) and M.passes(d["value"],
+                                                                                                      op.filter):
+                    items.append((m, d, None))
+        out = []
+        for m, d, score in items[op.offset: op.offset + op.limit]:
+            self._refresh(op, m, d, refresh)
+            out.append(SearchItem(namespace=d["namespace"], key=d["key"], value=d["value"],
+                                  created_at=M.when(m.created_at), updated_at=M.when(m.updated_at), score=score))
+        return out
+
+    def _refresh(self, op, m, d: dict, refresh: list) -> None:
+        if d.get("ttl") and getattr(op, "refresh_ttl", False):
+            refresh.append(self._write(PutOp(d["namespace"], d["key"], d["value"], ttl=d["ttl"])))
+
+    def setup(self) -> None:
+        """Nothing to set up (the runtime's storage is ready at connect); here for LangGraph's API."""
+
+    @staticmethod
+    def _item(memory) -> dict | None:
+        return M.parse(memory.content)
+
+    def _stored(self, namespace: tuple, key: str):
+        """The item's record as held, expired or not (until a sweep removes it): for inspection."""
+        from ...core.records import entity_key
+        from ...runtime.results import Memory
+
+        rt, scope = self._rt, self._scope_of(namespace)
+        ek = entity_key(M.subject_of(namespace), M.predicate_of(namespace, key))
+        rows = rt._calls.get(rt._owner(scope).live.remote([scope], self._agent.actor, rt.clock.now_us(),
+                                                         entity_keys=[ek], include_expired=True))
+        return Memory.of(rows[0]) if rows else None
+
+    # --- TTL -------------------------------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Remove hard-expired items from storage now (a GC sweep of the store's scopes);
+        returns how many memories the sweep evicted. Expired items are never returned before."""
+        n = 0
+        for s in self._agent.scopes:
+            n += int(self._rt.gc(scope=s).by_rule.get("hard_expired", 0))
+        return n
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
+        """Sweep every ``sweep_interval_minutes`` (default the TTLConfig's) in a thread."""
+        minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes")
+        if not minutes or self._sweeper is not None:
+            return
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(minutes * 60):
+                try:
+                    self.sweep_ttl()
+                except MemactorsError:  # the next round tries again; a closed runtime ends it
+                    if self._rt._calls.closed:
+                        return
+
+        t = threading.Thread(target=loop, name="memactors-ttl-sweeper", daemon=True)
+        t.start()
+        self._sweeper = (t, stop)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        if self._sweeper is None:
+            return True
+        t, stop = self._sweeper
+        stop.set()
+        t.join(timeout)
+        self._sweeper = None
+        return not t.is_alive()
+
+    def close(self) -> None:
+        self.stop_ttl_sweeper()
+        if self._owns:
+            self._rt.close()
+
+    def __enter__(self) -> MemactorsStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _exact_prefix(namespace: tuple, prefix: tuple) -> bool:
+    return tuple(namespace[: len(prefix)]) == tuple(prefix)

@@ -1,0 +1,168 @@
+"""``memactors mcp``: the memory as tools on the official MCP SDK's ``MCPServer``.
+
+Transports: stdio (one actor, from the command line or the config) and streamable HTTP, bound
+to 127.0.0.1 unless told otherwise, where every request carries a bearer token that the token
+file (digests only) maps to an actor; a missing or unknown token is refused before any tool
+runs, and identity never comes from a URL path or a tool argument.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from typing import Annotated, Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from ...core.errors import AccessDenied, MemactorsError
+from . import tokens as T
+from .tools import MemoryTools, tool_error
+
+# Tool arguments are typed Any for the SDK and checked by ``tools`` itself, so a hostile argument
+# gets our typed error, never a validation message that quotes it.
+Text = Annotated[Any, Field(description="a string")]
+Opt = Annotated[Any, Field(description="an optional string")]
+Count = Annotated[Any, Field(description="a whole number from 1 to 1000")]
+Scopes = Annotated[Any, Field(description="an optional list of scope paths to read")]
+
+SCOPE = "memory"  # the one OAuth scope a token grants: using the memory tools
+INSTRUCTIONS = ("Governed long-term memory. remember/add writes a memory (through a write gate that "
+                "redacts personal data and blocks secrets), recall/search finds memories by meaning, "
+                "get and list read by id or scope, forget/delete erases. Your grants decide what you reach.")
+
+
+class TokenFile(TokenVerifier):
+    """Bearer tokens checked against the token file's digests (reloaded when the file changes)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._mtime = None
+        self._table: dict[str, str] = {}
+        self._reload()
+
+    def _reload(self) -> None:
+        import os
+
+        m = os.stat(self.path).st_mtime_ns
+        if m != self._mtime:
+            self._table, self._mtime = T.load(self.path), m
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            self._reload()
+        except OSError:
+            return None
+        actor = T.actor_of(self._table, token)
+        if actor is None:
+            return None
+        return AccessToken(token=T.digest(token), client_id=actor, scopes=[SCOPE])
+
+
+def build(rt, *, actor: str | None = None, tokens: str | None = None, host: str = "127.0.0.1",
+          port: int = 8765) -> MCPServer:
+    """The server over ``rt``: with ``actor``, every call is that actor's (stdio); with
+    ``tokens`` (a token file), each HTTP request's bearer token names its actor."""
+    if (actor is None) == (tokens is None):
+        raise ValueError("give actor (stdio) or tokens (HTTP)")
+    tools = MemoryTools(rt)
+    verifier = TokenFile(tokens) if tokens is not None else None
+    auth = None
+    if verifier is not None:
+        url = f"http://{host}:{port}"
+        # Our verifier is the token's only judge (the tokens are ours, not an authorization server's).
+        auth = AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp", required_scopes=[SCOPE],
+                            validate_token_resource=False)
+    server = MCPServer("memactors", instructions=INSTRUCTIONS, token_verifier=verifier, auth=auth, log_level="WARNING")
+
+    def who() -> str:
+        if actor is not None:
+            return actor
+        tok = get_access_token()
+        if tok is None:  # the middleware refuses first; this holds if it ever did not
+            raise AccessDenied("no bearer token")
+        return tok.client_id
+
+    async def call(fn, **kw) -> dict:
+        try:
+            return await fn(who(), **kw)
+        except MemactorsError as exc:
+            raise ToolError(tool_error(exc)) from None
+
+    async def remember(text: Text, scope: Opt = None, subject: Opt = None, predicate: Opt = None,
+                       object: Opt = None) -> dict:
+        """Write a memory (through the write gate) into your home scope or `scope`. A fact may
+        name subject, predicate and object: writing the same subject and predicate again makes a
+        new version. Returns the gate's decision and the memory id."""
+        return await call(tools.remember, text=text, scope=scope, subject=subject, predicate=predicate, object=object)
+
+    async def recall(query: Text, top_k: Count = 5, scopes: Scopes = None) -> dict:
+        """Find memories by meaning in the scopes you may read; each hit has its id, scope,
+        content and score."""
+        return await call(tools.recall, query=query, top_k=top_k, scopes=scopes)
+
+    async def forget(memory_id: Text, reason: Opt = "asked by the agent", erase: Opt = "memory") -> dict:
+        """Erase a memory for good (erase="fact": every version of its fact). Not undoable."""
+        return await call(tools.forget, memory_id=memory_id, reason=reason, erase=erase)
+
+    async def get(memory_id: Text) -> dict:
+        """The live memory with this id, if you may read it."""
+        return await call(tools.get, memory_id=memory_id)
+
+    async def list_(scope: Opt = None, limit: Count = 50) -> dict:
+        """Live memories of a scope (default: your home scope), oldest first."""
+        return await call(tools.list, scope=scope, limit=limit)
+
+    for fn, names in ((remember, ("remember", "add")), (recall, ("recall", "search")),
+                      (forget, ("forget", "delete")), (get, ("get",)), (list_, ("list",))):
+        for name in names:
+            server.add_tool(fn, name=name, description=fn.__doc__)
+    return server
+
+
+# --- running ----------------------------------------------------------------------------------
+
+class HTTPServer:
+    """The streamable HTTP app under uvicorn in a thread of this process (the CLI and tests)."""
+
+    def __init__(self, server: MCPServer, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.host, self.port = host, self.sock.getsockname()[1]
+        app = server.streamable_http_app(host=host)
+        self.uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.uv.run, kwargs={"sockets": [self.sock]}, daemon=True,
+                                       name="memactors-mcp-http")
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/mcp"
+
+    def start(self) -> HTTPServer:
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.uv.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the MCP HTTP server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.uv.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]

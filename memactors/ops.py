@@ -1,0 +1,111 @@
+"""The public unit of work: one typed operation per thing a caller can ask of memory.
+
+``rt.batch(ops)`` / ``await rt.abatch(ops)`` take a list of these (any mix) and return one
+typed result per op, in order; every verb of an agent handle (``rt.agent(...)``) builds one of
+them and hands it over. Each op names its actor: grants, the write gate, evidence and the
+ledger apply to it exactly as to the verbs.
+
+=====================  =======================================  ==================
+op                     asks for                                 result
+=====================  =======================================  ==================
+``Write``              a memory through the gate                ``WriteResult``
+``Recall``             a governed recall over scopes            ``RecallResult``
+``Lookup``             live memories by id, fact or subject     ``list[Memory]``
+``Forget``             erasure of a memory or of its fact       ``ForgetResult``
+``Grant``              a grant change                           ``GrantResult``
+=====================  =======================================  ==================
+
+One name per idea: ``at`` a point in time, ``top_k`` a count, ``scopes`` the scopes read,
+``erase`` what a forget takes ("memory" or "fact").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .core.errors import InvalidRecord
+from .core.records import WriteRequest
+
+Write = WriteRequest  # scope, text, actor, then the record's optional fields (memactors.core.records)
+
+
+@dataclass(slots=True)
+class Recall:
+    """A pull recall (DESIGN section 5): refused without ``scopes`` or beyond the actor's read
+    grants. ``threshold`` (default the config's) is the relevance floor; 0 returns every
+    candidate ranked. ``at``: what the recall would have returned then (a seq, ISO time or
+    datetime)."""
+
+    query: str
+    actor: str
+    task_id: str
+    scopes: list[str]
+    purpose: str
+    top_k: int = 5
+    token_budget: int | None = None
+    threshold: float | None = None
+    weights: Any = None
+    at: int | str | datetime | None = None
+
+
+@dataclass(slots=True)
+class Lookup:
+    """Live memories of one scope the actor may read, oldest first: those with ``memory_ids``;
+    or the live version of each ``(subject, predicate)`` in ``facts``; or those whose subject
+    starts with ``subject_prefix``; or all of them. At most ``limit``. Never pending, superseded,
+    erased or hard-expired ones."""
+
+    actor: str
+    scope: str
+    memory_ids: list[str] | None = None
+    facts: list[tuple[str, str]] | None = None
+    subject_prefix: str | None = None
+    limit: int | None = None
+
+    def validate(self) -> Lookup:
+        given = [x for x in (self.memory_ids, self.facts, self.subject_prefix) if x is not None]
+        if len(given) > 1:
+            raise InvalidRecord("a lookup takes one of memory_ids, facts or subject_prefix")
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 0):
+            raise InvalidRecord("limit is a count (an int >= 0)")
+        return self
+
+
+@dataclass(slots=True)
+class Forget:
+    """Erasure (not undoable): ``erase="memory"`` the memory, ``"fact"`` every version of its
+    fact (same subject and predicate)."""
+
+    memory_id: str
+    actor: str
+    reason: str
+    erase: str = "memory"
+    idempotency_key: str | None = None
+
+    def validate(self) -> Forget:
+        if self.erase not in ("memory", "fact"):
+            raise InvalidRecord('erase is "memory" or "fact"')
+        return self
+
+
+@dataclass(slots=True)
+class Grant:
+    """Let ``actor`` read (and write) ``scope`` and its descendants; read=False, write=False
+    revokes. ``by``: the granting actor, ``reason``: why the share was made (through the write
+    gate), both kept in the ledger."""
+
+    actor: str
+    scope: str
+    read: bool = True
+    write: bool = False
+    by: str = "admin"
+    reason: str | None = None
+
+
+Op = WriteRequest | Recall | Lookup | Forget | Grant
+OPS = (WriteRequest, Recall, Lookup, Forget, Grant)
+
+__all__ = ["Forget", "Grant", "Lookup", "OPS", "Op", "Recall", "Write"]

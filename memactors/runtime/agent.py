@@ -1,0 +1,129 @@
+"""``rt.agent(actor, task_id=..., purpose=..., scopes=[...])``: a handle bound to one identity.
+
+It carries what every call would otherwise repeat (the actor, its task and purpose, the scopes
+it reads, the scope it writes to) and each of its verbs only builds one op of
+``memactors.ops`` and hands it to ``rt.batch`` (``a``-prefixed twins: ``rt.abatch``), so grants,
+the gate, evidence and the ledger apply exactly as to any other call. The host application
+makes the handle; the model inside the agent chooses queries, never the identity.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .. import ops as O
+from ..core.errors import InvalidRecord
+from ..core.records import WriteResult
+from .results import ForgetResult, Memory, RecallResult
+
+
+class Agent:
+    def __init__(self, rt, actor: str, *, task_id: str, purpose: str, scopes: list[str],
+                 home: str | None = None) -> None:
+        ids = rt._ids
+        if not isinstance(scopes, (list, tuple)) or not scopes:
+            raise InvalidRecord("an agent reads at least one scope: scopes=[...]")
+        self._rt = rt
+        self.actor = ids.id(actor, "actor")
+        self.task_id = ids.id(task_id, "task_id")
+        self.purpose = ids.id(purpose, "purpose")
+        self.scopes = ids.scopes(list(scopes))
+        self.home = ids.scope(home) if home is not None else self.scopes[0]  # where remember() writes
+
+    def __repr__(self) -> str:
+        return f"Agent(actor={self.actor!r}, task_id={self.task_id!r}, scopes={self.scopes!r})"
+
+    # --- ops, built ---------------------------------------------------------------------------
+
+    def write_op(self, text: str, *, scope: str | None = None, subject: str | None = None, predicate: str | None = None,
+                 object: str | None = None, source: str = "user_stated", source_id: str | None = None,
+                 confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
+                 soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
+                 idempotency_key: str | None = None, context: str | None = None, category: str = "default",
+                 derived_from: list[str] | None = None) -> O.Write:
+        """A ``Write`` of this agent into ``scope`` (default: home); the fields are ``memactors.ops.Write``'s."""
+        return O.Write(scope=scope or self.home, text=text, actor=self.actor, subject=subject, predicate=predicate,
+                       object=object, source=source, source_id=source_id, confidence=confidence,
+                       sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days, importance=importance,
+                       pool=pool, idempotency_key=idempotency_key, context=context, category=category,
+                       derived_from=derived_from)
+
+    def recall_op(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None,
+                  token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
+                  at: int | str | datetime | None = None) -> O.Recall:
+        return O.Recall(query, self.actor, self.task_id, list(scopes or self.scopes), self.purpose, top_k,
+                        token_budget, threshold, weights, at)
+
+    def forget_op(self, memory_id: str, *, reason: str, erase: str = "memory") -> O.Forget:
+        return O.Forget(memory_id, self.actor, reason, erase)
+
+    def lookup_op(self, *, scope: str | None = None, memory_ids: list[str] | None = None,
+                  facts: list[tuple[str, str]] | None = None, subject_prefix: str | None = None,
+                  limit: int | None = None) -> O.Lookup:
+        return O.Lookup(self.actor, scope, memory_ids, facts, subject_prefix, limit)
+
+    # --- verbs ----------------------------------------------------------------------------------
+
+    def remember(self, text: str, *, scope: str | None = None, subject: str | None = None, predicate: str | None = None,
+                 object: str | None = None, source: str = "user_stated", source_id: str | None = None,
+                 confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
+                 soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
+                 idempotency_key: str | None = None, context: str | None = None, category: str = "default",
+                 derived_from: list[str] | None = None) -> WriteResult:
+        """Write a memory through the gate into ``scope`` (default: the agent's home scope)."""
+        return self._rt.batch([self.write_op(
+            text, scope=scope, subject=subject, predicate=predicate, object=object, source=source, source_id=source_id,
+            confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days,
+            importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
+            derived_from=derived_from)])[0]
+
+    def recall(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None, token_budget: int | None = None,
+               threshold: float | None = None, weights: Any = None, at: int | str | datetime | None = None) -> RecallResult:
+        """A governed recall over the agent's scopes (or ``scopes=``); ``top_k`` hits at most."""
+        return self._rt.batch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget, threshold=threshold, weights=weights, at=at)])[0]
+
+    def get(self, memory_id: str) -> Memory | None:
+        """The live memory with this id, if the agent may read it (None: no such live memory)."""
+        found = self._rt.batch([self.lookup_op(memory_ids=[memory_id])])[0]
+        return found[0] if found else None
+
+    def list(self, *, scope: str | None = None, subject_prefix: str | None = None,
+             limit: int | None = 100) -> list[Memory]:
+        """Live memories of ``scope`` (default: home), oldest first."""
+        return self._rt.batch([self.lookup_op(scope=scope or self.home, subject_prefix=subject_prefix,
+                                              limit=limit)])[0]
+
+    def forget(self, memory_id: str, *, reason: str, erase: str = "memory") -> ForgetResult:
+        """Erase a memory (``erase="fact"``: every version of its fact). Not undoable."""
+        return self._rt.batch([self.forget_op(memory_id, reason=reason, erase=erase)])[0]
+
+    # --- async twins: the same ops through rt.abatch (coalesced with other agents') -------------
+
+    async def aremember(self, text: str, *, scope: str | None = None, subject: str | None = None, predicate: str | None = None,
+                       object: str | None = None, source: str = "user_stated", source_id: str | None = None,
+                       confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
+                       soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
+                       idempotency_key: str | None = None, context: str | None = None, category: str = "default",
+                       derived_from: list[str] | None = None) -> WriteResult:
+        return (await self._rt.abatch([self.write_op(
+            text, scope=scope, subject=subject, predicate=predicate, object=object, source=source, source_id=source_id,
+            confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days,
+            importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
+            derived_from=derived_from)]))[0]
+
+    async def arecall(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None, token_budget: int | None = None,
+                      threshold: float | None = None, weights: Any = None, at: int | str | datetime | None = None) -> RecallResult:
+        return (await self._rt.abatch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget, threshold=threshold, weights=weights, at=at)]))[0]
+
+    async def aget(self, memory_id: str) -> Memory | None:
+        found = (await self._rt.abatch([self.lookup_op(memory_ids=[memory_id])]))[0]
+        return found[0] if found else None
+
+    async def alist(self, *, scope: str | None = None, subject_prefix: str | None = None,
+                    limit: int | None = 100) -> list[Memory]:
+        return (await self._rt.abatch([self.lookup_op(scope=scope or self.home, subject_prefix=subject_prefix,
+                                                      limit=limit)]))[0]
+
+    async def aforget(self, memory_id: str, *, reason: str, erase: str = "memory") -> ForgetResult:
+        return (await self._rt.abatch([self.forget_op(memory_id, reason=reason, erase=erase)]))[0]

@@ -1,0 +1,350 @@
+"""``rt.batch(ops)`` and ``await rt.abatch(ops)``: the typed ops of ``memactors.ops`` in one
+call (``Runtime`` inherits ``BatchAPI``).
+
+Async first. ``abatch`` checks its ops in the caller (validation, identifiers, grants: a bad op
+refuses its own call before anything is sent, unless ``return_errors``), then hands them to the
+coalescer of the running event loop: every ``abatch`` awaiting on that loop in the same turn
+(many agents' coroutines, LangGraph's ``AsyncBatchedBaseStore`` shape) is sent together, one
+call per owner for the writes, one per owner for the recalls, one per owner for the forgets,
+and the calls are awaited there (Ray object refs or the process host's futures), no thread per
+call. ``batch`` is a thin face over it: it runs ``abatch`` on the runtime's one background loop,
+so concurrent threads' batches coalesce too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import weakref
+
+from ..core import errors
+from ..core import records as R
+from ..core.errors import AccessDenied, BackPressure, InvalidRecord, MemactorsError, NotFound
+from ..core.ops import ForgetOp
+from ..core.scopes import parse_scope
+from ..engine.naming import owner_index, owner_of_memory
+from .. import ops as O
+from .results import ForgetResult, GrantResult, Memory
+
+
+class BatchAPI:
+    _loop = None  # the background loop behind the sync face (started on first use)
+
+    # --- the two entry points -----------------------------------------------------------------
+
+    def batch(self, ops: list, *, return_errors: bool = False) -> list:
+        """The ops run in one batch; one typed result per op, in order (see ``memactors.ops``).
+        The first refused op raises its typed error, unless ``return_errors``: then each
+        refused op gets its error in place of its result and the others run."""
+        loop = self._batch_loop()
+        if _running_loop() is loop:
+            raise InvalidRecord("batch() was called on the runtime's own event loop: await abatch() there")
+        return asyncio.run_coroutine_threadsafe(self.abatch(ops, return_errors=return_errors), loop).result()
+
+    async def abatch(self, ops: list, *, return_errors: bool = False) -> list:
+        """``batch`` awaited: concurrent calls on one event loop are sent together."""
+        self._check_open()
+        return await self._arun(self._check_ops(ops), return_errors)
+
+    async def _arun(self, units: list, return_errors: bool) -> list:
+        """Checked units (or their errors) sent with the loop's other calls."""
+        if not return_errors:
+            _raise_first(units)
+        out = await _coalescer(self).run(units)
+        if not return_errors:
+            _raise_first(out)
+        return out
+
+    # --- checking, in the caller -------------------------------------------------------------
+
+    def _check_ops(self, ops) -> list:
+        """Per op: a checked unit (kind, payload) or its typed error, naming its position."""
+        if not isinstance(ops, (list, tuple)):
+            raise InvalidRecord("batch takes a list of ops (memactors.ops)")
+        out: list = [None] * len(ops)
+        writes = [i for i, op in enumerate(ops) if isinstance(op, R.WriteRequest)]
+        if writes:
+            reqs = self._checked_writes([ops[i] for i in writes], True)
+            for i, r in zip(writes, reqs):
+                out[i] = _at(i, r) if isinstance(r, MemactorsError) else ("write", r)
+        for i, op in enumerate(ops):
+            if out[i] is not None:
+                continue
+            if isinstance(op, MemactorsError):  # refused by a caller's own check (an async twin): kept in place
+                out[i] = op
+                continue
+            try:
+                out[i] = self._check_op(op)
+            except MemactorsError as exc:
+                out[i] = _at(i, exc)
+        return out
+
+    def _check_op(self, op) -> tuple:
+        ids = self._ids
+        if isinstance(op, O.Recall):
+            plan = self._plan_recall(op.query, op.actor, op.task_id, op.scopes, op.purpose, op.top_k,
+                                     op.token_budget, op.threshold, op.weights, "pull" if op.at is None else "as_of")
+            return ("recall", plan) if op.at is None else ("recall_at", (plan, op.at))
+        if isinstance(op, O.Lookup):
+            op.validate()
+            actor = ids.id(op.actor, "actor")
+            scope = str(parse_scope(ids.scope(op.scope))) if op.scope is not None else None
+            if scope is None and op.memory_ids is None:
+                raise InvalidRecord("a lookup names its scope (only a lookup by memory_ids may leave it out)")
+            if scope is not None:
+                self._check_read(actor, [parse_scope(scope)])
+            kw = {}
+            if op.memory_ids is not None:
+                kw["memory_ids"] = [R.check_memory_id(m) for m in op.memory_ids]
+            elif op.facts is not None:
+                kw["entity_keys"] = [R.entity_key(s, p) for s, p in op.facts]
+            elif op.subject_prefix is not None:
+                kw["subject_prefix"] = op.subject_prefix
+            return ("lookup", (actor, scope, kw, op.limit))
+        if isinstance(op, O.Forget):
+            op.validate()
+            fop = ForgetOp(op.memory_id, ids.id(op.actor, "actor"), op.reason,
+                           op.idempotency_key or self._new_key(), all_versions=op.erase == "fact")
+            return ("forget", fop.validate())
+        if isinstance(op, O.Grant):
+            grant = {"actor": op.actor, "scope": op.scope, "read": op.read, "write": op.write, "by": op.by}
+            return ("grant", grant if op.reason is None else dict(grant, reason=op.reason))
+        raise InvalidRecord(f"not an op of memactors.ops: {type(op).__name__}")
+
+    # --- running, on the loop -----------------------------------------------------------------
+
+    async def _execute(self, units: list) -> list:
+        """Checked units of many calls: each kind sent in one call per owner, all at once."""
+        out: list = list(units)  # errors stay in place
+        by_kind: dict[str, list[int]] = {}
+        for i, u in enumerate(units):
+            if not isinstance(u, MemactorsError):
+                by_kind.setdefault(u[0], []).append(i)
+        now = self.clock.now_us()
+        t0 = time.time_ns()
+        jobs = []
+        for kind, idx in by_kind.items():
+            jobs.append(_guard(getattr(self, f"_a_{kind}")([units[i][1] for i in idx], now), idx, out))
+        await asyncio.gather(*jobs)
+        for observe in self.__dict__.get("_observers", ()):  # e.g. OpenTelemetry (memactors.integrations.otel)
+            observe(units, out, t0, time.time_ns())
+        return out
+
+    def observe(self, fn) -> None:
+        """Call ``fn(units, results, start_ns, end_ns)`` after each batch is sent (checked ops as
+        (kind, payload) or their errors, and the results in the same order). Observers see ids,
+        never content unless they read it: ``memactors.integrations.otel`` reads ids only."""
+        self.__dict__.setdefault("_observers", []).append(fn)
+
+    async def _a_write(self, reqs: list, now: int) -> list:
+        rc = self.config.runtime
+        size = max(1, min(rc.write_batch_max, rc.owner_queue_max // 2))
+        window = max(1, rc.owner_queue_max // size - 1)  # our own calls never overrun an owner's queue
+        n = len(self._owners)
+        by_owner: dict[int, list[int]] = {}
+        for i, r in enumerate(reqs):
+            by_owner.setdefault(owner_index(r.scope_obj, n), []).append(i)
+        out: list = [None] * len(reqs)
+        from .facade import _columns
+
+        async def part(oi: int, idx: list[int], gate: asyncio.Semaphore) -> None:
+            async with gate:
+                cols = _columns([reqs[i] for i in idx])
+                res = await self._aretry(lambda: self._owners[oi].write_batch.remote(cols, now))
+            for i, d in zip(idx, res):
+                out[i] = errors.decode(d) if errors.is_encoded(d) else R.WriteResult(**d)
+
+        jobs = []
+        for oi, idx in by_owner.items():
+            gate = asyncio.Semaphore(window)
+            jobs += [part(oi, idx[k:k + size], gate) for k in range(0, len(idx), size)]
+        _count(self, "owner_calls", len(jobs))
+        await asyncio.gather(*jobs)
+        self._alerts.writes(reqs, out)  # blocked writes, held injections, as write_many reports them
+        return out
+
+    async def _a_recall(self, plans: list, now: int) -> list:
+        by_owner = self._route_plans(plans)
+        refs = {oi: self._owners[oi].recall_many.remote([plans[i].owner_req for i in idx])
+                for oi, idx in by_owner.items()}
+        _count(self, "owner_calls", len(refs))
+        answers = dict(zip(refs, await asyncio.gather(*[self._calls.aget(r) for r in refs.values()])))
+        return self._finish_plans(plans, by_owner, answers)
+
+    async def _a_recall_at(self, items: list, now: int) -> list:
+        from . import history
+
+        # A recall in the past folds the ledger: rare, heavy, off the loop.
+        return [await asyncio.to_thread(lambda p=p, at=at: history.recall_as_of(self, p, history.point(self, at)))
+                for p, at in items]
+
+    async def _a_lookup(self, items: list, now: int) -> list:
+        n = len(self._owners)
+
+        async def one(actor: str, scope: str | None, kw: dict, limit: int | None) -> list:
+            if scope is None:  # by id alone: the ledger's index names each one's scope
+                where = await self._calls.aget(self._ledger.scopes_of.remote(kw["memory_ids"]))
+                found = []
+                for sc in sorted({s for s in where.values() if s is not None}):
+                    found += await one(actor, sc, {"memory_ids": [m for m, s in where.items() if s == sc]}, None)
+                return found[:limit] if limit is not None else found
+            try:
+                self._check_read(actor, [parse_scope(scope)])
+            except AccessDenied:
+                raise AccessDenied("a memory asked for lies beyond the actor's read grants") from None
+            owner = self._owners[owner_index(parse_scope(scope), n)]
+            rows = await self._calls.aget(owner.live.remote([scope], actor, now, limit=limit, **kw))
+            return [Memory.of(r) for r in rows]
+
+        _count(self, "owner_calls", len(items))
+        return await asyncio.gather(*[_kept(one(*it)) for it in items])
+
+    async def _a_forget(self, fops: list, now: int) -> list:
+        n = len(self._owners)
+        by_owner: dict[int, list[int]] = {}
+        for i, op in enumerate(fops):
+            by_owner.setdefault(owner_of_memory(op.memory_id, n), []).append(i)
+        out: list = [None] * len(fops)
+
+        async def owner(oi: int, idx: list[int]) -> None:
+            res = await self._aretry(lambda: self._owners[oi].submit.remote([fops[i] for i in idx], now))
+            for i, d in zip(idx, res):
+                if isinstance(d, dict) and d.get("not_here"):  # an id from before tenant tags: the ledger routes it
+                    d = await _kept(asyncio.to_thread(self._by_memory, fops[i]))
+                out[i] = d if isinstance(d, MemactorsError) else (
+                    errors.decode(d) if errors.is_encoded(d) else ForgetResult.of(d))
+
+        _count(self, "owner_calls", len(by_owner))
+        await asyncio.gather(*[owner(oi, idx) for oi, idx in by_owner.items()])
+        return out
+
+    async def _a_grant(self, grants: list, now: int) -> list:
+        # Grants change every owner's table and the facade's: the one grant path, off the loop.
+        done = await asyncio.to_thread(self.grant_many, grants)
+        return [GrantResult(g["actor"], g["scope"], g["read"], g["write"]) for g in done]
+
+    async def _aretry(self, make_ref):
+        """An owner call; back pressure and a restarting owner waited out (same ops, same keys)
+        until the call timeout."""
+        deadline = time.monotonic() + self.config.runtime.call_timeout_s
+        delay = 0.05
+        while True:
+            try:
+                return await self._calls.aget(make_ref())
+            except (BackPressure, errors.OwnerUnavailable):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    # --- the loop behind the sync face ------------------------------------------------------------
+
+    def _batch_loop(self):
+        if self._loop is None:
+            with _START:
+                if self._loop is None:
+                    loop = asyncio.new_event_loop()
+                    threading.Thread(target=loop.run_forever, name="memactors-batch", daemon=True).start()
+                    self._loop = loop
+        return self._loop
+
+    def _stop_batch_loop(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)
+
+
+_START = threading.Lock()
+
+
+def _running_loop():
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _at(i: int, exc: MemactorsError) -> MemactorsError:
+    msg = str(exc)
+    return exc if msg.startswith(("op at position", "write at position")) else type(exc)(f"op at position {i}: {msg}")
+
+
+def _raise_first(items: list) -> None:
+    bad = next((x for x in items if isinstance(x, MemactorsError)), None)
+    if bad is not None:
+        bad.results = [None if isinstance(x, MemactorsError) else x for x in items]
+        raise bad
+
+
+async def _kept(coro):
+    """A coroutine's result, or the typed error it raised."""
+    try:
+        return await coro
+    except MemactorsError as exc:
+        return exc
+
+
+async def _guard(coro, idx: list[int], out: list) -> None:
+    """One kind's results into ``out``; a failure of the whole kind is each of its ops' error."""
+    try:
+        res = await coro
+    except MemactorsError as exc:
+        res = [exc] * len(idx)
+    for i, r in zip(idx, res):
+        out[i] = r
+
+
+def _count(rt, name: str, k: int) -> None:
+    stats = rt.__dict__.setdefault("_batch_stats", {"flushes": 0, "units": 0, "owner_calls": 0})
+    stats[name] += k
+
+
+class _Coalescer:
+    """The ops of every ``abatch`` awaiting on one loop in the same turn, sent as one batch."""
+
+    def __init__(self, rt) -> None:
+        self._rt = weakref.ref(rt)
+        self._pending: list[tuple[list, asyncio.Future]] = []
+
+    async def run(self, units: list) -> list:
+        fut = asyncio.get_running_loop().create_future()
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)  # after every coroutine ready this turn
+        self._pending.append((units, fut))
+        return await fut
+
+    def _flush(self) -> None:
+        calls, self._pending = self._pending, []
+        asyncio.ensure_future(self._send(calls))
+
+    async def _send(self, calls: list) -> None:
+        rt = self._rt()
+        flat = [u for units, _ in calls for u in units]
+        try:
+            if rt is None:
+                raise NotFound("the runtime is gone")
+            _count(rt, "flushes", 1)
+            _count(rt, "units", len(flat))
+            out = await rt._execute(flat)
+        except BaseException as exc:  # noqa: BLE001 - every waiting call hears it
+            for _, fut in calls:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        k = 0
+        for units, fut in calls:
+            if not fut.done():
+                fut.set_result(out[k:k + len(units)])
+            k += len(units)
+
+
+_COALESCERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _coalescer(rt) -> _Coalescer:
+    per_loop = _COALESCERS.setdefault(asyncio.get_running_loop(), weakref.WeakKeyDictionary())
+    c = per_loop.get(rt)
+    if c is None:
+        c = per_loop[rt] = _Coalescer(rt)
+    return c

@@ -1,0 +1,161 @@
+"""``MemactorsStore`` beyond LangGraph's own tests (tests/langgraph_vendored): governance as
+everywhere (the gate on string leaves, grants, erasure, the ledger, evidence), versions, TTL on
+our clock, namespace-to-scope mapping, and a compiled StateGraph whose nodes read and write the
+store across two threads, no LLM."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("langgraph.store.base")
+
+from langgraph.store.base import GetOp, PutOp, SearchOp  # noqa: E402
+
+import memactors  # noqa: E402
+from memactors import Blocked, ManualClock  # noqa: E402
+from memactors.integrations.langgraph import MemactorsStore  # noqa: E402
+
+ROOT = "/org/acme/user/alice/"
+NS = ("memories", "alice")
+
+
+@pytest.fixture(scope="module")
+def rt():
+    clock = ManualClock()
+    with memactors.connect("memory://", clock=clock) as r:
+        r.grant("lg", ROOT, write=True)
+        r.grant("other", "/org/acme/user/bob/", write=True)
+        yield r
+
+
+@pytest.fixture
+def store(rt):
+    return MemactorsStore(rt, actor="lg", root=ROOT)
+
+
+def test_a_second_put_is_a_new_version_and_get_reads_the_live_one(rt, store):
+    store.put(NS, "tea", {"text": "Alice drinks lapsang"})
+    store.put(NS, "tea", {"text": "Alice drinks sencha now"})
+    assert store.get(NS, "tea").value == {"text": "Alice drinks sencha now"}
+    versions = [m for m in rt.agent("lg", scopes=[ROOT]).list(limit=None) if '"tea"' in m.content]
+    assert len(versions) == 1 and versions[0].version == 2  # the first is superseded, kept in the ledger
+
+
+def test_string_leaves_pass_the_gate(store):
+    store.put(NS, "contact", {"note": "reach her on +1 415 555 2671", "n": 3, "tags": ["x", "email a@b.co"]})
+    got = store.get(NS, "contact").value
+    assert "415" not in got["note"] and got["n"] == 3 and "a@b.co" not in got["tags"][1]
+    with pytest.raises(Blocked) as e:
+        store.put(NS, "key", {"deep": {"k": "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"}})
+    assert "sk-" not in str(e.value) and e.value.gate["decision"] == "blocked"
+    assert store.get(NS, "key") is None
+
+
+def test_keys_and_labels_that_look_like_personal_data_are_refused(store):
+    with pytest.raises(memactors.InvalidIdentifier) as e:
+        store.put(("users", "alice"), "+14155552671", {"v": 1})
+    assert "4155552671" not in str(e.value)
+
+
+def test_delete_is_erasure(rt, store):
+    store.put(NS, "gone", {"text": "to be erased"})
+    store.delete(NS, "gone")
+    assert store.get(NS, "gone") is None
+    assert all(i.key != "gone" for i in store.search(NS, query="to be erased"))
+    assert rt.audit.verify()["ok"]
+
+
+def test_the_store_reaches_only_its_actors_grants(rt):
+    with pytest.raises(memactors.AccessDenied):
+        MemactorsStore(rt, actor="other", root=ROOT).put(NS, "k", {"v": 1})
+    with pytest.raises(memactors.AccessDenied):
+        MemactorsStore(rt, actor="lg", root="/org/acme/user/bob/").search(NS, query="anything")
+
+
+def test_a_query_search_is_a_recall_logged_as_evidence(rt, store):
+    store.put(NS, "food", {"text": "Alice loves grilled sardines"})
+    hits = store.search(NS, query="grilled sardines")
+    assert hits[0].key == "food" and hits[0].score > 0
+    rows = rt.audit.sql("select count(*) from recalls where actor = 'lg'", actor="lg")
+    assert rows[0][0] >= 1
+
+
+def test_ttl_is_a_hard_ttl_in_minutes_on_the_runtime_clock(rt, store):
+    store.put(NS, "brief", {"text": "a short-lived note"}, ttl=10)
+    store.put(NS, "lasting", {"text": "a lasting note"})
+    rt.clock.advance(seconds=9 * 60)
+    assert store.get(NS, "brief", refresh_ttl=True) is not None  # restarts its ten minutes
+    rt.clock.advance(seconds=9 * 60)
+    assert store.get(NS, "brief", refresh_ttl=False) is not None
+    rt.clock.advance(seconds=2 * 60)
+    assert store.get(NS, "brief") is None and store.get(NS, "lasting") is not None
+    assert all(i.key != "brief" for i in store.search(NS))
+    assert store.sweep_ttl() >= 1
+
+
+def test_namespaces_can_map_to_scopes(rt):
+    rt.grant("multi", "/org/acme/", write=True)
+    store = MemactorsStore(rt, actor="multi", root="/org/acme/", scopes=["/org/acme/user/u1/", "/org/acme/user/u2/"],
+                           scope_of=lambda ns: f"/org/acme/user/{ns[1]}/")
+    store.put(("users", "u1"), "k", {"v": 1})
+    store.put(("users", "u2"), "k", {"v": 2})
+    assert store.get(("users", "u1"), "k").value == {"v": 1}
+    assert rt.agent("multi", scopes=["/org/acme/user/u2/"]).list()[0].scope == "/org/acme/user/u2/"
+    assert sorted(store.list_namespaces(prefix=("users",))) == [("users", "u1"), ("users", "u2")]
+
+
+def test_batch_and_abatch_mix_ops(store):
+    out = store.batch([PutOp(NS, "a", {"v": 1}), PutOp(NS, "b", {"v": 2}), GetOp(NS, "a"),
+                       SearchOp(NS, filter={"v": {"$gte": 2}})])
+    assert out[0] is None and out[2].value == {"v": 1} and [i.key for i in out[3]] == ["b"]
+
+    async def go():
+        return await asyncio.gather(*[store.aget(NS, k) for k in ("a", "b", "missing")])
+    a, b, missing = asyncio.run(go())
+    assert (a.value, b.value, missing) == ({"v": 1}, {"v": 2}, None)
+
+
+def test_a_compiled_state_graph_reads_and_writes_the_store_across_two_threads(rt):
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    store = MemactorsStore(rt, actor="lg", root=ROOT)
+
+    class State(TypedDict):
+        user: str
+        said: str
+        answer: str
+
+    def remember(state: State, *, store) -> dict:  # no LLM: the node writes what the user said
+        store.put(("prefs", state["user"]), "drink", {"text": state["said"]})
+        return {}
+
+    def answer(state: State, *, store) -> dict:
+        found = store.search(("prefs", state["user"]), query="drink")
+        return {"answer": found[0].value["text"] if found else "nothing known"}
+
+    g = StateGraph(State)
+    g.add_node("remember", remember)
+    g.add_node("answer", answer)
+    g.add_edge(START, "remember")
+    g.add_edge("remember", "answer")
+    g.add_edge("answer", END)
+    app = g.compile(store=store)
+    out1 = app.invoke({"user": "alice", "said": "Alice drinks oolong", "answer": ""}, {"configurable": {"thread_id": "1"}})
+    assert out1["answer"] == "Alice drinks oolong"
+
+    reader = StateGraph(State)
+    reader.add_node("answer", answer)
+    reader.add_edge(START, "answer")
+    reader.add_edge("answer", END)
+    out2 = reader.compile(store=store).invoke({"user": "alice", "said": "", "answer": ""},
+                                              {"configurable": {"thread_id": "2"}})
+    assert out2["answer"] == "Alice drinks oolong"  # another thread, the same memory
+
+    async def both():
+        return await app.ainvoke({"user": "alice", "said": "Alice drinks matcha", "answer": ""},
+                                 {"configurable": {"thread_id": "3"}})
+    assert asyncio.run(both())["answer"] == "Alice drinks matcha"

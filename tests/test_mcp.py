@@ -1,0 +1,223 @@
+"""The MCP server (``memactors mcp``) through the SDK's own client, over streamable HTTP (in this
+process, on loopback) and stdio (the CLI as a subprocess): the tool list, each tool and alias,
+refused tokens, calls outside the actor's grants, a blocked secret, hostile arguments (typed
+errors that echo nothing of them), identity never from the URL or an argument."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver")
+
+import httpx2  # noqa: E402  (the SDK's HTTP client)
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+
+import memactors  # noqa: E402
+from memactors.integrations.mcp import HTTPServer, build, free_port, mint  # noqa: E402
+
+ALICE, BOB = "/org/acme/user/alice/", "/org/acme/user/bob/"
+TOOLS = {"remember", "add", "recall", "search", "forget", "delete", "get", "list"}
+CANARY = "CANARY-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def http(tmp_path_factory):
+    rt = memactors.connect("memory://")
+    rt.grant("alice-agent", ALICE, write=True)
+    rt.grant("bob-agent", BOB, write=True)
+    tf = str(tmp_path_factory.mktemp("mcp") / "tokens.json")
+    toks = {"alice": mint(tf, "alice-agent"), "bob": mint(tf, "bob-agent")}
+    port = free_port()
+    srv = HTTPServer(build(rt, tokens=tf, port=port), port=port).start()
+    yield srv, toks, tf, rt
+    srv.stop()
+    rt.close()
+
+
+@contextlib.asynccontextmanager
+async def session(url: str, token: str | None):
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with create_mcp_http_client(headers=headers) as hc:
+        async with streamable_http_client(url, http_client=hc) as (r, w, *_):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                yield s
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def body(res) -> dict:
+    assert not res.is_error, res.content[0].text
+    return json.loads(res.content[0].text)
+
+
+def error_text(res) -> str:
+    assert res.is_error
+    return res.content[0].text
+
+
+def test_the_token_file_holds_only_digests(http):
+    srv, toks, tf, _ = http
+    text = open(tf).read()
+    assert all(t not in text for t in toks.values())
+    assert oct(os.stat(tf).st_mode & 0o777) == "0o600"
+
+
+def test_tool_listing_and_each_tool_over_http(http):
+    srv, toks, _, _ = http
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert names == TOOLS
+            w = body(await s.call_tool("remember", {"text": "Alice prefers green tea in the morning",
+                                                    "subject": "alice", "predicate": "drink", "object": "green tea"}))
+            assert w["decision"] == "accepted" and w["scope"] == ALICE
+            a = body(await s.call_tool("add", {"text": "Alice's flight to Lisbon leaves on Friday"}))
+            hits = body(await s.call_tool("recall", {"query": "green tea in the morning", "top_k": 3}))["hits"]
+            assert hits and hits[0]["memory_id"] == w["memory_id"]
+            found = body(await s.call_tool("search", {"query": "flight to Lisbon"}))["hits"]
+            assert a["memory_id"] in {h["memory_id"] for h in found}
+            got = body(await s.call_tool("get", {"memory_id": w["memory_id"]}))["memory"]
+            assert got["content"].startswith("Alice prefers green tea")
+            listed = {m["memory_id"] for m in body(await s.call_tool("list", {}))["memories"]}
+            assert {w["memory_id"], a["memory_id"]} <= listed
+            f = body(await s.call_tool("forget", {"memory_id": w["memory_id"], "reason": "user asked"}))
+            assert f["forgotten"] == [w["memory_id"]]
+            assert body(await s.call_tool("get", {"memory_id": w["memory_id"]}))["memory"] is None
+            d = body(await s.call_tool("delete", {"memory_id": a["memory_id"], "reason": "done"}))
+            assert d["decision"] == "forgotten"
+
+    run(go())
+
+
+def test_missing_or_unknown_tokens_are_refused(http):
+    srv, toks, _, _ = http
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    hdr = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    for auth in (None, "Bearer nope", f"Bearer {toks['alice']}x", "Basic abc"):
+        h = dict(hdr, **({"Authorization": auth} if auth else {}))
+        r = httpx2.post(srv.url, json=init, headers=h, timeout=10)
+        assert r.status_code == 401, (auth, r.status_code)
+        assert "nope" not in r.text and toks["alice"] not in r.text
+    with pytest.raises(BaseException):
+        run(_list(srv.url, "not-a-token"))
+
+
+async def _list(url, token):
+    async with session(url, token) as s:
+        return await s.list_tools()
+
+
+def test_identity_never_comes_from_the_url_or_an_argument(http):
+    srv, toks, _, rt = http
+    r = httpx2.post(srv.url.rstrip("/") + "/bob-agent", json={}, headers={"Authorization": f"Bearer {toks['alice']}"},
+                    timeout=10)
+    assert r.status_code in (404, 405)
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            res = await s.call_tool("remember", {"text": "a note", "actor": "bob-agent", "scope": BOB})
+            assert "AccessDenied" in error_text(res)  # alice's token: alice's grants, whatever the arguments say
+    run(go())
+
+
+def test_calls_outside_the_grants_are_refused(http):
+    srv, toks, _, rt = http
+    rt.write(BOB, "Bob's locker code is in the blue folder", actor="bob-agent")
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            assert "AccessDenied" in error_text(await s.call_tool("recall", {"query": "locker", "scopes": [BOB]}))
+            assert "AccessDenied" in error_text(await s.call_tool("list", {"scope": BOB}))
+            bobs = rt.agent("bob-agent", scopes=[BOB]).list()
+            res = await s.call_tool("get", {"memory_id": bobs[0].memory_id})
+            assert "AccessDenied" in error_text(res) and "blue folder" not in error_text(res)
+            res = await s.call_tool("forget", {"memory_id": bobs[0].memory_id, "reason": "x"})
+            assert res.is_error
+        assert rt.agent("bob-agent", scopes=[BOB]).get(bobs[0].memory_id) is not None
+    run(go())
+
+
+def test_a_blocked_secret_is_an_error_that_names_rules_not_the_secret(http):
+    srv, toks, _, _ = http
+    secret = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            err = error_text(await s.call_tool("remember", {"text": f"the key is {secret}"}))
+            assert "Blocked" in err and "secret." in err and secret not in err
+            hits = body(await s.call_tool("recall", {"query": "the key is"}))["hits"]
+            assert all(secret not in h["content"] for h in hits)
+    run(go())
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("remember", {"text": {"nested": CANARY}}),
+    ("remember", {"text": CANARY * 2000}),
+    ("remember", {"text": "ok", "scope": f"/org/{CANARY}/../x/"}),
+    ("recall", {"query": [CANARY]}),
+    ("recall", {"query": "x", "top_k": CANARY}),
+    ("recall", {"query": "x", "top_k": 10 ** 9}),
+    ("recall", {"query": "x", "scopes": CANARY}),
+    ("recall", {"query": "x", "scopes": [f"/org/{CANARY}'; DROP TABLE l2; --/"]}),
+    ("get", {"memory_id": f"{CANARY}' OR 1=1"}),
+    ("forget", {"memory_id": CANARY, "reason": CANARY, "erase": CANARY}),
+    ("list", {"scope": "/etc/passwd", "limit": -1}),
+    ("remember", {}),
+])
+def test_hostile_arguments_get_typed_errors_that_echo_nothing(http, tool, args):
+    srv, toks, _, _ = http
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            return await s.call_tool(tool, args)
+    res = run(go())
+    err = error_text(res)
+    assert CANARY not in err and "passwd" not in err and "DROP" not in err
+    assert any(k in err for k in ("InvalidRecord", "InvalidScope", "InvalidIdentifier", "AccessDenied", "NotFound",
+                                  "ValidationError", "missing")), err
+
+
+def test_stdio_transport_through_the_cli(tmp_path):
+    data = str(tmp_path / "data")
+    rt = memactors.connect(data, host="process")
+    rt.grant("alice-agent", ALICE, write=True)
+    rt.close()
+    env = dict(os.environ, MEMACTORS_HOST="process")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memactors.cli", "mcp", "--actor", "alice-agent",
+                                                                 "--data", data], env=env)
+
+    async def go():
+        async with stdio_client(params) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+                w_ = body(await s.call_tool("remember", {"text": "Alice takes oat milk with her coffee"}))
+                hits = body(await s.call_tool("recall", {"query": "oat milk coffee"}))["hits"]
+                assert hits[0]["memory_id"] == w_["memory_id"]
+                assert "AccessDenied" in error_text(await s.call_tool("recall", {"query": "x", "scopes": [BOB]}))
+                assert body(await s.call_tool("forget", {"memory_id": w_["memory_id"], "reason": "r"}))["forgotten"]
+    run(go())
+    with memactors.connect(data, host="process") as rt2:  # the server closed the folder on the way out
+        assert rt2.audit.verify()["ok"]
+
+
+def test_the_cli_refuses_a_half_configuration():
+    res = subprocess.run([sys.executable, "-m", "memactors.cli", "mcp", "--http"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 2 and "--tokens" in res.stderr
