@@ -24,6 +24,24 @@ NOT_APPLICABLE = {
 }
 
 
+# Upstream's tests that fail against memactors today, each for a named reason; strict, so a fix
+# shows up as an unexpected pass. Counted in docs/integrations.md.
+SCORE = "a search's score is memactors' hybrid recall score (vector, keyword, recency, importance), not the raw cosine"
+FIELDS = "index fields embed one vector per field path and score by the best; memactors embeds the item's text once"
+KNOWN_DIFFERENCES = {
+    ("test_lg_sqlite_store.py", "test_scores"): SCORE,
+    ("test_lg_sqlite_store.py", "test_embed_with_path"): FIELDS,
+    ("test_lg_sqlite_async_store.py", "test_embed_with_path"): FIELDS,
+    ("test_lg_store.py", "test_embed_with_path"): FIELDS,
+    ("test_lg_postgres_ttl.py", "test_omit_expired_disabled_preserves_expired_rows"):
+        "a hard TTL is a governance promise: an expired memory is never served, whatever omit_expired says",
+    ("test_lg_postgres_ttl.py", "test_omit_expired_search_pagination"):
+        "backdates updated_at with SQL through PostgresStore._cursor (a backend internal)",
+    ("test_lg_sqlite_async_store.py", "test_no_running_loop"):
+        "memactors' store serves its sync methods on any thread, the event loop's included",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "langgraph_vendored" not in str(item.fspath):
@@ -31,6 +49,9 @@ def pytest_collection_modifyitems(config, items):
         why = NOT_APPLICABLE.get((item.fspath.basename, getattr(item, "originalname", item.name)))
         if why:
             item.add_marker(pytest.mark.skip(reason=why))
+        known = KNOWN_DIFFERENCES.get((item.fspath.basename, getattr(item, "originalname", item.name)))
+        if known:
+            item.add_marker(pytest.mark.xfail(reason=known, strict=True))
 
 
 @pytest.fixture
