@@ -1,7 +1,8 @@
 """The data-folder layout and the `up`/`down` lifecycle in the library (memactors.server).
 
 Everything but the last test runs without Ray: stand-in processes play the Ray head. The last
-test runs `memactors up`, a few verbs and `memactors down` end to end, in subprocesses."""
+test runs `memactors up` with Ray's token authentication turned off, a few verbs and `memactors
+down` end to end, in subprocesses; tests/test_server_edges.py runs the server with it on."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ import orjson
 import pytest
 
 import memactors
-from memactors import server
+from memactors import head, server
 from memactors.core.errors import MemactorsError, ServerError, StoreError
-from memactors.store import layout
+from memactors.store import layout, runtime_file
 from memactors.store.layout import Layout, looks_like_data_folder
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -108,13 +109,13 @@ def test_server_error_is_a_store_error():
 
 
 def test_read_runtime_info(tmp_path):
-    assert server.read_runtime_info(tmp_path) is None
+    assert runtime_file.read(tmp_path) is None
     _write_info(tmp_path, address="127.0.0.1:1", namespace="n")
-    assert server.read_runtime_info(tmp_path)["address"] == "127.0.0.1:1"
+    assert runtime_file.read(tmp_path)["address"] == "127.0.0.1:1"
     for bad in (b"{not json", b"[1, 2]", b'{"address": 5}', b'{"namespace": "n"}'):
         (tmp_path / "runtime.json").write_bytes(bad)
         with pytest.raises(ServerError, match="runtime.json"):
-            server.read_runtime_info(tmp_path)
+            runtime_file.read(tmp_path)
 
 
 def test_head_alive_only_for_our_running_head(tmp_path):
@@ -122,39 +123,39 @@ def test_head_alive_only_for_our_running_head(tmp_path):
     head = _sleeper("start", f"--temp-dir={temp_dir}")
     other = _sleeper("start", "--temp-dir=/elsewhere")
     try:
-        assert server.head_alive({"ray_pid": head.pid, "temp_dir": temp_dir})
-        assert not server.head_alive({"ray_pid": other.pid, "temp_dir": temp_dir})  # a recycled pid
-        assert not server.head_alive({"ray_pid": os.getpid(), "temp_dir": temp_dir})  # no "start"
+        assert runtime_file.head_alive({"ray_pid": head.pid, "temp_dir": temp_dir})
+        assert not runtime_file.head_alive({"ray_pid": other.pid, "temp_dir": temp_dir})  # a recycled pid
+        assert not runtime_file.head_alive({"ray_pid": os.getpid(), "temp_dir": temp_dir})  # no "start"
     finally:
         _kill(head)
         _kill(other)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    assert not server.head_alive({"ray_pid": gone.pid, "temp_dir": temp_dir})
+    assert not runtime_file.head_alive({"ray_pid": gone.pid, "temp_dir": temp_dir})
     zombie = subprocess.Popen([sys.executable, "-c", "pass", "start", temp_dir])
     deadline = time.monotonic() + 30
-    while not server._is_zombie(zombie.pid):  # exited, not yet reaped
+    while not runtime_file.is_zombie(zombie.pid):  # exited, not yet reaped
         assert time.monotonic() < deadline
         time.sleep(0.05)
     try:
-        assert not server.head_alive({"ray_pid": zombie.pid, "temp_dir": temp_dir})
+        assert not runtime_file.head_alive({"ray_pid": zombie.pid, "temp_dir": temp_dir})
     finally:
         zombie.wait()
-    assert server.head_alive({"address": "10.0.0.1:6379"})  # written by hand: trust the address
-    assert server.head_alive({"ray_pid": "123"})
+    assert runtime_file.head_alive({"address": "10.0.0.1:6379"})  # written by hand: trust the address
+    assert runtime_file.head_alive({"ray_pid": "123"})
 
 
 def test_stop_head_stops_only_that_process():
     calm, stubborn, bystander = _sleeper(), _sleeper(ignore_term=True), _sleeper()
     try:
-        assert server._stop_head(calm.pid, timeout=5) == "stopped"
-        assert server._stop_head(stubborn.pid, timeout=0.5) == "killed"
+        assert head.stop(calm.pid, timeout=5) == "stopped"
+        assert head.stop(stubborn.pid, timeout=0.5) == "killed"
         stubborn.wait(timeout=5)
         assert bystander.poll() is None
     finally:
         for p in (calm, stubborn, bystander):
             _kill(p)
-    assert server._stop_head(calm.pid) == "already gone"
+    assert head.stop(calm.pid) == "already gone"
 
 
 # --- up / down / open_runtime without a live head ------------------------------------------
@@ -236,22 +237,31 @@ def test_folder_in_use_follows_the_lock(tmp_path):
 # --- end to end (starts a Ray head of its own) ----------------------------------------------
 
 
-def _cli(*args: str, data: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=ROOT)
+def _cli(*args: str, data: str, auth: str | None = None) -> subprocess.CompletedProcess:
+    # HOME apart, so that no Ray token is ever written into the user's home.
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
+    env.update(PYTHONPATH=ROOT, HOME=os.path.join(os.path.dirname(data), "home"))
+    if auth is not None:
+        env["RAY_AUTH_MODE"] = auth
     return subprocess.run([sys.executable, "-m", "memactors.cli", *args, "--data", data, "--json"],
                           capture_output=True, text=True, env=env, timeout=180)
 
 
-def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
+def test_up_with_auth_turned_off_verbs_attach_and_down_stops_that_head(tmp_path):
+    """The one server test that must turn Ray's token authentication off: `up` under
+    RAY_AUTH_MODE=disabled records it, and verbs attach without the variable (the other server
+    tests, in test_server_edges.py, run with authentication on)."""
     data = str(tmp_path / "data")
-    res = _cli("up", data=data)
+    res = _cli("up", data=data, auth="disabled")
     assert res.returncode == 0, res.stderr
     info = orjson.loads(res.stdout)
     try:
-        assert info["status"] == "up" and server.head_alive(info)
+        assert info["status"] == "up" and runtime_file.head_alive(info) and info["auth"] == "disabled"
+        assert not os.path.exists(tmp_path / "home" / ".ray")  # no token made when none is used
         with open(Layout(data).runtime_file, "rb") as f:
             assert orjson.loads(f.read()) == {
-                k: info[k] for k in ("address", "namespace", "ray_pid", "temp_dir", "data_dir", "started_at")}
+                k: info[k] for k in ("address", "namespace", "ray_pid", "head_id", "temp_dir", "data_dir", "folder",
+                                     "started_at", "auth")}
         assert orjson.loads(_cli("up", data=data).stdout)["status"] == "already_up"
         res = _cli("grant", "a1", "/org/acme/user/alice/", "--write", data=data)
         assert res.returncode == 0, res.stderr
@@ -265,7 +275,7 @@ def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
     assert res.returncode == 0, res.stderr
     down = orjson.loads(res.stdout)
     assert down["status"] == "down" and any("stopped" in s or "killed" in s for s in down["steps"]), down
-    assert not server.head_alive(info)
+    assert not runtime_file.head_alive(info)
     assert not os.path.exists(Layout(data).runtime_file) and not os.path.exists(info["temp_dir"])
     assert os.path.exists(Layout(data).ledger)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from memactors import server
+from memactors import head, server
 from memactors.cli.group import cli, common
 from memactors.cli.output import Out
 
@@ -27,7 +27,7 @@ def up(data: str, as_json: bool) -> None:
         out.line(Text(f"already up: {res['address']} (namespace {res.get('namespace')})", style="green"))
     else:
         out.kv([("status", Text("up", style="green")), ("address", res["address"]), ("namespace", res["namespace"]),
-                ("data", res["data_dir"]), ("ray pid", res["ray_pid"]), ("ray log", server.head_log(res)),
+                ("data", res["data_dir"]), ("ray pid", res["ray_pid"]), ("ray log", head.log_path(res)),
                 ("took", f"{res['seconds']:.1f} s")])
         out.line(Text(f"stop it with: memactors down --data {data}", style="dim"))
 

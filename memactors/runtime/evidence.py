@@ -11,8 +11,9 @@ import threading
 
 
 class RecallLog:
-    def __init__(self, ledger, digest_key: bytes, flush_s: float) -> None:
+    def __init__(self, ledger, digest_key: bytes, flush_s: float, get) -> None:
         self._ledger = ledger
+        self._get = get  # the facade's typed, bounded ray.get
         self._key = digest_key
         self._buf: list[dict] = []
         self._lock = threading.Lock()
@@ -39,9 +40,7 @@ class RecallLog:
         if rows:
             ref = self._ledger.log_recalls.remote(rows)
             if wait:
-                import ray
-
-                ray.get(ref)
+                self._get(ref)
 
     def _loop(self) -> None:
         while not self._stop.wait(self._flush_s):

@@ -23,15 +23,17 @@ from ..core import records as R
 from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
-from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
+from ..core.errors import (BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite,
+                           Unavailable)
 from ..core.grants import GrantTable
 from ..core.ops import DemoteOp, ForgetOp, GrantOp, ScopePromoteOp
 from ..core.scopes import parse_scope
 from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
+from ..store.layout import resolve
 from ..store.ledger_key import key_dir
-from . import history, startup
+from . import history, ray_link, startup
 from ..actors.sweeper import LIFECYCLE_ACTOR
 from .async_api import AsyncAPI
 from .audit import Audit, l2_problem
@@ -80,16 +82,17 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
 class Runtime(RecallAPI, AsyncAPI):
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
-        self.data_dir = os.path.realpath(data_dir)
+        self.data_dir = resolve(data_dir)
         os.makedirs(self.data_dir, exist_ok=True)
         self.config = config
         self.clock = clock or SystemClock()
         self.namespace = namespace_for(self.data_dir)
         self._started_ray = False
+        self._detached = detached
+        link = None
         if not ray.is_initialized():
-            # "local" unless told otherwise: never join a stray cluster by accident.
-            ray.init(address=address or "local", namespace=self.namespace, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
+            # A new local Ray unless told otherwise: never join a stray cluster by accident.
+            link = ray_link.join(self.data_dir, data_dir, address, self.namespace, detached)
             self._started_ray = True
         # Resolved here, where the caller's environment and home folder are: actors get a path.
         config.runtime.key_dir = key_dir(config.runtime.key_dir)
@@ -100,13 +103,14 @@ class Runtime(RecallAPI, AsyncAPI):
                 ray.shutdown()
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
-        self._calls = Calls(config.runtime.call_timeout_s)
+        self._calls = Calls(config.runtime.call_timeout_s, link)
         # Not when attached to a shared runtime (`memactors up`): compiled graphs of several
         # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
         self._compiled = [] if detached else [CompiledRecall(o, config.runtime.call_timeout_s) for o in self._owners]
         self.gate = Gate(policy=GatePolicy.from_dict(config.gate))
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
-        self._evidence = RecallLog(self._ledger, ray.get(self._ledger.digest_key.remote()), config.recall.log_flush_s)
+        self._evidence = RecallLog(self._ledger, self._calls.get(self._ledger.digest_key.remote()),
+                                   config.recall.log_flush_s, self._calls.get)
         self._grants = GrantTable()
         self._grant_seq = 0
         self._demote_since: dict[tuple, int] = {}  # (threshold, scope) -> when demote_unused last looked
@@ -311,7 +315,7 @@ class Runtime(RecallAPI, AsyncAPI):
                 send(oi, q.pop(0))
         delay = 0.05
         while inflight:
-            done, _ = ray.wait(list(inflight), num_returns=1, timeout=rc.call_timeout_s)
+            done, _ = self._calls.wait(list(inflight), num_returns=1, timeout=rc.call_timeout_s)
             if not done:
                 break
             ref = done[0]
@@ -328,6 +332,8 @@ class Runtime(RecallAPI, AsyncAPI):
                     send(oi, part)
                 continue
             except MemactorsError as exc:
+                if self._calls.gone:  # the attached runtime went away: nothing more is confirmed here
+                    raise
                 for i in part:
                     failures[i] = exc
                 continue
@@ -588,12 +594,15 @@ class Runtime(RecallAPI, AsyncAPI):
         try:
             self._evidence.close()
             self.flush()
-            ray.get(self._ledger.flush.remote(), timeout=30)
+            self._calls.get(self._ledger.flush.remote(), timeout=30)
+        except Unavailable:
+            if self._calls.still_there():
+                raise  # an attached runtime that went away has nothing left to flush into
         finally:
             self._calls.closed = True
             for c in self._compiled:
                 c.teardown()
-            if not self._detached_runtime():
+            if not self._detached_runtime() and self._calls.still_there():
                 startup.stop(self._actors)
             if self._started_ray:
                 ray.shutdown()
@@ -609,7 +618,9 @@ class Runtime(RecallAPI, AsyncAPI):
             ray.shutdown()
 
     def _detached_runtime(self) -> bool:
-        return os.path.exists(os.path.join(self.data_dir, "runtime.json"))
+        # Attached to an `up` runtime (its actors outlive this driver). `down` removes
+        # runtime.json first, so that its close() stops them.
+        return self._detached and os.path.exists(os.path.join(self.data_dir, "runtime.json"))
 
     def __enter__(self) -> Runtime:
         return self

@@ -5,6 +5,7 @@
       l2/              the LanceDB L2 store; its table is ``memories``
       lock             held (flock) by the ledger writer while a runtime has DIR open for writing
       runtime.json     written by ``memactors up``: where its long-lived runtime is
+      up.lock          held (flock) by ``memactors up`` and ``down`` while they start or stop it
 
 The ledger's key and anchor live outside the folder (see ``store.ledger_key``).
 """
@@ -19,6 +20,7 @@ L2_DIR = "l2"
 L2_TABLE = "memories"
 LOCK_FILE = "lock"
 RUNTIME_FILE = "runtime.json"
+UP_LOCK_FILE = "up.lock"
 
 
 def resolve(path: str | os.PathLike) -> str:
@@ -52,6 +54,10 @@ class Layout:
     @property
     def runtime_file(self) -> str:
         return os.path.join(self.data_dir, RUNTIME_FILE)
+
+    @property
+    def up_lock(self) -> str:
+        return os.path.join(self.data_dir, UP_LOCK_FILE)
 
 
 def looks_like_data_folder(path: str | os.PathLike) -> bool:
