@@ -2,9 +2,10 @@
 its pid, and every process it started found again, however it ended.
 
 The head runs in a session of its own with a mark in its environment (``MEMACTORS_HEAD=<id>``,
-the id recorded in runtime.json). Every process of the head inherits the mark, Ray's agents
-and workers included, also once re-parented after the head was killed; so ``down`` finds them
-by the mark and never by a name, a port or a pid that could have been recycled.
+the id recorded in runtime.json). Every process of the head inherits both, also once
+re-parented after the head was killed; so ``down`` finds them by the mark, or by the session
+and a file open under the head's temp dir (a process that renamed itself over its
+environment), never by a name, a port or a pid alone, any of which could have been recycled.
 
 Importing this module does not import Ray.
 """
@@ -138,22 +139,42 @@ def stop(pid: int, timeout: float = DOWN_TIMEOUT_S) -> str:
     return "killed"
 
 
+def _session(pid: int) -> int | None:
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[3])
+    return None
+
+
+def _opens_under(pid: int, folder: str) -> bool:
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(folder + os.sep):
+                    return True
+    return False
+
+
 def processes(info: dict) -> list[int]:
-    """The live processes that carry the mark of the head ``info`` names (none without a mark)."""
-    head_id = info.get("head_id")
-    if not isinstance(head_id, str) or not head_id:
-        return []
-    mark = f"{MARK}={head_id}".encode()
+    """The live processes of the head ``info`` names: those that carry its mark, and those in
+    its session that hold a file open under its temp dir (Ray's agents rename themselves over
+    their environment, so their mark can be gone; their log files stay open)."""
+    head_id, sid, temp_dir = info.get("head_id"), info.get("ray_pid"), info.get("temp_dir")
+    mark = f"{MARK}={head_id}".encode() if isinstance(head_id, str) and head_id else None
+    sid = sid if isinstance(sid, int) and sid > 0 and isinstance(temp_dir, str) and temp_dir else None
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
             continue
+        pid = int(name)
         try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                if mark in f.read().split(b"\0") and not is_zombie(int(name)):
-                    found.append(int(name))
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                marked = mark is not None and mark in f.read().split(b"\0")
         except OSError:  # gone meanwhile, or another user's
             continue
+        if (marked or (sid is not None and _session(pid) == sid and _opens_under(pid, temp_dir))) \
+                and not is_zombie(pid):
+            found.append(pid)
     return found
 
 

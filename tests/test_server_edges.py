@@ -70,11 +70,7 @@ def head_processes(data: str) -> list[int]:
     return [p for p in _pids() if _sid(p) in sessions]
 
 
-@pytest.fixture
-def heads(env):
-    """Data folders whose heads this test starts; at teardown `down`, then SIGKILL of anything left."""
-    started: list[str] = []
-    yield started
+def _clean(env, started: list[str]) -> None:
     for data in started:
         if os.path.exists(Layout(data).runtime_file):
             subprocess.run([sys.executable, "-m", "memactors.cli", "down", "--data", data], env=env,
@@ -84,6 +80,25 @@ def heads(env):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+@pytest.fixture
+def heads(env):
+    """Data folders whose heads this test starts; at teardown `down`, then SIGKILL of anything left."""
+    started: list[str] = []
+    yield started
+    _clean(env, started)
+
+
+@pytest.fixture(scope="module")
+def served(env, tmp_path_factory):
+    """One runtime the tests that leave it running share (a head costs 15-40 s to start here)."""
+    started: list[str] = []
+    data = str(tmp_path_factory.mktemp("served") / "data")
+    try:
+        yield data, up(env, started, data)
+    finally:
+        _clean(env, started)
 
 
 def cli(env, *args: str, data: str, timeout: float = 180) -> subprocess.CompletedProcess:
@@ -124,9 +139,8 @@ def _one_line_error(res: subprocess.CompletedProcess) -> str:
 # --- authentication on ----------------------------------------------------------------------
 
 
-def test_up_verbs_and_down_under_default_token_auth(env, heads, tmp_path):
-    data = str(tmp_path / "data")
-    info = up(env, heads, data)
+def test_up_and_verbs_under_default_token_auth(env, served):
+    data, info = served
     token_file = os.path.join(env["HOME"], ".ray", "auth_token")
     with open(token_file) as f:
         token = f.read().strip()
@@ -154,13 +168,7 @@ def test_up_verbs_and_down_under_default_token_auth(env, heads, tmp_path):
     finally:
         with open(token_file, "w") as f:
             f.write(token)
-    assert runtime_file.head_alive(info)
-
-    out = down(env, data)
-    assert "actors stopped, ledger checkpointed" in out["steps"], out
-    assert not _wait_gone(data)
-    assert not os.path.exists(Layout(data).ledger + ".wal")
-    assert not server.folder_in_use(data)
+    assert runtime_file.head_alive(info) and cli(env, "grants", data=data).returncode == 0
 
 
 # --- M5: two `up`s at once -------------------------------------------------------------------
@@ -195,9 +203,9 @@ def _cmdline(pid: int) -> str:
 # --- M6: a copy of a live folder -------------------------------------------------------------
 
 
-def test_a_copy_of_a_live_folder_is_not_its_runtime(env, heads, tmp_path):
-    data, copy = str(tmp_path / "data"), str(tmp_path / "copy")
-    info = up(env, heads, data)
+def test_a_copy_of_a_live_folder_is_not_its_runtime(env, served, tmp_path):
+    data, info = served
+    copy = str(tmp_path / "copy")
     shutil.copytree(data, copy)  # as `cp -r` would: runtime.json and all
     line = _one_line_error(cli(env, "grants", data=copy))
     assert "copy" in line and data in line  # never attached to the original's runtime
@@ -205,10 +213,6 @@ def test_a_copy_of_a_live_folder_is_not_its_runtime(env, heads, tmp_path):
     assert out["status"] == "down" and runtime_file.head_alive(info), out  # the original runs on
     assert not os.path.exists(Layout(copy).runtime_file)
     assert cli(env, "grants", data=data).returncode == 0
-    out = down(env, data)
-    assert "actors stopped, ledger checkpointed" in out["steps"], out
-    assert not os.path.exists(Layout(data).ledger + ".wal")
-    assert not _wait_gone(data)
 
 
 # --- L8: an address nobody answers; a head killed with SIGKILL --------------------------------
@@ -292,7 +296,7 @@ def test_an_attached_client_gets_unavailable_when_the_runtime_goes_down(env, hea
                               stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert client.stdout.readline().strip() == "attached"
-        down(env, data)
+        stopped = down(env, data)
         open(go, "w").close()
         out, err = client.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -304,4 +308,6 @@ def test_an_attached_client_gets_unavailable_when_the_runtime_goes_down(env, hea
     lines = out.split()
     assert client.returncode == 0, err  # not ended by Ray
     assert lines[0] == "Unavailable" and float(lines[1]) < 15 and lines[2] == "closed", out
-    assert not _wait_gone(data)
+    assert "actors stopped, ledger checkpointed" in stopped["steps"], stopped
+    assert not _wait_gone(data)  # every process of the runtime, Ray's agents included
+    assert not os.path.exists(Layout(data).ledger + ".wal") and not server.folder_in_use(data)

@@ -107,7 +107,6 @@ def use_auth(auth: dict, shown: str) -> None:
     ``ray.init``). Raises ServerError when its token cannot be read or is not the runtime's."""
     if "auth" not in auth:
         return  # a file from before the mode was recorded: Ray's own rules
-    os.environ[MODE] = auth["auth"]
     changed = (f"Ray's token {{}} is not the one the runtime of {shown} was started with (it changed since "
                "`memactors up`); put that token back to attach")
     if auth.get("token_file"):
@@ -121,6 +120,7 @@ def use_auth(auth: dict, shown: str) -> None:
             raise ServerError(f"the runtime of {shown} authenticates with {TOKEN}, which this process does not set")
         if auth.get("token_digest") not in (None, _digest(os.environ[TOKEN])):
             raise ServerError(changed.format(f"in {TOKEN}"))
+    os.environ[MODE] = auth["auth"]
     _refresh()
 
 
