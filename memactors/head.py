@@ -24,7 +24,7 @@ import time
 
 from .actors.naming import namespace_for
 from .core.errors import ServerError
-from .store.runtime_file import is_zombie
+from .store.runtime_file import gone, is_zombie
 
 HEAD_LOG = "head.log"
 MARK = "MEMACTORS_HEAD"
@@ -111,16 +111,6 @@ def start(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
         raise
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return is_zombie(pid)
-
-
 def stop(pid: int, timeout: float = DOWN_TIMEOUT_S) -> str:
     """Stop one ``ray start --block`` process (it stops its own node's processes on SIGTERM);
     SIGKILL its process group (created by ``start``) if it does not finish in time. Returns what
@@ -131,7 +121,7 @@ def stop(pid: int, timeout: float = DOWN_TIMEOUT_S) -> str:
         return "already gone"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if _gone(pid):
+        if gone(pid):
             return "stopped"
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError, PermissionError):

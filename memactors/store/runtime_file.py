@@ -71,6 +71,17 @@ def is_zombie(pid: int) -> bool:
     return False
 
 
+def gone(pid: int) -> bool:
+    """True when no process ``pid`` runs (a zombie has ended; another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return is_zombie(pid)
+
+
 def head_alive(info: dict) -> bool:
     """True when the ``ray start --block`` process that ``info`` names still runs and is ours:
     its command line names our temp dir, so a recycled pid is not mistaken for it. Without a pid
@@ -78,19 +89,13 @@ def head_alive(info: dict) -> bool:
     pid = info.get("ray_pid")
     if not isinstance(pid, int) or pid <= 0:
         return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if gone(pid):
         return False
-    except PermissionError:
-        return True
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
-        return True  # no /proc: the pid check is all we have
-    if is_zombie(pid):
-        return False
+        return True  # no /proc (or not ours to read): the pid check is all we have
     temp_dir = info.get("temp_dir")
     return "start" in cmd and (not temp_dir or temp_dir in cmd)
 
