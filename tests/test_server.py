@@ -300,3 +300,93 @@ def _history_verbs(data: str, tmp_path) -> None:
     assert done["counts"] == {"undo": 1, "reinstate": 1} and not done["dry_run"]
     out = run("fork", str(tmp_path / "fork"), "--at", str(h1))
     assert out["seq"] == h1 and os.path.exists(tmp_path / "fork" / "ledger.duckdb")
+
+
+# --- authentication, sizing (no head) --------------------------------------------------------
+
+
+@pytest.fixture
+def no_ray_auth_env(monkeypatch, tmp_path):
+    for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_head_auth_makes_rays_token_file_once_and_records_no_token(no_ray_auth_env, monkeypatch):
+    from memactors.runtime import ray_link
+
+    auth = ray_link.head_auth()
+    path = no_ray_auth_env / ".ray" / "auth_token"
+    token = path.read_text()
+    assert auth == {"auth": "token", "token_file": str(path), "token_digest": ray_link._digest(token)}
+    assert len(token) == 64 and int(token, 16) >= 0 and path.stat().st_mode & 0o077 == 0
+    assert ray_link.head_auth() == auth and path.read_text() == token  # never replaced
+    assert ray_link.head_env(auth) == {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(path)}
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    assert ray_link.head_auth() == {"auth": "disabled"}
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(no_ray_auth_env / "missing"))
+    with pytest.raises(ServerError, match="RAY_AUTH_TOKEN_PATH"):
+        ray_link.head_auth()
+
+
+def test_use_auth_refuses_a_changed_token_without_showing_it(no_ray_auth_env, monkeypatch):
+    from memactors.runtime import ray_link
+
+    auth = ray_link.head_auth()
+    path = no_ray_auth_env / ".ray" / "auth_token"
+    path.write_text("f" * 64)
+    with pytest.raises(ServerError, match="not the one the runtime") as exc:
+        ray_link.use_auth(auth, "DIR")
+    assert "f" * 16 not in str(exc.value) and "memactors down" not in str(exc.value)
+    path.unlink()
+    with pytest.raises(ServerError, match="cannot read Ray's token file"):
+        ray_link.use_auth(auth, "DIR")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "a" * 64)
+    with pytest.raises(ServerError, match="RAY_AUTH_TOKEN"):
+        ray_link.use_auth({"auth": "token", "token_env": "RAY_AUTH_TOKEN", "token_digest": "0" * 16}, "DIR")
+
+
+def test_probe_finds_a_listener_and_nobody(tmp_path):
+    import socket
+
+    from memactors.runtime.ray_link import probe
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert probe(f"127.0.0.1:{port}")
+    assert not probe(f"127.0.0.1:{port}", timeout=1) and not probe("no-port") and not probe("127.0.0.1:x")
+
+
+@pytest.mark.parametrize("cpus, owners, gates", [(1, 1, 1), (2, 1, 1), (4, 2, 1), (8, 4, 2), (64, 8, 4)])
+def test_owners_and_gate_workers_are_sized_to_the_cluster(monkeypatch, cpus, owners, gates):
+    import ray
+
+    from memactors.core.config import RuntimeConfig
+    from memactors.runtime import startup
+
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": float(cpus)})
+    rc = RuntimeConfig()
+    startup.sized(rc)
+    assert (rc.num_owners, rc.gate_workers) == (owners, gates)
+    rc = RuntimeConfig(num_owners=3, gate_workers=0)  # a number set in the config wins
+    startup.sized(rc)
+    assert (rc.num_owners, rc.gate_workers) == (3, 0)
+
+
+def test_a_copy_of_runtime_json_does_not_belong_to_the_copy(tmp_path):
+    orig, copy = tmp_path / "orig", tmp_path / "copy"
+    orig.mkdir()
+    info = {"address": "127.0.0.1:1", "data_dir": str(orig), "folder": runtime_file.identity(str(orig))}
+    assert runtime_file.belongs(info, str(orig))
+    shutil.copytree(orig, copy)
+    assert not runtime_file.belongs(info, str(copy))
+    assert not runtime_file.belongs(dict(info, data_dir=str(copy)), str(copy))  # same path, another folder
+    assert runtime_file.belongs({"address": "127.0.0.1:1"}, str(copy))  # written by hand: trusted
+    runtime_file.write(str(copy), info)
+    with pytest.raises(ServerError, match="copied from") as exc:
+        runtime_file.attachable(str(copy), "COPY")
+    assert "memactors down --data COPY" in str(exc.value)

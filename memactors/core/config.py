@@ -19,8 +19,8 @@ from .scopes import check_identifier, parse_scope
 
 @dataclass(slots=True)
 class RuntimeConfig:
-    num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
-    gate_workers: int = 1  # stateless gate actors the owners send batches to (0: scan inside the owner)
+    num_owners: int = 0  # scope-owner actors; tenants are hashed onto them (0: sized to the machine)
+    gate_workers: int = -1  # stateless gate actors the owners send batches to (0: scan inside the owner; -1: sized)
     gate_pool_min_batch: int = 32  # smaller batches are scanned inside the owner: a hop costs more
     embed_workers: int = 0  # embedding actors owners send batches to (0: embed inside the owner, right for
     # the default hashing embedder; 1-2 for MiniLM, so each owner does not load a model)
@@ -253,8 +253,8 @@ _DAY_S = 86_400.0
 # A test checks this table covers each dataclass field, and that every default lies inside.
 ALLOWED: dict[str, dict[str, Allowed]] = {
     "runtime": {
-        "num_owners": Allowed("int", 1, 1024),  # an actor is a process: tens, not thousands
-        "gate_workers": Allowed("int", 0, 256),
+        "num_owners": Allowed("int", 0, 1024),  # an actor is a process: tens, not thousands
+        "gate_workers": Allowed("int", -1, 256),
         "gate_pool_min_batch": Allowed("int", 0, 1_000_000),
         "embed_workers": Allowed("int", 0, 256),
         "owner_queue_max": Allowed("int", 1, 100_000_000),

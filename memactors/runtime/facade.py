@@ -96,6 +96,7 @@ class Runtime(RecallAPI, AsyncAPI):
             self._started_ray = True
         # Resolved here, where the caller's environment and home folder are: actors get a path.
         config.runtime.key_dir = key_dir(config.runtime.key_dir)
+        startup.sized(config.runtime)
         try:
             self._actors = startup.start(self.data_dir, config, self.namespace, detached=detached)
         except BaseException:
