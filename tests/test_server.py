@@ -89,6 +89,10 @@ def test_looks_like_data_folder_matches_and_refuses(tmp_path):
     (data / "ledger.duckdb").write_bytes(b"")
     (data / "l2").mkdir()
     assert looks_like_data_folder(empty) and looks_like_data_folder(data)
+    locks_only = tmp_path / "locks_only"  # an `up` that failed before the ledger was made
+    locks_only.mkdir()
+    (locks_only / "up.lock").write_bytes(b"")
+    assert looks_like_data_folder(locks_only)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "todo.txt").write_text("keep me")

@@ -61,9 +61,10 @@ class Layout:
 
 
 def looks_like_data_folder(path: str | os.PathLike) -> bool:
-    """True when ``path`` is a folder that is empty or holds a ledger: the only folders a
-    ``--fresh`` may delete. False for a missing path, a file, or a folder of other things."""
+    """True when ``path`` is a folder that is empty (but for lock files) or holds a ledger: the
+    only folders a ``--fresh`` may delete. False for a missing path, a file, or a folder of
+    other things."""
     path = os.fspath(path)
     if not os.path.isdir(path):
         return False
-    return not os.listdir(path) or os.path.exists(Layout(path).ledger)
+    return not set(os.listdir(path)) - {LOCK_FILE, UP_LOCK_FILE} or os.path.exists(Layout(path).ledger)
