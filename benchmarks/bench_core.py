@@ -41,12 +41,15 @@ def pct(xs, p):
     return float(np.percentile(np.asarray(xs) * 1000, p))
 
 
-def run(n: int, n_users: int, n_queries: int, owners: int, data_dir: str, host: str = "ray") -> dict:
+def run(n: int, n_users: int, n_queries: int, owners: int, data_dir: str, host: str = "ray",
+        gate_workers: int | None = None) -> dict:
     mems = workload.memories(n, n_users)
     queries = workload.queries(n_queries, n_users)
+    runtime = {"num_owners": owners} if gate_workers is None else {"num_owners": owners, "gate_workers": gate_workers}
     t0 = time.perf_counter()
-    rt = memactors.connect(data_dir, config={"runtime": {"num_owners": owners}}, host=host)
-    out: dict = {"store": f"memactors ({host} host)", "n": n, "owners": owners, "tenants": TENANTS, "host": host,
+    rt = memactors.connect(data_dir, config={"runtime": runtime}, host=host)
+    out: dict = {"store": f"memactors ({host} host)", "n": n, "owners": rt.config.runtime.num_owners,
+                 "gate_workers": rt.config.runtime.gate_workers, "tenants": TENANTS, "host": host,
                  "connect_s": round(time.perf_counter() - t0, 3)}
     try:
         orgs = sorted({scope_of(f"u{i:04d}").split("/")[2] for i in range(n_users)})
@@ -124,7 +127,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--users", type=int, default=1_000)
     ap.add_argument("--queries", type=int, default=500)
-    ap.add_argument("--owners", type=int, default=2)
+    ap.add_argument("--owners", type=int, default=2, help="scope owners (0: sized to the machine)")
+    ap.add_argument("--gate-workers", type=int, default=None, help="gate workers (default: the config's default)")
     ap.add_argument("--tenants", type=int, default=1)
     ap.add_argument("--host", choices=("ray", "process"), default="ray")
     ap.add_argument("--rebuild", action="store_true", help="then time `memactors rebuild` of the ledger")
@@ -134,7 +138,7 @@ def main() -> None:
     TENANTS = a.tenants
     d = tempfile.mkdtemp(prefix="memactors-bench-")
     try:
-        res = run(a.n, a.users, a.queries, a.owners, os.path.join(d, "data"), host=a.host)
+        res = run(a.n, a.users, a.queries, a.owners, os.path.join(d, "data"), host=a.host, gate_workers=a.gate_workers)
         if a.rebuild:
             from memactors.server import rebuild
 

@@ -9,7 +9,9 @@ import os
 
 import tempfile
 
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # tests only: no token written under $HOME
+# In-process Ray only: no token written under $HOME. The server tests start Ray heads in
+# subprocesses with it unset (Ray's default, token auth on) and HOME in a temp folder.
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 # Ledger keys live outside data folders (~/.memactors/keys by default): tests keep theirs in a
 # folder of their own, never in the user's home.
 os.environ["MEMACTORS_KEY_DIR"] = tempfile.mkdtemp(prefix="memactors-test-keys-")

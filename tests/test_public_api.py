@@ -112,7 +112,7 @@ OP_FIELDS = {
     "Grant": ["actor", "scope", "read", "write", "by", "reason"],
     "Write": ["scope", "text", "actor", "subject", "predicate", "object", "source", "source_id", "confidence",
               "sensitivity", "ttl_days", "soft_ttl_days", "importance", "pool", "idempotency_key", "context",
-              "category", "derived_from"],
+              "category", "derived_from", "session", "replaces"],
 }
 
 
@@ -134,7 +134,8 @@ def test_the_handle_writes_with_the_fields_of_the_write_op():
 
     for verb in ("remember", "aremember", "write_op"):
         params = list(inspect.signature(getattr(Agent, verb)).parameters)
-        assert params == ["self", "text", *OP_FIELDS["Write"][:1], *OP_FIELDS["Write"][3:]], verb
+        # all of the op's fields but the runtime's own (session) and an update's (replaces: rt.update)
+        assert params == ["self", "text", *OP_FIELDS["Write"][:1], *OP_FIELDS["Write"][3:-2]], verb
     for name in ("write", "remember", "recall", "forget"):
         for cls in (memactors.Runtime, Agent):
             if hasattr(cls, name):

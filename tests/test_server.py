@@ -1,7 +1,8 @@
 """The data-folder layout and the `up`/`down` lifecycle in the library (memactors.server).
 
 Everything but the last test runs without Ray: stand-in processes play the Ray head. The last
-test runs `memactors up`, a few verbs and `memactors down` end to end, in subprocesses."""
+test runs `memactors up` with Ray's token authentication turned off, a few verbs and `memactors
+down` end to end, in subprocesses; tests/test_server_edges.py runs the server with it on."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ import orjson
 import pytest
 
 import memactors
-from memactors import server
+from memactors import head, server
 from memactors.core.errors import MemactorsError, ServerError, StoreError
-from memactors.store import layout
+from memactors.store import layout, runtime_file
 from memactors.store.layout import Layout, looks_like_data_folder
 
 pytestmark = pytest.mark.ray  # what is Ray's: actors, kills, clusters, the server
@@ -90,6 +91,10 @@ def test_looks_like_data_folder_matches_and_refuses(tmp_path):
     (data / "ledger.duckdb").write_bytes(b"")
     (data / "l2").mkdir()
     assert looks_like_data_folder(empty) and looks_like_data_folder(data)
+    locks_only = tmp_path / "locks_only"  # an `up` that failed before the ledger was made
+    locks_only.mkdir()
+    (locks_only / "up.lock").write_bytes(b"")
+    assert looks_like_data_folder(locks_only)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "todo.txt").write_text("keep me")
@@ -110,13 +115,13 @@ def test_server_error_is_a_store_error():
 
 
 def test_read_runtime_info(tmp_path):
-    assert server.read_runtime_info(tmp_path) is None
+    assert runtime_file.read(tmp_path) is None
     _write_info(tmp_path, address="127.0.0.1:1", namespace="n")
-    assert server.read_runtime_info(tmp_path)["address"] == "127.0.0.1:1"
+    assert runtime_file.read(tmp_path)["address"] == "127.0.0.1:1"
     for bad in (b"{not json", b"[1, 2]", b'{"address": 5}', b'{"namespace": "n"}'):
         (tmp_path / "runtime.json").write_bytes(bad)
         with pytest.raises(ServerError, match="runtime.json"):
-            server.read_runtime_info(tmp_path)
+            runtime_file.read(tmp_path)
 
 
 def test_head_alive_only_for_our_running_head(tmp_path):
@@ -124,39 +129,39 @@ def test_head_alive_only_for_our_running_head(tmp_path):
     head = _sleeper("start", f"--temp-dir={temp_dir}")
     other = _sleeper("start", "--temp-dir=/elsewhere")
     try:
-        assert server.head_alive({"ray_pid": head.pid, "temp_dir": temp_dir})
-        assert not server.head_alive({"ray_pid": other.pid, "temp_dir": temp_dir})  # a recycled pid
-        assert not server.head_alive({"ray_pid": os.getpid(), "temp_dir": temp_dir})  # no "start"
+        assert runtime_file.head_alive({"ray_pid": head.pid, "temp_dir": temp_dir})
+        assert not runtime_file.head_alive({"ray_pid": other.pid, "temp_dir": temp_dir})  # a recycled pid
+        assert not runtime_file.head_alive({"ray_pid": os.getpid(), "temp_dir": temp_dir})  # no "start"
     finally:
         _kill(head)
         _kill(other)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    assert not server.head_alive({"ray_pid": gone.pid, "temp_dir": temp_dir})
+    assert not runtime_file.head_alive({"ray_pid": gone.pid, "temp_dir": temp_dir})
     zombie = subprocess.Popen([sys.executable, "-c", "pass", "start", temp_dir])
     deadline = time.monotonic() + 30
-    while not server._is_zombie(zombie.pid):  # exited, not yet reaped
+    while not runtime_file.is_zombie(zombie.pid):  # exited, not yet reaped
         assert time.monotonic() < deadline
         time.sleep(0.05)
     try:
-        assert not server.head_alive({"ray_pid": zombie.pid, "temp_dir": temp_dir})
+        assert not runtime_file.head_alive({"ray_pid": zombie.pid, "temp_dir": temp_dir})
     finally:
         zombie.wait()
-    assert server.head_alive({"address": "10.0.0.1:6379"})  # written by hand: trust the address
-    assert server.head_alive({"ray_pid": "123"})
+    assert runtime_file.head_alive({"address": "10.0.0.1:6379"})  # written by hand: trust the address
+    assert runtime_file.head_alive({"ray_pid": "123"})
 
 
 def test_stop_head_stops_only_that_process():
     calm, stubborn, bystander = _sleeper(), _sleeper(ignore_term=True), _sleeper()
     try:
-        assert server._stop_head(calm.pid, timeout=5) == "stopped"
-        assert server._stop_head(stubborn.pid, timeout=0.5) == "killed"
+        assert head.stop(calm.pid, timeout=5) == "stopped"
+        assert head.stop(stubborn.pid, timeout=0.5) == "killed"
         stubborn.wait(timeout=5)
         assert bystander.poll() is None
     finally:
         for p in (calm, stubborn, bystander):
             _kill(p)
-    assert server._stop_head(calm.pid) == "already gone"
+    assert head.stop(calm.pid) == "already gone"
 
 
 # --- up / down / open_runtime without a live head ------------------------------------------
@@ -238,22 +243,31 @@ def test_folder_in_use_follows_the_lock(tmp_path):
 # --- end to end (starts a Ray head of its own) ----------------------------------------------
 
 
-def _cli(*args: str, data: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=ROOT)
+def _cli(*args: str, data: str, auth: str | None = None) -> subprocess.CompletedProcess:
+    # HOME apart, so that no Ray token is ever written into the user's home.
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
+    env.update(PYTHONPATH=ROOT, HOME=os.path.join(os.path.dirname(data), "home"))
+    if auth is not None:
+        env["RAY_AUTH_MODE"] = auth
     return subprocess.run([sys.executable, "-m", "memactors.cli", *args, "--data", data, "--json"],
                           capture_output=True, text=True, env=env, timeout=180)
 
 
-def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
+def test_up_with_auth_turned_off_verbs_attach_and_down_stops_that_head(tmp_path):
+    """The one server test that must turn Ray's token authentication off: `up` under
+    RAY_AUTH_MODE=disabled records it, and verbs attach without the variable (the other server
+    tests, in test_server_edges.py, run with authentication on)."""
     data = str(tmp_path / "data")
-    res = _cli("up", data=data)
+    res = _cli("up", data=data, auth="disabled")
     assert res.returncode == 0, res.stderr
     info = orjson.loads(res.stdout)
     try:
-        assert info["status"] == "up" and server.head_alive(info)
+        assert info["status"] == "up" and runtime_file.head_alive(info) and info["auth"] == "disabled"
+        assert not os.path.exists(tmp_path / "home" / ".ray")  # no token made when none is used
         with open(Layout(data).runtime_file, "rb") as f:
             assert orjson.loads(f.read()) == {
-                k: info[k] for k in ("address", "namespace", "ray_pid", "temp_dir", "data_dir", "started_at")}
+                k: info[k] for k in ("address", "namespace", "ray_pid", "head_id", "temp_dir", "data_dir", "folder",
+                                     "started_at", "auth")}
         assert orjson.loads(_cli("up", data=data).stdout)["status"] == "already_up"
         res = _cli("grant", "a1", "/org/acme/user/alice/", "--write", data=data)
         assert res.returncode == 0, res.stderr
@@ -267,7 +281,7 @@ def test_up_verbs_attach_and_down_stops_that_head(tmp_path):
     assert res.returncode == 0, res.stderr
     down = orjson.loads(res.stdout)
     assert down["status"] == "down" and any("stopped" in s or "killed" in s for s in down["steps"]), down
-    assert not server.head_alive(info)
+    assert not runtime_file.head_alive(info)
     assert not os.path.exists(Layout(data).runtime_file) and not os.path.exists(info["temp_dir"])
     assert os.path.exists(Layout(data).ledger)
 
@@ -292,3 +306,93 @@ def _history_verbs(data: str, tmp_path) -> None:
     assert done["counts"] == {"undo": 1, "reinstate": 1} and not done["dry_run"]
     out = run("fork", str(tmp_path / "fork"), "--at", str(h1))
     assert out["seq"] == h1 and os.path.exists(tmp_path / "fork" / "ledger.duckdb")
+
+
+# --- authentication, sizing (no head) --------------------------------------------------------
+
+
+@pytest.fixture
+def no_ray_auth_env(monkeypatch, tmp_path):
+    for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_head_auth_makes_rays_token_file_once_and_records_no_token(no_ray_auth_env, monkeypatch):
+    from memactors.runtime import ray_link
+
+    auth = ray_link.head_auth()
+    path = no_ray_auth_env / ".ray" / "auth_token"
+    token = path.read_text()
+    assert auth == {"auth": "token", "token_file": str(path), "token_digest": ray_link._digest(token)}
+    assert len(token) == 64 and int(token, 16) >= 0 and path.stat().st_mode & 0o077 == 0
+    assert ray_link.head_auth() == auth and path.read_text() == token  # never replaced
+    assert ray_link.head_env(auth) == {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(path)}
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    assert ray_link.head_auth() == {"auth": "disabled"}
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(no_ray_auth_env / "missing"))
+    with pytest.raises(ServerError, match="RAY_AUTH_TOKEN_PATH"):
+        ray_link.head_auth()
+
+
+def test_use_auth_refuses_a_changed_token_without_showing_it(no_ray_auth_env, monkeypatch):
+    from memactors.runtime import ray_link
+
+    auth = ray_link.head_auth()
+    path = no_ray_auth_env / ".ray" / "auth_token"
+    path.write_text("f" * 64)
+    with pytest.raises(ServerError, match="not the one the runtime") as exc:
+        ray_link.use_auth(auth, "DIR")
+    assert "f" * 16 not in str(exc.value) and "memactors down" not in str(exc.value)
+    path.unlink()
+    with pytest.raises(ServerError, match="cannot read Ray's token file"):
+        ray_link.use_auth(auth, "DIR")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "a" * 64)
+    with pytest.raises(ServerError, match="RAY_AUTH_TOKEN"):
+        ray_link.use_auth({"auth": "token", "token_env": "RAY_AUTH_TOKEN", "token_digest": "0" * 16}, "DIR")
+
+
+def test_probe_finds_a_listener_and_nobody(tmp_path):
+    import socket
+
+    from memactors.runtime.ray_link import probe
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert probe(f"127.0.0.1:{port}")
+    assert not probe(f"127.0.0.1:{port}", timeout=1) and not probe("no-port") and not probe("127.0.0.1:x")
+
+
+@pytest.mark.parametrize("cpus, owners, gates", [(1, 1, 1), (2, 1, 1), (4, 2, 1), (8, 4, 2), (64, 8, 4)])
+def test_owners_and_gate_workers_are_sized_to_the_cluster(monkeypatch, cpus, owners, gates):
+    import ray
+
+    from memactors.core.config import RuntimeConfig
+    from memactors.runtime import startup
+
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": float(cpus)})
+    rc = RuntimeConfig()
+    startup.sized(rc)
+    assert (rc.num_owners, rc.gate_workers) == (owners, gates)
+    rc = RuntimeConfig(num_owners=3, gate_workers=0)  # a number set in the config wins
+    startup.sized(rc)
+    assert (rc.num_owners, rc.gate_workers) == (3, 0)
+
+
+def test_a_copy_of_runtime_json_does_not_belong_to_the_copy(tmp_path):
+    orig, copy = tmp_path / "orig", tmp_path / "copy"
+    orig.mkdir()
+    info = {"address": "127.0.0.1:1", "data_dir": str(orig), "folder": runtime_file.identity(str(orig))}
+    assert runtime_file.belongs(info, str(orig))
+    shutil.copytree(orig, copy)
+    assert not runtime_file.belongs(info, str(copy))
+    assert not runtime_file.belongs(dict(info, data_dir=str(copy)), str(copy))  # same path, another folder
+    assert runtime_file.belongs({"address": "127.0.0.1:1"}, str(copy))  # written by hand: trusted
+    runtime_file.write(str(copy), info)
+    with pytest.raises(ServerError, match="copied from") as exc:
+        runtime_file.attachable(str(copy), "COPY")
+    assert "memactors down --data COPY" in str(exc.value)

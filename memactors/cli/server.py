@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from memactors import server
+from memactors import head, server
 from memactors.cli.group import cli, common
 from memactors.cli.output import Out
 
@@ -15,9 +15,10 @@ from memactors.cli.output import Out
 def up(data: str, as_json: bool) -> None:
     """Start a long-lived local runtime for DIR that the other verbs attach to.
 
-    Starts a Ray head of its own (own port and temp dir), opens the data folder with detached
-    ledger and owner actors, writes DIR/runtime.json and returns; the actors keep running until
-    `memactors down`.
+    Starts a Ray head of its own (own port and temp dir; Ray's token authentication on unless
+    RAY_AUTH_MODE=disabled), opens the data folder with detached ledger and owner actors, writes
+    DIR/runtime.json and returns; the actors keep running until `memactors down`. Verbs and
+    connect(DIR, detached=True) attach with nothing to set.
     """
     out = Out(as_json)
     res = server.up(data)
@@ -27,9 +28,15 @@ def up(data: str, as_json: bool) -> None:
         out.line(Text(f"already up: {res['address']} (namespace {res.get('namespace')})", style="green"))
     else:
         out.kv([("status", Text("up", style="green")), ("address", res["address"]), ("namespace", res["namespace"]),
-                ("data", res["data_dir"]), ("ray pid", res["ray_pid"]), ("ray log", server.head_log(res)),
-                ("took", f"{res['seconds']:.1f} s")])
+                ("data", res["data_dir"]), ("auth", _auth(res)), ("ray pid", res["ray_pid"]),
+                ("ray log", head.log_path(res)), ("took", f"{res['seconds']:.1f} s")])
         out.line(Text(f"stop it with: memactors down --data {data}", style="dim"))
+
+
+def _auth(res: dict) -> str:
+    if res.get("auth") != "token":
+        return str(res.get("auth", "Ray's default"))
+    return f"Ray token ({res.get('token_file') or res.get('token_env')})"
 
 
 @cli.command()
@@ -38,7 +45,8 @@ def down(data: str, as_json: bool) -> None:
     """Stop the long-lived runtime of DIR started by `memactors up`.
 
     Flushes, checkpoints the ledger and releases its lock, stops the actors, stops that Ray head
-    (only that one, by the pid in runtime.json) and removes DIR/runtime.json.
+    (only that one, by the pid in runtime.json) and whatever it left running, and removes
+    DIR/runtime.json. A runtime.json copied from another folder is removed; nothing is stopped.
     """
     out = Out(as_json)
     res = server.down(data)

@@ -23,8 +23,8 @@ class RuntimeConfig:
     # sweeps, clusters, `memactors up`) or "process" (in the caller's process, no Ray).
     # "": $MEMACTORS_HOST, else "ray".
     host: str = ""
-    num_owners: int = 2  # scope-owner actors; tenants are hashed onto them
-    gate_workers: int = 1  # stateless gate actors the owners send batches to (0: scan inside the owner)
+    num_owners: int = 0  # scope-owner actors; tenants are hashed onto them (0: sized by the host)
+    gate_workers: int = -1  # stateless gate actors the owners send batches to (0: scan inside the owner; -1: sized)
     gate_pool_min_batch: int = 32  # smaller batches are scanned inside the owner: a hop costs more
     embed_workers: int = 0  # embedding actors owners send batches to (0: embed inside the owner, right for
     # the default hashing embedder; 1-2 for MiniLM, so each owner does not load a model)
@@ -288,8 +288,8 @@ HOSTS = ("", "ray", "process")
 ALLOWED: dict[str, dict[str, Allowed]] = {
     "runtime": {
         "host": Allowed("choice", options=HOSTS),
-        "num_owners": Allowed("int", 1, 1024),  # an actor is a process: tens, not thousands
-        "gate_workers": Allowed("int", 0, 256),
+        "num_owners": Allowed("int", 0, 1024),  # an actor is a process: tens, not thousands
+        "gate_workers": Allowed("int", -1, 256),
         "gate_pool_min_batch": Allowed("int", 0, 1_000_000),
         "embed_workers": Allowed("int", 0, 256),
         "owner_queue_max": Allowed("int", 1, 100_000_000),

@@ -414,10 +414,14 @@ def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, *, s
 _WRITE_FIELDS = tuple(k for k in WriteRequest.__dataclass_fields__ if k != "session")
 
 
-def write_request(item: dict | WriteRequest) -> WriteRequest:
+def write_request(item: dict | WriteRequest, *, sessions: bool = False) -> WriteRequest:
     """A WriteRequest from a dict of write() keyword arguments (or a WriteRequest), validated.
-    Raises a ValidationError subclass; field names the caller got wrong are described, not shown."""
+    Raises a ValidationError subclass; field names the caller got wrong are described, not shown.
+    ``sessions``: the runtime's own sessions' writes, the only ones that may set ``session``."""
     if isinstance(item, WriteRequest):
+        if item.session is not None and not sessions:
+            raise InvalidRecord("session is set by the runtime for a session's own items (rt.session); "
+                                "a write cannot set it")
         return item.validate()
     if not isinstance(item, dict):
         raise InvalidRecord(f"each write must be a dict of write() arguments, not {V.got(item)}")
@@ -442,7 +446,8 @@ def _suggest(name: object) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def write_requests(items: object, *, max_items: int = 1_000_000) -> list[WriteRequest | ValidationError]:
+def write_requests(items: object, *, max_items: int = 1_000_000,
+                   sessions: bool = False) -> list[WriteRequest | ValidationError]:
     """A write_many batch validated item by item: a WriteRequest for each good item, the
     ValidationError (its message prefixed with the item's position) in place of each bad one,
     so the caller can write the good items and refuse the bad ones (or refuse the whole batch).
@@ -454,7 +459,7 @@ def write_requests(items: object, *, max_items: int = 1_000_000) -> list[WriteRe
     out: list[WriteRequest | ValidationError] = []
     for i, it in enumerate(items):
         try:
-            out.append(write_request(it))
+            out.append(write_request(it, sessions=sessions))
         except ValidationError as exc:
             out.append(type(exc)(f"write at position {i}: {exc}"))
     return out

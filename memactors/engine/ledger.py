@@ -80,7 +80,7 @@ class LedgerCore:
         except OSError:
             raise DataFolderLocked(
                 f"{data_dir} is open for writing by another memactors runtime; "
-                "attach to it (memactors up / connect(address=...)) or stop it first"
+                "attach to it (after `memactors up`: connect(DIR, detached=True)) or stop it first"
             ) from None
         self.ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), self.cfg.key_dir,
                              wal_max_mb=self.cfg.ledger_wal_max_mb)

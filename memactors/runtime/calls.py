@@ -3,6 +3,10 @@ errors become the project's (``host.typed``: on the Ray host, a memactors error 
 an actor comes back as itself, without Ray's wrapper and remote traceback; an actor that died
 or is restarting is ``OwnerUnavailable`` once the retry window has passed; a timeout is
 ``Unavailable``). Never a Ray exception to the caller.
+
+Attached to a folder's ``up`` runtime, the Ray host also watches that it still runs
+(``ray_link.Link``): waits are cut into slices and a runtime that went away is ``Unavailable``
+within about a second, not after the call timeout or the retry window.
 """
 
 from __future__ import annotations
@@ -24,6 +28,17 @@ class Calls:
     def check_open(self) -> None:
         if self.closed:
             raise RuntimeClosed("this runtime was closed; connect() again")
+        if self.gone:
+            raise self.host.link.gone()
+
+    @property
+    def gone(self) -> bool:
+        """The attached runtime was seen gone (for good)."""
+        return self.host.gone
+
+    def still_there(self) -> bool:
+        """False once the attached runtime is seen gone; True when not attached."""
+        return self.host.still_there()
 
     def get(self, ref, timeout: float | None = None):
         """The answer of a call (a list of calls: a list), with typed errors."""
@@ -36,6 +51,8 @@ class Calls:
         except MemactorsError:
             raise
         except Exception as exc:  # noqa: BLE001 - the host's own kinds of failure, typed
+            if not self.still_there():
+                raise self.host.link.gone() from None
             raise self.host.typed(exc, timeout) from None
 
     def wait(self, refs: list, timeout: float | None = None) -> list:
@@ -50,6 +67,8 @@ class Calls:
             try:
                 return self.get(make_ref())
             except OwnerUnavailable:
+                if not self.still_there():
+                    raise self.host.link.gone() from None
                 if time.monotonic() > deadline:
                     raise OwnerUnavailable("a scope owner stayed unreachable; nothing further was written") from None
                 time.sleep(delay)

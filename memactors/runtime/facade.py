@@ -23,7 +23,8 @@ from ..core import records as R
 from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
-from ..core.errors import BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite
+from ..core.errors import (BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite,
+                           Unavailable)
 from ..core.idempotency import made_key_prefix
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
 from ..core.ops import DemoteOp, ForgetOp, GrantOp, MarkOp, ScopePromoteOp
@@ -32,6 +33,7 @@ from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
 from ..gate.identifiers import Identifiers
+from ..store.layout import resolve
 from ..store.ledger_key import key_dir
 from . import history
 from .agent import Agent
@@ -115,28 +117,30 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
 MEMORY = "memory://"
 
 
-def _host(kind: str, address: str | None, namespace: str):
+def _host(kind: str, address: str | None, namespace: str, data_dir: str, shown: str, detached: bool):
     if kind == "process":
         from .process_host import ProcessHost
 
         return ProcessHost()
     from .ray_host import RayHost
 
-    return RayHost(address, namespace)
+    return RayHost(address, namespace, data_dir, shown, detached)
 
 
 class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
-        self.data_dir = os.path.realpath(data_dir)
+        self.data_dir = resolve(data_dir)
         os.makedirs(self.data_dir, exist_ok=True)
         self.config = config
         self.clock = clock or SystemClock()
         self.namespace = namespace_for(self.data_dir)
-        self._host = _host(config.runtime.host, address, self.namespace)
+        self._detached = detached
+        self._host = _host(config.runtime.host, address, self.namespace, self.data_dir, data_dir, detached)
         # Resolved here, where the caller's environment and home folder are: actors get a path.
         config.runtime.key_dir = key_dir(config.runtime.key_dir)
+        self._host.size(config.runtime)  # num_owners = 0, gate_workers = -1: the host's own sizes
         self._alerts = Alerts(config.alerts, self.data_dir)  # a hook that cannot be loaded: ConfigError now
         try:
             self._actors = self._host.start(self.data_dir, config, self.namespace, detached=detached)
@@ -333,7 +337,11 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
 
         ``return_errors=True`` (many agents' actions in one batch): a bad or refused item gets its
         typed error in place of its result and the others are written."""
-        reqs = self._checked_writes(items, return_errors)
+        return self._write_many(items, return_errors)
+
+    def _write_many(self, items: list, return_errors: bool, sessions: bool = False) -> list:
+        """``write_many``; ``sessions``: the runtime's sessions' own items (their session field)."""
+        reqs = self._checked_writes(items, return_errors, sessions)
         good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
         sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
         self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
@@ -345,14 +353,14 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             results[i] = errors.decode(r) if errors.is_encoded(r) else r
         return results
 
-    def _checked_writes(self, items: list, return_errors: bool) -> list:
+    def _checked_writes(self, items: list, return_errors: bool, sessions: bool = False) -> list:
         """Writes validated, id-screened, TTL-checked and grant-checked, each given an
         idempotency key: a WriteRequest per good item, its typed error (naming its position) in
         place of each bad one. Without ``return_errors`` the first bad item raises (a bad item
         writes nothing)."""
         self._check_open()
         items, refused = self._ids.writes(items)
-        reqs = R.write_requests(items)
+        reqs = R.write_requests(items, sessions=sessions)
         for i, exc in refused.items():  # an id that looks like personal data or a secret
             reqs[i] = type(exc)(f"write at position {i}: {exc}")
         for i, r in enumerate(reqs):  # the category and its TTL policy, with this runtime's [lifecycle]
@@ -428,6 +436,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                     send(oi, part)
                 continue
             except MemactorsError as exc:
+                if self._calls.gone:  # the attached runtime went away: nothing more is confirmed here
+                    raise
                 for i in part:
                     failures[i] = exc
                 continue
@@ -707,12 +717,15 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             self.flush()
             self._calls.get(self._ledger.flush.remote(), timeout=30)
             self._alerts.drain()
+        except Unavailable:
+            if self._calls.still_there():
+                raise  # an attached runtime that went away has nothing left to flush into
         finally:
             self._calls.closed = True
             self._stop_batch_loop()
             for c in self._compiled:
                 c.teardown()
-            if not self._detached_runtime():
+            if not self._detached_runtime() and self._calls.still_there():
                 self._host.stop(self._actors)
             self._host.shutdown()
             if getattr(self, "_scratch", None):
@@ -728,7 +741,9 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         self._host.shutdown()
 
     def _detached_runtime(self) -> bool:
-        return os.path.exists(os.path.join(self.data_dir, "runtime.json"))
+        # Attached to an `up` runtime (its actors outlive this driver). `down` removes
+        # runtime.json first, so that its close() stops them.
+        return self._detached and os.path.exists(os.path.join(self.data_dir, "runtime.json"))
 
     def __enter__(self) -> Runtime:
         return self

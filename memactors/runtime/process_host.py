@@ -78,9 +78,22 @@ class LocalActors:
 class ProcessHost:
     name = "process"
     detached = False
+    link = None  # never attached to another process's runtime
+    gone = False
 
     def __init__(self) -> None:
         self.cpus = len(os.sched_getaffinity(0))
+
+    def size(self, rc) -> None:
+        """``num_owners = 0``: two cores on the one loop (as many as the Ray host's default had;
+        they share a thread, so CPUs do not size them); no gate workers (pools are in process)."""
+        if rc.num_owners == 0:
+            rc.num_owners = 2
+        if rc.gate_workers < 0:
+            rc.gate_workers = 0
+
+    def still_there(self) -> bool:
+        return True
 
     # --- start and stop ---------------------------------------------------------------------
 

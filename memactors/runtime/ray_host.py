@@ -6,13 +6,14 @@ clusters use."""
 from __future__ import annotations
 
 import logging
+import time
 
 import ray
 
 from ..core import errors
 from ..core.errors import MemactorsError, OwnerUnavailable, Unavailable
 from ..actors.ports import unwrap
-from . import startup
+from . import ray_link, startup
 
 log = logging.getLogger("memactors.runtime")
 _DOWN = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
@@ -43,19 +44,46 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"
 
 
+WATCH_S = 1.0  # attached to an `up` runtime: how often a waiting call checks that it still runs
+
+
 class RayHost:
     name = "ray"
 
-    def __init__(self, address: str | None, namespace: str) -> None:
+    def __init__(self, address: str | None, namespace: str, data_dir: str, shown: str, detached: bool) -> None:
         self.started_ray = False
+        self.link = None  # ray_link.Link when attached to the folder's `up` runtime
+        self.gone = False  # that runtime was seen gone
         if not ray.is_initialized():
-            # "local" unless told otherwise: never join a stray cluster by accident.
-            ray.init(address=address or "local", namespace=namespace, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
+            # A new local Ray unless told otherwise: never join a stray cluster by accident.
+            self.link = ray_link.join(data_dir, shown, address, namespace, detached)
             self.started_ray = True
+
+    def size(self, rc) -> None:
+        """``num_owners = 0`` / ``gate_workers = -1``: sized to the cluster's CPUs."""
+        startup.sized(rc)
 
     def start(self, data_dir: str, config, namespace: str, *, detached: bool):
         return startup.start(data_dir, config, namespace, detached=detached)
+
+    def still_there(self) -> bool:
+        """False (for good) once the attached runtime is seen gone; True when not attached."""
+        if self.link is not None and not self.gone and not self.link.alive():
+            self.gone = True
+        return not self.gone
+
+    def _watch(self, refs: list, num_returns: int, timeout: float | None) -> list:
+        """ray.wait; attached, in slices of WATCH_S, raising Unavailable once the runtime is gone."""
+        if self.link is None:
+            return ray.wait(refs, num_returns=num_returns, timeout=timeout)[0]
+        deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
+        while True:
+            left = deadline - time.monotonic()
+            done, _ = ray.wait(refs, num_returns=num_returns, timeout=max(0.0, min(WATCH_S, left)))
+            if len(done) >= num_returns or left <= WATCH_S:
+                return done
+            if not self.still_there():
+                raise self.link.gone()
 
     def stop(self, actors) -> None:
         startup.stop(actors)
@@ -66,11 +94,16 @@ class RayHost:
             ray.shutdown()
 
     def get(self, ref, timeout: float | None):
+        if self.link is not None and timeout is not None:
+            refs = ref if isinstance(ref, list) else [ref]
+            start = time.monotonic()
+            if refs:
+                self._watch(refs, len(refs), timeout)
+            timeout = max(0.0, timeout - (time.monotonic() - start))
         return ray.get(ref, timeout=timeout)
 
     def wait(self, refs: list, timeout: float | None) -> list:
-        done, _ = ray.wait(refs, num_returns=1, timeout=timeout)
-        return done
+        return self._watch(refs, 1, timeout)
 
     def typed(self, exc: BaseException, timeout_s: float | None = None) -> BaseException:
         return _typed(exc, timeout_s)

@@ -464,7 +464,7 @@ def flush_all(rt, sessions: list[Session], extra: list[dict] = ()) -> list:
         return []
     for s in sessions:
         s._pending = []
-    results = rt.write_many([p.item for _, p in owners] + list(extra), return_errors=True)
+    results = rt._write_many([p.item for _, p in owners] + list(extra), True, sessions=True)
     for (s, p), res in zip(owners, results):
         s._written(p, res)
     return results[len(owners):]
@@ -584,7 +584,7 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
                          for i in ended for m in sessions[i]._items if m not in sessions[i]._gone])
     for i in ended:
         reqs[i].derived_from = sorted(set(sessions[i]._items[-R.MAX_DERIVED_FROM:])) or None
-    for i, res in zip(ended, rt.write_many([reqs[i] for i in ended], return_errors=True) if ended else []):
+    for i, res in zip(ended, rt._write_many([reqs[i] for i in ended], True, sessions=True) if ended else []):
         out[i]["outcome"] = res
         sessions[i].closed = True
         sessions[i]._pushed = None

@@ -5,6 +5,7 @@
       l2/              the LanceDB L2 store; its table is ``memories``
       lock             held (flock) by the ledger writer while a runtime has DIR open for writing
       runtime.json     written by ``memactors up``: where its long-lived runtime is
+      up.lock          held (flock) by ``memactors up`` and ``down`` while they start or stop it
 
 The ledger's key and anchor live outside the folder (see ``store.ledger_key``).
 """
@@ -19,6 +20,7 @@ L2_DIR = "l2"
 L2_TABLE = "memories"
 LOCK_FILE = "lock"
 RUNTIME_FILE = "runtime.json"
+UP_LOCK_FILE = "up.lock"
 
 
 def resolve(path: str | os.PathLike) -> str:
@@ -53,11 +55,16 @@ class Layout:
     def runtime_file(self) -> str:
         return os.path.join(self.data_dir, RUNTIME_FILE)
 
+    @property
+    def up_lock(self) -> str:
+        return os.path.join(self.data_dir, UP_LOCK_FILE)
+
 
 def looks_like_data_folder(path: str | os.PathLike) -> bool:
-    """True when ``path`` is a folder that is empty or holds a ledger: the only folders a
-    ``--fresh`` may delete. False for a missing path, a file, or a folder of other things."""
+    """True when ``path`` is a folder that is empty (but for lock files) or holds a ledger: the
+    only folders a ``--fresh`` may delete. False for a missing path, a file, or a folder of
+    other things."""
     path = os.fspath(path)
     if not os.path.isdir(path):
         return False
-    return not os.listdir(path) or os.path.exists(Layout(path).ledger)
+    return not set(os.listdir(path)) - {LOCK_FILE, UP_LOCK_FILE} or os.path.exists(Layout(path).ledger)
