@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from memactors import server
-from memactors.actors.naming import namespace_for
+from memactors.engine.naming import namespace_for
 from memactors.store import runtime_file
 from memactors.store.layout import Layout, resolve
 
