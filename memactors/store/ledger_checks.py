@@ -1,6 +1,6 @@
 """The ledger's checks: the full walk (``verify``) and the cheap one at open (``open_check``).
 
-What they prove, and against whom: README, "Threat model". The chain (``memactors.core.events``)
+What they prove, and against whom: docs/threat-model.md. The chain (``memactors.core.events``)
 proves order and content to whoever trusts the file; the MACs under the ledger key (kept
 outside the data folder, ``memactors.store.ledger_key``) and the anchor beside it prove that
 nobody without that key appended, edited, re-chained or truncated events; the table checks

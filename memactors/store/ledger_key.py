@@ -1,4 +1,4 @@
-"""The ledger's key and anchor, kept outside the data folder (DESIGN section 8, README "Threat model").
+"""The ledger's key and anchor, kept outside the data folder (DESIGN section 8, docs/threat-model.md).
 
 The hash chain alone proves order and content only to someone who trusts the file: with the
 file in hand, an attacker can append a forged event (a grant, say) and recompute every hash.
