@@ -93,3 +93,44 @@ def test_where_names_the_scope_of_every_hot_memory_and_nothing_else(steps):
             state.put(rec(f"{scope}{m}"), unit(m))
         cache.install(scope, state)
         assert cache.where == {mid: s for s, stt in cache.states.items() for mid in stt.records}
+
+
+def _brute(st: ScopeState, base: list, extra: list, v, threshold: float, similar_cos: float, k: int = 3):
+    """find and similar by a scan in order: the reference the vectorised lookups must match
+    (``base``: the scope's memories when the batch began; ``extra``: those it added since)."""
+    live = [m for m in base if st.by_hash.get(st.records[m]["content_hash"]) == m]
+    cos = {m: float(st.vectors[m] @ v) for m in live}
+    best = max((m for m in live if cos[m] >= threshold), key=lambda m: cos[m], default=None)
+    best_c = cos[best] if best is not None else -2.0
+    for mid, x in extra:
+        if float(x @ v) > best_c:
+            best, best_c = mid, float(x @ v)
+    found = best if best_c >= threshold and best in st.records else None
+    near = sorted((m for m in live if cos[m] >= similar_cos), key=lambda m: -cos[m])[:k]
+    near += [mid for mid, x in extra if float(x @ v) >= similar_cos][:k]
+    return found, near
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 40), st.integers(1, 30))
+def test_lookups_match_a_scan_in_order(seed, n_old, n_new):
+    rng = np.random.default_rng(seed)
+    vecs = rng.normal(size=(n_old + n_new + 5, DIM)).astype(np.float32)
+    vecs[: n_old + n_new] += 2.0  # many candidates over the cuts, as in one busy scope
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    old = ScopeState()
+    for i in range(n_old):
+        old.put(rec(f"o{i}"), vecs[i])
+    stt = old.copy()
+    base = [m for m in old.by_hash.values() if m in old.vectors]
+    near, extra = NearCopies(stt, 0.97, similar_cos=0.5), []
+    for j in range(n_new):
+        v = vecs[n_old + j]
+        probe = vecs[n_old + n_new + j % 5] if j % 3 == 0 else v
+        want_found, want_near = _brute(stt, base, extra, probe, 0.97, 0.5)
+        got_near = near.similar(probe)
+        assert near.find(probe) == want_found
+        assert set(got_near[: len(want_near)]) == set(want_near) and len(got_near) == len(want_near)
+        stt.put(rec(f"n{j}"), v)
+        near.add(f"n{j}", v)
+        extra.append((f"n{j}", v))

@@ -202,7 +202,8 @@ class NearCopies:
     writes slow down as scopes grew; so did checking the cache id by id, and copying it whole to
     add a batch's rows: the check is a set's, and rows go into the buffer's spare capacity)."""
 
-    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra", "similar_cos", "_last")
+    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra", "similar_cos", "_last",
+                 "_xbuf", "_xlast")
 
     def __init__(self, state: ScopeState, threshold: float, similar_cos: float = 2.0) -> None:
         self.state, self.threshold, self.similar_cos = state, float(threshold), float(similar_cos)
@@ -212,6 +213,8 @@ class NearCopies:
         self._cache: _NearCache | None = None
         self._extra_ids: list[str] = []
         self._extra: list[np.ndarray] = []
+        self._xbuf = None  # this batch's added vectors stacked (room to grow): one product per lookup
+        self._xlast: tuple | None = None  # (vector, count, cosines) against them
 
     def _live_text(self, mid: str) -> bool:
         rec = self.state.records.get(mid)
@@ -232,6 +235,15 @@ class NearCopies:
             self._last = (vector, self.mat @ vector if self.mat is not None else None)
         return self._last[1]
 
+    def _xcos(self, vector):
+        """Cosines of ``vector`` against the vectors this batch added (None: none yet)."""
+        n = len(self._extra)
+        if n == 0:
+            return None
+        if self._xlast is None or self._xlast[0] is not vector or self._xlast[1] != n:
+            self._xlast = (vector, n, self._xbuf[:n] @ vector)
+        return self._xlast[2]
+
     def similar(self, vector, k: int = 3) -> list[str]:
         """Up to ``k`` live text-only memories at cosine >= ``similar_cos`` (best first), and
         those this batch added: candidates for a text-only contradiction."""
@@ -243,12 +255,16 @@ class NearCopies:
         cos = self._cos(vector)
         if cos is not None:
             idx = np.flatnonzero(cos >= self.similar_cos)
-            for j in idx[np.argsort(-cos[idx])][: 4 * k]:
+            if len(idx) > 4 * k:  # the best 4k only: sorting every candidate cost more than the check
+                idx = idx[np.argpartition(-cos[idx], 4 * k)[: 4 * k]]
+            for j in idx[np.argsort(-cos[idx])]:
                 if self._live_text(self.ids[j]):
                     out.append(self.ids[j])
                     if len(out) == k:
                         break
-        out += [m for m, v in zip(self._extra_ids, self._extra) if float(v @ vector) >= self.similar_cos][:k]
+        xc = self._xcos(vector)
+        if xc is not None:
+            out += [self._extra_ids[j] for j in np.flatnonzero(xc >= self.similar_cos)[:k]]
         return out
 
     def find(self, vector) -> str | None:
@@ -259,17 +275,31 @@ class NearCopies:
         best, best_id = -2.0, None
         if self.mat is not None:
             cos = self._cos(vector)
-            for j in np.flatnonzero(cos >= self.threshold)[np.argsort(-cos[cos >= self.threshold])]:
-                if self._live_text(self.ids[j]):
-                    best, best_id = float(cos[j]), self.ids[j]
-                    break
-        for mid, v in zip(self._extra_ids, self._extra):
-            c = float(v @ vector)
-            if c > best:
-                best, best_id = c, mid
+            top = int(np.argmax(cos)) if len(cos) else -1
+            if top >= 0 and cos[top] >= self.threshold:
+                if self._live_text(self.ids[top]):  # the usual case: the closest is live
+                    best, best_id = float(cos[top]), self.ids[top]
+                else:
+                    above = np.flatnonzero(cos >= self.threshold)
+                    for j in above[np.argsort(-cos[above])]:
+                        if self._live_text(self.ids[j]):
+                            best, best_id = float(cos[j]), self.ids[j]
+                            break
+        xc = self._xcos(vector)
+        if xc is not None:
+            j = int(np.argmax(xc))  # the first of equals, as a scan in order would keep
+            if float(xc[j]) > best:
+                best, best_id = float(xc[j]), self._extra_ids[j]
         return best_id if best >= self.threshold and best_id in self.state.records else None
 
     def add(self, memory_id: str, vector) -> None:
+        n = len(self._extra)
+        if self._xbuf is None or n == len(self._xbuf):
+            grown = np.empty((max(64, 2 * n), len(vector)), np.asarray(vector).dtype)
+            if n:
+                grown[:n] = self._xbuf[:n]
+            self._xbuf = grown
+        self._xbuf[n] = vector
         self._extra_ids.append(memory_id)
         self._extra.append(vector)
 
