@@ -10,19 +10,21 @@ from memactors.cli import cli
 WIDTH = 100
 
 
-def _walk(group: click.Group, path: tuple[str, ...]):
+def _walk(group: click.Group, parent: click.Context, path: tuple[str, ...]):
     for name, cmd in sorted(group.commands.items()):
-        yield (*path, name), cmd
+        # Each command's context made as the command line makes it (its settings, its parents').
+        ctx = cmd.make_context(name, [], parent=parent, resilient_parsing=True)
+        yield (*path, name), cmd, ctx
         if isinstance(cmd, click.Group):
-            yield from _walk(cmd, (*path, name))
+            yield from _walk(cmd, ctx, (*path, name))
 
 
 def render() -> str:
     out = ["# Command line reference", "",
            "Generated from each command's `--help` by `python -m memactors.cli_reference`; the overview is",
            "[cli.md](cli.md).", ""]
-    for path, cmd in _walk(cli, ()):
-        ctx = click.Context(cmd, info_name=" ".join(("memactors", *path)), terminal_width=WIDTH, max_content_width=WIDTH)
+    root = cli.make_context("memactors", [], resilient_parsing=True, terminal_width=WIDTH, max_content_width=WIDTH)
+    for path, cmd, ctx in _walk(cli, root, ()):
         out += [f"## memactors {' '.join(path)}", "", "```", cmd.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(out)
 

@@ -176,7 +176,7 @@ def _stop(data_dir: str, shown: str, info: dict) -> list[str]:
 def open_runtime(data_dir: str | os.PathLike) -> Iterator[tuple[Runtime, str]]:
     """Yield ``(runtime, mode)``: attached to the ``up`` runtime of ``data_dir`` when there is
     one (mode "attached"), else an embedded runtime started for this piece of work (mode
-    "embedded", on a new local Ray, never whatever ``ray start`` left behind). Closing at the
+    "embedded", on the process host: never whatever ``ray start`` left behind). Closing at the
     end detaches from an ``up`` runtime and stops an embedded one. Raises ServerError when
     runtime.json names a runtime that is gone, unreachable or another folder's (a copy's file).
     Messages name ``data_dir`` as given, so the command they suggest is the one the caller typed."""
@@ -184,7 +184,9 @@ def open_runtime(data_dir: str | os.PathLike) -> Iterator[tuple[Runtime, str]]:
     if runtime_file.attachable(resolve(data_dir), shown) is not None:
         rt, mode = memactors.connect(shown, detached=True), "attached"
     else:
-        rt, mode = memactors.connect(shown, address="local"), "embedded"
+        # One verb's work needs no cluster: the process host opens the folder in this process
+        # (about a second, no Ray processes); MEMACTORS_HOST=ray asks for a new local Ray instead.
+        rt, mode = memactors.connect(shown, host=os.environ.get("MEMACTORS_HOST") or "process"), "embedded"
     try:
         yield rt, mode
     finally:

@@ -44,7 +44,8 @@ def test_every_command_and_option_has_help():
                 assert (p.help or "").strip(), f"`memactors {' '.join(path)}` option {p.opts} has no help"
         if not isinstance(cmd, click.Group):
             names = {o for p in cmd.params for o in getattr(p, "opts", [])}
-            needed = {"--json"} if path == ("scan",) else {"--data", "--json"}  # scan uses no store
+            # scan uses no store; mcp token writes only the token file
+            needed = {"--json"} if path in {("scan",), ("mcp", "token")} else {"--data", "--json"}
             assert needed <= names, f"`memactors {' '.join(path)}` lacks {needed - names}"
 
 

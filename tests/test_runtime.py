@@ -308,12 +308,12 @@ def test_an_owner_bounds_its_queue_and_the_facade_stays_within_it(ray_session, d
     rt = memactors.connect(data_dir, config={"runtime": {"num_owners": 1, "owner_queue_max": 10}})
     try:
         rt.grant("ag", ALICE, write=True)
-        cols = {"scope": [ALICE] * 11, "text": [f"n {i}" for i in range(11)], "actor": ["ag"] * 11,
+        cols = {"scope": [ALICE] * 11, "text": [f"item {i}" for i in range(11)], "actor": ["ag"] * 11,
                 "idempotency_key": [f"k{i}" for i in range(11)]}
         with pytest.raises(BackPressure):
             ray.get(owner_for(rt, ALICE).write_batch.remote(cols, 0))
         assert rt.audit.sql("SELECT count(*) FROM events WHERE action = 'write'", actor="ag")[0][0] == 0
-        res = rt.write_many([{"scope": ALICE, "text": f"n {i}", "actor": "ag"} for i in range(35)])
+        res = rt.write_many([{"scope": ALICE, "text": f"item {i}", "actor": "ag"} for i in range(35)])
         assert [r.decision for r in res] == ["accepted"] * 35
     finally:
         rt.close()

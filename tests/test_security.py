@@ -191,6 +191,7 @@ def _ray_session_logs():
     return glob.glob(os.path.join(node.get_session_dir_path(), "logs", "*"))
 
 
+@pytest.mark.ray  # Ray's own session logs are searched too
 def test_blocked_values_leave_nothing_anywhere(runtime):
     rt = runtime
     rt.grant("ag", A42, write=True)
@@ -198,11 +199,12 @@ def test_blocked_values_leave_nothing_anywhere(runtime):
     for i in range(20):
         r = rt.write(A42, f"note {i}: my key is {SECRET}, call me on {PHONE}", actor="ag")
         assert r.decision == "blocked" and r.memory_id is None
-        r = rt.write(A42, f"phone only {i}: {PHONE}", actor="ag")
+        r = rt.write(A42, f"phone only, note {i}: {PHONE}", actor="ag")
         assert r.decision == "redacted"
         for v in OTHER_VALUES:
             r = rt.write(A42, f"my card number / id / key is {v} ok {i}", actor="ag")
-            assert r.decision in ("blocked", "redacted"), (v, r.decision)
+            # (redacted, or redacted and then queued as a contradiction of the previous round's write)
+            assert r.decision in ("blocked", "redacted") or r.gate["decision"] == "redacted", (v, r.decision)
         try:  # a bad write carrying the secret: its error message must not echo it
             rt.write(f"/org/a/user/{SECRET}x!/", f"{SECRET}", actor="ag")
         except ValidationError as e:

@@ -42,6 +42,8 @@ def test_the_labelled_set_meets_precision_and_recall():
     ("爱丽丝喜欢X牌的咖啡", "爱丽丝讨厌X牌的咖啡", "antonym"),
     ("鲍勃住在上海", "鲍勃不住在上海", "negation"),
     ("孙丽有两个孩子", "孙丽有三个孩子", "value"),
+    ("The store opens at 8", "The store opens at 10", "value"),
+    ("TP123 costs 320 EUR", "TP123 costs 400 EUR", "value"),
 ])
 def test_opposites_are_found(a, b, cue):
     assert text_contradiction(a, b) == cue and text_contradiction(b, a) == cue
@@ -54,6 +56,10 @@ def test_opposites_are_found(a, b, cue):
     ("Alice likes tea", "Alice likes tea with lemon"),
     ("爱丽丝喜欢咖啡", "爱丽丝喜欢茶"),
     ("彭丽不喝酒", "彭丽从不喝酒"),
+    ("note 0", "note 1"),  # a number after a label names a thing: two notes, not one changed value
+    ("fact number 3", "fact number 4"),
+    ("Room 101 is booked", "Room 102 is booked"),
+    ("step 2 is done", "step 3 is done"),
 ])
 def test_agreements_and_other_subjects_are_not(a, b):
     assert text_contradiction(a, b) is None

@@ -374,7 +374,7 @@ def test_allowed_table_covers_every_key_and_every_default_is_allowed():
     ({"runtime": {"call_timeout_s": -1}}, r"call_timeout_s must be a number > 0 and <= 604,800"),
     ({"runtime": {"call_timeout_s": 0}}, r"call_timeout_s must be a number > 0"),
     ({"runtime": {"write_batch_max": 0}}, r"write_batch_max must be an integer from 1 to 1,000,000"),
-    ({"runtime": {"num_owners": 0}}, r"num_owners must be an integer from 1"),
+    ({"runtime": {"num_owners": -1}}, r"num_owners must be an integer from 0"),
     ({"runtime": {"num_owners": True}}, r"num_owners must be an integer.*a bool"),
     ({"runtime": {"num_owners": 2.0}}, r"num_owners must be an integer.*a float"),
     ({"runtime": {"idempotency_window_s": -1.0}}, r"idempotency_window_s must be a number from 0"),

@@ -45,10 +45,12 @@ def mcp(ctx: click.Context, actor: str | None, http: bool, bind: str, port: int,
     import contextlib
 
     import memactors
-    from memactors.server import open_runtime, read_runtime_info
+    from memactors.server import open_runtime
+    from memactors.store import runtime_file
+    from memactors.store.layout import resolve
 
     with contextlib.ExitStack() as stack:
-        if read_runtime_info(data) is not None:  # attach to the `memactors up` runtime
+        if runtime_file.attachable(resolve(data), data) is not None:  # attach to the `memactors up` runtime
             rt, _ = stack.enter_context(open_runtime(data))
         else:
             rt = memactors.connect(data, host=runtime_host)

@@ -105,6 +105,13 @@ _NUM = _re.compile(r"\d+(?:[.,:]\d+)*")
 _ZH_NUM = _re.compile(r"[零一二两三四五六七八九十百千万\d]+")
 _STOP = frozenset("a an the is are was were be been am of to in on at for with and or but that this it its his her "
                   "their my our your very really so too also just do does did s has have had".split())
+# Words after which a number names a thing rather than states a value ("note 2", "room 101",
+# "step 3", "fact number 7"): such a number is part of the term, so two notes differ, never clash.
+_LABEL_HEADS = frozenset("note notes step steps item items task tasks room rooms ticket tickets order orders issue "
+                         "issues version versions chapter chapters page pages line lines number no id test tests "
+                         "case cases fact facts part parts phase phases level levels round rounds batch batches run "
+                         "runs floor floors gate gates seat seats flight flights bus route platform episode "
+                         "season row rows table tables question questions slide slides section sections".split())
 MIN_OVERLAP = 0.6  # share of the rest (cue words set aside) the two texts must have in common
 
 
@@ -170,8 +177,10 @@ def _parts(text: str):
         terms = {han[i:i + 2] for i in range(len(han) - 1)} or ({han} if han else set())
     else:
         neg, sides, words = _en_cues(_WORD.findall(t))
+        label = [bool(_NUM.fullmatch(w)) and i > 0 and words[i - 1] in _LABEL_HEADS for i, w in enumerate(words)]
         terms = {_stem(w) for w in words if w not in _STOP and not _NUM.fullmatch(w)}
-        nums = tuple(w for w in words if _NUM.fullmatch(w))
+        terms |= {f"{words[i - 1]}#{w}" for i, w in enumerate(words) if label[i]}
+        nums = tuple(w for i, w in enumerate(words) if _NUM.fullmatch(w) and not label[i])
     return neg, frozenset(sides), frozenset(terms), nums
 
 

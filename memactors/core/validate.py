@@ -111,6 +111,9 @@ def text(value: object, what: str, max_chars: int, *, allow_none: bool = False, 
     return value
 
 
+_INT_FLOAT = 2**1023  # ints that float() takes without an OverflowError (and then some)
+
+
 def number(value: object, what: str, lo: float | None, hi: float | None, *, allow_none: bool = False,
            lo_open: bool = False, error: type[MemactorsError] = InvalidRecord) -> float | None:
     """A finite real number (int or float, never a bool or a numeric string) with
@@ -119,7 +122,7 @@ def number(value: object, what: str, lo: float | None, hi: float | None, *, allo
     if value is None and allow_none:
         return None
     t = type(value)
-    if t is float or t is int:  # the usual case, checked before any message is built
+    if t is float or (t is int and -_INT_FLOAT < value < _INT_FLOAT):  # the usual case, before any message
         f = float(value)
         if math.isfinite(f) and (lo is None or (f > lo if lo_open else f >= lo)) and (hi is None or f <= hi):
             return f

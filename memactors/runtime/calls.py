@@ -48,9 +48,10 @@ class Calls:
             if isinstance(ref, list):  # each awaited before the first error is raised
                 return get_all(ref, timeout, self.host.get)
             return self.host.get(ref, timeout)
-        except MemactorsError:
-            raise
         except Exception as exc:  # noqa: BLE001 - the host's own kinds of failure, typed
+            # Ray's wrapper of an actor's error is also an instance of that error: unwrap it first.
+            if isinstance(exc, MemactorsError) and not self.host.is_failure(exc):
+                raise
             if not self.still_there():
                 raise self.host.link.gone() from None
             raise self.host.typed(exc, timeout) from None
@@ -86,8 +87,10 @@ class Calls:
         fut = ref.future() if hasattr(ref, "future") else ref  # a Ray ObjectRef: its concurrent future
         try:
             return await asyncio.wait_for(asyncio.wrap_future(fut) if isinstance(fut, cf.Future) else fut, timeout)
-        except MemactorsError:
-            raise
+        except MemactorsError as exc:
+            if not self.host.is_failure(exc):  # (Ray's wrapper of an actor's error: typed below)
+                raise
+            raise self.host.typed(exc, timeout) from None
         except (asyncio.TimeoutError, cf.TimeoutError):
             raise Unavailable(f"no answer within {timeout:.0f} s; the call may still complete (retry with the same "
                               "idempotency keys)") from None

@@ -90,8 +90,9 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
     if host is not None:
         cfg.runtime.host = V.choice(host, "host", ("ray", "process"), error=ConfigError)
     elif not cfg.runtime.host:
-        cfg.runtime.host = V.choice(os.environ.get("MEMACTORS_HOST") or "ray", "$MEMACTORS_HOST",
-                                    ("ray", "process"), error=ConfigError)
+        # $MEMACTORS_HOST is a default, not an order: a detached runtime or a cluster's address is Ray's.
+        env = "ray" if (detached or address is not None) else os.environ.get("MEMACTORS_HOST") or "ray"
+        cfg.runtime.host = V.choice(env, "$MEMACTORS_HOST", ("ray", "process"), error=ConfigError)
     scratch = None
     if isinstance(path, str) and path.startswith(MEMORY):
         # In memory: the process host on a folder of its own in RAM (/dev/shm where there is one),

@@ -46,6 +46,8 @@ def _table(n: int, now_us: int, seed: int = 3) -> pa.Table:
         "retrieved_count": pa.array(rng.poisson(2, n).astype(np.int32)),
         "soft_expires_at": pa.array(updated + rng.integers(1, 120, n) * US_PER_DAY, ts, mask=rng.random(n) < 0.2),
         "hard_expires_at": pa.array(updated + rng.integers(20, 400, n) * US_PER_DAY, ts, mask=rng.random(n) < 0.3),
+        "review": pa.array(np.where(rng.random(n) < 0.05, "contradiction", None).tolist(), pa.string()),
+        "category": pa.array(rng.choice(["default", "preference", "task_learning"], n)),
     }
     schema = memory_schema(8)
     fields = [schema.field(c) for c in G.PLAN_COLUMNS]
