@@ -47,8 +47,8 @@ a governance counter is not 0), 2 a user error (one line on stderr).
 from __future__ import annotations
 
 from memactors.cli import (  # noqa: F401 - registration
-    audit, backup, bench, demo, eval, explain, gate, grants, history, lifecycle, maintenance, mcp, memory, review,
-    server, simulate)
+    audit, backup, bench, demo, eval, explain, gate, grants, history, lifecycle, listing, maintenance, mcp, memory,
+    review, server, simulate)
 from memactors.cli.group import cli
 
 __all__ = ["cli", "main"]
