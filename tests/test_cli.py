@@ -146,3 +146,18 @@ def test_scan_names_the_source_it_assumed_and_the_rule_that_decided():
     assert doc["hits"][0]["reason"].startswith("Slack token") and token not in str(doc)
     doc = orjson.loads(run("--json", "--text", "The museum opens at nine.", "--source", "web").output)
     assert doc["decision"] == "pending" and doc["decided_by"] == ["source web ([gate].pending_sources)"]
+
+
+def test_get_and_list_read_live_memories_within_grants(tmp_path):
+    import json
+
+    data = str(tmp_path / "d")
+    run = lambda *a: CliRunner().invoke(cli_mod.cli, [*a, "--data", data])  # noqa: E731
+    assert run("grant", "ag", "/org/a/user/u/", "--write").exit_code == 0
+    wrote = json.loads(run("write", "/org/a/user/u/", "Alice likes tea", "--actor", "ag", "--json").output)
+    got = json.loads(run("get", wrote["memory_id"], "--actor", "ag", "--json").output)
+    assert got["content"] == "Alice likes tea" and got["scope"] == "/org/a/user/u/"
+    listed = json.loads(run("list", "/org/a/user/u/", "--actor", "ag", "--json").output)
+    assert [m["memory_id"] for m in listed] == [wrote["memory_id"]]
+    for res in (run("get", wrote["memory_id"], "--actor", "other"), run("list", "/org/a/user/u/", "--actor", "other")):
+        assert res.exit_code == 2 and "Alice" not in res.output
