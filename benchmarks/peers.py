@@ -171,8 +171,25 @@ def run_mem0(memories, queries, embedder, tmpdir) -> dict:
     return _result(name, len(memories), write_s, _recall(search, queries))
 
 
+def run_memactors_langgraph(memories, queries, embedder, tmpdir, host: str = "process") -> dict:
+    """The same LangGraph workload through memactors' ``MemactorsStore`` (governed: the gate on
+    every value, grants, the ledger), each user's namespace mapped to the user's scope."""
+    name = f"memactors MemactorsStore ({host} host)"
+    if skip := _missing(name, "langgraph.store.base"):
+        return skip
+    import memactors
+    from memactors.integrations.langgraph import MemactorsStore
+
+    with memactors.connect(os.path.join(tmpdir, "data"), host=host) as rt:
+        rt.grant("lg-bench", "/org/bench/", write=True)
+        store = MemactorsStore(rt, actor="lg-bench", root="/org/bench/",
+                               scope_of=lambda ns: f"/org/bench/user/{ns[1]}/")
+        return _run_langgraph(name, store, memories, queries)
+
+
 PEERS = {"langgraph-inmemory": run_langgraph_inmemory, "langgraph-sqlite": run_langgraph_sqlite,
-         "mem0": run_mem0}
+         "mem0": run_mem0, "memactors-langgraph": run_memactors_langgraph,
+         "memactors-langgraph-ray": lambda m, q, e, t: run_memactors_langgraph(m, q, e, t, host="ray")}
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from langgraph.store.base import (BaseStore, GetOp, IndexConfig, Item, ListNames
                                   SearchItem, SearchOp, TTLConfig, validate_op_namespace)
 
 from ... import ops as O
+from ...core.scopes import parse_scope
 from ...core.errors import Blocked, MemactorsError
 from ...core.records import BLOCKED
 from . import mapping as M
@@ -44,6 +45,7 @@ class MemactorsStore(BaseStore):
         self._rt = rt
         self._agent = rt.agent(actor, task_id=task_id, purpose=purpose, scopes=list(scopes or [root]), home=root)
         self._scope_of = scope_of or (lambda ns: self._agent.home)
+        self._mapped = scope_of is not None  # namespaces live in scopes of their own
         self._source = source
         self.index_config = index
         self.embeddings = (index or {}).get("embed")
@@ -142,16 +144,31 @@ class MemactorsStore(BaseStore):
         if isinstance(op, SearchOp):
             M.check_filter(op.filter)
         if isinstance(op, SearchOp) and op.query:
-            narrow = bool(op.filter) or bool(op.namespace_prefix)
+            only = self._prefix_scope(op.namespace_prefix)
+            narrow = bool(op.filter) or (bool(op.namespace_prefix) and only is None)
             window = op.offset + op.limit
             top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100)) if narrow else max(window, 1)
-            return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0)]
+            return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0,
+                                          scopes=[only] if only is not None else None)]
         if isinstance(op, SearchOp):
             prefix = M.subject_of(op.namespace_prefix) if op.namespace_prefix else None
-            return [self._agent.lookup_op(scope=s, subject_prefix=prefix) for s in self._agent.scopes]
+            only = self._prefix_scope(op.namespace_prefix)
+            return [self._agent.lookup_op(scope=s, subject_prefix=prefix)
+                    for s in ([only] if only is not None else self._agent.scopes)]
         if isinstance(op, ListNamespacesOp):
             return [self._agent.lookup_op(scope=s) for s in self._agent.scopes]
         raise ValueError(f"unknown LangGraph op {type(op).__name__}")
+
+    def _prefix_scope(self, prefix: tuple) -> str | None:
+        """With a ``scope_of`` of the caller's, the scope a namespace prefix maps to: a search
+        under it reads that scope (and its ancestors) in the pre-filter, not every scope of the
+        store; None when there is no mapping, no prefix, or the mapping does not take the prefix."""
+        if not self._mapped or not prefix:
+            return None
+        try:
+            return str(parse_scope(self._scope_of(tuple(prefix))))
+        except Exception:  # noqa: BLE001 - a mapping made for whole namespaces: search every scope
+            return None
 
     def _read_result(self, op, done: list, refresh: list):
         if isinstance(op, GetOp):
