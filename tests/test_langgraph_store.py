@@ -159,3 +159,20 @@ def test_a_compiled_state_graph_reads_and_writes_the_store_across_two_threads(rt
         return await app.ainvoke({"user": "alice", "said": "Alice drinks matcha", "answer": ""},
                                  {"configurable": {"thread_id": "3"}})
     assert asyncio.run(both())["answer"] == "Alice drinks matcha"
+
+
+def test_a_mapped_namespace_is_searched_in_its_own_scope(rt):
+    rt.grant("mapper", "/org/acme/", write=True)
+    store = MemactorsStore(rt, actor="mapper", root="/org/acme/", scope_of=lambda ns: f"/org/acme/user/{ns[1]}/")
+    store.put(("users", "carol", "m"), "k1", {"text": "Carol keeps bees"})
+    store.put(("users", "dave", "m"), "k1", {"text": "Dave keeps bees too"})
+    assert rt.agent("mapper", scopes=["/org/acme/user/carol/"]).list()[0].scope == "/org/acme/user/carol/"
+    hits = store.search(("users", "carol"), query="who keeps bees?")
+    assert [h.value["text"] for h in hits] == ["Carol keeps bees"]
+    assert store.search(("users",), query="bees") == []  # a partial prefix reads the store's scopes: the root only
+    both = MemactorsStore(rt, actor="mapper", root="/org/acme/", scope_of=lambda ns: f"/org/acme/user/{ns[1]}/",
+                          scopes=["/org/acme/user/carol/", "/org/acme/user/dave/"])
+    assert sorted(h.value["text"] for h in both.search(("users",), query="who keeps bees?")) == \
+        ["Carol keeps bees", "Dave keeps bees too"]
+    listed = store.search(("users", "dave", "m"))
+    assert [h.value["text"] for h in listed] == ["Dave keeps bees too"]
