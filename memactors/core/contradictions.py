@@ -100,6 +100,7 @@ _ANTONYMS_ZH = (
     (("对的", "正确"), ("错的", "错误")),
 )
 _CJK = _re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_ANTONYMS_ZH_LONGEST_FIRST = tuple(tuple(tuple(sorted(ws, key=len, reverse=True)) for ws in pair) for pair in _ANTONYMS_ZH)
 _WORD = _re.compile(r"[a-z]+|\d+(?:[.,:]\d+)*")
 _NUM = _re.compile(r"\d+(?:[.,:]\d+)*")
 _ZH_NUM = _re.compile(r"[零一二两三四五六七八九十百千万\d]+")
@@ -115,10 +116,15 @@ _LABEL_HEADS = frozenset("note notes step steps item items task tasks room rooms
 MIN_OVERLAP = 0.6  # share of the rest (cue words set aside) the two texts must have in common
 
 
+_CONTRACTIONS_RE = tuple((_re.compile(p), r) for p, r in _CONTRACTIONS)
+_CONTRACTION_HINTS = ("'", "cannot", "fond", "longer")  # a text with none of these has no contraction
+
+
 def _norm(text: str) -> str:
     t = _ud.normalize("NFKC", text).casefold().replace("’", "'")
-    for pat, rep in _CONTRACTIONS:
-        t = _re.sub(pat, rep, t)
+    if any(h in t for h in _CONTRACTION_HINTS):  # most texts: no pattern to run
+        for pat, rep in _CONTRACTIONS_RE:
+            t = pat.sub(rep, t)
     return t
 
 
@@ -126,9 +132,9 @@ def _zh_cues(t: str) -> tuple[int, set, str]:
     """(negations, antonym sides, the text with cue strings removed) of a Chinese text."""
     sides: set = set()
     rest = t
-    for i, (a, b) in enumerate(_ANTONYMS_ZH):
-        for side, words in ((0, a), (1, b)):
-            for w in sorted(words, key=len, reverse=True):
+    for i, sides_words in enumerate(_ANTONYMS_ZH_LONGEST_FIRST):
+        for side, words in enumerate(sides_words):
+            for w in words:
                 if w in rest:
                     sides.add((i, side))
                     rest = rest.replace(w, " ")
@@ -177,10 +183,16 @@ def _parts(text: str):
         terms = {han[i:i + 2] for i in range(len(han) - 1)} or ({han} if han else set())
     else:
         neg, sides, words = _en_cues(_WORD.findall(t))
-        label = [bool(_NUM.fullmatch(w)) and i > 0 and words[i - 1] in _LABEL_HEADS for i, w in enumerate(words)]
-        terms = {_stem(w) for w in words if w not in _STOP and not _NUM.fullmatch(w)}
-        terms |= {f"{words[i - 1]}#{w}" for i, w in enumerate(words) if label[i]}
-        nums = tuple(w for i, w in enumerate(words) if _NUM.fullmatch(w) and not label[i])
+        terms, nums = set(), []
+        for i, w in enumerate(words):
+            if not w[0].isdigit():  # _WORD yields letters or a number, never both
+                if w not in _STOP:
+                    terms.add(_stem(w))
+            elif i > 0 and words[i - 1] in _LABEL_HEADS:
+                terms.add(f"{words[i - 1]}#{w}")
+            else:
+                nums.append(w)
+        nums = tuple(nums)
     return neg, frozenset(sides), frozenset(terms), nums
 
 
