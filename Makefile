@@ -12,15 +12,14 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,sim]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# The batch simulation on the embedded default (configs/sim-default.toml): memactors and, when the
-# [bench] extra is installed (`make bench`), LangGraph's SqliteStore beside it; without the extra
-# the baseline is skipped with a note. Report: sim-out/report.json (and plots with matplotlib).
+# The batch simulation on the embedded default (configs/sim-default.toml): memactors and LangGraph's
+# SqliteStore beside it (the [sim] extra, installed with the rest). Report: sim-out/report.json and plots.
 run: $(STAMP)
 	$(BIN)/memactors simulate --config configs/sim-default.toml --out sim-out
 
