@@ -406,14 +406,27 @@ class L2Store:
         where = f"{F.scope_in([scope])} AND entity_key = {F.quote(F.check_hex(entity_key))}"
         return _rows(self.table.search().where(where).limit(None).to_arrow())[0]
 
-    def rivals(self, scopes: list[str], entity_keys: list[str], now_us: int) -> list[dict]:
+    def rivals(self, scopes: list[str], entity_keys: list[str], now_us: int, *, extra: str | None = None) -> list[dict]:
         """Live rows of these scopes with one of these entity keys (conflict resolution needs
-        every visible rival, cold scopes' too)."""
+        every visible rival, cold scopes' too). ``extra``: a ``filters.visibility`` clause."""
         if not scopes or not entity_keys:
             return []
         keys = ", ".join(F.quote(F.check_hex(k)) for k in sorted(set(entity_keys)))
         where = f"{F.recall_filter(scopes, now_us)} AND entity_key IN ({keys})"
+        if extra:
+            where = f"{where} AND {extra}"
         return _rows(self.table.search().where(where).select(HIT_COLUMNS[:-1]).limit(None).to_arrow())[0]
+
+    def recent(self, where: str, k: int) -> list[dict]:
+        """The ``k`` newest rows (by ``updated_at``) passing ``where`` (a ``filters`` pre-filter):
+        a recall without a query lists by recency. Narrow columns first, whole rows for the k."""
+        ids = self.table.search().where(where).select(["memory_id", "updated_at"]).limit(None).to_arrow()
+        if ids.num_rows == 0:
+            return []
+        top = ids.sort_by([("updated_at", "descending"), ("memory_id", "ascending")]).slice(0, k)
+        rows = _rows(self.table.search().where(F.ids_in(top["memory_id"].to_pylist())).select(HIT_COLUMNS[:-1])
+                     .limit(None).to_arrow())[0]
+        return rows
 
     def _fts(self, terms: str, where: str, k: int) -> pa.Table:
         fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
