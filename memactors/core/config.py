@@ -433,6 +433,11 @@ class Config:
             raise ConfigError(f"[gate] must be a table, not {V.got(gate)}; see configs/default.toml")
         cfg.gate = dict(gate or {})
         cfg.lifecycle = LifecycleConfig.from_dict(data.pop("lifecycle", None))
+        for i, rule in enumerate(cfg.recall.purposes.values()):  # categories are [lifecycle]'s
+            unknown = [c for c in rule.get("categories", ()) if c not in cfg.lifecycle.ttl]
+            if unknown:
+                raise ConfigError(f"[recall.purposes] entry {i + 1}.categories names {len(unknown)} category(ies) "
+                                  f"[lifecycle] does not define; known: {sorted(cfg.lifecycle.ttl)}")
         if data:
             names = ", ".join(_key(k) for k in data)
             raise ConfigError(f"unknown config section(s): {names}; "
