@@ -244,3 +244,16 @@ def test_the_langgraph_store_reads_within_its_actors_clearance():
         assert lo.get(("prefs",), "drink") is None
         assert lo.search(("prefs",)) == [] and lo.search(("prefs",), query="green tea") == []
         assert [i.key for i in hi.search(("prefs",), query="green tea")] == ["drink"]
+
+
+def test_the_command_line_takes_and_shows_a_clearance(tmp_path):
+    from click.testing import CliRunner
+
+    from memactors import cli as cli_mod
+    from memactors.cli.output import GRANT_COLUMNS, grant_rows
+
+    res = CliRunner().invoke(cli_mod.cli, ["grant", "a", "/org/x/", "--clearance", "top", "--data", str(tmp_path / "d")])
+    assert res.exit_code == 2 and not (tmp_path / "d").exists()
+    assert "--clearance" in CliRunner().invoke(cli_mod.cli, ["grant", "--help"]).output
+    row = grant_rows([{"actor": "a", "scope": "/org/x/", "read": True, "write": False, "clearance": "internal"}])[0]
+    assert row[GRANT_COLUMNS.index("clearance")] == "internal"
