@@ -173,3 +173,24 @@ def test_an_empty_where_is_no_filter():
     assert parse_where({"subject": None}) is None
     with pytest.raises(ValidationError):
         parse_where({"subject": "a", "bogus": None})
+
+
+def test_an_owner_checks_a_where_it_is_handed_again(world):
+    """A caller that skips the facade hands the owner its own ``where``: checked again there,
+    and its values stay data."""
+    from memactors.testing import owner_for
+
+    rt, scope = world
+    drop_hot(rt)
+    plan = rt._plan_recall("alice", "w", "t", [scope], "p", 20, None, 0.0, None, "pull")  # noqa: SLF001
+    req = dict(plan.owner_req, qvec=rt.embedder.embed(["alice"])[0])
+    owner = owner_for(rt, scope)
+    for bad in ({"subject": "x' OR '1'='1"}, {"category": "preference' OR '1'='1"}, {"raw": "1=1"},
+                {"since": "1=1"}):
+        try:
+            got = rt._calls.get(owner.recall.remote(dict(req, where=bad)))  # noqa: SLF001
+        except ValidationError:
+            continue
+        assert got["hits"] == [], bad
+    got = rt._calls.get(owner.recall.remote(dict(req, where={"subject": "alice"})))  # noqa: SLF001
+    assert {h["content"] for h in got["hits"]} == {ROWS[i][1] for i in (0, 1, 4)}

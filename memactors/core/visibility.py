@@ -165,7 +165,9 @@ def parse_where(where: object) -> Where | None:
 
 
 def where_from_wire(d: dict | None) -> Where | None:
-    return Where(**d) if d else None
+    """A ``where`` as an owner receives it (``Where.to_wire``), checked again: an owner trusts
+    no filter it is handed."""
+    return parse_where(d) if d else None
 
 
 # --- one recall's filter ---------------------------------------------------------------------

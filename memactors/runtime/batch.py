@@ -228,7 +228,8 @@ class BatchAPI:
     async def _a_grant(self, grants: list, now: int) -> list:
         # Grants change every owner's table and the facade's: the one grant path, off the loop.
         done = await asyncio.to_thread(self.grant_many, grants)
-        return [GrantResult(g["actor"], g["scope"], g["read"], g["write"]) for g in done]
+        return [GrantResult(g["actor"], g["scope"], g["read"], g["write"], g.get("clearance") or "confidential")
+                for g in done]
 
     async def _aretry(self, make_ref):
         """An owner call; back pressure and a restarting owner waited out (same ops, same keys)
