@@ -6,7 +6,9 @@ and ``where=`` against the same recall without them, on the hot and the cold pat
 One data folder, one process-host runtime. "off": an actor whose grant is ``restricted``
 (nothing to mask), no ``[recall.purposes]`` table, no ``where``. "on": an actor at the default
 clearance (``confidential``), a purpose rule on categories, source kinds and sensitivities, and
-``where={"category": ..., "since": ...}``. The two are interleaved query by query (the machine
+``where={"category": ..., "since": ...}`` (fewer hits come back). "pass": every clause present
+(a rule listing every value, ``where={"since": a day back}``) but every row passing: the filters'
+own cost at the same hit count as "off". The two are interleaved query by query (the machine
 is shared: a load spike hits both); the purpose table is switched on and off in the cores'
 own configuration between queries, which only a benchmark does (it is a connect-time setting).
 """
@@ -34,7 +36,9 @@ LEVELS = ("public", "internal", "confidential", "restricted")
 CATS = ("preference", "entity_fact", "task_learning")
 SOURCES = ("user_stated", "tool", "agent_inferred")
 RULE = {"assist": {"categories": ["preference", "entity_fact"], "source_kinds": ["user_stated", "tool"],
-                   "sensitivities": ["public", "internal", "confidential"]}}
+                   "sensitivities": ["public", "internal", "confidential"]},
+        # every clause present, every row passing: the filters' own cost at the same hit count
+        "pass": {"categories": list(CATS), "source_kinds": list(SOURCES), "sensitivities": list(LEVELS)}}
 
 
 def scope_of(user: str) -> str:
@@ -66,31 +70,36 @@ def run(n: int, n_users: int, n_queries: int, data_dir: str) -> dict:
         out["write_s"] = round(time.perf_counter() - t0, 1)
         since = rt.clock.now_us() - 86_400_000_000  # a day back: every row passes, the clause still runs
 
-        def one(u: str, q: str, on: bool) -> tuple[float, int]:
-            _set_policy(rt, on)
-            kw = dict(actor="on", purpose="assist", where={"category": "preference", "since": since}) if on else \
-                dict(actor="off", purpose="assist")
+        modes = {"off": dict(actor="off", purpose="assist"),
+                 "on": dict(actor="on", purpose="assist", where={"category": "preference", "since": since}),
+                 "pass": dict(actor="off", purpose="pass", where={"since": since})}
+
+        def one(u: str, q: str, mode: str) -> tuple[float, int]:
+            _set_policy(rt, mode != "off")
+            kw = modes[mode]
             t0 = time.perf_counter()
             res = rt.recall(q, task_id="bench", allowed_scopes=[scope_of(u)], top_k=10, **kw)
             return time.perf_counter() - t0, len(res.hits)
 
         def both(label: str) -> None:
-            lat = {False: [], True: []}
-            hits = {False: 0, True: 0}
+            lat = {m: [] for m in modes}
+            hits = dict.fromkeys(modes, 0)
+            names = list(modes)
             for k, (u, q) in enumerate(queries * 2):  # the first pass warms caches and is dropped
-                order = (False, True) if k % 2 == 0 else (True, False)
-                for on in order:
-                    dt, nh = one(u, q, on)
+                for mode in names[k % 3:] + names[:k % 3]:  # rotated: no mode always goes first
+                    dt, nh = one(u, q, mode)
                     if k >= len(queries):
-                        lat[on].append(dt)
-                        hits[on] += nh
-            for on, name in ((False, "off"), (True, "on")):
-                xs = np.asarray(lat[on]) * 1000
+                        lat[mode].append(dt)
+                        hits[mode] += nh
+            for name in modes:
+                xs = np.asarray(lat[name]) * 1000
                 out[f"{label}_{name}_p50_ms"] = round(float(np.percentile(xs, 50)), 3)
                 out[f"{label}_{name}_p95_ms"] = round(float(np.percentile(xs, 95)), 3)
-                out[f"{label}_{name}_hits_per_recall"] = round(hits[on] / len(queries), 2)
-            out[f"{label}_p95_overhead_pct"] = round(100 * (out[f"{label}_on_p95_ms"] / out[f"{label}_off_p95_ms"] - 1), 1)
-            out[f"{label}_p50_overhead_pct"] = round(100 * (out[f"{label}_on_p50_ms"] / out[f"{label}_off_p50_ms"] - 1), 1)
+                out[f"{label}_{name}_hits_per_recall"] = round(hits[name] / len(queries), 2)
+            for name in ("on", "pass"):
+                for p in ("p50", "p95"):
+                    out[f"{label}_{name}_{p}_overhead_pct"] = round(
+                        100 * (out[f"{label}_{name}_{p}_ms"] / out[f"{label}_off_{p}_ms"] - 1), 1)
 
         for u in sorted({u for u, _ in queries}):  # every queried scope hot
             rt.agent("w", scopes=[scope_of(u)]).list(limit=1)

@@ -84,13 +84,18 @@ def visibility(flt, scopes) -> str:
     """A ``core.visibility.RecallFilter`` over ``scopes`` as a pre-filter: per scope the
     sensitivities its clearance (and the purpose) allows, then the purpose's categories and
     source kinds and the ``where=`` fields. Every value is checked again against its closed
-    alphabet (or as an identifier / hex key) and quoted; times are ints."""
+    alphabet (or as an identifier / hex key) and quoted; times are ints. Always ANDed to a
+    filter that names ``scopes`` itself (``recall_filter``, ``as_of_filter``)."""
     groups: dict[frozenset, list[str]] = {}
     for s in scopes:
         groups.setdefault(frozenset(flt.sensitivities.get(str(parse_scope(s)), ())), []).append(s)
-    ors = [f"({scope_in(ss)} AND {_in('sensitivity', sens, SENSITIVITIES)})"
-           for sens, ss in sorted(groups.items(), key=lambda kv: sorted(kv[1])) if sens]
-    parts = ["(" + " OR ".join(ors) + ")" if ors else "(1 = 0)"]
+    if len(groups) == 1:  # the usual case: one clearance for every scope, no OR (the scope
+        (sens,) = groups  # clause beside this one keeps the query on the scope index)
+        parts = [] if sens == frozenset(SENSITIVITIES) else [_in("sensitivity", sens, SENSITIVITIES)]
+    else:
+        ors = [f"({scope_in(ss)} AND {_in('sensitivity', sens, SENSITIVITIES)})"
+               for sens, ss in sorted(groups.items(), key=lambda kv: sorted(kv[1])) if sens]
+        parts = ["(" + " OR ".join(ors) + ")" if ors else "(1 = 0)"]
     r = flt.rule
     if r is not None:
         if r.categories is not None:
@@ -114,7 +119,7 @@ def visibility(flt, scopes) -> str:
             parts.append(f"updated_at >= {_ts(w.since)}")
         if w.until is not None:
             parts.append(f"updated_at < {_ts(w.until)}")
-    return " AND ".join(parts)
+    return " AND ".join(parts) or "TRUE"
 
 
 def check_hex(value: object) -> str:
