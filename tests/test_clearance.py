@@ -257,3 +257,35 @@ def test_the_command_line_takes_and_shows_a_clearance(tmp_path):
     assert "--clearance" in CliRunner().invoke(cli_mod.cli, ["grant", "--help"]).output
     row = grant_rows([{"actor": "a", "scope": "/org/x/", "read": True, "write": False, "clearance": "internal"}])[0]
     assert row[GRANT_COLUMNS.index("clearance")] == "internal"
+
+
+@pytest.mark.ray
+def test_on_ray_the_compiled_hot_path_and_the_cold_path_filter_too(tmp_path):
+    """Ray's own path: a hot recall over the compiled graph to the owner actor, then a cold one
+    through the actor's Lance query; clearance, a purpose rule and where= hold on both."""
+    org = unique_org("ray")
+    scope = f"/org/{org}/user/alice/"
+    cfg = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2},
+           "recall": {"min_score": -1.0, "compiled_path": True, "purposes": {"p": {"sensitivities": LEVELS[:3]},
+                                                                           "pub": {"sensitivities": ["public"]}}}}
+    rt = runtime_on(tmp_path, cfg)
+    try:
+        assert rt.config.runtime.host == "ray"
+        rt.grant("writer", scope, write=True, clearance="restricted")
+        for a in SEES:
+            rt.grant(a, scope, clearance={"pub": "public", "int": "internal", "dflt": "confidential"}.get(a, "restricted"))
+        for lvl in LEVELS:
+            rt.write(scope, f"alice travel note marked {lvl}", actor="writer", sensitivity=lvl, subject="alice",
+                     predicate=f"note_{lvl}", object=lvl)
+        for path in ("hot", "cold"):
+            if path == "cold":
+                drop_hot(rt)
+            for actor, want in SEES.items():
+                res = _recall(rt, actor, scope)
+                assert res.path == path
+                assert _levels(res.hits) == set(want) - {"restricted"}, (path, actor)  # the rule caps at confidential
+                res = rt.recall(None, actor=actor, task_id="t", allowed_scopes=[scope], purpose="pub", top_k=20,
+                                where={"predicate": "note_public"})
+                assert _levels(res.hits) == {"public"}, (path, actor)
+    finally:
+        rt.close()
