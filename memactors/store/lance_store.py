@@ -30,6 +30,12 @@ META_DIM = b"memactors.dim"
 # Recall needs no vector back; a load for the hot index does.
 # "_distance" is listed so lance does not warn (per query, into the owner's log) about projecting it.
 HIT_COLUMNS = [f for f in R.FIELDS if f != "vector"] + ["_distance"]
+# Scalar indexes, by column. Sensitivity, category and source kind (issue 23: a recall's
+# clearance, purpose and where=) are bitmaps too: measured on 20k rows, the pre-filter with
+# their clauses took +3 ms over the scope's alone without them and -4 ms with them (the
+# intersection narrows the vector search). A folder opened without one gets it built then.
+SCALAR_INDEXES = {"scope": BTree, "status": Bitmap, "memory_id": BTree, "sensitivity": Bitmap, "category": Bitmap,
+                  "source_kind": Bitmap}
 SCHEMA_KEY = b"memactors.schema_version"
 INDEX_DELTAS = 8  # delta segments of an index (this handle's) before a reindex merges them
 ROW_MERGE_ROWS = 10_000  # whole rows (vectors too) per merge_insert source
@@ -187,12 +193,11 @@ class L2Store:
     def _ensure_indexes(self) -> None:
         # Indexes are built once the table has rows; new rows are covered by reindex(). Several
         # owners share the table: whoever comes second finds the index there, which is fine.
-        if {"scope", "status", "memory_id", "search_text"} <= self._indexed:
+        if {*SCALAR_INDEXES, "search_text"} <= self._indexed:
             return
         self.table.checkout_latest()
         self._indexed |= {i.columns[0] for i in self.table.list_indices()}
-        todo = [(c, cfg) for c, cfg in (("scope", BTree()), ("status", Bitmap()), ("memory_id", BTree()))
-                if c not in self._indexed]
+        todo = [(c, cfg()) for c, cfg in SCALAR_INDEXES.items() if c not in self._indexed]
         for col, cfg in todo:
             self._create(lambda: self.table.create_index(col, config=cfg, replace=False))
             self._indexed.add(col)
