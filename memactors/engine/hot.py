@@ -59,7 +59,7 @@ class HotIndex:
     makes a new one."""
 
     __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_postings",
-                 "_codes")
+                 "_codes", "_masks")
 
     def __init__(self, state: ScopeState, dim: int) -> None:
         self.state = state
@@ -73,6 +73,7 @@ class HotIndex:
         self.stale_status = np.array([r["status"] == "stale" for r in recs], dtype=bool)
         self._postings: dict[str, np.ndarray] | None = None
         self._codes: dict | None = None
+        self._masks: dict = {}  # filter signature -> mask: an agent's recalls repeat one filter
 
     def _coded(self) -> dict:
         """Sensitivity, category and source kind of each memory as small ints (built on first
@@ -92,6 +93,15 @@ class HotIndex:
         rule, where = flt.rule, flt.where
         if rule is None and where is None and allowed == ALL:
             return None
+        key = (allowed, rule, where)
+        got = self._masks.get(key)
+        if got is None:
+            if len(self._masks) >= 16:
+                self._masks.clear()
+            got = self._masks[key] = self._mask(flt, allowed, rule, where)
+        return got
+
+    def _mask(self, flt, allowed, rule, where) -> np.ndarray:
         n = len(self.recs)
         coded = self._coded()
 
