@@ -36,7 +36,8 @@ class Recall:
     """A pull recall (DESIGN section 5): refused without ``scopes`` or beyond the actor's read
     grants. ``threshold`` (default the config's) is the relevance floor; 0 returns every
     candidate ranked. ``at``: what the recall would have returned then (a seq, ISO time or
-    datetime)."""
+    datetime). ``where``: structured filters (``Runtime.recall``); with ``query=None`` a
+    listing, newest first."""
 
     query: str
     actor: str
@@ -48,6 +49,7 @@ class Recall:
     threshold: float | None = None
     weights: Any = None
     at: int | str | datetime | None = None
+    where: dict | None = None  # subject, predicate, category, source_kind, since, until (query None: a listing)
 
 
 @dataclass(slots=True)
@@ -63,6 +65,7 @@ class Lookup:
     facts: list[tuple[str, str]] | None = None
     subject_prefix: str | None = None
     limit: int | None = None
+    purpose: str | None = None  # under [recall.purposes]: the rule that applies (unlisted or None: refused)
 
     def validate(self) -> Lookup:
         given = [x for x in (self.memory_ids, self.facts, self.subject_prefix) if x is not None]
@@ -95,7 +98,8 @@ class Forget:
 class Grant:
     """Let ``actor`` read (and write) ``scope`` and its descendants; read=False, write=False
     revokes. ``by``: the granting actor, ``reason``: why the share was made (through the write
-    gate), both kept in the ledger."""
+    gate), both kept in the ledger. ``clearance``: the most sensitive memories of the scope the
+    actor may recall (the most specific read grant of a scope decides)."""
 
     actor: str
     scope: str
@@ -103,6 +107,7 @@ class Grant:
     write: bool = False
     by: str = "admin"
     reason: str | None = None
+    clearance: str = "confidential"  # public|internal|confidential|restricted: the most sensitive it recalls
 
 
 Op = WriteRequest | Recall | Lookup | Forget | Grant

@@ -80,10 +80,13 @@ SIGNATURES = {
                      "soft_ttl_days: 'float | str | None' = None, importance: 'float' = 0.5, pool: 'str' = 'vault', "
                      "idempotency_key: 'str | None' = None, context: 'str | None' = None, "
                      "category: 'str' = 'default', derived_from: 'list[str] | None' = None) -> 'R.WriteResult'",
-    "Runtime.recall": "(self, query: 'str', *, actor: 'str', task_id: 'str', allowed_scopes: 'list[str]', "
+    "Runtime.recall": "(self, query: 'str | None', *, actor: 'str', task_id: 'str', allowed_scopes: 'list[str]', "
                       "purpose: 'str', top_k: 'int' = 5, token_budget: 'int | None' = None, "
                       "threshold: 'float | None' = None, weights: 'Any' = None, "
-                      "at: 'int | str | datetime | None' = None, as_of: 'Any' = UNSET) -> 'RecallResult'",
+                      "at: 'int | str | datetime | None' = None, where: 'dict | None' = None, "
+                      "as_of: 'Any' = UNSET) -> 'RecallResult'",
+    "Runtime.grant": "(self, actor: 'str', scope: 'str', *, read: 'bool' = True, write: 'bool' = False, "
+                     "by: 'str' = 'admin', reason: 'str | None' = None, clearance: 'str' = 'confidential') -> 'dict'",
     "Runtime.push": "(self, goal: 'str', *, actor: 'str', task_id: 'str', allowed_scopes: 'list[str]', "
                     "purpose: 'str' = 'task_start', top_k: 'int | None' = None, token_budget: 'int | None' = None, "
                     "threshold: 'float | None' = None, weights: 'Any' = None, max_items: 'Any' = UNSET) "
@@ -97,19 +100,23 @@ SIGNATURES = {
                     "workers: 'int | None' = None) -> 'dict'",
     "Runtime.awrite_many": "(self, items: 'list', *, return_errors: 'bool' = False) -> 'list[R.WriteResult]'",
     "Runtime.arecall_many": "(self, requests: 'list[dict]', *, return_errors: 'bool' = False) -> 'list[RecallResult]'",
-    "Agent.recall": "(self, query: 'str', *, top_k: 'int' = 5, scopes: 'list[str] | None' = None, "
+    "Agent.recall": "(self, query: 'str | None', *, top_k: 'int' = 5, scopes: 'list[str] | None' = None, "
                     "token_budget: 'int | None' = None, threshold: 'float | None' = None, weights: 'Any' = None, "
-                    "at: 'int | str | datetime | None' = None) -> 'RecallResult'",
+                    "at: 'int | str | datetime | None' = None, where: 'dict | None' = None) -> 'RecallResult'",
+    "Agent.arecall": "(self, query: 'str | None', *, top_k: 'int' = 5, scopes: 'list[str] | None' = None, "
+                     "token_budget: 'int | None' = None, threshold: 'float | None' = None, weights: 'Any' = None, "
+                     "at: 'int | str | datetime | None' = None, where: 'dict | None' = None) -> 'RecallResult'",
     "Agent.get": "(self, memory_id: 'str') -> 'Memory | None'",
     "Agent.list": "(self, *, scope: 'str | None' = None, subject_prefix: 'str | None' = None, "
                   "limit: 'int | None' = 100) -> 'list[Memory]'",
     "Agent.forget": "(self, memory_id: 'str', *, reason: 'str', erase: 'str' = 'memory') -> 'ForgetResult'",
 }
 OP_FIELDS = {
-    "Recall": ["query", "actor", "task_id", "scopes", "purpose", "top_k", "token_budget", "threshold", "weights", "at"],
-    "Lookup": ["actor", "scope", "memory_ids", "facts", "subject_prefix", "limit"],
+    "Recall": ["query", "actor", "task_id", "scopes", "purpose", "top_k", "token_budget", "threshold", "weights", "at",
+               "where"],
+    "Lookup": ["actor", "scope", "memory_ids", "facts", "subject_prefix", "limit", "purpose"],
     "Forget": ["memory_id", "actor", "reason", "erase", "idempotency_key"],
-    "Grant": ["actor", "scope", "read", "write", "by", "reason"],
+    "Grant": ["actor", "scope", "read", "write", "by", "reason", "clearance"],
     "Write": ["scope", "text", "actor", "subject", "predicate", "object", "source", "source_id", "confidence",
               "sensitivity", "ttl_days", "soft_ttl_days", "importance", "pool", "idempotency_key", "context",
               "category", "derived_from", "session", "replaces"],

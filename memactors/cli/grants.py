@@ -19,15 +19,17 @@ from memactors.server import open_runtime
 @click.option("--write/--no-write", default=False, show_default=True, help="Write SCOPE and its descendants.")
 @click.option("--by", default="admin", show_default=True, help="Who makes the change (logged).")
 @click.option("--reason", help="Why this share (kept in the ledger event, through the write gate).")
+@click.option("--clearance", type=click.Choice(["public", "internal", "confidential", "restricted"]),
+              default="confidential", show_default=True, help="The most sensitive memories ACTOR may recall there.")
 @common
-def grant(actor: str, scope: str, read: bool, write: bool, by: str, reason: str | None, data: str,
+def grant(actor: str, scope: str, read: bool, write: bool, by: str, reason: str | None, clearance: str, data: str,
           as_json: bool) -> None:
     """Grant ACTOR read (and write) on SCOPE; --no-read without --write revokes. Shows ACTOR's grants."""
-    GrantTable.make(actor, scope, read=read, write=write)  # validate before paying for a runtime
+    GrantTable.make(actor, scope, read=read, write=write, clearance=clearance)  # validate before paying for a runtime
     check_identifier(by, "--by")
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        g = rt.grant(actor, scope, read=read, write=write, by=by, reason=reason)
+        g = rt.grant(actor, scope, read=read, write=write, by=by, reason=reason, clearance=clearance)
         mine = rt.grants(actor)
     if as_json:
         out.json({"grant": g, "revoked": not (read or write), "grants": mine})

@@ -37,6 +37,7 @@ class Prepared:
     search_text: str | None = None
     vector: np.ndarray | None = None
     context_hashes: list | None = None  # content hashes of the retrieval context's pieces (as stored)
+    sensitivity: str | None = None  # the least sensitivity the gate's hits imply (personal data: confidential)
 
 
 @dataclass(slots=True)
@@ -92,8 +93,12 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
     if prep.text is None:
         return Outcome([Change(E.BLOCK, req.scope, data=prep.gate, reason="blocked by the write gate")],
                        write_result(R.BLOCKED, None, req.scope, prep.gate))
-    if prep.fields:
-        req = R.WriteRequest(**{**{k: getattr(req, k) for k in R.WriteRequest.__dataclass_fields__}, **prep.fields})
+    floor = prep.sensitivity
+    if floor is not None and R.SENSITIVITIES.index(floor) <= R.SENSITIVITIES.index(req.sensitivity):
+        floor = None  # the caller asked for as much or more
+    if prep.fields or floor is not None:
+        over = dict(prep.fields, **({"sensitivity": floor} if floor is not None else {}))
+        req = R.WriteRequest(**{**{k: getattr(req, k) for k in R.WriteRequest.__dataclass_fields__}, **over})
     status = "pending" if prep.decision == R.PENDING else "active"
     ttl = lifecycle.ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, ctx.lifecycle)
     rec = R.build_record(req, prep.text, memory_id, now_us, status=status, content_hash_=prep.content_hash,

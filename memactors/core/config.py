@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 
 from . import validate as V
 from .errors import ConfigError, ValidationError
-from .records import MAX_TOKEN_BUDGET, MAX_TOP_K
+from .records import MAX_TOKEN_BUDGET, MAX_TOP_K, SENSITIVITIES
 from .scopes import check_identifier, parse_scope
 
 
@@ -70,6 +70,9 @@ class RecallConfig:
     min_score: float = 0.0  # owners drop candidates whose fused score is not above this
     log_flush_s: float = 0.2  # recall evidence is batched and committed at least this often
     compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
+    # [recall.purposes]: purpose -> {categories, source_kinds, sensitivities} it may see. Empty:
+    # no policy (every purpose sees everything its grants allow); else unlisted purposes are refused.
+    purposes: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -325,6 +328,7 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
         "min_score": Allowed("float", -1.0, 1.0),  # fused scores lie in [0, 1]; below 0: no floor
         "log_flush_s": Allowed("float", 0.0, 3_600.0, lo_open=True),
         "compiled_path": Allowed("bool"),
+        "purposes": Allowed("purposes"),  # a table of purpose rules (core.visibility.parse_purposes)
     },
     "alerts": {
         "hook": Allowed("str", 0, 300),  # and "module:function" (checked in from_dict)
@@ -338,7 +342,7 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
     },
 }
 SECTIONS = tuple(ALLOWED)
-_GRANT_KEYS = ("actor", "scope", "read", "write")
+_GRANT_KEYS = ("actor", "scope", "read", "write", "clearance")
 
 
 def check_value(section: str, key: str, value: object) -> object:
@@ -358,6 +362,10 @@ def check_value(section: str, key: str, value: object) -> object:
         return list(V.weights(value, what=what, error=ConfigError).as_tuple())
     if a.kind == "choice":
         return V.choice(value, what, a.options, error=ConfigError)
+    if a.kind == "purposes":
+        from .visibility import parse_purposes  # local: visibility imports the records module
+
+        return parse_purposes(value)
     out = V.text(value, what, int(a.hi), allow_blank=a.lo == 0, error=ConfigError)
     if a.kind == "path" and "\x00" in out:
         raise ConfigError(f"{what} has a NUL character at position {out.index(chr(0)) + 1}: no path holds one")
@@ -425,6 +433,11 @@ class Config:
             raise ConfigError(f"[gate] must be a table, not {V.got(gate)}; see configs/default.toml")
         cfg.gate = dict(gate or {})
         cfg.lifecycle = LifecycleConfig.from_dict(data.pop("lifecycle", None))
+        for i, rule in enumerate(cfg.recall.purposes.values()):  # categories are [lifecycle]'s
+            unknown = [c for c in rule.get("categories", ()) if c not in cfg.lifecycle.ttl]
+            if unknown:
+                raise ConfigError(f"[recall.purposes] entry {i + 1}.categories names {len(unknown)} category(ies) "
+                                  f"[lifecycle] does not define; known: {sorted(cfg.lifecycle.ttl)}")
         if data:
             names = ", ".join(_key(k) for k in data)
             raise ConfigError(f"unknown config section(s): {names}; "
@@ -471,7 +484,10 @@ def _grants(grants: object) -> list[dict]:
             if not isinstance(v, bool):
                 raise ConfigError(f"grants[{i}].{k} must be true or false, not {V.got(v)}")
             flags[k] = v
-        out.append({"actor": g["actor"], "scope": g["scope"], **flags})
+        item = {"actor": g["actor"], "scope": g["scope"], **flags}
+        if "clearance" in g:
+            item["clearance"] = V.choice(g["clearance"], f"grants[{i}].clearance", SENSITIVITIES, error=ConfigError)
+        out.append(item)
     return out
 
 

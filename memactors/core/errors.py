@@ -8,7 +8,8 @@
      │    ├── IdempotencyConflict an idempotency key reused for a different write
      │    └── Blocked             the write gate blocked the write (err.gate: rule ids and spans); nothing stored
      ├── AccessDenied             grants or scope rules refuse the call (also a PermissionError)
-     │    └── NoGrants            the actor holds no grant at all (says how to add one)
+     │    ├── NoGrants            the actor holds no grant at all (says how to add one)
+     │    └── PurposeRefused      a recall's purpose is not listed in [recall.purposes]
      ├── NotFound                 an unknown memory id (also a LookupError)
      ├── BackPressure             a bounded queue is full; retry later, nothing was written
      ├── PartialWrite             part of a batch was not confirmed: err.results, err.items to resubmit
@@ -81,6 +82,11 @@ class AccessDenied(MemactorsError, PermissionError):
 
 class NoGrants(AccessDenied):
     """The actor holds no grant at all."""
+
+
+class PurposeRefused(AccessDenied):
+    """A recall's purpose is not one the configuration's ``[recall.purposes]`` lists (with such a
+    table, a purpose must be listed to recall anything)."""
 
 
 class NotFound(MemactorsError, LookupError):

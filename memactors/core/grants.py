@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .errors import AccessDenied, NoGrants
 from .scopes import Scope, check_identifier, parse_scope, visible_set
+from .visibility import DEFAULT_CLEARANCE, RANK, check_clearance
 
 # The runtime's own identity, for the work it does itself (sweeps, demotion). Not an
 # identifier ('@' is not an identifier character), so no caller can pass it as ``actor``, no
@@ -30,9 +31,11 @@ class Grant:
     scope: Scope
     read: bool
     write: bool
+    clearance: str = DEFAULT_CLEARANCE  # the most sensitive memories it lets its actor recall
 
     def to_dict(self) -> dict:
-        return {"actor": self.actor, "scope": str(self.scope), "read": self.read, "write": self.write}
+        return {"actor": self.actor, "scope": str(self.scope), "read": self.read, "write": self.write,
+                "clearance": self.clearance}
 
 
 def _how_to_grant(actor: str, scope: str, mode: str) -> str:
@@ -60,11 +63,19 @@ class GrantTable:
             entries.pop(g.scope, None)  # read=False, write=False revokes
 
     @staticmethod
-    def make(actor: str, scope: str | Scope, *, read: bool = True, write: bool = False) -> Grant:
+    def make(actor: str, scope: str | Scope, *, read: bool = True, write: bool = False,
+             clearance: str = DEFAULT_CLEARANCE) -> Grant:
         check_identifier(actor, "actor")
         if not isinstance(read, bool) or not isinstance(write, bool):
             raise AccessDenied("read and write must be booleans")
-        return Grant(actor, parse_scope(scope), read, write)
+        return Grant(actor, parse_scope(scope), read, write, check_clearance(clearance))
+
+    @staticmethod
+    def from_event(g: dict, scope: str | Scope | None = None) -> Grant:
+        """A grant as its ledger event (or config entry) holds it; one from before clearances
+        has the default."""
+        return GrantTable.make(g["actor"], scope if scope is not None else g["scope"], read=g["read"],
+                               write=g["write"], clearance=g.get("clearance") or DEFAULT_CLEARANCE)
 
     def grants_of(self, actor: str) -> list[Grant]:
         return list(self._by_actor.get(actor, {}).values())
@@ -97,9 +108,41 @@ class GrantTable:
                 raise AccessDenied(f"actor {actor!r} may not read {s}: it is beyond the actor's read grants")
         return visible_set(allowed)
 
+    def clearances(self, actor: str, allowed: list[Scope]) -> dict[str, str]:
+        """The clearance of each scope a recall over ``allowed`` sees (each allowed scope and its
+        ancestors). A scope under a read grant takes the most specific such grant's clearance:
+        a narrow grant at ``restricted`` under a broad one at ``internal`` lifts just its
+        subtree, a narrow one at ``public`` lowers just its subtree. An ancestor no read grant
+        covers is visible only through the allowed scopes below it, so it takes the highest
+        clearance of theirs (each of them alone would show it at that clearance)."""
+        reads = [g for g in self._by_actor.get(actor, {}).values() if g.read]
+
+        def own(s: Scope) -> str | None:
+            best = None
+            for g in reads:
+                if g.scope.is_ancestor_or_self(s) and (best is None or g.scope.depth > best.scope.depth):
+                    best = g
+            return best.clearance if best is not None else None
+
+        out: dict[str, str] = {}
+        through: dict[str, str] = {}
+        for a in allowed:
+            c = own(a)
+            if c is None:
+                continue  # check_recall refuses such a recall
+            for s in visible_set([a]):
+                key = str(s)
+                if key not in through or RANK[c] > RANK[through[key]]:
+                    through[key] = c
+        for key, c in through.items():
+            mine = own(parse_scope(key))
+            out[key] = mine if mine is not None else c
+        return out
+
     def to_list(self) -> list[dict]:
         return [g.to_dict() for g in self.all()]
 
     @classmethod
     def from_list(cls, items: list[dict]) -> GrantTable:
-        return cls([Grant(i["actor"], parse_scope(i["scope"]), bool(i["read"]), bool(i["write"])) for i in items])
+        return cls([Grant(i["actor"], parse_scope(i["scope"]), bool(i["read"]), bool(i["write"]),
+                          check_clearance(i.get("clearance") or DEFAULT_CLEARANCE)) for i in items])

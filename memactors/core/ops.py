@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidRecord
 from .grants import check_system_or_identifier
+from .visibility import DEFAULT_CLEARANCE, check_clearance
 from .records import STATUSES, WriteRequest, check_memory_id
 from .scopes import check_identifier, parse_scope
 
@@ -149,12 +150,14 @@ class GrantOp(Routing):
     by: str
     idem_key: str
     reason: str | None = None
+    clearance: str = DEFAULT_CLEARANCE  # the most sensitive memories the grant lets its actor recall
 
     def validate(self) -> GrantOp:
         check_identifier(self.actor, "actor")
         self.scope = str(parse_scope(self.scope))
         if not isinstance(self.read, bool) or not isinstance(self.write, bool):
             raise InvalidRecord("read and write must be booleans")
+        self.clearance = check_clearance(self.clearance)
         check_identifier(self.by, "granting actor")
         check_identifier(self.idem_key, "idempotency key")
         if self.reason is not None:
@@ -166,7 +169,8 @@ class GrantOp(Routing):
         return self.by
 
     def as_grant(self) -> dict:
-        g = {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
+        g = {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write,
+             "clearance": self.clearance}  # an event without one (older folders): the default
         if self.reason is not None:  # grants without one keep the event form they always had
             g.update(reason=self.reason, by=self.by)
         return g

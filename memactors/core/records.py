@@ -485,7 +485,7 @@ def request_fields(req: WriteRequest) -> dict:
 class RecallRequest:
     """A recall (DESIGN section 5): who asks, for which task and purpose, over which scopes."""
 
-    query: str
+    query: str | None
     actor: str
     task_id: str
     allowed_scopes: list[str]
@@ -499,7 +499,8 @@ class RecallRequest:
         check_identifier(self.actor, "actor")
         check_identifier(self.task_id, "task_id")
         check_identifier(self.purpose, "purpose")
-        V.text(self.query, "query", MAX_CONTENT_CHARS)
+        if self.query is not None:  # None: a listing by recency (recall(query=None, where=...))
+            V.text(self.query, "query", MAX_CONTENT_CHARS)
         scopes = self.allowed_scopes
         if scopes is None or (isinstance(scopes, (list, tuple, set, frozenset)) and not scopes):
             raise InvalidRecord("allowed_scopes is required: a list of scopes this recall may read")

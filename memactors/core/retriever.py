@@ -22,7 +22,7 @@ import numpy as np
 from . import validate as V
 
 from .errors import InvalidRecord
-from .records import MAX_CONTENT_CHARS
+from .records import MAX_CONTENT_CHARS, SENSITIVITIES
 from .scoring import DEFAULT_WEIGHTS, QueryTerms, Weights, score_candidates, tokenize
 
 MAX_RESULTS = 100
@@ -73,7 +73,11 @@ def check_results(results: object, k: int) -> list[dict]:
         if sid is not None and (not isinstance(sid, str) or len(sid) > 256):
             raise InvalidRecord(f"retriever result at position {i}: id must be a string of at most 256 characters")
         V.text(sid, f"retriever result at position {i}: id", 256, allow_none=True)
-        out.append({"content": r["content"], "id": sid, "importance": float(imp), "updated_at": ts})
+        sens = r.get("sensitivity", "internal")
+        if sens not in SENSITIVITIES:
+            raise InvalidRecord(f"retriever result at position {i}: sensitivity must be one of {list(SENSITIVITIES)}")
+        out.append({"content": r["content"], "id": sid, "importance": float(imp), "updated_at": ts,
+                    "sensitivity": sens})
     return out
 
 

@@ -264,7 +264,7 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin, ListingMixin):
     async def _sync_grants(self) -> None:
         self.grant_seq, changes = await self.ledger.grants_since(self.grant_seq)
         for g in changes:
-            self.grants.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+            self.grants.put(GrantTable.from_event(g))
 
     async def reload_grants(self) -> None:
         """Take grant changes from the ledger (after a grant event). Never from the caller: an
@@ -694,7 +694,7 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin, ListingMixin):
         """A committed change reaches what this core keeps besides the hot state (which has it
         already): the grant table, L1, and the L2 outbox as ``project.l2_effect`` says."""
         if ch.action == E.GRANT:
-            self.grants.put(GrantTable.make(ch.data["actor"], ch.scope, read=ch.data["read"], write=ch.data["write"]))
+            self.grants.put(GrantTable.from_event(ch.data, ch.scope))
         elif ch.action == E.WRITE_WORKING:
             self.working.put(ch.record, vector)
         elif revived is not None and revived.get("pool") == "working":  # back in L1 (a rollback)

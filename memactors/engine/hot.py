@@ -21,6 +21,7 @@ import numpy as np
 from ..core import records as R
 from ..core import scoring as S
 from ..core.versions import ScopeState
+from ..core.visibility import ALL
 
 NO_EXPIRY = np.iinfo(np.int64).max
 
@@ -57,7 +58,8 @@ class HotIndex:
     """One hot scope's live memories, ready to score. Built from one state; a swapped-in state
     makes a new one."""
 
-    __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_postings")
+    __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_postings",
+                 "_codes", "_masks")
 
     def __init__(self, state: ScopeState, dim: int) -> None:
         self.state = state
@@ -70,6 +72,63 @@ class HotIndex:
         self.importance = np.array([r["importance"] for r in recs], dtype=np.float64)
         self.stale_status = np.array([r["status"] == "stale" for r in recs], dtype=bool)
         self._postings: dict[str, np.ndarray] | None = None
+        self._codes: dict | None = None
+        self._masks: dict = {}  # filter signature -> mask: an agent's recalls repeat one filter
+
+    def _coded(self) -> dict:
+        """Sensitivity, category and source kind of each memory as small ints (built on first
+        use): a recall's filter becomes a lookup per column, not a loop over records."""
+        if self._codes is None:
+            out = {}
+            for col, default in (("sensitivity", "internal"), ("category", "default"), ("source_kind", "")):
+                names: dict[str, int] = {}
+                codes = np.array([names.setdefault(r.get(col) or default, len(names)) for r in self.recs], np.int32)
+                out[col] = (codes, names)
+            self._codes = out
+        return self._codes
+
+    def mask(self, flt, scope: str) -> np.ndarray | None:
+        """Which memories a ``core.visibility.RecallFilter`` lets through (None: all of them)."""
+        allowed = flt.sensitivities.get(scope, frozenset())
+        rule, where = flt.rule, flt.where
+        if rule is None and where is None and allowed == ALL:
+            return None
+        key = (allowed, rule, where)
+        got = self._masks.get(key)
+        if got is None:
+            if len(self._masks) >= 16:
+                self._masks.clear()
+            got = self._masks[key] = self._mask(flt, allowed, rule, where)
+        return got
+
+    def _mask(self, flt, allowed, rule, where) -> np.ndarray:
+        n = len(self.recs)
+        coded = self._coded()
+
+        def among(col: str, values) -> np.ndarray:
+            codes, names = coded[col]
+            ok = np.zeros(len(names) + 1, dtype=bool)
+            ok[[names[v] for v in values if v in names]] = True
+            return ok[codes] if n else np.zeros(0, dtype=bool)
+
+        keep = among("sensitivity", allowed)
+        if rule is not None:
+            if rule.categories is not None:
+                keep &= among("category", rule.categories)
+            if rule.source_kinds is not None:
+                keep &= among("source_kind", rule.source_kinds)
+        if where is not None:
+            if where.category is not None:
+                keep &= among("category", (where.category,))
+            if where.source_kind is not None:
+                keep &= among("source_kind", (where.source_kind,))
+            if where.since is not None:
+                keep &= self.updated >= where.since
+            if where.until is not None:
+                keep &= self.updated < where.until
+            if where.subject is not None or where.predicate is not None:  # exact fields: few scopes ask
+                keep &= np.fromiter((flt.keep(r) for r in self.recs), dtype=bool, count=n)
+        return keep
 
     def postings(self) -> dict[str, np.ndarray]:
         """Term -> positions of the memories holding it (built on first use)."""
@@ -81,18 +140,25 @@ class HotIndex:
             self._postings = {t: np.asarray(p, dtype=np.intp) for t, p in acc.items()}
         return self._postings
 
-    def score(self, qvec: np.ndarray, qterms: S.QueryTerms, now_us: int, weights: S.Weights, m: int) -> list[dict]:
-        """The ``m`` best live memories of the scope not hard-expired at ``now_us``, plus every
-        one with an entity key (conflict resolution may need it), scored."""
+    def score(self, qvec: np.ndarray | None, qterms: S.QueryTerms, now_us: int, weights: S.Weights, m: int,
+              keep: np.ndarray | None = None) -> list[dict]:
+        """The ``m`` best live memories of the scope not hard-expired at ``now_us`` (and passing
+        ``keep``, a recall filter's mask), plus every one with an entity key (conflict
+        resolution may need it), scored. ``qvec`` None: a listing, the ``m`` newest."""
         if not self.recs:
             return []
-        keyword = qterms.over_postings(self.postings(), len(self.recs))
+        n = len(self.recs)
+        if qvec is None:
+            cos, keyword = np.zeros(n), np.zeros(n)
+        else:
+            cos, keyword = self.mat @ qvec, qterms.over_postings(self.postings(), n)
         stale = self.stale_status | (self.soft <= now_us)
-        fused, comps, rel = S.score_arrays(self.mat @ qvec, keyword, self.updated, self.importance, stale, now_us,
-                                           weights)
-        live = np.flatnonzero(self.hard > now_us)
+        fused, comps, rel = S.score_arrays(cos, keyword, self.updated, self.importance, stale, now_us, weights)
+        ok = self.hard > now_us
+        live = np.flatnonzero(ok if keep is None else ok & keep)
         if live.size > m:  # dicts only for what can matter: building one per memory dominated
-            best = live[np.argpartition(-fused[live], m - 1)[:m]]
+            rank = fused if qvec is not None else self.updated
+            best = live[np.argpartition(-rank[live], m - 1)[:m]]
             keyed = [j for j in live if self.recs[j].get("subject") is not None]
             live = np.union1d(best, np.asarray(keyed, dtype=np.int64))
         return [hit(self.recs[j], fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j], rel[j])

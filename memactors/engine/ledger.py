@@ -225,7 +225,7 @@ class LedgerCore:
 
     def _refresh_grants(self) -> None:
         for seq, g in self.ledger.grants_since(self.grant_seq):
-            self.grant_table.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+            self.grant_table.put(GrantTable.from_event(g))
             self.grant_seq = seq
 
     def log_recalls(self, rows: list[dict]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..core import records as R
 from ..core.scopes import parse_scope
+from ..core.visibility import RecallFilter, purpose_rule
 
 # What a read by key returns of a record: the hit fields, and its hard expiry (TTL refresh).
 LISTED = (*R.HIT_FIELDS, "hard_expires_at", "hard_ttl_days")
@@ -25,15 +26,19 @@ def _us(v) -> int | None:
 class ListingMixin:
     async def live(self, scopes: list[str], actor: str, now_us: int, *, memory_ids: list[str] | None = None,
                    entity_keys: list[str] | None = None, subject_prefix: str | None = None,
-                   limit: int | None = None, include_expired: bool = False) -> list[dict]:
+                   limit: int | None = None, include_expired: bool = False, purpose: str | None = None) -> list[dict]:
         """Live vault memories of ``scopes`` (each must be this owner's and readable by ``actor``),
         oldest first: those with these ids, or these entity keys (their live version), or whose
         subject starts with ``subject_prefix``, or all of them; at most ``limit``.
-        ``include_expired``: hard-expired ones too (still held until a sweep; for inspection)."""
+        ``include_expired``: hard-expired ones too (still held until a sweep; for inspection).
+        Only what the actor's clearance for each scope (and ``purpose``'s rule) lets a recall see."""
         await self._ready()
         for s in scopes:
             self._check_mine(s)
-        self.grants.check_recall(actor, [parse_scope(s) for s in scopes])
+        allowed = [parse_scope(s) for s in scopes]
+        self.grants.check_recall(actor, allowed)
+        flt = RecallFilter.make(self.grants.clearances(actor, allowed), purpose_rule(self.cfg.recall.purposes, purpose),
+                                None)
         out = []
         for s in scopes:
             st = await self._state(s)
@@ -46,7 +51,7 @@ class ListingMixin:
             else:
                 recs = list(st.records.values())
             for r in recs:
-                if r is None or r["status"] not in R.LIVE:
+                if r is None or r["status"] not in R.LIVE or not flt.keep(r):
                     continue
                 exp = _us(r.get("hard_expires_at"))
                 if exp is not None and exp <= now_us and not include_expired:

@@ -17,7 +17,26 @@ from ..core import records as R
 from ..core.changes import Prepared
 from ..core.scoring import tokenize
 from ..gate import Gate
+from ..gate.rules.base import RULES
 from ..gate.scanner import combine
+
+_RANK = {s: i for i, s in enumerate(R.SENSITIVITIES)}
+
+
+def implied_sensitivity(hits) -> str | None:
+    """The least sensitivity a write's gate hits imply: personal data (redacted or allowed by
+    policy) at least ``confidential``, a secret its rule's own (blocked by default anyway)."""
+    best = None
+    for h in hits:
+        rule = RULES.get(h.rule)
+        if rule is None or rule.category not in ("pii", "secret"):
+            continue
+        s = rule.sensitivity or "confidential"
+        if rule.category == "pii" and _RANK.get(s, 0) < _RANK["confidential"]:
+            s = "confidential"
+        if best is None or _RANK[s] > _RANK[best]:
+            best = s
+    return best
 
 
 def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
@@ -37,9 +56,10 @@ def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
     merged = [combine(r) for r in reports]
     contexts = cols.get("context") or [None] * n
     out = {"decision": [], "text": [], "fields": [], "gate": [], "content_hash": [], "search_text": [],
-           "context_hashes": []}
+           "context_hashes": [], "sensitivity": []}
     for i, rep in enumerate(merged):
         out["decision"].append(rep.decision)
+        out["sensitivity"].append(implied_sensitivity(rep.hits))
         out["text"].append(rep.text)
         out["fields"].append(rep.fields or {})
         out["gate"].append(rep.summary())
@@ -69,7 +89,8 @@ def unpack(out: dict) -> list[Prepared]:
     """The prepare stage's columns as one ``Prepared`` per write."""
     vecs = out["vectors"]
     hashes = out.get("context_hashes") or [None] * len(out["decision"])
+    floors = out.get("sensitivity") or [None] * len(out["decision"])
     return [Prepared(out["decision"][i], out["text"][i], out["fields"][i], out["gate"][i], out["content_hash"][i],
                      out["search_text"][i], vecs[i] if vecs is not None and out["text"][i] is not None else None,
-                     hashes[i])
+                     hashes[i], floors[i])
             for i in range(len(out["decision"]))]

@@ -16,6 +16,7 @@ import numpy as np
 from ..core import scoring as S
 from ..core.errors import MemactorsError
 from ..core.scopes import GLOBAL, parse_scope
+from ..core.visibility import RecallFilter, purpose_rule, where_from_wire
 from ..store import filters as F
 from .hot import entity_keys, score_rows
 
@@ -29,11 +30,20 @@ class RecallMixin:
         visible = self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
         return [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
 
-    def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool, list[str]]:
+    def _filter(self, req: dict) -> RecallFilter:
+        """What this recall may see beyond its scopes, from this owner's own grants (clearance
+        per visible scope) and configuration (the purpose's rule), with the request's ``where``
+        checked again: never a filter the caller hands over ready-made."""
+        clear = self.grants.clearances(req["actor"], [parse_scope(s) for s in req["allowed"]])
+        rule = purpose_rule(self.cfg.recall.purposes, req.get("purpose"))
+        return RecallFilter.make(clear, rule, where_from_wire(req.get("where")))
+
+    def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool, list[str], RecallFilter]:
         """The hot part of a recall: (scored candidates, cold scopes still to query, whether
-        /global/ must be asked of its owner, hot scopes). Reads only: it also runs on the
-        compiled graph's thread, so it never mutates shared state."""
+        /global/ must be asked of its owner, hot scopes, the recall's filter). Reads only: it
+        also runs on the compiled graph's thread, so it never mutates shared state."""
         served = self._served(req)
+        flt = self._filter(req)
         qvec, qterms, now_us = req["qvec"], S.QueryTerms(req["qtokens"]), req["now"]
         weights = S.Weights.parse(req["weights"])
         cands: list[dict] = []
@@ -42,47 +52,62 @@ class RecallMixin:
             if s == GLOBAL_SCOPE and not self.is_global_owner:
                 needs_global = self.global_live
                 continue
-            working = self.working.peek(s, now_us)  # L1 lives here whether its scope is hot or cold
+            # L1 lives here whether its scope is hot or cold; filtered like every other path
+            working = [r for r in self.working.peek(s, now_us) if flt.keep(r)]
             if working:  # a few items, scored like the rest (over search_text, stale halved)
                 vecs = np.stack([self.working.vector(r["memory_id"]) for r in working])
-                cands += score_rows(working, vecs @ qvec, qterms, now_us, weights)
+                cands += score_rows(working, vecs @ qvec if qvec is not None else np.zeros(len(working)),
+                                    qterms if qvec is not None else None, now_us, weights)
             idx = self.hot.index(s)
             if idx is None:
                 if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
                     cold.append(s)
                 continue
             hot.append(s)
-            cands += idx.score(qvec, qterms, now_us, weights, req["m"])
-        cands.sort(key=lambda h: -h["score"])
+            cands += idx.score(qvec, qterms, now_us, weights, req["m"], idx.mask(flt, s))
+        if qvec is None:  # a listing: newest first
+            cands.sort(key=lambda h: (-_ts(h["updated_at"]), h["memory_id"]))
+        else:
+            cands.sort(key=lambda h: -h["score"])
         top = cands[: req["m"]]
         top_ids = {h["memory_id"] for h in top}
         by_id = {h["memory_id"]: h for h in cands}
         top += [by_id[r["memory_id"]] for r in self.hot.rivals(top, hot) if r["memory_id"] in by_id
                 and r["memory_id"] not in top_ids]
-        return top, cold, needs_global, hot
+        return top, cold, needs_global, hot, flt
 
-    def _cold(self, req: dict, cold: list[str], hot_hits: list[dict], hot: list[str]) -> list[dict]:
-        """Candidates from cold scopes (pre-filtered Lance vector and full-text queries), and
-        the cold rivals of every candidate's entity key."""
+    def _cold(self, req: dict, cold: list[str], hot_hits: list[dict], hot: list[str], flt: RecallFilter) -> list[dict]:
+        """Candidates from cold scopes (pre-filtered Lance vector and full-text queries, or the
+        newest rows for a listing), and the cold rivals of every candidate's entity key; the
+        recall's filter is part of every pre-filter."""
         weights = S.Weights.parse(req["weights"])
         out = []
+        vis = F.visibility(flt, cold) if cold else None
         if cold:
-            qterms = S.QueryTerms(req["qtokens"])
-            rows = self.l2.hybrid_search(req["qvec"], list(qterms.terms), cold, req["now"], req["m"])
-            out = score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], weights)
+            where = f"{F.recall_filter(cold, req['now'])} AND {vis}"
+            if req["qvec"] is None:
+                rows = self.l2.recent(where, req["m"])
+                out = score_rows(rows, np.zeros(len(rows)), None, req["now"], weights)
+            else:
+                qterms = S.QueryTerms(req["qtokens"])
+                rows = self.l2.hybrid_search(req["qvec"], list(qterms.terms), cold, req["now"], req["m"], where=where)
+                out = score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], weights)
         keys = entity_keys(hot_hits + out)
         if keys and cold:
             seen = {h["memory_id"] for h in hot_hits + out}
-            rivals = [r for r in self.l2.rivals(cold, sorted(keys), req["now"]) if r["memory_id"] not in seen]
+            rivals = [r for r in self.l2.rivals(cold, sorted(keys), req["now"], extra=vis) if r["memory_id"] not in seen]
             zeros = np.zeros(len(rivals))  # below every cut on relevance: here for conflicts only
             out += score_rows(rivals, zeros, None, req["now"], weights)
         return out
 
     def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool,
                 hot: list[str]) -> dict:
-        hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
-        floor = req.get("min_score", self.cfg.recall.min_score)
-        hits = [h for h in hits if h["relevance"] > floor]  # relevance: a stale hit is judged before its x0.5
+        if req["qvec"] is None:  # a listing: newest first, no relevance to judge
+            hits = sorted(hits + cold_hits, key=lambda h: (-_ts(h["updated_at"]), h["memory_id"]))
+        else:
+            hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
+            floor = req.get("min_score", self.cfg.recall.min_score)
+            hits = [h for h in hits if h["relevance"] > floor]  # relevance: a stale hit is judged before its x0.5
         path = "hot" if not cold else ("cold" if not hot else "mixed")
         return {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
 
@@ -90,10 +115,10 @@ class RecallMixin:
         """Scored candidates from the visible scopes this owner holds: the best ``m`` and their
         entity-key rivals."""
         await self._ready()
-        hits, cold, needs_global, hot = self._recall_core(req)
+        hits, cold, needs_global, hot, flt = self._recall_core(req)
         for s in hot:
             self.hot.touch(s)
-        cold_hits = await asyncio.to_thread(self._cold, req, cold, hits, hot) if cold else []
+        cold_hits = await asyncio.to_thread(self._cold, req, cold, hits, hot, flt) if cold else []
         return self._finish(hits, cold_hits, cold, req, needs_global, hot)
 
     async def recall_many(self, reqs: list[dict]) -> list[dict]:
@@ -105,16 +130,16 @@ class RecallMixin:
         cold_jobs = []
         for i, req in enumerate(reqs):
             try:
-                hits, cold, needs_global, hot = self._recall_core(req)
+                hits, cold, needs_global, hot, flt = self._recall_core(req)
             except MemactorsError as exc:
                 out[i] = {"error": type(exc).__name__, "message": str(exc)}
                 continue
-            out[i] = (hits, cold, needs_global, hot)
+            out[i] = (hits, cold, needs_global, hot, flt)
             if cold:
                 cold_jobs.append(i)
         if cold_jobs:
             colds = await asyncio.to_thread(
-                lambda: {i: self._cold(reqs[i], out[i][1], out[i][0], out[i][3]) for i in cold_jobs})
+                lambda: {i: self._cold(reqs[i], out[i][1], out[i][0], out[i][3], out[i][4]) for i in cold_jobs})
         else:
             colds = {}
         done = []
@@ -122,7 +147,7 @@ class RecallMixin:
             if isinstance(r, dict):
                 done.append(r)
                 continue
-            hits, cold, needs_global, hot = r
+            hits, cold, needs_global, hot, _flt = r
             # /global/ candidates come from its owner, asked by the facade as part of the fan-out
             done.append(self._finish(hits, colds.get(i, []), cold, reqs[i], needs_global, hot))
         return done
@@ -135,9 +160,13 @@ class RecallMixin:
         await self._ready()
         await self._flush()  # every row written up to that point must be in Lance
         served = [s for s in self._served(req) if (s != GLOBAL_SCOPE or self.is_global_owner) and s in self.l2_scopes]
+        flt = self._filter(req)
         if not served:
             return []
-        where = F.as_of_filter(served, req["now"], req["exclude"])
+        where = f"{F.as_of_filter(served, req['now'], req['exclude'])} AND {F.visibility(flt, served)}"
+        if req["qvec"] is None:
+            rows = await asyncio.to_thread(self.l2.recent, where, req["m"])
+            return score_rows(rows, np.zeros(len(rows)), None, req["now"], S.Weights.parse(req["weights"]))
         qterms = S.QueryTerms(req["qtokens"])
         rows = await asyncio.to_thread(self.l2.hybrid_search, req["qvec"], list(qterms.terms), served, req["now"],
                                        req["m"], where=where)
@@ -149,8 +178,13 @@ class RecallMixin:
         if self._started is None or not self._started.done():
             return {"not_ready": True}
         try:
-            hits, cold, needs_global, hot = self._recall_core(req)
-            cold_hits = self._cold(req, cold, hits, hot) if cold else []
+            hits, cold, needs_global, hot, flt = self._recall_core(req)
+            cold_hits = self._cold(req, cold, hits, hot, flt) if cold else []
             return self._finish(hits, cold_hits, cold, req, needs_global, hot)
         except MemactorsError as exc:  # a compiled graph cannot carry our exception types across
             return {"error": type(exc).__name__, "message": str(exc)}
+
+
+def _ts(v) -> int:
+    """A hit's time as microseconds (hot records hold ints; Lance rows may hold datetimes)."""
+    return v if isinstance(v, int) else int(v.timestamp() * 1_000_000)

@@ -49,11 +49,11 @@ class Agent:
                        pool=pool, idempotency_key=idempotency_key, context=context, category=category,
                        derived_from=derived_from)
 
-    def recall_op(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None,
+    def recall_op(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
                   token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
-                  at: int | str | datetime | None = None) -> O.Recall:
+                  at: int | str | datetime | None = None, where: dict | None = None) -> O.Recall:
         return O.Recall(query, self.actor, self.task_id, list(scopes or self.scopes), self.purpose, top_k,
-                        token_budget, threshold, weights, at)
+                        token_budget, threshold, weights, at, where)
 
     def forget_op(self, memory_id: str, *, reason: str, erase: str = "memory") -> O.Forget:
         return O.Forget(memory_id, self.actor, reason, erase)
@@ -61,7 +61,7 @@ class Agent:
     def lookup_op(self, *, scope: str | None = None, memory_ids: list[str] | None = None,
                   facts: list[tuple[str, str]] | None = None, subject_prefix: str | None = None,
                   limit: int | None = None) -> O.Lookup:
-        return O.Lookup(self.actor, scope, memory_ids, facts, subject_prefix, limit)
+        return O.Lookup(self.actor, scope, memory_ids, facts, subject_prefix, limit, self.purpose)
 
     # --- verbs ----------------------------------------------------------------------------------
 
@@ -78,10 +78,13 @@ class Agent:
             importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
             derived_from=derived_from)])[0]
 
-    def recall(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None, token_budget: int | None = None,
-               threshold: float | None = None, weights: Any = None, at: int | str | datetime | None = None) -> RecallResult:
-        """A governed recall over the agent's scopes (or ``scopes=``); ``top_k`` hits at most."""
-        return self._rt.batch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget, threshold=threshold, weights=weights, at=at)])[0]
+    def recall(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
+               token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
+               at: int | str | datetime | None = None, where: dict | None = None) -> RecallResult:
+        """A governed recall over the agent's scopes (or ``scopes=``); ``top_k`` hits at most;
+        ``where``: structured filters (``Runtime.recall``)."""
+        return self._rt.batch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget,
+                                              threshold=threshold, weights=weights, at=at, where=where)])[0]
 
     def get(self, memory_id: str) -> Memory | None:
         """The live memory with this id, if the agent may read it (None: no such live memory)."""
@@ -112,9 +115,11 @@ class Agent:
             importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
             derived_from=derived_from)]))[0]
 
-    async def arecall(self, query: str, *, top_k: int = 5, scopes: list[str] | None = None, token_budget: int | None = None,
-                      threshold: float | None = None, weights: Any = None, at: int | str | datetime | None = None) -> RecallResult:
-        return (await self._rt.abatch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget, threshold=threshold, weights=weights, at=at)]))[0]
+    async def arecall(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
+                      token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
+                      at: int | str | datetime | None = None, where: dict | None = None) -> RecallResult:
+        return (await self._rt.abatch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget,
+                                                      threshold=threshold, weights=weights, at=at, where=where)]))[0]
 
     async def aget(self, memory_id: str) -> Memory | None:
         found = (await self._rt.abatch([self.lookup_op(memory_ids=[memory_id])]))[0]

@@ -108,9 +108,9 @@ def _recall_op(rq) -> O.Recall:
     if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes", "purpose"} <= set(rq):
         raise R.InvalidRecord("a recall request is a dict with query, actor, task_id, allowed_scopes and purpose")
     extra = set(rq) - {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
-                       "weights", "at", "as_of"}
+                       "weights", "at", "as_of", "where"}
     if extra:
         raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
     at = renamed("arecall", "as_of", rq.get("as_of", UNSET), "at", rq.get("at"))
     return O.Recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"], rq["purpose"], rq.get("top_k", 5),
-                    rq.get("token_budget"), rq.get("threshold"), rq.get("weights"), at)
+                    rq.get("token_budget"), rq.get("threshold"), rq.get("weights"), at, rq.get("where"))

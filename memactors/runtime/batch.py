@@ -23,6 +23,7 @@ from ..core import records as R
 from ..core.errors import AccessDenied, BackPressure, InvalidRecord, MemactorsError, NotFound
 from ..core.ops import ForgetOp
 from ..core.scopes import parse_scope
+from ..core.visibility import purpose_rule
 from ..engine.naming import owner_index, owner_of_memory
 from .. import ops as O
 from .results import ForgetResult, GrantResult, Memory
@@ -84,7 +85,8 @@ class BatchAPI:
         ids = self._ids
         if isinstance(op, O.Recall):
             plan = self._plan_recall(op.query, op.actor, op.task_id, op.scopes, op.purpose, op.top_k,
-                                     op.token_budget, op.threshold, op.weights, "pull" if op.at is None else "as_of")
+                                     op.token_budget, op.threshold, op.weights, "pull" if op.at is None else "as_of",
+                                     op.where)
             return ("recall", plan) if op.at is None else ("recall_at", (plan, op.at))
         if isinstance(op, O.Lookup):
             op.validate()
@@ -94,7 +96,9 @@ class BatchAPI:
                 raise InvalidRecord("a lookup names its scope (only a lookup by memory_ids may leave it out)")
             if scope is not None:
                 self._check_read(actor, [parse_scope(scope)])
-            kw = {}
+            purpose = ids.id(op.purpose, "purpose") if op.purpose is not None else None
+            purpose_rule(self.config.recall.purposes, purpose)  # refused here already when unlisted
+            kw = {"purpose": purpose}
             if op.memory_ids is not None:
                 kw["memory_ids"] = [R.check_memory_id(m) for m in op.memory_ids]
             elif op.facts is not None:
@@ -108,7 +112,8 @@ class BatchAPI:
                            op.idempotency_key or self._new_key(), all_versions=op.erase == "fact")
             return ("forget", fop.validate())
         if isinstance(op, O.Grant):
-            grant = {"actor": op.actor, "scope": op.scope, "read": op.read, "write": op.write, "by": op.by}
+            grant = {"actor": op.actor, "scope": op.scope, "read": op.read, "write": op.write, "by": op.by,
+                     "clearance": op.clearance}
             return ("grant", grant if op.reason is None else dict(grant, reason=op.reason))
         raise InvalidRecord(f"not an op of memactors.ops: {type(op).__name__}")
 
@@ -187,7 +192,8 @@ class BatchAPI:
                 where = await self._calls.aget(self._ledger.scopes_of.remote(kw["memory_ids"]))
                 found = []
                 for sc in sorted({s for s in where.values() if s is not None}):
-                    found += await one(actor, sc, {"memory_ids": [m for m, s in where.items() if s == sc]}, None)
+                    found += await one(actor, sc, {"memory_ids": [m for m, s in where.items() if s == sc],
+                                                   "purpose": kw.get("purpose")}, None)
                 return found[:limit] if limit is not None else found
             try:
                 self._check_read(actor, [parse_scope(scope)])
@@ -222,7 +228,8 @@ class BatchAPI:
     async def _a_grant(self, grants: list, now: int) -> list:
         # Grants change every owner's table and the facade's: the one grant path, off the loop.
         done = await asyncio.to_thread(self.grant_many, grants)
-        return [GrantResult(g["actor"], g["scope"], g["read"], g["write"]) for g in done]
+        return [GrantResult(g["actor"], g["scope"], g["read"], g["write"], g.get("clearance") or "confidential")
+                for g in done]
 
     async def _aretry(self, make_ref):
         """An owner call; back pressure and a restarting owner waited out (same ops, same keys)

@@ -55,9 +55,11 @@ class RecallLog:
 
 
 def evidence_row(req, result, digest: str, now: int, *, mode: str, weights, threshold: float, candidates: int,
-                 info: dict) -> dict:
-    """The logged form of one recall: ids, scores, filters and counts; never content."""
-    return {
+                 info: dict, flt=None) -> dict:
+    """The logged form of one recall: ids, scores, filters and counts; never content. ``flt``
+    (a ``core.visibility.RecallFilter``): which purpose rule applied, the clearance per scope
+    and which ``where=`` fields were given (their names, never their values)."""
+    row = {
         "recall_id": result.recall_id, "ts": now, "actor": req.actor, "task_id": req.task_id,
         "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
         "query_digest": digest, "top_k": req.top_k,
@@ -69,3 +71,7 @@ def evidence_row(req, result, digest: str, now: int, *, mode: str, weights, thre
                     "token_budget": req.token_budget, "candidates": candidates, "tokens": info["tokens"]},
         "removed": result.removed,
     }
+    if flt is not None:
+        row["filters"].update(flt.describe())
+        row["filters"]["listing"] = req.query is None
+    return row

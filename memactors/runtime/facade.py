@@ -27,6 +27,9 @@ from ..core.errors import (BackPressure, ConfigError, LedgerTampered, MemactorsE
                            Unavailable)
 from ..core.idempotency import made_key_prefix
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
+from ..core.visibility import DEFAULT_CLEARANCE
+
+_GRANT_ITEM_KEYS = {"actor", "scope", "read", "write", "by", "reason", "clearance"}
 from ..core.ops import DemoteOp, ForgetOp, GrantOp, MarkOp, ScopePromoteOp
 from ..core.scopes import parse_scope
 from ..core import validate as V
@@ -219,23 +222,26 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     def _sync_grants(self) -> None:
         self._grant_seq, changes = self._calls.get(self._ledger.grants_since.remote(self._grant_seq))
         for g in changes:
-            self._grants.put(GrantTable.make(g["actor"], g["scope"], read=g["read"], write=g["write"]))
+            self._grants.put(GrantTable.from_event(g))
             # Why the binding stands (its newest change's reason, None when that one gave none).
             self._grant_notes[(g["actor"], str(parse_scope(g["scope"])))] = (g.get("reason"), g.get("by"))
 
     def _grant_differs(self, g: dict) -> bool:
         have = {(x.actor, str(x.scope)): x for x in self._grants.grants_of(g["actor"])}.get(
             (g["actor"], str(parse_scope(g["scope"]))))
-        return have is None or (have.read, have.write) != (g["read"], g["write"])
+        return have is None or (have.read, have.write, have.clearance) != (
+            g["read"], g["write"], g.get("clearance") or DEFAULT_CLEARANCE)
 
     # --- grants ----------------------------------------------------------------------------
 
     def grant(self, actor: str, scope: str, *, read: bool = True, write: bool = False, by: str = "admin",
-              reason: str | None = None) -> dict:
+              reason: str | None = None, clearance: str = DEFAULT_CLEARANCE) -> dict:
         """Let ``actor`` read (and write) ``scope`` and its descendants; read=False, write=False
         revokes. Each change is a ledger event; ``reason`` (why this share, through the write
-        gate: redacted where it must be) is kept in it and shown by ``grants()``."""
-        g = {"actor": actor, "scope": scope, "read": read, "write": write, "by": by}
+        gate: redacted where it must be) is kept in it and shown by ``grants()``. ``clearance``
+        (public|internal|confidential|restricted) is the most sensitive memories of the scope
+        the actor may recall; a scope's most specific read grant decides (docs/governance.md)."""
+        g = {"actor": actor, "scope": scope, "read": read, "write": write, "by": by, "clearance": clearance}
         if reason is not None:
             g["reason"] = reason
         return self.grant_many([g])[0]
@@ -243,19 +249,20 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     def grant_many(self, grants: list[dict]) -> list[dict]:
         """Many grant changes (thousands of agents) in one ledger group per owner, then every
         owner learns them once. Each item: actor, scope, read (default True), write (default
-        False), by (default "admin"), reason (optional)."""
+        False), by (default "admin"), reason (optional), clearance (default "confidential")."""
         self._check_open()
         if not isinstance(grants, (list, tuple)):
             raise R.InvalidRecord("grant_many takes a list of grants")
         ops = []
         ids = self._ids
         for g in grants:
-            if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - {"actor", "scope", "read",
-                                                                                          "write", "by", "reason"}:
-                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by, reason)")
+            if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - _GRANT_ITEM_KEYS:
+                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by, reason, "
+                                      "clearance)")
             ops.append(GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True),
                                g.get("write", False), ids.id(g.get("by", "admin"), "granting actor"),
-                               self._new_key(), gated_text(self.gate, g.get("reason"), "a grant's reason")).validate())
+                               self._new_key(), gated_text(self.gate, g.get("reason"), "a grant's reason"),
+                               g.get("clearance", DEFAULT_CLEARANCE)).validate())
         out = self._submit_by_scope(ops)
         self._calls.get([o.reload_grants.remote() for o in self._owners])
         self._sync_grants()

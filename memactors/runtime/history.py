@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import time
 import uuid
+
+import numpy as np
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -107,8 +109,11 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
     calls, ledger = rt._calls, rt._ledger  # noqa: SLF001
     got = calls.get(ledger.history_call.remote("as_of_inputs", plan.visible, seq))
     ts, changed = got["ts"], got["changed"]
-    then = [r for r in got["then"] if check_live_at(r, ts)]
-    req = dict(plan.owner_req, now=ts, exclude=changed, qvec=rt.embedder.embed([plan.text])[0])
+    # The changed memories folded from the ledger pass the recall's filter here, as every
+    # other path's do in its pre-filter (clearance under today's grants, purpose, where=).
+    then = [r for r in got["then"] if check_live_at(r, ts) and (plan.filter is None or plan.filter.keep(r))]
+    qvec = rt.embedder.embed([plan.text])[0] if plan.text is not None else None
+    req = dict(plan.owner_req, now=ts, exclude=changed, qvec=qvec)
     n = len(rt._owners)  # noqa: SLF001
     owners = sorted({owner_index(parse_scope(s), n) for s in plan.visible})
     hits = []
@@ -116,15 +121,18 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
         if errors.is_encoded(part):
             raise errors.decode(part)
         hits += part
-    if then:
+    if then and qvec is None:
+        hits += score_rows(then, np.zeros(len(then)), None, ts, plan.weights)
+    elif then:
         vecs = rt.embedder.embed([r["content"] for r in then])
         hits += score_rows(then, vecs @ req["qvec"], QueryTerms(req["qtokens"]), ts, plan.weights)
-    hits.sort(key=lambda h: (-h["score"], h["memory_id"]))
+    hits.sort(key=plan.order)
     chosen, info = finalize(hits, threshold=plan.threshold, max_items=plan.req.top_k, token_budget=plan.req.token_budget)
     result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen], visible_scopes=plan.visible,
                           path="as_of", removed=info["removed"])
-    row = evidence_row(plan.req, result, rt._evidence.digest(plan.text), plan.now, mode="as_of",  # noqa: SLF001
-                       weights=plan.weights, threshold=plan.threshold, candidates=len(hits), info=info)
+    row = evidence_row(plan.req, result, rt._evidence.digest(plan.text or ""), plan.now, mode="as_of",  # noqa: SLF001
+                       weights=plan.weights, threshold=plan.threshold, candidates=len(hits), info=info,
+                       flt=plan.filter)
     row["filters"].update(as_of_seq=seq, as_of_ts=ts, not_hard_expired_at=ts, changed_since=len(changed))
     rt._evidence.add(row)  # noqa: SLF001
     return result

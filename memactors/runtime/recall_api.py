@@ -18,6 +18,7 @@ from ..core.errors import MemactorsError
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.selection import finalize
+from ..core.visibility import RecallFilter, parse_where, purpose_rule
 from ..core import validate as V
 from . import history
 from .evidence import evidence_row
@@ -28,9 +29,10 @@ from .session import PushSession
 
 class RecallAPI:
 
-    def recall(self, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
+    def recall(self, query: str | None, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
                top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
-               weights: Any = None, at: int | str | datetime | None = None, as_of: Any = UNSET) -> RecallResult:
+               weights: Any = None, at: int | str | datetime | None = None, where: dict | None = None,
+               as_of: Any = UNSET) -> RecallResult:
         """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
         the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
         scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
@@ -40,15 +42,20 @@ class RecallAPI:
         ``at`` (a ledger seq, an ISO 8601 time or a datetime): what this recall would have
         returned then, under today's grants and erasures (a forgotten memory never comes back).
         It reaches back to the ledger's first event; before that, or past the newest seq:
-        NotFound. (``as_of`` is its old name, deprecated.)"""
+        NotFound. (``as_of`` is its old name, deprecated.)
+
+        ``where`` (structured filters, in the storage pre-filter with the grants' clearance and
+        the purpose's rule): ``subject``, ``predicate``, ``category``, ``source_kind``, ``since``
+        and ``until`` (on ``updated_at``: ISO 8601, datetime or microseconds). With
+        ``query=None`` the recall lists what passes the filters, newest first (no threshold)."""
         as_of = renamed("recall", "as_of", as_of, "at", at)
         if as_of is not None:
             self._check_open()
             plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
-                                     weights, "as_of")
+                                     weights, "as_of", where)
             return history.recall_as_of(self, plan, history.point(self, as_of))
         return self._recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
-                            weights, "pull")
+                            weights, "pull", where)
 
     def push(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str = "task_start",
              top_k: int | None = None, token_budget: int | None = None, threshold: float | None = None,
@@ -71,7 +78,7 @@ class RecallAPI:
 
     def retrieve(self, retriever, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
                  top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
-                 weights=None) -> RecallResult:
+                 weights=None, where: dict | None = None) -> RecallResult:
         """L3 recall: ``retriever`` (a ``memactors.Retriever``: documents, an API) asked for
         ``query``; its results gated as untrusted documents, scored like memories, thresholded,
         budgeted and logged as evidence of a recall over ``allowed_scopes`` (read grants needed),
@@ -81,7 +88,8 @@ class RecallAPI:
 
         self._check_open()
         return retrieve(self, retriever, query, actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
-                        purpose=purpose, top_k=top_k, token_budget=token_budget, threshold=threshold, weights=weights)
+                        purpose=purpose, top_k=top_k, token_budget=token_budget, threshold=threshold, weights=weights,
+                        where=where)
 
     def mark_cited(self, recall_id: str, memory_ids: list[str], *, actor: str) -> int:
         """Record which hits of ``recall_id`` the model actually used (evidence for later
@@ -103,11 +111,11 @@ class RecallAPI:
         return self.audit.recall(recall_id, actor=actor)
 
     def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
-                mode: str) -> RecallResult:
+                mode: str, where: dict | None = None) -> RecallResult:
         self._check_open()
         plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
-                                 weights, mode)
-        plan.owner_req["qvec"] = self.embedder.embed([plan.text])[0]
+                                 weights, mode, where)
+        plan.owner_req["qvec"] = self.embedder.embed([plan.text])[0] if plan.text is not None else None
         return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
 
     def recall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
@@ -132,7 +140,7 @@ class RecallAPI:
                     raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
                 plans.append(self._plan_recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"],
                                                rq["purpose"], rq.get("top_k", 5), rq.get("token_budget"),
-                                               rq.get("threshold"), rq.get("weights"), "pull"))
+                                               rq.get("threshold"), rq.get("weights"), "pull", rq.get("where")))
             except MemactorsError as exc:
                 err = type(exc)(f"request at position {i}: {exc}")
                 if not return_errors:
@@ -159,11 +167,12 @@ class RecallAPI:
         live = [i for i, p in enumerate(plans) if isinstance(p, _RecallPlan)]
         if not live:
             return {}
-        vecs = self.embedder.embed([plans[i].text for i in live])
+        queried = [i for i in live if plans[i].text is not None]  # None: a listing, nothing to embed
+        vecs = dict(zip(queried, self.embedder.embed([plans[i].text for i in queried]))) if queried else {}
         n = len(self._owners)
         by_owner: dict[int, list[int]] = {}
-        for i, v in zip(live, vecs):
-            plans[i].owner_req["qvec"] = v
+        for i in live:
+            plans[i].owner_req["qvec"] = vecs.get(i)
             for oi in _owners_of(plans[i].visible, n):
                 by_owner.setdefault(oi, []).append(i)
         return by_owner
@@ -184,7 +193,7 @@ class RecallAPI:
         return out
 
     def _plan_recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
-                     mode: str) -> _RecallPlan:
+                     mode: str, where: dict | None = None) -> _RecallPlan:
         """A recall checked and prepared for the owners (everything but the query's vector)."""
         ids = self._ids
         actor = ids.id(actor, "actor")
@@ -193,28 +202,34 @@ class RecallAPI:
         allowed = [parse_scope(s) for s in req.allowed_scopes]
         visible = self._check_read(actor, allowed)
         rc = self.config.recall
+        flt = RecallFilter.make(self._grants.clearances(actor, allowed), purpose_rule(rc.purposes, req.purpose),
+                                parse_where(where))
         w = V.weights(weights if weights is not None else rc.weights)
         thr = rc.threshold if threshold is None else V.threshold(threshold)
         # The query passes the gate before it is embedded, tokenised or digested.
-        text = self.gate.redact_all(req.query)
+        text = self.gate.redact_all(req.query) if req.query is not None else None
+        if text is None:
+            thr = 0.0  # a listing: nothing to be relevant to
         now = self.clock.now_us()
-        owner_req = {"qvec": None, "qtokens": S.tokenize(text), "now": now, "m": max(3 * req.top_k, 20),
-                     "actor": actor, "allowed": req.allowed_scopes, "weights": w.as_tuple()}
-        return _RecallPlan(req, [str(s) for s in visible], text, now, w, thr, mode, owner_req)
+        owner_req = {"qvec": None, "qtokens": S.tokenize(text) if text is not None else [], "now": now,
+                     "m": max(3 * req.top_k, 20), "actor": actor, "allowed": req.allowed_scopes,
+                     "weights": w.as_tuple(), "purpose": req.purpose,
+                     "where": flt.where.to_wire() if flt.where is not None else None}
+        return _RecallPlan(req, [str(s) for s in visible], text, now, w, thr, mode, owner_req, flt)
 
     def _finish_recall(self, plan: _RecallPlan, parts: list[dict]) -> RecallResult:
         """Over every owner's candidates: conflicts, threshold, count and budget; the evidence logged."""
         cands = sorted((h for p in parts for h in p["hits"] if h["memory_id"] not in plan.exclude),
-                       key=lambda h: (-h["score"], h["memory_id"]))
+                       key=plan.order)
         chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
                                 token_budget=plan.req.token_budget)
         paths = {p["path"] for p in parts}
         result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen],
                               visible_scopes=plan.visible, path=paths.pop() if len(paths) == 1 else "mixed",
                               removed=info["removed"])
-        self._evidence.add(evidence_row(plan.req, result, self._evidence.digest(plan.text), plan.now, mode=plan.mode,
-                                        weights=plan.weights, threshold=plan.threshold, candidates=len(cands),
-                                        info=info))
+        self._evidence.add(evidence_row(plan.req, result, self._evidence.digest(plan.text or ""), plan.now,
+                                        mode=plan.mode, weights=plan.weights, threshold=plan.threshold,
+                                        candidates=len(cands), info=info, flt=plan.filter))
         return result
 
     def _fan_out(self, req: dict, visible: list[str]) -> list[dict]:
@@ -250,11 +265,18 @@ class _RecallPlan:
     threshold: float
     mode: str
     owner_req: dict
+    filter: RecallFilter | None = None  # clearance, purpose rule and where= (the owners build their own)
     exclude: frozenset = frozenset()  # ids never returned (a session's push: what L0 already shows)
+
+    def order(self, h: dict):
+        """Best first: by score, or for a listing (no query) newest first."""
+        if self.text is None:
+            return (-int(h["updated_at"]), h["memory_id"])
+        return (-h["score"], h["memory_id"])
 
 
 _RECALL_KEYS = {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
-                "weights"}
+                "weights", "where"}
 
 
 def _owners_of(visible: list[str], n: int) -> list[int]:

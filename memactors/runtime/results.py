@@ -112,6 +112,8 @@ class GrantResult:
     scope: str
     read: bool
     write: bool
+    clearance: str = "confidential"
 
     def to_dict(self) -> dict:
-        return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write}
+        return {"actor": self.actor, "scope": self.scope, "read": self.read, "write": self.write,
+                "clearance": self.clearance}

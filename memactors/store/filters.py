@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core.errors import InvalidRecord
-from ..core.records import STATUSES, check_memory_id
-from ..core.scopes import parse_scope
+from ..core.records import SENSITIVITIES, SOURCE_CONFIDENCE, STATUSES, check_memory_id
+from ..core.scopes import check_identifier, parse_scope
 
 
 def quote(value: str) -> str:
@@ -65,6 +65,61 @@ def as_of_filter(scopes, ts_us: int, exclude=()) -> str:
     memory ids in ``exclude`` changed after it: the ledger answers for those)."""
     where = recall_filter(scopes, ts_us)
     return f"{where} AND NOT ({ids_in(exclude)})" if exclude else where
+
+
+def _in(column: str, values, alphabet) -> str:
+    """``column IN (...)`` over values of a closed alphabet; an empty set matches nothing."""
+    vals = sorted(values)
+    for v in vals:
+        if v not in alphabet:
+            raise InvalidRecord(f"unknown {column} value in a filter")
+    return f"{column} IN ({', '.join(quote(v) for v in vals)})" if vals else "(1 = 0)"
+
+
+def _ts(now_us: int) -> str:
+    return f"arrow_cast({int(now_us)}, 'Timestamp(Microsecond, Some(\"UTC\"))')"
+
+
+def visibility(flt, scopes) -> str:
+    """A ``core.visibility.RecallFilter`` over ``scopes`` as a pre-filter: per scope the
+    sensitivities its clearance (and the purpose) allows, then the purpose's categories and
+    source kinds and the ``where=`` fields. Every value is checked again against its closed
+    alphabet (or as an identifier / hex key) and quoted; times are ints. Always ANDed to a
+    filter that names ``scopes`` itself (``recall_filter``, ``as_of_filter``)."""
+    groups: dict[frozenset, list[str]] = {}
+    for s in scopes:
+        groups.setdefault(frozenset(flt.sensitivities.get(str(parse_scope(s)), ())), []).append(s)
+    if len(groups) == 1:  # the usual case: one clearance for every scope, no OR (the scope
+        (sens,) = groups  # clause beside this one keeps the query on the scope index)
+        parts = [] if sens == frozenset(SENSITIVITIES) else [_in("sensitivity", sens, SENSITIVITIES)]
+    else:
+        ors = [f"({scope_in(ss)} AND {_in('sensitivity', sens, SENSITIVITIES)})"
+               for sens, ss in sorted(groups.items(), key=lambda kv: sorted(kv[1])) if sens]
+        parts = ["(" + " OR ".join(ors) + ")" if ors else "(1 = 0)"]
+    r = flt.rule
+    if r is not None:
+        if r.categories is not None:
+            parts.append(_in("category", {check_identifier(c, "category") for c in r.categories}, r.categories))
+        if r.source_kinds is not None:
+            parts.append(_in("source_kind", r.source_kinds, SOURCE_CONFIDENCE))
+    w = flt.where
+    if w is not None:
+        if w.key is not None:
+            parts.append(f"entity_key = {quote(check_hex(w.key))}")
+        else:
+            if w.subject is not None:
+                parts.append(f"subject = {quote(w.subject)}")
+            if w.predicate is not None:
+                parts.append(f"predicate = {quote(w.predicate)}")
+        if w.category is not None:
+            parts.append(f"category = {quote(check_identifier(w.category, 'category'))}")
+        if w.source_kind is not None:
+            parts.append(_in("source_kind", {w.source_kind}, SOURCE_CONFIDENCE))
+        if w.since is not None:
+            parts.append(f"updated_at >= {_ts(w.since)}")
+        if w.until is not None:
+            parts.append(f"updated_at < {_ts(w.until)}")
+    return " AND ".join(parts) or "TRUE"
 
 
 def check_hex(value: object) -> str:

@@ -231,7 +231,8 @@ class MemactorsStore(BaseStore):
         rt, scope = self._rt, self._scope_of(namespace)
         ek = entity_key(M.subject_of(namespace), M.predicate_of(namespace, key))
         rows = rt._calls.get(rt._owner(scope).live.remote([scope], self._agent.actor, rt.clock.now_us(),
-                                                         entity_keys=[ek], include_expired=True))
+                                                         entity_keys=[ek], include_expired=True,
+                                                         purpose=self._agent.purpose))
         return Memory.of(rows[0]) if rows else None
 
     # --- TTL -------------------------------------------------------------------------------------

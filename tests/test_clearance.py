@@ -1,0 +1,291 @@
+"""Sensitivity is enforced at recall (issue 23 item 1): a grant carries a clearance (default
+``confidential``); a recall returns only memories at or below the actor's clearance for the
+scope they live in, on every path (hot, cold, working pool, ``at=``, push, sessions, L3,
+``recall_many``, the agent handle's lookups, the LangGraph store); the most specific read grant
+of a scope decides; and a write's sensitivity is at least what its gate hits imply."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+import memactors
+from memactors import Retriever
+from memactors.core.errors import InvalidRecord
+from memactors.testing import drop_hot, runtime_on, unique_org
+
+LEVELS = ("public", "internal", "confidential", "restricted")
+CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}, "recall": {"min_score": -1.0}}
+# actor -> the levels it must see (and only those)
+SEES = {"pub": LEVELS[:1], "int": LEVELS[:2], "dflt": LEVELS[:3], "res": LEVELS}
+
+
+@pytest.fixture
+def world(tmp_path):
+    org = unique_org("clr")
+    scope = f"/org/{org}/user/alice/"
+    rt = runtime_on(tmp_path, CFG)
+    rt.grant("writer", scope, write=True, clearance="restricted")
+    rt.grant("pub", scope, clearance="public")
+    rt.grant("int", scope, clearance="internal")
+    rt.grant("dflt", scope)  # the default: confidential
+    rt.grant("res", scope, clearance="restricted")
+    ids = {lvl: rt.write(scope, f"alice travel note marked {lvl}", actor="writer", sensitivity=lvl,
+                         subject="alice", predicate=f"note_{lvl}", object=lvl).memory_id for lvl in LEVELS}
+    yield rt, scope, ids
+    rt.close()
+
+
+def _levels(hits) -> set[str]:
+    return {h.content.rsplit(" ", 1)[-1] for h in hits}
+
+
+def _recall(rt, actor, scope, **kw):
+    return rt.recall("alice travel note marked", actor=actor, task_id="t", allowed_scopes=[scope], purpose="p",
+                     top_k=20, threshold=0.0, **kw)
+
+
+@pytest.mark.parametrize("path", ["hot", "cold"])
+def test_each_actor_sees_exactly_up_to_its_clearance(world, path):
+    rt, scope, _ = world
+    if path == "cold":
+        drop_hot(rt)
+    for actor, want in SEES.items():
+        res = _recall(rt, actor, scope)
+        assert _levels(res.hits) == set(want), (path, actor)
+        if path == "cold":
+            assert res.path == "cold"
+
+
+def test_recall_many_and_the_agent_handle(world):
+    rt, scope, ids = world
+    reqs = [dict(query="alice travel note marked", actor=a, task_id="t", allowed_scopes=[scope], purpose="p",
+                 top_k=20, threshold=0.0) for a in SEES]
+    for a, res in zip(SEES, rt.recall_many(reqs)):
+        assert _levels(res.hits) == set(SEES[a]), a
+    for a, want in SEES.items():
+        ag = rt.agent(a, scopes=[scope])
+        assert _levels(ag.recall("alice travel note marked", threshold=0.0, top_k=20).hits) == set(want), a
+        assert {m.content.rsplit(" ", 1)[-1] for m in ag.list()} == set(want), a
+        for lvl, mid in ids.items():
+            assert (ag.get(mid) is not None) == (lvl in want), (a, lvl)
+
+
+def test_working_pool_items_are_filtered_too(world):
+    rt, scope, _ = world
+    for lvl in LEVELS:
+        rt.write(scope, f"alice working item marked {lvl}", actor="writer", sensitivity=lvl, pool="working")
+    for actor, want in SEES.items():
+        res = rt.recall("alice working item marked", actor=actor, task_id="t", allowed_scopes=[scope], purpose="p",
+                        top_k=20, threshold=0.0)
+        got = {h.content.rsplit(" ", 1)[-1] for h in res.hits if "working" in h.content}
+        assert got == set(want), actor
+
+
+def test_a_recall_in_the_past_is_filtered_on_both_of_its_sources(world):
+    rt, scope, ids = world
+    rt.flush()
+    seq = rt.audit.sql("SELECT max(seq) FROM events", actor="res")[0][0]
+    # new versions of two facts: their old versions changed after seq and are folded from the
+    # ledger, the other two come from L2 unchanged
+    for lvl in ("internal", "restricted"):
+        rt.write(scope, f"alice travel note revised {lvl}", actor="writer", sensitivity=lvl, subject="alice",
+                 predicate=f"note_{lvl}", object=f"{lvl}-2")
+    rt.flush()
+    for actor, want in SEES.items():
+        res = _recall(rt, actor, scope, at=seq)
+        assert res.path == "as_of"
+        assert _levels(res.hits) == set(want), actor
+        assert not any("revised" in h.content for h in res.hits)
+
+
+def test_push_and_a_session_push(world):
+    rt, scope, _ = world
+    for actor, want in SEES.items():
+        res = rt.push("alice travel note marked", actor=actor, task_id="t", allowed_scopes=[scope], purpose="p",
+                      top_k=10, threshold=0.0)
+        assert _levels(res.hits) <= set(want) and _levels(res.hits), actor
+        s = rt.session(scope, actor=actor, task_id=f"s-{actor}", goal="alice travel note marked")
+        pushed = s.start()
+        assert _levels(pushed.hits) <= set(want), actor
+        prompt = s.before_llm()
+        for lvl in set(LEVELS) - set(want):
+            assert f"marked {lvl}" not in prompt.text, (actor, lvl)
+
+
+class Docs(Retriever):
+    name = "wiki"
+
+    def retrieve(self, query: str, k: int) -> list[dict]:
+        return [{"content": f"travel wiki page marked {lvl}", "sensitivity": lvl} for lvl in LEVELS][:k] + [
+            {"content": "travel wiki page with a phone 13812345678"}][: max(0, k - 4)]
+
+
+def test_l3_results_are_judged_by_the_clearance_every_allowed_scope_shares(world):
+    rt, scope, _ = world
+    for actor, want in SEES.items():
+        res = rt.retrieve(Docs(), "travel wiki page", actor=actor, task_id="t", allowed_scopes=[scope], purpose="p",
+                          top_k=10, threshold=0.0)
+        got = {h.content.rsplit(" ", 1)[-1] for h in res.hits if "marked" in h.content}
+        assert got == set(want), actor
+        # a personal number makes a result confidential whatever the retriever said
+        assert any("[PHONE" in h.content for h in res.hits) == ("confidential" in want), actor
+
+
+def test_the_most_specific_grant_decides(tmp_path):
+    org = unique_org("spec")
+    alice, bob = f"/org/{org}/user/alice/", f"/org/{org}/user/bob/"
+    rt = runtime_on(tmp_path, CFG)
+    try:
+        rt.grant("w", f"/org/{org}/", write=True, clearance="restricted")
+        for s in (alice, bob, f"/org/{org}/"):
+            rt.write(s, f"policy note for {s} marked restricted", actor="w", sensitivity="restricted")
+            rt.write(s, f"policy note for {s} marked internal", actor="w", sensitivity="internal")
+        rt.grant("agent", f"/org/{org}/", clearance="internal")
+        rt.grant("agent", alice, clearance="restricted")
+        def seen(scopes):
+            res = rt.recall("policy note marked", actor="agent", task_id="t", allowed_scopes=scopes, purpose="p",
+                            top_k=50, threshold=0.0)
+            return {(h.scope, h.content.rsplit(" ", 1)[-1]) for h in res.hits}
+        for path in ("hot", "cold"):
+            if path == "cold":
+                drop_hot(rt)
+            got = seen([alice, bob])
+            assert (alice, "restricted") in got and (alice, "internal") in got, path
+            assert (bob, "internal") in got and (bob, "restricted") not in got, path
+            # the org scope: under the broad grant itself, so its clearance (internal) applies
+            assert (f"/org/{org}/", "internal") in got and (f"/org/{org}/", "restricted") not in got, path
+        # a narrower grant can also lower: bob at public under the broad internal one
+        rt.grant("agent", bob, clearance="public")
+        assert not {c for s, c in seen([bob]) if s == bob}
+    finally:
+        rt.close()
+
+
+def test_clearance_is_ledger_state_kept_across_restart_and_rebuild(tmp_path):
+    from memactors.server import rebuild
+
+    org = unique_org("keep")
+    scope = f"/org/{org}/user/alice/"
+    rt = runtime_on(tmp_path, CFG)
+    rt.grant("w", scope, write=True, clearance="restricted")
+    rt.grant("a", scope, clearance="public", reason="a public dashboard")
+    rt.write(scope, "alice dashboard note marked public", actor="w", sensitivity="public")
+    rt.write(scope, "alice dashboard note marked internal", actor="w", sensitivity="internal")
+    snap = rt.audit.sql("SELECT snapshot FROM events WHERE action = 'grant' ORDER BY seq DESC LIMIT 1", actor="w")
+    assert orjson.loads(bytes(snap[0][0]))["clearance"] == "public"
+    assert {g["actor"]: g["clearance"] for g in rt.grants()} == {"w": "restricted", "a": "public"}
+    rt.close()
+    data = str(tmp_path / "data")
+    rebuild(data, workers=1)
+    rt = runtime_on(tmp_path, CFG)
+    try:
+        assert {g["actor"]: g["clearance"] for g in rt.grants()} == {"w": "restricted", "a": "public"}
+        res = rt.recall("alice dashboard note", actor="a", task_id="t", allowed_scopes=[scope], purpose="p",
+                        threshold=0.0)
+        assert _levels(res.hits) == {"public"}
+    finally:
+        rt.close()
+
+
+def test_a_grant_event_without_clearance_means_the_default():
+    from memactors.core.grants import GrantTable
+
+    g = GrantTable.from_event({"actor": "a", "scope": "/org/x/", "read": True, "write": False})
+    assert g.clearance == "confidential"
+    assert GrantTable.from_list([{"actor": "a", "scope": "/org/x/", "read": True, "write": False}]).all()[0] \
+        .clearance == "confidential"
+
+
+def test_bad_clearances_are_refused_typed_and_write_nothing():
+    with memactors.connect("memory://") as rt:
+        for bad in ("secret", "", None, 3, "Restricted", "restricted' OR '1'='1"):
+            with pytest.raises(InvalidRecord) as e:
+                rt.grant("a", "/org/x/", clearance=bad)
+            assert "OR '1'" not in str(e.value)
+        assert rt.grants() == []
+        with pytest.raises(InvalidRecord):
+            rt.grant_many([{"actor": "a", "scope": "/org/x/", "clearance": "top"}])
+        rt.batch([memactors.ops.Grant("a", "/org/x/", clearance="internal")])
+        assert rt.grants("a")[0]["clearance"] == "internal"
+
+
+def test_a_write_is_at_least_as_sensitive_as_its_gate_hits():
+    with memactors.connect("memory://") as rt:
+        s = "/org/g/user/u/"
+        rt.grant("w", s, write=True, clearance="restricted")
+        rt.grant("low", s, clearance="internal")
+        plain = rt.write(s, "u likes hiking on weekends", actor="w", sensitivity="public")
+        phone = rt.write(s, "u can be reached at 13812345678 on weekends", actor="w", sensitivity="public")
+        mail = rt.write(s, "u writes from u.person@example.com on weekends", actor="w")
+        high = rt.write(s, "u gave 13912345678 for weekend pickups", actor="w", sensitivity="restricted")
+        assert phone.decision == "redacted" and mail.decision == "redacted"
+        sens = {r["memory_id"]: r["sensitivity"] for r in (
+            rt.history(m.memory_id, actor="w")["versions"][0] for m in (plain, phone, mail, high))}
+        assert sens == {plain.memory_id: "public", phone.memory_id: "confidential", mail.memory_id: "confidential",
+                        high.memory_id: "restricted"}
+        res = rt.recall("u weekends", actor="low", task_id="t", allowed_scopes=[s], purpose="p", threshold=0.0, top_k=10)
+        assert [h.memory_id for h in res.hits] == [plain.memory_id]
+
+
+def test_the_langgraph_store_reads_within_its_actors_clearance():
+    pytest.importorskip("langgraph")
+    from memactors.integrations.langgraph import MemactorsStore
+
+    with memactors.connect("memory://") as rt:
+        root = "/org/lg/user/u/"
+        rt.grant("hi", root, write=True)
+        rt.grant("lo", root, write=True, clearance="public")
+        hi = MemactorsStore(rt, actor="hi", root=root)
+        lo = MemactorsStore(rt, actor="lo", root=root)
+        hi.put(("prefs",), "drink", {"text": "u drinks green tea"})
+        assert hi.get(("prefs",), "drink") is not None
+        # the store writes at the write contract's default (internal): above a public clearance
+        assert lo.get(("prefs",), "drink") is None
+        assert lo.search(("prefs",)) == [] and lo.search(("prefs",), query="green tea") == []
+        assert [i.key for i in hi.search(("prefs",), query="green tea")] == ["drink"]
+
+
+def test_the_command_line_takes_and_shows_a_clearance(tmp_path):
+    from click.testing import CliRunner
+
+    from memactors import cli as cli_mod
+    from memactors.cli.output import GRANT_COLUMNS, grant_rows
+
+    res = CliRunner().invoke(cli_mod.cli, ["grant", "a", "/org/x/", "--clearance", "top", "--data", str(tmp_path / "d")])
+    assert res.exit_code == 2 and not (tmp_path / "d").exists()
+    assert "--clearance" in CliRunner().invoke(cli_mod.cli, ["grant", "--help"]).output
+    row = grant_rows([{"actor": "a", "scope": "/org/x/", "read": True, "write": False, "clearance": "internal"}])[0]
+    assert row[GRANT_COLUMNS.index("clearance")] == "internal"
+
+
+@pytest.mark.ray
+def test_on_ray_the_compiled_hot_path_and_the_cold_path_filter_too(tmp_path):
+    """Ray's own path: a hot recall over the compiled graph to the owner actor, then a cold one
+    through the actor's Lance query; clearance, a purpose rule and where= hold on both."""
+    org = unique_org("ray")
+    scope = f"/org/{org}/user/alice/"
+    cfg = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2},
+           "recall": {"min_score": -1.0, "compiled_path": True, "purposes": {"p": {"sensitivities": LEVELS[:3]},
+                                                                           "pub": {"sensitivities": ["public"]}}}}
+    rt = runtime_on(tmp_path, cfg)
+    try:
+        assert rt.config.runtime.host == "ray"
+        rt.grant("writer", scope, write=True, clearance="restricted")
+        for a in SEES:
+            rt.grant(a, scope, clearance={"pub": "public", "int": "internal", "dflt": "confidential"}.get(a, "restricted"))
+        for lvl in LEVELS:
+            rt.write(scope, f"alice travel note marked {lvl}", actor="writer", sensitivity=lvl, subject="alice",
+                     predicate=f"note_{lvl}", object=lvl)
+        for path in ("hot", "cold"):
+            if path == "cold":
+                drop_hot(rt)
+            for actor, want in SEES.items():
+                res = _recall(rt, actor, scope)
+                assert res.path == path
+                assert _levels(res.hits) == set(want) - {"restricted"}, (path, actor)  # the rule caps at confidential
+                res = rt.recall(None, actor=actor, task_id="t", allowed_scopes=[scope], purpose="pub", top_k=20,
+                                where={"predicate": "note_public"})
+                assert _levels(res.hits) == {"public"}, (path, actor)
+    finally:
+        rt.close()
