@@ -490,6 +490,15 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin, ListingMixin):
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
         nears: dict[str, NearCopies] = {}  # per scope: live text-only vectors, for semantic dedup
+        batch_vectors: dict[str, list] = {}
+        for i in todo:
+            vector = getattr(prepared.get(i), "vector", None)
+            if vector is not None and scope_of[i] in staged:
+                batch_vectors.setdefault(scope_of[i], []).append(vector)
+        for s, vectors in batch_vectors.items():  # one product per scope, not one per write
+            nears[s] = NearCopies(staged[s], self.cfg.lifecycle.dedup_cosine,
+                                  self.cfg.lifecycle.text_contradiction_cosine)
+            nears[s].prefetch(vectors)
         chunk = self.cfg.runtime.ledger_chunk
         for n, i in enumerate(todo, 1):
             op = ops[i]

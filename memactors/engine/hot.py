@@ -269,7 +269,7 @@ class NearCopies:
     add a batch's rows: the check is a set's, and rows go into the buffer's spare capacity)."""
 
     __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra", "similar_cos", "_last",
-                 "_xbuf", "_xlast")
+                 "_xbuf", "_xlast", "_pre")
 
     def __init__(self, state: ScopeState, threshold: float, similar_cos: float = 2.0) -> None:
         self.state, self.threshold, self.similar_cos = state, float(threshold), float(similar_cos)
@@ -281,6 +281,7 @@ class NearCopies:
         self._extra: list[np.ndarray] = []
         self._xbuf = None  # this batch's added vectors stacked (room to grow): one product per lookup
         self._xlast: tuple | None = None  # (vector, count, cosines) against them
+        self._pre: dict | None = None  # id(vector) -> (vector, its cosines): the batch's, from one product
 
     def _live_text(self, mid: str) -> bool:
         rec = self.state.records.get(mid)
@@ -296,9 +297,33 @@ class NearCopies:
         self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
         self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if self.ids else None
 
+    # A batch's product of at most this many cosines is made at once (4M float32: 16 MB).
+    PREFETCH_MAX = 4_000_000
+
+    def prefetch(self, vectors: list) -> None:
+        """The cosines of this batch's vectors against the scope's live ones as one matrix
+        product (a lookup then reads its row): a product per write cost as much as the rest of
+        decide once a scope held a few thousand memories."""
+        if self.threshold > 1.0 and self.similar_cos > 1.0:
+            return
+        vs = [v for v in vectors if v is not None]
+        if not vs:
+            return
+        if self.ids is None:
+            self._build()
+        if self.mat is None or len(vs) * len(self.ids) > self.PREFETCH_MAX or len(vs) < 2:
+            return
+        prod = np.stack(vs) @ self.mat.T
+        self._pre = {id(v): (v, prod[k]) for k, v in enumerate(vs)}
+
     def _cos(self, vector):
         if self._last is None or self._last[0] is not vector:
-            self._last = (vector, self.mat @ vector if self.mat is not None else None)
+            pre = self._pre.get(id(vector)) if self._pre else None
+            if pre is not None and pre[0] is vector:
+                cos = pre[1]
+            else:
+                cos = self.mat @ vector if self.mat is not None else None
+            self._last = (vector, cos)
         return self._last[1]
 
     def _xcos(self, vector):
