@@ -79,8 +79,11 @@ def fmt(v: Any) -> str:
 
 
 def short(s: str | None, n: int = 8) -> str:
-    """The first ``n`` characters of an id, or "-"."""
-    return s[:n] if s else "-"
+    """The part of an id that tells it apart, or "-": a memory id's first 8 characters name its
+    tenant (every memory of a tenant shares them), so its last ``n``, after an ellipsis."""
+    if not s:
+        return "-"
+    return "…" + s[-n:] if len(s) == 32 else s[:n]
 
 
 DECISION_STYLE = {
