@@ -239,7 +239,7 @@ def test_cli_history(rt, user, monkeypatch, tmp_path):
     monkeypatch.setattr(cmd, "open_runtime", this_runtime)
     res = CliRunner().invoke(cli, ["history", a.memory_id, "--actor", ag, "--data", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    assert "olive" in res.output and "superseded" in res.output and a.memory_id[:8] in res.output
+    assert "olive" in res.output and "superseded" in res.output and a.memory_id[-8:] in res.output
     res = CliRunner().invoke(cli, ["history", "--scope", scope, "--subject", "alice", "--predicate", "ui_theme",
                                    "--actor", ag, "--json", "--data", str(tmp_path)])
     assert res.exit_code == 0, res.output
