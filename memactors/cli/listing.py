@@ -28,10 +28,9 @@ def get(memory_id: str, actor: str, data: str, as_json: bool) -> None:
     check_identifier(actor, "actor")
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        found = rt.batch([rt.agent(actor, scopes=["/global/"]).lookup_op(memory_ids=[memory_id])])[0]
-    if not found:
+        m = rt.agent(actor, scopes=["/global/"]).get(memory_id)  # by id: the scopes are not consulted
+    if m is None:
         raise CliError("no live memory with that id that this actor may read")
-    m = found[0]
     if as_json:
         out.json(m.to_dict())
         return

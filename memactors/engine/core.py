@@ -489,16 +489,9 @@ class ScopeCore(RecallMixin, FlushMixin, SessionMixin, ListingMixin):
         staged = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # a sweep loads no cold scope
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
-        nears: dict[str, NearCopies] = {}  # per scope: live text-only vectors, for semantic dedup
-        batch_vectors: dict[str, list] = {}
-        for i in todo:
-            vector = getattr(prepared.get(i), "vector", None)
-            if vector is not None and scope_of[i] in staged:
-                batch_vectors.setdefault(scope_of[i], []).append(vector)
-        for s, vectors in batch_vectors.items():  # one product per scope, not one per write
-            nears[s] = NearCopies(staged[s], self.cfg.lifecycle.dedup_cosine,
-                                  self.cfg.lifecycle.text_contradiction_cosine)
-            nears[s].prefetch(vectors)
+        # per scope: live text-only vectors, for semantic dedup (one product per scope and batch)
+        nears = NearCopies.for_batch(staged, [(scope_of[i], getattr(prepared.get(i), "vector", None)) for i in todo],
+                                     self.cfg.lifecycle)
         chunk = self.cfg.runtime.ledger_chunk
         for n, i in enumerate(todo, 1):
             op = ops[i]

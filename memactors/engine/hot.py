@@ -297,6 +297,20 @@ class NearCopies:
         self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
         self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if self.ids else None
 
+    @classmethod
+    def for_batch(cls, staged: dict, vectors: list[tuple], lifecycle) -> dict[str, NearCopies]:
+        """One per scope of ``staged`` that the batch's ``(scope, vector)`` pairs write to, its
+        cosines fetched at once (``prefetch``)."""
+        by_scope: dict[str, list] = {}
+        for scope, vector in vectors:
+            if vector is not None and scope in staged:
+                by_scope.setdefault(scope, []).append(vector)
+        out = {}
+        for scope, vs in by_scope.items():
+            out[scope] = cls(staged[scope], lifecycle.dedup_cosine, lifecycle.text_contradiction_cosine)
+            out[scope].prefetch(vs)
+        return out
+
     # A batch's product of at most this many cosines is made at once (4M float32: 16 MB).
     PREFETCH_MAX = 4_000_000
 

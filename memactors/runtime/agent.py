@@ -72,11 +72,7 @@ class Agent:
                  idempotency_key: str | None = None, context: str | None = None, category: str = "default",
                  derived_from: list[str] | None = None) -> WriteResult:
         """Write a memory through the gate into ``scope`` (default: the agent's home scope)."""
-        return self._rt.batch([self.write_op(
-            text, scope=scope, subject=subject, predicate=predicate, object=object, source=source, source_id=source_id,
-            confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days,
-            importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
-            derived_from=derived_from)])[0]
+        return self._rt.batch([self.write_op(**_args(locals()))])[0]
 
     def recall(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
                token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
@@ -109,11 +105,7 @@ class Agent:
                        soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
                        idempotency_key: str | None = None, context: str | None = None, category: str = "default",
                        derived_from: list[str] | None = None) -> WriteResult:
-        return (await self._rt.abatch([self.write_op(
-            text, scope=scope, subject=subject, predicate=predicate, object=object, source=source, source_id=source_id,
-            confidence=confidence, sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days,
-            importance=importance, pool=pool, idempotency_key=idempotency_key, context=context, category=category,
-            derived_from=derived_from)]))[0]
+        return (await self._rt.abatch([self.write_op(**_args(locals()))]))[0]
 
     async def arecall(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
                       token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
@@ -132,3 +124,9 @@ class Agent:
 
     async def aforget(self, memory_id: str, *, reason: str, erase: str = "memory") -> ForgetResult:
         return (await self._rt.abatch([self.forget_op(memory_id, reason=reason, erase=erase)]))[0]
+
+
+def _args(names: dict) -> dict:
+    """A verb's own arguments (its ``locals()`` on entry), for the op builder with the same
+    parameters: the signature is written once per verb, never the forwarding."""
+    return {k: v for k, v in names.items() if k != "self"}
