@@ -19,7 +19,7 @@ from memactors.core.errors import ConfigError, InvalidIdentifier, InvalidRecord,
 from memactors.core.records import MAX_CONTENT_CHARS
 from memactors.sim import (BACKENDS, COUNTERS, ChaosPolicy, DictBackend, Forget, MemoryBackend, Observe, ProbeSpec,
                            Recall, ScriptedPolicy, SecretScanner, TaskStart, TickResult, World, WorldConfig,
-                           evaluate_probe, make_secret, run, validate, write_outputs)
+                           evaluate_probe, make_secret, print_summary, run, validate, write_outputs)
 from memactors.sim import planted as planted_mod
 from memactors.sim.command import simulate
 from memactors.sim.metrics import BackendMetrics, judge_hit, scope_owner
@@ -424,9 +424,30 @@ def test_outputs_are_written(tmp_path):
     assert data["exit_code"] == 0 and data["backends"][0]["name"] == "dict"
     assert set(COUNTERS) == set(data["backends"][0]["counters"])
     if importlib.util.find_spec("matplotlib"):
-        assert all(os.path.getsize(p) > 1000 for p in out["plots"]) and len(out["plots"]) == 2
+        assert all(os.path.getsize(p) > 1000 for p in out["plots"]) and len(out["plots"]) == 3
     else:
         assert "matplotlib is not installed" in out["note"]
+
+
+def test_the_summary_fits_80_columns_and_says_in_words_what_each_backend_let_through():
+    from rich.console import Console
+
+    from memactors.sim.metrics import LABELS
+
+    r = run(tiny(days=6), [DictBackend("pretend", governed=True), DictBackend("ungoverned"), NeedsExtra("extra")],
+            progress=False)
+    console = Console(width=80, record=True)
+    print_summary(r, console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert all(label in text for label, _ in LABELS.values()) and "cross_tenant_hits" not in text
+    words = " ".join(text.split())
+    leaked = r.backend("ungoverned")["counters"]
+    assert leaked["superseded_recalled"] > 0
+    assert "ungoverned (ungoverned) recalled" in words and f"{leaked['superseded_recalled']:,} outdated values" in words
+    assert "pretend refused 0 actions but did NOT keep its counters at 0" in words and "FAIL" in words
+    assert "extra did not run: needs something: pip install 'memactors[bench]'." in words
+    assert "What it cost in time: a tick of pretend took" in words  # governed against the first baseline
 
 
 def test_command_line_runs_and_exits_non_zero_on_a_governed_failure(tmp_path, monkeypatch):

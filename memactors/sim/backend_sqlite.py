@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from .actions import Action, Forget, Observe, Recall
 from .backend import TickResult, error_string, register_backend, visible_scopes
 
-EXTRA_HINT = "pip install 'memactors[bench]'"
+EXTRA_HINT = "pip install 'memactors[sim]'"
 FORGET_SCAN_LIMIT = 10_000  # most memories one forget looks through in a scope
 CHUNK = 1_000  # ops per batch() call: one multi-row INSERT of many more would pass SQLite's variable limit
 

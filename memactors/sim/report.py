@@ -1,6 +1,7 @@
 """A run's report and its outputs: the rich progress bar, the summary table (one column per
-backend), ``report.json``, and two PNG plots (operations per second and memory counts over
-simulated days). matplotlib comes with the ``[bench]`` extra and is imported only in ``plot``:
+backend) with its legend and the outcome in sentences, ``report.json``, and three PNG plots
+(operations per second; the same beside the governance counters' running totals; memory counts,
+over simulated days). matplotlib comes with the ``[sim]`` extra and is imported only in ``plot``:
 without it the plots are skipped with a note.
 """
 
@@ -12,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 
 import orjson
 
-from .metrics import COUNTERS
+from .metrics import COUNTERS, LABELS
+from .verdict import sentences
 
 
 @dataclass
@@ -80,7 +82,7 @@ def _memories(counts: dict) -> str:
     for pool, by_status in sorted(counts.items()):
         if isinstance(by_status, dict):
             parts += [f"{pool}/{status} {n:,}" for status, n in sorted(by_status.items()) if n]
-    return ", ".join(parts) or "-"
+    return "\n".join(parts) or "-"  # one per line: the cell folds instead of widening the table
 
 
 def summary_rows(report: Report) -> list[tuple[str, list[str]]]:
@@ -88,48 +90,63 @@ def summary_rows(report: Report) -> list[tuple[str, list[str]]]:
     bs = report.backends
     rows: list[tuple[str, list[str]]] = [("governed", ["yes" if b["governed"] else "no (baseline)" for b in bs])]
     if any(b["skipped"] for b in bs):
-        rows.append(("skipped", [b["skipped"] or "-" for b in bs]))
+        rows.append(("ran", ["skipped (below)" if b["skipped"] else "yes" for b in bs]))
     live = [b.get("totals") or {} for b in bs]
     rows += [
-        ("memory ops", [_fmt(t.get("ops")) for t in live]),
-        ("ops/s", [_fmt(t.get("ops_per_s")) for t in live]),
-        ("tick ms p50 / p95 / max", [" / ".join(_fmt(t["tick_ms"][k]) for k in ("p50", "p95", "max"))
+        ("memory operations", [_fmt(t.get("ops")) for t in live]),
+        ("operations per second", [_fmt(t.get("ops_per_s")) for t in live]),
+        ("tick ms: median/p95/max", ["/".join(_fmt(t["tick_ms"][k]) for k in ("p50", "p95", "max"))
                                      if t else "-" for t in live]),
         ("hits per recall", [_fmt(t.get("hits_per_recall")) for t in live]),
         ("accuracy (clean probes)", [_fmt(t.get("accuracy")) for t in live]),
         ("current value in top k", [_fmt(t.get("probe_recall")) for t in live]),
     ]
     for c in COUNTERS:
-        rows.append((c, [_fmt(b["counters"].get(c)) if b.get("totals") else "-" for b in bs]))
+        rows.append((LABELS[c][0], [_fmt(b["counters"].get(c)) if b.get("totals") else "-" for b in bs]))
     rows += [
-        ("errors (refused/failed)", [", ".join(f"{k} {v:,}" for k, v in t.get("errors", {}).items()) or "0"
-                                     if t else "-" for t in live]),
+        ("refused or failed", ["\n".join(f"{k} {v:,}" for k, v in t.get("errors", {}).items()) or "0"
+                               if t else "-" for t in live]),
         ("sweeps (count, s)", [f"{t['sweeps']['count']}, {t['sweeps']['seconds']:.2f}" if t else "-" for t in live]),
         ("memories at the end", [_memories(t.get("memories", {})) if t else "-" for t in live]),
     ]
     return rows
 
 
+def legend() -> list[str]:
+    """What each governance counter counts, one line each (printed under the table)."""
+    return [f"  {label}: {meaning}" for label, meaning in (LABELS[c] for c in COUNTERS)]
+
+
 def print_summary(report: Report, console=None) -> None:
+    """The table (80 columns: cells fold), the counters' legend, the runner's line, the outcome
+    in sentences, then PASS or FAIL."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
     w, r = report.world, report.runner
     table = Table(title=f"simulation: {w['users']:,} users, {w['orgs']} orgs, {w['days']} days, "
                         f"{w['ticks']} ticks, {report.policy} policy")
-    table.add_column("")
+    table.add_column("", no_wrap=True)
     for b in report.backends:
-        table.add_column(b["name"], justify="right")
-    for label, cells in summary_rows(report):
-        style = "bold" if label in COUNTERS else None
-        table.add_row(label, *cells, style=style)
+        table.add_column(b["name"], justify="right", overflow="fold")
+    counters = {LABELS[c][0] for c in COUNTERS}
+    for label, cells in summary_rows(report):  # Text: a cell's "[sim]" is not rich markup
+        table.add_row(label, *map(Text, cells), style="bold" if label in counters else None)
     console.print(table)
-    console.print(f"runner: {r['actions']:,} actions, invalid {r['invalid_actions']}, policy errors "
-                  f"{r['policy_errors']}; world {r['world_s']:.2f} s, policy {r['policy_s']:.2f} s, "
-                  f"wall {r['wall_s']:.2f} s; planted secrets {sum(w['planted_secrets'].values()):,}")
+    console.print("the governance counters (each must stay 0 on a governed store):", highlight=False)
+    for line in legend():
+        console.print(line, highlight=False)
+    console.print(f"runner: {r['actions']:,} actions ({sum(w['planted_secrets'].values()):,} planted secrets), "
+                  f"invalid {r['invalid_actions']}, policy errors {r['policy_errors']}\n"
+                  f"        world {r['world_s']:.2f} s, policy {r['policy_s']:.2f} s, wall {r['wall_s']:.2f} s",
+                  highlight=False)
+    console.print()
+    for line in sentences(report):
+        console.print(line, highlight=False, markup=False)
     if report.failures:
-        console.print("[bold red]FAIL[/]: " + "; ".join(report.failures))
+        console.print(Text("FAIL", style="bold red") + Text(": " + "; ".join(report.failures)))
     elif any(b["governed"] for b in report.backends):
         console.print("[bold green]PASS[/]: every governed backend kept every counter at 0")
     else:
@@ -143,14 +160,14 @@ def write_json(report: Report, path: str) -> None:
 
 
 def plot(report: Report, out_dir: str) -> tuple[list[str], str | None]:
-    """``ops_per_s.png`` and ``memories.png`` in ``out_dir``. Returns (paths, note when skipped)."""
+    """``ops_per_s.png``, ``governance.png`` and ``memories.png`` in ``out_dir``. Returns (paths, note when skipped)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return [], "matplotlib is not installed: plots skipped (pip install 'memactors[bench]')"
+        return [], "matplotlib is not installed: plots skipped (pip install 'memactors[sim]')"
     live = [b for b in report.backends if b.get("ticks")]
     paths = []
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
@@ -167,6 +184,8 @@ def plot(report: Report, out_dir: str) -> tuple[list[str], str | None]:
     paths.append(os.path.join(out_dir, "ops_per_s.png"))
     fig.savefig(paths[-1], dpi=110)
     plt.close(fig)
+
+    paths.append(_plot_governance(plt, live, out_dir))
 
     fig, axes = plt.subplots(1, max(len(live), 1), figsize=(4.2 * max(len(live), 1) + 0.5, 3.6), squeeze=False)
     for ax, b in zip(axes[0], live):
@@ -192,6 +211,37 @@ def plot(report: Report, out_dir: str) -> tuple[list[str], str | None]:
     fig.savefig(paths[-1], dpi=110)
     plt.close(fig)
     return paths, None
+
+
+def _plot_governance(plt, live: list[dict], out_dir: str) -> str:
+    """``governance.png``: throughput per tick beside each counter's running total per tick
+    (one line per backend and counter that left 0; a governed store's are flat at 0)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for b in live:
+        xs = [r["day"] for r in b["ticks"]]
+        left.plot(xs, [r["ops_per_s"] or float("nan") for r in b["ticks"]], lw=1.2, label=b["name"])
+        drawn = False
+        for c in COUNTERS:
+            total, ys = 0, []
+            for r in b["ticks"]:
+                total += r.get("counters", {}).get(c, 0)
+                ys.append(total)
+            if total:
+                right.plot(xs, ys, lw=1.2, label=f"{b['name']}: {LABELS[c][0]}")
+                drawn = True
+        if not drawn:
+            right.plot(xs, [0] * len(xs), lw=2, label=f"{b['name']}: every counter 0")
+    left.set(xlabel="simulated day", ylabel="memory operations / s", yscale="log", title="throughput per tick")
+    right.set(xlabel="simulated day", ylabel="running total", title="governance counters", yscale="symlog")
+    for ax in (left, right):
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+        ax.title.set_fontsize(10)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "governance.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def write_outputs(report: Report, out_dir: str, *, plots: bool = True) -> dict:
