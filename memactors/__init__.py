@@ -19,6 +19,7 @@ from .core.config import Config
 from .core.errors import (
     AccessDenied,
     BackPressure,
+    BadArguments,
     Blocked,
     ConfigError,
     DataFolderLocked,
@@ -54,6 +55,7 @@ __all__ = [
     "AccessDenied",
     "Agent",
     "BackPressure",
+    "BadArguments",
     "Blocked",
     "Config",
     "ConfigError",

@@ -6,7 +6,7 @@ from memactors.core import errors
 
 def test_exported_names():
     assert set(memactors.__all__) == {
-        "AccessDenied", "Agent", "BackPressure", "Blocked", "Config", "ForgetResult", "GrantResult", "Memory", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
+        "AccessDenied", "Agent", "BackPressure", "BadArguments", "Blocked", "Config", "ForgetResult", "GrantResult", "Memory", "ConfigError", "DataFolderLocked", "EmbedderMismatch", "Hit",
         "IdempotencyConflict", "InvalidIdentifier", "InvalidRecord", "InvalidScope", "LedgerKeyMissing",
         "LedgerTampered", "ManualClock", "MemactorsError", "NoGrants",
         "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Retriever", "Runtime", "RuntimeClosed",
@@ -71,8 +71,8 @@ def test_config_rejects_unknown_keys():
 SIGNATURES = {
     "Runtime.batch": "(self, ops: 'list', *, return_errors: 'bool' = False) -> 'list'",
     "Runtime.abatch": "(self, ops: 'list', *, return_errors: 'bool' = False) -> 'list'",
-    "Runtime.agent": "(self, actor: 'str', *, task_id: 'str' = 'default', purpose: 'str' = 'assist', "
-                     "scopes: 'list[str]', home: 'str | None' = None) -> 'Agent'",
+    "Runtime.agent": "(self, actor: 'str', *, scopes: 'list[str]', task_id: 'str' = 'unspecified', "
+                     "purpose: 'str' = 'unspecified', home: 'str | None' = None) -> 'Agent'",
     "Runtime.write": "(self, scope: 'str', text: 'str', *, actor: 'str', subject: 'str | None' = None, "
                      "predicate: 'str | None' = None, object: 'str | None' = None, source: 'str' = 'user_stated', "
                      "source_id: 'str | None' = None, confidence: 'float | None' = None, "
@@ -80,8 +80,8 @@ SIGNATURES = {
                      "soft_ttl_days: 'float | str | None' = None, importance: 'float' = 0.5, pool: 'str' = 'vault', "
                      "idempotency_key: 'str | None' = None, context: 'str | None' = None, "
                      "category: 'str' = 'default', derived_from: 'list[str] | None' = None) -> 'R.WriteResult'",
-    "Runtime.recall": "(self, query: 'str | None', *, actor: 'str', task_id: 'str', allowed_scopes: 'list[str]', "
-                      "purpose: 'str', top_k: 'int' = 5, token_budget: 'int | None' = None, "
+    "Runtime.recall": "(self, query: 'str | None', *, actor: 'str', allowed_scopes: 'list[str]', "
+                      "task_id: 'str' = 'unspecified', purpose: 'str' = 'unspecified', top_k: 'int' = 5, token_budget: 'int | None' = None, "
                       "threshold: 'float | None' = None, weights: 'Any' = None, "
                       "at: 'int | str | datetime | None' = None, where: 'dict | None' = None, "
                       "as_of: 'Any' = UNSET) -> 'RecallResult'",

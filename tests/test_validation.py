@@ -331,7 +331,7 @@ BASE_RECALL = dict(query="what tea?", actor="a", task_id="t", allowed_scopes=["/
     ({"allowed_scopes": {"/org/a/": 1}}, InvalidRecord), ({"allowed_scopes": []}, InvalidRecord),
     ({"allowed_scopes": None}, InvalidRecord), ({"allowed_scopes": ["/org/a/"] * 1001}, InvalidRecord),
     ({"allowed_scopes": [None]}, InvalidScope), ({"allowed_scopes": [["x"]]}, InvalidScope),
-    ({"purpose": 1}, InvalidIdentifier),
+    ({"purpose": 1}, InvalidRecord),  # a name or text: not text at all
 ])
 def test_bad_recalls_get_the_typed_error(kw, err):
     with pytest.raises(err):

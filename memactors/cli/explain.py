@@ -4,10 +4,9 @@ of one recall, and record which of its hits the model used."""
 from __future__ import annotations
 
 import click
-from rich.text import Text
 
 from memactors.cli.group import cli, common
-from memactors.cli.output import Out, fmt, short
+from memactors.cli.output import Out, show_evidence
 from memactors.core import records as R
 from memactors.core.scopes import check_identifier
 from memactors.server import open_runtime
@@ -28,24 +27,7 @@ def explain(recall_id: str, actor: str, data: str, as_json: bool) -> None:
     if as_json:
         out.json(ev)
         return
-    f = ev["filters"]
-    out.kv([("recall", ev["recall_id"]),
-            ("actor / task / purpose", f"{ev['actor']} / {ev['task_id']} / {ev['purpose']}"),
-            ("visible scopes", ", ".join(ev["visible_scopes"])), ("mode", f.get("mode", "pull")),
-            ("filters", f"status active, not hard-expired at {fmt(f.get('not_hard_expired_at'))}"),
-            ("threshold / weights", f"{f.get('threshold')} / {f.get('weights')}"),
-            ("candidates", f.get("candidates")), ("removed", ", ".join(f"{k} {v}" for k, v in ev["removed"].items())),
-            ("cited", ", ".join(short(c, 12) for c in ev.get("cited", [])) or "-")])
-    rows = []
-    for i, h in enumerate(ev["hits"], 1):
-        c = h.get("components") or {}
-        why = " ".join(f"{k[:3]} {v:.2f}" for k, v in c.items())
-        if h.get("stale"):
-            why += "  stale x0.5"
-        if h.get("conflict"):
-            why += f"  won conflict ({h['conflict'].get('reason')})"
-        rows.append([i, f"{h['score']:.3f}", h["scope"], short(h["memory_id"], 12), Text(why)])
-    out.table(["#", "score", "scope", "memory id", "why"], rows, title="hits", empty="no hits")
+    show_evidence(out, ev)
 
 
 @cli.command()

@@ -18,8 +18,26 @@ class CliError(Exception):
     """A user error the CLI itself detects (printed as one line, exit code 2)."""
 
 
+class Command(click.Command):
+    """Names every missing required option at once (click names only the first, one per run)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            opts, _, _ = self.make_parser(ctx).parse_args(args=list(args))
+        except click.UsageError:
+            return super().parse_args(ctx, args)  # click's own message for a malformed line
+        if not ctx.resilient_parsing and not any(p.is_eager and p.name in opts for p in self.get_params(ctx)):
+            missing = [p for p in self.params if isinstance(p, click.Option) and p.required
+                       and p.name not in opts and p.resolve_envvar_value(ctx) is None]
+            if len(missing) > 1:
+                raise click.UsageError("missing options: " + ", ".join(p.opts[0] for p in missing), ctx)
+        return super().parse_args(ctx, args)
+
+
 class Group(click.Group):
     """Turns user errors into one line on stderr and exit code 2 (never a traceback)."""
+
+    command_class = Command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

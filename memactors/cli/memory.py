@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from memactors.cli.group import CliError, cli, common, parse_point
-from memactors.cli.output import HIT_COLUMNS, Out, decision_text, gate_summary, hit_rows
+from memactors.cli.output import HIT_COLUMNS, Out, decision_text, gate_summary, hit_rows, show_evidence
 from memactors.core import records as R
 from memactors.core.scopes import check_identifier
 from memactors.server import open_runtime
@@ -51,26 +51,35 @@ def write(scope: str, text: str, actor: str, subject: str | None, predicate: str
 @cli.command()
 @click.argument("query")
 @click.option("--actor", required=True, help="Who recalls (needs read grants covering every --scope).")
-@click.option("--task-id", required=True, help="The task this recall serves (logged).")
+@click.option("--task-id", default=R.UNSPECIFIED, show_default=True, help="The task this recall serves (logged).")
 @click.option("--scope", "scopes", multiple=True, required=True,
               help="An allowed scope (repeat for several); ancestors are visible too.")
-@click.option("--purpose", required=True, help="Why the recall is made, e.g. answer (logged).")
+@click.option("--purpose", default=R.UNSPECIFIED, show_default=True,
+              help="Why the recall is made: a name (answer) or text; logged, and checked against [recall.purposes].")
 @click.option("--top-k", type=int, default=5, show_default=True, help="Most hits to return.")
+@click.option("--threshold", type=float, help="Relevance threshold 0..1 (default: [recall].threshold).")
+@click.option("--explain", "show_why", is_flag=True, help="Also print why each hit came back and what was removed.")
 @click.option("--as-of", metavar="T", help="What this recall would have returned at T (a ledger seq or ISO time).")
 @common
 def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpose: str, top_k: int,
-           as_of: str | None, data: str, as_json: bool) -> None:
-    """Recall memories for QUERY through the recall contract; prints hits and the recall id."""
+           threshold: float | None, show_why: bool, as_of: str | None, data: str, as_json: bool) -> None:
+    """Recall memories for QUERY through the recall contract; prints hits and the recall id, and
+    what the threshold removed when it removed any (--explain: the whole evidence)."""
     R.RecallRequest(query, actor, task_id, list(scopes), purpose, top_k).validate()
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
         res = rt.recall(query, actor=actor, task_id=task_id, allowed_scopes=list(scopes), purpose=purpose,
-                        top_k=top_k, at=parse_point(as_of) if as_of else None)
+                        top_k=top_k, threshold=threshold, at=parse_point(as_of) if as_of else None)
+        ev = rt.explain(res.recall_id, actor=actor) if show_why else None
     if as_json:
-        out.json(res.to_dict())
+        out.json(res.to_dict() | ({"explain": ev} if ev is not None else {}))
         return
     out.table(HIT_COLUMNS, hit_rows(res.hits, full_ids=True), empty="no hits")
+    if res.note():
+        out.line(res.note().replace("threshold=", "--threshold"))
     out.kv([("recall id", res.recall_id), ("visible scopes", res.visible_scopes), ("path", res.path)])
+    if ev is not None:
+        show_evidence(out, ev)
 
 
 @cli.command()

@@ -155,6 +155,30 @@ def print_evidence(out: Out, ev: dict) -> None:
               title="hits logged", empty="no hits")
 
 
+def show_evidence(out: Out, ev: dict) -> None:
+    """One recall's evidence as `explain` prints it (also `recall --explain`)."""
+    f = ev["filters"]
+    below = f.get("best_below")
+    out.kv([("recall", ev["recall_id"]),
+            ("actor / task / purpose", f"{ev['actor']} / {ev['task_id']} / {ev['purpose']}"),
+            ("visible scopes", ", ".join(ev["visible_scopes"])), ("mode", f.get("mode", "pull")),
+            ("filters", f"status active, not hard-expired at {fmt(f.get('not_hard_expired_at'))}"),
+            ("threshold / weights", f"{f.get('threshold')} / {f.get('weights')}"),
+            ("candidates", f.get("candidates")), ("removed", ", ".join(f"{k} {v}" for k, v in ev["removed"].items())),
+            ("best under the threshold", "-" if below is None else f"{below:.3f}"),
+            ("cited", ", ".join(short(c, 12) for c in ev.get("cited", [])) or "-")])
+    rows = []
+    for i, h in enumerate(ev["hits"], 1):
+        c = h.get("components") or {}
+        why = " ".join(f"{k[:3]} {v:.2f}" for k, v in c.items())
+        if h.get("stale"):
+            why += "  stale x0.5"
+        if h.get("conflict"):
+            why += f"  won conflict ({h['conflict'].get('reason')})"
+        rows.append([i, f"{h['score']:.3f}", h["scope"], short(h["memory_id"], 12), Text(why)])
+    out.table(["#", "score", "scope", "memory id", "why"], rows, title="hits", empty="no hits")
+
+
 HISTORY_COLUMNS = ["ver", "memory id", "status", "written", "by", "source", "gate", "content"]
 
 

@@ -6,6 +6,7 @@
      │    ├── InvalidScope        a scope path outside the scope tree
      │    ├── InvalidRecord       a field of a write or recall out of range
      │    ├── IdempotencyConflict an idempotency key reused for a different write
+     │    ├── BadArguments        a call missing a required argument, or given one it has not (also a TypeError)
      │    └── Blocked             the write gate blocked the write (err.gate: rule ids and spans); nothing stored
      ├── AccessDenied             grants or scope rules refuse the call (also a PermissionError)
      │    ├── NoGrants            the actor holds no grant at all (says how to add one)
@@ -53,6 +54,11 @@ class InvalidScope(ValidationError):
 
 class InvalidRecord(ValidationError):
     """A field of a write or a recall request is out of range."""
+
+
+class BadArguments(ValidationError, TypeError):
+    """A public call was missing required arguments (all of them named) or given unknown or too
+    many ones; nothing ran. (A TypeError as well, which is what Python raises for the same.)"""
 
 
 class IdempotencyConflict(ValidationError):

@@ -481,6 +481,9 @@ def request_fields(req: WriteRequest) -> dict:
     return out
 
 
+UNSPECIFIED = "unspecified"  # a recall's task_id and purpose when the caller states none (logged so)
+
+
 @dataclass(slots=True)
 class RecallRequest:
     """A recall (DESIGN section 5): who asks, for which task and purpose, over which scopes."""
@@ -498,7 +501,7 @@ class RecallRequest:
         objects, never a bare str) becomes a list of canonical scope strs. Returns self."""
         check_identifier(self.actor, "actor")
         check_identifier(self.task_id, "task_id")
-        check_identifier(self.purpose, "purpose")
+        V.purpose(self.purpose)
         if self.query is not None:  # None: a listing by recency (recall(query=None, where=...))
             V.text(self.query, "query", MAX_CONTENT_CHARS)
         scopes = self.allowed_scopes

@@ -25,9 +25,13 @@ from .errors import InvalidIdentifier, InvalidScope
 _IDENT = re.compile(r"[A-Za-z0-9_.\-]{1,128}", re.ASCII)
 
 
+def is_identifier(value: object) -> bool:
+    return isinstance(value, str) and _IDENT.fullmatch(value) is not None and value not in (".", "..")
+
+
 def check_identifier(value: object, what: str = "identifier") -> str:
     """Return ``value`` if it is a valid identifier, else raise InvalidIdentifier."""
-    if not isinstance(value, str) or not _IDENT.fullmatch(value) or value in (".", ".."):
+    if not is_identifier(value):
         raise InvalidIdentifier(
             f"{what} is not valid ({describe(value)}): use 1-128 ASCII letters, digits, '-', '_' or '.', "
             "not '.' or '..'"

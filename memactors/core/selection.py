@@ -13,11 +13,15 @@ from .scoring import resolve_conflicts
 
 
 def finalize(cands: list[dict], *, threshold: float, max_items: int, token_budget: int | None) -> tuple[list[dict], dict]:
-    """``cands`` best first (each with ``score``). Returns (selected, removed counts)."""
+    """``cands`` best first (each with ``score``). Returns (selected, info): the counts each rule
+    removed, the tokens used, the best relevance the threshold removed (``best_below``, None when
+    it removed none) and the conflicts won."""
     kept, lost, _ = resolve_conflicts(cands)
     passed = [h for h in kept if h.get("relevance", h["score"]) >= threshold]
     chosen, info = select(passed, max_items=max_items, token_budget=token_budget)
     removed = {"conflict": len(lost), "threshold": len(kept) - len(passed), "max_items": info["removed"]["max_items"],
                "budget": info["removed"]["budget"]}
-    return chosen, {"removed": removed, "tokens": info["tokens"], "conflicts": [
+    below = [h.get("relevance", h["score"]) for h in kept if h.get("relevance", h["score"]) < threshold]
+    return chosen, {"removed": removed, "tokens": info["tokens"], "best_below": max(below) if below else None,
+                    "conflicts": [
         {"winner": h["memory_id"], **h["conflict"]} for h in chosen if h.get("conflict")]}

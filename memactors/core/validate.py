@@ -111,6 +111,18 @@ def text(value: object, what: str, max_chars: int, *, allow_none: bool = False, 
     return value
 
 
+PURPOSE_CHARS = 200
+
+
+def purpose(value: object, what: str = "purpose") -> str:
+    """A recall's or session's purpose: a name (``answer``) or ordinary text ("answer the user's
+    question"), at most ``PURPOSE_CHARS`` characters, its whitespace collapsed to single spaces
+    (so one purpose is logged one way). The runtime screens a name like any identifier and passes
+    text through the gate's redaction before it is logged."""
+    text(value, what, PURPOSE_CHARS)
+    return " ".join(value.split())
+
+
 _INT_FLOAT = 2**1023  # ints that float() takes without an OverflowError (and then some)
 
 

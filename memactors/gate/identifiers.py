@@ -27,8 +27,9 @@ from functools import lru_cache
 
 import phonenumbers
 
+from ..core import validate as V
 from ..core.errors import InvalidIdentifier
-from ..core.scopes import Scope, check_identifier, parse_scope
+from ..core.scopes import Scope, check_identifier, is_identifier, parse_scope
 from .policy import GatePolicy
 from .rules import PII, RULES, SECRET
 from .rules.phone import REGIONS
@@ -96,6 +97,13 @@ class Identifiers:
         if self._key is None:
             raise refusal(what, kind)
         return self.pseudonym(value)
+
+    def purpose(self, value: object, redact) -> str:
+        """A purpose as logged: a name screened like any id, or text (``core.validate.purpose``)
+        through ``redact`` (the gate's ``redact_all``), so no personal data or secret is logged."""
+        if is_identifier(value):
+            return self.id(value, "purpose")
+        return redact(V.purpose(value))
 
     def optional(self, value: object, what: str = "identifier"):
         return None if value is None else self.id(value, what)

@@ -14,12 +14,15 @@ from typing import Any
 
 from .. import ops as O
 from ..core.errors import InvalidRecord
+from ..core import records as R
 from ..core.records import WriteResult
+from .arguments import typed_calls
 from .results import ForgetResult, Memory, RecallResult
 
 
+@typed_calls("agent")
 class Agent:
-    def __init__(self, rt, actor: str, *, task_id: str, purpose: str, scopes: list[str],
+    def __init__(self, rt, actor: str, *, scopes: list[str], task_id: str = R.UNSPECIFIED, purpose: str = R.UNSPECIFIED,
                  home: str | None = None) -> None:
         ids = rt._ids
         if not isinstance(scopes, (list, tuple)) or not scopes:
@@ -27,7 +30,7 @@ class Agent:
         self._rt = rt
         self.actor = ids.id(actor, "actor")
         self.task_id = ids.id(task_id, "task_id")
-        self.purpose = ids.id(purpose, "purpose")
+        self.purpose = ids.purpose(purpose, rt.gate.redact_all)
         self.scopes = ids.scopes(list(scopes))
         self.home = ids.scope(home) if home is not None else self.scopes[0]  # where remember() writes
 

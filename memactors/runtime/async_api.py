@@ -105,12 +105,14 @@ class AsyncAPI:
 
 
 def _recall_op(rq) -> O.Recall:
-    if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes", "purpose"} <= set(rq):
-        raise R.InvalidRecord("a recall request is a dict with query, actor, task_id, allowed_scopes and purpose")
+    if not isinstance(rq, dict) or not {"query", "actor", "allowed_scopes"} <= set(rq):
+        raise R.InvalidRecord("a recall request is a dict with query, actor and allowed_scopes (task_id and "
+                              "purpose optional)")
     extra = set(rq) - {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
                        "weights", "at", "as_of", "where"}
     if extra:
         raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
     at = renamed("arecall", "as_of", rq.get("as_of", UNSET), "at", rq.get("at"))
-    return O.Recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"], rq["purpose"], rq.get("top_k", 5),
+    return O.Recall(rq["query"], rq["actor"], rq.get("task_id", R.UNSPECIFIED), rq["allowed_scopes"],
+                    rq.get("purpose", R.UNSPECIFIED), rq.get("top_k", 5),
                     rq.get("token_budget"), rq.get("threshold"), rq.get("weights"), at, rq.get("where"))

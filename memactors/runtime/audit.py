@@ -8,9 +8,11 @@ from ..core import validate as V
 from ..core.grants import GrantTable
 from ..gate.identifiers import Identifiers
 from ..store import sandbox
+from .arguments import typed_calls
 from .calls import Calls
 
 
+@typed_calls("rt.audit")
 class Audit:
     def __init__(self, calls: Calls, ledger, owners: list, flush_evidence, snapshot=None, ids=None,
                  alerts=None) -> None:

@@ -96,7 +96,7 @@ class BatchAPI:
                 raise InvalidRecord("a lookup names its scope (only a lookup by memory_ids may leave it out)")
             if scope is not None:
                 self._check_read(actor, [parse_scope(scope)])
-            purpose = ids.id(op.purpose, "purpose") if op.purpose is not None else None
+            purpose = ids.purpose(op.purpose, self.gate.redact_all) if op.purpose is not None else None
             purpose_rule(self.config.recall.purposes, purpose)  # refused here already when unlisted
             kw = {"purpose": purpose}
             if op.memory_ids is not None:

@@ -68,7 +68,8 @@ def evidence_row(req, result, digest: str, now: int, *, mode: str, weights, thre
                   "conflict": h.conflict} for h in result.hits],
         "filters": {"scopes": result.visible_scopes, "status": ["active", "stale"], "not_hard_expired_at": now,
                     "mode": mode, "threshold": threshold, "weights": weights.as_tuple(),
-                    "token_budget": req.token_budget, "candidates": candidates, "tokens": info["tokens"]},
+                    "token_budget": req.token_budget, "candidates": candidates, "tokens": info["tokens"],
+                    "best_below": result.best_below},
         "removed": result.removed,
     }
     if flt is not None:

@@ -41,6 +41,7 @@ from ..store.ledger_key import key_dir
 from . import history
 from .agent import Agent
 from .alerts import Alerts
+from .arguments import typed_calls
 from .async_api import AsyncAPI
 from .backup import BackupAPI, start_schedule
 from .audit import Audit, l2_problem
@@ -131,6 +132,7 @@ def _host(kind: str, address: str | None, namespace: str, data_dir: str, shown: 
     return RayHost(address, namespace, data_dir, shown, detached)
 
 
+@typed_calls("rt")
 class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
@@ -279,7 +281,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                 out.append(dict(g.to_dict(), reason=reason, by=by))
         return out
 
-    def agent(self, actor: str, *, task_id: str = "default", purpose: str = "assist", scopes: list[str],
+    def agent(self, actor: str, *, scopes: list[str], task_id: str = R.UNSPECIFIED, purpose: str = R.UNSPECIFIED,
               home: str | None = None) -> Agent:
         """A handle bound to one identity (``memactors.runtime.agent``): ``remember``, ``recall``,
         ``get``, ``list``, ``forget`` and their async twins, each one op through ``batch``.
@@ -492,7 +494,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         self._check_open()
         ids = self._ids
         return Session(self, ids.scope(scope), actor=ids.id(actor, "actor"), task_id=ids.id(task_id, "task_id"),
-                       goal=goal, plan=plan, constraints=constraints, purpose=ids.id(purpose, "purpose"))
+                       goal=goal, plan=plan, constraints=constraints,
+                       purpose=ids.purpose(purpose, self.gate.redact_all))
 
     def resume_session(self, scope: str, *, actor: str, task_id: str, purpose: str = "task") -> Session:
         """A session rebuilt from the ledger (its L0 and turn), after its process died: only by
@@ -500,7 +503,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         self._check_open()
         ids = self._ids
         return Session.resume(self, ids.scope(scope), actor=ids.id(actor, "actor"), task_id=ids.id(task_id, "task_id"),
-                              purpose=ids.id(purpose, "purpose"))
+                              purpose=ids.purpose(purpose, self.gate.redact_all))
 
     def promote(self, memory_id: str, to_scope: str, *, actor: str, reason: str) -> dict:
         """Promote a live vault memory up its scope tree (task -> user -> org): a new memory in

@@ -25,7 +25,7 @@ from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
 from ..store.ledger_history import check_live_at
 from .evidence import evidence_row
-from .results import RecallResult, hit_from
+from .results import RecallResult, recall_result
 
 GONE = "evicted"  # what an undone memory becomes (out of recall; its key kept: a rollback can be rolled back)
 
@@ -128,8 +128,7 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
         hits += score_rows(then, vecs @ req["qvec"], QueryTerms(req["qtokens"]), ts, plan.weights)
     hits.sort(key=plan.order)
     chosen, info = finalize(hits, threshold=plan.threshold, max_items=plan.req.top_k, token_budget=plan.req.token_budget)
-    result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen], visible_scopes=plan.visible,
-                          path="as_of", removed=info["removed"])
+    result = recall_result(chosen, info, visible=plan.visible, path="as_of", threshold=plan.threshold)
     row = evidence_row(plan.req, result, rt._evidence.digest(plan.text or ""), plan.now, mode="as_of",  # noqa: SLF001
                        weights=plan.weights, threshold=plan.threshold, candidates=len(hits), info=info,
                        flt=plan.filter)

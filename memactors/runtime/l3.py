@@ -9,7 +9,6 @@ the scope label ``l3:<name>``. Nothing is written: to keep a result, write it.
 
 from __future__ import annotations
 
-import uuid
 
 from ..core import records as R
 from ..core import retriever as L3
@@ -21,7 +20,7 @@ from ..gate.identifiers import screen_ids
 from ..core.visibility import RecallFilter, parse_where, purpose_rule
 from ..engine.prepare import implied_sensitivity
 from .evidence import evidence_row
-from .results import RecallResult, hit_from
+from .results import RecallResult, recall_result
 
 
 def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
@@ -33,7 +32,7 @@ def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_sco
     ids = rt._ids  # noqa: SLF001
     actor = ids.id(actor, "actor")
     req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
-                          ids.id(purpose, "purpose"), top_k, token_budget).validate()
+                          ids.purpose(purpose, rt.gate.redact_all), top_k, token_budget).validate()
     top_k = V.integer(top_k, "top_k", 1, L3.MAX_RESULTS)
     allowed = [parse_scope(s) for s in req.allowed_scopes]
     rt._check_read(actor, allowed)  # noqa: SLF001 - the recall's own check
@@ -74,9 +73,8 @@ def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_sco
     vecs = rt.embedder.embed([text, *texts])
     cands = L3.score_results(scope, kept, texts, vecs[0], vecs[1:], text, now, w)
     chosen, info = finalize(cands, threshold=thr, max_items=top_k, token_budget=token_budget)
-    result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen], visible_scopes=[scope],
-                          path="l3", removed=dict(info["removed"], gate=len(results) - len(kept) - filtered,
-                                                  filters=filtered))
+    result = recall_result(chosen, info, visible=[scope], path="l3", threshold=thr,
+                           gate=len(results) - len(kept) - filtered, filters=filtered)
     rt._evidence.add(evidence_row(req, result, rt._evidence.digest(text), now, mode="l3", weights=w,  # noqa: SLF001
                                   threshold=thr, candidates=len(cands), info=info, flt=flt))
     return result

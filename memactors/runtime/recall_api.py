@@ -5,7 +5,6 @@ and finished here (conflicts, threshold, count, budget), then logged as evidence
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,21 +22,23 @@ from ..core import validate as V
 from . import history
 from .evidence import evidence_row
 from .renamed import UNSET, renamed
-from .results import RecallResult, hit_from
+from .results import RecallResult, recall_result
 from .session import PushSession
 
 
 class RecallAPI:
 
-    def recall(self, query: str | None, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
-               top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+    def recall(self, query: str | None, *, actor: str, allowed_scopes: list[str], task_id: str = R.UNSPECIFIED,
+               purpose: str = R.UNSPECIFIED, top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
                weights: Any = None, at: int | str | datetime | None = None, where: dict | None = None,
                as_of: Any = UNSET) -> RecallResult:
         """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
         the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
         scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
         config), conflicts resolved, then the relevance ``threshold``, ``top_k`` and the
-        optional ``token_budget`` applied.
+        optional ``token_budget`` applied. ``task_id`` and ``purpose`` are logged with the
+        evidence (default ``"unspecified"``); ``purpose`` is a name (``answer``) or ordinary text,
+        gated before it is logged, and decides under ``[recall.purposes]`` what may be seen.
 
         ``at`` (a ledger seq, an ISO 8601 time or a datetime): what this recall would have
         returned then, under today's grants and erasures (a forgotten memory never comes back).
@@ -76,8 +77,8 @@ class RecallAPI:
         return PushSession(self, goal, dict(actor=actor, task_id=task_id, allowed_scopes=allowed_scopes,
                                             purpose=purpose))
 
-    def retrieve(self, retriever, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
-                 top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+    def retrieve(self, retriever, query: str, *, actor: str, allowed_scopes: list[str], task_id: str = R.UNSPECIFIED,
+                 purpose: str = R.UNSPECIFIED, top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
                  weights=None, where: dict | None = None) -> RecallResult:
         """L3 recall: ``retriever`` (a ``memactors.Retriever``: documents, an API) asked for
         ``query``; its results gated as untrusted documents, scored like memories, thresholded,
@@ -132,14 +133,14 @@ class RecallAPI:
         plans: list = []
         for i, rq in enumerate(requests):
             try:
-                if not isinstance(rq, dict) or not {"query", "actor", "task_id", "allowed_scopes",
-                                                    "purpose"} <= set(rq):
-                    raise R.InvalidRecord("a dict with query, actor, task_id, allowed_scopes and purpose")
+                if not isinstance(rq, dict) or not {"query", "actor", "allowed_scopes"} <= set(rq):
+                    raise R.InvalidRecord("a dict with query, actor and allowed_scopes (task_id and purpose "
+                                          "optional)")
                 extra = set(rq) - _RECALL_KEYS
                 if extra:
                     raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
-                plans.append(self._plan_recall(rq["query"], rq["actor"], rq["task_id"], rq["allowed_scopes"],
-                                               rq["purpose"], rq.get("top_k", 5), rq.get("token_budget"),
+                plans.append(self._plan_recall(rq["query"], rq["actor"], rq.get("task_id", R.UNSPECIFIED),
+                                               rq["allowed_scopes"], rq.get("purpose", R.UNSPECIFIED), rq.get("top_k", 5), rq.get("token_budget"),
                                                rq.get("threshold"), rq.get("weights"), "pull", rq.get("where")))
             except MemactorsError as exc:
                 err = type(exc)(f"request at position {i}: {exc}")
@@ -198,7 +199,7 @@ class RecallAPI:
         ids = self._ids
         actor = ids.id(actor, "actor")
         req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
-                              ids.id(purpose, "purpose"), top_k, token_budget).validate()
+                              ids.purpose(purpose, self.gate.redact_all), top_k, token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
         visible = self._check_read(actor, allowed)
         rc = self.config.recall
@@ -224,9 +225,8 @@ class RecallAPI:
         chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
                                 token_budget=plan.req.token_budget)
         paths = {p["path"] for p in parts}
-        result = RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen],
-                              visible_scopes=plan.visible, path=paths.pop() if len(paths) == 1 else "mixed",
-                              removed=info["removed"])
+        result = recall_result(chosen, info, visible=plan.visible, path=paths.pop() if len(paths) == 1 else "mixed",
+                               threshold=plan.threshold)
         self._evidence.add(evidence_row(plan.req, result, self._evidence.digest(plan.text or ""), plan.now,
                                         mode=plan.mode, weights=plan.weights, threshold=plan.threshold,
                                         candidates=len(cands), info=info, flt=plan.filter))

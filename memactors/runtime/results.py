@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field, fields, make_dataclass
 
 from ..core import records as R
@@ -41,15 +42,41 @@ def hit_from(d: dict) -> Hit:
 
 @dataclass(slots=True)
 class RecallResult:
+    """What a recall returned. ``removed``: how many candidates each rule took out (conflict,
+    threshold, max_items, budget, ...); ``threshold`` the relevance threshold applied and
+    ``best_below`` the best relevance it removed (None: it removed none), so a thin recall can
+    say what fell just short (``note()``)."""
+
     recall_id: str
     hits: list
     visible_scopes: list[str]
     path: str = "hot"  # hot | cold | mixed: where the candidates came from
     removed: dict = field(default_factory=dict)
+    threshold: float | None = None
+    best_below: float | None = None
 
     def to_dict(self) -> dict:
         return {"recall_id": self.recall_id, "hits": [h.to_dict() for h in self.hits],
-                "visible_scopes": self.visible_scopes, "path": self.path, "removed": self.removed}
+                "visible_scopes": self.visible_scopes, "path": self.path, "removed": self.removed,
+                "threshold": self.threshold, "best_below": self.best_below}
+
+    def note(self) -> str | None:
+        """One sentence on what the threshold removed (None when it removed nothing)."""
+        n = self.removed.get("threshold", 0)
+        if not n or self.best_below is None:
+            return None
+        return (f"{n} candidate{'s' if n != 1 else ''} fell under the relevance threshold {self.threshold:.2f} "
+                f"(the best at {self.best_below:.2f}); a lower threshold= would return "
+                f"{'them' if n != 1 else 'it'}")
+
+
+def recall_result(chosen: list[dict], info: dict, *, visible: list[str], path: str, threshold: float,
+                  **removed: int) -> RecallResult:
+    """The result of ``core.selection.finalize``'s ``chosen`` and ``info`` (``removed``: counts
+    of rules applied before it, e.g. L3's gate), under a fresh recall id."""
+    return RecallResult(recall_id=uuid.uuid4().hex, hits=[hit_from(h) for h in chosen], visible_scopes=visible,
+                        path=path, removed=dict(info["removed"], **removed), threshold=threshold,
+                        best_below=None if info.get("best_below") is None else round(info["best_below"], 6))
 
 
 @dataclass(slots=True)

@@ -52,6 +52,7 @@ from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.working import KEPT
 from .actions import log_action, tool_call
+from .arguments import typed_calls
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
@@ -104,6 +105,7 @@ class _Pending:
     label: str
 
 
+@typed_calls("session")
 class Session:
     """One agent session bound to ``scope`` and ``task_id`` (see the module docstring). Build
     it with ``rt.session(...)``; not thread-safe (one agent loop drives it)."""
@@ -114,7 +116,7 @@ class Session:
         self.scope = str(parse_scope(scope))
         self.actor = check_identifier(actor, "actor")
         self.task_id = check_identifier(task_id, "task_id")
-        self.purpose = check_identifier(purpose, "purpose")
+        self.purpose = V.purpose(purpose)
         self.l0 = _l0 if _l0 is not None else L0.new(goal, plan, constraints)
         self.turn = 0
         self.started = _l0 is not None
@@ -263,7 +265,7 @@ class Session:
         scope = str(parse_scope(scope))
         check_identifier(actor, "actor")
         check_identifier(task_id, "task_id")
-        check_identifier(purpose, "purpose")
+        V.purpose(purpose)
         runs: dict[str, list[dict]] = {}  # session id -> its items, in the order written
         for r in rt._session_items(scope, actor):
             if r["session"]["task"] == task_id:
