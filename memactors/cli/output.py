@@ -4,6 +4,7 @@ recall evidence. Nothing here echoes a value the write gate matched."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -19,7 +20,7 @@ class Out:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.console = Console(highlight=False, soft_wrap=False)
-        if not self.console.is_terminal:
+        if not self.console.is_terminal and not os.environ.get("COLUMNS"):
             self.console = Console(highlight=False, soft_wrap=False, width=120)  # piped: not the 80 default
 
     def json(self, obj: Any) -> None:
@@ -56,8 +57,9 @@ class Out:
             self.console.print(Text(f"{title + ': ' if title else ''}{empty}", style="yellow"))
             return
         t = Table(title=title, title_justify="left", header_style="bold", show_lines=False)
+        roomy = self.console.width >= 100  # below, a text column's minimum would push the table past the edge
         for c in columns:
-            wide = c.split(" ")[0] in ("content", "text", "message")
+            wide = roomy and c.split(" ")[0] in ("content", "text", "message")
             t.add_column(c, overflow="fold", min_width=36 if wide else None,
                          no_wrap=c in ("#", "score", "ver", "id", "memory id", "decision", "read", "write"))
         for r in rows:

@@ -1,6 +1,7 @@
 """An owner's reads by key: the live memories of some scopes, by id, by entity key or all of
 them (``rt.agent(...).get`` / ``.list``, the LangGraph store's get, search without a query and
-list_namespaces). Mixed into ``ScopeCore``.
+list_namespaces), and the review queue (held writes, periodic reviews, contradiction flags).
+Mixed into ``ScopeCore``.
 
 Like recall, the owner checks the actor's read grants itself (a caller that skips the facade
 gets no further), returns only live vault memories (never pending, superseded or erased), and
@@ -59,3 +60,29 @@ class ListingMixin:
                 out.append({k: _us(r.get(k)) if k.endswith(("_at",)) else r.get(k) for k in LISTED})
         out.sort(key=lambda r: (r["created_at"], r["memory_id"]))
         return out[:limit] if limit is not None else out
+
+    # --- the review queue ------------------------------------------------------------------
+
+    async def review_list(self, scopes: list[str], actor: str, kind: str = "pending") -> list[dict]:
+        """Held (pending) writes of these scopes, vault and working pool, or (``kind="periodic"``)
+        live memories due for their periodic review, for an actor who may read them."""
+        if kind == "periodic":
+            return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == kind)
+        return await self._listed(scopes, actor, lambda r: r["status"] == "pending",
+                                  lambda s: self.working.held(s, self.now_us))
+
+    async def flagged(self, scopes: list[str], actor: str) -> list[dict]:
+        """Live versions flagged for a contradiction review, for an actor who may read them."""
+        return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == "contradiction")
+
+    async def _listed(self, scopes: list[str], actor: str, keep, also=lambda s: ()) -> list[dict]:
+        await self._ready()
+        for s in scopes:
+            self._check_mine(s)
+            self.grants.check_recall(actor, [parse_scope(s)])
+        out = []
+        for s in scopes:
+            st = await self._state(s)
+            out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")} for r in (*st.records.values(), *also(s))
+                    if keep(r)]
+        return sorted(out, key=lambda r: r["created_at"])
