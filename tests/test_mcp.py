@@ -91,6 +91,8 @@ def test_tool_listing_and_each_tool_over_http(http):
             assert hits and hits[0]["memory_id"] == w["memory_id"]
             found = body(await s.call_tool("search", {"query": "flight to Lisbon"}))["hits"]
             assert a["memory_id"] in {h["memory_id"] for h in found}
+            only = body(await s.call_tool("recall", {"query": "Alice", "where": {"subject": "alice"}}))["hits"]
+            assert [h["memory_id"] for h in only] == [w["memory_id"]]  # the Lisbon note has no subject
             got = body(await s.call_tool("get", {"memory_id": w["memory_id"]}))["memory"]
             assert got["content"].startswith("Alice prefers green tea")
             listed = {m["memory_id"] for m in body(await s.call_tool("list", {}))["memories"]}
@@ -178,6 +180,10 @@ def test_a_blocked_secret_is_an_error_that_names_rules_not_the_secret(http):
     ("get", {"memory_id": f"{CANARY}' OR 1=1"}),
     ("forget", {"memory_id": CANARY, "reason": CANARY, "erase": CANARY}),
     ("list", {"scope": "/etc/passwd", "limit": -1}),
+    ("recall", {"query": "x", "where": CANARY}),
+    ("recall", {"query": "x", "where": {CANARY: "x"}}),
+    ("recall", {"query": "x", "where": {"subject": CANARY + "\\' OR 1=1"}}),
+    ("recall", {"query": "x", "where": {"since": CANARY}}),
     ("remember", {}),
 ])
 def test_hostile_arguments_get_typed_errors_that_echo_nothing(http, tool, args):

@@ -29,6 +29,8 @@ Text = Annotated[Any, Field(description="a string")]
 Opt = Annotated[Any, Field(description="an optional string")]
 Count = Annotated[Any, Field(description="a whole number from 1 to 1000")]
 Scopes = Annotated[Any, Field(description="an optional list of scope paths to read")]
+Where = Annotated[Any, Field(description="optional filters: an object of subject, predicate, category, "
+                                         "source_kind, since and until (ISO 8601 times)")]
 
 SCOPE = "memory"  # the one OAuth scope a token grants: using the memory tools
 INSTRUCTIONS = ("Governed long-term memory. remember/add writes a memory (through a write gate that "
@@ -100,10 +102,11 @@ def build(rt, *, actor: str | None = None, tokens: str | None = None, host: str 
         new version. Returns the gate's decision and the memory id."""
         return await call(tools.remember, text=text, scope=scope, subject=subject, predicate=predicate, object=object)
 
-    async def recall(query: Text, top_k: Count = 5, scopes: Scopes = None) -> dict:
+    async def recall(query: Text, top_k: Count = 5, scopes: Scopes = None, where: Where = None) -> dict:
         """Find memories by meaning in the scopes you may read; each hit has its id, scope,
-        content and score."""
-        return await call(tools.recall, query=query, top_k=top_k, scopes=scopes)
+        content and score. `where` narrows them: subject, predicate, category, source_kind, and
+        since / until on when a memory was last written."""
+        return await call(tools.recall, query=query, top_k=top_k, scopes=scopes, where=where)
 
     async def forget(memory_id: Text, reason: Opt = "asked by the agent", erase: Opt = "memory") -> dict:
         """Erase a memory for good (erase="fact": every version of its fact). Not undoable."""

@@ -47,10 +47,14 @@ class MemoryTools:
                           f"{', '.join(sorted({h['rule'] for h in res.gate.get('hits', [])}))})", gate=res.gate)
         return res.to_dict()
 
-    async def recall(self, actor: str, query: Any, top_k: Any = 5, scopes: Any = None) -> dict:
+    async def recall(self, actor: str, query: Any, top_k: Any = 5, scopes: Any = None, where: Any = None) -> dict:
         if scopes is not None and (not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes)):
             raise InvalidRecord("scopes is a list of scope paths")
-        res = await self.agent(actor).arecall(_str(query, "query"), top_k=_int(top_k, "top_k"), scopes=scopes)
+        if where is not None and not isinstance(where, dict):
+            raise InvalidRecord("where is an object of subject, predicate, category, source_kind, since, until")
+        # where's keys and values are the runtime's to check (parse_where: unknown keys never echoed)
+        res = await self.agent(actor).arecall(_str(query, "query"), top_k=_int(top_k, "top_k"), scopes=scopes,
+                                              where=where)
         return {"recall_id": res.recall_id, "visible_scopes": res.visible_scopes,
                 "hits": [{"memory_id": h.memory_id, "scope": h.scope, "content": h.content, "score": round(h.score, 6),
                           "subject": h.subject, "predicate": h.predicate, "object": h.object, "stale": h.stale}
