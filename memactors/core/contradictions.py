@@ -104,6 +104,7 @@ _ANTONYMS_ZH_LONGEST_FIRST = tuple(tuple(tuple(sorted(ws, key=len, reverse=True)
 _WORD = _re.compile(r"[a-z]+|\d+(?:[.,:]\d+)*")
 _NUM = _re.compile(r"\d+(?:[.,:]\d+)*")
 _ZH_NUM = _re.compile(r"[零一二两三四五六七八九十百千万\d]+")
+_NOT_HAN = _re.compile(r"[^\u3400-\u4dbf\u4e00-\u9fffa-z]")
 _STOP = frozenset("a an the is are was were be been am of to in on at for with and or but that this it its his her "
                   "their my our your very really so too also just do does did s has have had".split())
 # Words after which a number names a thing rather than states a value ("note 2", "room 101",
@@ -130,6 +131,8 @@ def _norm(text: str) -> str:
 
 def _zh_cues(t: str) -> tuple[int, set, str]:
     """(negations, antonym sides, the text with cue strings removed) of a Chinese text."""
+    if _ZH_CUE.search(t) is None:  # most texts hold no cue: one scan instead of ~50 (the same result)
+        return 0, set(), t
     sides: set = set()
     rest = t
     for i, sides_words in enumerate(_ANTONYMS_ZH_LONGEST_FIRST):
@@ -144,6 +147,9 @@ def _zh_cues(t: str) -> tuple[int, set, str]:
         rest = rest.replace(w, " ")
     return neg, sides, rest
 
+
+_ZH_CUE = _re.compile("|".join(_re.escape(w) for pair in _ANTONYMS_ZH for side in pair for w in side)
+                      + "|" + "|".join(map(_re.escape, _NEG_ZH)))
 
 _SIDES_EN: dict[str, tuple] = {}  # word -> the (pair, side) it stands for: one lookup a word
 for _i, _pair in enumerate(_ANTONYMS_EN):
@@ -179,7 +185,7 @@ def _parts(text: str):
     if zh:
         neg, sides, rest = _zh_cues(t)
         nums = tuple(_ZH_NUM.findall(rest))
-        han = _re.sub(r"[^\u3400-\u4dbf\u4e00-\u9fffa-z]", "", _ZH_NUM.sub(" ", rest))
+        han = _NOT_HAN.sub("", _ZH_NUM.sub(" ", rest))
         terms = {han[i:i + 2] for i in range(len(han) - 1)} or ({han} if han else set())
     else:
         neg, sides, words = _en_cues(_WORD.findall(t))

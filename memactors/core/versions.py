@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import records as R
+from .contradictions import text_contradiction
 
 US_PER_DAY = 86_400_000_000
 
@@ -243,8 +244,6 @@ def _text_contradictions(state: ScopeState, rec: dict, similar) -> list[dict]:
     """Live text-only memories close to ``rec`` that say the opposite of it."""
     if similar is None or rec.get("content") is None:
         return []
-    from .contradictions import text_contradiction
-
     out = []
     for mid in similar(rec):
         old = state.records.get(mid)
