@@ -8,6 +8,10 @@ round trips, one after another (p50/p95, ms); then ``--clients`` clients in one 
 with its own session, alternating ``remember`` and ``recall`` for ``--seconds``: calls made, calls
 refused (any error is counted as refused wrongly: every call is within the actor's grants), and
 every remembered id checked afterwards (``get``), so nothing acknowledged is lost.
+
+``--client-process`` runs the round-trip client in a process of its own (``--client URL``, this
+script again), so client and server no longer share one interpreter's GIL; the same recall made
+directly on the runtime (``rt.recall``, no MCP) is timed beside it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -84,13 +90,33 @@ async def crowd(url: str, token: str, clients: int, seconds: float) -> dict:
             "refused": refused[0], "remembered": len(ids), "lost": lost}
 
 
+def _stats(lat_s) -> dict:
+    lat = np.asarray(lat_s) * 1000
+    return {"p50": round(float(np.percentile(lat, 50)), 2), "p95": round(float(np.percentile(lat, 95)), 2),
+            "n": len(lat)}
+
+
+def direct(rt, n: int) -> list[float]:
+    lat = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        rt.recall(f"what does alice like about topic {i % 50}?", actor="mcp-bench", allowed_scopes=[SCOPE],
+                  task_id="mcp", purpose="mcp_tool", top_k=5)
+        lat.append(time.perf_counter() - t0)
+    return lat
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--client":  # the client process: latencies as JSON
+        print(json.dumps(asyncio.run(round_trips(sys.argv[2], sys.argv[3], int(sys.argv[4])))))
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--memories", type=int, default=2000)
     ap.add_argument("--round-trips", type=int, default=300)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--client-process", action="store_true", help="the round-trip client in its own process")
     a = ap.parse_args()
     report = {"load_average_1m_start": os.getloadavg()[0]}
     with memactors.connect("memory://") as rt, tempfile.TemporaryDirectory() as tmp:
@@ -101,10 +127,16 @@ def main() -> None:
         port = free_port()
         srv = HTTPServer(build(rt, tokens=os.path.join(tmp, "tokens.json"), port=port), port=port).start()
         try:
-            lat = np.asarray(asyncio.run(round_trips(srv.url, token, a.round_trips))) * 1000
-            report["recall_round_trip_ms"] = {"p50": round(float(np.percentile(lat, 50)), 2),
-                                              "p95": round(float(np.percentile(lat, 95)), 2), "n": len(lat)}
-            print("round trips", report["recall_round_trip_ms"], flush=True)
+            report["direct_recall_ms"] = _stats(direct(rt, a.round_trips))
+            if a.client_process:
+                out = subprocess.run([sys.executable, os.path.abspath(__file__), "--client", srv.url, token,
+                                      str(a.round_trips)], check=True, capture_output=True, text=True).stdout
+                lat = json.loads(out.strip().splitlines()[-1])
+            else:
+                lat = asyncio.run(round_trips(srv.url, token, a.round_trips))
+            report["client"] = "own process" if a.client_process else "the server's process"
+            report["recall_round_trip_ms"] = _stats(lat)
+            print("direct", report["direct_recall_ms"], "round trips", report["recall_round_trip_ms"], flush=True)
             report["crowd"] = asyncio.run(crowd(srv.url, token, a.clients, a.seconds))
             print("crowd", report["crowd"], flush=True)
         finally:
