@@ -137,9 +137,14 @@ class HTTPServer:
 
         self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it: a response written in parts otherwise waits ~40 ms on
+        # Nagle and the client's delayed ACK (measured: a recall's round trip 52 ms -> 7-10 ms).
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.bind((host, port))
         self.host, self.port = host, self.sock.getsockname()[1]
-        app = server.streamable_http_app(host=host)
+        # Plain JSON answers: our tools send no notifications mid-call, so no SSE stream is needed
+        # (measured: p50 11 -> 7-10 ms, p95 20-25 -> 15-20 ms a recall, the client in its own process).
+        app = server.streamable_http_app(host=host, json_response=True)
         self.uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         self.thread = threading.Thread(target=self.uv.run, kwargs={"sockets": [self.sock]}, daemon=True,
                                        name="memactors-mcp-http")
