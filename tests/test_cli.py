@@ -65,6 +65,8 @@ def test_help_runs(path):
         (["write", "/org/acme/user/alice/", "hi", "--actor", "a1", "--confidence", "2"], "confidence"),
         (["recall", "q", "--actor", "a1", "--task-id", "t/1", "--scope", "/org/acme/", "--purpose", "p"], "task_id"),
         (["recall", "q", "--actor", "a1", "--task-id", "t1", "--scope", "/org/../", "--purpose", "p"], ""),
+        (["recall", "q", "--actor", "a1", "--scope", "/org/acme/", "--threshold", "5"], "threshold"),
+        (["recall", "q", "--actor", "a1", "--scope", "/org/acme/", "--purpose", " "], "purpose"),
         (["forget", "not-an-id", "--actor", "a1", "--reason", "r"], "memory_id"),
         (["grant", "..", "/org/acme/"], "actor"),
         (["grant", "a1", "/org/ａcme/"], ""),

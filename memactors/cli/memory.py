@@ -8,6 +8,7 @@ import click
 from memactors.cli.group import CliError, cli, common, parse_point
 from memactors.cli.output import HIT_COLUMNS, Out, decision_text, gate_summary, hit_rows, show_evidence
 from memactors.core import records as R
+from memactors.core import validate as V
 from memactors.core.scopes import check_identifier
 from memactors.server import open_runtime
 
@@ -66,6 +67,7 @@ def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpos
     """Recall memories for QUERY through the recall contract; prints hits and the recall id, and
     what the threshold removed when it removed any (--explain: the whole evidence)."""
     R.RecallRequest(query, actor, task_id, list(scopes), purpose, top_k).validate()
+    V.threshold(threshold, allow_none=True)  # validate before paying for a runtime
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
         res = rt.recall(query, actor=actor, task_id=task_id, allowed_scopes=list(scopes), purpose=purpose,
