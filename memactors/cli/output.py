@@ -61,7 +61,7 @@ class Out:
         for c in columns:
             wide = roomy and c.split(" ")[0] in ("content", "text", "message")
             t.add_column(c, overflow="fold", min_width=36 if wide else None,
-                         no_wrap=c in ("#", "score", "ver", "id", "memory id", "decision", "read", "write"))
+                         no_wrap=c in ("#", "score", "ver", "decision", "read", "write") or c.endswith("id"))
         for r in rows:
             t.add_row(*[v if isinstance(v, Text) else Text(fmt(v)) for v in r])
         self.console.print(t)
