@@ -59,7 +59,7 @@ def progress(enabled: bool, total: int, backends: list[str]):
         task = bar.add_task("ticks", total=total, day="0", rate="")
 
         def update(tick: int, day: float, rows: dict) -> None:
-            rate = "  ".join(f"{n} {r['ops_per_s']:,.0f} ops/s" for n, r in rows.items() if r.get("ops_per_s"))
+            rate = "  ".join(f"{n} {r['ops_per_s']:,.0f}/s" for n, r in rows.items() if r.get("ops_per_s"))
             bar.update(task, completed=tick + 1, day=f"{day:.1f}", rate=rate)
 
         yield update
