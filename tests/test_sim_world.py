@@ -21,7 +21,7 @@ from memactors.sim import (BACKENDS, COUNTERS, ChaosPolicy, DictBackend, Forget,
                            Recall, ScriptedPolicy, SecretScanner, TaskStart, TickResult, World, WorldConfig,
                            evaluate_probe, make_secret, print_summary, run, validate, write_outputs)
 from memactors.sim import planted as planted_mod
-from memactors.sim.command import simulate
+from memactors.cli import cli  # through the group, as a user calls it (a command invoked alone caches its help option)
 from memactors.sim.metrics import BackendMetrics, judge_hit, scope_owner
 from memactors.sim.policy import CHAOS_CASES
 from memactors.sim.truth import FORGET, SET
@@ -452,17 +452,17 @@ def test_the_summary_fits_80_columns_and_says_in_words_what_each_backend_let_thr
 
 def test_command_line_runs_and_exits_non_zero_on_a_governed_failure(tmp_path, monkeypatch):
     args = ["--tenants", "2", "--users-per-tenant", "3", "--days", "4", "--no-progress", "--no-plots"]
-    res = CliRunner().invoke(simulate, [*args, "--backend", "dict", "--out", str(tmp_path / "a")])
+    res = CliRunner().invoke(cli, ["simulate", *args, "--backend", "dict", "--out", str(tmp_path / "a")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "a" / "report.json").exists() and not (tmp_path / "a" / "work").exists()
     monkeypatch.setitem(BACKENDS, "pretend", lambda workdir: DictBackend("pretend", governed=True, path=workdir))
-    res = CliRunner().invoke(simulate, [*args, "--backend", "pretend", "--out", str(tmp_path / "b"), "--chaos", "0.2"])
+    res = CliRunner().invoke(cli, ["simulate", *args, "--backend", "pretend", "--out", str(tmp_path / "b"), "--chaos", "0.2"])
     assert res.exit_code == 1 and "FAIL" in res.output
-    res = CliRunner().invoke(simulate, [*args, "--backend", "nope"])
+    res = CliRunner().invoke(cli, ["simulate", *args, "--backend", "nope"])
     assert res.exit_code == 2 and "unknown backend" in res.output
     bad = tmp_path / "bad.toml"
     bad.write_text("[sim]\ndays = 2\n[sim.policy]\nprobe = 1\n")
-    res = CliRunner().invoke(simulate, ["--config", str(bad), "--backend", "dict"])
+    res = CliRunner().invoke(cli, ["simulate", "--config", str(bad), "--backend", "dict"])
     assert res.exit_code == 2 and "[sim.policy]" in res.output
 
 
