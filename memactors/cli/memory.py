@@ -78,7 +78,7 @@ def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpos
         return
     out.table(HIT_COLUMNS, hit_rows(res.hits, full_ids=True), empty="no hits")
     if res.note():
-        out.line(res.note().replace("threshold=", "--threshold"))
+        out.line(res.note("--threshold"))
     out.kv([("recall id", res.recall_id), ("visible scopes", res.visible_scopes), ("path", res.path)])
     if ev is not None:
         show_evidence(out, ev)

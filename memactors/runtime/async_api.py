@@ -13,6 +13,7 @@ from .. import ops as O
 from ..core import records as R
 from ..core.errors import MemactorsError
 from .history import RollbackPlan
+from .recall_api import recall_args
 from .lifecycle import GCResult
 from .results import RecallResult
 from .renamed import UNSET, renamed
@@ -105,14 +106,7 @@ class AsyncAPI:
 
 
 def _recall_op(rq) -> O.Recall:
-    if not isinstance(rq, dict) or not {"query", "actor", "allowed_scopes"} <= set(rq):
-        raise R.InvalidRecord("a recall request is a dict with query, actor and allowed_scopes (task_id and "
-                              "purpose optional)")
-    extra = set(rq) - {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
-                       "weights", "at", "as_of", "where"}
-    if extra:
-        raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
-    at = renamed("arecall", "as_of", rq.get("as_of", UNSET), "at", rq.get("at"))
-    return O.Recall(rq["query"], rq["actor"], rq.get("task_id", R.UNSPECIFIED), rq["allowed_scopes"],
-                    rq.get("purpose", R.UNSPECIFIED), rq.get("top_k", 5),
-                    rq.get("token_budget"), rq.get("threshold"), rq.get("weights"), at, rq.get("where"))
+    a = recall_args(rq, frozenset({"at", "as_of"}))
+    at = renamed("arecall", "as_of", a.get("as_of", UNSET), "at", a.get("at"))
+    return O.Recall(a["query"], a["actor"], a["task_id"], a["allowed_scopes"], a["purpose"], a["top_k"],
+                    a["token_budget"], a["threshold"], a["weights"], at, a["where"])

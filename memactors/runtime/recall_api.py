@@ -133,15 +133,10 @@ class RecallAPI:
         plans: list = []
         for i, rq in enumerate(requests):
             try:
-                if not isinstance(rq, dict) or not {"query", "actor", "allowed_scopes"} <= set(rq):
-                    raise R.InvalidRecord("a dict with query, actor and allowed_scopes (task_id and purpose "
-                                          "optional)")
-                extra = set(rq) - _RECALL_KEYS
-                if extra:
-                    raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")
-                plans.append(self._plan_recall(rq["query"], rq["actor"], rq.get("task_id", R.UNSPECIFIED),
-                                               rq["allowed_scopes"], rq.get("purpose", R.UNSPECIFIED), rq.get("top_k", 5), rq.get("token_budget"),
-                                               rq.get("threshold"), rq.get("weights"), "pull", rq.get("where")))
+                a = recall_args(rq)
+                plans.append(self._plan_recall(a["query"], a["actor"], a["task_id"], a["allowed_scopes"], a["purpose"],
+                                               a["top_k"], a["token_budget"], a["threshold"], a["weights"], "pull",
+                                               a["where"]))
             except MemactorsError as exc:
                 err = type(exc)(f"request at position {i}: {exc}")
                 if not return_errors:
@@ -275,8 +270,21 @@ class _RecallPlan:
         return (-h["score"], h["memory_id"])
 
 
-_RECALL_KEYS = {"query", "actor", "task_id", "allowed_scopes", "purpose", "top_k", "token_budget", "threshold",
-                "weights", "where"}
+_RECALL_DEFAULTS = {"task_id": R.UNSPECIFIED, "purpose": R.UNSPECIFIED, "top_k": 5, "token_budget": None,
+                    "threshold": None, "weights": None, "where": None}  # recall()'s own
+_RECALL_KEYS = {"query", "actor", "allowed_scopes", *_RECALL_DEFAULTS}
+
+
+def recall_args(rq: object, also: frozenset = frozenset()) -> dict:
+    """A recall request as a dict (``recall_many``, ``arecall``; ``also``: further keys the
+    caller takes) checked for its keys, with ``recall()``'s defaults filled in."""
+    if not isinstance(rq, dict) or not {"query", "actor", "allowed_scopes"} <= set(rq):
+        raise R.InvalidRecord("a recall request is a dict with query, actor and allowed_scopes (task_id and "
+                              "purpose optional)")
+    extra = set(rq) - _RECALL_KEYS - also
+    if extra:
+        raise R.InvalidRecord(f"unknown recall argument(s) ({len(extra)})")  # a key is never echoed
+    return {**_RECALL_DEFAULTS, **rq}
 
 
 def _owners_of(visible: list[str], n: int) -> list[int]:

@@ -60,13 +60,14 @@ class RecallResult:
                 "visible_scopes": self.visible_scopes, "path": self.path, "removed": self.removed,
                 "threshold": self.threshold, "best_below": self.best_below}
 
-    def note(self) -> str | None:
-        """One sentence on what the threshold removed (None when it removed nothing)."""
+    def note(self, option: str = "threshold=") -> str | None:
+        """One sentence on what the threshold removed (None when it removed nothing); ``option``
+        names the setting to lower where the caller has its own (the CLI's ``--threshold``)."""
         n = self.removed.get("threshold", 0)
         if not n or self.best_below is None:
             return None
         return (f"{n} candidate{'s' if n != 1 else ''} fell under the relevance threshold {self.threshold:.2f} "
-                f"(the best at {self.best_below:.2f}); a lower threshold= would return "
+                f"(the best at {self.best_below:.2f}); a lower {option} would return "
                 f"{'them' if n != 1 else 'it'}")
 
 
