@@ -268,6 +268,39 @@ def test_versions_against_ack_order(tmp_path):
     assert ex and ex[0]["earlier"]["memory_id"] == "m10" and ex[0]["later"]["memory_id"] == "m11"
 
 
+def test_an_erased_versions_number_is_free_again(tmp_path):
+    r = base(tmp_path)
+    # bob/drink: m6 (v1) was forgotten; nothing of the fact is on record, so it starts at 1 again.
+    r.write(r.c1, "k12", "bob drink milk", "accepted", "m12", 1, subject="bob", predicate="drink", object="milk")
+    r.ev("write", "m12", 1, "k12")
+    r.row("m12", "bob", "drink", "milk", 1)
+    assert r.check().ok, r.check().summary()
+
+
+def _forget_m2_then_write(tmp_path, version):
+    """alice/drink: m2 (v2, live) forgotten while m1 (v1) and m3 (v3) stay on record, superseded;
+    then a new version of the fact."""
+    r = base(tmp_path)
+    op = r.c1.forget_invoke("m2", actor="agent")
+    r.c1.forget_ok(op, {"decision": "forgotten", "memory_id": "m2", "scope": S})
+    r.ev("forget", "m2", None, "f-m2", {"status": "tombstoned"})
+    r.rows = [x for x in r.rows if x["memory_id"] != "m2"]
+    r.write(r.c1, "k12", "alice drink milk", "accepted", "m12", version, subject="alice", predicate="drink",
+            object="milk")
+    r.ev("write", "m12", version, "k12")
+    r.row("m12", "alice", "drink", "milk", version)
+    return r.check()
+
+
+@pytest.mark.parametrize("version, kinds", [(4, set()), (3, {"version_twice", "ack_order"}),
+                                            (2, {"ledger_order", "ack_order"})])
+def test_a_number_on_record_is_never_given_again(tmp_path, version, kinds):
+    rep = _forget_m2_then_write(tmp_path, version)
+    assert {ex["kind"] for ex in rep.anomalies["version_order"]} == kinds, rep.summary()
+    if version == 3:
+        assert found(rep, "version_order", kind="version_twice", version=3, memory_ids=["m3", "m12"])
+
+
 def test_concurrent_writes_may_take_either_order(tmp_path):
     r = base(tmp_path)
     a = r.c1.write_invoke(S, "carol city oslo", actor="agent", idempotency_key="k12", subject="carol",

@@ -139,3 +139,20 @@ def test_live_versions_of_a_fact_stay_one_per_source_and_flagged_when_several(wr
         newest = max(live, key=lambda r: r["version"])
         assert state.by_entity[key] == newest["memory_id"]
         assert state.live_ids(key) == {r["memory_id"] for r in live}
+
+
+def test_the_next_version_is_one_above_the_highest_on_record():
+    st = ScopeState()
+    write(st, rec("likes tea", "user", "drink", "tea", confidence=0.9))
+    kept = write(st, rec("likes coffee", "user", "drink", "coffee", confidence=0.5)).record  # v2, superseded
+    live = write(st, rec("likes water", "user", "drink", "water", confidence=0.95)).record  # v3, live
+    assert live["version"] == 3
+    key = live["entity_key"]
+    st.remove(live["memory_id"])  # erased: its number goes with it
+    assert st.next_version(key) == 3
+    st.put({**kept, "status": "evicted"})  # a superseded version evicted
+    assert st.next_version(key) == 2
+    st.hold_version(key, 2, kept["memory_id"])  # counted once, however often it is put
+    st.hold_version(key, 2, kept["memory_id"])
+    assert st.versions[key].count((2, kept["memory_id"])) == 1
+    assert st.copy().versions == st.versions

@@ -164,7 +164,7 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
         new = refreshed(old, now_us, ctx.lifecycle.refresh_confidence_bump)
         return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
                                of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
-    rec["version"] = state.entity_version.get(key, 0) + 1 if key else int(old["version"]) + 1
+    rec["version"] = state.next_version(key) if key else int(old["version"]) + 1
     if rec["status"] == "pending":
         return Outcome([Change(E.WRITE, req.scope, rec["memory_id"], record=rec,
                                reason=f"an update of {old_id}, held for review")],

@@ -26,7 +26,10 @@ class ScopeState:
     records: dict[str, dict] = field(default_factory=dict)  # memory_id -> record (live or pending)
     by_entity: dict[str, str] = field(default_factory=dict)  # entity_key -> live id
     by_hash: dict[str, str] = field(default_factory=dict)  # content_hash -> live text-only id
-    entity_version: dict[str, int] = field(default_factory=dict)  # entity_key -> highest version seen
+    # entity_key -> ((version, memory_id), ...) sorted: the fact's versions on record (live, pending
+    # or superseded). The next version is one above the highest; an erased or evicted version leaves
+    # no trace, its number included, so a reload from L2 numbers exactly as the hot state did.
+    versions: dict[str, tuple] = field(default_factory=dict)
     # entity_key -> the other live versions of a fact while a contradiction awaits review (by_entity
     # holds the newest); tuples, so a copy shares them. Empty unless a close call is pending.
     disputed: dict[str, tuple] = field(default_factory=dict)
@@ -38,7 +41,7 @@ class ScopeState:
     def copy(self) -> ScopeState:
         """A copy to change and swap in whole: indexes copied, records and vectors shared
         (records are replaced, never edited in place)."""
-        return ScopeState(dict(self.records), dict(self.by_entity), dict(self.by_hash), dict(self.entity_version),
+        return ScopeState(dict(self.records), dict(self.by_entity), dict(self.by_hash), dict(self.versions),
                           dict(self.disputed), dict(self.vectors), self.near_cache)
 
     def get(self, memory_id: str) -> dict | None:
@@ -52,11 +55,14 @@ class ScopeState:
         old = self.records.get(mid)
         if old is not None:
             self._unindex(old)
+        status = rec["status"]
         if key is not None:
-            self.entity_version[key] = max(self.entity_version.get(key, 0), int(rec["version"]))
+            if status in R.GONE:
+                self._release(key, mid)
+            else:
+                self.hold_version(key, int(rec["version"]), mid)
         if vector is not None:
             self.vectors[mid] = vector
-        status = rec["status"]
         if status in R.LIVE:
             self.records[mid] = rec
             if key is not None:
@@ -90,7 +96,32 @@ class ScopeState:
         self.vectors.pop(memory_id, None)
         if rec is not None:
             self._unindex(rec)
+            if rec.get("entity_key") is not None:
+                self._release(rec["entity_key"], memory_id)
         return rec
+
+    def next_version(self, key: str) -> int:
+        """The version a new write of this fact gets: one above the highest on record."""
+        held = self.versions.get(key)
+        return held[-1][0] + 1 if held else 1
+
+    def hold_version(self, key: str, version: int, memory_id: str) -> None:
+        """Count ``version`` of the fact as on record (a superseded row L2 holds, or a record put)."""
+        held = self.versions.get(key, ())
+        if (version, memory_id) in held:  # the usual case: a patch of a record already counted
+            return
+        # Tuples, replaced never edited: a copy of the state shares them.
+        self.versions[key] = tuple(sorted([*(p for p in held if p[1] != memory_id), (version, memory_id)]))
+
+    def _release(self, key: str, memory_id: str) -> None:
+        held = self.versions.get(key)
+        if held is None:
+            return
+        rest = tuple(p for p in held if p[1] != memory_id)
+        if rest:
+            self.versions[key] = rest
+        else:
+            del self.versions[key]
 
     def live_ids(self, key: str) -> set[str]:
         """The live versions of one fact: one, or several while a contradiction awaits review."""
@@ -169,7 +200,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     """
     key = rec.get("entity_key")
     if rec["status"] == "pending":
-        rec["version"] = (state.entity_version.get(key, 0) + 1) if key else 1
+        rec["version"] = state.next_version(key) if key else 1
         return Decision(R.PENDING, rec)
     if key is None:
         existing_id = state.by_hash.get(rec["content_hash"])
@@ -183,7 +214,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         if close_by is not None and close_by in state.records:
             return Decision(R.MERGED, refreshed(state.records[close_by], now_us, rules.refresh_bump))
         return Decision(R.ACCEPTED, rec)
-    rec["version"] = state.entity_version.get(key, 0) + 1
+    rec["version"] = state.next_version(key)
     live = state.live_versions(key)
     if not live:
         return Decision(R.ACCEPTED, rec)

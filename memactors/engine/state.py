@@ -41,9 +41,8 @@ class StateMixin:
         fresh = {s: ScopeState() for s in scopes}
         for r, v in sorted(zip(rows, vecs), key=lambda rv: (rv[0]["version"], rv[0]["updated_at"])):
             fresh[r["scope"]].put(R.complete(r), v)
-        for scope, key, version in versions:  # versions of a fact never repeat after a reload
-            ev = fresh[scope].entity_version
-            ev[key] = max(ev.get(key, 0), int(version))
+        for scope, key, version, mid in versions:  # superseded ones count too: their numbers are taken
+            fresh[scope].hold_version(key, int(version), mid)
         return fresh
 
     async def _replay(self, only: set[str] | None) -> None:

@@ -392,13 +392,13 @@ class L2Store:
         where = f"{F.scope_in(scopes)} AND {F.status_in(statuses)}"
         return _rows(self.table.search().where(where).limit(None).to_arrow())
 
-    def entity_versions(self, scopes: list[str]) -> list[tuple[str, str, int]]:
-        """(scope, entity key, version) of the superseded versions of these scopes' facts: a
-        reloaded scope must not give their version numbers again. Three narrow columns."""
+    def entity_versions(self, scopes: list[str]) -> list[tuple[str, str, int, str]]:
+        """(scope, entity key, version, memory id) of the superseded versions of these scopes'
+        facts: a reloaded scope must not give their version numbers again. Narrow columns."""
         where = f"{F.scope_in(scopes)} AND status = 'superseded' AND entity_key IS NOT NULL"
-        tbl = self.table.search().where(where).select(["scope", "entity_key", "version"]).limit(None).to_arrow()
-        return list(zip(tbl.column("scope").to_pylist(), tbl.column("entity_key").to_pylist(),
-                        tbl.column("version").to_pylist()))
+        cols = ["scope", "entity_key", "version", "memory_id"]
+        tbl = self.table.search().where(where).select(cols).limit(None).to_arrow()
+        return list(zip(*(tbl.column(c).to_pylist() for c in cols)))
 
     def get(self, memory_ids: list[str]) -> tuple[list[dict], list]:
         """The rows of these memory ids and their vectors."""

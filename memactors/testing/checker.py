@@ -39,8 +39,10 @@ Anomalies, each a list of examples (dicts with a ``kind``):
   text-only memories with the same content in one scope;
 - ``phantom``: a write or forget event (or a store row) no acknowledged or in-flight
   operation explains;
-- ``version_order``: versions of one subject+predicate not exactly 1..n, decreasing in ledger
-  order, not increasing with acknowledgement order, or an ack naming another version than
+- ``version_order``: versions of one subject+predicate with a gap in 1..n, a number given
+  again while its first holder is on record (an erased or evicted version's number is free:
+  the next version is one above the highest on record), below one on record in ledger order,
+  not increasing with acknowledgement order, or an ack naming another version than
   the ledger (a refresh of an older version still live beside a newer one in a close call
   awaiting review is in order);
 - ``multiple_active``: more than one active version of one subject+predicate in one scope
@@ -59,7 +61,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..core.records import normalise
+from ..core.records import GONE, normalise
 from .history import canonical_scope
 
 CATEGORIES = ("lost", "duplicated", "phantom", "version_order", "multiple_active", "superseded_visible",
@@ -68,6 +70,7 @@ PRIMARY = ("write", "write_working", "refresh", "merge", "block")  # the one eve
 NEW_VERSION = ("accepted", "redacted", "superseded_previous", "kept_as_superseded", "pending", "contradiction_queued")
 ACTIVE_AT_ACK = ("accepted", "redacted", "superseded_previous", "refreshed", "merged", "contradiction_queued")
 SAME_MEMORY = ("refreshed", "merged")  # the write names an existing memory: no new version
+INF = float("inf")
 
 
 @dataclass
@@ -158,6 +161,7 @@ class _Ledger:
         self.status: dict[str, list[str]] = defaultdict(list)  # memory id -> statuses, in seq order
         self.forgets: dict[str, list[dict]] = defaultdict(list)
         self.disputed: set[str] = set()  # both sides of close calls flagged for review
+        self.gone_at: dict[str, int] = {}  # memory id -> seq of its erasure or eviction (off record)
         for e in self.events:
             a, mid = e["action"], e.get("memory_id")
             reason = e.get("reason") or ""
@@ -169,8 +173,15 @@ class _Ledger:
                 self.writes[mid].append(e)
             elif a == "status" and (e.get("data") or {}).get("status"):
                 self.status[mid].append(e["data"]["status"])
+                if e["data"]["status"] in GONE:
+                    self.gone_at.setdefault(mid, e["seq"])
             elif a == "forget":
                 self.forgets[mid].append(e)
+                self.gone_at.setdefault(mid, e["seq"])
+
+    def on_record(self, mid: str, seq: float) -> bool:
+        """Whether memory ``mid`` was still on record (not erased or evicted) at ``seq``."""
+        return mid not in self.gone_at or self.gone_at[mid] > seq
 
     def final_status(self, mid: str, at_ack: str | None) -> str | None:
         """tombstoned, the last status event's status, else the acknowledged status (None: unknown)."""
@@ -350,18 +361,22 @@ def _check_versions(report: CheckReport, writes: list[_Op], ledger: _Ledger, row
             groups[ent].append(e)
     for ent, evs in groups.items():
         versions = [e.get("version") for e in evs]
-        for v, n in Counter(versions).items():
-            if n > 1:
-                report.add("version_order", kind="version_twice", entity=list(ent), version=v,
-                           memory_ids=[e.get("memory_id") for e in evs if e.get("version") == v])
+        for k, b in enumerate(evs):
+            # Against the versions still on record when it was written: an erased or evicted
+            # version leaves no trace, its number included (ScopeState.next_version).
+            held = [a for a in evs[:k] if ledger.on_record(a.get("memory_id"), b["seq"])]
+            twice = [a for a in held if a.get("version") == b.get("version")]
+            if twice:
+                report.add("version_order", kind="version_twice", entity=list(ent), version=b.get("version"),
+                           memory_ids=[a.get("memory_id") for a in twice] + [b.get("memory_id")])
+            top = max(held, key=lambda a: a.get("version"), default=None)
+            if top is not None and b.get("version") < top.get("version"):
+                report.add("version_order", kind="ledger_order", entity=list(ent),
+                           earlier={"seq": top["seq"], "version": top.get("version")},
+                           later={"seq": b["seq"], "version": b.get("version")})
         missing = sorted(set(range(1, max(versions) + 1)) - set(versions))
         if missing and ent[0] not in unplaced:
             report.add("version_order", kind="version_gap", entity=list(ent), missing=missing[:10])
-        for a, b in zip(evs, evs[1:]):
-            if b.get("version") < a.get("version"):
-                report.add("version_order", kind="ledger_order", entity=list(ent),
-                           earlier={"seq": a["seq"], "version": a.get("version")},
-                           later={"seq": b["seq"], "version": b.get("version")})
     _check_ack_order(report, writes, ledger)
 
 
@@ -403,8 +418,18 @@ def _check_ack_order(report: CheckReport, writes: list[_Op], ledger: _Ledger) ->
             if refreshed and b.done.get("memory_id") in ledger.disputed:
                 continue  # an older version still live beside a newer one, awaiting review
             v, a = (best_active if refreshed else best_all)[i - 1]
+            if a is not None and not refreshed and not ledger.on_record(a.done.get("memory_id"), _write_seq(ledger, b)):
+                # the highest was erased or evicted before this one was written: its number is free
+                at = _write_seq(ledger, b)
+                v, a = max(((o.done["version"], o) for o in done[:i] if ledger.on_record(o.done.get("memory_id"), at)),
+                           key=lambda p: p[0], default=(0, None))
             if a is not None and (b.done["version"] < v if refreshed else b.done["version"] <= v):
                 report.add("version_order", kind="ack_order", entity=list(ent), earlier=a.brief(), later=b.brief())
+
+
+def _write_seq(ledger: _Ledger, o: _Op) -> float:
+    evs = ledger.writes.get(o.done.get("memory_id"))
+    return evs[0]["seq"] if evs else INF
 
 
 def _check_visible(report: CheckReport, forgets: list[_Op], recalls: list[_Op], ledger: _Ledger, rows: list[dict],
