@@ -601,20 +601,21 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         under one of ``prefixes`` (the actor's read grants, canonical scope paths, so a prefix
         match is a segment match), recalls whose every allowed scope lies there, and their
         citations. ``None``: everything (a read grant on /global/). Never keys or idempotency."""
-        cur = self.con.cursor()
+        cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
         if prefixes is None:
-            ev = cur.execute("SELECT * FROM events ORDER BY seq").to_arrow_table()
-            rc = cur.execute("SELECT * FROM recalls").to_arrow_table()
-            ct = cur.execute("SELECT * FROM citations").to_arrow_table()
+            ev = cur.sql("SELECT * FROM events ORDER BY seq").to_arrow_table()
+            rc = cur.sql("SELECT * FROM recalls").to_arrow_table()
+            ct = cur.sql("SELECT * FROM citations").to_arrow_table()
         else:
-            ev = cur.execute("""SELECT * FROM events e WHERE EXISTS (
+            ev = cur.sql("""SELECT * FROM events e WHERE EXISTS (
                                   SELECT 1 FROM unnest(?::VARCHAR[]) g(p) WHERE starts_with(e.scope, g.p))
-                                ORDER BY seq""", [prefixes]).to_arrow_table()
+                                ORDER BY seq""", params=[prefixes]).to_arrow_table()
             covered = """NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE NOT EXISTS (
                            SELECT 1 FROM unnest(?::VARCHAR[]) g(p) WHERE starts_with(a.s, g.p)))"""
-            rc = cur.execute(f"SELECT * FROM recalls r WHERE {covered}", [prefixes]).to_arrow_table()
-            ct = cur.execute(f"""SELECT c.* FROM citations c WHERE c.recall_id IN (
-                                   SELECT recall_id FROM recalls r WHERE {covered})""", [prefixes]).to_arrow_table()
+            rc = cur.sql(f"SELECT * FROM recalls r WHERE {covered}", params=[prefixes]).to_arrow_table()
+            ct = cur.sql(f"""SELECT c.* FROM citations c WHERE c.recall_id IN (
+                               SELECT recall_id FROM recalls r WHERE {covered})""",
+                         params=[prefixes]).to_arrow_table()
         return {"events": ev, "recalls": rc, "citations": ct}
 
     def recall_log(self, recall_id: str) -> dict | None:
