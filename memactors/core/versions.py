@@ -107,11 +107,14 @@ class ScopeState:
 
     def hold_version(self, key: str, version: int, memory_id: str) -> None:
         """Count ``version`` of the fact as on record (a superseded row L2 holds, or a record put)."""
-        held = self.versions.get(key, ())
-        if (version, memory_id) in held:  # the usual case: a patch of a record already counted
-            return
         # Tuples, replaced never edited: a copy of the state shares them.
-        self.versions[key] = tuple(sorted([*(p for p in held if p[1] != memory_id), (version, memory_id)]))
+        held = self.versions.get(key)
+        if held is None:
+            self.versions[key] = ((version, memory_id),)
+        elif held[-1][0] < version:  # the usual case: a new highest version (no older pair of its id can be the top)
+            self.versions[key] = (*held, (version, memory_id))
+        elif held[-1] != (version, memory_id) and (version, memory_id) not in held:  # else: a patch, counted already
+            self.versions[key] = tuple(sorted([*(p for p in held if p[1] != memory_id), (version, memory_id)]))
 
     def _release(self, key: str, memory_id: str) -> None:
         held = self.versions.get(key)
