@@ -108,3 +108,35 @@ def test_the_chinese_cue_shortcut_changes_no_result(text):
     from memactors.core.contradictions import _zh_cue_loops, _zh_cues
 
     assert _zh_cues(text) == _zh_cue_loops(text)
+
+
+def _english_texts() -> list[str]:
+    pairs = json.load(open(FIXTURE, encoding="utf-8"))["pairs"]
+    fixed = [t for p in pairs for t in (p["a"], p["b"]) if p["lang"] == "en"]
+    return fixed + ["No longer on the 3rd floor, room 101 not 102", "note 2 says 3.5 kg; step 7", "",
+                    "It's true: she isn't married, never was", "Closes at 9:30, opens at 7"]
+
+
+@pytest.mark.parametrize("norm", [False, True])
+def test_the_one_pass_english_cues_equal_the_two_pass_reading(norm):
+    """``_en_parts`` (one pass, word kinds remembered) gives exactly what setting the cue
+    words aside first and reading the rest gives, on the labelled set and edge cases."""
+    from memactors.core.contradictions import _en_parts, _en_parts_two_pass, _norm
+
+    for text in _english_texts():
+        t = _norm(text) if norm else text.lower()
+        assert _en_parts(t) == _en_parts_two_pass(t), text
+        assert _en_parts(t) == _en_parts(t)  # the second time from the remembered kinds
+
+
+@pytest.mark.parametrize("text", ["Alice can't stand tea", "ALICE IS FOND OF TEA", "Bob cannot come; no longer", "Ｆｕｌｌ ｗｉｄｔｈ ｔｅｘｔ",
+                                  "café’s owner isn’t here", "爱丽丝，喜欢绿茶。"])
+def test_the_ascii_shortcut_normalises_as_nfkc_casefold(text):
+    import unicodedata
+
+    from memactors.core.contradictions import _CONTRACTIONS_RE, _norm
+
+    ref = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    for pat, rep in _CONTRACTIONS_RE:  # every pattern, hint or no hint
+        ref = pat.sub(rep, ref)
+    assert _norm(text) == ref

@@ -121,9 +121,17 @@ _CONTRACTIONS_RE = tuple((_re.compile(p), r) for p, r in _CONTRACTIONS)
 _CONTRACTION_HINTS = ("'", "cannot", "fond", "longer")  # a text with none of these has no contraction
 
 
+_HINT = _re.compile("|".join(map(_re.escape, _CONTRACTION_HINTS)))
+
+
 def _norm(text: str) -> str:
-    t = _ud.normalize("NFKC", text).casefold().replace("’", "'")
-    if any(h in t for h in _CONTRACTION_HINTS):  # most texts: no pattern to run
+    # ASCII (most English texts): NFKC changes nothing and casefold is lower; the check for an
+    # already normal text is ~20x cheaper than normalising it.
+    if text.isascii():
+        t = text.lower()
+    else:
+        t = (text if _ud.is_normalized("NFKC", text) else _ud.normalize("NFKC", text)).casefold().replace("’", "'")
+    if _HINT.search(t) is not None:  # most texts: no pattern to run
         for pat, rep in _CONTRACTIONS_RE:
             t = pat.sub(rep, t)
     return t
@@ -183,27 +191,76 @@ def _stem(w: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
+def _en_parts_two_pass(t: str) -> tuple[int, set, set, tuple]:
+    """(negations, antonym sides, terms, numbers) of a normalised English text: the cue words
+    set aside first, then the rest word by word (``_en_parts`` in one pass, the same result)."""
+    neg, sides, words = _en_cues(_WORD.findall(t))
+    terms, nums = set(), []
+    for i, w in enumerate(words):
+        if not w[0].isdigit():  # _WORD yields letters or a number, never both
+            if w not in _STOP:
+                terms.add(_stem(w))
+        elif i > 0 and words[i - 1] in _LABEL_HEADS:
+            terms.add(f"{words[i - 1]}#{w}")
+        else:
+            nums.append(w)
+    return neg, sides, terms, tuple(nums)
+
+
+_NEG, _NUMBER, _STOPWORD = object(), object(), object()
+_KINDS: dict[str, object] = {}  # word -> _NEG, its antonym sides (a tuple), _NUMBER, _STOPWORD or its stem
+_KINDS_MAX = 200_000  # words remembered (a bound on memory; a word past it is classified each time)
+
+
+def _kind(w: str) -> object:
+    if w in _NEG_EN:
+        return _NEG
+    sides = _SIDES_EN.get(w)
+    if sides:
+        return sides
+    if w[0].isdigit():
+        return _NUMBER
+    return _STOPWORD if w in _STOP else _stem(w)
+
+
+def _en_parts(t: str) -> tuple[int, set, set, tuple]:
+    """``_en_parts_two_pass`` in one pass, each word's kind looked up once (a new text's cues
+    were most of the check's cost)."""
+    neg, sides, terms, nums, prev = 0, set(), set(), [], None
+    kinds = _KINDS
+    for w in _WORD.findall(t):
+        k = kinds.get(w)
+        if k is None:
+            k = _kind(w)
+            if len(kinds) < _KINDS_MAX:
+                kinds[w] = k
+        if k is _NEG:
+            neg += 1
+            continue
+        if k.__class__ is tuple:
+            sides.update(k)
+            continue
+        if k is _NUMBER:
+            if prev in _LABEL_HEADS:
+                terms.add(f"{prev}#{w}")
+            else:
+                nums.append(w)
+        elif k is not _STOPWORD:
+            terms.add(k)
+        prev = w
+    return neg, sides, terms, tuple(nums)
+
+
 @_lru_cache(maxsize=65_536)  # a live memory is compared with every close write of its scope
 def _parts(text: str):
     t = _norm(text)
-    zh = bool(_CJK.search(t))
-    if zh:
+    if not t.isascii() and _CJK.search(t):
         neg, sides, rest = _zh_cues(t)
         nums = tuple(_ZH_NUM.findall(rest))
         han = _NOT_HAN.sub("", _ZH_NUM.sub(" ", rest))
         terms = {han[i:i + 2] for i in range(len(han) - 1)} or ({han} if han else set())
     else:
-        neg, sides, words = _en_cues(_WORD.findall(t))
-        terms, nums = set(), []
-        for i, w in enumerate(words):
-            if not w[0].isdigit():  # _WORD yields letters or a number, never both
-                if w not in _STOP:
-                    terms.add(_stem(w))
-            elif i > 0 and words[i - 1] in _LABEL_HEADS:
-                terms.add(f"{words[i - 1]}#{w}")
-            else:
-                nums.append(w)
-        nums = tuple(nums)
+        neg, sides, terms, nums = _en_parts(t)
     return neg, frozenset(sides), frozenset(terms), nums
 
 

@@ -363,7 +363,9 @@ class NearCopies:
         if cos is not None:
             if len(cos) <= self.SMALL:  # a few memories (the usual scope): numpy's per-call cost dominates
                 c = cos.tolist()
-                order = sorted((j for j in range(len(c)) if c[j] >= cut), key=c.__getitem__, reverse=True)
+                # most writes have no candidate: one max() instead of a filtered sort
+                order = sorted((j for j in range(len(c)) if c[j] >= cut), key=c.__getitem__, reverse=True) \
+                    if c and max(c) >= cut else ()
             else:
                 idx = np.flatnonzero(cos >= cut)
                 if len(idx) > 4 * k:  # the best 4k only: sorting every candidate cost more than the check
