@@ -50,6 +50,7 @@ from ..gate import Gate, GatePolicy
 from ..gate.identifiers import screen_ids, screen_scope
 from ..store.entries import Entry, encode
 from .naming import owner_index, tenant_tag
+from .erasures import ErasureMixin, Gathered
 from .flush import FlushMixin
 from .gather import SessionMixin
 from .hot import HotCache, NearCopies
@@ -81,7 +82,7 @@ class _NoView:
 NO_VIEW = _NoView()
 
 
-class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin):
+class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin, ErasureMixin):
     def __init__(self, index: int, data_dir: str, config: dict, peers, pools) -> None:
         """Core ``index`` of ``config``'s owners, on the data folder ``data_dir``. ``peers``:
         ``ledger()`` and ``owner(i)`` ports; ``pools``: ``gate_pool(gate, local_embedder)`` and
@@ -411,6 +412,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin)
             for s, st in (await self._load(missing)).items():
                 self.hot.install(s, st)
         staged = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # a sweep loads no cold scope
+        pre = await self._gather_erasures([ops[i] for i in todo if scope_of[i] is not None], staged)
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
         # per scope: live text-only vectors, for semantic dedup (one product per scope and batch)
@@ -427,7 +429,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin)
                                                                      self.cfg.lifecycle.dedup_cosine,
                                                                      self.cfg.lifecycle.text_contradiction_cosine))
                     out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
-                                                   near)
+                                                   near, pre)
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
@@ -549,23 +551,32 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin)
         if GLOBAL_SCOPE in scopes and self.is_global_owner:
             await self._announce_global()
 
-    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int, near) -> tuple[C.Outcome,
-                                                                                                  dict | None]:
-        """Gather what the operation's decision reads, then decide it (``memactors.core.changes``).
-        Returns the outcome and the record it addressed (None for writes and grants)."""
+    async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int, near,
+                      pre: Gathered | None = None) -> tuple[C.Outcome, dict | None]:
+        """Gather what the operation's decision reads (``pre``: what the batch's erasures read
+        at once, ``_gather_erasures``), then decide it (``memactors.core.changes``). Returns the
+        outcome and the record it addressed (None for writes and grants)."""
         ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near.find,
                     similar=near.similar, judge=self.judge,
                     carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
         need = op.GATHER
         if "record" in need:
-            rec = state.get(op.memory_id) or self.working.find(op.memory_id) or await self._record(op.memory_id)
+            rec = state.get(op.memory_id) or self.working.find(op.memory_id)
+            if rec is None:
+                rec = pre.records[op.memory_id] if pre is not None and op.memory_id in pre.records \
+                    else await self._record(op.memory_id)
             ctx.record = rec
             if rec is not None and "versions" in need and op.all_versions and rec.get("entity_key"):
-                await self._flush()  # versions still in the outbox must be in L2 to be found
-                ctx.versions = await asyncio.to_thread(self.l2.versions_of, rec["scope"], rec["entity_key"])
+                fact = (rec["scope"], rec["entity_key"])
+                if pre is not None and fact in pre.versions:
+                    ctx.versions = pre.versions[fact]
+                else:
+                    await self._flush()  # versions still in the outbox must be in L2 to be found
+                    ctx.versions = await asyncio.to_thread(self.l2.versions_of, *fact)
             if rec is not None and "provenance" in need:
                 roots = [rec["memory_id"], *[v["memory_id"] for v in ctx.versions]]
-                ctx.provenance = await self.ledger.provenance(roots)
+                ctx.provenance = pre.provenance if pre is not None and pre.roots.issuperset(roots) \
+                    else await self.ledger.provenance(roots)
         if need & GATHERED_ELSEWHERE:
             await self._gather_more(op, ctx)  # the source record, vectors, the gate's verdict, the author
         return C.decide(op, ctx), ctx.record

@@ -11,8 +11,9 @@ Every agent acts through sessions and the batched operations, one call of each k
   "recall everything about that other user" is refused, as it must be);
 - each open session then ends its turn (promotion L1 -> L2 by rule, one call per owner), and a
   ``TaskEnd`` completes its session (last promotion, the outcome written);
-- a ``Forget`` erases every version of the fact (``forget(scope="fact")``), found by the
-  newest write of its subject and predicate in that scope.
+- the tick's ``Forget``s are one ``rt.batch`` of ``ops.Forget(erase="fact")`` (every version of
+  the fact, one call per owner), found by the newest write of its subject and predicate in that
+  scope.
 
 The runtime runs on a ``ManualClock`` set to the simulated time each tick, so recency, TTLs and
 the session TTL follow the simulated clock; ``sweep`` is ``rt.gc()``. Demotion is not run: the
@@ -26,6 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from .. import ops as O
 from ..core.clock import US_PER_DAY, ManualClock
 from ..core.errors import AccessDenied, MemactorsError
 from ..core.scopes import parse_scope
@@ -153,20 +155,32 @@ class MemactorsBackend:
                 res.hits[i] = [{k: getattr(h, k) for k in HIT_FIELDS} for h in r.hits]
 
     def _forgets(self, actions: Sequence[Action], res: TickResult) -> None:
+        """The tick's forgets as one ``rt.batch`` (one call per owner, not one per forget)."""
+        at, ops, facts = [], [], []
         for i, a in enumerate(actions):
             if not isinstance(a, Forget):
                 continue
             try:
                 scope = _norm(a.scope)
-                mid = self._facts.get((scope, a.subject, a.predicate))
+                fact = (scope, a.subject, a.predicate)
+                mid = None if fact in facts else self._facts.get(fact)  # asked twice this tick: erased once
                 if mid is None:  # nothing written: still refused outside the agent's grants
                     self._check_write(a.agent, scope)
                     continue
-                self.rt.forget(mid, actor=a.agent, reason=a.reason, erase="fact")
-                del self._facts[(scope, a.subject, a.predicate)]
-                res.info["forgotten"] = res.info.get("forgotten", 0) + 1
             except MemactorsError as e:
                 res.errors[i] = error_string(e)
+                continue
+            at.append(i)
+            ops.append(O.Forget(mid, actor=a.agent, reason=a.reason, erase="fact"))
+            facts.append(fact)
+        if not ops:
+            return
+        for i, fact, r in zip(at, facts, self.rt.batch(ops, return_errors=True)):
+            if isinstance(r, MemactorsError):
+                res.errors[i] = error_string(r)
+                continue
+            self._facts.pop(fact, None)
+            res.info["forgotten"] = res.info.get("forgotten", 0) + 1
 
     def _check_write(self, actor: str, scope: str) -> None:
         if not any(g["write"] and parse_scope(g["scope"]).is_ancestor_or_self(parse_scope(scope))

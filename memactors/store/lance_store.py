@@ -411,6 +411,18 @@ class L2Store:
         where = f"{F.scope_in([scope])} AND entity_key = {F.quote(F.check_hex(entity_key))}"
         return _rows(self.table.search().where(where).limit(None).to_arrow())[0]
 
+    def versions_of_many(self, facts: list[tuple[str, str]]) -> list[dict]:
+        """``versions_of`` for many (scope, entity key) pairs in one query (a batch of erasures):
+        the rows of those facts, whatever their status."""
+        if not facts:
+            return []
+        scopes = sorted({s for s, _ in facts})
+        keys = ", ".join(F.quote(F.check_hex(k)) for k in sorted({k for _, k in facts}))
+        rows = _rows(self.table.search().where(f"{F.scope_in(scopes)} AND entity_key IN ({keys})")
+                     .limit(None).to_arrow())[0]
+        want = set(facts)
+        return [r for r in rows if (r["scope"], r["entity_key"]) in want]  # scopes x keys: only the pairs asked
+
     def rivals(self, scopes: list[str], entity_keys: list[str], now_us: int, *, extra: str | None = None) -> list[dict]:
         """Live rows of these scopes with one of these entity keys (conflict resolution needs
         every visible rival, cold scopes' too). ``extra``: a ``filters.visibility`` clause."""

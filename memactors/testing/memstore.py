@@ -78,6 +78,10 @@ class MemoryL2Store:
     def versions_of(self, scope: str, entity_key: str) -> list[dict]:
         return self._select(lambda r: r["scope"] == scope and r.get("entity_key") == entity_key)[0]
 
+    def versions_of_many(self, facts: list[tuple[str, str]]) -> list[dict]:
+        want = set(facts)
+        return self._select(lambda r: (r["scope"], r.get("entity_key")) in want)[0]
+
     def _recallable(self, r: dict, scopes: set[str], now_us: int) -> bool:
         hard = r.get("hard_expires_at")
         return r["scope"] in scopes and r["status"] in R.LIVE and (hard is None or hard > now_us)

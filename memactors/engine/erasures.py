@@ -1,0 +1,65 @@
+"""What a batch of erasures reads before it is decided, read once for the whole batch (DESIGN
+section 9: gather, then decide purely).
+
+Mixed into ``ScopeCore``. An erasure (``ForgetOp``) reads its memory's record, every version of
+its fact from L2 (``erase="fact"``) and the provenance closure from the ledger; one at a time
+that was an L2 query and a ledger query per erasure (~10 ms each here). For a batch of two or
+more, ``_gather_erasures`` makes one of each: the versions of all the batch's facts in one Lance
+query, the provenance of all their roots in one ledger call (a superset for each erasure:
+``core.erasure.closure`` follows edges from its own roots only). None of this sees the batch's
+own staged changes, exactly as the one-at-a-time reads did not: L2 and the ledger hold only
+what is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from ..core.project import Rows, apply
+
+
+@dataclass(slots=True)
+class Gathered:
+    records: dict[str, dict | None] = field(default_factory=dict)  # memory id -> record from the ledger
+    versions: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # (scope, entity key) -> rows
+    roots: frozenset = frozenset()  # the memory ids ``provenance`` covers
+    provenance: tuple | None = None  # (records, edges) for ``roots``
+
+
+class ErasureMixin:
+    async def _gather_erasures(self, ops: list, staged: dict) -> Gathered | None:
+        """One read of each kind for the erasures among ``ops`` (None: fewer than two)."""
+        ops = [op for op in ops if "provenance" in op.GATHER]
+        if len(ops) < 2:
+            return None
+        out = Gathered()
+        recs: dict[str, dict | None] = {}
+        cold = []
+        for op in ops:
+            st = staged.get(self.hot.where.get(op.memory_id))
+            rec = (st.get(op.memory_id) if st is not None else None) or self.working.find(op.memory_id)
+            if rec is None:
+                cold.append(op.memory_id)
+            recs[op.memory_id] = rec
+        if cold:
+            rows = Rows()
+            for _, ch in await self.ledger.history(sorted(set(cold))):
+                if ch is not None:
+                    apply(rows, ch)
+            for mid in cold:
+                out.records[mid] = recs[mid] = rows.get(mid)
+        facts = sorted({(r["scope"], r["entity_key"]) for op in ops if op.all_versions
+                        for r in [recs[op.memory_id]] if r is not None and r.get("entity_key")})
+        if facts:
+            await self._flush()  # versions still in the outbox must be in L2 to be found
+            for row in await asyncio.to_thread(self.l2.versions_of_many, facts):
+                out.versions.setdefault((row["scope"], row["entity_key"]), []).append(row)
+            for f in facts:
+                out.versions.setdefault(f, [])
+        roots = {mid for mid, r in recs.items() if r is not None}
+        roots |= {v["memory_id"] for vs in out.versions.values() for v in vs}
+        if roots:
+            out.roots = frozenset(roots)
+            out.provenance = await self.ledger.provenance(sorted(roots))
+        return out

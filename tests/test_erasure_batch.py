@@ -1,0 +1,80 @@
+"""Erasures sent together (``rt.batch`` of ``ops.Forget``: one call per owner, their reads made
+once for the batch, ``engine.erasures``) erase exactly what the same erasures one at a time
+erase: every version of a fact, what was derived from an erased memory in its scope, nothing
+else. Two stores built alike on the process host (real LanceDB and DuckDB files), one erased
+forget by forget, the other in one batch; compared by content (memory ids differ)."""
+
+from __future__ import annotations
+
+import memactors
+from memactors import ops as O
+
+ORG = "/org/ebatch/"
+ALICE, BOB = ORG + "user/alice/", ORG + "user/bob/"
+
+
+def _build(rt):
+    """The same memories in each store; returns {label: memory id} and {memory id: text}."""
+    rt.grant("ag", ORG, write=True)
+    ids, text = {}, {}
+
+    def put(label, scope, t, **kw):
+        r = rt.write(scope, t, actor="ag", **kw)
+        ids[label], text[r.memory_id] = r.memory_id, t
+
+    for who, scope in (("alice", ALICE), ("bob", BOB)):
+        for obj in ("tea", "coffee", "water"):  # three versions of one fact
+            put(f"{who}-drink-{obj}", scope, f"{who} drinks {obj}", subject=who, predicate="drink", object=obj)
+        put(f"{who}-city", scope, f"{who} lives in Lisbon", subject=who, predicate="city", object="Lisbon")
+        put(f"{who}-note", scope, f"{who} keeps a diary about gardening")
+        put(f"{who}-summary", scope, f"summary: {who} moved to Lisbon", derived_from=[ids[f"{who}-city"]])
+    rt.flush()
+    return ids, text
+
+
+ERASE = [("alice-drink-water", "fact"), ("alice-city", "memory"), ("bob-note", "memory"),
+         ("bob-drink-tea", "fact")]  # bob's tea is superseded: erase="fact" still takes the fact
+
+
+def _live(rt, text) -> set[str]:
+    ag = rt.agent("ag", scopes=[ALICE, BOB])
+    return {m.content for scope in (ALICE, BOB) for m in ag.list(scope=scope, limit=None)}
+
+
+def _erased(results, text) -> list[set[str]]:
+    return [{text[m] for m in r.forgotten} for r in results]
+
+
+def test_a_batch_of_erasures_erases_what_the_same_erasures_one_by_one_do(tmp_path):
+    seen = {}
+    for how in ("one_by_one", "batch"):
+        rt = memactors.connect(tmp_path / how, host="process", config={"runtime": {"num_owners": 1}})
+        try:
+            ids, text = _build(rt)
+            ops = [O.Forget(ids[label], actor="ag", reason="test", erase=erase) for label, erase in ERASE]
+            results = [rt.batch([op])[0] for op in ops] if how == "one_by_one" else rt.batch(ops)
+            seen[how] = (_erased(results, text), _live(rt, text), rt.audit.verify()["ok"])
+        finally:
+            rt.close()
+    assert seen["batch"] == seen["one_by_one"]
+    erased, live, ok = seen["batch"]
+    assert ok
+    assert erased[0] == {"alice drinks tea", "alice drinks coffee", "alice drinks water"}
+    assert erased[1] == {"alice lives in Lisbon", "summary: alice moved to Lisbon"}  # its summary in its scope
+    assert erased[2] == {"bob keeps a diary about gardening"}
+    assert erased[3] == {"bob drinks tea", "bob drinks coffee", "bob drinks water"}
+    assert live == {"alice keeps a diary about gardening", "bob lives in Lisbon", "summary: bob moved to Lisbon"}
+
+
+def test_a_batch_erasure_of_an_unknown_id_is_refused_alone(tmp_path):
+    rt = memactors.connect(tmp_path / "d", host="process")
+    try:
+        ids, text = _build(rt)
+        ops = [O.Forget(ids["alice-note"], actor="ag", reason="t"), O.Forget("0" * 32, actor="ag", reason="t"),
+               O.Forget(ids["bob-note"], actor="ag", reason="t")]
+        out = rt.batch(ops, return_errors=True)
+        assert type(out[1]).__name__ == "NotFound"
+        assert [text[m] for r in (out[0], out[2]) for m in r.forgotten] == [
+            "alice keeps a diary about gardening", "bob keeps a diary about gardening"]
+    finally:
+        rt.close()
