@@ -78,3 +78,25 @@ def test_a_batch_erasure_of_an_unknown_id_is_refused_alone(tmp_path):
             "alice keeps a diary about gardening", "bob keeps a diary about gardening"]
     finally:
         rt.close()
+
+
+def test_versions_not_yet_in_l2_are_erased_too(tmp_path):
+    """L2 trails the ledger (a long flush interval here): versions still in the outbox are
+    found and erased, one at a time and in a batch, and nothing of them is left after a flush."""
+    cfg = {"runtime": {"num_owners": 1, "l2_flush_interval_s": 3600.0}}
+    for how in ("one", "batch"):
+        rt = memactors.connect(tmp_path / how, host="process", config=cfg)
+        try:
+            ids, text = _build(rt)  # flushed once: these versions are in L2
+            newer = [rt.write(ALICE, f"alice drinks {o}", actor="ag", subject="alice", predicate="drink", object=o)
+                     for o in ("milk", "juice")]  # in the outbox only
+            text.update({r.memory_id: f"alice drinks {o}" for r, o in zip(newer, ("milk", "juice"))})
+            ops = [O.Forget(newer[-1].memory_id, actor="ag", reason="t", erase="fact"),
+                   O.Forget(ids["bob-city"], actor="ag", reason="t")]
+            out = [rt.batch([op])[0] for op in ops] if how == "one" else rt.batch(ops)
+            assert {text[m] for m in out[0].forgotten} == {f"alice drinks {o}" for o in
+                                                          ("tea", "coffee", "water", "milk", "juice")}
+            rt.flush()
+            assert not any("alice drinks" in t for t in _live(rt, text))
+        finally:
+            rt.close()

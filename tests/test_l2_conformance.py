@@ -207,3 +207,22 @@ def test_compaction_keeps_every_index_exact_and_drops_deleted_words(tmp_path):
         push(store, new=[(r, vec(100 + j)) for j, r in enumerate(extra)])
         store.reindex()
         kept = kept + extra
+
+
+def test_the_outbox_says_whether_it_holds_something_of_a_fact():
+    """What a fact's erasure asks before it reads the fact's versions from L2 without a flush:
+    a pending row of the fact, or a pending patch or deletion of a row L2 returned."""
+    kw = dict(subject="alice", predicate="drink")
+    v1 = rec(A, "tea", object="tea", **kw)
+    fact = {(A, v1["entity_key"])}
+    box = L2Outbox()
+    assert not box.touches(fact, {v1["memory_id"]})
+    box.row(v1, vec(1), new=True)
+    assert box.touches(fact, set())  # a new row of the fact
+    assert not box.touches({("/org/c/", v1["entity_key"])}, set())  # the same key in another scope
+    box.take()
+    box.patch(v1["memory_id"], A, {"status": "superseded"})
+    assert box.touches(set(), {v1["memory_id"]}) and not box.touches(set(), {"other"})
+    box.take()
+    box.delete(v1["memory_id"])
+    assert box.touches(set(), {v1["memory_id"]})

@@ -571,8 +571,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 if pre is not None and fact in pre.versions:
                     ctx.versions = pre.versions[fact]
                 else:
-                    await self._flush()  # versions still in the outbox must be in L2 to be found
-                    ctx.versions = await asyncio.to_thread(self.l2.versions_of, *fact)
+                    ctx.versions = await self._versions([fact])
             if rec is not None and "provenance" in need:
                 roots = [rec["memory_id"], *[v["memory_id"] for v in ctx.versions]]
                 ctx.provenance = pre.provenance if pre is not None and pre.roots.issuperset(roots) \

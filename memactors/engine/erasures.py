@@ -6,7 +6,8 @@ its fact from L2 (``erase="fact"``) and the provenance closure from the ledger; 
 that was an L2 query and a ledger query per erasure (~10 ms each here). For a batch of two or
 more, ``_gather_erasures`` makes one of each: the versions of all the batch's facts in one Lance
 query, the provenance of all their roots in one ledger call (a superset for each erasure:
-``core.erasure.closure`` follows edges from its own roots only). None of this sees the batch's
+``core.erasure.closure`` follows edges from its own roots only). L2 is flushed first only when
+the outbox holds something of those facts (``_versions``). None of this sees the batch's
 own staged changes, exactly as the one-at-a-time reads did not: L2 and the ledger hold only
 what is committed.
 """
@@ -52,8 +53,7 @@ class ErasureMixin:
         facts = sorted({(r["scope"], r["entity_key"]) for op in ops if op.all_versions
                         for r in [recs[op.memory_id]] if r is not None and r.get("entity_key")})
         if facts:
-            await self._flush()  # versions still in the outbox must be in L2 to be found
-            for row in await asyncio.to_thread(self.l2.versions_of_many, facts):
+            for row in await self._versions(facts):
                 out.versions.setdefault((row["scope"], row["entity_key"]), []).append(row)
             for f in facts:
                 out.versions.setdefault(f, [])
@@ -63,3 +63,16 @@ class ErasureMixin:
             out.roots = frozenset(roots)
             out.provenance = await self.ledger.provenance(sorted(roots))
         return out
+
+    async def _versions(self, facts: list[tuple[str, str]]) -> list[dict]:
+        """Every row of these facts, read from L2 once it holds all that is committed of them.
+        The outbox is flushed first only when it holds something of theirs (a flush of every
+        pending write was most of an erasure's time); under the flush lock, so no batch is
+        half way to Lance while L2 and the outbox are compared. The caller holds the facts'
+        scope locks: nothing new of them is committed meanwhile."""
+        async with self._flush_lock:
+            rows = await asyncio.to_thread(self.l2.versions_of_many, facts)
+            if not self.outbox.touches(set(facts), {r["memory_id"] for r in rows}):
+                return rows
+        await self._flush()  # versions still in the outbox must be in L2 to be found
+        return await asyncio.to_thread(self.l2.versions_of_many, facts)

@@ -74,6 +74,14 @@ class L2Outbox:
         """Ledger seqs this outbox now answers for (marked applied once flushed)."""
         self._b.seqs.extend(seqs)
 
+    def touches(self, facts: set[tuple[str, str]], memory_ids: set[str]) -> bool:
+        """Whether Lance has yet to learn something of these facts ((scope, entity key) pairs)
+        or of these rows: a row of theirs to write, or a patch or deletion of one of the ids."""
+        b = self._b
+        if any((r["scope"], r.get("entity_key")) in facts for r in (*b.new.values(), *b.rows.values())):
+            return True
+        return not memory_ids.isdisjoint(b.patches.keys() | b.deletes)
+
     def dirty_scopes(self) -> set[str]:
         return self._b.scopes()
 
