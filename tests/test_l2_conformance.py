@@ -147,7 +147,7 @@ def test_versions_and_rivals_by_entity_key(store):
     org = rec("/org/c/", "team drinks water", object="water", **kw)
     push(store, new=[(v1, vec(1)), (v2, vec(2)), (org, vec(3))])
     key = v2["entity_key"]
-    assert {r["memory_id"] for r in store.versions_of(A, key)} == {v1["memory_id"], v2["memory_id"]}
+    assert {r["memory_id"] for r in store.versions_of_many([(A, key)])} == {v1["memory_id"], v2["memory_id"]}
     many = store.versions_of_many([(A, key), ("/org/c/", key), (B, key)])
     assert sorted((r["scope"], r["memory_id"]) for r in many) == sorted(
         [(A, v1["memory_id"]), (A, v2["memory_id"]), ("/org/c/", org["memory_id"])])

@@ -588,13 +588,16 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 if r.get("content_hash") in want}
 
     async def _record(self, memory_id: str) -> dict | None:
-        """A record not in the hot state (superseded, or of a cold scope): projected from the
-        ledger, which holds every change, flushed to Lance or not."""
+        return (await self._records([memory_id])).get(memory_id)
+
+    async def _records(self, memory_ids: list[str]) -> dict[str, dict | None]:
+        """Records not in the hot state (superseded, or of a cold scope): projected from the
+        ledger, which holds every change, flushed to Lance or not; one ledger call for all."""
         rows = Rows()
-        for _, ch in await self.ledger.history([memory_id]):
+        for _, ch in await self.ledger.history(sorted(set(memory_ids))):
             if ch is not None:
                 apply(rows, ch)
-        return rows.get(memory_id)
+        return {m: rows.get(m) for m in memory_ids}
 
     @staticmethod
     def _stage_bulk(changes: list[Change], staged: dict[str, ScopeState]) -> list[bool]:

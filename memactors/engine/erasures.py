@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from ..core.project import Rows, apply
-
 
 @dataclass(slots=True)
 class Gathered:
@@ -44,12 +42,8 @@ class ErasureMixin:
                 cold.append(op.memory_id)
             recs[op.memory_id] = rec
         if cold:
-            rows = Rows()
-            for _, ch in await self.ledger.history(sorted(set(cold))):
-                if ch is not None:
-                    apply(rows, ch)
-            for mid in cold:
-                out.records[mid] = recs[mid] = rows.get(mid)
+            out.records = await self._records(cold)
+            recs.update(out.records)
         facts = sorted({(r["scope"], r["entity_key"]) for op in ops if op.all_versions
                         for r in [recs[op.memory_id]] if r is not None and r.get("entity_key")})
         if facts:

@@ -406,14 +406,9 @@ class L2Store:
             return [], []
         return _rows(self.table.search().where(F.ids_in(memory_ids)).limit(None).to_arrow())
 
-    def versions_of(self, scope: str, entity_key: str) -> list[dict]:
-        """Every row of one fact (scope and entity key): its versions, whatever their status."""
-        where = f"{F.scope_in([scope])} AND entity_key = {F.quote(F.check_hex(entity_key))}"
-        return _rows(self.table.search().where(where).limit(None).to_arrow())[0]
-
     def versions_of_many(self, facts: list[tuple[str, str]]) -> list[dict]:
-        """``versions_of`` for many (scope, entity key) pairs in one query (a batch of erasures):
-        the rows of those facts, whatever their status."""
+        """Every row of these facts ((scope, entity key) pairs), whatever their status, in one
+        query (a batch of erasures asks for many)."""
         if not facts:
             return []
         scopes = sorted({s for s, _ in facts})

@@ -75,9 +75,6 @@ class MemoryL2Store:
         return [(r["scope"], r["entity_key"], r["version"], r["memory_id"]) for r in self.rows.values()
                 if r["scope"] in scopes and r["status"] == "superseded" and r.get("entity_key")]
 
-    def versions_of(self, scope: str, entity_key: str) -> list[dict]:
-        return self._select(lambda r: r["scope"] == scope and r.get("entity_key") == entity_key)[0]
-
     def versions_of_many(self, facts: list[tuple[str, str]]) -> list[dict]:
         want = set(facts)
         return self._select(lambda r: (r["scope"], r.get("entity_key")) in want)[0]
