@@ -176,3 +176,44 @@ def test_a_mapped_namespace_is_searched_in_its_own_scope(rt):
         ["Carol keeps bees", "Dave keeps bees too"]
     listed = store.search(("users", "dave", "m"))
     assert [h.value["text"] for h in listed] == ["Dave keeps bees too"]
+
+
+def test_a_search_scores_by_the_cosine_of_the_best_indexed_field(rt):
+    """LangGraph's score: cosine of the query to the best field text, the runtime's embedder's
+    vectors when the index names none; ordered by it; only what the recall let through."""
+    import json
+
+    import numpy as np
+
+    store = MemactorsStore(rt, actor="lg", root=ROOT, index={"dims": 384, "fields": ["title", "body"]})
+    ns = ("scored",)
+    store.put(ns, "a", {"title": "green tea in kyoto", "body": "a long note about trains"})
+    store.put(ns, "b", {"title": "mountain trains", "body": "green tea in kyoto"})
+    store.put(ns, "c", {"other": "green tea in kyoto"})  # no indexed field: scored 0
+    store.put(ns, "d", {"title": "green tea in kyoto"}, index=False)  # unindexed: last, unscored
+    out = store.search(ns, query="green tea in kyoto", limit=10)
+    e = rt.embedder
+    q = e.embed(["green tea in kyoto"])[0]
+
+    def best(*texts):
+        return max(float(np.dot(v, q)) for v in e.embed(list(texts)))
+
+    got = {i.key: i.score for i in out}
+    assert got["a"] == pytest.approx(best("green tea in kyoto", "a long note about trains"), abs=1e-5)
+    assert got["b"] == pytest.approx(best("mountain trains", "green tea in kyoto"), abs=1e-5)
+    assert got["a"] == pytest.approx(1.0, abs=1e-5) and got["b"] == pytest.approx(1.0, abs=1e-5)
+    assert got["c"] == 0.0 and got["d"] is None
+    assert [i.key for i in out][-1] == "d"
+    scored = [i.score for i in out if i.score is not None]
+    assert scored == sorted(scored, reverse=True)
+    # the whole value (the default "$") is LangGraph's JSON text of it
+    plain = MemactorsStore(rt, actor="lg", root=ROOT)
+    value = {"text": "Alice drinks matcha"}
+    plain.put(("plain",), "m", value)
+    (hit,) = plain.search(("plain",), query="matcha")
+    v = e.embed([json.dumps(value, sort_keys=True, ensure_ascii=False)])[0]
+    assert hit.score == pytest.approx(float(np.dot(v, e.embed(["matcha"])[0])), abs=1e-5)
+    # another actor's items never appear, whatever their score
+    other = MemactorsStore(rt, actor="other", root="/org/acme/user/bob/")
+    other.put(ns, "z", {"title": "green tea in kyoto"})
+    assert "z" not in {i.key for i in store.search(ns, query="green tea in kyoto")}

@@ -26,13 +26,7 @@ NOT_APPLICABLE = {
 
 # Upstream's tests that fail against memactors today, each for a named reason; strict, so a fix
 # shows up as an unexpected pass. Counted in docs/integrations.md.
-SCORE = "a search's score is memactors' hybrid recall score (vector, keyword, recency, importance), not the raw cosine"
-FIELDS = "index fields embed one vector per field path and score by the best; memactors embeds the item's text once"
 KNOWN_DIFFERENCES = {
-    ("test_lg_sqlite_store.py", "test_scores"): SCORE,
-    ("test_lg_sqlite_store.py", "test_embed_with_path"): FIELDS,
-    ("test_lg_sqlite_async_store.py", "test_embed_with_path"): FIELDS,
-    ("test_lg_store.py", "test_embed_with_path"): FIELDS,
     ("test_lg_postgres_ttl.py", "test_omit_expired_disabled_preserves_expired_rows"):
         "a hard TTL is a governance promise: an expired memory is never served, whatever omit_expired says",
     ("test_lg_postgres_ttl.py", "test_omit_expired_search_pagination"):

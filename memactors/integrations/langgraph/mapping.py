@@ -45,10 +45,13 @@ def screen(namespace: tuple[str, ...], key: str | None = None) -> None:
             raise refusal("a key", kind)
 
 
-def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | None, indexed: bool = True) -> str:
+def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | None, indexed: bool = True,
+               fields: list[str] | None = None) -> str:
     item = {"namespace": list(namespace), "key": key, "value": value, "ttl": ttl}
     if not indexed:  # put(index=False): returned by a query search after the ranked items, unscored
         item["indexed"] = False
+    elif fields and fields != ["$"]:  # the paths it was indexed by: a search scores each (field_texts)
+        item["fields"] = list(fields)
     try:
         return orjson.dumps(item, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
@@ -71,14 +74,26 @@ def when(us: int) -> datetime:
     return datetime.fromtimestamp(us / 1_000_000, tz=timezone.utc)
 
 
-def index_text(value: dict, fields: list[str] | None) -> str | None:
-    """The text of the value's indexed fields (None: the whole value, the default ``["$"]``)."""
-    if not fields or fields == ["$"]:
-        return None
+def index_fields(index: dict | None) -> list[str] | None:
+    """An ``IndexConfig``'s field paths: ``fields``, or ``text_fields`` as SqliteStore names them."""
+    fields = (index or {}).get("fields") or (index or {}).get("text_fields")
+    return [fields] if isinstance(fields, str) else fields
+
+
+def field_texts(value: dict, fields: list[str] | None) -> list[str]:
+    """The texts at the value's indexed field paths, one per match, as LangGraph embeds them
+    (``"$"``, the default: the whole value as JSON)."""
     from langgraph.store.base import get_text_at_path, tokenize_path
 
-    texts = [t for f in fields for t in get_text_at_path(value, tokenize_path(f))]
-    return "\n".join(texts) or None
+    return [t for f in fields or ["$"] for t in get_text_at_path(value, f if f == "$" else tokenize_path(f))]
+
+
+def index_text(value: dict, fields: list[str] | None) -> str | None:
+    """The text of the value's indexed fields for the keyword index (None: the whole value, the
+    default ``["$"]``, which the record's content already holds)."""
+    if not fields or fields == ["$"]:
+        return None
+    return "\n".join(field_texts(value, fields)) or None
 
 
 # --- namespaces and filters ------------------------------------------------------------------

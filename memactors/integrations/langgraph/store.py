@@ -4,8 +4,8 @@ A store is bound to one actor (its grants are the store's reach). A namespace ma
 through ``scope_of`` (default: everything under the store's ``root`` scope, the namespace kept
 as the record's subject); ``(namespace, key)`` is the entity key, so a second ``put`` is a new
 version and the old one superseded; ``get`` reads the live version; ``delete`` is erasure;
-``search`` with a query is a governed recall (logged as evidence) and without one a read of the
-live items; ``put(ttl=)`` is a hard TTL in minutes (expired items are never returned, swept
+``search`` with a query is a governed recall (logged as evidence), scored and ordered as
+LangGraph's backends score (``scores.FieldScores``), and without one a read of the live items; ``put(ttl=)`` is a hard TTL in minutes (expired items are never returned, swept
 by ``sweep_ttl``). Every op goes through ``rt.abatch``: grants, the gate, the ledger apply, and
 concurrent stores' ops coalesce per owner.
 """
@@ -25,6 +25,7 @@ from ...core.scopes import parse_scope
 from ...core.errors import Blocked, MemactorsError
 from ...core.records import BLOCKED
 from . import mapping as M
+from .scores import FieldScores
 
 MAX_SEARCH_WINDOW = 1000  # candidates a filtered or narrowed query search ranks at most
 
@@ -50,6 +51,8 @@ class MemactorsStore(BaseStore):
         self.index_config = index
         self.embeddings = (index or {}).get("embed")
         self.ttl_config = ttl
+        self._fields = M.index_fields(index)
+        self._scores = FieldScores(self.embeddings, self._fields, rt.embedder)
         self._owns = owns_runtime
         self._sweeper: tuple[threading.Thread, threading.Event] | None = None
 
@@ -127,9 +130,10 @@ class MemactorsStore(BaseStore):
 
     def _write(self, op: PutOp) -> O.Write:
         ttl = op.ttl
-        fields = op.index if isinstance(op.index, list) else (self.index_config or {}).get("fields")
+        fields = op.index if isinstance(op.index, list) else self._fields
         return self._agent.write_op(
-            M.content_of(op.namespace, op.key, dict(op.value), ttl, op.index is not False), scope=self._scope_of(op.namespace),
+            M.content_of(op.namespace, op.key, dict(op.value), ttl, op.index is not False,
+                         op.index if isinstance(op.index, list) else None), scope=self._scope_of(op.namespace),
             subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
             ttl_days=ttl / 1440.0 if ttl else None, soft_ttl_days="never" if ttl else None,
             context=None if op.index is False else M.index_text(dict(op.value), fields))
@@ -191,12 +195,16 @@ class MemactorsStore(BaseStore):
         # SearchOp
         items = []
         if op.query:
+            found = []
             for h in done[0].hits:
                 d = M.parse(h.content)
                 if d is not None and _exact_prefix(d["namespace"], op.namespace_prefix) and M.passes(d["value"],
                                                                                                       op.filter):
-                    items.append((h, d, h.score if d.get("indexed", True) else None))
-            items.sort(key=lambda x: x[2] is None)  # unindexed items after the ranked ones (a stable sort)
+                    found.append((h, d))
+            scored = [x for x in found if x[1].get("indexed", True)]
+            items = [(h, d, s) for (h, d), s in zip(scored, self._scores.of(op.query, scored))]
+            items.sort(key=lambda x: -x[2])  # by similarity, as LangGraph's backends order (a stable sort)
+            items += [(h, d, None) for h, d in found if not d.get("indexed", True)]  # unindexed: after, unscored
         else:
             rows = [m for found in done for m in found]
             rows.sort(key=lambda m: (-m.updated_at, m.memory_id))
