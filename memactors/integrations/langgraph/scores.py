@@ -14,7 +14,7 @@ import numpy as np
 
 from . import mapping as M
 
-CACHE_TEXTS = 20_000  # field texts' vectors kept; past it the cache starts again
+CACHE_TEXTS = 10_000  # field texts' vectors kept (float32: 15 MB at 384 dimensions); past it the cache starts again
 
 
 class FieldScores:
@@ -40,11 +40,13 @@ class FieldScores:
             self._vecs.clear()
             new = list(texts)
         own_query = self._embed is not None and hasattr(self._embed, "embed_query")
-        vecs = list(self._documents(new if own_query else [query, *new]))
-        q = self._embed.embed_query(query) if own_query else vecs.pop(0)
-        for t, v in zip(new, vecs):
-            self._vecs[t] = _unit(np.asarray(v, dtype=np.float64))
-        return _unit(np.asarray(q, dtype=np.float64))
+        vecs = _units(self._documents(new if own_query else [query, *new]))
+        if own_query:
+            q = _units([self._embed.embed_query(query)])[0]
+        else:
+            q, vecs = vecs[0], vecs[1:]
+        self._vecs.update(zip(new, vecs.astype(np.float32)))
+        return q
 
     def _documents(self, texts: list[str]):
         if not texts:
@@ -54,6 +56,8 @@ class FieldScores:
         return getattr(self._embed, "embed_documents", self._embed)(texts)
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(v)
-    return v / n if n else v
+def _units(vs) -> np.ndarray:
+    """Rows scaled to unit length (a zero row stays zero): cosines are then dot products."""
+    m = np.asarray(vs, dtype=np.float64).reshape(len(vs), -1) if len(vs) else np.zeros((0, 1))
+    n = np.linalg.norm(m, axis=1, keepdims=True)
+    return m / np.where(n == 0, 1.0, n)
