@@ -41,7 +41,36 @@ class BatchAPI:
         loop = self._batch_loop()
         if _running_loop() is loop:
             raise InvalidRecord("batch() was called on the runtime's own event loop: await abatch() there")
+        if isinstance(ops, (list, tuple)) and ops and all(type(op) is O.Recall and op.at is None for op in ops):
+            return self._recalls_here(ops, return_errors)
         return asyncio.run_coroutine_threadsafe(self.abatch(ops, return_errors=return_errors), loop).result()
+
+    def _recalls_here(self, ops: list, return_errors: bool) -> list:
+        """A batch of recalls alone, served in the caller's thread as ``rt.recall`` is (one
+        recall: the owner's direct or compiled path; several: one call per owner), not through
+        the background loop: nothing there to coalesce with that a read needs."""
+        self._check_open()
+        units = self._check_ops(ops)
+        if not return_errors:
+            _raise_first(units)
+        t0 = time.time_ns()
+        plans = [u if isinstance(u, MemactorsError) else u[1] for u in units]
+        live = [p for p in plans if not isinstance(p, MemactorsError)]
+        if len(live) == 1:
+            plan = live[0]
+            try:
+                plan.owner_req["qvec"] = (self._query_vectors.many([plan.req.query], [plan.text])[0]
+                                          if plan.text is not None else None)
+                res = self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
+            except MemactorsError as exc:
+                res = exc
+            out = [res if p is plan else p for p in plans]
+        else:
+            out = self._run_plans(plans)
+        self._observe(units, out, t0)
+        if not return_errors:
+            _raise_first(out)
+        return out
 
     async def abatch(self, ops: list, *, return_errors: bool = False) -> list:
         """``batch`` awaited: concurrent calls on one event loop are sent together."""
@@ -132,9 +161,12 @@ class BatchAPI:
         for kind, idx in by_kind.items():
             jobs.append(_guard(getattr(self, f"_a_{kind}")([units[i][1] for i in idx], now), idx, out))
         await asyncio.gather(*jobs)
+        self._observe(units, out, t0)
+        return out
+
+    def _observe(self, units: list, out: list, t0: int) -> None:
         for observe in self.__dict__.get("_observers", ()):  # e.g. OpenTelemetry (memactors.integrations.otel)
             observe(units, out, t0, time.time_ns())
-        return out
 
     def observe(self, fn) -> None:
         """Call ``fn(units, results, start_ns, end_ns)`` after each batch is sent (checked ops as

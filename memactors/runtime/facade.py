@@ -49,6 +49,7 @@ from .batch import BatchAPI
 from .calls import Calls
 from .evidence import RecallLog
 from .gated import gated_text
+from .query_vectors import QueryVectors
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
@@ -167,6 +168,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         self._ids = Identifiers(self._calls.get(self._ledger.pseudonym_key.remote()) if policy.pseudonymise_identifiers
                                 else None, pseudonymise=policy.pseudonymise_identifiers)
         self.embedder = get_embedder(config.embedder.name, config.embedder.dim)
+        self._query_vectors = QueryVectors(self.embedder, self.gate.redact_all)
         self._evidence = RecallLog(self._ledger, self._calls.get(self._ledger.digest_key.remote()),
                                    config.recall.log_flush_s, self._calls.get)
         self._grants = GrantTable()

@@ -116,7 +116,8 @@ class RecallAPI:
         self._check_open()
         plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
                                  weights, mode, where)
-        plan.owner_req["qvec"] = self.embedder.embed([plan.text])[0] if plan.text is not None else None
+        plan.owner_req["qvec"] = (self._query_vectors.many([plan.req.query], [plan.text])[0]
+                                  if plan.text is not None else None)
         return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
 
     def recall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
@@ -164,7 +165,9 @@ class RecallAPI:
         if not live:
             return {}
         queried = [i for i in live if plans[i].text is not None]  # None: a listing, nothing to embed
-        vecs = dict(zip(queried, self.embedder.embed([plans[i].text for i in queried]))) if queried else {}
+        vecs = (dict(zip(queried, self._query_vectors.many([plans[i].req.query for i in queried],
+                                                            [plans[i].text for i in queried])))
+                if queried else {})
         n = len(self._owners)
         by_owner: dict[int, list[int]] = {}
         for i in live:

@@ -28,6 +28,17 @@ def embedder_config(embed, dims: int) -> dict:
     fn = embed.embed_documents if hasattr(embed, "embed_documents") else embed
     if not callable(fn):
         raise ConfigError("index['embed'] is an Embeddings object or a function of a list of texts")
-    name = f"langgraph-{type(embed).__module__}.{type(embed).__qualname__}-{dims}".replace("<", "").replace(">", "")
+    name = name_of(embed, dims)
     register_embedder(name, lambda dim, fn=fn, name=name: _Wrapped(name, fn, dim))
     return {"name": name, "dim": int(dims)}
+
+
+def name_of(embed, dims: int) -> str:
+    """The name ``embedder_config`` registers ``embed`` under."""
+    return f"langgraph-{type(embed).__module__}.{type(embed).__qualname__}-{dims}".replace("<", "").replace(">", "")
+
+
+def wraps(embedder, embed) -> bool:
+    """Whether a runtime's ``embedder`` is ``embed`` itself (``embedder_config`` made it)."""
+    fn = getattr(embed, "embed_documents", embed)
+    return isinstance(embedder, _Wrapped) and embedder._fn == fn

@@ -52,7 +52,7 @@ class MemactorsStore(BaseStore):
         self.embeddings = (index or {}).get("embed")
         self.ttl_config = ttl
         self._fields = M.index_fields(index)
-        self._scores = FieldScores(self.embeddings, self._fields, rt.embedder)
+        self._scores = FieldScores(rt, index)
         self._owns = owns_runtime
         self._sweeper: tuple[threading.Thread, threading.Event] | None = None
 
@@ -81,7 +81,10 @@ class MemactorsStore(BaseStore):
     # --- BaseStore ----------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return asyncio.run_coroutine_threadsafe(self._run(list(ops)), self._rt._batch_loop()).result()
+        ops = list(ops)
+        if ops and all(isinstance(op, SearchOp) and op.query for op in ops):
+            return self._searches(ops)
+        return asyncio.run_coroutine_threadsafe(self._run(ops), self._rt._batch_loop()).result()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return await self._run(list(ops))
@@ -101,14 +104,30 @@ class MemactorsStore(BaseStore):
         if reads:
             refresh: list = []
             done = await self._call([q for _, op in reads for q in self._read_ops(op)])
-            k = 0
-            for i, op in reads:
-                n = len(self._read_ops(op))
-                results[i] = self._read_result(op, done[k:k + n], refresh)
-                k += n
+            self._fill(results, reads, done, refresh)
             if refresh:  # reading restarts the TTL of the items read: each written again (a refresh)
                 await self._call(refresh, return_errors=True)
         return results
+
+    def _searches(self, ops: list) -> list:
+        """Query searches alone (a sync ``search``): recalls, which ``rt.batch`` serves in this
+        thread as ``rt.recall`` is, without the hop to the background loop."""
+        for op in ops:
+            validate_op_namespace(op)
+        results: list = [None] * len(ops)
+        refresh: list = []
+        reads = list(enumerate(ops))
+        self._fill(results, reads, self._rt.batch([q for op in ops for q in self._read_ops(op)]), refresh)
+        if refresh:
+            self._rt.batch(refresh, return_errors=True)
+        return results
+
+    def _fill(self, results: list, reads: list, done: list, refresh: list) -> None:
+        k = 0
+        for i, op in reads:
+            n = len(self._read_ops(op))
+            results[i] = self._read_result(op, done[k:k + n], refresh)
+            k += n
 
     async def _call(self, ops: list, *, return_errors: bool = False) -> list:
         return await self._rt.abatch(ops, return_errors=return_errors) if ops else []
