@@ -448,6 +448,7 @@ def test_the_summary_fits_80_columns_and_says_in_words_what_each_backend_let_thr
     assert "pretend refused 0 actions but did NOT keep its counters at 0" in words and "FAIL" in words
     assert "extra did not run: needs something: pip install 'memactors[bench]'." in words
     assert "What it cost in time: a tick of pretend took" in words  # governed against the first baseline
+    assert "invalid none, policy errors none" in words and "{}" not in text  # counts in words, never a dict
 
 
 def test_command_line_runs_and_exits_non_zero_on_a_governed_failure(tmp_path, monkeypatch):

@@ -43,8 +43,8 @@ class Out:
         if self.as_json:
             return
         t = Table(show_header=False, box=None, padding=(0, 2), title=title, title_justify="left")
-        t.add_column(style="bold")
-        t.add_column()
+        t.add_column(style="bold", no_wrap=True)
+        t.add_column(overflow="fold")  # a long value with no space (a JSON filter) folds, never clipped
         for k, v in pairs:
             t.add_row(Text(k), v if isinstance(v, Text) else Text(fmt(v)))
         self.console.print(t)
@@ -68,7 +68,8 @@ class Out:
 
 
 def fmt(v: Any) -> str:
-    """One cell: "-" for None, yes/no, floats to 3 places, lists comma-separated."""
+    """One cell: "-" for None, yes/no, floats to 3 places, lists comma-separated, a dict as
+    ``key value`` pairs (never Python's braces)."""
     if v is None:
         return "-"
     if isinstance(v, bool):
@@ -77,6 +78,8 @@ def fmt(v: Any) -> str:
         return f"{v:.3f}"
     if isinstance(v, (list, tuple)):
         return ", ".join(fmt(x) for x in v) or "-"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {fmt(x)}" for k, x in v.items()) or "-"
     return str(v)
 
 

@@ -77,6 +77,11 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _counts(by_kind: dict) -> str:
+    """``{"InvalidRecord": 3}`` as "InvalidRecord 3", none as "none" (never Python's braces)."""
+    return ", ".join(f"{k} {n:,}" for k, n in by_kind.items()) or "none"
+
+
 def _memories(counts: dict) -> str:
     parts = []
     for pool, by_status in sorted(counts.items()):
@@ -139,7 +144,7 @@ def print_summary(report: Report, console=None) -> None:
     for line in legend():
         console.print(line, highlight=False)
     console.print(f"runner: {r['actions']:,} actions ({sum(w['planted_secrets'].values()):,} planted secrets), "
-                  f"invalid {r['invalid_actions']}, policy errors {r['policy_errors']}\n"
+                  f"invalid {_counts(r['invalid_actions'])}, policy errors {_counts(r['policy_errors'])}\n"
                   f"        world {r['world_s']:.2f} s, policy {r['policy_s']:.2f} s, wall {r['wall_s']:.2f} s",
                   highlight=False)
     console.print()
