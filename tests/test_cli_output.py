@@ -30,7 +30,7 @@ def test_a_long_value_folds_and_keeps_every_character(width):
     assert max(len(line) for line in text.splitlines()) <= width
     assert "…" not in text
     squeezed = re.sub(r"\s", "", text)
-    assert LONG in squeezed and "bystatusactive3,stale1" in squeezed
+    assert LONG in squeezed and "bystatusactive3;stale1" in squeezed
 
 
 @pytest.mark.parametrize("width", [80, 120])
@@ -46,5 +46,6 @@ def test_a_table_folds_its_cells(width):
 
 
 def test_a_dict_cell_is_key_value_pairs():
-    assert fmt({"active": 3, "stale": 1}) == "active 3, stale 1"
+    assert fmt({"active": 3, "stale": 1}) == "active 3; stale 1"
+    assert fmt({"scopes": ["/a/", "/b/"], "budget": None}) == "scopes /a/, /b/; budget -"
     assert fmt({}) == "-" and fmt({"ratio": 0.5}) == "ratio 0.500"
