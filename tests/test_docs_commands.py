@@ -5,7 +5,8 @@ Makefile target; every ``pip install`` names extras pyproject.toml defines; ever
 ``python -m M`` module and the file it is given exist; every TOML block loads as a
 configuration (the gate's policy included); the package tree in docs/architecture.md is the
 package's. A block that is none of these is one of the known samples of output, counted here,
-so none is added unchecked."""
+so none is added unchecked. And every link and named path stays inside the repository and
+exists, and no page names a tracker number."""
 
 from __future__ import annotations
 
@@ -194,3 +195,23 @@ def test_every_other_block_is_a_known_sample():
             continue
         counts[path] = counts.get(path, 0) + 1
     assert counts == SAMPLES
+
+
+def _texts() -> list[tuple[str, str]]:
+    out = []
+    for path in FILES:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            out.append((path, f.read()))
+    return out
+
+
+def test_links_and_paths_stay_inside_the_repository_and_name_no_tracker():
+    for path, text in _texts():
+        here = os.path.dirname(os.path.join(ROOT, path))
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            assert "://" not in target and not target.startswith(("/", "..")), f"{path}: link {target}"
+            assert os.path.exists(os.path.join(here, target)), f"{path}: link to a missing {target}"
+        for named in re.findall(r"`((?:docs|benchmarks|configs|tests|memactors)/[\w./-]+)`", text):
+            assert glob.glob(os.path.join(ROOT, named.rstrip("/"))), f"{path}: `{named}` is not in the repository"
+        assert not re.search(r"(?<![\w&])#\d+\b|\bissues? \d+\b", text, re.I), f"{path} names a tracker number"
+        assert not re.search(r"(?<![\w.])(?:\.\./|/work/|/home/)", text), f"{path} names a path outside the repository"
