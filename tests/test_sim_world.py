@@ -451,6 +451,20 @@ def test_the_summary_fits_80_columns_and_says_in_words_what_each_backend_let_thr
     assert "invalid none, policy errors none" in words and "{}" not in text  # counts in words, never a dict
 
 
+def test_the_progress_bar_fits_80_columns_unclipped():
+    import io
+
+    from rich.console import Console
+
+    from memactors.sim.report import progress
+
+    console = Console(width=80, record=True, force_terminal=True, file=io.StringIO())
+    with progress(True, 14, ["memactors", "langgraph-sqlite"], console=console) as update:
+        update(13, 14.0, {"memactors": {"ops_per_s": 522.0}, "langgraph-sqlite": {"ops_per_s": 1829.0}})
+    last = console.export_text().rstrip().split("  day ")[-1]
+    assert "…" not in last and last.endswith("memactors 522/s  langgraph-sqlite 1,829/s") and "14/14" in last
+
+
 def test_command_line_runs_and_exits_non_zero_on_a_governed_failure(tmp_path, monkeypatch):
     args = ["--tenants", "2", "--users-per-tenant", "3", "--days", "4", "--no-progress", "--no-plots"]
     res = CliRunner().invoke(cli, ["simulate", *args, "--backend", "dict", "--out", str(tmp_path / "a")])

@@ -44,17 +44,18 @@ class Report:
 # -- while running ---------------------------------------------------------------------------
 
 @contextmanager
-def progress(enabled: bool, total: int, backends: list[str]):
-    """A rich progress bar over ticks (on stderr); yields ``update(tick, day, rows)`` where rows
-    maps a backend's name to its latest tick row. Disabled: a no-op updater."""
+def progress(enabled: bool, total: int, backends: list[str], console=None):
+    """A rich progress bar over ticks (on stderr, or ``console``); yields ``update(tick, day,
+    rows)`` where rows maps a backend's name to its latest tick row. Disabled: a no-op updater.
+    No time-remaining column: beside two backends' rates it was clipped at 80 columns."""
     if not enabled:
         yield lambda tick, day, rows: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("day {task.fields[day]:>6}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn(), TextColumn("{task.fields[rate]}"), console=Console(stderr=True))
+                   TextColumn("{task.fields[rate]}"), console=console or Console(stderr=True))
     with bar:
         task = bar.add_task("ticks", total=total, day="0", rate="")
 
