@@ -448,6 +448,21 @@ def test_the_summary_fits_80_columns_and_says_in_words_what_each_backend_let_thr
     assert "pretend refused 0 actions but did NOT keep its counters at 0" in words and "FAIL" in words
     assert "extra did not run: needs something: pip install 'memactors[bench]'." in words
     assert "What it cost in time: a tick of pretend took" in words  # governed against the first baseline
+    assert "invalid none, policy errors none" in words and "{}" not in text  # counts in words, never a dict
+
+
+def test_the_progress_bar_fits_80_columns_unclipped():
+    import io
+
+    from rich.console import Console
+
+    from memactors.sim.report import progress
+
+    console = Console(width=80, record=True, force_terminal=True, file=io.StringIO())
+    with progress(True, 14, ["memactors", "langgraph-sqlite"], console=console) as update:
+        update(13, 14.0, {"memactors": {"ops_per_s": 522.0}, "langgraph-sqlite": {"ops_per_s": 1829.0}})
+    last = console.export_text().rstrip().split("  day ")[-1]
+    assert "…" not in last and last.endswith("memactors 522/s  langgraph-sqlite 1,829/s") and "14/14" in last
 
 
 def test_command_line_runs_and_exits_non_zero_on_a_governed_failure(tmp_path, monkeypatch):

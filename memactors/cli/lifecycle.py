@@ -98,8 +98,7 @@ def stats(data: str, as_json: bool) -> None:
         out.json(st)
         return
     c, m = st["counters"], st["memories"]
-    out.kv([(k, v if not isinstance(v, dict) else ", ".join(f"{a} {b}" for a, b in v.items()) or "-")
-            for k, v in c.items()], title="counters")
+    out.kv(list(c.items()), title="counters")
     out.kv([("memories", m["rows"]), ("by status", m["by_status"]), ("by pool", m["by_pool"]),
             ("working pool (L1)", m["working_pool"]), ("hard expiry", m["hard_expiry"]),
             ("soft expiry", m["soft_expiry"]), ("tenants", len(m["by_tenant"])),

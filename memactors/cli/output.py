@@ -43,8 +43,8 @@ class Out:
         if self.as_json:
             return
         t = Table(show_header=False, box=None, padding=(0, 2), title=title, title_justify="left")
-        t.add_column(style="bold")
-        t.add_column()
+        t.add_column(style="bold", no_wrap=True)
+        t.add_column(overflow="fold")  # a long value with no space (a JSON filter) folds, never clipped
         for k, v in pairs:
             t.add_row(Text(k), v if isinstance(v, Text) else Text(fmt(v)))
         self.console.print(t)
@@ -68,7 +68,8 @@ class Out:
 
 
 def fmt(v: Any) -> str:
-    """One cell: "-" for None, yes/no, floats to 3 places, lists comma-separated."""
+    """One cell: "-" for None, yes/no, floats to 3 places, lists comma-separated, a dict as
+    ``key value`` pairs, ``; `` between them (never Python's braces or JSON)."""
     if v is None:
         return "-"
     if isinstance(v, bool):
@@ -77,6 +78,8 @@ def fmt(v: Any) -> str:
         return f"{v:.3f}"
     if isinstance(v, (list, tuple)):
         return ", ".join(fmt(x) for x in v) or "-"
+    if isinstance(v, dict):
+        return "; ".join(f"{k} {fmt(x)}" for k, x in v.items()) or "-"  # "; ": a value may be a list
     return str(v)
 
 
@@ -150,8 +153,7 @@ def print_evidence(out: Out, ev: dict) -> None:
     out.kv([("recall id", ev.get("recall_id")), ("actor", ev.get("actor")), ("task id", ev.get("task_id")),
             ("purpose", ev.get("purpose")), ("allowed scopes", ev.get("allowed_scopes")),
             ("visible scopes", ev.get("visible_scopes")), ("query digest", short(ev.get("query_digest"), 16) + "…"),
-            ("filters", orjson.dumps(ev.get("filters")).decode()),
-            ("removed", orjson.dumps(ev.get("removed")).decode())])
+            ("filters", ev.get("filters")), ("removed", ev.get("removed"))])
     out.table(["#", "memory id", "scope", "score"],
               [[i + 1, h["memory_id"], h["scope"], h["score"]] for i, h in enumerate(ev.get("hits") or [])],
               title="hits logged", empty="no hits")

@@ -44,17 +44,18 @@ class Report:
 # -- while running ---------------------------------------------------------------------------
 
 @contextmanager
-def progress(enabled: bool, total: int, backends: list[str]):
-    """A rich progress bar over ticks (on stderr); yields ``update(tick, day, rows)`` where rows
-    maps a backend's name to its latest tick row. Disabled: a no-op updater."""
+def progress(enabled: bool, total: int, backends: list[str], console=None):
+    """A rich progress bar over ticks (on stderr, or ``console``); yields ``update(tick, day,
+    rows)`` where rows maps a backend's name to its latest tick row. Disabled: a no-op updater.
+    No time-remaining column: beside two backends' rates it was clipped at 80 columns."""
     if not enabled:
         yield lambda tick, day, rows: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("day {task.fields[day]:>6}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn(), TextColumn("{task.fields[rate]}"), console=Console(stderr=True))
+                   TextColumn("{task.fields[rate]}"), console=console or Console(stderr=True))
     with bar:
         task = bar.add_task("ticks", total=total, day="0", rate="")
 
@@ -75,6 +76,11 @@ def _fmt(v) -> str:
     if isinstance(v, int):
         return f"{v:,}"
     return str(v)
+
+
+def _counts(by_kind: dict) -> str:
+    """``{"InvalidRecord": 3}`` as "InvalidRecord 3", none as "none" (never Python's braces)."""
+    return ", ".join(f"{k} {n:,}" for k, n in by_kind.items()) or "none"
 
 
 def _memories(counts: dict) -> str:
@@ -139,7 +145,7 @@ def print_summary(report: Report, console=None) -> None:
     for line in legend():
         console.print(line, highlight=False)
     console.print(f"runner: {r['actions']:,} actions ({sum(w['planted_secrets'].values()):,} planted secrets), "
-                  f"invalid {r['invalid_actions']}, policy errors {r['policy_errors']}\n"
+                  f"invalid {_counts(r['invalid_actions'])}, policy errors {_counts(r['policy_errors'])}\n"
                   f"        world {r['world_s']:.2f} s, policy {r['policy_s']:.2f} s, wall {r['wall_s']:.2f} s",
                   highlight=False)
     console.print()
