@@ -57,7 +57,8 @@ class Lookup:
     """Live memories of one scope the actor may read, oldest first: those with ``memory_ids``;
     or the live version of each ``(subject, predicate)`` in ``facts``; or those whose subject
     starts with ``subject_prefix``; or all of them. At most ``limit``. Never pending, superseded,
-    erased or hard-expired ones."""
+    erased or hard-expired ones. ``offset``: skip that many first (a listing's next page: the
+    previous page's ``offset + limit``)."""
 
     actor: str
     scope: str
@@ -66,6 +67,7 @@ class Lookup:
     subject_prefix: str | None = None
     limit: int | None = None
     purpose: str | None = None  # under [recall.purposes]: the rule that applies (unlisted or None: refused)
+    offset: int = 0
 
     def validate(self) -> Lookup:
         given = [x for x in (self.memory_ids, self.facts, self.subject_prefix) if x is not None]
@@ -74,6 +76,8 @@ class Lookup:
         if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
                                        or self.limit < 0):
             raise InvalidRecord("limit is a count (an int >= 0)")
+        if isinstance(self.offset, bool) or not isinstance(self.offset, int) or self.offset < 0:
+            raise InvalidRecord("offset is a count (an int >= 0)")
         return self
 
 

@@ -163,3 +163,21 @@ def test_get_and_list_read_live_memories_within_grants(tmp_path):
     assert [m["memory_id"] for m in listed] == [wrote["memory_id"]]
     for res in (run("get", wrote["memory_id"], "--actor", "other"), run("list", "/org/a/user/u/", "--actor", "other")):
         assert res.exit_code == 2 and "Alice" not in res.output
+
+
+def test_list_pages_through_a_scope(tmp_path):
+    import json
+
+    data = str(tmp_path / "d")
+    run = lambda *a: CliRunner().invoke(cli_mod.cli, [*a, "--data", data])  # noqa: E731
+    assert run("grant", "ag", "/org/a/user/u/", "--write").exit_code == 0
+    ids = [json.loads(run("write", "/org/a/user/u/", f"note number {i} about tea", "--actor", "ag", "--json").output)
+           ["memory_id"] for i in range(5)]
+    page = lambda *a: run("list", "/org/a/user/u/", "--actor", "ag", "--limit", "2", *a)  # noqa: E731
+    seen = [m["memory_id"] for off in (0, 2, 4) for m in json.loads(page("--offset", str(off), "--json").output)]
+    assert seen == ids  # oldest first, each once
+    first = page()
+    assert first.exit_code == 0 and "more: --offset 2" in first.output
+    assert "more:" not in page("--offset", "4").output
+    assert json.loads(page("--offset", "9", "--json").output) == []
+    assert page("--offset", "-1").exit_code == 2

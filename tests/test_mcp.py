@@ -97,6 +97,9 @@ def test_tool_listing_and_each_tool_over_http(http):
             assert got["content"].startswith("Alice prefers green tea")
             listed = {m["memory_id"] for m in body(await s.call_tool("list", {}))["memories"]}
             assert {w["memory_id"], a["memory_id"]} <= listed
+            paged = [m["memory_id"] for off in range(len(listed))
+                     for m in body(await s.call_tool("list", {"limit": 1, "offset": off}))["memories"]]
+            assert set(paged) == listed and len(paged) == len(listed)
             f = body(await s.call_tool("forget", {"memory_id": w["memory_id"], "reason": "user asked"}))
             assert f["forgotten"] == [w["memory_id"]]
             assert body(await s.call_tool("get", {"memory_id": w["memory_id"]}))["memory"] is None
@@ -180,6 +183,8 @@ def test_a_blocked_secret_is_an_error_that_names_rules_not_the_secret(http):
     ("get", {"memory_id": f"{CANARY}' OR 1=1"}),
     ("forget", {"memory_id": CANARY, "reason": CANARY, "erase": CANARY}),
     ("list", {"scope": "/etc/passwd", "limit": -1}),
+    ("list", {"offset": CANARY}),
+    ("list", {"offset": -5}),
     ("recall", {"query": "x", "where": CANARY}),
     ("recall", {"query": "x", "where": {CANARY: "x"}}),
     ("recall", {"query": "x", "where": {"subject": CANARY + "\\' OR 1=1"}}),

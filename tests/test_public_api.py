@@ -108,13 +108,13 @@ SIGNATURES = {
                      "at: 'int | str | datetime | None' = None, where: 'dict | None' = None) -> 'RecallResult'",
     "Agent.get": "(self, memory_id: 'str') -> 'Memory | None'",
     "Agent.list": "(self, *, scope: 'str | None' = None, subject_prefix: 'str | None' = None, "
-                  "limit: 'int | None' = 100) -> 'list[Memory]'",
+                  "limit: 'int | None' = 100, offset: 'int' = 0) -> 'list[Memory]'",
     "Agent.forget": "(self, memory_id: 'str', *, reason: 'str', erase: 'str' = 'memory') -> 'ForgetResult'",
 }
 OP_FIELDS = {
     "Recall": ["query", "actor", "task_id", "scopes", "purpose", "top_k", "token_budget", "threshold", "weights", "at",
                "where"],
-    "Lookup": ["actor", "scope", "memory_ids", "facts", "subject_prefix", "limit", "purpose"],
+    "Lookup": ["actor", "scope", "memory_ids", "facts", "subject_prefix", "limit", "purpose", "offset"],
     "Forget": ["memory_id", "actor", "reason", "erase", "idempotency_key"],
     "Grant": ["actor", "scope", "read", "write", "by", "reason", "clearance"],
     "Write": ["scope", "text", "actor", "subject", "predicate", "object", "source", "source_id", "confidence",

@@ -146,3 +146,22 @@ def test_cli_names_every_missing_option_at_once(tmp_path):
 
 def test_the_error_is_in_the_public_hierarchy():
     assert issubclass(memactors.BadArguments, memactors.ValidationError)
+
+
+def test_an_agents_list_pages_and_refuses_a_bad_offset():
+    import memactors
+    from memactors.core.errors import InvalidRecord
+
+    with memactors.connect("memory://") as rt:
+        rt.grant("pager", "/org/pg/user/u/", write=True)
+        ag = rt.agent("pager", scopes=["/org/pg/user/u/"])
+        wrote = [ag.remember(f"page item {i} about hiking").memory_id for i in range(7)]
+        pages = [[m.memory_id for m in ag.list(limit=3, offset=o)] for o in (0, 3, 6)]
+        assert [len(p) for p in pages] == [3, 3, 1] and sum(pages, []) == wrote
+        assert [m.memory_id for m in ag.list(limit=None, offset=5)] == wrote[5:]
+        for bad in (-1, 1.5, True):
+            with pytest.raises(InvalidRecord):
+                ag.list(offset=bad)
+        other = rt.agent("nobody", scopes=["/org/pg/user/u/"])
+        with pytest.raises(memactors.AccessDenied):
+            other.list(offset=3)

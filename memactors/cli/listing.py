@@ -43,16 +43,22 @@ def get(memory_id: str, actor: str, data: str, as_json: bool) -> None:
 @click.option("--actor", required=True, help="Who reads (needs a read grant on SCOPE).")
 @click.option("--subject-prefix", help="Only memories whose subject starts with this.")
 @click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True, help="Most memories shown.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
+              help="Skip this many first (the next page: offset + limit).")
 @common
-def list_(scope: str, actor: str, subject_prefix: str | None, limit: int, data: str, as_json: bool) -> None:
-    """The live memories of SCOPE, oldest first."""
+def list_(scope: str, actor: str, subject_prefix: str | None, limit: int, offset: int, data: str,
+          as_json: bool) -> None:
+    """The live memories of SCOPE, oldest first, a page at a time."""
     scope = str(parse_scope(scope))
     check_identifier(actor, "actor")
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
         agent = rt.agent(actor, scopes=[scope])
-        rows = agent.list(scope=scope, subject_prefix=subject_prefix, limit=limit)
+        rows = agent.list(scope=scope, subject_prefix=subject_prefix, limit=limit + 1, offset=offset)
+    more, rows = len(rows) > limit, rows[:limit]
     if as_json:
         out.json([m.to_dict() for m in rows])
         return
     out.table(COLUMNS, [_row(m) for m in rows], empty="no live memories")
+    if more:
+        out.line(f"more: --offset {offset + limit}", style="dim")

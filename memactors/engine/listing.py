@@ -27,10 +27,12 @@ def _us(v) -> int | None:
 class ListingMixin:
     async def live(self, scopes: list[str], actor: str, now_us: int, *, memory_ids: list[str] | None = None,
                    entity_keys: list[str] | None = None, subject_prefix: str | None = None,
-                   limit: int | None = None, include_expired: bool = False, purpose: str | None = None) -> list[dict]:
+                   limit: int | None = None, include_expired: bool = False, purpose: str | None = None,
+                   offset: int = 0) -> list[dict]:
         """Live vault memories of ``scopes`` (each must be this owner's and readable by ``actor``),
         oldest first: those with these ids, or these entity keys (their live version), or whose
-        subject starts with ``subject_prefix``, or all of them; at most ``limit``.
+        subject starts with ``subject_prefix``, or all of them; at most ``limit``, after the first
+        ``offset``.
         ``include_expired``: hard-expired ones too (still held until a sweep; for inspection).
         Only what the actor's clearance for each scope (and ``purpose``'s rule) lets a recall see."""
         await self._ready()
@@ -59,7 +61,7 @@ class ListingMixin:
                     continue
                 out.append({k: _us(r.get(k)) if k.endswith(("_at",)) else r.get(k) for k in LISTED})
         out.sort(key=lambda r: (r["created_at"], r["memory_id"]))
-        return out[:limit] if limit is not None else out
+        return out[offset:offset + limit] if limit is not None else out[offset:]
 
     # --- the review queue ------------------------------------------------------------------
 

@@ -63,8 +63,8 @@ class Agent:
 
     def lookup_op(self, *, scope: str | None = None, memory_ids: list[str] | None = None,
                   facts: list[tuple[str, str]] | None = None, subject_prefix: str | None = None,
-                  limit: int | None = None) -> O.Lookup:
-        return O.Lookup(self.actor, scope, memory_ids, facts, subject_prefix, limit, self.purpose)
+                  limit: int | None = None, offset: int = 0) -> O.Lookup:
+        return O.Lookup(self.actor, scope, memory_ids, facts, subject_prefix, limit, self.purpose, offset)
 
     # --- verbs ----------------------------------------------------------------------------------
 
@@ -91,10 +91,11 @@ class Agent:
         return found[0] if found else None
 
     def list(self, *, scope: str | None = None, subject_prefix: str | None = None,
-             limit: int | None = 100) -> list[Memory]:
-        """Live memories of ``scope`` (default: home), oldest first."""
+             limit: int | None = 100, offset: int = 0) -> list[Memory]:
+        """Live memories of ``scope`` (default: home), oldest first, a page at a time: at most
+        ``limit`` after the first ``offset`` (the next page: ``offset + limit``)."""
         return self._rt.batch([self.lookup_op(scope=scope or self.home, subject_prefix=subject_prefix,
-                                              limit=limit)])[0]
+                                              limit=limit, offset=offset)])[0]
 
     def forget(self, memory_id: str, *, reason: str, erase: str = "memory") -> ForgetResult:
         """Erase a memory (``erase="fact"``: every version of its fact). Not undoable."""
@@ -121,9 +122,9 @@ class Agent:
         return found[0] if found else None
 
     async def alist(self, *, scope: str | None = None, subject_prefix: str | None = None,
-                    limit: int | None = 100) -> list[Memory]:
+                    limit: int | None = 100, offset: int = 0) -> list[Memory]:
         return (await self._rt.abatch([self.lookup_op(scope=scope or self.home, subject_prefix=subject_prefix,
-                                                      limit=limit)]))[0]
+                                                      limit=limit, offset=offset)]))[0]
 
     async def aforget(self, memory_id: str, *, reason: str, erase: str = "memory") -> ForgetResult:
         return (await self._rt.abatch([self.forget_op(memory_id, reason=reason, erase=erase)]))[0]

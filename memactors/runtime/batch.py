@@ -134,6 +134,8 @@ class BatchAPI:
                 kw["entity_keys"] = [R.entity_key(s, p) for s, p in op.facts]
             elif op.subject_prefix is not None:
                 kw["subject_prefix"] = op.subject_prefix
+            if op.offset:
+                kw["offset"] = op.offset
             return ("lookup", (actor, scope, kw, op.limit))
         if isinstance(op, O.Forget):
             op.validate()
@@ -226,7 +228,8 @@ class BatchAPI:
                 for sc in sorted({s for s in where.values() if s is not None}):
                     found += await one(actor, sc, {"memory_ids": [m for m, s in where.items() if s == sc],
                                                    "purpose": kw.get("purpose")}, None)
-                return found[:limit] if limit is not None else found
+                off = kw.get("offset", 0)
+                return found[off:off + limit] if limit is not None else found[off:]
             try:
                 self._check_read(actor, [parse_scope(scope)])
             except AccessDenied:

@@ -28,6 +28,7 @@ from .tools import MemoryTools, tool_error
 Text = Annotated[Any, Field(description="a string")]
 Opt = Annotated[Any, Field(description="an optional string")]
 Count = Annotated[Any, Field(description="a whole number from 1 to 1000")]
+Offset = Annotated[Any, Field(description="how many to skip first: a whole number from 0")]
 Scopes = Annotated[Any, Field(description="an optional list of scope paths to read")]
 Where = Annotated[Any, Field(description="optional filters: an object of subject, predicate, category, "
                                          "source_kind, since and until (ISO 8601 times)")]
@@ -116,9 +117,10 @@ def build(rt, *, actor: str | None = None, tokens: str | None = None, host: str 
         """The live memory with this id, if you may read it."""
         return await call(tools.get, memory_id=memory_id)
 
-    async def list_(scope: Opt = None, limit: Count = 50) -> dict:
-        """Live memories of a scope (default: your home scope), oldest first."""
-        return await call(tools.list, scope=scope, limit=limit)
+    async def list_(scope: Opt = None, limit: Count = 50, offset: Offset = 0) -> dict:
+        """Live memories of a scope (default: your home scope), oldest first, a page at a time
+        (the next page: offset + limit)."""
+        return await call(tools.list, scope=scope, limit=limit, offset=offset)
 
     for fn, names in ((remember, ("remember", "add")), (recall, ("recall", "search")),
                       (forget, ("forget", "delete")), (get, ("get",)), (list_, ("list",))):
