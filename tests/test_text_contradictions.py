@@ -189,3 +189,42 @@ def test_the_cues_equal_the_first_reading():
     for text in texts:
         _parts.cache_clear()
         assert _parts(text) == _cue_reference(text), text
+
+
+def _english_pairs() -> list[tuple[str, str]]:
+    import random
+
+    rng = random.Random(5)
+    words = ("alice bob likes hates tea coffee room 101 note 2 not never is on off the at 3.5 9:30 kg flight "
+             "seat window can't won't fond longer smokes smoke glass glasses #4").split()
+    made = [" ".join(rng.choice(words) for _ in range(rng.randrange(1, 12))) for _ in range(300)]
+    texts = [t for t in _english_texts() + _workload_texts(600) + made if t.isascii()]
+    labels = [("room 101", "room 101"), ("note 2", "Note 2 is not done"), ("step 3 then step 4", "step 3"),
+              ("Meet in room 101", "meet in room 102"), ("Ticket #4 closed", "ticket 4 is closed")]
+    return labels + [(a, b) for a, b in zip(texts, texts[1:] + texts[:1])] + [
+        (rng.choice(texts), rng.choice(texts)) for _ in range(3000)]
+
+
+def test_the_overlap_bound_is_never_below_the_overlap():
+    """``text_contradiction`` settles a pair from the older text's words alone when the bound
+    says the overlap test must fail: the bound must be at least the shared terms."""
+    from memactors.core.contradictions import _norm, _parts, _shared_at_most
+
+    for a, b in _english_pairs():
+        ta, tb = _parts(a)[2], _parts(b)[2]
+        assert _shared_at_most(tb, _norm(a)) >= len(ta & tb), (a, b)
+
+
+def test_a_pair_is_judged_the_same_whichever_cues_are_remembered():
+    """Cold (the bound may settle it), warm (both texts' cues remembered) and either order."""
+    from memactors.core.contradictions import _parts
+
+    pairs = json.load(open(FIXTURE, encoding="utf-8"))["pairs"]
+    every = [(p["a"], p["b"]) for p in pairs] + _english_pairs()
+    warm = []
+    for a, b in every:
+        _parts(a), _parts(b)
+        warm.append((text_contradiction(a, b), text_contradiction(b, a)))
+    for (a, b), want in zip(every, warm):
+        _parts.cache_clear()
+        assert (text_contradiction(a, b), text_contradiction(b, a)) == want, (a, b)
