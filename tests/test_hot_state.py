@@ -114,6 +114,17 @@ def _brute(st: ScopeState, base: list, extra: list, v, threshold: float, similar
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 40), st.integers(1, 30))
 def test_lookups_match_a_scan_in_order(seed, n_old, n_new):
+    _lookups_match_a_scan_in_order(seed, n_old, n_new)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(NearCopies.SMALL + 1, 200), st.integers(1, 80))
+def test_lookups_in_a_big_scope_match_a_scan_in_order(seed, n_old, n_new):
+    """Past ``NearCopies.SMALL`` memories (and batch additions) ``similar`` ranks with numpy."""
+    _lookups_match_a_scan_in_order(seed, n_old, n_new)
+
+
+def _lookups_match_a_scan_in_order(seed, n_old, n_new):
     rng = np.random.default_rng(seed)
     vecs = rng.normal(size=(n_old + n_new + 5, DIM)).astype(np.float32)
     vecs[: n_old + n_new] += 2.0  # many candidates over the cuts, as in one busy scope

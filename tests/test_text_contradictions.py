@@ -130,7 +130,8 @@ def test_the_one_pass_english_cues_equal_the_two_pass_reading(norm):
 
 
 @pytest.mark.parametrize("text", ["Alice can't stand tea", "ALICE IS FOND OF TEA", "Bob cannot come; no longer", "Ｆｕｌｌ ｗｉｄｔｈ ｔｅｘｔ",
-                                  "café’s owner isn’t here", "爱丽丝，喜欢绿茶。"])
+                                  "café’s owner isn’t here", "爱丽丝，喜欢绿茶。",
+                                  "Ａ\u0301，é？", "会议室（三楼）：不可以！；", "ﾊﾝｶｸ，一"])
 def test_the_ascii_shortcut_normalises_as_nfkc_casefold(text):
     import unicodedata
 
@@ -140,3 +141,90 @@ def test_the_ascii_shortcut_normalises_as_nfkc_casefold(text):
     for pat, rep in _CONTRACTIONS_RE:  # every pattern, hint or no hint
         ref = pat.sub(rep, ref)
     assert _norm(text) == ref
+
+
+def _cue_reference(text: str):
+    """``_parts`` as first written (NFKC, casefold, every contraction pattern, the Chinese cues
+    string by string, numbers then non-terms dropped, bigrams): what the faster one must equal."""
+    import re
+    import unicodedata
+
+    from memactors.core.contradictions import _CJK, _CONTRACTIONS_RE, _ZH_NUM, _en_parts_two_pass, _zh_cue_loops
+
+    t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    for pat, rep in _CONTRACTIONS_RE:
+        t = pat.sub(rep, t)
+    if not t.isascii() and _CJK.search(t):
+        neg, sides, rest = _zh_cue_loops(t)
+        nums = tuple(_ZH_NUM.findall(rest))
+        han = re.sub(r"[^\u3400-\u4dbf\u4e00-\u9fffa-z]", "", _ZH_NUM.sub(" ", rest))
+        terms = {han[i:i + 2] for i in range(len(han) - 1)} or ({han} if han else set())
+    else:
+        neg, sides, terms, nums = _en_parts_two_pass(t)
+    return neg, frozenset(sides), frozenset(terms), nums
+
+
+def _workload_texts(n: int) -> list[str]:
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "workload.py")
+    spec = importlib.util.spec_from_file_location("_bench_workload", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return [t for _, t in mod.memories(n, 100)]
+
+
+def test_the_cues_equal_the_first_reading():
+    """Every shortcut in ``_parts`` (full-width punctuation before the NFKC check, substring
+    hints, the Chinese cue strings filtered by first character, one pass for the Chinese terms)
+    gives exactly the first reading, on the labelled set, the benchmark's texts and edge cases."""
+    from memactors.core.contradictions import _parts
+
+    pairs = json.load(open(FIXTURE, encoding="utf-8"))["pairs"]
+    edge = ["Ｆｕｌｌ ｗｉｄｔｈ：ｔｅｘｔ！", "Ａ\u0301，é？", "会议室不可以预订，对吗？", "他受不了，没有办法（真的）；",
+            "爱丽丝\u3000喜欢绿茶", "房间１０１，３个人", "iPhone手机不好用，不再买了", "好", "三", "一二三四", "",
+            "不不不", "没有没有没", "他从不从未绝不并非别无", "价格上涨了百分之五十，二〇二五年", "ﾊﾝｶｸ カナ，一",
+            "很长的句子" * 60, "很长" * 128, "很长" * 128 + "的", "很长" * 129]
+    texts = [t for p in pairs for t in (p["a"], p["b"])] + _workload_texts(4000) + edge
+    for text in texts:
+        _parts.cache_clear()
+        assert _parts(text) == _cue_reference(text), text
+
+
+def _english_pairs() -> list[tuple[str, str]]:
+    import random
+
+    rng = random.Random(5)
+    words = ("alice bob likes hates tea coffee room 101 note 2 not never is on off the at 3.5 9:30 kg flight "
+             "seat window can't won't fond longer smokes smoke glass glasses #4").split()
+    made = [" ".join(rng.choice(words) for _ in range(rng.randrange(1, 12))) for _ in range(300)]
+    texts = [t for t in _english_texts() + _workload_texts(600) + made if t.isascii()]
+    labels = [("room 101", "room 101"), ("note 2", "Note 2 is not done"), ("step 3 then step 4", "step 3"),
+              ("Meet in room 101", "meet in room 102"), ("Ticket #4 closed", "ticket 4 is closed")]
+    return labels + [(a, b) for a, b in zip(texts, texts[1:] + texts[:1])] + [
+        (rng.choice(texts), rng.choice(texts)) for _ in range(3000)]
+
+
+def test_the_overlap_bound_is_never_below_the_overlap():
+    """``text_contradiction`` settles a pair from the older text's words alone when the bound
+    says the overlap test must fail: the bound must be at least the shared terms."""
+    from memactors.core.contradictions import _norm, _parts, _shared_at_most
+
+    for a, b in _english_pairs():
+        ta, tb = _parts(a)[2], _parts(b)[2]
+        assert _shared_at_most(tb, _norm(a)) >= len(ta & tb), (a, b)
+
+
+def test_a_pair_is_judged_the_same_whichever_cues_are_remembered():
+    """Cold (the bound may settle it), warm (both texts' cues remembered) and either order."""
+    from memactors.core.contradictions import _parts
+
+    pairs = json.load(open(FIXTURE, encoding="utf-8"))["pairs"]
+    every = [(p["a"], p["b"]) for p in pairs] + _english_pairs()
+    warm = []
+    for a, b in every:
+        _parts(a), _parts(b)
+        warm.append((text_contradiction(a, b), text_contradiction(b, a)))
+    for (a, b), want in zip(every, warm):
+        _parts.cache_clear()
+        assert (text_contradiction(a, b), text_contradiction(b, a)) == want, (a, b)
