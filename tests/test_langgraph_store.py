@@ -217,3 +217,27 @@ def test_a_search_scores_by_the_cosine_of_the_best_indexed_field(rt):
     other = MemactorsStore(rt, actor="other", root="/org/acme/user/bob/")
     other.put(ns, "z", {"title": "green tea in kyoto"})
     assert "z" not in {i.key for i in store.search(ns, query="green tea in kyoto")}
+
+
+def test_query_search_pages_neither_repeat_nor_skip():
+    """Pages of one query search, ordered by similarity, cover the same results as one page,
+    also where the recall's own ranking differs (here it weighs recency most; similarity does not)."""
+    clock = ManualClock()
+    cfg = {"recall": {"weights": [0.1, 0.1, 0.8, 0.0]}}  # vector, keyword, recency, importance
+    with memactors.connect("memory://", clock=clock, config=cfg) as r:
+        r.grant("lg", ROOT, write=True)
+        store = MemactorsStore(r, actor="lg", root=ROOT, index={"dims": 384, "fields": ["title"]},
+                               scope_of=lambda ns: ROOT)  # a namespace with a scope of its own: no wider window
+        ns = ("paged",)
+        words = ["maple", "copper", "violet", "harbor", "lantern", "meadow", "falcon", "pebble", "cinder", "orchid",
+                 "tundra", "marble", "willow", "saffron", "glacier", "thistle", "ember", "juniper", "quartz", "heron",
+                 "cobalt", "fennel", "garnet", "hazel", "indigo", "jasper", "kestrel", "lichen", "mango", "nutmeg"]
+        for i, w in enumerate(words):
+            title = f"tea in the alps with {w}" if i < 15 else f"{w} {words[i - 15]} tea and mountains"
+            store.put(ns, f"k{i}", {"title": title})
+            clock.advance(days=2)  # the later, less similar ones are the recent ones
+        whole = [(i.key, i.score) for i in store.search(ns, query="tea in the alps", limit=30)]
+        pages = [(i.key, i.score) for off in range(0, 30, 4)
+                 for i in store.search(ns, query="tea in the alps", limit=4, offset=off)]
+    assert pages == whole and len({k for k, _ in whole}) == 30
+    assert [s for _, s in whole] == sorted((s for _, s in whole), reverse=True)

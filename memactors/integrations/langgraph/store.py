@@ -5,8 +5,9 @@ through ``scope_of`` (default: everything under the store's ``root`` scope, the 
 as the record's subject); ``(namespace, key)`` is the entity key, so a second ``put`` is a new
 version and the old one superseded; ``get`` reads the live version; ``delete`` is erasure;
 ``search`` with a query is a governed recall (logged as evidence), scored and ordered as
-LangGraph's backends score (``scores.FieldScores``), and without one a read of the live items; ``put(ttl=)`` is a hard TTL in minutes (expired items are never returned, swept
-by ``sweep_ttl``). Every op goes through ``rt.abatch``: grants, the gate, the ledger apply, and
+LangGraph's backends score (``scores.FieldScores``), and without one a read of the live items;
+``put(ttl=)`` is a hard TTL in minutes (expired items are never returned, swept by
+``sweep_ttl``). Every op goes through ``rt.abatch``: grants, the gate, the ledger apply, and
 concurrent stores' ops coalesce per owner.
 """
 
@@ -28,6 +29,7 @@ from . import mapping as M
 from .scores import FieldScores
 
 MAX_SEARCH_WINDOW = 1000  # candidates a filtered or narrowed query search ranks at most
+SCORED_WINDOW = 50  # candidates a query search orders by similarity at least
 
 
 class MemactorsStore(BaseStore):
@@ -170,7 +172,9 @@ class MemactorsStore(BaseStore):
             only = self._prefix_scope(op.namespace_prefix)
             narrow = bool(op.filter) or (bool(op.namespace_prefix) and only is None)
             window = op.offset + op.limit
-            top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100)) if narrow else max(window, 1)
+            # The window is ordered by similarity, then sliced: the same window for every page up
+            # to SCORED_WINDOW results, so those pages neither repeat nor skip an item.
+            top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100) if narrow else max(window, SCORED_WINDOW))
             return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0,
                                           scopes=[only] if only is not None else None)]
         if isinstance(op, SearchOp):
