@@ -27,6 +27,7 @@ from ..core.visibility import purpose_rule
 from ..engine.naming import owner_index, owner_of_memory
 from .. import ops as O
 from .results import ForgetResult, GrantResult, Memory
+from .write_batches import batch_max, columns
 
 
 class BatchAPI:
@@ -178,18 +179,17 @@ class BatchAPI:
 
     async def _a_write(self, reqs: list, now: int) -> list:
         rc = self.config.runtime
-        size = max(1, min(rc.write_batch_max, rc.owner_queue_max // 2))
+        size = batch_max(rc)
         window = max(1, rc.owner_queue_max // size - 1)  # our own calls never overrun an owner's queue
         n = len(self._owners)
         by_owner: dict[int, list[int]] = {}
         for i, r in enumerate(reqs):
             by_owner.setdefault(owner_index(r.scope_obj, n), []).append(i)
         out: list = [None] * len(reqs)
-        from .facade import _columns
 
         async def part(oi: int, idx: list[int], gate: asyncio.Semaphore) -> None:
             async with gate:
-                cols = _columns([reqs[i] for i in idx])
+                cols = columns([reqs[i] for i in idx])
                 res = await self._aretry(lambda: self._owners[oi].write_batch.remote(cols, now))
             for i, d in zip(idx, res):
                 out[i] = errors.decode(d) if errors.is_encoded(d) else R.WriteResult(**d)

@@ -50,6 +50,7 @@ from .calls import Calls
 from .evidence import RecallLog
 from .gated import gated_text
 from .query_vectors import QueryVectors
+from .write_batches import batch_max, columns, raise_item_errors
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
@@ -295,7 +296,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         """Operations addressed by scope, one call per owner; item errors raised typed."""
         n = len(self._owners)
         results = self._submit_grouped(ops, lambda op: owner_index(parse_scope(op.scope), n))
-        _raise_item_errors(results)
+        raise_item_errors(results)
         return results
 
     def _submit_grouped(self, ops: list, owner_of) -> list:
@@ -307,9 +308,9 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             by_owner.setdefault(owner_of(op), []).append(i)
         now = self.clock.now_us()
         results: list = [None] * len(ops)
-        # In calls of at most _batch_max items, one per owner at a time: a long list (50,000
+        # In calls of at most batch_max items, one per owner at a time: a long list (50,000
         # agents' grants) never outruns an owner's queue bound.
-        size = _batch_max(self.config.runtime)
+        size = batch_max(self.config.runtime)
         parts = {oi: [idx[k:k + size] for k in range(0, len(idx), size)] for oi, idx in by_owner.items()}
         for r in range(max((len(p) for p in parts.values()), default=0)):
             batch = {oi: p[r] for oi, p in parts.items() if r < len(p)}
@@ -358,7 +359,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
         self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
         if not return_errors:
-            _raise_item_errors(sent, reqs)
+            raise_item_errors(sent, reqs)
             return sent
         results: list = list(reqs)
         for i, r in zip(good, sent):
@@ -407,13 +408,13 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         timeout, a restarting owner retried (the keys make it safe)."""
         n_owners = len(self._owners)
         rc = self.config.runtime
-        batch_max = _batch_max(rc)
-        window = max(1, rc.owner_queue_max // batch_max - 1)
+        size = batch_max(rc)
+        window = max(1, rc.owner_queue_max // size - 1)
         queues: dict[int, list[list[int]]] = {}
         for i, r in enumerate(reqs):
             oi = owner_index(r.scope_obj, n_owners)
             q = queues.setdefault(oi, [[]])
-            if len(q[-1]) >= batch_max:
+            if len(q[-1]) >= size:
                 q.append([])
             q[-1].append(i)
         results: list = [None] * len(reqs)
@@ -422,7 +423,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         deadline = time.monotonic() + rc.call_timeout_s
 
         def send(oi: int, part: list[int]) -> None:
-            cols = _columns([reqs[i] for i in part])
+            cols = columns([reqs[i] for i in part])
             inflight[self._owners[oi].write_batch.remote(cols, now)] = (oi, part)
 
         pending = {oi: list(q) for oi, q in queues.items()}
@@ -623,7 +624,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             tried.add(oi)
             out = self._calls.retrying(lambda o=self._owners[oi]: o.submit.remote([op], now))[0]
             if not out.get("not_here"):
-                _raise_item_errors([out])
+                raise_item_errors([out])
                 return out
             scope = self._calls.get(self._ledger.scopes_of.remote([op.memory_id])).get(op.memory_id)
             if scope is None:
@@ -763,39 +764,3 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-
-def _batch_max(rc) -> int:
-    """Items per owner call: ``write_batch_max``, and at most half an owner's queue (room left
-    for other callers)."""
-    return max(1, min(rc.write_batch_max, rc.owner_queue_max // 2))
-
-
-def _columns(reqs: list[R.WriteRequest]) -> dict:
-    """Writes as columns for the owner (only the fields some write sets; the rest default)."""
-    names = [k for k in R.WriteRequest.__dataclass_fields__
-             if k in ("scope", "text", "actor") or any(getattr(r, k) != _DEFAULT[k] for r in reqs)]
-    return {k: [getattr(r, k) for r in reqs] for k in names}
-
-
-_DEFAULT = {k: f.default for k, f in R.WriteRequest.__dataclass_fields__.items()}
-
-
-def _raise_item_errors(results: list, reqs: list | None = None) -> None:
-    """Items an owner refused one by one (an idempotency key reused for another write, a
-    grant beyond reach) raise their typed error; ``err.results`` holds what the other items
-    did (None for the refused ones) and ``err.failed`` the refused positions."""
-    failed = [i for i, r in enumerate(results) if errors.is_encoded(r)]
-    if not failed:
-        return
-    first = results[failed[0]]
-    err = errors.decode(first)
-    if len(results) > 1:
-        err = type(err)(f"{len(failed)} of {len(results)} items were refused (first at position {failed[0]}: "
-                        f"{first['message']}); the others were written")
-    err.results = [None if errors.is_encoded(r) else r for r in results]
-    err.failed = failed
-    if reqs is not None:
-        err.items = [R.request_fields(reqs[i]) for i in failed]
-    raise err

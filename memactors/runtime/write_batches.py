@@ -1,0 +1,42 @@
+"""How a batch of writes is sent to the owners: items per owner call, the writes as columns,
+and the items an owner refused one by one as a typed error."""
+
+from __future__ import annotations
+
+from ..core import errors
+from ..core import records as R
+
+
+def batch_max(rc) -> int:
+    """Items per owner call: ``write_batch_max``, and at most half an owner's queue (room left
+    for other callers)."""
+    return max(1, min(rc.write_batch_max, rc.owner_queue_max // 2))
+
+
+def columns(reqs: list[R.WriteRequest]) -> dict:
+    """Writes as columns for the owner (only the fields some write sets; the rest default)."""
+    names = [k for k in R.WriteRequest.__dataclass_fields__
+             if k in ("scope", "text", "actor") or any(getattr(r, k) != _DEFAULT[k] for r in reqs)]
+    return {k: [getattr(r, k) for r in reqs] for k in names}
+
+
+_DEFAULT = {k: f.default for k, f in R.WriteRequest.__dataclass_fields__.items()}
+
+
+def raise_item_errors(results: list, reqs: list | None = None) -> None:
+    """Items an owner refused one by one (an idempotency key reused for another write, a
+    grant beyond reach) raise their typed error; ``err.results`` holds what the other items
+    did (None for the refused ones) and ``err.failed`` the refused positions."""
+    failed = [i for i, r in enumerate(results) if errors.is_encoded(r)]
+    if not failed:
+        return
+    first = results[failed[0]]
+    err = errors.decode(first)
+    if len(results) > 1:
+        err = type(err)(f"{len(failed)} of {len(results)} items were refused (first at position {failed[0]}: "
+                        f"{first['message']}); the others were written")
+    err.results = [None if errors.is_encoded(r) else r for r in results]
+    err.failed = failed
+    if reqs is not None:
+        err.items = [R.request_fields(reqs[i]) for i in failed]
+    raise err
