@@ -60,9 +60,7 @@ class BatchAPI:
         if len(live) == 1:
             plan = live[0]
             try:
-                plan.owner_req["qvec"] = (self._query_vectors.many([plan.req.query], [plan.text])[0]
-                                          if plan.text is not None else None)
-                res = self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
+                res = self._serve(plan)
             except MemactorsError as exc:
                 res = exc
             out = [res if p is plan else p for p in plans]

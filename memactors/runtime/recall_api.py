@@ -114,8 +114,12 @@ class RecallAPI:
     def _recall(self, query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold, weights,
                 mode: str, where: dict | None = None) -> RecallResult:
         self._check_open()
-        plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
-                                 weights, mode, where)
+        return self._serve(self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget,
+                                             threshold, weights, mode, where))
+
+    def _serve(self, plan: _RecallPlan) -> RecallResult:
+        """One checked recall, here in the caller's thread: its query's vector, the owners'
+        answers (the direct or compiled path when one owner holds the scopes), finished."""
         plan.owner_req["qvec"] = (self._query_vectors.many([plan.req.query], [plan.text])[0]
                                   if plan.text is not None else None)
         return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))

@@ -28,14 +28,9 @@ def embedder_config(embed, dims: int) -> dict:
     fn = embed.embed_documents if hasattr(embed, "embed_documents") else embed
     if not callable(fn):
         raise ConfigError("index['embed'] is an Embeddings object or a function of a list of texts")
-    name = name_of(embed, dims)
+    name = f"langgraph-{type(embed).__module__}.{type(embed).__qualname__}-{dims}".replace("<", "").replace(">", "")
     register_embedder(name, lambda dim, fn=fn, name=name: _Wrapped(name, fn, dim))
     return {"name": name, "dim": int(dims)}
-
-
-def name_of(embed, dims: int) -> str:
-    """The name ``embedder_config`` registers ``embed`` under."""
-    return f"langgraph-{type(embed).__module__}.{type(embed).__qualname__}-{dims}".replace("<", "").replace(">", "")
 
 
 def wraps(embedder, embed) -> bool:

@@ -105,8 +105,8 @@ class MemactorsStore(BaseStore):
         reads = [(i, op) for i, op in enumerate(ops) if not isinstance(op, PutOp)]
         if reads:
             refresh: list = []
-            done = await self._call([q for _, op in reads for q in self._read_ops(op)])
-            self._fill(results, reads, done, refresh)
+            asks = [self._read_ops(op) for _, op in reads]
+            self._fill(results, reads, asks, await self._call([q for a in asks for q in a]), refresh)
             if refresh:  # reading restarts the TTL of the items read: each written again (a refresh)
                 await self._call(refresh, return_errors=True)
         return results
@@ -119,17 +119,18 @@ class MemactorsStore(BaseStore):
         results: list = [None] * len(ops)
         refresh: list = []
         reads = list(enumerate(ops))
-        self._fill(results, reads, self._rt.batch([q for op in ops for q in self._read_ops(op)]), refresh)
+        asks = [self._read_ops(op) for op in ops]
+        self._fill(results, reads, asks, self._rt.batch([q for a in asks for q in a]), refresh)
         if refresh:
             self._rt.batch(refresh, return_errors=True)
         return results
 
-    def _fill(self, results: list, reads: list, done: list, refresh: list) -> None:
+    def _fill(self, results: list, reads: list, asks: list, done: list, refresh: list) -> None:
+        """Each read's result from its share of ``done`` (the answers to its ``asks``)."""
         k = 0
-        for i, op in reads:
-            n = len(self._read_ops(op))
-            results[i] = self._read_result(op, done[k:k + n], refresh)
-            k += n
+        for (i, op), a in zip(reads, asks):
+            results[i] = self._read_result(op, done[k:k + len(a)], refresh)
+            k += len(a)
 
     async def _call(self, ops: list, *, return_errors: bool = False) -> list:
         return await self._rt.abatch(ops, return_errors=return_errors) if ops else []
@@ -151,10 +152,11 @@ class MemactorsStore(BaseStore):
 
     def _write(self, op: PutOp) -> O.Write:
         ttl = op.ttl
-        fields = op.index if isinstance(op.index, list) else self._fields
+        own = op.index if isinstance(op.index, list) else None  # the put's own field paths, kept with it
+        fields = own if own is not None else self._fields
         return self._agent.write_op(
-            M.content_of(op.namespace, op.key, dict(op.value), ttl, op.index is not False,
-                         op.index if isinstance(op.index, list) else None), scope=self._scope_of(op.namespace),
+            M.content_of(op.namespace, op.key, dict(op.value), ttl, op.index is not False, own),
+            scope=self._scope_of(op.namespace),
             subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
             ttl_days=ttl / 1440.0 if ttl else None, soft_ttl_days="never" if ttl else None,
             context=None if op.index is False else M.index_text(dict(op.value), fields))

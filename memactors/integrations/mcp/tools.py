@@ -70,8 +70,6 @@ class MemoryTools:
         return {"memory": None if m is None else m.to_dict()}
 
     async def list(self, actor: str, scope: Any = None, limit: Any = 50, offset: Any = 0) -> dict:
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidRecord("offset is a whole number from 0")
         found = await self.agent(actor).alist(scope=_opt_str(scope, "scope"), limit=_int(limit, "limit"),
                                               offset=offset)
         return {"memories": [m.to_dict() for m in found]}
