@@ -79,7 +79,7 @@ SIGNATURES = {
                      "sensitivity: 'str' = 'internal', ttl_days: 'float | str | None' = None, "
                      "soft_ttl_days: 'float | str | None' = None, importance: 'float' = 0.5, pool: 'str' = 'vault', "
                      "idempotency_key: 'str | None' = None, context: 'str | None' = None, "
-                     "category: 'str' = 'default', derived_from: 'list[str] | None' = None) -> 'R.WriteResult'",
+                     "category: 'str' = 'default', derived_from: 'list[str] | None' = None, embed_text: 'str | None' = None) -> 'R.WriteResult'",
     "Runtime.recall": "(self, query: 'str | None', *, actor: 'str', allowed_scopes: 'list[str]', "
                       "task_id: 'str' = 'unspecified', purpose: 'str' = 'unspecified', top_k: 'int' = 5, token_budget: 'int | None' = None, "
                       "threshold: 'float | None' = None, weights: 'Any' = None, "
@@ -119,7 +119,7 @@ OP_FIELDS = {
     "Grant": ["actor", "scope", "read", "write", "by", "reason", "clearance"],
     "Write": ["scope", "text", "actor", "subject", "predicate", "object", "source", "source_id", "confidence",
               "sensitivity", "ttl_days", "soft_ttl_days", "importance", "pool", "idempotency_key", "context",
-              "category", "derived_from", "session", "replaces"],
+              "category", "derived_from", "session", "replaces", "embed_text"],
 }
 
 
@@ -142,7 +142,8 @@ def test_the_handle_writes_with_the_fields_of_the_write_op():
     for verb in ("remember", "aremember", "write_op"):
         params = list(inspect.signature(getattr(Agent, verb)).parameters)
         # all of the op's fields but the runtime's own (session) and an update's (replaces: rt.update)
-        assert params == ["self", "text", *OP_FIELDS["Write"][:1], *OP_FIELDS["Write"][3:-2]], verb
+        want = [f for f in OP_FIELDS["Write"] if f not in ("text", "actor", "session", "replaces")]
+        assert params == ["self", "text", *want], verb
     for name in ("write", "remember", "recall", "forget"):
         for cls in (memactors.Runtime, Agent):
             if hasattr(cls, name):

@@ -393,7 +393,7 @@ def _derived_write(src: dict, scope: str, actor: str, category: str, ctx: Ctx) -
                          predicate=src.get("predicate"), object=src.get("object"), source=src["source_kind"],
                          source_id=src.get("source_id"), confidence=src["confidence"],
                          sensitivity=src.get("sensitivity") or "internal", importance=src["importance"],
-                         category=category, derived_from=[src["memory_id"]])
+                         category=category, derived_from=[src["memory_id"]], embed_text=src.get("embed_text"))
     hard_at = src.get("hard_expires_at")
     if hard_at is not None:
         left = (hard_at - ctx.now_us) / lifecycle.US_PER_DAY

@@ -25,8 +25,9 @@ from .scopes import Scope, check_identifier, parse_scope
 # travel beside records, never inside them. 3: the runtime's own provenance (copy_of,
 # context_of) beside the caller's claim (derived_from). 4: the session a working item belongs
 # to. An L2 table of an older version is rebuilt from the ledger when opened (a record from an
-# older ledger gets the new fields' defaults: ``complete``).
-SCHEMA_VERSION = 4
+# older ledger gets the new fields' defaults: ``complete``). 5: the text a memory's vector is
+# of when it is not its content (``embed_text``, e.g. a LangGraph item's indexed field).
+SCHEMA_VERSION = 5
 TS = pa.timestamp("us", tz="UTC")
 # The session a working item belongs to, set by the runtime for a session's own items (never
 # from a caller's write): which session (a runtime-made id), its task and actor, and the item's
@@ -96,6 +97,9 @@ _FIELDS = (
     # Derived, for keyword search: tokens of the content as stored (words, CJK bigrams), plus
     # those of retrieval context from the write's session (e.g. the turn before).
     ("search_text", pa.string(), True, ""),
+    # The text the vector is made from when it is not the content (as the gate left it): kept so
+    # that a rebuild or a revival embeds the same text. None: the content.
+    ("embed_text", pa.string(), True, ""),
 )
 
 
@@ -247,6 +251,7 @@ class WriteRequest:
     derived_from: list[str] | None = None  # ids of the memories this one was made from (provenance)
     session: dict | None = None  # set by the runtime's sessions only (``write_request`` refuses it)
     replaces: str | None = None  # an update: the live vault memory of this scope this write is the next version of
+    embed_text: str | None = None  # the text its vector is made from (default: the text); gated like it, never shown
 
     # Its routing (see ``memactors.core.ops.Routing``): it names its scope, needs a write grant
     # there, and goes through the prepare stage (gate, derive, embed) before it is decided.
@@ -287,6 +292,7 @@ class WriteRequest:
         if self.idempotency_key is not None:
             check_identifier(self.idempotency_key, "idempotency_key")
         V.text(self.context, "context", MAX_CONTENT_CHARS, allow_none=True, allow_blank=True)
+        V.text(self.embed_text, "embed_text", MAX_CONTENT_CHARS, allow_none=True)
         check_identifier(self.category, "category")
         if self.derived_from is not None:
             V.str_list(self.derived_from, "derived_from", min_len=0, max_len=MAX_DERIVED_FROM, max_chars=32)
@@ -406,7 +412,13 @@ def build_record(req: WriteRequest, text: str, memory_id: str, now_us: int, *, s
         "review": None,
         "search_text": search_text if search_text is not None else " ".join(tokenize(text)),
         "session": req.session,
+        "embed_text": req.embed_text,
     }
+
+
+def embedded_text(rec: dict) -> str:
+    """The text a record's vector is made from: its ``embed_text``, else its content."""
+    return rec.get("embed_text") or rec["content"]
 
 
 # What a caller's write may set: everything but the session field, which only the runtime's
@@ -469,7 +481,9 @@ def fingerprint(req: WriteRequest, key: bytes) -> bytes:
     """A keyed digest of everything a write asks for but its idempotency key: a retry carries
     the same one; a reused key with another write does not. Keyed, so it reveals nothing of
     the text (a bare hash of a short text with a phone number could be brute-forced)."""
-    body = orjson.dumps([getattr(req, k) for k in WriteRequest.__dataclass_fields__ if k != "idempotency_key"])
+    # embed_text only when given: a retry of a write recorded before it existed keeps its digest
+    body = orjson.dumps([getattr(req, k) for k in WriteRequest.__dataclass_fields__
+                         if k != "idempotency_key" and (k != "embed_text" or req.embed_text is not None)])
     return hmac.digest(key, body, "sha256")
 
 

@@ -219,6 +219,7 @@ def score_candidates(cands: list[dict], now_us: int, weights: Weights = DEFAULT_
         d["stale"] = stale[i]
         d["relevance"] = float(rel[i])
         d["score"] = float(scores[i])
+        d["similarity"] = float(c.get("cosine") or 0.0)
         out.append(d)
     out.sort(key=lambda d: -d["score"])
     return out

@@ -354,14 +354,14 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             return {}
         idx = list(writes)
         cols = {"text": [writes[i].text for i in idx], "source": [writes[i].source for i in idx],
-                "context": [writes[i].context for i in idx]}
+                "context": [writes[i].context for i in idx], "embed_text": [writes[i].embed_text for i in idx]}
         for f in R.SCANNED_FIELDS:
             cols[f] = [getattr(writes[i], f) for i in idx]
         remote = len(idx) >= self.cfg.runtime.gate_pool_min_batch
         out = await self.gate_pool.prepare(cols, remote=remote)
         if out["vectors"] is None:  # a model in the embedding pool
-            out["vectors"] = embed_kept(_PoolEmbedder(await self._embed([t for t in out["text"] if t is not None]),
-                                                      self.cfg.embedder.dim), out["text"])
+            out["vectors"] = embed_kept(_PoolEmbedder(await self._embed([t for t in out["embed"] if t is not None]),
+                                                      self.cfg.embedder.dim), out["embed"])
         return dict(zip(idx, unpack(out)))
 
     async def _resolve(self, memory_ids: list[str]) -> dict[str, str]:
@@ -451,7 +451,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                     elif rec is not None and prior is None and rec["status"] in R.LIVE and b is not None \
                             and self.working.find(ch.memory_id) is None:
                         # made live again (a superseded or evicted one): its vector comes back too
-                        out.vectors[ch.memory_id] = (await self._embed([rec["content"]]))[0]
+                        out.vectors[ch.memory_id] = (await self._embed([R.embedded_text(rec)]))[0]
                         if rec.get("pool") != "working":  # an L1 item goes back to the pool, not to the hot state
                             view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         out.revived[ch.memory_id] = rec

@@ -43,7 +43,7 @@ class SessionMixin:
             src = self.hot.get(rec["scope"])
             vec = src.vectors.get(mid) if src is not None else None
         if vec is None:
-            vec = (await self._embed([rec["content"]]))[0]
+            vec = (await self._embed([R.embedded_text(rec)]))[0]
         if "verdict" in need:  # the promotion rules ask what the gate says of the item as stored
             rep = self.gate.scan(rec["content"], rec["source_kind"])
             ctx.prepared = C.Prepared(rep.decision, None, {}, rep.summary(), vector=vec)

@@ -27,12 +27,14 @@ from ..core.visibility import ALL
 NO_EXPIRY = np.iinfo(np.int64).max
 
 
-def hit(rec: dict, score: float, components: dict, stale: bool, relevance: float) -> dict:
+def hit(rec: dict, score: float, components: dict, stale: bool, relevance: float, similarity: float) -> dict:
     """A candidate as owners return it: the record's hit fields, its score (what ranks), its
-    relevance (what the threshold judges: the score before the stale factor) and components."""
+    relevance (what the threshold judges: the score before the stale factor), components and
+    similarity (the query's raw cosine to the memory's vector)."""
     h = {k: rec.get(k) for k in R.HIT_FIELDS}
     h["score"] = float(score)
     h["relevance"] = float(relevance)
+    h["similarity"] = float(similarity)
     h["components"] = components
     h["stale"] = bool(stale)
     return h
@@ -52,7 +54,9 @@ def score_rows(rows: list[dict], cosine, qterms: S.QueryTerms | None, now_us: in
     keyword = qterms.scores(S.doc_terms(r) for r in rows) if qterms is not None else np.zeros(len(rows))
     fused, comps, rel = S.score_arrays(cosine, keyword, np.array([float(r["updated_at"]) for r in rows]),
                                        [r["importance"] for r in rows], stale, now_us, weights)
-    return [hit(r, fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j], rel[j]) for j, r in enumerate(rows)]
+    cos = np.asarray(cosine, dtype=np.float64)
+    return [hit(r, fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j], rel[j], cos[j])
+            for j, r in enumerate(rows)]
 
 
 class HotIndex:
@@ -60,7 +64,7 @@ class HotIndex:
     makes a new one."""
 
     __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_postings",
-                 "_codes", "_masks")
+                 "_codes", "_masks", "_pos")
 
     def __init__(self, state: ScopeState, dim: int) -> None:
         self.state = state
@@ -75,6 +79,12 @@ class HotIndex:
         self._postings: dict[str, np.ndarray] | None = None
         self._codes: dict | None = None
         self._masks: dict = {}  # filter signature -> mask: an agent's recalls repeat one filter
+        self._pos: dict[str, int] | None = None  # memory id -> its row (built on first use)
+
+    def position(self, memory_id: str) -> int | None:
+        if self._pos is None:
+            self._pos = {r["memory_id"]: j for j, r in enumerate(self.recs)}
+        return self._pos.get(memory_id)
 
     def _coded(self) -> dict:
         """Sensitivity, category and source kind of each memory as small ints (built on first
@@ -142,12 +152,13 @@ class HotIndex:
         return self._postings
 
     def score(self, qvec: np.ndarray | None, qterms: S.QueryTerms, now_us: int, weights: S.Weights, m: int,
-              keep: np.ndarray | None = None) -> list[dict]:
+              keep: np.ndarray | None = None) -> tuple[list[dict], Scored | None]:
         """The ``m`` best live memories of the scope not hard-expired at ``now_us`` (and passing
-        ``keep``, a recall filter's mask), plus every one with an entity key (conflict
-        resolution may need it), scored. ``qvec`` None: a listing, the ``m`` newest."""
+        ``keep``, a recall filter's mask), scored, and the scope's scores (``Scored``: the hit
+        of any other of them on demand, e.g. an entity-key rival conflict resolution needs).
+        ``qvec`` None: a listing, the ``m`` newest."""
         if not self.recs:
-            return []
+            return [], None
         n = len(self.recs)
         if qvec is None:
             cos, keyword = np.zeros(n), np.zeros(n)
@@ -156,14 +167,33 @@ class HotIndex:
         stale = self.stale_status | (self.soft <= now_us)
         fused, comps, rel = S.score_arrays(cos, keyword, self.updated, self.importance, stale, now_us, weights)
         ok = self.hard > now_us
-        live = np.flatnonzero(ok if keep is None else ok & keep)
+        if keep is not None:
+            ok &= keep
+        live = np.flatnonzero(ok)
         if live.size > m:  # dicts only for what can matter: building one per memory dominated
             rank = fused if qvec is not None else self.updated
-            best = live[np.argpartition(-rank[live], m - 1)[:m]]
-            keyed = [j for j in live if self.recs[j].get("subject") is not None]
-            live = np.union1d(best, np.asarray(keyed, dtype=np.int64))
-        return [hit(self.recs[j], fused[j], {k: float(v[j]) for k, v in comps.items()}, stale[j], rel[j])
-                for j in live]
+            live = np.sort(live[np.argpartition(-rank[live], m - 1)[:m]])
+        scored = Scored(self, fused, comps, stale, rel, cos, ok)
+        return [scored.hit(j) for j in live], scored
+
+
+class Scored:
+    """One recall's scores of one hot scope: the hit of any of its memories, built when asked."""
+
+    __slots__ = ("idx", "fused", "comps", "stale", "rel", "cos", "ok")
+
+    def __init__(self, idx: HotIndex, fused, comps, stale, rel, cos, ok) -> None:
+        self.idx, self.fused, self.comps, self.stale, self.rel, self.cos, self.ok = (idx, fused, comps, stale, rel,
+                                                                                    cos, ok)
+
+    def hit(self, j: int) -> dict:
+        return hit(self.idx.recs[j], self.fused[j], {k: float(v[j]) for k, v in self.comps.items()}, self.stale[j],
+                   self.rel[j], self.cos[j])
+
+    def hit_of(self, memory_id: str) -> dict | None:
+        """The hit of this live memory (None: not live here, hard-expired or filtered out)."""
+        j = self.idx.position(memory_id)
+        return self.hit(j) if j is not None and self.ok[j] else None
 
 
 class HotCache:

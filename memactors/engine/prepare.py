@@ -43,12 +43,13 @@ def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
     """``cols``: ``text``, ``source``, ``context`` and the scanned fields (``subject``, ...),
     one entry per write. Returns columns: ``decision``, ``text`` (as stored, None when
     blocked), ``fields`` (the other fields as stored), ``gate`` (summaries), ``content_hash``,
-    ``search_text`` and ``vectors`` (an (n, dim) array, zeros where nothing is stored; None
-    without an embedder)."""
+    ``search_text``, ``embed`` (the text each vector is of: the gated ``embed_text``, else the
+    text) and ``vectors`` (an (n, dim) array, zeros where nothing is stored; None without an
+    embedder)."""
     texts, sources = cols["text"], cols["source"]
     n = len(texts)
     jobs = [(i, "text", texts[i]) for i in range(n)]
-    for f in R.SCANNED_FIELDS:
+    for f in (*R.SCANNED_FIELDS, "embed_text"):  # the text to embed, when given, is gated as the text is
         jobs += [(i, f, v) for i, v in enumerate(cols.get(f) or [None] * n) if v is not None]
     reports: list[dict] = [{} for _ in range(n)]
     for i, f, v in jobs:
@@ -72,7 +73,10 @@ def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
         out["content_hash"].append(R.content_hash(rep.text))
         out["search_text"].append(" ".join(tokenize(rep.text if not ctx else f"{rep.text}\n{ctx}")))
         out["context_hashes"].append(R.piece_hashes(ctx) if ctx else None)
-    out["vectors"] = embed_kept(embedder, out["text"]) if embedder is not None else None
+    given = cols.get("embed_text") or [None] * n
+    out["embed"] = [None if t is None else out["fields"][i].get("embed_text", t) if given[i] is not None else t
+                    for i, t in enumerate(out["text"])]  # what the vector is of: the gated embed_text, or the text
+    out["vectors"] = embed_kept(embedder, out["embed"]) if embedder is not None else None
     return out
 
 

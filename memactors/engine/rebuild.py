@@ -40,7 +40,7 @@ def fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
         if ch is not None:
             apply(rows, ch)
     out = rows.l2_rows()
-    vecs = get_embedder(*embedder).embed([r["content"] for r in out]) if out else np.zeros((0, embedder[1]))
+    vecs = get_embedder(*embedder).embed([R.embedded_text(r) for r in out]) if out else np.zeros((0, embedder[1]))
     return R.to_arrow(out, vecs, embedder[1])
 
 

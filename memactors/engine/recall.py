@@ -18,7 +18,7 @@ from ..core.errors import MemactorsError
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.visibility import RecallFilter, purpose_rule, where_from_wire
 from ..store import filters as F
-from .hot import entity_keys, score_rows
+from .hot import Scored, entity_keys, score_rows
 
 GLOBAL_SCOPE = str(GLOBAL)
 
@@ -48,6 +48,7 @@ class RecallMixin:
         weights = S.Weights.parse(req["weights"])
         cands: list[dict] = []
         cold, needs_global, hot = [], False, []
+        scored: dict[str, Scored] = {}
         for s in served:
             if s == GLOBAL_SCOPE and not self.is_global_owner:
                 needs_global = self.global_live
@@ -64,16 +65,20 @@ class RecallMixin:
                     cold.append(s)
                 continue
             hot.append(s)
-            cands += idx.score(qvec, qterms, now_us, weights, req["m"], idx.mask(flt, s))
+            best, sc = idx.score(qvec, qterms, now_us, weights, req["m"], idx.mask(flt, s))
+            cands += best
+            if sc is not None:
+                scored[s] = sc
         if qvec is None:  # a listing: newest first
             cands.sort(key=lambda h: (-_ts(h["updated_at"]), h["memory_id"]))
         else:
             cands.sort(key=lambda h: -h["score"])
         top = cands[: req["m"]]
-        top_ids = {h["memory_id"] for h in top}
-        by_id = {h["memory_id"]: h for h in cands}
-        top += [by_id[r["memory_id"]] for r in self.hot.rivals(top, hot) if r["memory_id"] in by_id
-                and r["memory_id"] not in top_ids]
+        # the hot rivals of the best (live, passing the filter), scored as they were
+        for r in self.hot.rivals(top, hot):
+            h = scored[r["scope"]].hit_of(r["memory_id"]) if r["scope"] in scored else None
+            if h is not None:
+                top.append(h)
         return top, cold, needs_global, hot, flt
 
     def _cold(self, req: dict, cold: list[str], hot_hits: list[dict], hot: list[str], flt: RecallFilter) -> list[dict]:

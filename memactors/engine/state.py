@@ -57,7 +57,7 @@ class StateMixin:
         # Rebuilt aside and swapped in whole: a compiled-graph recall may read states meanwhile.
         fresh = await self._load(scopes) if scopes else {}
         records = [ch.record for _, ch in events if ch.action == E.WRITE]
-        vecs = dict(zip([r["memory_id"] for r in records], await self._embed([r["content"] for r in records])))
+        vecs = dict(zip([r["memory_id"] for r in records], await self._embed([R.embedded_text(r) for r in records])))
         for seq, ch in unapplied:
             if ch is not None:  # None: a record whose key is destroyed; its erasure follows
                 apply(fresh[ch.scope], ch)
@@ -93,7 +93,7 @@ class StateMixin:
             if ch.action == E.WRITE_WORKING or ch.memory_id in rows.records:
                 apply(rows, ch)
         recs = [r for r in rows.records.values() if r.get("pool") == "working" and r["status"] in KEPT]
-        vecs = await self._embed([r["content"] for r in recs])
+        vecs = await self._embed([R.embedded_text(r) for r in recs])
         for rec, vec in zip(recs, vecs):
             self.working.put(rec, vec)
 

@@ -44,13 +44,13 @@ class Agent:
                  confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
                  soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
                  idempotency_key: str | None = None, context: str | None = None, category: str = "default",
-                 derived_from: list[str] | None = None) -> O.Write:
+                 derived_from: list[str] | None = None, embed_text: str | None = None) -> O.Write:
         """A ``Write`` of this agent into ``scope`` (default: home); the fields are ``memactors.ops.Write``'s."""
         return O.Write(scope=scope or self.home, text=text, actor=self.actor, subject=subject, predicate=predicate,
                        object=object, source=source, source_id=source_id, confidence=confidence,
                        sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days, importance=importance,
                        pool=pool, idempotency_key=idempotency_key, context=context, category=category,
-                       derived_from=derived_from)
+                       derived_from=derived_from, embed_text=embed_text)
 
     def recall_op(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
                   token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
@@ -73,7 +73,7 @@ class Agent:
                  confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
                  soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
                  idempotency_key: str | None = None, context: str | None = None, category: str = "default",
-                 derived_from: list[str] | None = None) -> WriteResult:
+                 derived_from: list[str] | None = None, embed_text: str | None = None) -> WriteResult:
         """Write a memory through the gate into ``scope`` (default: the agent's home scope)."""
         return self._rt.batch([self.write_op(**_args(locals()))])[0]
 
@@ -108,7 +108,7 @@ class Agent:
                        confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
                        soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
                        idempotency_key: str | None = None, context: str | None = None, category: str = "default",
-                       derived_from: list[str] | None = None) -> WriteResult:
+                       derived_from: list[str] | None = None, embed_text: str | None = None) -> WriteResult:
         return (await self._rt.abatch([self.write_op(**_args(locals()))]))[0]
 
     async def arecall(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,

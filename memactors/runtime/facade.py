@@ -332,13 +332,14 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
               confidence: float | None = None, sensitivity: str = "internal", ttl_days: float | str | None = None,
               soft_ttl_days: float | str | None = None, importance: float = 0.5, pool: str = "vault",
               idempotency_key: str | None = None, context: str | None = None, category: str = "default",
-              derived_from: list[str] | None = None) -> R.WriteResult:
+              derived_from: list[str] | None = None, embed_text: str | None = None) -> R.WriteResult:
         """Write one memory through the gate; returns its decision, memory id and version. The
         fields are ``memactors.ops.Write``'s (``WriteRequest``)."""
         item = dict(scope=scope, text=text, actor=actor, subject=subject, predicate=predicate, object=object,
                     source=source, source_id=source_id, confidence=confidence, sensitivity=sensitivity,
                     ttl_days=ttl_days, soft_ttl_days=soft_ttl_days, importance=importance, pool=pool,
-                    idempotency_key=idempotency_key, context=context, category=category, derived_from=derived_from)
+                    idempotency_key=idempotency_key, context=context, category=category, derived_from=derived_from,
+                    embed_text=embed_text)
         return self.write_many([item])[0]
 
     def write_many(self, items: list[dict | R.WriteRequest], *, return_errors: bool = False) -> list[R.WriteResult]:

@@ -124,7 +124,7 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
     if then and qvec is None:
         hits += score_rows(then, np.zeros(len(then)), None, ts, plan.weights)
     elif then:
-        vecs = rt.embedder.embed([r["content"] for r in then])
+        vecs = rt.embedder.embed([R.embedded_text(r) for r in then])
         hits += score_rows(then, vecs @ req["qvec"], QueryTerms(req["qtokens"]), ts, plan.weights)
     hits.sort(key=plan.order)
     chosen, info = finalize(hits, threshold=plan.threshold, max_items=plan.req.top_k, token_budget=plan.req.token_budget)

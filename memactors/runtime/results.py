@@ -18,14 +18,16 @@ Hit = make_dataclass(
     + [("score", float, field(default=0.0)),
        ("components", dict, field(default_factory=dict)),  # vector, keyword, recency, importance, each in [0, 1]
        ("relevance", float, field(default=0.0)),  # the fused score the threshold judged (before x0.5)
+       ("similarity", float, field(default=0.0)),  # the query's cosine to the memory's vector, in [-1, 1]
        ("stale", bool, field(default=False)),  # soft-expired or marked stale: ranked at x0.5 of its relevance
        ("conflict", object, field(default=None))],  # {"overrides": [ids], "reason": ...} when it won a conflict
     slots=True, kw_only=True,
 )
 Hit.__module__ = __name__
 Hit.__doc__ = ("One recalled memory: " + ", ".join(R.HIT_FIELDS) + "; then score, components (each in [0, 1]), "
-               "relevance (what the threshold judged), stale (soft-expired or marked stale: ranked at half its "
-               "relevance) and conflict (the ids it overrode, and why).")
+               "relevance (what the threshold judged), similarity (the query's cosine to the memory's vector), "
+               "stale (soft-expired or marked stale: ranked at half its relevance) and conflict (the ids it "
+               "overrode, and why).")
 HIT_ATTRS = tuple(f.name for f in fields(Hit))
 
 
