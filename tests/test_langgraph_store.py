@@ -241,3 +241,54 @@ def test_query_search_pages_neither_repeat_nor_skip():
                  for i in store.search(ns, query="tea in the alps", limit=4, offset=off)]
     assert pages == whole and len({k for k, _ in whole}) == 30
     assert [s for _, s in whole] == sorted((s for _, s in whole), reverse=True)
+
+
+def test_one_indexed_text_is_the_records_vector_and_older_items_still_score():
+    """A put whose value has one indexed text is written with it as its ``embed_text``: the
+    recall's similarity is the score. An item written before (its record's vector of the whole
+    item) is scored from its field text as before; both in similarity order."""
+    import numpy as np
+    import orjson
+
+    from memactors.integrations.langgraph import mapping as M
+
+    with memactors.connect("memory://", clock=ManualClock()) as r:
+        r.grant("lg", ROOT, write=True)
+        store = MemactorsStore(r, actor="lg", root=ROOT, index={"dims": 384, "fields": ["title"]})
+        ns = ("one",)
+        store.put(ns, "new", {"title": "oolong from taiwan", "n": 1})
+        old = {"title": "oolong tea from taiwan hills"}
+        legacy = store._agent.write_op(M.content_of(ns, "old", old, None, True, None), subject=M.subject_of(ns),
+                                       predicate=M.predicate_of(ns, "old"), source="agent_inferred",
+                                       context=M.index_text(old, ["title"]))
+        assert r.batch([legacy])[0].memory_id
+        items = {orjson.loads(m.content)["key"]: orjson.loads(m.content) for m in store._agent.list(limit=None)}
+        assert items["new"].get("embedded") is True and "embedded" not in items["old"]
+        e = r.embedder
+        q = e.embed(["oolong from taiwan"])[0]
+        out = store.search(ns, query="oolong from taiwan")
+        got = {i.key: i.score for i in out}
+        assert got["new"] == pytest.approx(float(e.embed(["oolong from taiwan"])[0] @ q), abs=1e-5)
+        assert got["old"] == pytest.approx(float(e.embed(["oolong tea from taiwan hills"])[0] @ q), abs=1e-5)
+        assert [i.key for i in out] == ["new", "old"]
+        # a store with its own embedder (not the runtime's) never takes the record's similarity
+        own = MemactorsStore(r, actor="lg", root=ROOT,
+                             index={"dims": 384, "fields": ["title"], "embed": lambda ts: [[1.0] * 384 for _ in ts]})
+        assert all(i.score == pytest.approx(1.0) for i in own.search(ns, query="anything"))
+        assert np.isfinite(q).all()
+
+
+def test_an_item_without_a_ttl_lives_until_deleted():
+    """LangGraph's item has no lifetime but its TTL: no category's soft or hard expiry applies."""
+    clock = ManualClock()
+    with memactors.connect("memory://", clock=clock) as r:
+        r.grant("lg", ROOT, write=True)
+        store = MemactorsStore(r, actor="lg", root=ROOT)
+        store.put(("keep",), "k", {"text": "Alice keeps a teapot"})
+        clock.advance(days=800)
+        assert store.sweep_ttl() == 0
+        assert not any(r.gc(scope=ROOT).by_rule.values())  # neither expired nor soft-expired and unused
+        assert store.get(("keep",), "k").value == {"text": "Alice keeps a teapot"}
+        (hit,) = store.search(("keep",), query="teapot")
+        rec = store._stored(("keep",), "k")
+        assert hit.key == "k" and rec.hard_expires_at is None

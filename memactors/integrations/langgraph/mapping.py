@@ -46,12 +46,14 @@ def screen(namespace: tuple[str, ...], key: str | None = None) -> None:
 
 
 def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | None, indexed: bool = True,
-               fields: list[str] | None = None) -> str:
+               fields: list[str] | None = None, embedded: bool = False) -> str:
     item = {"namespace": list(namespace), "key": key, "value": value, "ttl": ttl}
     if not indexed:  # put(index=False): returned by a query search after the ranked items, unscored
         item["indexed"] = False
     elif fields and fields != ["$"]:  # the paths it was indexed by: a search scores each (field_texts)
         item["fields"] = list(fields)
+    if embedded:  # its record's vector is of its one indexed text: the recall's similarity is its score
+        item["embedded"] = True
     try:
         return orjson.dumps(item, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
@@ -86,6 +88,11 @@ def field_texts(value: dict, fields: list[str] | None) -> list[str]:
     from langgraph.store.base import get_text_at_path, tokenize_path
 
     return [t for f in fields or ["$"] for t in get_text_at_path(value, f if f == "$" else tokenize_path(f))]
+
+
+def one_text(fields: list[str] | None) -> bool:
+    """Whether these field paths give an item at most one text (one path, no wildcard)."""
+    return not fields or (len(fields) == 1 and "*" not in fields[0])
 
 
 def index_text(value: dict, fields: list[str] | None) -> str | None:

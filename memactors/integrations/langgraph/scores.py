@@ -5,8 +5,10 @@ how similar each is, and the store orders them by it.
 
 The vectors come from the store's embedder (``IndexConfig["embed"]``, else the runtime's),
 each field text embedded once (a bounded cache); the query is the text the gate left of it,
-and with the runtime's embedder its vector is the one the recall made. The runtime's own
-vector of a record is of the whole record: what recall ranks by, not what LangGraph reports.
+and with the runtime's embedder its vector is the one the recall made. With the runtime's
+embedder a put whose value has one indexed text is written with that text as its ``embed_text``
+(its vector is of it, and marked ``embedded`` in the item), so the recall's similarity is its
+score; for any other item (several texts, or another embedder) each text is embedded here.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ class FieldScores:
     def __init__(self, rt, index: dict | None) -> None:
         embed = (index or {}).get("embed")
         runtime = rt.embedder
-        if embed is None or wraps(runtime, embed):
+        # With the runtime's embedder, a record written with one indexed text has its vector
+        # made of that text (``embed_text``): the recall's similarity is the score already.
+        self.runtime = embed is None or wraps(runtime, embed)
+        if self.runtime:
             self._documents = runtime.embed
             self._query = lambda q: rt._query_vectors.many([q])[0]
         else:  # an embedder of the store's own, beside the runtime's
@@ -36,12 +41,24 @@ class FieldScores:
 
     def of(self, query: str, hits: list) -> list[float]:
         """One score per ``(hit, item)`` of a query search."""
-        if not hits:
-            return []
-        texts = [M.field_texts(d["value"], d.get("fields") or self._fields) for _, d in hits]
+        known = [h.similarity if self.runtime and d.get("embedded") else None for h, d in hits]
+        rest = [i for i, s in enumerate(known) if s is None]
+        if not rest:
+            return known
+        texts = [M.field_texts(hits[i][1]["value"], hits[i][1].get("fields") or self._fields) for i in rest]
         self._learn({t for ts in texts for t in ts})
         q = _units([self._query(query)])[0]
-        return [max((float(self._vecs[t] @ q) for t in ts), default=0.0) for ts in texts]
+        for i, ts in zip(rest, texts):
+            known[i] = max((float(self._vecs[t] @ q) for t in ts), default=0.0)
+        return known
+
+    def embed_text(self, value: dict, fields: list[str] | None) -> str | None:
+        """The text a put's record is embedded from, when its vector can be its score: the
+        value's one indexed text, with the runtime's embedder (None: the record's own text)."""
+        if not self.runtime:
+            return None
+        texts = M.field_texts(value, fields or self._fields)
+        return texts[0] if len(texts) == 1 and texts[0] else None
 
     def _learn(self, texts: set[str]) -> None:
         new = [t for t in texts if t not in self._vecs]

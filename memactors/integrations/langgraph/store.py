@@ -29,7 +29,12 @@ from . import mapping as M
 from .scores import FieldScores
 
 MAX_SEARCH_WINDOW = 1000  # candidates a filtered or narrowed query search ranks at most
-SCORED_WINDOW = 50  # candidates a query search orders by similarity at least
+SCORED_WINDOW = 50  # candidates a query search orders by similarity at least, when an item has several texts
+# A query search's recall ranks by similarity alone, as LangGraph's stores do (the governance is
+# the recall's: grants, scopes, TTL, evidence). The two tiny weights only keep an item of no
+# positive similarity above the 0.0 threshold (LangGraph returns it, with its negative score);
+# every item of the store has the same importance, so they order nothing else.
+BY_SIMILARITY = {"vector": 1.0, "keyword": 0.0, "recency": 1e-6, "importance": 1e-6}
 
 
 class MemactorsStore(BaseStore):
@@ -55,6 +60,9 @@ class MemactorsStore(BaseStore):
         self.ttl_config = ttl
         self._fields = M.index_fields(index)
         self._scores = FieldScores(rt, index)
+        # One text per item: its record's vector is of that text, so the recall's order is the
+        # score's and a page's window is the page; with several, a wider window is re-ordered.
+        self._one_text = M.one_text(self._fields)
         self._owns = owns_runtime
         self._sweeper: tuple[threading.Thread, threading.Event] | None = None
 
@@ -154,12 +162,15 @@ class MemactorsStore(BaseStore):
         ttl = op.ttl
         own = op.index if isinstance(op.index, list) else None  # the put's own field paths, kept with it
         fields = own if own is not None else self._fields
+        value = dict(op.value)
+        embed = self._scores.embed_text(value, fields) if op.index is not False else None
         return self._agent.write_op(
-            M.content_of(op.namespace, op.key, dict(op.value), ttl, op.index is not False, own),
+            M.content_of(op.namespace, op.key, value, ttl, op.index is not False, own, embed is not None),
             scope=self._scope_of(op.namespace),
             subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
-            ttl_days=ttl / 1440.0 if ttl else None, soft_ttl_days="never" if ttl else None,
-            context=None if op.index is False else M.index_text(dict(op.value), fields))
+            # LangGraph's item lives until deleted or its TTL runs out: no category lifetime
+            ttl_days=ttl / 1440.0 if ttl else "never", soft_ttl_days="never",
+            context=None if op.index is False else M.index_text(value, fields), embed_text=embed)
 
     def _fact(self, op) -> O.Lookup:
         return self._agent.lookup_op(scope=self._scope_of(op.namespace),
@@ -174,10 +185,12 @@ class MemactorsStore(BaseStore):
             only = self._prefix_scope(op.namespace_prefix)
             narrow = bool(op.filter) or (bool(op.namespace_prefix) and only is None)
             window = op.offset + op.limit
-            # The window is ordered by similarity, then sliced: the same window for every page up
+            # The window is ordered by similarity, then sliced. With several texts an item's score
+            # is its best text's, not its record's similarity: the same window for every page up
             # to SCORED_WINDOW results, so those pages neither repeat nor skip an item.
-            top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100) if narrow else max(window, SCORED_WINDOW))
-            return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0,
+            wide = window if self._one_text else max(window, SCORED_WINDOW)
+            top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100) if narrow else wide)
+            return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0, weights=BY_SIMILARITY,
                                           scopes=[only] if only is not None else None)]
         if isinstance(op, SearchOp):
             prefix = M.subject_of(op.namespace_prefix) if op.namespace_prefix else None
@@ -218,31 +231,35 @@ class MemactorsStore(BaseStore):
                         seen.add(ns[: op.max_depth] if op.max_depth is not None else ns)
             return sorted(seen)[op.offset: op.offset + op.limit]
         # SearchOp
-        items = []
+        prefix, flt = tuple(op.namespace_prefix), op.filter
+        n = len(prefix)
+
+        def kept(rows):
+            for m in rows:
+                d = M.parse(m.content)
+                if d is not None and d["namespace"][:n] == prefix and (not flt or M.passes(d["value"], flt)):
+                    yield m, d
+
         if op.query:
-            found = []
-            for h in done[0].hits:
-                d = M.parse(h.content)
-                if d is not None and _exact_prefix(d["namespace"], op.namespace_prefix) and M.passes(d["value"],
-                                                                                                      op.filter):
-                    found.append((h, d))
+            found = list(kept(done[0].hits))
             scored = [x for x in found if x[1].get("indexed", True)]
             items = [(h, d, s) for (h, d), s in zip(scored, self._scores.of(op.query, scored))]
             items.sort(key=lambda x: -x[2])  # by similarity, as LangGraph's backends order (a stable sort)
-            items += [(h, d, None) for h, d in found if not d.get("indexed", True)]  # unindexed: after, unscored
+            if len(scored) < len(found):  # unindexed: after, unscored
+                items += [(h, d, None) for h, d in found if not d.get("indexed", True)]
         else:
             rows = [m for found in done for m in found]
             rows.sort(key=lambda m: (-m.updated_at, m.memory_id))
-            for m in rows:
-                d = M.parse(m.content)
-                if d is not None and _exact_prefix(d["namespace"], op.namespace_prefix) and M.passes(d["value"],
-                                                                                                      op.filter):
-                    items.append((m, d, None))
+            items = [(m, d, None) for m, d in kept(rows)]
         out = []
+        refreshes = getattr(op, "refresh_ttl", False)
         for m, d, score in items[op.offset: op.offset + op.limit]:
-            self._refresh(op, m, d, refresh)
-            out.append(SearchItem(namespace=d["namespace"], key=d["key"], value=d["value"],
-                                  created_at=M.when(m.created_at), updated_at=M.when(m.updated_at), score=score))
+            if refreshes:
+                self._refresh(op, m, d, refresh)
+            made = M.when(m.created_at)
+            out.append(SearchItem(namespace=d["namespace"], key=d["key"], value=d["value"], created_at=made,
+                                  updated_at=made if m.updated_at == m.created_at else M.when(m.updated_at),
+                                  score=score))
         return out
 
     def _refresh(self, op, m, d: dict, refresh: list) -> None:
@@ -317,6 +334,3 @@ class MemactorsStore(BaseStore):
     def __exit__(self, *exc) -> None:
         self.close()
 
-
-def _exact_prefix(namespace: tuple, prefix: tuple) -> bool:
-    return tuple(namespace[: len(prefix)]) == tuple(prefix)
