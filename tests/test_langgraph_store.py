@@ -292,3 +292,29 @@ def test_an_item_without_a_ttl_lives_until_deleted():
         (hit,) = store.search(("keep",), query="teapot")
         rec = store._stored(("keep",), "k")
         assert hit.key == "k" and rec.hard_expires_at is None
+
+
+def test_a_refresh_rewrites_the_item_as_it_was_put():
+    """Reading with refresh_ttl writes the item again with its own index (fields or index=False)."""
+    import orjson
+
+    clock = ManualClock()
+    with memactors.connect("memory://", clock=clock) as r:
+        r.grant("lg", ROOT, write=True)
+        store = MemactorsStore(r, actor="lg", root=ROOT, index={"dims": 384, "fields": ["body"]})
+        store.put(("rf",), "own", {"title": "pu-erh cakes", "body": "stored in a cellar"}, index=["title"], ttl=10)
+        store.put(("rf",), "none", {"title": "pu-erh cakes", "body": "stored in a cellar"}, index=False, ttl=10)
+
+        def held():
+            return {orjson.loads(m.content)["key"]: orjson.loads(m.content) for m in store._agent.list(limit=None)}
+
+        before = held()
+        clock.advance(seconds=5 * 60)
+        assert store.get(("rf",), "own", refresh_ttl=True) and store.get(("rf",), "none", refresh_ttl=True)
+        after = held()
+        assert after["own"]["fields"] == ["title"] and after["own"].get("embedded") is True
+        assert after["none"]["indexed"] is False and "embedded" not in after["none"]
+        assert {k: v["value"] for k, v in after.items()} == {k: v["value"] for k, v in before.items()}
+        clock.advance(seconds=7 * 60)  # 12 minutes after the put, 7 after the refresh
+        (hit,) = [i for i in store.search(("rf",), query="pu-erh cakes") if i.key == "own"]
+        assert hit.score == pytest.approx(1.0, abs=1e-5)  # its one indexed text is the query's

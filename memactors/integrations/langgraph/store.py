@@ -263,8 +263,9 @@ class MemactorsStore(BaseStore):
         return out
 
     def _refresh(self, op, m, d: dict, refresh: list) -> None:
-        if d.get("ttl") and getattr(op, "refresh_ttl", False):
-            refresh.append(self._write(PutOp(d["namespace"], d["key"], d["value"], ttl=d["ttl"])))
+        if d.get("ttl") and getattr(op, "refresh_ttl", False):  # written again as it was put, index included
+            index = False if d.get("indexed") is False else d.get("fields")
+            refresh.append(self._write(PutOp(d["namespace"], d["key"], d["value"], index=index, ttl=d["ttl"])))
 
     def setup(self) -> None:
         """Nothing to set up (the runtime's storage is ready at connect); here for LangGraph's API."""
