@@ -318,3 +318,25 @@ def test_a_refresh_rewrites_the_item_as_it_was_put():
         clock.advance(seconds=7 * 60)  # 12 minutes after the put, 7 after the refresh
         (hit,) = [i for i in store.search(("rf",), query="pu-erh cakes") if i.key == "own"]
         assert hit.score == pytest.approx(1.0, abs=1e-5)  # its one indexed text is the query's
+
+
+def test_the_async_store_refuses_its_sync_methods_on_the_loop_and_the_sync_store_serves_them(rt):
+    from memactors.integrations.langgraph import AsyncMemactorsStore
+
+    astore = AsyncMemactorsStore(rt, actor="lg", root=ROOT)
+    store = MemactorsStore(rt, actor="lg", root=ROOT)
+
+    async def main():
+        for call in (lambda: astore.put(("aio",), "k", {"v": 1}), lambda: astore.get(("aio",), "k"),
+                     lambda: astore.search(("aio",), query="v"), lambda: astore.delete(("aio",), "k"),
+                     lambda: astore.list_namespaces(prefix=("aio",)), lambda: astore.batch([GetOp(("aio",), "k")])):
+            with pytest.raises(asyncio.InvalidStateError):
+                call()
+        await astore.aput(("aio",), "k", {"v": 2})
+        assert (await astore.aget(("aio",), "k")).value == {"v": 2}
+        # off the loop's thread the sync methods serve; MemactorsStore serves them on it (a notebook)
+        assert (await asyncio.to_thread(astore.get, ("aio",), "k")).value == {"v": 2}
+        assert store.get(("aio",), "k").value == {"v": 2}
+
+    asyncio.run(main())
+    assert astore.get(("aio",), "k").value == {"v": 2}  # no loop here: served

@@ -31,8 +31,6 @@ KNOWN_DIFFERENCES = {
         "a hard TTL is a governance promise: an expired memory is never served, whatever omit_expired says",
     ("test_lg_postgres_ttl.py", "test_omit_expired_search_pagination"):
         "backdates updated_at with SQL through PostgresStore._cursor (a backend internal)",
-    ("test_lg_sqlite_async_store.py", "test_no_running_loop"):
-        "memactors' store serves its sync methods on any thread, the event loop's included",
 }
 
 

@@ -64,17 +64,17 @@ def runtime(kind: str = "memory", index=None):
     return rt
 
 
-def make_store(index=None, ttl=None, kind: str = "memory", **kw) -> MemactorsStore:
+def make_store(index=None, ttl=None, kind: str = "memory", cls=MemactorsStore, **kw) -> MemactorsStore:
     rt = runtime(kind, index)
     tag = uuid.uuid4().hex[:12]
     actor, root = f"lg-{tag}", f"/org/lgtest/user/u{tag}/"
     rt.grant(actor, root, read=True, write=True, by="tests")
-    return MemactorsStore(rt, actor=actor, root=root, index=index, ttl=ttl, **kw)
+    return cls(rt, actor=actor, root=root, index=index, ttl=ttl, **kw)
 
 
 @contextlib.contextmanager
-def store_cm(kind: str = "memory", index=None, ttl=None):
-    store = make_store(index=index, ttl=ttl, kind=kind)
+def store_cm(kind: str = "memory", index=None, ttl=None, cls=MemactorsStore):
+    store = make_store(index=index, ttl=ttl, kind=kind, cls=cls)
     try:
         yield store
     finally:
@@ -82,8 +82,8 @@ def store_cm(kind: str = "memory", index=None, ttl=None):
 
 
 @contextlib.asynccontextmanager
-async def astore_cm(kind: str = "memory", index=None, ttl=None):
-    store = make_store(index=index, ttl=ttl, kind=kind)
+async def astore_cm(kind: str = "memory", index=None, ttl=None, cls=MemactorsStore):
+    store = make_store(index=index, ttl=ttl, kind=kind, cls=cls)
     try:
         yield store
     finally:

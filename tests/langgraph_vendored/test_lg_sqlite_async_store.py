@@ -1,7 +1,7 @@
 # Vendored from langchain-ai/langgraph, libs/checkpoint-sqlite/tests/test_async_store.py, at commit f09cfe8ffc1eeffd68f4b628ed69c30f7cad229f.
 # Copyright (c) 2024 LangChain, Inc. MIT License (see LICENSE-langgraph in this folder).
 # Changes for memactors (the tests themselves are upstream's):
-#   - AsyncSqliteStore is MemactorsStore; the store fixture (sync here), create_vector_store and from_conn_string(conn_string) make one on a shared runtime with a fresh actor and root scope
+#   - AsyncSqliteStore is AsyncMemactorsStore; the store fixture (sync here), create_vector_store and from_conn_string(conn_string) make one on a shared runtime with a fresh actor and root scope
 #   - imports: CharacterEmbeddings from test_lg_sqlite_store
 #   - async tests marked anyio (pytestmark at the end)
 
@@ -22,17 +22,17 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memactors.integrations.langgraph import MemactorsStore as AsyncSqliteStore
+from memactors.integrations.langgraph import AsyncMemactorsStore as AsyncSqliteStore
 from memactors_lg import SqliteIndexConfig, astore_cm
 from test_lg_sqlite_store import CharacterEmbeddings
 
 
 @pytest.fixture(scope="function", params=["memory", "file"])
 def store(request: pytest.FixtureRequest) -> Generator[AsyncSqliteStore, None, None]:
-    """A MemactorsStore for testing (memory: a memory:// runtime; file: one on a data folder)."""
+    """An AsyncMemactorsStore for testing (memory: a memory:// runtime; file: one on a data folder)."""
     from memactors_lg import store_cm
 
-    with store_cm(kind=request.param) as store:
+    with store_cm(kind=request.param, cls=AsyncSqliteStore) as store:
         yield store
 
 
@@ -54,7 +54,8 @@ async def create_vector_store(
         "embed": fake_embeddings,
         "text_fields": text_fields,
     }
-    async with astore_cm(kind="memory" if conn_string == ":memory:" else "file", index=index_config) as store:
+    async with astore_cm(kind="memory" if conn_string == ":memory:" else "file", index=index_config,
+                         cls=AsyncSqliteStore) as store:
         yield store
 
 

@@ -335,3 +335,18 @@ class MemactorsStore(BaseStore):
     def __exit__(self, *exc) -> None:
         self.close()
 
+
+class AsyncMemactorsStore(MemactorsStore):
+    """``MemactorsStore`` for async code, as LangGraph's async stores are: the sync methods
+    refuse on a thread that runs an event loop (waiting there would block the loop; await the
+    ``a``-methods instead) and serve anywhere else. ``MemactorsStore`` serves them on any
+    thread, a notebook's loop included."""
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return super().batch(ops)
+        raise asyncio.InvalidStateError(
+            "a sync method of AsyncMemactorsStore was called on the event loop's thread: it would block the loop; "
+            "await its async twin (abatch, aput, aget, asearch, adelete, alist_namespaces), or use MemactorsStore")
