@@ -157,12 +157,13 @@ def importance_component(importance) -> np.ndarray:
 
 def fuse(components: dict[str, np.ndarray], weights: Weights = DEFAULT_WEIGHTS, stale=None) -> np.ndarray:
     """The fused score of mapped components (missing ones count 0), x STALE_FACTOR where stale."""
-    w = weights.normalised()
+    raw = weights.as_tuple()
+    total = sum(raw)  # normalised as ``Weights.normalised`` does, without checking them again per call
     n = len(next(iter(components.values()))) if components else 0
     out = np.zeros(n, dtype=np.float64)
-    for name, wv in zip(COMPONENTS, w.as_tuple()):
+    for name, wv in zip(COMPONENTS, raw):
         if wv and name in components:
-            out += wv * np.asarray(components[name], dtype=np.float64)
+            out += (wv / total) * np.asarray(components[name], dtype=np.float64)
     if stale is not None:
         out = np.where(np.asarray(stale, dtype=bool), out * STALE_FACTOR, out)
     return out

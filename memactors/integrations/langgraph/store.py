@@ -25,6 +25,7 @@ from ... import ops as O
 from ...core.scopes import parse_scope
 from ...core.errors import Blocked, MemactorsError
 from ...core.records import BLOCKED
+from ...core.scoring import Weights
 from . import mapping as M
 from .scores import FieldScores
 
@@ -34,7 +35,7 @@ SCORED_WINDOW = 50  # candidates a query search orders by similarity at least, w
 # the recall's: grants, scopes, TTL, evidence). The two tiny weights only keep an item of no
 # positive similarity above the 0.0 threshold (LangGraph returns it, with its negative score);
 # every item of the store has the same importance, so they order nothing else.
-BY_SIMILARITY = {"vector": 1.0, "keyword": 0.0, "recency": 1e-6, "importance": 1e-6}
+BY_SIMILARITY = Weights(vector=1.0, keyword=0.0, recency=1e-6, importance=1e-6)
 
 
 class MemactorsStore(BaseStore):
