@@ -506,3 +506,24 @@ def test_versions_are_not_reused_after_a_reload(ray_session, tmp_path):
     finally:
         rt.close()
     assert report.ok, report.summary()
+
+
+def test_the_store_view_reads_a_hidden_loser_by_id():
+    """A conflict's loser is hidden by recall; the store view reads it by id (version, object,
+    review flag), so a close call's pair behind a third winner is not taken for two unflagged
+    active versions, and a loser that is not live stays the active row it was."""
+    import memactors
+    from memactors.testing.collect import ledger_events, store_view
+
+    scope = "/org/view/user/alice/"
+    with memactors.connect("memory://") as rt:
+        rt.grant("ag", scope, write=True)
+        old = rt.write(scope, "Alice drinks tea", actor="ag", subject="alice", predicate="drink", object="tea")
+        win = rt.write(scope, "Alice now drinks coffee at work", actor="ag", subject="alice", predicate="drink",
+                       object="coffee", pool="working")
+        events = ledger_events(rt, actor="ag", scopes=[scope])
+        rows, _ = store_view(rt, [scope], actor="ag", ledger=events)
+        by_id = {r["memory_id"]: r for r in rows}
+        assert win.memory_id in by_id and old.memory_id in by_id
+        assert by_id[old.memory_id]["version"] == 1 and by_id[old.memory_id]["object"] == "tea"
+        assert by_id[old.memory_id]["review"] is None and by_id[old.memory_id]["status"] == "active"

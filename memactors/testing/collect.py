@@ -4,8 +4,8 @@
   plain snapshots (status, refresh, forget, block) decoded into ``data``; memory content stays
   encrypted and is never read.
 - ``store_view(rt, scopes, actor=...)``: the store as a list of rows ``{memory_id, scope,
-  subject, predicate, object, status, version, content, pool}``. Until the runtime has a
-  read-by-id call, it is built from recall, which brings these limits:
+  subject, predicate, object, status, version, content, pool, review}``, built from recall,
+  which brings these limits:
 
   * only what recall may show: active vault memories and the scope's live L1 working-pool
     items. Superseded, pending and forgotten memories never appear (the checker takes their
@@ -14,12 +14,13 @@
     named in the notes and the view is incomplete there;
   * recall resolves conflicts (same subject+predicate, different object): a loser is hidden,
     but the winner names it in ``conflict.overrides``; such a memory, when in the same scope,
-    is added back as an active row with ``object`` and ``content`` None (its scope comes from
-    the ledger), so a second active version still shows up;
+    is added back (its scope from the ledger) as read by id (``ops.Lookup``: its version,
+    object, content, status and review flag, so a close call's flagged pair behind a third
+    winner is seen as flagged), or as an active row with those None when the read finds it
+    not live, so a second active version still shows up;
   * each recall is itself logged as evidence (the ``recalls`` table, not ``events``) and
     counted as an access of the memories it returns.
 
-  Swap in ``rt.get(...)`` later: ``check`` only needs the rows.
 - ``collect(rt, scopes, actor=...)``: both, plus ``rt.audit.verify()``.
 
 ``actor`` needs read grants covering the scopes (``rt.grant("checker", "/global/")``).
@@ -85,6 +86,15 @@ def store_view(rt: Any, scopes: Iterable[str], *, actor: str, ledger: list[dict]
                     extra.append({"memory_id": mid, "scope": h.scope, "subject": h.subject, "predicate": h.predicate,
                                   "object": None, "status": "active", "version": None, "content": None,
                                   "pool": "vault"})
+    if extra:  # read by id: a hidden loser's version, object and review flag (a close call's pair)
+        from ..ops import Lookup
+
+        ids = sorted({r["memory_id"] for r in extra} - rows.keys())
+        found = {m.memory_id: m for m in rt.batch([Lookup(actor, None, ids, purpose="check")])[0]} if ids else {}
+        for r in extra:
+            m = found.get(r["memory_id"])
+            if m is not None:
+                r.update(version=m.version, object=m.object, content=m.content, review=m.review, status=m.status)
     for r in extra:
         rows.setdefault(r["memory_id"], r)
     return list(rows.values()), notes
