@@ -260,7 +260,7 @@ def test_one_indexed_text_is_the_records_vector_and_older_items_still_score():
         old = {"title": "oolong tea from taiwan hills"}
         legacy = store._agent.write_op(M.content_of(ns, "old", old, None, True, None), subject=M.subject_of(ns),
                                        predicate=M.predicate_of(ns, "old"), source="agent_inferred",
-                                       context=M.index_text(old, ["title"]))
+                                       context=M.index_text(M.field_texts(old, ["title"]), ["title"]))
         assert r.batch([legacy])[0].memory_id
         items = {orjson.loads(m.content)["key"]: orjson.loads(m.content) for m in store._agent.list(limit=None)}
         assert items["new"].get("embedded") is True and "embedded" not in items["old"]

@@ -73,9 +73,8 @@ def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
         out["content_hash"].append(R.content_hash(rep.text))
         out["search_text"].append(" ".join(tokenize(rep.text if not ctx else f"{rep.text}\n{ctx}")))
         out["context_hashes"].append(R.piece_hashes(ctx) if ctx else None)
-    given = cols.get("embed_text") or [None] * n
-    out["embed"] = [None if t is None else out["fields"][i].get("embed_text", t) if given[i] is not None else t
-                    for i, t in enumerate(out["text"])]  # what the vector is of: the gated embed_text, or the text
+    # what each vector is of: the gated embed_text (a kept field when one was given), else the text
+    out["embed"] = [None if t is None else out["fields"][i].get("embed_text", t) for i, t in enumerate(out["text"])]
     out["vectors"] = embed_kept(embedder, out["embed"]) if embedder is not None else None
     return out
 

@@ -33,6 +33,7 @@ from typing import Any, Iterable
 
 import orjson
 
+from ..ops import Lookup
 from .checker import CheckReport, check
 from .history import canonical_scope
 
@@ -87,8 +88,6 @@ def store_view(rt: Any, scopes: Iterable[str], *, actor: str, ledger: list[dict]
                                   "object": None, "status": "active", "version": None, "content": None,
                                   "pool": "vault"})
     if extra:  # read by id: a hidden loser's version, object and review flag (a close call's pair)
-        from ..ops import Lookup
-
         ids = sorted({r["memory_id"] for r in extra} - rows.keys())
         found = {m.memory_id: m for m in rt.batch([Lookup(actor, None, ids, purpose="check")])[0]} if ids else {}
         for r in extra:

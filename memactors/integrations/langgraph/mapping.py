@@ -95,12 +95,12 @@ def one_text(fields: list[str] | None) -> bool:
     return not fields or (len(fields) == 1 and "*" not in fields[0])
 
 
-def index_text(value: dict, fields: list[str] | None) -> str | None:
-    """The text of the value's indexed fields for the keyword index (None: the whole value, the
-    default ``["$"]``, which the record's content already holds)."""
+def index_text(texts: list[str], fields: list[str] | None) -> str | None:
+    """The text of a value's indexed fields (``texts``, its ``field_texts``) for the keyword
+    index (None: the whole value, the default ``["$"]``, which the record's content holds)."""
     if not fields or fields == ["$"]:
         return None
-    return "\n".join(field_texts(value, fields)) or None
+    return "\n".join(texts) or None
 
 
 # --- namespaces and filters ------------------------------------------------------------------

@@ -52,13 +52,11 @@ class FieldScores:
             known[i] = max((float(self._vecs[t] @ q) for t in ts), default=0.0)
         return known
 
-    def embed_text(self, value: dict, fields: list[str] | None) -> str | None:
+    def embed_text(self, texts: list[str]) -> str | None:
         """The text a put's record is embedded from, when its vector can be its score: the
-        value's one indexed text, with the runtime's embedder (None: the record's own text)."""
-        if not self.runtime:
-            return None
-        texts = M.field_texts(value, fields or self._fields)
-        return texts[0] if len(texts) == 1 and texts[0] else None
+        value's one indexed text (of ``texts``, its ``field_texts``), with the runtime's
+        embedder (None: the record's own text)."""
+        return texts[0] if self.runtime and len(texts) == 1 and texts[0] else None
 
     def _learn(self, texts: set[str]) -> None:
         new = [t for t in texts if t not in self._vecs]

@@ -164,14 +164,15 @@ class MemactorsStore(BaseStore):
         own = op.index if isinstance(op.index, list) else None  # the put's own field paths, kept with it
         fields = own if own is not None else self._fields
         value = dict(op.value)
-        embed = self._scores.embed_text(value, fields) if op.index is not False else None
+        texts = M.field_texts(value, fields) if op.index is not False else []  # once, for both uses below
+        embed = self._scores.embed_text(texts)
         return self._agent.write_op(
             M.content_of(op.namespace, op.key, value, ttl, op.index is not False, own, embed is not None),
             scope=self._scope_of(op.namespace),
             subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
             # LangGraph's item lives until deleted or its TTL runs out: no category lifetime
             ttl_days=ttl / 1440.0 if ttl else "never", soft_ttl_days="never",
-            context=None if op.index is False else M.index_text(value, fields), embed_text=embed)
+            context=None if op.index is False else M.index_text(texts, fields), embed_text=embed)
 
     def _fact(self, op) -> O.Lookup:
         return self._agent.lookup_op(scope=self._scope_of(op.namespace),
