@@ -178,6 +178,8 @@ def restore_files(src: str, dest: str, key_dir: str) -> dict:
     again, its key destroyed and its row left out of L2, and the ledger file rewritten without
     the freed blocks. L2 is written anew with its indexes. Returns what was done."""
     import duckdb
+
+    from . import lancedb_import  # noqa: F401 - before lancedb
     import lancedb
 
     from .lance_store import META_DIM, META_EMBEDDER, L2Store
