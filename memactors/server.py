@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,6 @@ import memactors
 
 from . import head
 from .core.errors import ServerError
-from .engine.naming import namespace_for
 from .store import runtime_file
 from .store.layout import Layout, resolve
 
@@ -209,10 +209,10 @@ def folder_in_use(data_dir: str | os.PathLike) -> bool:
 
 def rebuild(data_dir: str | os.PathLike, *, config=None, workers: int | None = None) -> dict:
     """Rebuild the folder's L2 from its ledger alone (``memactors rebuild``). The folder must not
-    be open by a runtime (its ledger is locked then): ServerError says so."""
-    import ray
-
-    from .actors.rebuild_tasks import rebuild as _rebuild
+    be open by a runtime (its ledger is locked then): ServerError says so. The ledger's parts
+    are folded in Ray tasks when this process is connected to Ray or $MEMACTORS_HOST is "ray"
+    (a local Ray is started then), else in spawned processes, one per CPU, as the process host
+    serves the other verbs."""
     from .runtime import load_config
 
     path = resolve(data_dir)
@@ -224,6 +224,15 @@ def rebuild(data_dir: str | os.PathLike, *, config=None, workers: int | None = N
     from .store.ledger_key import key_dir
 
     cfg.runtime.key_dir = key_dir(cfg.runtime.key_dir)
+    on_ray = "ray" in sys.modules and sys.modules["ray"].is_initialized()  # never imported: not connected
+    if not on_ray and (os.environ.get("MEMACTORS_HOST") or "process") != "ray":
+        from .engine import rebuild as RB
+
+        return RB.rebuild(path, cfg, workers=workers, fold=RB.in_processes, cpus=os.cpu_count() or 1)
+    import ray
+
+    from .actors.rebuild_tasks import rebuild as _rebuild
+
     started = not ray.is_initialized()
     if started:
         from .runtime import ray_link

@@ -4,8 +4,11 @@ row for row, vectors included, after a mixed history."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import lancedb
+import orjson
 import pyarrow as pa
 import pytest
 
@@ -20,9 +23,9 @@ def _table(data_dir) -> pa.Table:
     return tbl.sort_by("memory_id")
 
 
-def test_rebuilt_l2_equals_the_live_one(ray_session, tmp_path):
-    data = str(tmp_path / "data")
-    rt = memactors.connect(data, config={"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}})
+def _mixed_history(data: str, host: str) -> pa.Table:
+    """A history of every kind of change, written on ``host``; returns the live L2 table."""
+    rt = memactors.connect(data, config={"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}}, host=host)
     try:
         rt.grant("ag", ALICE, write=True)
         rt.grant("bg", BOB, write=True)
@@ -52,12 +55,22 @@ def test_rebuilt_l2_equals_the_live_one(ray_session, tmp_path):
         rt.close()
     live = _table(data)
     assert max(live.column("retrieved_count").to_pylist()) == 2 and max(live.column("cited_count").to_pylist()) == 1
-    out = rebuild(data, workers=2)
-    assert out["rows"] == live.num_rows and out["events"] > 40
+    return live
+
+
+def _same(live: pa.Table, data: str) -> None:
     again = _table(data)
     assert again.column_names == live.column_names
     for name in live.column_names:
         assert again.column(name).to_pylist() == live.column(name).to_pylist(), name
+
+
+def test_rebuilt_l2_equals_the_live_one(ray_session, tmp_path):
+    data = str(tmp_path / "data")
+    live = _mixed_history(data, "ray")
+    out = rebuild(data, workers=2)  # this process is on Ray: the parts are folded in Ray tasks
+    assert out["rows"] == live.num_rows and out["events"] > 40
+    _same(live, data)
     rt = memactors.connect(data, config={"runtime": {"num_owners": 2}})
     try:
         assert rt.audit.verify()["ok"]
@@ -65,6 +78,29 @@ def test_rebuilt_l2_equals_the_live_one(ray_session, tmp_path):
         assert [h.object for h in hits if h.subject == "alice"] == ["tea"]
     finally:
         rt.close()
+
+
+def test_the_cli_rebuilds_without_ray_in_child_processes(tmp_path):
+    # `memactors rebuild` in a process not on Ray: the parts are folded in child processes
+    # (``engine.rebuild.in_processes``), and the table is the same row for row.
+    data = str(tmp_path / "data")
+    live = _mixed_history(data, "process")
+    env = {k: v for k, v in os.environ.items() if k != "MEMACTORS_HOST"}
+    out = subprocess.run([sys.executable, "-m", "memactors.cli", "rebuild", "--data", data, "--workers", "2", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = orjson.loads(out.stdout)
+    assert res["workers"] == 2 and res["rows"] == live.num_rows
+    assert "ray" not in out.stderr.lower()  # no Ray started
+    _same(live, data)
+
+
+def test_a_failed_fold_worker_is_an_error_not_a_partial_table():
+    from memactors.engine.rebuild import in_processes
+
+    bad = pa.table({"not_an_event": [1, 2]})
+    with pytest.raises(RuntimeError, match="rebuild worker failed"):
+        in_processes([bad, bad], ("hash-ngram-v1", 64))
 
 
 def test_rebuild_refuses_an_open_folder(ray_session, tmp_path):

@@ -9,7 +9,7 @@ from memactors.cli.output import Out
 
 
 @cli.command()
-@click.option("--workers", type=click.IntRange(1, 256), help="Ray tasks folding the ledger (default: one per CPU).")
+@click.option("--workers", type=click.IntRange(1, 256), help="Processes (Ray tasks on Ray) folding the ledger (default: one per CPU, one for a small ledger).")
 @common
 def rebuild(workers: int | None, data: str, as_json: bool) -> None:
     """Rebuild L2 (the LanceDB table) from the ledger alone: the ledger is the source of truth.

@@ -27,6 +27,7 @@ from ..store.entries import decode
 from ..store.ledger import Ledger
 from ..store.ledger_key import key_dir
 
+SPLIT_EVENTS = 20_000  # a ledger this large is folded in parts, one per CPU (unless workers says)
 _COLUMNS = "e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key"
 
 
@@ -68,6 +69,45 @@ def in_process(parts: list[pa.Table], embedder: tuple[str, int]) -> list[pa.Tabl
     return [fold_part(p, embedder) for p in parts]
 
 
+def in_processes(parts: list[pa.Table], embedder: tuple[str, int]) -> list[pa.Table]:
+    """The parts folded in as many child processes, without Ray (the process host's rebuild):
+    a child imports only the fold (no lancedb), about half a second, where a local Ray takes
+    seconds to start. Each is ``python -m memactors.engine.rebuild`` reading its part as an
+    Arrow stream on stdin and writing its rows to stdout: through pipes, so the parts' data keys
+    never touch a disk; no fork (lance is not fork-safe) and, unlike multiprocessing's spawn, no
+    second run of the caller's own script."""
+    if len(parts) < 2:
+        return in_process(parts, embedder)
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-m", __name__, embedder[0], str(embedder[1])],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in parts]
+    try:
+        # Each child reads its whole part before it writes: feeding them in turn cannot deadlock.
+        for proc, part in zip(procs, parts):
+            _send(proc.stdin, part)
+            proc.stdin.close()
+        out = []
+        for proc in procs:
+            table = pa.ipc.open_stream(proc.stdout).read_all() if proc.stdout.peek(1) else None
+            err = proc.stderr.read()
+            if proc.wait() != 0 or table is None:
+                raise RuntimeError(f"a rebuild worker failed ({proc.returncode}): {err.decode(errors='replace')[-2000:]}")
+            out.append(table)
+        return out
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def _send(stream, table: pa.Table) -> None:
+    with pa.ipc.new_stream(stream, table.schema) as w:
+        w.write_table(table)
+
+
 def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None = None,
             ledger: Ledger | None = None, fold=in_process, cpus: int = 1) -> dict:
     """Rebuild ``data_dir``'s L2 from its ledger; returns figures (events, rows, seconds,
@@ -81,7 +121,8 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
     try:
         upto = ledger.last_seq
-        n = workers or max(1, int(cpus))
+        # a small ledger folds faster in one part than a worker starts
+        n = workers or (max(1, int(cpus)) if ledger.count_events(upto) >= SPLIT_EVENTS else 1)
         parts = []
         for w in range(n):
             tbl = ledger.con.cursor().sql(
@@ -108,3 +149,10 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
     return {"events": int(n_events), "rows": table.num_rows, "workers": n, "seconds": round(secs, 3),
             "read_s": round(t_read, 3), "fold_embed_s": round(t_fold, 3),
             "events_per_s": round(n_events / secs) if secs else None}
+
+
+if __name__ == "__main__":  # a worker of ``in_processes``: a part in on stdin, its rows out on stdout
+    import sys
+
+    part = pa.ipc.open_stream(sys.stdin.buffer).read_all()
+    _send(sys.stdout.buffer, fold_part(part, (sys.argv[1], int(sys.argv[2]))))

@@ -172,9 +172,9 @@ class ProcessHost:
         return plan_in_process(l2_path, now_us, cfg, workers=workers)
 
     def rebuild(self, data_dir: str, cfg, workers: int | None) -> dict:
-        from ..engine.rebuild import rebuild
+        from ..engine.rebuild import in_processes, rebuild
 
-        return rebuild(data_dir, cfg, workers=workers)
+        return rebuild(data_dir, cfg, workers=workers, fold=in_processes, cpus=os.cpu_count() or 1)
 
     def compiled(self, owner, timeout_s: float):
         return DirectRecall(owner)
