@@ -35,6 +35,9 @@ META_DIM = b"memactors.dim"
 # (per query, into the owner's log) about projecting it.
 RECALL_COLUMNS = [*dict.fromkeys([*R.HIT_FIELDS, "search_text", "soft_expires_at", "hard_expires_at", "entity_key"]),
                   "_distance"]
+# What a cold recall reads of every row of a small scope to score it exactly, as the hot index
+# does (``score_rows`` needs no more), before it takes the hit columns of the best only.
+SCORE_COLUMNS = ["memory_id", "vector", "search_text", "updated_at", "importance", "status", "soft_expires_at"]
 # Scalar indexes, by column. Sensitivity, category and source kind (issue 23: a recall's
 # clearance, purpose and where=) are bitmaps too: measured on 20k rows, the pre-filter with
 # their clauses took +3 ms over the scope's alone without them and -4 ms with them (the
@@ -322,16 +325,18 @@ class L2Store:
 
     def _merge_columns(self, ids: list[str], values: dict[str, list]) -> None:
         """Set some columns of rows Lance holds (a status, a review flag, access counts): a merge
-        on memory_id of those columns alone through LanceDB's table, in slices (``_merged``). A
-        row gone meanwhile stays gone. Measured on a table of 990,000 rows in 52 fragments
-        (lancedb 0.40, pylance 14): 5 / 50 / 200 / 20,000 rows took 0.02 / 0.02 / 0.04-0.12 /
-        0.16-0.21 s, against 0.10 / 0.25 / 0.42 / 4.6 s read and written whole (what this did
-        before, when a column merge measured slower) and 0.03-0.45 s through the dataset's own
-        merge. During a write stream, a few review flags a flush had cost it 0.2-0.7 s whole."""
+        on memory_id of those columns alone through Lance's dataset, in slices (``_merged``). A
+        row gone meanwhile stays gone. Rows read and written whole (what this did for all but a
+        status, lancedb 0.40 / pylance 14) cost 5-20x more: 5 / 50 / 500 review flags on a
+        100,000-row table of 43 fragments written by a stream took 1.1-1.4 s whole, 0.05-0.4 s
+        this way (0.07-0.6 s through LanceDB's table merge, which was the faster of the two on a
+        compacted 1M table: 0.16-0.21 s for 20,000 rows against 0.1-4.6 s whole). During a write
+        stream, a few review flags had cost a flush 0.2-0.7 s."""
         cols = {"memory_id": pa.array(ids, pa.string())}
         for c, vals in values.items():
             cols[c] = pa.array(vals, self._schema.field(c).type)
-        self._merged(pa.table(cols), lambda t: self.table.merge_insert("memory_id").when_matched_update_all().execute(t))
+        self._merged(pa.table(cols), lambda t: self._on_dataset(
+            lambda ds: ds.merge_insert("memory_id").when_matched_update_all().execute(t)))
 
     def _merged(self, tbl: pa.Table, op, rows: int | None = None) -> None:
         """A merge on memory_id in slices of ``rows`` (default ``MERGE_ROWS``): Lance hashes the
@@ -428,6 +433,24 @@ class L2Store:
         rows = _rows(self.table.search().where(F.ids_in(top["memory_id"].to_pylist())).select(RECALL_COLUMNS[:-1])
                      .limit(None).to_arrow())[0]
         return rows
+
+    def scoring_columns(self, where: str, limit: int) -> tuple[list[dict], np.ndarray] | None:
+        """Every row under the pre-filter ``where``: what scoring needs (``SCORE_COLUMNS``) and
+        the vectors as one matrix; None when more than ``limit`` rows match (a scope too large
+        to score whole: the caller asks ``hybrid_search`` instead)."""
+        tbl = self.table.search().where(where).select(SCORE_COLUMNS).limit(limit + 1).to_arrow()
+        if tbl.num_rows > limit:
+            return None
+        vecs = (tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, self.dim)
+                if tbl.num_rows else np.zeros((0, self.dim), np.float32))
+        return _ts_as_int(tbl.drop_columns(["vector"])).to_pylist(), vecs
+
+    def hit_rows(self, memory_ids: list[str], where: str) -> list[dict]:
+        """A recall's columns (``RECALL_COLUMNS``) of these rows, those still under ``where``."""
+        if not memory_ids:
+            return []
+        return _rows(self.table.search().where(f"{F.ids_in(memory_ids)} AND {where}").select(RECALL_COLUMNS[:-1])
+                     .limit(None).to_arrow())[0]
 
     def _fts(self, terms: str, where: str, k: int) -> pa.Table:
         fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
