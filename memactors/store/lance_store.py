@@ -35,9 +35,6 @@ META_DIM = b"memactors.dim"
 # (per query, into the owner's log) about projecting it.
 RECALL_COLUMNS = [*dict.fromkeys([*R.HIT_FIELDS, "search_text", "soft_expires_at", "hard_expires_at", "entity_key"]),
                   "_distance"]
-# What a cold recall reads of every row of a small scope to score it exactly, as the hot index
-# does (``score_rows`` needs no more), before it takes the hit columns of the best only.
-SCORE_COLUMNS = ["memory_id", "vector", "search_text", "updated_at", "importance", "status", "soft_expires_at"]
 # Scalar indexes, by column. Sensitivity, category and source kind (issue 23: a recall's
 # clearance, purpose and where=) are bitmaps too: measured on 20k rows, the pre-filter with
 # their clauses took +3 ms over the scope's alone without them and -4 ms with them (the
@@ -433,24 +430,6 @@ class L2Store:
         rows = _rows(self.table.search().where(F.ids_in(top["memory_id"].to_pylist())).select(RECALL_COLUMNS[:-1])
                      .limit(None).to_arrow())[0]
         return rows
-
-    def scoring_columns(self, where: str, limit: int) -> tuple[list[dict], np.ndarray] | None:
-        """Every row under the pre-filter ``where``: what scoring needs (``SCORE_COLUMNS``) and
-        the vectors as one matrix; None when more than ``limit`` rows match (a scope too large
-        to score whole: the caller asks ``hybrid_search`` instead)."""
-        tbl = self.table.search().where(where).select(SCORE_COLUMNS).limit(limit + 1).to_arrow()
-        if tbl.num_rows > limit:
-            return None
-        vecs = (tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, self.dim)
-                if tbl.num_rows else np.zeros((0, self.dim), np.float32))
-        return _ts_as_int(tbl.drop_columns(["vector"])).to_pylist(), vecs
-
-    def hit_rows(self, memory_ids: list[str], where: str) -> list[dict]:
-        """A recall's columns (``RECALL_COLUMNS``) of these rows, those still under ``where``."""
-        if not memory_ids:
-            return []
-        return _rows(self.table.search().where(f"{F.ids_in(memory_ids)} AND {where}").select(RECALL_COLUMNS[:-1])
-                     .limit(None).to_arrow())[0]
 
     def _fts(self, terms: str, where: str, k: int) -> pa.Table:
         fts = self.table.search(terms, query_type="fts", fts_columns="search_text").where(where, prefilter=True)
