@@ -211,7 +211,8 @@ def rebuild(data_dir: str | os.PathLike, *, config=None, workers: int | None = N
     """Rebuild the folder's L2 from its ledger alone (``memactors rebuild``). The folder must not
     be open by a runtime (its ledger is locked then): ServerError says so. The ledger's parts
     are folded in Ray tasks when this process is connected to Ray or $MEMACTORS_HOST is "ray"
-    (a local Ray is started then), else in spawned processes, one per CPU, as the process host
+    (a local Ray is started then), else in child processes (``engine.rebuild.in_processes``), one
+    per CPU, as the process host
     serves the other verbs."""
     from .runtime import load_config
 
