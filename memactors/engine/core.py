@@ -51,7 +51,7 @@ from ..gate.identifiers import screen_ids, screen_scope
 from ..store.entries import Entry, encode
 from .naming import owner_index, tenant_tag
 from .erasures import ErasureMixin, Gathered
-from .flush import FlushMixin
+from .flush import FlushMixin, l2_unreadable
 from .gather import SessionMixin
 from .hot import HotCache, NearCopies
 from .listing import ListingMixin
@@ -138,12 +138,17 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         path, name, dim = os.path.join(self.data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim
         opened = functools.partial(L2Store, path, name, dim, cache_mb=self.cfg.runtime.l2_cache_mb)
         try:
-            self.l2 = await asyncio.to_thread(opened)
-        except L2Outdated:  # L2 is a projection of the ledger: rebuilt, then opened
-            await self.ledger.rebuild_l2(self.cfg.to_dict())
-            self.l2 = await asyncio.to_thread(opened)
+            try:
+                self.l2 = await asyncio.to_thread(opened)
+            except L2Outdated:  # L2 is a projection of the ledger: rebuilt, then opened
+                await self.ledger.rebuild_l2(self.cfg.to_dict())
+                self.l2 = await asyncio.to_thread(opened)
+            self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
+        except MemactorsError:
+            raise
+        except Exception as exc:  # a damaged file: typed, with the advice (L2 is rebuilt from the ledger)
+            raise l2_unreadable(self.data_dir, exc) from None
         await self._sync_grants()
-        self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
         rows, ts = await self.ledger.idempotency_window()
         self.idem.load(rows, ts)
         self.now_us = max(self.now_us, self.idem.newest)  # the newest event: "now" for recovery

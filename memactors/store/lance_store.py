@@ -55,6 +55,28 @@ def _with_embedder(schema: pa.Schema, name: str, dim: int) -> pa.Schema:
                                  META_DIM: str(dim).encode()})
 
 
+class L2FileDamaged(OSError):
+    """A data file the newest L2 version reads is missing or not the size Lance recorded."""
+
+
+def _check_files(ds, folder: str) -> None:
+    """Every data file of ``ds``'s version, by size against its manifest (a stat each). The
+    narrow scan at open reads two columns: a file holding only patched columns (a status, a
+    review flag) would otherwise be found damaged only when a recall reads it."""
+    for fr in ds.get_fragments():
+        for f in fr.metadata.files:
+            if f.base_id is not None or not f.file_size_bytes:  # elsewhere, or a size not recorded
+                continue
+            path = os.path.join(folder, "data", f.path)
+            try:
+                size = os.path.getsize(path)
+            except FileNotFoundError:
+                raise L2FileDamaged(f"the data file {f.path} of fragment {fr.fragment_id} is missing") from None
+            if size != f.file_size_bytes:
+                raise L2FileDamaged(f"the data file {f.path} of fragment {fr.fragment_id} holds {size} bytes, "
+                                    f"its manifest says {f.file_size_bytes}")
+
+
 class L2Store:
     def __init__(self, path: str, embedder_name: str, dim: int, *, cache_mb: int = 512,
                  replace_with: pa.Table | None = None) -> None:
@@ -89,6 +111,8 @@ class L2Store:
         if int(meta.get(SCHEMA_KEY, b"1")) < R.SCHEMA_VERSION:
             raise L2Outdated(f"the L2 table at {path} has record schema {int(meta.get(SCHEMA_KEY, b'1'))}, "
                              f"this runtime {R.SCHEMA_VERSION}: it is rebuilt from the ledger at connect")
+        if replace_with is None:
+            _check_files(self.table.to_lance(), os.path.join(path, f"{TABLE}.lance"))
         self._schema = R.memory_schema(self.dim)
         self._indexed = {i.columns[0] for i in self.table.list_indices()}
         self._deltas = 0  # delta index segments this handle added since its last merge
@@ -235,9 +259,12 @@ class L2Store:
         return set(pa.compute.unique(col).to_pylist()) if len(col) else set()
 
     def ids_and_scopes(self) -> pa.Table:
-        """(memory_id, scope) of every row: one narrow scan, for the check against the ledger."""
+        """(memory_id, scope) of every row: one narrow scan, for the check against the ledger.
+        Raises ``L2FileDamaged`` first if a data file of the newest version is gone or cut short."""
         self.table.checkout_latest()
-        return self.table.to_lance().to_table(columns=["memory_id", "scope"])
+        ds = self.table.to_lance()
+        _check_files(ds, os.path.join(self.path, f"{TABLE}.lance"))
+        return ds.to_table(columns=["memory_id", "scope"])
 
     def counts(self, now_us: int) -> dict:
         """Rows by status, by pool and by tenant, and the expiry distribution (days from now)."""
