@@ -463,9 +463,9 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                     l2.append(l2_effect(ch, self._in_pool(ch, rec)) is not None)
             if out is not None:
                 results[i] = out.result
-                entries.append(Entry(op.key, op.author, now_us, out.changes, orjson.dumps(out.result), fps[i],
-                                     out.destroy_keys, l2))
-                done.append((i, out))
+                stored = orjson.dumps(out.result)  # the ledger's copy and the idempotency cache's
+                entries.append(Entry(op.key, op.author, now_us, out.changes, stored, fps[i], out.destroy_keys, l2))
+                done.append((i, out, stored))
             if entries and (len(entries) % chunk == 0 or n == len(todo)) and len(entries) > len(refs) * chunk:
                 # Pipelined: the ledger commits this chunk while the next one is decided.
                 refs.append(self.ledger.append(encode(entries[len(refs) * chunk:])))
@@ -488,7 +488,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             raise _typed(failed)
         outcome = [r for part in parts for r in part]
         rebuild, foreign = set(), []
-        for (i, out), (status, payload) in zip(done, outcome):
+        for (i, out, stored), (status, payload) in zip(done, outcome):
             op = ops[i]
             if status in ("dup", "conflict"):
                 # A retry raced its original into the ledger: rebuild from the ledger.
@@ -496,7 +496,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                     "this idempotency key was first used for a different write; nothing was written for it"))
                 rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
                 continue
-            self.idem.put(op.key, fps[i], orjson.dumps(out.result), now_us)
+            self.idem.put(op.key, fps[i], stored, now_us)
             if op.BULK:
                 self._fold_bulk(out.changes, payload)
                 continue
@@ -515,7 +515,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 self.hot.install(s, staged[s])
         # Changes to hot scopes the batch did not stage (an erasure down the provenance into
         # another scope): those scopes are rebuilt from L2 and the ledger.
-        rebuild |= {c.scope for _, out in done for c in out.changes
+        rebuild |= {c.scope for _, out, _ in done for c in out.changes
                     if c.scope not in staged and c.scope in self.hot and self._mine(c.scope)}
         if rebuild:
             await self._reload(rebuild)
