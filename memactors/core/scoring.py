@@ -82,6 +82,15 @@ class Weights:
         ValueError) for anything else, describing it without echoing it."""
         if isinstance(value, Weights):
             return value
+        if type(value) in (tuple, list) and len(value) == 4 and all(type(v) is float for v in value):
+            key = tuple(value)  # 4 plain floats (the config's, a request's wire form): parsed once
+            hit = _PARSED.get(key)
+            if hit is None:
+                hit = cls(*(_weight(v, name) for v, name in zip(key, COMPONENTS)))
+                if len(_PARSED) >= 1024:
+                    _PARSED.clear()
+                _PARSED[key] = hit
+            return hit
         if isinstance(value, dict):
             unknown = [k for k in value if not (isinstance(k, str) and k in COMPONENTS)]
             if unknown:
@@ -129,6 +138,7 @@ def _weight_str(part: str, name: str) -> float:
 
 
 DEFAULT_WEIGHTS = Weights()
+_PARSED: dict[tuple, Weights] = {}  # Weights.parse's memo of 4-float tuples (Weights is frozen)
 
 
 # --- components ------------------------------------------------------------------------------
@@ -136,12 +146,12 @@ DEFAULT_WEIGHTS = Weights()
 
 def vector_component(cosine) -> np.ndarray:
     """Cosine in [-1, 1] -> [0, 1] as max(0, cos)."""
-    return np.clip(np.asarray(cosine, dtype=np.float64), 0.0, 1.0)
+    return _clip01(np.asarray(cosine, dtype=np.float64))
 
 
 def keyword_component(keyword) -> np.ndarray:
     """The keyword share (``QueryTerms.score``), already in [0, 1], clipped."""
-    return np.clip(np.asarray(keyword, dtype=np.float64), 0.0, 1.0)
+    return _clip01(np.asarray(keyword, dtype=np.float64))
 
 
 def recency_component(updated_at_us, now_us: int, half_life_days: float = HALF_LIFE_DAYS) -> np.ndarray:
@@ -152,7 +162,13 @@ def recency_component(updated_at_us, now_us: int, half_life_days: float = HALF_L
 
 def importance_component(importance) -> np.ndarray:
     # As stored (float32): a record fresh in memory (0.7) and its Lance row (0.699999988) agree.
-    return np.clip(np.asarray(importance, dtype=np.float32).astype(np.float64), 0.0, 1.0)
+    return _clip01(np.asarray(importance, dtype=np.float32).astype(np.float64))
+
+
+def _clip01(x: np.ndarray) -> np.ndarray:
+    """``np.clip(x, 0, 1)`` as two ufuncs (NaN stays NaN): np.clip's wrapper cost more than the
+    arithmetic on a hot scope's few dozen rows, once per component per recall."""
+    return np.minimum(np.maximum(x, 0.0), 1.0)
 
 
 def fuse(components: dict[str, np.ndarray], weights: Weights = DEFAULT_WEIGHTS, stale=None) -> np.ndarray:
@@ -193,12 +209,18 @@ def score_arrays(cosine, keyword, updated_at_us, importance, stale, now_us: int,
     comps = {
         "vector": vector_component(cosine),
         "keyword": keyword_component(keyword),
-        "recency": np.nan_to_num(recency_component(updated_at_us, now_us, half_life_days), nan=0.0),
+        "recency": _nan_to_0(recency_component(updated_at_us, now_us, half_life_days)),
         "importance": importance_component(importance),
     }
     relevance = fuse(comps, weights)
     stale = np.asarray(stale, dtype=bool)
     return np.where(stale, relevance * STALE_FACTOR, relevance), comps, relevance
+
+
+def _nan_to_0(x: np.ndarray) -> np.ndarray:
+    """A missing ``updated_at`` (NaN) -> recency 0; recency is in [0, 1], so np.nan_to_num's
+    other replacements (infinities) never apply."""
+    return np.where(np.isnan(x), 0.0, x)
 
 
 def score_candidates(cands: list[dict], now_us: int, weights: Weights = DEFAULT_WEIGHTS, *,
@@ -382,7 +404,15 @@ class KeywordIndex:
 
 
 def _norm(v: str | None) -> str:
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", v or "").casefold()).strip()
+    out = _NORMED.get(v)
+    if out is None:
+        if len(_NORMED) >= 65_536:  # a bound on memory (a clear is atomic under threads)
+            _NORMED.clear()
+        out = _NORMED[v] = _SPACE.sub(" ", unicodedata.normalize("NFKC", v or "").casefold()).strip()
+    return out
+
+
+_NORMED: dict = {}  # text -> _norm(text): subjects, predicates and objects recur in every recall's candidates
 
 
 _SPACE = re.compile(r"\s+")
