@@ -148,3 +148,35 @@ def _lookups_match_a_scan_in_order(seed, n_old, n_new):
         stt.put(rec(f"n{j}"), v)
         near.add(f"n{j}", v)
         extra.append((f"n{j}", v))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.integers(1, 30))
+def test_hits_of_a_scored_scope_are_the_hits_one_by_one(seed, n, m):
+    """``Scored.hits`` (the rows read at once) gives exactly what ``hit`` gives row by row:
+    values, their Python types and the key order a caller serialises."""
+    from memactors.core import records as R
+    from memactors.core import scoring as S
+    from memactors.engine.hot import HotIndex, hit
+
+    rng = np.random.default_rng(seed)
+    state = ScopeState()
+    for i in range(n):
+        r = {k: None for k in R.HIT_FIELDS}
+        r.update(rec(f"m{i}", "stale" if rng.random() < 0.2 else "active"), content=f"text {i} tea",
+                 search_text=f"text {i} tea", importance=float(rng.random()), updated_at=int(rng.integers(0, 10**15)),
+                 soft_expires_at=int(rng.integers(0, 2 * 10**15)) if rng.random() < 0.3 else None,
+                 hard_expires_at=int(rng.integers(10**15, 3 * 10**15)) if rng.random() < 0.3 else None)
+        v = rng.normal(size=DIM).astype(np.float32)
+        state.put(r, v / np.linalg.norm(v))
+    idx = HotIndex(state, DIM)
+    q = rng.normal(size=DIM).astype(np.float32)
+    best, scored = idx.score(q / np.linalg.norm(q), S.QueryTerms(["tea", "text"]), 2 * 10**15, S.Weights(), m)
+    live = np.flatnonzero(scored.ok)
+    one_by_one = [hit(idx.recs[j], scored.fused[j], {k: float(v[j]) for k, v in scored.comps.items()},
+                      scored.stale[j], scored.rel[j], scored.cos[j]) for j in live]
+    at_once = scored.hits(live)
+    assert at_once == one_by_one
+    assert [list(h) for h in at_once] == [list(h) for h in one_by_one]
+    assert [[type(v) for v in h.values()] for h in at_once] == [[type(v) for v in h.values()] for h in one_by_one]
+    assert all(h in one_by_one for h in best) and len(best) == min(m, len(live))
