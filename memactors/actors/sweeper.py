@@ -32,6 +32,7 @@ from ..core.lifecycle import RULES
 from ..core.grants import SYSTEM_ACTOR
 from ..core.ops import SweepOp
 from ..core.scopes import parse_scope
+from ..engine.l2_pending import l2_table_exists
 from ..engine.naming import owner_index
 from .flush_hold import deferred, held
 from .refs import get_all
@@ -136,7 +137,10 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: 
     tell("sync")
     get_all([o.flush.remote() for o in owners])
     tell("plan")
-    p = restrict(host.plan(l2_path, now_us, cfg, workers), scope)
+    if l2_table_exists(l2_path):
+        p = restrict(host.plan(l2_path, now_us, cfg, workers), scope)
+    else:  # flushed and still no table: no memory was ever written, so none is due
+        p = Plan(now_us=int(now_us))
     out = {"plan": p, "dry_run": dry_run, "plan_seconds": round(time.perf_counter() - t0, 3)}
     if dry_run:
         return out
@@ -147,10 +151,13 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: 
     t2 = time.perf_counter()
     tell("maintain")
     lc = cfg.lifecycle
-    with held(owners[1:]):
-        [out["maintenance"]] = get_all([owners[0].maintain_l2.remote(
-            lc.compact_deleted_fraction, lc.compact_small_fragments, lc.compact_small_fragment_rows,
-            lc.version_retention_s)])
+    if not l2_table_exists(l2_path):
+        out["maintenance"] = {}  # nothing to compact
+    else:
+        with held(owners[1:]):
+            [out["maintenance"]] = get_all([owners[0].maintain_l2.remote(
+                lc.compact_deleted_fraction, lc.compact_small_fragments, lc.compact_small_fragment_rows,
+                lc.version_retention_s)])
     out["maintenance_seconds"] = round(time.perf_counter() - t2, 3)
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out

@@ -21,6 +21,7 @@ import uuid
 
 from ..core.errors import BackPressure
 from ..store import backup as B
+from .l2_pending import l2_table_exists
 from .leases import aheld
 
 LEASE_S = 3_600.0  # the sweep lease a backup holds, at most
@@ -49,6 +50,8 @@ async def _copy(core, dest: str, t0: float) -> dict:
     l2_dir = os.path.join(core.data_dir, "l2")
     os.makedirs(dest, exist_ok=True)
     await core.flush()
+    if not l2_table_exists(l2_dir):  # a new folder nothing was flushed to yet: the copy needs a table
+        await core.peers.owner(0).l2_ready()
     snap = await asyncio.to_thread(B.LedgerSnapshot, core.ledger, os.path.join(dest, B.LEDGER_FILE))
     try:
         owners = [core.peers.owner(i) for i in range(core.num_owners)]

@@ -54,6 +54,7 @@ from .erasures import ErasureMixin, Gathered
 from .flush import FlushMixin, l2_unreadable
 from .gather import SessionMixin
 from .hot import HotCache, NearCopies
+from .l2_pending import PendingL2, l2_table_exists
 from .listing import ListingMixin
 from .outbox import L2Outbox
 from .prepare import embed_kept, unpack
@@ -133,21 +134,11 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         await self._started
 
     async def _start(self) -> None:
-        from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
-
-        path, name, dim = os.path.join(self.data_dir, "l2"), self.cfg.embedder.name, self.cfg.embedder.dim
-        opened = functools.partial(L2Store, path, name, dim, cache_mb=self.cfg.runtime.l2_cache_mb)
-        try:
-            try:
-                self.l2 = await asyncio.to_thread(opened)
-            except L2Outdated:  # L2 is a projection of the ledger: rebuilt, then opened
-                await self.ledger.rebuild_l2(self.cfg.to_dict())
-                self.l2 = await asyncio.to_thread(opened)
-            self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
-        except MemactorsError:
-            raise
-        except Exception as exc:  # a damaged file: typed, with the advice (L2 is rebuilt from the ledger)
-            raise l2_unreadable(self.data_dir, exc) from None
+        path = os.path.join(self.data_dir, "l2")
+        if l2_table_exists(path):
+            await self._open_l2(path)
+        else:  # nothing in L2 to check or load: opened by the first flush (``l2_pending``)
+            self.l2 = PendingL2(functools.partial(self._l2_store, path), path)
         await self._sync_grants()
         rows, ts = await self.ledger.idempotency_window()
         self.idem.load(rows, ts)
@@ -162,6 +153,37 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         else:
             self.global_live = await self.peers.owner(owner_index(GLOBAL, self.num_owners)).is_global_live()
         asyncio.get_running_loop().create_task(self._flush_loop())
+
+    def _l2_store(self, path: str):
+        from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb
+
+        return L2Store(path, self.cfg.embedder.name, self.cfg.embedder.dim, cache_mb=self.cfg.runtime.l2_cache_mb)
+
+    async def _open_l2(self, path: str) -> None:
+        """An existing table: opened (and its files checked) before anything is served."""
+        opened = functools.partial(self._l2_store, path)
+        try:
+            try:
+                self.l2 = await asyncio.to_thread(opened)
+            except L2Outdated:  # L2 is a projection of the ledger: rebuilt, then opened
+                await self.ledger.rebuild_l2(self.cfg.to_dict())
+                self.l2 = await asyncio.to_thread(opened)
+            self.l2_scopes = await asyncio.to_thread(self.l2.scopes)
+        except MemactorsError:
+            raise
+        except Exception as exc:  # a damaged file: typed, with the advice (L2 is rebuilt from the ledger)
+            raise l2_unreadable(self.data_dir, exc) from None
+
+    def l2_open(self) -> bool:
+        """Whether the L2 table is open here (a new folder's opens with its first flush)."""
+        return not (isinstance(self.l2, PendingL2) and self.l2.store is None)
+
+    async def l2_ready(self) -> None:
+        """Open the L2 table now (creating an empty one in a new folder): for readers of its
+        files, such as a backup, that need the table to exist."""
+        await self._ready()
+        if isinstance(self.l2, PendingL2):
+            await asyncio.to_thread(self.l2.opened)
 
     def _mine(self, scope: str) -> bool:
         return owner_index(parse_scope(scope), self.num_owners) == self.index
@@ -712,7 +734,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             "hot_memories": self.hot.size(),
             "working_items": len(self.working),
             "pending_l2": len(self.outbox),
-            "l2_cache_mb": round(self.l2.session.size_bytes / 2**20, 1),
+            "l2_cache_mb": round(self.l2.session.size_bytes / 2**20, 1) if self.l2_open() else 0.0,
             "inflight": self.inflight,
             "timing_s": {k: round(v, 3) for k, v in self.timing.items()},
         }

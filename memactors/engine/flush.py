@@ -72,7 +72,8 @@ class FlushMixin:
                 return 0
             t0 = time.perf_counter()
             try:
-                await asyncio.to_thread(self.l2.apply, batch)
+                if len(batch):  # seqs alone (grants, events with no L2 effect) only need marking
+                    await asyncio.to_thread(self.l2.apply, batch)
             except Exception as exc:
                 self.outbox.restore(batch)
                 raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "

@@ -22,6 +22,7 @@ from lancedb.index import FTS, Bitmap, BTree
 from ..core import records as R
 from ..core.errors import EmbedderMismatch, InvalidRecord, L2Outdated
 from . import filters as F
+from .l2_counts import COUNTED, table_counts
 
 log = logging.getLogger("memactors.l2")
 
@@ -268,34 +269,8 @@ class L2Store:
 
     def counts(self, now_us: int) -> dict:
         """Rows by status, by pool and by tenant, and the expiry distribution (days from now)."""
-        import pyarrow.compute as pc
-
         self.table.checkout_latest()
-        tbl = self.table.to_lance().to_table(columns=["scope", "status", "pool", "soft_expires_at", "hard_expires_at"])
-
-        def tally(col) -> dict:
-            vc = pc.value_counts(col) if len(col) else []
-            return {str(x["values"]): int(x["counts"]) for x in (vc.to_pylist() if len(col) else [])}
-
-        tenants = pc.fill_null(pc.struct_field(pc.extract_regex(tbl["scope"], r"^/org/(?P<org>[^/]+)/"), [0]), "global")
-        day = 86_400_000_000
-        bounds = [("expired", 0), ("under_1d", day), ("under_7d", 7 * day), ("under_30d", 30 * day),
-                  ("under_365d", 365 * day)]
-
-        def expiry(col) -> dict:
-            vals = col.cast(pa.int64()).to_numpy(zero_copy_only=False) if len(col) else np.zeros(0)
-            left = vals.astype("float64") - now_us
-            out, lo = {}, -np.inf
-            for name, hi in bounds:
-                out[name] = int(((left > lo) & (left <= hi)).sum()) if name != "expired" else int((left <= 0).sum())
-                lo = hi
-            out["later"] = int((left > bounds[-1][1]).sum())
-            out["never"] = int(col.null_count)
-            return out
-
-        return {"rows": tbl.num_rows, "by_status": tally(tbl["status"]), "by_pool": tally(tbl["pool"]),
-                "by_tenant": tally(tenants), "soft_expiry": expiry(tbl["soft_expires_at"]),
-                "hard_expiry": expiry(tbl["hard_expires_at"])}
+        return table_counts(self.table.to_lance().to_table(columns=list(COUNTED)), now_us)
 
     def count(self) -> int:
         return self.table.count_rows()
