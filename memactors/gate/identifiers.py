@@ -25,14 +25,12 @@ import hmac
 import re
 from functools import lru_cache
 
-import phonenumbers
-
 from ..core import validate as V
 from ..core.errors import InvalidIdentifier
 from ..core.scopes import Scope, check_identifier, is_identifier, parse_scope
 from .policy import GatePolicy
 from .rules import PII, RULES, SECRET
-from .rules.phone import REGIONS
+from .rules.phone import REGIONS, libphonenumber
 from .scanner import Gate
 
 MAX_SCREENED = 4096  # longer strings are refused by their shape anyway (ids hold at most 128 characters)
@@ -54,11 +52,12 @@ def identifier_kind(value: str) -> str | None:
         return max(hits, key=lambda h: (h.risk, h.end - h.start)).reason
     m = _E164.fullmatch(value)
     if m is not None:
+        pn = libphonenumber()
         try:
-            n = phonenumbers.parse("+" + m.group(1), None)
-        except phonenumbers.NumberParseException:
+            n = pn.parse("+" + m.group(1), None)
+        except pn.NumberParseException:
             return None
-        if phonenumbers.is_valid_number(n) and phonenumbers.region_code_for_number(n) in _MAIN:
+        if pn.is_valid_number(n) and pn.region_code_for_number(n) in _MAIN:
             return "phone number in international form (country code first)"
     return None
 

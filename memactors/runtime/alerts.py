@@ -23,7 +23,6 @@ import logging
 import queue
 import threading
 import time
-import urllib.request
 
 import orjson
 
@@ -122,6 +121,8 @@ class Alerts:
         if self._hook is not None:
             self._hook(alert)
         if self._webhook is not None:
+            import urllib.request  # with http, email and ssl: 20 ms of every start, for a webhook only
+
             req = urllib.request.Request(self._webhook, data=orjson.dumps(alert), method="POST",
                                          headers={"Content-Type": "application/json"})
             # No proxies: a loopback URL must not be handed to one from the environment.

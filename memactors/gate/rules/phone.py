@@ -20,9 +20,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import phonenumbers
-from phonenumbers import CountryCodeSource, Leniency, PhoneNumberMatcher
-
 from ..tree import DOC
 from .base import CONFIDENTIAL, PII, Ctx, Rule, found, register
 from .pii import PHONE_CN
@@ -45,15 +42,23 @@ _WORDS = re.compile(r"(?:\b(?:call|calls|called|calling|phone|telephone|tel|mobi
                     r"[\s:：.#()\-]*(?:(?:me|us|him|her|them|is|at|on|number|no|nr)[\s:.]*){0,3}$", re.I)
 
 
+def libphonenumber():
+    """libphonenumber, imported when the first phone-shaped span needs it (30 ms of a start)."""
+    import phonenumbers
+
+    return phonenumbers
+
+
 def _digits(s: str) -> int:
     return sum(c.isdigit() for c in s)
 
 
 @lru_cache(maxsize=4096)  # a text repeating one look-alike pays for it once
 def _international(raw: str) -> bool:
+    pn = libphonenumber()
     try:
-        return phonenumbers.is_valid_number(phonenumbers.parse("+" + raw[2:] if raw.startswith("00") else raw, None))
-    except phonenumbers.NumberParseException:
+        return pn.is_valid_number(pn.parse("+" + raw[2:] if raw.startswith("00") else raw, None))
+    except pn.NumberParseException:
         return False
 
 
@@ -61,18 +66,20 @@ def _international(raw: str) -> bool:
 def _national(raw: str, leniency) -> bool:
     """A valid number of one of REGIONS, the whole candidate (a number found inside a version
     string such as 10.0.16847.1145 is not a phone)."""
+    pn = libphonenumber()
+    source = pn.CountryCodeSource
     for region in REGIONS:
         try:  # parse and validate first: a fifth of the matcher's cost, and most candidates stop here
-            n = phonenumbers.parse(raw, region, keep_raw_input=True)
-        except phonenumbers.NumberParseException:
+            n = pn.parse(raw, region, keep_raw_input=True)
+        except pn.NumberParseException:
             continue
         # Written nationally: libphonenumber would also read "49961-304" in Germany as +49 961304
         # (a leading country code without its +); only NANP writes its own ("1-415-555-0132").
-        national = n.country_code_source == CountryCodeSource.FROM_DEFAULT_COUNTRY or (
-            n.country_code == 1 and n.country_code_source == CountryCodeSource.FROM_NUMBER_WITHOUT_PLUS_SIGN)
-        if not national or not phonenumbers.is_valid_number(n):
+        national = n.country_code_source == source.FROM_DEFAULT_COUNTRY or (
+            n.country_code == 1 and n.country_code_source == source.FROM_NUMBER_WITHOUT_PLUS_SIGN)
+        if not national or not pn.is_valid_number(n):
             continue
-        for m in PhoneNumberMatcher(raw, region, leniency=leniency):
+        for m in pn.PhoneNumberMatcher(raw, region, leniency=leniency):
             if _digits(m.raw_string) == _digits(raw):
                 return True
     return False
@@ -92,7 +99,8 @@ def find_phone(text: str, start: int, end: int):
         worded = _WORDS.search(text[max(0, m.start() - 24) : m.start()]) is not None
         if not worded and _SEP.search(raw) is None:  # a bare digit run needs a phone word before it
             continue
-        if _national(raw, Leniency.VALID if worded else Leniency.STRICT_GROUPING):
+        leniency = libphonenumber().Leniency
+        if _national(raw, leniency.VALID if worded else leniency.STRICT_GROUPING):
             yield m.span()
 
 

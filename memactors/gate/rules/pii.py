@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from stdnum import luhn
-from stdnum.cn import ric
 
 from ..tree import DOC, SENTENCE
 from .base import CONFIDENTIAL, INTERNAL, PII, RESTRICTED, Ctx, Rule, found, regex_find, register, window
@@ -40,6 +38,8 @@ def _ric_ok(text: str, m: re.Match) -> bool:
     region code to have existed in the birth year, while the code is the place of registration
     when the card was issued (a 1990-born resident of a 1998 district has a valid ID)."""
     n = m.group().upper()
+    from stdnum.cn import ric  # stdnum loads ssl: imported with the first candidate, not at start
+
     if ric.calc_check_digit(n) != n[-1]:
         return False
     try:
@@ -84,6 +84,8 @@ _CARD_WORDS = ("card", "credit", "debit", "visa", "mastercard", "amex", "unionpa
 
 
 def _card(node, ctx: Ctx):
+    from stdnum import luhn
+
     for m in _CARD.finditer(ctx.text, node.start, node.end):
         raw, end = m.group(), m.end()
         digits = raw.replace(" ", "").replace("-", "")
