@@ -496,8 +496,9 @@ def op_round(base: Path, fault: str, index: int, rng: random.Random):
     C._after_close(rnd, data, pids)
     if fault == "purge":
         _residue(rnd, data, state)
-    # Reopened: the folder verifies and recall still shows exactly the live memories.
-    rt = memactors.connect(data, config=cfg)
+    # Reopened (on the process host, as in ``_reopen_and_close``): the folder verifies and
+    # recall still shows exactly the live memories.
+    rt = memactors.connect(data, config=cfg, host="process")
     try:
         v = rt.audit.verify()
         rnd.reopened = bool(v["ok"])
@@ -510,10 +511,9 @@ def op_round(base: Path, fault: str, index: int, rng: random.Random):
             _check_recall(rt, rnd, op_scopes[:1], st, "after reopening")
         else:
             _check_recall(rt, rnd, op_scopes, state, "after reopening")
-        pids = C._all_pids(rt)
     finally:
         rt.close()
-    C._after_close(rnd, data, pids)
+    C._after_close(rnd, data, [])
     rnd.summary = f"victim {victim}{' mode ' + mode if fault == 'rollback' else ''}; " \
                   f"first attempt {state.get('first_attempt')}; " + rnd.summary
     rnd.ok = not rnd.problems
