@@ -121,7 +121,7 @@ class Alerts:
         if self._hook is not None:
             self._hook(alert)
         if self._webhook is not None:
-            import urllib.request  # with http, email and ssl: 20 ms of every start, for a webhook only
+            import urllib.request  # with http and email: 20 ms of every start, for a webhook only
 
             req = urllib.request.Request(self._webhook, data=orjson.dumps(alert), method="POST",
                                          headers={"Content-Type": "application/json"})

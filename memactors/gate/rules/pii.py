@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from datetime import date
 
-
 from ..tree import DOC, SENTENCE
 from .base import CONFIDENTIAL, INTERNAL, PII, RESTRICTED, Ctx, Rule, found, regex_find, register, window
 
@@ -38,7 +37,7 @@ def _ric_ok(text: str, m: re.Match) -> bool:
     region code to have existed in the birth year, while the code is the place of registration
     when the card was issued (a 1990-born resident of a 1998 district has a valid ID)."""
     n = m.group().upper()
-    from stdnum.cn import ric  # stdnum loads ssl: imported with the first candidate, not at start
+    from stdnum.cn import ric  # imported with the first ID candidate: not a start's cost
 
     if ric.calc_check_digit(n) != n[-1]:
         return False
