@@ -183,7 +183,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         files, such as a backup, that need the table to exist."""
         await self._ready()
         if isinstance(self.l2, PendingL2):
-            await asyncio.to_thread(self.l2.opened)
+            self.l2 = await asyncio.to_thread(self.l2.opened)
 
     def _mine(self, scope: str) -> bool:
         return owner_index(parse_scope(scope), self.num_owners) == self.index

@@ -13,6 +13,7 @@ import logging
 import time
 
 from ..core.errors import StoreError
+from .l2_pending import PendingL2
 
 log = logging.getLogger("memactors.owner")
 
@@ -79,6 +80,8 @@ class FlushMixin:
                 raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "
                                  "and L2 catches up by itself once the disk has room and is writable") from exc
             self._tick("l2_flush", t0)
+            if isinstance(self.l2, PendingL2) and self.l2.store is not None:
+                self.l2 = self.l2.store  # opened by this flush: no stand-in from here on
             # Lance has the batch: its seqs are ours to mark before any other call can fail (a
             # ledger writer killed during access_synced once lost them: verify() then reported
             # L2 rows missing and unknown until the owner restarted).
