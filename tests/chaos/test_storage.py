@@ -68,7 +68,9 @@ def _seed(rt, h, n=20, tag="before"):
 
 
 def _reopened_clean(data, hist, scopes=(S,)):
-    rt = memactors.connect(data, config=CFG)
+    """The folder after the fault, checked on the process host (the same files and cores,
+    no second Ray runtime to start)."""
+    rt = memactors.connect(data, config=CFG, host="process")
     try:
         report = check_history(rt, hist, list(scopes))
         assert report.ok, report.summary()
