@@ -1,6 +1,6 @@
 """An owner's hot state without Ray: where each hot memory lives (``HotCache``), and semantic
-dedup's per-scope vector cache (``NearCopies``): reused across batches, grown in place without a
-state ever seeing its rows change, and never missing a live memory."""
+dedup's per-scope vector cache (``NearCopies``): reused across batches, grown in place by each
+committed batch (an uncommitted one leaves it as it was), and never missing a live memory."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -25,56 +25,63 @@ def rec(mid: str, status: str = "active") -> dict:
     return {"memory_id": mid, "entity_key": None, "status": status, "content_hash": f"h-{mid}", "version": 1}
 
 
-def batch(parent: ScopeState, writes: dict[str, np.ndarray]) -> ScopeState:
-    """What the owner does for one batch: stage a copy, find near copies, add, keep."""
-    st = parent.copy()
+def batch(parent: ScopeState, writes: dict[str, np.ndarray], commit: bool = True) -> ScopeState:
+    """What the owner does for one batch: stage, find near copies, add, keep, commit."""
+    st = parent.stage()
     near = NearCopies(st, 0.95)
     for mid, v in writes.items():
         assert near.find(v) is None
         st.put(rec(mid), v)
         near.add(mid, v)
-    near.keep()
-    return st
+    if commit:
+        near.keep()
+        st.commit()
+    return parent
 
 
 def test_cache_is_reused_and_grown_in_place():
     s1 = batch(ScopeState(), {"a": unit(0), "b": unit(1)})
-    s2 = batch(s1, {"c": unit(2)})
-    assert s2.near_cache.buf is s1.near_cache.buf  # room to spare: no copy
-    assert s2.near_cache.ids == ["a", "b", "c"] and s1.near_cache.ids == ["a", "b"]
-    near = NearCopies(s2.copy(), 0.95)
+    buf = s1.near_cache.buf
+    batch(s1, {"c": unit(2)})
+    assert s1.near_cache.buf is buf  # room to spare: no copy
+    assert s1.near_cache.ids == ["a", "b", "c"] and s1.gen == 2
+    near = NearCopies(s1.stage(), 0.95)
     assert [near.find(unit(i)) for i in range(4)] == ["a", "b", "c", None]
 
 
-def test_siblings_never_see_each_others_rows():
+def test_a_batch_not_committed_changes_nothing():
     parent = batch(ScopeState(), {"a": unit(0)})
-    left = batch(parent, {"l": unit(1)})  # claims the parent's spare room
-    right = batch(parent, {"r": unit(2)})  # must copy, not overwrite left's row
-    assert right.near_cache.buf is not left.near_cache.buf
-    assert NearCopies(left.copy(), 0.95).find(unit(1)) == "l"
-    assert NearCopies(left.copy(), 0.95).find(unit(2)) is None
-    assert NearCopies(right.copy(), 0.95).find(unit(2)) == "r"
-    assert NearCopies(right.copy(), 0.95).find(unit(1)) is None
-    assert NearCopies(parent.copy(), 0.95).find(unit(1)) is None
+    cache, gen = parent.near_cache, parent.gen
+    batch(parent, {"l": unit(1)}, commit=False)  # its ledger group failed: staged, never committed
+    assert parent.near_cache is cache and cache.ids == ["a"] and parent.gen == gen
+    assert set(parent.records) == {"a"} and set(parent.vectors) == {"a"}
+    assert NearCopies(parent.stage(), 0.95).find(unit(1)) is None
+    batch(parent, {"r": unit(2)})
+    near = NearCopies(parent.stage(), 0.95)
+    assert [near.find(unit(i)) for i in range(3)] == ["a", None, "r"]
 
 
 def test_growth_past_the_buffer_keeps_every_row():
     st = ScopeState()
     for i in range(0, 40, 3):
-        st = batch(st, {f"m{j}": unit(j) for j in range(i, min(i + 3, 12))} if i < 12 else {})
-    near = NearCopies(st.copy(), 0.95)
+        batch(st, {f"m{j}": unit(j) for j in range(i, min(i + 3, 12))} if i < 12 else {})
+    near = NearCopies(st.stage(), 0.95)
     assert [near.find(unit(j)) for j in range(12)] == [f"m{j}" for j in range(12)]
 
 
 def test_a_dead_memory_is_masked_and_a_live_one_outside_the_cache_rebuilds_it():
     s1 = batch(ScopeState(), {"a": unit(0), "b": unit(1)})
-    s2 = s1.copy()
+    s2 = s1.stage()
     s2.put(rec("a", "superseded"))  # gone from the hot state: its cached row must not match
     s2.put(rec("x"), unit(5))  # live, text-only, added outside NearCopies (e.g. revived)
     near = NearCopies(s2, 0.95)
     assert near.find(unit(0)) is None
     assert near.find(unit(5)) == "x"  # the cache missed it, so it was rebuilt
     assert near.find(unit(1)) == "b"
+    s2.commit()  # committed without its batch's cache: the state's is dropped, not trusted
+    assert s1.near_cache is None
+    near = NearCopies(s1.stage(), 0.95)
+    assert [near.find(unit(0)), near.find(unit(5)), near.find(unit(1))] == [None, "x", "b"]
 
 
 @settings(max_examples=60, deadline=None)
@@ -132,7 +139,7 @@ def _lookups_match_a_scan_in_order(seed, n_old, n_new):
     old = ScopeState()
     for i in range(n_old):
         old.put(rec(f"o{i}"), vecs[i])
-    stt = old.copy()
+    stt = old.stage()
     base = [m for m in old.by_hash.values() if m in old.vectors]
     near, extra = NearCopies(stt, 0.97, similar_cos=0.5), []
     probes = [vecs[n_old + n_new + j % 5] if j % 3 == 0 else vecs[n_old + j] for j in range(n_new)]

@@ -228,3 +228,74 @@ def test_a_pair_is_judged_the_same_whichever_cues_are_remembered():
     for (a, b), want in zip(every, warm):
         _parts.cache_clear()
         assert (text_contradiction(a, b), text_contradiction(b, a)) == want, (a, b)
+
+
+def _every_pair() -> list[tuple[str, str]]:
+    import random
+
+    pairs = json.load(open(FIXTURE, encoding="utf-8"))["pairs"]
+    work = _workload_texts(800)
+    rng = random.Random(11)
+    return ([(p["a"], p["b"]) for p in pairs] + [(p["b"], p["a"]) for p in pairs] + _english_pairs()
+            + [(rng.choice(work), rng.choice(work)) for _ in range(3000)])
+
+
+def test_the_count_screen_never_hides_a_contradiction():
+    """A write is compared with no memory when ``may_oppose`` says none of the scope's counted
+    cue keys could oppose it: for every pair that ``text_contradiction`` calls opposite, the
+    older text's keys must let the newer through, alone and among other memories."""
+    from collections import Counter
+
+    from memactors.core.contradictions import cue_keys, may_oppose
+
+    pairs = _every_pair()
+    crowd = Counter(k for a, _ in pairs[:50] for k in cue_keys(a))
+    found = 0
+    for a, b in pairs:
+        if text_contradiction(a, b) is not None:
+            found += 1
+            assert may_oppose(Counter(cue_keys(a)), b), (a, b)
+            assert may_oppose(crowd + Counter(cue_keys(a)), b), (a, b)
+    assert found >= 100
+
+
+@pytest.mark.parametrize("old,new,screened", [
+    ("Alice likes tea", "Bob went hiking on Monday", False),  # nothing to oppose
+    ("Alice likes tea", "Alice hates tea", True),  # an antonym pair on both sides
+    ("Alice is vegetarian", "Alice is not vegetarian", True),  # negation parity differs
+    ("Alice is not vegetarian", "Bob is at home", False),  # a negated memory, but no terms in common
+    ("Alice is not vegetarian", "Alice is vegetarian", True),
+    ("Alice likes tea", "Bob is not at home", True),  # a negated write is always compared
+    ("Alice likes tea on Monday", "Alice likes coffee on Monday", False),  # the same sides: no flip
+    ("The meeting is at 3pm on Friday", "The meeting is at 5pm on Friday", True),  # same terms, a number each
+    ("The meeting is at 3pm", "The lunch is at 5pm", False),  # other terms: no value clash
+    ("鲍勃住在上海", "鲍勃不住在上海", True),
+    ("鲍勃住在上海", "爱丽丝在北京工作", False),
+    ("", "Alice likes tea", False),
+])
+def test_the_count_screen_lets_through_what_it_must_and_only_that(old, new, screened):
+    from collections import Counter
+
+    from memactors.core.contradictions import cue_keys, may_oppose
+
+    assert may_oppose(Counter(cue_keys(old)), new) is screened
+    if not screened:
+        assert text_contradiction(old, new) is None
+
+
+def test_most_workload_writes_are_screened_out():
+    """The screen is what makes the check cheap: in a scope of the benchmark's texts most new
+    writes are not compared at all."""
+    from collections import Counter
+
+    from memactors.core.contradictions import cue_keys, may_oppose
+
+    texts = _workload_texts(3000)
+    scopes = [texts[i::30] for i in range(30)]  # 100 memories a scope, both languages
+    passed = total = 0
+    for scope in scopes:
+        counts = Counter(k for t in scope[:-10] for k in cue_keys(t))
+        for t in scope[-10:]:
+            passed += may_oppose(counts, t)
+            total += 1
+    assert passed / total < 0.5, (passed, total)

@@ -155,4 +155,4 @@ def test_the_next_version_is_one_above_the_highest_on_record():
     st.hold_version(key, 2, kept["memory_id"])  # counted once, however often it is put
     st.hold_version(key, 2, kept["memory_id"])
     assert st.versions[key].count((2, kept["memory_id"])) == 1
-    assert st.copy().versions == st.versions
+    assert dict(st.stage().versions.items()) == st.versions

@@ -217,7 +217,7 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
                                reason=f"approved in review: {op.reason}", of_version=rec["version"])],
                        {"decision": "approved", "outcome": R.ACCEPTED, "memory_id": rec["memory_id"],
                         "scope": rec["scope"], "version": rec["version"]})
-    probe = state.copy()
+    probe = state.stage()
     probe.remove(rec["memory_id"])
     d = decide_write(probe, dict(rec, status="active", updated_at=now_us), now_us)
     if d.decision == R.REFRESHED:  # the same content is already live: keep that one

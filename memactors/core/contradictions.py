@@ -365,3 +365,51 @@ def text_contradiction(a: str, b: str) -> str | None:
     if not flip and na % 2 == nb % 2 and va and vb and len(va) == len(vb) and va != vb and ta == tb:
         return "value"
     return None
+
+
+# --- which memories a text could contradict, from counts (no pair compared) ------------------
+#
+# ``text_contradiction(a, b)`` answers only when both texts have terms that overlap by
+# ``MIN_OVERLAP`` and (1) their negation counts differ in parity, or (2) an antonym pair they
+# share flips (one takes a side the other does not), or (3) both carry as many numbers over the
+# same terms ("value"). A scope counts these keys over its live text-only memories; a write that
+# meets none of them cannot contradict any memory there and is compared with none (the exact
+# answer, without the candidates' cosines or cues, for most writes of a busy scope). A negated
+# memory's key carries each of its terms, so a write needs the overlap from negated ones alone;
+# a negated write (the rarer case) is always compared.
+
+def cue_keys(text: str) -> tuple:
+    """The keys of ``text`` that ``may_oppose`` counts; () without terms."""
+    neg, sides, terms, nums = _parts(text)
+    if not terms:
+        return ()
+    keys = [("neg1", t) for t in terms] if neg % 2 else []
+    held: dict[int, int] = {}
+    for i, side in sides:
+        held[i] = held.get(i, 0) | (1 << side)  # 1: side 0, 2: side 1, 3: both
+    keys += [("side", i, h) for i, h in held.items()]
+    if nums:
+        keys.append(("val", terms, len(nums)))
+    return tuple(keys)
+
+
+def may_oppose(counts, text: str) -> bool:
+    """Whether ``text`` could contradict one of the memories whose ``cue_keys`` are counted in
+    ``counts`` (key -> how many): False means ``text_contradiction(m, text)`` is None for each."""
+    neg, sides, terms, nums = _parts(text)
+    if not terms:
+        return False
+    if neg % 2:  # against the un-negated memories (most of them): not screened
+        return True
+    get = counts.get
+    if sum(1 for t in terms if get(("neg1", t))) / len(terms) >= MIN_OVERLAP:
+        return True  # the negated memories may share enough of its terms
+    held: dict[int, int] = {}
+    for i, side in sides:
+        held[i] = held.get(i, 0) | (1 << side)
+    for i, h in held.items():
+        # a flip on pair i: this text takes side 0 and the memory does not (it holds side 1
+        # only), or this text holds side 1 only and the memory takes side 0
+        if (get(("side", i, 2)) if h & 1 else (get(("side", i, 1)) or get(("side", i, 3)))):
+            return True
+    return bool(nums) and bool(get(("val", terms, len(nums))))

@@ -12,16 +12,133 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import records as R
-from .contradictions import text_contradiction
+from .contradictions import cue_keys, may_oppose, text_contradiction
 
 US_PER_DAY = 86_400_000_000
+
+
+_GONE = object()  # a key a Layer removed
+_MISS = object()
+
+
+class Layer:
+    """A dict's changes kept beside it, the dict untouched until ``commit``: a batch stages a
+    scope (``ScopeState.stage``) in time and memory proportional to what it changes, never
+    to the scope (a whole copy per batch made decide grow with the memories of a scope).
+
+    Reads see ``base`` through ``top``; a key removed then set again moves to the end, as in
+    a dict, so iteration order (ties in a ranking) is what the same edits of a copy would give."""
+
+    __slots__ = ("base", "top", "moved")
+
+    def __init__(self, base) -> None:
+        self.base, self.top, self.moved = base, {}, None
+
+    def get(self, k, default=None):
+        v = self.top.get(k, _MISS)
+        if v is _MISS:
+            return self.base.get(k, default)
+        return default if v is _GONE else v
+
+    def __getitem__(self, k):
+        v = self.top.get(k, _MISS)
+        if v is _MISS:
+            return self.base[k]
+        if v is _GONE:
+            raise KeyError(k)
+        return v
+
+    def __contains__(self, k) -> bool:
+        v = self.top.get(k, _MISS)
+        return k in self.base if v is _MISS else v is not _GONE
+
+    def __setitem__(self, k, v) -> None:
+        top = self.top
+        if top.get(k) is _GONE:  # removed, now back: at the end, as a dict would have it
+            del top[k]
+            if self.moved is None:
+                self.moved = set()
+            self.moved.add(k)
+        top[k] = v
+
+    def __delitem__(self, k) -> None:
+        if k not in self:
+            raise KeyError(k)
+        self.top[k] = _GONE
+
+    def pop(self, k, *default):
+        v = self.get(k, _MISS)
+        if v is _MISS:
+            if default:
+                return default[0]
+            raise KeyError(k)
+        self.top[k] = _GONE
+        return v
+
+    def _order(self):
+        top, moved = self.top, self.moved or ()
+        for k in self.base:
+            v = top.get(k, _MISS)
+            if v is _MISS:
+                yield k
+            elif v is not _GONE and k not in moved:
+                yield k
+        base = self.base
+        for k, v in top.items():
+            if v is not _GONE and (k in moved or k not in base):
+                yield k
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def keys(self) -> list:
+        return list(self.base) if not self.top else list(self._order())
+
+    def values(self) -> list:
+        if not self.top:
+            return list(self.base.values())
+        return [self[k] for k in self._order()]
+
+    def items(self) -> list:
+        return [(k, self[k]) for k in self.keys()]
+
+    def __len__(self) -> int:
+        base, n = self.base, len(self.base)
+        for k, v in self.top.items():
+            if k in base:
+                n -= v is _GONE
+            else:
+                n += v is not _GONE
+        return n
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def added(self) -> list:
+        """The values this layer set (removals left out)."""
+        return [v for v in self.top.values() if v is not _GONE]
+
+    def commit(self) -> None:
+        """Write the changes into the base (O(changes))."""
+        base, moved = self.base, self.moved or ()
+        for k, v in self.top.items():
+            if v is _GONE:
+                base.pop(k, None)
+            else:
+                if k in moved:
+                    base.pop(k, None)
+                base[k] = v
 
 
 @dataclass(slots=True)
 class ScopeState:
     """The live and pending memories of one scope, indexed the ways decisions need, with
     their vectors (for the hot index). Superseded, evicted and erased records are not kept:
-    they live on in L2 and the ledger."""
+    they live on in L2 and the ledger.
+
+    A batch decides against a staged state (``stage``: layers over this one's dicts) and, once
+    its ledger group is durable, ``commit``s it into this one in place, under the hot cache's
+    lock (readers on other threads build their hot index under it); ``gen`` counts commits."""
 
     records: dict[str, dict] = field(default_factory=dict)  # memory_id -> record (live or pending)
     by_entity: dict[str, str] = field(default_factory=dict)  # entity_key -> live id
@@ -37,12 +154,37 @@ class ScopeState:
     # (ids, stacked vectors) of text-only live memories as some earlier state held them, for
     # semantic dedup (engine.hot.NearCopies checks it against by_hash before trusting it).
     near_cache: tuple | None = field(default=None, compare=False, repr=False)
+    gen: int = field(default=0, compare=False, repr=False)  # commits so far (a hot index is of one gen)
+    base: ScopeState | None = field(default=None, compare=False, repr=False)  # a staged state's
+    # The live text-only memories' ``contradictions.cue_keys``, counted (key -> how many) and per
+    # id: built when a text-only write is first decided here (``build_cues``), kept from then on.
+    cues: dict | None = field(default=None, compare=False, repr=False)
+    cue_of: dict | None = field(default=None, compare=False, repr=False)
 
-    def copy(self) -> ScopeState:
-        """A copy to change and swap in whole: indexes copied, records and vectors shared
-        (records are replaced, never edited in place)."""
-        return ScopeState(dict(self.records), dict(self.by_entity), dict(self.by_hash), dict(self.versions),
-                          dict(self.disputed), dict(self.vectors), self.near_cache)
+    def stage(self) -> ScopeState:
+        """A staged state: reads see this one, changes stay aside until ``commit`` (records
+        are replaced, never edited in place, so they are shared)."""
+        cues = None if self.cues is None else Layer(self.cues)
+        cue_of = None if self.cue_of is None else Layer(self.cue_of)
+        return ScopeState(Layer(self.records), Layer(self.by_entity), Layer(self.by_hash), Layer(self.versions),
+                          Layer(self.disputed), Layer(self.vectors), self.near_cache, self.gen, self, cues, cue_of)
+
+    def commit(self) -> list[str]:
+        """Write a staged state's changes into the state it was staged from. Returns the ids
+        of the records it set or removed."""
+        base, cache = self.base, self.near_cache
+        if cache is not None and any(m not in cache.idset for m in self.by_hash.added()):
+            cache = None  # a live text-only memory it does not hold (revived): stacked again when next needed
+        for f in (self.records, self.by_entity, self.by_hash, self.versions, self.disputed, self.vectors):
+            f.commit()
+        if isinstance(self.cues, Layer):
+            self.cues.commit()
+            self.cue_of.commit()
+        elif self.cues is not None:  # built during this batch, over its staged records: now the state's
+            base.cues, base.cue_of = self.cues, self.cue_of
+        base.near_cache = cache
+        base.gen += 1
+        return list(self.records.top)
 
     def get(self, memory_id: str) -> dict | None:
         return self.records.get(memory_id)
@@ -56,6 +198,12 @@ class ScopeState:
         if old is not None:
             self._unindex(old)
         status = rec["status"]
+        if self.cues is not None:  # counted while live and text-only (a memory's content never changes)
+            counted, counts = mid in self.cue_of, key is None and status in R.LIVE
+            if counted and not counts:
+                self._uncount(mid)
+            elif counts and not counted:
+                self._count(mid, rec)
         if key is not None:
             if status in R.GONE:
                 self._release(key, mid)
@@ -94,6 +242,8 @@ class ScopeState:
     def remove(self, memory_id: str) -> dict | None:
         rec = self.records.pop(memory_id, None)
         self.vectors.pop(memory_id, None)
+        if self.cues is not None and memory_id in self.cue_of:
+            self._uncount(memory_id)
         if rec is not None:
             self._unindex(rec)
             if rec.get("entity_key") is not None:
@@ -152,6 +302,26 @@ class ScopeState:
             self.disputed[key] = rest
         else:
             self.disputed.pop(key, None)
+
+    def build_cues(self) -> None:
+        """Count the cue keys of every live text-only memory (once; ``put`` keeps them)."""
+        self.cues, self.cue_of = {}, {}
+        for rec in self.records.values():
+            if rec.get("entity_key") is None and rec["status"] in R.LIVE:
+                self._count(rec["memory_id"], rec)
+
+    def _count(self, mid: str, rec: dict) -> None:
+        keys = self.cue_of[mid] = cue_keys(rec["content"]) if rec.get("content") else ()
+        for k in keys:
+            self.cues[k] = self.cues.get(k, 0) + 1
+
+    def _uncount(self, mid: str) -> None:
+        for k in self.cue_of.pop(mid):
+            n = self.cues[k] - 1
+            if n:
+                self.cues[k] = n
+            else:
+                del self.cues[k]
 
     def live(self) -> list[dict]:
         return [r for r in self.records.values() if r["status"] in R.LIVE]
@@ -277,6 +447,10 @@ CONTRADICTION_FLAG = "contradiction"
 def _text_contradictions(state: ScopeState, rec: dict, similar) -> list[dict]:
     """Live text-only memories close to ``rec`` that say the opposite of it."""
     if similar is None or rec.get("content") is None:
+        return []
+    if state.cues is None:
+        state.build_cues()
+    if not may_oppose(state.cues, rec["content"]):  # no live memory here it could contradict
         return []
     out = []
     for mid in similar(rec):

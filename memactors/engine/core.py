@@ -438,7 +438,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         if missing:
             for s, st in (await self._load(missing)).items():
                 self.hot.install(s, st)
-        staged = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # a sweep loads no cold scope
+        staged = {s: self.hot.get(s).stage() for s in scopes if s in self.hot}  # a sweep loads no cold scope
         pre = await self._gather_erasures([ops[i] for i in todo if scope_of[i] is not None], staged)
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
@@ -534,7 +534,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             if s not in rebuild:
                 if s in nears:
                     nears[s].keep()
-                self.hot.install(s, staged[s])
+                self.hot.commit(s, staged[s])
         # Changes to hot scopes the batch did not stage (an erasure down the provenance into
         # another scope): those scopes are rebuilt from L2 and the ledger.
         rebuild |= {c.scope for _, out, _ in done for c in out.changes
@@ -565,13 +565,13 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         for lk in locks:
             await lk.acquire()
         try:
-            fresh = {s: self.hot.get(s).copy() for s in scopes if s in self.hot}  # swapped in whole (recall reads)
+            staged = {s: self.hot.get(s).stage() for s in scopes if s in self.hot}  # committed at once (recall reads)
             for seq, ch in items:
-                if ch.scope in fresh:
-                    apply(fresh[ch.scope], ch)
+                if ch.scope in staged:
+                    apply(staged[ch.scope], ch)
                 self._fold(ch, None, seq, None, new=False)
-            for s, st in fresh.items():
-                self.hot.install(s, st)
+            for s, st in staged.items():
+                self.hot.commit(s, st)
         finally:
             for lk in locks:
                 lk.release()

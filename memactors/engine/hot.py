@@ -7,13 +7,15 @@
 - ``HotCache``: the scopes an owner keeps hot (least recently used first, bounded by a count
   of memories), a built index per scope, and where each hot memory lives.
 
-States are swapped whole (``ScopeState.copy`` then install), never edited in place, so a recall
-on the compiled graph's thread can read them while the owner's loop changes them. No Ray here:
-testable alone.
+A batch stages its scopes (``ScopeState.stage``) and commits them in place once its ledger
+group is durable (``HotCache.commit``), under the cache's lock; a recall on another thread (the
+compiled graph's, or the process host's caller) reads a scope only through a ``HotIndex``,
+built under that lock from one committed generation. No Ray here: testable alone.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from itertools import islice
 
@@ -21,7 +23,7 @@ import numpy as np
 
 from ..core import records as R
 from ..core import scoring as S
-from ..core.versions import ScopeState
+from ..core.versions import Layer, ScopeState
 from ..core.visibility import ALL
 
 NO_EXPIRY = np.iinfo(np.int64).max
@@ -68,12 +70,13 @@ class HotIndex:
     """One hot scope's live memories, ready to score. Built from one state; a swapped-in state
     makes a new one."""
 
-    __slots__ = ("state", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status", "_postings",
-                 "_codes", "_masks", "_pos", "_bases")
+    __slots__ = ("state", "gen", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status",
+                 "_postings", "_codes", "_masks", "_pos", "_bases", "rivals")
 
     def __init__(self, state: ScopeState, dim: int) -> None:
-        self.state = state
+        self.state, self.gen = state, state.gen
         recs = self.recs = state.live()
+        self.rivals: dict | None = None  # entity key -> its live records (built on first use)
         self.mat = (np.stack([state.vectors[r["memory_id"]] for r in recs]).astype(np.float32) if recs
                     else np.zeros((0, dim), np.float32))
         self.hard = np.array([r["hard_expires_at"] or NO_EXPIRY for r in recs], dtype=np.int64)
@@ -96,6 +99,17 @@ class HotIndex:
         if b is None:
             b = self._bases[j] = hit_base(self.recs[j])
         return b
+
+    def rival_map(self) -> dict[str, list[dict]]:
+        """Entity key -> the scope's live records of that fact, by id: what conflict resolution
+        asks of a scope (the state's ``live_ids``, read from this index's own records)."""
+        if self.rivals is None:
+            acc: dict[str, list[dict]] = {}
+            for r in self.recs:
+                if r.get("entity_key") is not None:
+                    acc.setdefault(r["entity_key"], []).append(r)
+            self.rivals = {k: sorted(v, key=lambda r: r["memory_id"]) for k, v in acc.items()}
+        return self.rivals
 
     def position(self, memory_id: str) -> int | None:
         if self._pos is None:
@@ -239,6 +253,9 @@ class HotCache:
         self.states: OrderedDict[str, ScopeState] = OrderedDict()
         self._indexes: dict[str, HotIndex] = {}
         self.where: dict[str, str] = {}  # memory id -> scope, for live and pending hot records
+        # Held while a staged batch is written into its states (``commit``) and while an index is
+        # built from one: a reader on another thread never sees a state half changed.
+        self.lock = threading.Lock()
 
     def __contains__(self, scope: str) -> bool:
         return scope in self.states
@@ -251,19 +268,35 @@ class HotCache:
             self.states.move_to_end(scope)
 
     def install(self, scope: str, state: ScopeState) -> None:
-        """Swap a scope's state in whole (readers keep the one they hold)."""
-        old = self.states.get(scope)
-        self.states[scope] = state
-        self.states.move_to_end(scope)
-        if old is None:
+        """Put a new state of a scope in (loaded, rebuilt): readers keep the index they hold."""
+        if state.base is not None:
+            raise ValueError("a staged state is committed, not installed")
+        with self.lock:
+            old = self.states.get(scope)
+            self.states[scope] = state
+            self.states.move_to_end(scope)
+            if old is not None:
+                for mid in old.records.keys() - state.records.keys():
+                    if self.where.get(mid) == scope:
+                        del self.where[mid]
             self.where.update(dict.fromkeys(state.records, scope))
+
+    def commit(self, scope: str, staged: ScopeState) -> None:
+        """Write a batch's staged state of a hot scope into it, in time proportional to what
+        the batch changed."""
+        base = staged.base
+        if self.states.get(scope) is not base:  # dropped meanwhile (``drop_hot``): back in, as committed
+            staged.commit()
+            self.install(scope, base)
             return
-        # Only what changed: a batch touching a few memories of a large scope must not pay for
-        # all of them (set differences of keys run in C).
-        for mid in old.records.keys() - state.records.keys():
-            if self.where.get(mid) == scope:
-                del self.where[mid]
-        self.where.update(dict.fromkeys(state.records.keys() - old.records.keys(), scope))
+        with self.lock:
+            changed = staged.commit()
+            for mid in changed:
+                if mid in base.records:
+                    self.where[mid] = scope
+                elif self.where.get(mid) == scope:
+                    del self.where[mid]
+            self.states.move_to_end(scope)
 
     def discard(self, scope: str) -> None:
         """Drop a scope's state (its next use loads it again)."""
@@ -279,24 +312,31 @@ class HotCache:
         if st is None:
             return None
         idx = self._indexes.get(scope)
-        if idx is None or idx.state is not st:
-            idx = self._indexes[scope] = HotIndex(st, self.dim)
+        if idx is None or idx.state is not st or idx.gen != st.gen:
+            with self.lock:  # built from one committed generation
+                st = self.states.get(scope)
+                if st is None:
+                    return None
+                idx = self._indexes.get(scope)
+                if idx is None or idx.state is not st or idx.gen != st.gen:
+                    idx = self._indexes[scope] = HotIndex(st, self.dim)
         return idx
 
     def rivals(self, cands: list[dict], scopes: list[str]) -> list[dict]:
         """Live memories of these hot scopes sharing an entity key with a candidate (conflict
-        resolution needs them even when they scored below the cut)."""
+        resolution needs them even when they scored below the cut), as the scopes' indexes hold them."""
         keys = entity_keys(cands)
         if not keys:
             return []
         seen = {c["memory_id"] for c in cands}
         out = []
         for s in scopes:
-            st = self.states.get(s)
-            if st is None:
+            idx = self.index(s)
+            if idx is None:
                 continue
-            for key in keys & st.by_entity.keys():
-                out += [st.records[m] for m in sorted(st.live_ids(key)) if m not in seen]
+            rivals = idx.rival_map()
+            for key in keys & rivals.keys():
+                out += [r for r in rivals[key] if r["memory_id"] not in seen]
         return out
 
     def size(self) -> int:
@@ -355,8 +395,11 @@ class NearCopies:
     def _build(self) -> None:
         cached = self.state.near_cache
         # by_hash's values are exactly the live text-only ids: the cache may also hold dead ones
-        # (masked in find), never miss a live one.
-        if cached is not None and cached.idset.issuperset(self.state.by_hash.values()):
+        # (masked in find), never miss a live one. A committed state's cache covers its ids
+        # (``ScopeState.commit`` drops one that does not): a staged one checks what it added.
+        by_hash = self.state.by_hash
+        if cached is not None and (all(m in cached.idset for m in by_hash.added()) if isinstance(by_hash, Layer)
+                                   else cached.idset.issuperset(by_hash.values())):
             self._cache, self.ids, self.mat = cached, cached.ids, cached.rows()
             return
         self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
@@ -512,25 +555,26 @@ class NearCopies:
         self._extra.append(vector)
 
     def keep(self) -> None:
-        """Leave this batch's matrix (with what it added) on the state for the next batch."""
+        """Leave this batch's matrix (with what it added) on the staged state for the next
+        batch: called once the batch is durable, just before the state is committed."""
         if self.ids is None:
             return
         if self._cache is not None:
-            self.state.near_cache = self._cache.extended(self._extra_ids, self._extra)
+            self.state.near_cache = self._cache.extend(self._extra_ids, self._extra)
         else:
             self.state.near_cache = _NearCache.of(self.ids, self.mat, self._extra_ids, self._extra)
 
 
 class _NearCache:
     """A scope's stacked text-only vectors: ``ids`` and the first ``len(ids)`` rows of ``buf``,
-    which has room to grow. States share it (a copied state shares its cache): a successor adds
-    rows in the spare room only if no other successor has claimed it (``fill``, shared), else it
-    copies, so no state ever sees its rows change."""
+    which has room to grow. One per committed state, extended in place by the next committed
+    batch (scopes commit one batch after another: a batch's lookups read rows its own batch
+    never changes), so a batch pays for its rows, not for the scope's."""
 
-    __slots__ = ("ids", "idset", "buf", "fill")
+    __slots__ = ("ids", "idset", "buf")
 
-    def __init__(self, ids: list[str], idset: set[str], buf: np.ndarray, fill: list[int]) -> None:
-        self.ids, self.idset, self.buf, self.fill = ids, idset, buf, fill
+    def __init__(self, ids: list[str], idset: set[str], buf: np.ndarray) -> None:
+        self.ids, self.idset, self.buf = ids, idset, buf
 
     @classmethod
     def of(cls, ids: list[str], mat, extra_ids: list[str], extra: list) -> _NearCache | None:
@@ -541,21 +585,20 @@ class _NearCache:
         buf = np.empty((max(16, 2 * len(stacked)), stacked.shape[1]), stacked.dtype)
         buf[: len(stacked)] = stacked
         every = list(ids) + list(extra_ids)
-        return cls(every, set(every), buf, [len(every)])
+        return cls(every, set(every), buf)
 
     def rows(self) -> np.ndarray:
         return self.buf[: len(self.ids)]
 
-    def extended(self, extra_ids: list[str], extra: list) -> _NearCache:
+    def extend(self, extra_ids: list[str], extra: list) -> _NearCache:
         if not extra:
             return self
         n, k = len(self.ids), len(extra)
-        if self.fill[0] == n and n + k <= len(self.buf):  # the room is ours: claim it
-            buf, fill = self.buf, self.fill
-        else:  # full, or a sibling took it: a copy of our rows, with room
+        if n + k > len(self.buf):  # full: a copy of the rows, with room (amortised O(1) a row)
             buf = np.empty((max(16, 2 * (n + k)), self.buf.shape[1]), self.buf.dtype)
             buf[:n] = self.buf[:n]
-            fill = [n]
-        buf[n: n + k] = np.stack(extra)
-        fill[0] = n + k
-        return _NearCache(self.ids + extra_ids, self.idset | set(extra_ids), buf, fill)
+            self.buf = buf
+        self.buf[n: n + k] = np.stack(extra)
+        self.ids.extend(extra_ids)
+        self.idset.update(extra_ids)
+        return self
