@@ -444,14 +444,21 @@ def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]
 CONTRADICTION_FLAG = "contradiction"
 
 
+SCREEN_FROM = 64  # live text-only memories in a scope from which its cue keys are counted
+
+
 def _text_contradictions(state: ScopeState, rec: dict, similar) -> list[dict]:
     """Live text-only memories close to ``rec`` that say the opposite of it."""
     if similar is None or rec.get("content") is None:
         return []
-    if state.cues is None:
-        state.build_cues()
-    if not may_oppose(state.cues, rec["content"]):  # no live memory here it could contradict
-        return []
+    # In a scope of many memories, the counted cues first (they decide most writes without a
+    # candidate); in a small one the candidate search is cheaper than reading the text's cues,
+    # and usually finds none (measured: 10 memories a scope, 42 against 60 us a write).
+    if state.cues is not None or len(state.by_hash) > SCREEN_FROM:
+        if state.cues is None:
+            state.build_cues()
+        if not may_oppose(state.cues, rec["content"]):  # no live memory here it could contradict
+            return []
     out = []
     for mid in similar(rec):
         old = state.records.get(mid)

@@ -584,7 +584,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         at once, ``_gather_erasures``), then decide it (``memactors.core.changes``). Returns the
         outcome and the record it addressed (None for writes and grants)."""
         ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near.find,
-                    similar=near.similar, judge=self.judge,
+                    similar=near.similar if near.similar_cos <= 1.0 else None, judge=self.judge,  # None: the check is off
                     carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
         need = op.GATHER
         if "record" in need:
