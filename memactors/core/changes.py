@@ -83,8 +83,17 @@ class Ctx:
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
-    return Rules(refresh_bump=lc.refresh_confidence_bump, contradiction_gap=lc.contradiction_gap,
-                 explicit_ttl=req.ttl_days is not None or req.soft_ttl_days is not None)
+    explicit = req.ttl_days is not None or req.soft_ttl_days is not None
+    key = (lc.refresh_confidence_bump, lc.contradiction_gap, explicit)
+    rules = _RULES.get(key)
+    if rules is None:  # a few configurations in a process: made once each, not once a write
+        if len(_RULES) >= 64:
+            _RULES.clear()
+        rules = _RULES[key] = Rules(refresh_bump=key[0], contradiction_gap=key[1], explicit_ttl=explicit)
+    return rules
+
+
+_RULES: dict[tuple, Rules] = {}
 
 
 def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:

@@ -124,6 +124,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         self._flush_lock: asyncio.Lock | None = None
         self._flushes = 0
         self._unindexed = 0  # rows appended since the scalar indexes were last brought up to date
+        self._mine_memo: dict[str, bool] = {}  # scope -> held here (asked once per change)
 
     # --- start-up and recovery -----------------------------------------------------------
 
@@ -186,7 +187,12 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             self.l2 = await asyncio.to_thread(self.l2.opened)
 
     def _mine(self, scope: str) -> bool:
-        return owner_index(parse_scope(scope), self.num_owners) == self.index
+        mine = self._mine_memo.get(scope)
+        if mine is None:
+            if len(self._mine_memo) >= 100_000:  # a bound on memory
+                self._mine_memo.clear()
+            mine = self._mine_memo[scope] = owner_index(parse_scope(scope), self.num_owners) == self.index
+        return mine
 
     def _check_mine(self, scope: str) -> None:
         if not self._mine(scope):
@@ -452,9 +458,10 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 if scope_of[i] is None:
                     out, base = C.decide(op, C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get)), None
                 else:
-                    near = nears.setdefault(scope_of[i], NearCopies(staged[scope_of[i]],
-                                                                     self.cfg.lifecycle.dedup_cosine,
-                                                                     self.cfg.lifecycle.text_contradiction_cosine))
+                    near = nears.get(scope_of[i])
+                    if near is None:
+                        near = nears[scope_of[i]] = NearCopies(staged[scope_of[i]], self.cfg.lifecycle.dedup_cosine,
+                                                               self.cfg.lifecycle.text_contradiction_cosine)
                     out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
                                                    near, pre)
             except MemactorsError as exc:
