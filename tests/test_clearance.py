@@ -260,8 +260,8 @@ def test_the_command_line_takes_and_shows_a_clearance(tmp_path):
 
 
 @pytest.mark.ray
-def test_on_ray_the_compiled_hot_path_and_the_cold_path_filter_too(tmp_path):
-    """Ray's own path: a hot recall over the compiled graph to the owner actor, then a cold one
+def test_on_ray_the_direct_hot_path_and_the_cold_path_filter_too(tmp_path):
+    """Ray's own path: a hot recall over the direct path to the owner actor, then a cold one
     through the actor's Lance query; clearance, a purpose rule and where= hold on both."""
     org = unique_org("ray")
     scope = f"/org/{org}/user/alice/"

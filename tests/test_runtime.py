@@ -233,8 +233,8 @@ def test_global_memories_reach_a_tenant_on_another_owner(runtime, ns):
 
 
 @pytest.mark.ray
-def test_compiled_and_plain_paths_agree(ray_runtime, ns):
-    runtime = ray_runtime  # the compiled graph is Ray's
+def test_direct_and_plain_paths_agree(ray_runtime, ns):
+    runtime = ray_runtime  # the direct path is the Ray host's
     ALICE, ag = ns.alice, ns.ag
     runtime.grant(ag, ALICE, write=True)
     runtime.write_many([{"scope": ALICE, "text": f"alice note {i} about tea and travel", "actor": ag}
@@ -245,13 +245,13 @@ def test_compiled_and_plain_paths_agree(ray_runtime, ns):
     b = recall(runtime, "tea travel", ag, [ALICE], k=10)
     assert [h.memory_id for h in a.hits] == [h.memory_id for h in b.hits]
     runtime.config.recall.compiled_path = True
-    # The owner checks grants on the compiled path too, and says which error it was.
+    # The owner checks grants on the direct path too, and says which error it was.
     import ray
 
     bob = ns.bob
     req = {"qvec": runtime.embedder.embed(["tea"])[0], "qtokens": ["tea"], "now": 0, "m": 5,
            "actor": ag, "allowed": [bob], "weights": (0.4, 0.3, 0.2, 0.1)}
-    out = ray.get(owner_for(runtime, bob).recall_compiled.remote(req))
+    out = ray.get(owner_for(runtime, bob).recall_direct.remote(req))
     assert out["error"] == "AccessDenied"
 
 

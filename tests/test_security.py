@@ -114,11 +114,11 @@ def test_owner_entry_points_called_directly_serve_only_what_they_checked(populat
         assert {h["scope"] for h in out["hits"]} <= {A42, "/org/a/"}, out["hits"]
         with pytest.raises(AccessDenied):
             _get(o.recall.remote(_owner_req(rt, "ag42", [A420], [A420])))
-    # The compiled-graph entry point is the same method body.
+    # The direct path's entry point is the same method body.
     for o in owners:
-        out = _get(o.recall_compiled.remote(_owner_req(rt, "ag42", [A42], [A420, "/org/b/user/42/"])))
+        out = _get(o.recall_direct.remote(_owner_req(rt, "ag42", [A42], [A420, "/org/b/user/42/"])))
         assert {h["scope"] for h in out.get("hits", [])} <= {A42, "/org/a/"}
-        assert _get(o.recall_compiled.remote(_owner_req(rt, "ag42", [A420], [A420])))["error"] == "AccessDenied"
+        assert _get(o.recall_direct.remote(_owner_req(rt, "ag42", [A420], [A420])))["error"] == "AccessDenied"
     # Writes: a scope beyond the actor's grants, or one this owner does not serve, is refused.
     from memactors.core.ops import ForgetOp, ReviewOp, StatusOp
 

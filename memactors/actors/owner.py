@@ -13,6 +13,7 @@ from ..engine.core import ScopeCore
 from ..engine.naming import embed_worker_name, gate_worker_name
 from .embed_pool import EmbedPool
 from .gate_pool import GatePool
+from .hot_socket import HotServer
 from .ports import RayPeers
 
 
@@ -39,6 +40,17 @@ class _Shell:
         rc = Config.from_dict(config).runtime
         self.core = ScopeCore(index, data_dir, config, RayPeers(namespace),
                               RayPools(namespace, rc.gate_workers, rc.embed_workers))
+        self._hot: HotServer | None = None
+
+    def hot_endpoint(self) -> dict | None:
+        """Where a driver on this node reaches the hot recall path (``actors.hot_socket``),
+        started on first ask; None if it cannot be (the driver uses plain calls)."""
+        if self._hot is None:
+            try:
+                self._hot = HotServer(self.core.recall_direct)
+            except OSError:
+                return None
+        return self._hot.endpoint()
 
 
 def _forward(name: str, fn):

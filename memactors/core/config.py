@@ -69,7 +69,7 @@ class RecallConfig:
     push_threshold: float = 0.5  # push recall's own relevance threshold (above the pull threshold)
     min_score: float = 0.0  # owners drop candidates whose fused score is not above this
     log_flush_s: float = 0.2  # recall evidence is batched and committed at least this often
-    compiled_path: bool = True  # hot recalls over a Ray compiled graph; False: plain actor calls
+    compiled_path: bool = True  # hot recalls over the direct path to an owner on this node (a local socket); False: plain actor calls
     # [recall.purposes]: purpose -> {categories, source_kinds, sensitivities} it may see. Empty:
     # no policy (every purpose sees everything its grants allow); else unlisted purposes are refused.
     purposes: dict = field(default_factory=dict)

@@ -172,8 +172,8 @@ class SessionClosed(RuntimeClosed):
 
 
 def encode(exc: MemactorsError) -> dict:
-    """An error as data, to cross a boundary that cannot carry exception types (a compiled
-    graph's channel, one item of a batch)."""
+    """An error as data, to cross a boundary that cannot carry exception types (the direct
+    path's socket, one item of a batch)."""
     return {"error": type(exc).__name__, "message": str(exc)}
 
 

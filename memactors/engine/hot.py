@@ -9,7 +9,7 @@
 
 A batch stages its scopes (``ScopeState.stage``) and commits them in place once its ledger
 group is durable (``HotCache.commit``), under the cache's lock; a recall on another thread (the
-compiled graph's, or the process host's caller) reads a scope only through a ``HotIndex``,
+direct path's socket, or the process host's caller) reads a scope only through a ``HotIndex``,
 built under that lock from one committed generation. No Ray here: testable alone.
 """
 

@@ -41,7 +41,7 @@ class RecallMixin:
     def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool, list[str], RecallFilter]:
         """The hot part of a recall: (scored candidates, cold scopes still to query, whether
         /global/ must be asked of its owner, hot scopes, the recall's filter). Reads only: it
-        also runs on the compiled graph's thread, so it never mutates shared state."""
+        also runs on the direct path's thread, so it never mutates shared state."""
         served = self._served(req)
         flt = self._filter(req)
         qvec, qterms, now_us = req["qvec"], S.QueryTerms(req["qtokens"]), req["now"]
@@ -177,16 +177,17 @@ class RecallMixin:
                                        req["m"], where=where)
         return score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], S.Weights.parse(req["weights"]))
 
-    def recall_compiled(self, req: dict) -> dict:
-        """The same recall as a plain method, for a Ray compiled graph (``ray.dag``): no
-        per-call task submission. Runs on the graph's own thread."""
+    def recall_direct(self, req: dict) -> dict:
+        """The same recall as a plain method, for the direct path (the Ray host's local socket,
+        ``actors.hot_socket``; the process host's caller): no task submission per call. Runs on
+        the caller's thread, not the loop's."""
         if self._started is None or not self._started.done():
             return {"not_ready": True}
         try:
             hits, cold, needs_global, hot, flt = self._recall_core(req)
             cold_hits = self._cold(req, cold, hits, hot, flt) if cold else []
             return self._finish(hits, cold_hits, cold, req, needs_global, hot)
-        except MemactorsError as exc:  # a compiled graph cannot carry our exception types across
+        except MemactorsError as exc:  # the direct path carries data, not our exception types
             return {"error": type(exc).__name__, "message": str(exc)}
 
 

@@ -54,7 +54,7 @@ class StateMixin:
                      if ch is None or self._mine(ch.scope)]
         events = [(seq, ch) for seq, ch in unapplied if ch is not None]
         scopes = sorted({ch.scope for _, ch in events} | (only or set()))
-        # Rebuilt aside and swapped in whole: a compiled-graph recall may read states meanwhile.
+        # Rebuilt aside and swapped in whole: a direct-path recall may read states meanwhile.
         fresh = await self._load(scopes) if scopes else {}
         records = [ch.record for _, ch in events if ch.action == E.WRITE]
         vecs = dict(zip([r["memory_id"] for r in records], await self._embed([R.embedded_text(r) for r in records])))

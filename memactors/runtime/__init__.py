@@ -3,7 +3,7 @@
 - ``facade``: the public ``Runtime`` and ``connect`` (writes, recalls, forgets, grants);
 - ``startup``: starting or finding a data folder's actors;
 - ``calls``: calling actors, Ray's errors turned into the project's;
-- ``hot_path``: the compiled-graph recall to one owner;
+- ``ray_host``, ``process_host``: the hosts (the Ray host's hot recall path: ``memactors.actors.hot_socket``);
 - ``evidence``: the recall evidence log;
 - ``audit``, ``review``: ``rt.audit``, ``rt.review``;
 - ``session``: agent sessions (``rt.session``: L0, the loop's hooks, promotion), push sessions, ``Tick``;

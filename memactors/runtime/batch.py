@@ -48,7 +48,7 @@ class BatchAPI:
 
     def _recalls_here(self, ops: list, return_errors: bool) -> list:
         """A batch of recalls alone, served in the caller's thread as ``rt.recall`` is (one
-        recall: the owner's direct or compiled path; several: one call per owner), not through
+        recall: the owner's direct path; several: one call per owner), not through
         the background loop: nothing there to coalesce with that a read needs."""
         self._check_open()
         units = self._check_ops(ops)

@@ -2,7 +2,7 @@
 
 Its methods validate, check grants, build operations (``memactors.core.ops``) and hand them in
 batches to the owners' one entry point; recalls go to the owners of the visible scopes (over
-a compiled graph for one tenant). Sync methods block; each has an async twin. The recall
+the direct path for one tenant). Sync methods block; each has an async twin. The recall
 half lives in ``recall_api.RecallAPI``, the async twins in ``async_api.AsyncAPI``.
 """
 
@@ -159,10 +159,11 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             raise
         self._ledger, self._owners = self._actors.ledger, self._actors.owners
         self._calls = Calls(config.runtime.call_timeout_s, self._host)
-        # Not when attached to a shared runtime (`memactors up`): compiled graphs of several
-        # drivers on one owner hung it (found by tests/chaos/test_concurrency.py).
-        compiled = [] if detached else [self._host.compiled(o, config.runtime.call_timeout_s) for o in self._owners]
-        self._compiled = [c for c in compiled if c is not None]
+        # Not when attached to a shared runtime (`memactors up`): plain calls there (the direct
+        # path began as compiled graphs, and several drivers' graphs on one owner hung it:
+        # tests/chaos/test_concurrency.py).
+        direct = [] if detached else [self._host.direct(o, config.runtime.call_timeout_s) for o in self._owners]
+        self._direct = [c for c in direct if c is not None]
         policy = GatePolicy.from_dict(config.gate)
         self.gate = Gate(policy=policy)
         # Every id a call carries passes the gate's pii and secret rules (refused, or a keyed pseudonym).
@@ -742,7 +743,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         finally:
             self._calls.closed = True
             self._stop_batch_loop()
-            for c in self._compiled:
+            for c in self._direct:
                 c.teardown()
             if not self._detached_runtime() and self._calls.still_there():
                 self._host.stop(self._actors)
@@ -753,7 +754,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     def _abandon(self) -> None:
         """Stop without flushing (a runtime that failed to open)."""
         self._calls.closed = True
-        for c in self._compiled:
+        for c in self._direct:
             c.teardown()
         if not self._detached_runtime():
             self._host.stop(self._actors)

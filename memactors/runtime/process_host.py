@@ -48,14 +48,14 @@ class LocalHandle:
 
 class DirectRecall:
     """The hot recall path of the process host: the core's read-only recall called in the
-    caller's thread, as the Ray host's compiled graph calls it on its own (no hop to the loop).
+    caller's thread, as the Ray host's socket thread calls it (no hop to the loop).
     The core swaps its states whole, so a recall here reads a consistent one."""
 
     def __init__(self, owner: LocalHandle) -> None:
         self._core = owner._obj
 
     def call(self, args: dict) -> dict | None:
-        out = self._core.recall_compiled(args)
+        out = self._core.recall_direct(args)
         return None if out.get("not_ready") else out
 
     def teardown(self) -> None:
@@ -176,7 +176,7 @@ class ProcessHost:
 
         return rebuild(data_dir, cfg, workers=workers, fold=in_processes, cpus=os.cpu_count() or 1)
 
-    def compiled(self, owner, timeout_s: float):
+    def direct(self, owner, timeout_s: float):
         return DirectRecall(owner)
 
     metrics = False  # counters exported as gauges (``gauge``)

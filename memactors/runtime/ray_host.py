@@ -122,10 +122,10 @@ class RayHost:
 
         return rebuild(data_dir, cfg, workers=workers)
 
-    def compiled(self, owner, timeout_s: float):
-        from .hot_path import CompiledRecall
+    def direct(self, owner, timeout_s: float):
+        from ..actors.hot_socket import HotClient
 
-        return CompiledRecall(owner, timeout_s)
+        return HotClient(owner, timeout_s)
 
     metrics = True  # counters exported as gauges (``gauge``)
 

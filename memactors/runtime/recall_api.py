@@ -119,7 +119,7 @@ class RecallAPI:
 
     def _serve(self, plan: _RecallPlan) -> RecallResult:
         """One checked recall, here in the caller's thread: its query's vector, the owners'
-        answers (the direct or compiled path when one owner holds the scopes), finished."""
+        answers (the direct path when one owner holds the scopes), finished."""
         plan.owner_req["qvec"] = (self._query_vectors.many([plan.req.query], [plan.text])[0]
                                   if plan.text is not None else None)
         return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
@@ -237,14 +237,14 @@ class RecallAPI:
     def _fan_out(self, req: dict, visible: list[str]) -> list[dict]:
         """Ask the owners of the visible scopes (each serves what its own grant check yields).
         When one owner holds every scope but /global/ (one tenant: the usual case), it alone
-        answers, over a compiled graph when enabled, and /global/'s owner is asked only if
+        answers, over the direct path when enabled, and /global/'s owner is asked only if
         /global/ holds anything."""
         n = len(self._owners)
         glob = owner_index(GLOBAL, n)
         tenant_owners = {owner_index(parse_scope(s), n) for s in visible if s != str(GLOBAL)}
         if len(tenant_owners) == 1:
             oi = tenant_owners.pop()
-            part = self._compiled[oi].call(req) if self.config.recall.compiled_path and self._compiled else None
+            part = self._direct[oi].call(req) if self.config.recall.compiled_path and self._direct else None
             if part is None:
                 part = self._calls.get(self._owners[oi].recall.remote(req))
             elif errors.is_encoded(part):
