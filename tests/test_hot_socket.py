@@ -85,3 +85,29 @@ def test_a_refused_recall_on_the_socket_is_the_typed_error(seeded):
     other = f"/org/{unique_org()}/user/x/"
     with pytest.raises(AccessDenied):
         rt.recall("tea", actor=actor, task_id="t", allowed_scopes=[other], purpose="answer")
+
+
+def test_a_single_write_takes_the_socket_and_a_retry_by_the_plain_call_writes_once(seeded, monkeypatch):
+    rt, scope, actor = seeded
+    from memactors.runtime import facade
+
+    client = rt._direct[rt._owners.index(owner_for(rt, scope))]  # noqa: SLF001
+    sent = []
+    real = client.write
+    monkeypatch.setattr(client, "write", lambda cols, now: sent.append(len(cols["text"])) or real(cols, now))
+    first = rt.write(scope, "the direct path acknowledges this one", actor=actor, idempotency_key="direct-once")
+    assert sent == [1] and first.decision == "accepted"
+    monkeypatch.setattr(facade, "DIRECT_WRITES_MAX", 0)  # the plain call now, the same key
+    again = rt.write(scope, "the direct path acknowledges this one", actor=actor, idempotency_key="direct-once")
+    assert sent == [1] and (again.memory_id, again.version) == (first.memory_id, first.version)
+    hits = rt.recall("direct path acknowledges", actor=actor, task_id="t", allowed_scopes=[scope], purpose="answer")
+    assert [h.memory_id for h in hits.hits].count(first.memory_id) == 1
+
+
+def test_a_write_the_owner_refuses_on_the_socket_is_the_typed_error(seeded):
+    rt, scope, actor = seeded
+    from memactors.core.errors import IdempotencyConflict
+
+    rt.write(scope, "one text for this key", actor=actor, idempotency_key="direct-conflict")
+    with pytest.raises(IdempotencyConflict):  # decided in the owner, carried back as data
+        rt.write(scope, "another text, the same key", actor=actor, idempotency_key="direct-conflict")

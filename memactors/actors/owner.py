@@ -4,6 +4,7 @@ core's; this shell only tells it where the others are."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 
 import ray
@@ -42,12 +43,17 @@ class _Shell:
                               RayPools(namespace, rc.gate_workers, rc.embed_workers))
         self._hot: HotServer | None = None
 
-    def hot_endpoint(self) -> dict | None:
-        """Where a driver on this node reaches the hot recall path (``actors.hot_socket``),
-        started on first ask; None if it cannot be (the driver uses plain calls)."""
+    async def hot_endpoint(self) -> dict | None:
+        """Where a driver on this node reaches the direct path (``actors.hot_socket``), started
+        on first ask; None if it cannot be (the driver uses plain calls)."""
         if self._hot is None:
+            loop, core = asyncio.get_running_loop(), self.core
+
+            def write(cols: dict, now: int) -> list:  # on the socket's thread: the write runs on the actor's loop
+                return asyncio.run_coroutine_threadsafe(core.write_batch(cols, now), loop).result()
+
             try:
-                self._hot = HotServer(self.core.recall_direct)
+                self._hot = HotServer(core.recall_direct, write)
             except OSError:
                 return None
         return self._hot.endpoint()
