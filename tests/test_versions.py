@@ -73,6 +73,7 @@ def test_a_new_version_inherits_the_ttl_policy_and_a_refresh_restarts_it():
 # --- close calls: contradictions awaiting review ------------------------------------------
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
+import pytest  # noqa: E402
 
 SOURCES = ("user_stated", "agent_inferred", "task_outcome")
 
@@ -156,3 +157,80 @@ def test_the_next_version_is_one_above_the_highest_on_record():
     st.hold_version(key, 2, kept["memory_id"])
     assert st.versions[key].count((2, kept["memory_id"])) == 1
     assert dict(st.stage().versions.items()) == st.versions
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["set", "del", "pop", "stage"]), st.integers(0, 7), st.integers()),
+                max_size=40), st.lists(st.integers(0, 7), max_size=6))
+def test_a_layer_reads_and_commits_as_a_copy_of_the_dict_would(ops, start):
+    """``Layer`` (a staged batch's view of a scope's dict): every read, the iteration order and
+    the dict after ``commit`` equal what the same edits of a copy give; the base is untouched
+    until then, and a layer over a layer (a probe) reads the same."""
+    from memactors.core.versions import Layer
+
+    base = {k: -k for k in start}
+    frozen = dict(base)
+    copy, layer = dict(base), Layer(base)
+    for op, k, v in ops:
+        if op == "set":
+            copy[k] = v
+            layer[k] = v
+        elif op == "del":
+            if k in copy:
+                del copy[k]
+                del layer[k]
+            else:
+                with pytest.raises(KeyError):
+                    del layer[k]
+        elif op == "pop":
+            assert layer.pop(k, "none") == copy.pop(k, "none")
+        else:  # a probe over the layer reads the same, and leaves it alone
+            probe = Layer(layer)
+            probe[k] = v
+            assert probe[k] == v and layer.get(k) == copy.get(k)
+        assert list(layer.keys()) == list(copy) and list(layer.values()) == list(copy.values())
+        assert len(layer) == len(copy) and bool(layer) == bool(copy)
+        assert all((j in layer) == (j in copy) and layer.get(j) == copy.get(j) for j in range(8))
+        assert base == frozen and list(base) == list(frozen)
+    layer.commit()
+    assert base == copy and list(base.items()) == list(copy.items())
+
+
+TEXTS = ["Alice likes tea", "Alice does not like tea", "Bob hates coffee", "The meeting is at 3pm",
+         "The meeting is at 5pm", "爱丽丝喜欢绿茶", "鲍勃不住在上海", "room 101 is free", ""]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["active", "superseded", "pending", "remove", "commit"]),
+                          st.integers(0, 9), st.sampled_from(TEXTS), st.booleans()), max_size=30))
+def test_counted_cues_stay_what_a_recount_gives(steps):
+    """A scope's counted cue keys, kept by ``put`` and ``remove`` through staged batches and
+    their commits, always equal a recount over its live text-only memories."""
+    from collections import Counter
+
+    def recount(s):
+        fresh = ScopeState(dict(s.records.items()))
+        fresh.build_cues()
+        return Counter(fresh.cues)
+
+    base = ScopeState()
+    base.build_cues()
+    staged = base.stage()
+    for status, i, text, entity in steps:
+        if status == "commit":
+            staged.commit()
+            assert Counter(base.cues) == recount(base)
+            staged = base.stage()
+            continue
+        mid = f"m{i}"
+        if status == "remove":
+            staged.remove(mid)
+        else:
+            old = staged.get(mid)
+            if old is not None and old["content"] != text:  # a memory's content never changes
+                text = old["content"]
+            r = rec(text or "x", subject="u" if entity else None, predicate="p" if entity else None)
+            staged.put({**r, "memory_id": mid, "status": status, "content": text, "version": 1})
+        assert Counter(dict(staged.cues.items())) == recount(staged)
+    staged.commit()
+    assert Counter(base.cues) == recount(base)
