@@ -29,7 +29,7 @@ class RuntimeConfig:
     embed_workers: int = 0  # embedding actors owners send batches to (0: embed inside the owner, right for
     # the default hashing embedder; 1-2 for MiniLM, so each owner does not load a model)
     owner_queue_max: int = 10_000  # writes waiting per owner before callers get BackPressure
-    write_batch_max: int = 1_000  # items per owner call; write_many sends its calls concurrently
+    write_batch_max: int = 500  # items per owner call; write_many sends its calls concurrently
     ledger_chunk: int = 250  # an owner sends a batch's ledger events in chunks of this many writes, pipelined
     ledger_commit_max_wait_ms: float = 0.0  # group commit: extra wait for company (events that arrive during a commit share the next one anyway)
     ledger_commit_max_events: int = 20_000  # group commit: most events per DuckDB transaction
