@@ -97,6 +97,7 @@ def test_a_single_write_takes_the_socket_and_a_retry_by_the_plain_call_writes_on
     monkeypatch.setattr(client, "write", lambda cols, now: sent.append(len(cols["text"])) or real(cols, now))
     first = rt.write(scope, "the direct path acknowledges this one", actor=actor, idempotency_key="direct-once")
     assert sent == [1] and first.decision == "accepted"
+    assert client.conn is not None and client.retry_at == 0.0  # answered there, not fallen back
     monkeypatch.setattr(facade, "DIRECT_WRITES_MAX", 0)  # the plain call now, the same key
     again = rt.write(scope, "the direct path acknowledges this one", actor=actor, idempotency_key="direct-once")
     assert sent == [1] and (again.memory_id, again.version) == (first.memory_id, first.version)
