@@ -6,9 +6,12 @@ here). Ray's compiled graphs cut that to about a third, but their channels busy-
 that had served one compiled recall kept a core at 100% from then on, idle or not (measured:
 1.01 cores; and a cold recall's Lance query lost a core to the waiting driver, p95 27.5 against
 20.2 ms). This path is the same call without either cost: the owner listens on a Unix socket
-in a private folder (mode 0700) and answers ``recall_direct`` requests in a thread of its
-own; the driver connects when it runs on the same node, authenticated by a random key it got
-through an (authenticated) actor call, and blocks in ``recv`` while it waits. Anything else
+and answers ``recall_direct`` requests in a thread of its own; the driver connects when it
+runs on the same node, authenticated by a random key it got through an (authenticated) actor
+call (``multiprocessing.connection``'s challenge: no key, no connection), and blocks in
+``recv`` while it waits. On Linux the socket is in the abstract namespace, so nothing is left
+on disk by an owner that is killed (Ray kills its workers without running exit handlers: a
+file per socket piled up in /tmp); elsewhere it is a file in a folder of mode 0700. Anything else
 (another node, a failure, an owner restarting) falls back to the plain actor call.
 
 The same is done for a small ``write_batch`` (a call of a few writes, an agent's single write):
@@ -25,7 +28,9 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import secrets
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -58,11 +63,14 @@ class HotServer:
         self._serve = serve
         self._write = write  # write(cols, now) -> results, run on the owner's loop (None: recalls only)
         self.key = os.urandom(32)
-        self._dir = tempfile.mkdtemp(prefix="memactors-hot-")  # 0700: this user's processes only
-        self.path = os.path.join(self._dir, "owner.sock")
+        if sys.platform.startswith("linux"):  # abstract: no file, gone with the process however it ends
+            self._dir, self.path = None, f"\0memactors-hot-{os.getpid()}-{secrets.token_hex(8)}"
+        else:
+            self._dir = tempfile.mkdtemp(prefix="memactors-hot-")  # 0700: this user's processes only
+            self.path = os.path.join(self._dir, "owner.sock")
+            atexit.register(self.close)
         self._listener = Listener(self.path, family="AF_UNIX", authkey=self.key)
         self.node = _node_id()
-        atexit.register(self.close)  # the folder goes with the process (a killed one leaves an empty socket)
         threading.Thread(target=self._accept, name="memactors-hot-accept", daemon=True).start()
 
     def endpoint(self) -> dict:
@@ -113,7 +121,8 @@ class HotServer:
         try:
             self._listener.close()
         finally:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            if self._dir is not None:
+                shutil.rmtree(self._dir, ignore_errors=True)
 
 
 class HotClient:
