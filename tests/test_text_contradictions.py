@@ -299,3 +299,23 @@ def test_most_workload_writes_are_screened_out():
             passed += may_oppose(counts, t)
             total += 1
     assert passed / total < 0.5, (passed, total)
+
+
+def test_cues_read_by_a_gate_worker_are_the_ones_a_decision_would_read():
+    """On the Ray host a gate worker reads the kept texts' cues (``prepare(..., cues=True)``)
+    and the owner remembers them: the same values it would read itself, so every pair is judged
+    the same; a text the worker did not keep (blocked) brings none."""
+    from memactors.core.contradictions import _parts, remember_cues, text_cues
+
+    pairs = json.load(open(FIXTURE, encoding="utf-8"))["pairs"]
+    texts = [t for p in pairs for t in (p["a"], p["b"])] + [None]
+    _parts.cache_clear()
+    cues = text_cues(texts)  # "elsewhere"
+    _parts.cache_clear()
+    want = [None if t is None else _parts(t) for t in texts]
+    assert cues == want
+    _parts.cache_clear()
+    remember_cues(texts, cues)
+    primed = [text_contradiction(p["a"], p["b"]) for p in pairs]
+    _parts.cache_clear()
+    assert primed == [text_contradiction(p["a"], p["b"]) for p in pairs]

@@ -31,7 +31,7 @@ class GateWorker:
         self.embedder = get_embedder(*embedder) if embedder else None
 
     def prepare_batch(self, cols: dict) -> dict:
-        return prepare(self.gate, cols, self.embedder)
+        return prepare(self.gate, cols, self.embedder, cues=True)
 
     def scan_batch(self, texts: list[str], sources: list[str]) -> list:
         return [self.gate.scan(t, s) for t, s in zip(texts, sources)]

@@ -310,6 +310,21 @@ def _parts(text: str):
 _parts.cache_clear = _CUES.clear  # as functools' caches have it (the benchmark starts each run cold)
 
 
+def text_cues(texts: list) -> list:
+    """The cues of each text (None for None): what a gate worker reads for its owner, off the
+    owner's core (``remember_cues`` there); the same values ``_parts`` gives."""
+    return [None if t is None else _parts(t) for t in texts]
+
+
+def remember_cues(texts: list, cues: list) -> None:
+    """Take cues read elsewhere (``text_cues``) into this process's memo."""
+    for t, c in zip(texts, cues):
+        if t is not None and c is not None and t not in _CUES:
+            if len(_CUES) >= _CUES_MAX:
+                _CUES.clear()
+            _CUES[t] = c
+
+
 def _read_parts(text: str):
     t = _norm(text)
     if not t.isascii() and _CJK.search(t):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core import records as R
 from ..core.changes import Prepared
+from ..core.contradictions import remember_cues, text_cues
 from ..core.scoring import tokenize
 from ..gate import Gate
 from ..gate.rules.base import RULES
@@ -39,7 +40,7 @@ def implied_sensitivity(hits) -> str | None:
     return best
 
 
-def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
+def prepare(gate: Gate, cols: dict, embedder=None, cues: bool = False) -> dict:
     """``cols``: ``text``, ``source``, ``context`` and the scanned fields (``subject``, ...),
     one entry per write. Returns columns: ``decision``, ``text`` (as stored, None when
     blocked), ``fields`` (the other fields as stored), ``gate`` (summaries), ``content_hash``,
@@ -76,6 +77,8 @@ def prepare(gate: Gate, cols: dict, embedder=None) -> dict:
     # what each vector is of: the gated embed_text (a kept field when one was given), else the text
     out["embed"] = [None if t is None else out["fields"][i].get("embed_text", t) for i, t in enumerate(out["text"])]
     out["vectors"] = embed_kept(embedder, out["embed"]) if embedder is not None else None
+    if cues:  # a gate worker: the kept texts' contradiction cues too, read off the owner's core
+        out["cues"] = text_cues(out["text"])
     return out
 
 
@@ -89,7 +92,10 @@ def embed_kept(embedder, texts: list[str | None]) -> np.ndarray:
 
 
 def unpack(out: dict) -> list[Prepared]:
-    """The prepare stage's columns as one ``Prepared`` per write."""
+    """The prepare stage's columns as one ``Prepared`` per write (cues read by a gate worker
+    are remembered: a decision then finds them)."""
+    if out.get("cues") is not None:
+        remember_cues(out["text"], out["cues"])
     vecs = out["vectors"]
     hashes = out.get("context_hashes") or [None] * len(out["decision"])
     floors = out.get("sensitivity") or [None] * len(out["decision"])
