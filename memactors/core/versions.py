@@ -151,8 +151,8 @@ class ScopeState:
     # holds the newest); tuples, so a copy shares them. Empty unless a close call is pending.
     disputed: dict[str, tuple] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # memory_id -> unit vector
-    # (ids, stacked vectors) of text-only live memories as some earlier state held them, for
-    # semantic dedup (engine.hot.NearCopies checks it against by_hash before trusting it).
+    # (ids, stacked vectors) of text-only live memories, for semantic dedup: a committed state's
+    # covers every live text-only id (``commit`` drops one that does not; it may hold dead ones).
     near_cache: tuple | None = field(default=None, compare=False, repr=False)
     gen: int = field(default=0, compare=False, repr=False)  # commits so far (a hot index is of one gen)
     base: ScopeState | None = field(default=None, compare=False, repr=False)  # a staged state's

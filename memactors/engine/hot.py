@@ -67,8 +67,8 @@ def score_rows(rows: list[dict], cosine, qterms: S.QueryTerms | None, now_us: in
 
 
 class HotIndex:
-    """One hot scope's live memories, ready to score. Built from one state; a swapped-in state
-    makes a new one."""
+    """One hot scope's live memories, ready to score. Built from one committed generation of a
+    state; the next commit (or a new state) makes a new one."""
 
     __slots__ = ("state", "gen", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status",
                  "_postings", "_codes", "_masks", "_pos", "_bases", "rivals")

@@ -27,7 +27,7 @@ from ..core.visibility import purpose_rule
 from ..engine.naming import owner_index, owner_of_memory
 from .. import ops as O
 from .results import ForgetResult, GrantResult, Memory
-from .write_batches import batch_max, columns
+from .write_batches import batch_max
 
 
 class BatchAPI:
@@ -185,15 +185,10 @@ class BatchAPI:
             by_owner.setdefault(owner_index(r.scope_obj, n), []).append(i)
         out: list = [None] * len(reqs)
 
-        local = self._host.name == "process"  # the cores share this process: the checked requests, as they are
-
         async def part(oi: int, idx: list[int], gate: asyncio.Semaphore) -> None:
             async with gate:
-                if local:
-                    res = await self._aretry(lambda: self._owners[oi].submit.remote([reqs[i] for i in idx], now))
-                else:
-                    cols = columns([reqs[i] for i in idx])
-                    res = await self._aretry(lambda: self._owners[oi].write_batch.remote(cols, now))
+                part_reqs = [reqs[i] for i in idx]
+                res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now))
             for i, d in zip(idx, res):
                 out[i] = errors.decode(d) if errors.is_encoded(d) else R.WriteResult(**d)
 

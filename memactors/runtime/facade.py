@@ -421,7 +421,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                 q.append([])
             q[-1].append(i)
         results: list = [None] * len(reqs)
-        if len(queues) == 1 and self._host.name == "ray" and self._direct:
+        if len(queues) == 1 and self._direct:
             (oi, q), = queues.items()
             if len(q) == 1 and len(q[0]) <= DIRECT_WRITES_MAX and self._direct_write(oi, reqs, now, results):
                 return results
@@ -429,13 +429,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         inflight: dict = {}  # ref -> (owner index, item indices, attempt deadline)
         deadline = time.monotonic() + rc.call_timeout_s
 
-        local = self._host.name == "process"  # the cores share this process: they take the checked requests
-
         def send(oi: int, part: list[int]) -> None:
-            if local:  # validated above, once: no columns to build and no second validation there
-                inflight[self._owners[oi].submit.remote([reqs[i] for i in part], now)] = (oi, part)
-            else:
-                inflight[self._owners[oi].write_batch.remote(columns([reqs[i] for i in part]), now)] = (oi, part)
+            inflight[self._host.send_writes(self._owners[oi], [reqs[i] for i in part], now)] = (oi, part)
 
         pending = {oi: list(q) for oi, q in queues.items()}
         for oi, q in pending.items():
@@ -491,10 +486,14 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     def _direct_write(self, oi: int, reqs: list[R.WriteRequest], now: int, results: list) -> bool:
         """A few writes to one owner over the Ray host's direct path (``actors.hot_socket``):
         True with ``results`` filled, False when the path is not there (the plain call follows,
-        the same keys). A refusal of the whole call raises as it would from the plain call;
-        back pressure and a restarting owner are left to the plain call's waiting."""
+        the same keys; the process host's cores take every call directly already). A refusal of
+        the whole call raises as it would from the plain call; back pressure and a restarting
+        owner are left to the plain call's waiting."""
+        write = getattr(self._direct[oi], "write", None)
+        if write is None:
+            return False
         try:
-            out = self._direct[oi].write(columns(reqs), now)
+            out = write(columns(reqs), now)
         except (BackPressure, errors.OwnerUnavailable):
             return False
         if out is None:

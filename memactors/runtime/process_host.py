@@ -48,8 +48,8 @@ class LocalHandle:
 
 class DirectRecall:
     """The hot recall path of the process host: the core's read-only recall called in the
-    caller's thread, as the Ray host's socket thread calls it (no hop to the loop).
-    The core swaps its states whole, so a recall here reads a consistent one."""
+    caller's thread, as the Ray host's socket thread calls it (no hop to the loop). It reads
+    the hot state through indexes built under the hot cache's lock: never a batch half committed."""
 
     def __init__(self, owner: LocalHandle) -> None:
         self._core = owner._obj
@@ -178,6 +178,12 @@ class ProcessHost:
 
     def direct(self, owner, timeout_s: float):
         return DirectRecall(owner)
+
+    @staticmethod
+    def send_writes(owner, reqs: list, now: int):
+        """Checked write requests to a core: as they are (it shares this process; the facade
+        validated them once)."""
+        return owner.submit.remote(reqs, now)
 
     metrics = False  # counters exported as gauges (``gauge``)
 

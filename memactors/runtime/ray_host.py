@@ -14,6 +14,7 @@ from ..core import errors
 from ..core.errors import MemactorsError, OwnerUnavailable, Unavailable
 from ..actors.ports import unwrap
 from . import ray_link, startup
+from .write_batches import columns
 
 log = logging.getLogger("memactors.runtime")
 _DOWN = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
@@ -126,6 +127,12 @@ class RayHost:
         from ..actors.hot_socket import HotClient
 
         return HotClient(owner, timeout_s)
+
+    @staticmethod
+    def send_writes(owner, reqs: list, now: int):
+        """Checked write requests to an owner actor: as columns, which it validates again (any
+        Ray client may call it)."""
+        return owner.write_batch.remote(columns(reqs), now)
 
     metrics = True  # counters exported as gauges (``gauge``)
 
