@@ -158,3 +158,40 @@ def test_a_closed_runtime_says_so():
     r.close()
     with pytest.raises(RuntimeClosed):
         r.write("/org/x/user/u/", "t", actor="ag")
+
+
+_LEFT_OPEN = """
+import sys, memactors
+rt = memactors.connect(sys.argv[1], config={"runtime": {"key_dir": sys.argv[2]}} if sys.argv[2] else None)
+rt.grant("ag", "/org/x/", read=True, write=True)
+rt.write("/org/x/user/u/", "Alice keeps her notes in the blue binder", actor="ag")
+print(rt._scratch or "")
+"""  # never closed
+
+
+@pytest.mark.parametrize("where", ["memory", "disk"])
+def test_a_process_runtime_left_open_is_closed_at_exit(where, tmp_path):
+    """A script that never closes its process-host runtime: at exit it is closed for it (its
+    L2 rows flushed, a memory:// folder gone from RAM), and exits quietly (no DuckDB "leaked"
+    warnings); on disk, the next open finds the write in the ledger and in Lance."""
+    import subprocess
+
+    path = "memory://" if where == "memory" else str(tmp_path / "data")
+    keys = "" if where == "memory" else str(tmp_path / "keys")
+    env = {**os.environ, "MEMACTORS_HOST": "process"}
+    run = subprocess.run([sys.executable, "-c", _LEFT_OPEN, path, keys], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "leaked" not in run.stderr, run.stderr[-2000:]
+    scratch = run.stdout.strip()
+    if where == "memory":
+        assert scratch and not os.path.exists(scratch)
+        return
+    import lancedb
+
+    rows = lancedb.connect(os.path.join(path, "l2")).open_table("memories").to_arrow().column("content").to_pylist()
+    assert rows == ["Alice keeps her notes in the blue binder"]  # flushed at exit, not left to the next open
+    with memactors.connect(path, host="process", config={"runtime": {"key_dir": keys}}) as r:
+        assert r.audit.verify()["ok"]
+        hits = r.recall("blue binder", actor="ag", allowed_scopes=["/org/x/user/u/"]).hits
+        assert [h.content for h in hits] == ["Alice keeps her notes in the blue binder"]

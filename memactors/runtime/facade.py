@@ -8,9 +8,11 @@ half lives in ``recall_api.RecallAPI``, the async twins in ``async_api.AsyncAPI`
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
+import threading
 import time
 import tomllib
 import uuid
@@ -118,10 +120,33 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
             shutil.rmtree(scratch, ignore_errors=True)
         raise
     rt._scratch = scratch
+    if cfg.runtime.host == "process":
+        _OPEN.add(rt)
     return rt
 
 
 MEMORY = "memory://"
+# Process-host runtimes not closed yet. One left open at interpreter exit is closed then: its
+# L2 rows flushed, DuckDB's objects released before Python tears its modules down (else its
+# bindings print a screen of "leaked" warnings), a memory:// folder removed from RAM. (A Ray
+# host's actors are Ray's to stop at exit; closing them then could wait on a cluster.)
+_OPEN: set = set()
+
+
+def _close_at_exit() -> None:
+    for rt in list(_OPEN):
+        try:
+            rt.close()
+        except Exception:  # noqa: BLE001 - exit goes on: every acknowledged write is in the ledger
+            pass
+
+
+# Closing needs thread pools, which stop taking work at exit from a hook of threading's (run
+# before atexit's, the last registered first): so this one is registered there, after
+# concurrent.futures' own (imported here, not lazily later), to run before it.
+import concurrent.futures.thread  # noqa: E402,F401
+
+getattr(threading, "_register_atexit", atexit.register)(_close_at_exit)
 DIRECT_WRITES_MAX = 64  # a call of at most this many writes to one owner takes the Ray host's direct path
 
 
@@ -761,6 +786,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                 raise  # an attached runtime that went away has nothing left to flush into
         finally:
             self._calls.closed = True
+            _OPEN.discard(self)
             self._stop_batch_loop()
             for c in self._direct:
                 c.teardown()
