@@ -95,12 +95,14 @@ def test_the_cli_rebuilds_without_ray_in_child_processes(tmp_path):
     _same(live, data)
 
 
-def test_a_failed_fold_worker_is_an_error_not_a_partial_table():
-    from memactors.engine.rebuild import in_processes
+def test_a_failed_fold_worker_is_an_error_not_a_partial_table(tmp_path):
+    from memactors.engine.rebuild import Target, in_processes
 
     bad = pa.table({"not_an_event": [1, 2]})
+    access = pa.table({"memory_id": pa.array([], pa.string())})
     with pytest.raises(RuntimeError, match="rebuild worker failed"):
-        in_processes([bad, bad], ("hash-ngram-v1", 64))
+        in_processes(2, lambda: ([bad, bad], access), Target(str(tmp_path / "t.lance"), ("hash-ngram-v1", 64)))
+    assert not (tmp_path / "t.lance").exists()
 
 
 def test_rebuild_refuses_an_open_folder(ray_session, tmp_path):

@@ -50,6 +50,17 @@ def test_embedder_is_deterministic_across_processes():
     assert np.allclose(orjson.loads(out), v[0])
 
 
+def test_a_batch_past_a_chunk_gets_each_texts_own_vector():
+    from memactors.embed import hashing
+
+    e = HashEmbedder(32)
+    texts = [f"note {i} about tea" if i % 3 else f"第{i}条笔记 İstanbul" for i in range(hashing.CHUNK * 2 + 7)]
+    whole = e.embed(texts)
+    assert whole.shape == (len(texts), 32)
+    for i in (0, 1, hashing.CHUNK - 1, hashing.CHUNK, hashing.CHUNK + 1, len(texts) - 1):
+        assert np.array_equal(whole[i], e.embed([texts[i]])[0])
+
+
 def test_embedder_similarity_makes_sense():
     e = HashEmbedder(384)
     a, b, c = e.embed(["the user dislikes brand X coffee", "user does not like brand X coffee", "flight to Tokyo"])

@@ -13,8 +13,11 @@ def _fold_part(events, embedder):
     return RB.fold_part(events, embedder)
 
 
-def fold_on_ray(parts: list, embedder: tuple[str, int]) -> list:
-    return ray.get([_fold_part.remote(p, embedder) for p in parts])
+def fold_on_ray(n: int, read, target: RB.Target) -> list:
+    """Each part's rows as an Arrow table, with the access counts (the caller writes them: a task
+    may run on another node)."""
+    parts, access = read()
+    return [(t, access) for t in ray.get([_fold_part.remote(p, target.embedder) for p in parts])]
 
 
 def rebuild(data_dir: str, config=None, *, workers: int | None = None, ledger=None) -> dict:

@@ -60,6 +60,9 @@ def _word_hashes(cp: np.ndarray, word: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 _STOP_HASHES = None
+# Texts embedded at once, at most: a batch's dense (texts x dim) counts in float64 outgrow the
+# CPU's caches (50,000 texts: 154 MB); 50,000 texts took 0.35 s whole, 0.19 s in chunks of 1,024.
+CHUNK = 1024
 
 
 def _stop_hashes() -> np.ndarray:
@@ -87,6 +90,12 @@ class HashEmbedder:
         n = len(texts)
         if n == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if n > CHUNK:  # each text's vector is its own: the same vectors, arrays that stay in cache
+            return np.concatenate([self._embed(texts[i:i + CHUNK]) for i in range(0, n, CHUNK)])
+        return self._embed(texts)
+
+    def _embed(self, texts) -> np.ndarray:
+        n = len(texts)
         # Each text is lowered on its own (lowering may change a text's length, e.g. "İ"), and
         # documents are cut by these lengths, never by a separator character a text could hold.
         # "surrogatepass": a lone surrogate is just another (letter-like) code point here.

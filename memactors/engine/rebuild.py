@@ -3,12 +3,13 @@ L2 a projection of it (DESIGN section 8).
 
 Each memory's events are independent of every other memory's, so the ledger is read once,
 split by memory id into one part per worker, and each part folded through the one projection
-(``memactors.core.project.apply``) by ``fold_part``, which also decrypts and embeds: in Ray
-tasks on the Ray host (``memactors.actors.rebuild_tasks``), in this process otherwise; the parts
-come back as Arrow tables and are written as one new L2 table. Then the old table's versions are
-cleaned (nothing of the old table stays readable), the indexes built, and the ledger marks
-every event applied. Run with the folder closed (the ledger file is locked while a runtime
-has it open).
+(``memactors.core.project.apply``) by ``fold_part``, which also decrypts and embeds. Without Ray
+the workers (child processes, or this one) write their rows as fragments of the new table
+themselves and one commit makes those the table (``store.l2_parts``); Ray tasks
+(``memactors.actors.rebuild_tasks``: the nodes of a cluster may not share the folder) hand back
+Arrow tables, written here as one. Then the old table's versions are cleaned (nothing of the old
+table stays readable), the indexes built, and the ledger marks every event applied. Run with
+the folder closed (the ledger file is locked while a runtime has it open).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import NamedTuple
 
 import numpy as np
+import orjson
 import pyarrow as pa
 
 from ..core import records as R
@@ -26,6 +29,7 @@ from ..core.project import Rows, apply
 from ..embed import get_embedder
 from ..store.entries import decode
 from ..store.ledger import Ledger
+from ..store.layout import L2_DIR, L2_TABLE
 from ..store.ledger_key import key_dir
 
 SPLIT_EVENTS = 20_000  # a ledger this large is folded in parts, one per CPU (unless workers says)
@@ -66,42 +70,84 @@ def with_access(table: pa.Table, access: pa.Table) -> pa.Table:
     return table
 
 
-def in_process(parts: list[pa.Table], embedder: tuple[str, int]) -> list[pa.Table]:
-    return [fold_part(p, embedder) for p in parts]
+class Target(NamedTuple):
+    """Where the workers write their rows (the new L2 table's folder) and how they embed."""
+
+    uri: str
+    embedder: tuple[str, int]
 
 
-def in_processes(parts: list[pa.Table], embedder: tuple[str, int]) -> list[pa.Table]:
-    """The parts folded in as many child processes, without Ray (the process host's rebuild):
-    a child imports only the fold (no lancedb), about half a second, where a local Ray takes
-    seconds to start. Each is ``python -m memactors.engine.rebuild`` reading its part as an
-    Arrow stream on stdin and writing its rows to stdout: through pipes, so the parts' data keys
-    never touch a disk; no fork (lance is not fork-safe) and, unlike multiprocessing's spawn, no
-    second run of the caller's own script."""
-    if len(parts) < 2:
-        return in_process(parts, embedder)
+def write_part(events: pa.Table, access: pa.Table, target: Target) -> dict:
+    """Fold one part and write its rows as fragments of the new table: their metadata and rows."""
+    from ..store.l2_parts import with_embedder, write_part as write
+
+    table = with_access(fold_part(events, target.embedder), access).sort_by("memory_id")
+    schema = with_embedder(table.schema, *target.embedder)
+    return {"fragments": write(table.replace_schema_metadata(schema.metadata), target.uri), "rows": table.num_rows}
+
+
+# A fold is ``fold(n, read, target)``: ``read()`` gives the ``n`` parts and the access counts
+# (the ledger read), so that a fold can get its workers going meanwhile.
+
+def in_process(n: int, read, target: Target) -> list[dict]:
+    parts, access = read()
+    return [write_part(p, access, target) for p in parts]
+
+
+def in_processes(n: int, read, target: Target) -> list[dict]:
+    """The parts folded and written in as many child processes, without Ray (the process host's
+    rebuild): a child imports only the fold and pylance (no lancedb), about 0.2-0.4 s, spent
+    while this process reads the ledger; a local Ray would take seconds to start. Each is
+    ``python -m memactors.engine.rebuild`` reading its part and the access counts as Arrow
+    streams on stdin and writing its fragments' metadata to stdout: through pipes, so the
+    parts' data keys never touch a disk; no fork (lance is not fork-safe) and, unlike
+    multiprocessing's spawn, no second run of the caller's own script."""
+    if n < 2:
+        return in_process(n, read, target)
     import subprocess
     import sys
 
-    procs = [subprocess.Popen([sys.executable, "-m", __name__, embedder[0], str(embedder[1])],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in parts]
+    procs = [subprocess.Popen([sys.executable, "-m", __name__, target.embedder[0], str(target.embedder[1]),
+                               target.uri], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(n)]
+    out, failed = [], None
     try:
-        # Each child reads its whole part before it writes: feeding them in turn cannot deadlock.
-        for proc, part in zip(procs, parts):
-            _send(proc.stdin, part)
-            proc.stdin.close()
-        out = []
+        parts, access = read()
+        # Fed all at once (a thread each): a child starts folding once its part is in, not once
+        # the parts before it are; each reads its whole input before it writes.
+        feeders = [threading.Thread(target=_feed, args=(proc.stdin, part, access), daemon=True)
+                   for proc, part in zip(procs, parts)]
+        for t in feeders:
+            t.start()
         for proc in procs:
-            table = pa.ipc.open_stream(proc.stdout).read_all() if proc.stdout.peek(1) else None
+            res = proc.stdout.read()
             err = proc.stderr.read()
-            if proc.wait() != 0 or table is None:
-                raise RuntimeError(f"a rebuild worker failed ({proc.returncode}): {err.decode(errors='replace')[-2000:]}")
-            out.append(table)
-        return out
+            if proc.wait() != 0 or not res:
+                failed = failed or f"a rebuild worker failed ({proc.returncode}): {err.decode(errors='replace')[-2000:]}"
+            else:
+                out.append(orjson.loads(res))
+        for t in feeders:
+            t.join()
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+    if failed:
+        from ..store.l2_parts import drop_parts
+
+        drop_parts(target.uri, [o["fragments"] for o in out])  # files no version reads: not left behind
+        raise RuntimeError(failed)
+    return out
+
+
+def _feed(stream, part: pa.Table, access: pa.Table) -> None:
+    try:
+        _send(stream, part)
+        _send(stream, access)
+        stream.close()
+    except (BrokenPipeError, OSError):  # the child died: its exit status says why
+        pass
 
 
 def _send(stream, table: pa.Table) -> None:
@@ -116,12 +162,26 @@ def _import_l2() -> None:
         pass
 
 
+def _commit(path: str, embedder: tuple[str, int], parts: list[list[str]]) -> None:
+    """The workers' fragments made the whole L2 table (or, failing that, removed)."""
+    from ..store.l2_parts import commit_parts, drop_parts, with_embedder
+
+    os.makedirs(path, exist_ok=True)
+    try:
+        commit_parts(os.path.join(path, f"{L2_TABLE}.lance"), with_embedder(R.memory_schema(embedder[1]), *embedder),
+                     parts)
+    except BaseException:
+        drop_parts(os.path.join(path, f"{L2_TABLE}.lance"), parts)
+        raise
+
+
 def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None = None,
             ledger: Ledger | None = None, fold=in_process, cpus: int = 1) -> dict:
     """Rebuild ``data_dir``'s L2 from its ledger; returns figures (events, rows, seconds,
     events/s). ``ledger``: the ledger writer's own open ledger (a rebuild at connect), else the
-    file is opened here (the folder must not be open by a runtime). ``fold(parts, embedder)``
-    folds the parts (``workers`` of them, default ``cpus``)."""
+    file is opened here (the folder must not be open by a runtime). ``fold(parts, target)``
+    folds the parts (``workers`` of them, default ``cpus``) for a ``Target``: it returns what
+    each worker wrote (``write_part``'s) or, from Ray tasks, (Arrow table, access counts) pairs."""
     cfg = config or Config()
     t0 = time.perf_counter()
     # lancedb's import (~0.7 s) runs while the ledger is read and folded (this thread mostly
@@ -135,23 +195,35 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         upto = ledger.last_seq
         # a small ledger folds faster in one part than a worker starts
         n = workers or (max(1, int(cpus)) if ledger.count_events(upto) >= SPLIT_EVENTS else 1)
-        parts = []
-        for w in range(n):
-            tbl = ledger.con.cursor().sql(
+        t_read = 0.0
+
+        def read() -> tuple[list[pa.Table], pa.Table]:
+            nonlocal t_read
+            parts = [ledger.con.cursor().sql(
                 f"""SELECT {_COLUMNS} FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
                     WHERE e.seq <= {int(upto)} AND e.memory_id IS NOT NULL AND hash(e.memory_id) % {n} = {w}
-                    ORDER BY e.seq""").to_arrow_table()
-            parts.append(tbl)
-        t_read = time.perf_counter() - t0
-        table = pa.concat_tables(fold(parts, (cfg.embedder.name, cfg.embedder.dim))).sort_by("memory_id")
-        table = with_access(table, ledger.con.cursor().sql(
-            "SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access").to_arrow_table())
+                    ORDER BY e.seq""").to_arrow_table() for w in range(n)]
+            access = ledger.con.cursor().sql(
+                "SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access").to_arrow_table()
+            t_read = time.perf_counter() - t0
+            return parts, access
+
+        path = os.path.join(data_dir, L2_DIR)
+        embedder = (cfg.embedder.name, cfg.embedder.dim)
+        folded = fold(n, read, Target(os.path.join(path, f"{L2_TABLE}.lance"), embedder))
         t_fold = time.perf_counter() - t0 - t_read
         loading.join()
         from ..store.lance_store import L2Store  # lancedb only where it is needed
 
-        l2 = L2Store(os.path.join(data_dir, "l2"), cfg.embedder.name, cfg.embedder.dim,
-                     cache_mb=cfg.runtime.l2_cache_mb, replace_with=table)
+        if folded and isinstance(folded[0], tuple):  # Ray tasks' rows and the access counts, written here
+            table = with_access(pa.concat_tables([t for t, _ in folded]), folded[0][1]).sort_by("memory_id")
+            rows = table.num_rows
+            l2 = L2Store(path, *embedder, cache_mb=cfg.runtime.l2_cache_mb, replace_with=table)
+        else:
+            rows = sum(f["rows"] for f in folded)
+            _commit(path, embedder, [f["fragments"] for f in folded])
+            l2 = L2Store(path, *embedder, cache_mb=cfg.runtime.l2_cache_mb)
+            l2.build_indexes()
         l2.purge_old_versions()
         ledger.mark_all_applied(upto)
         n_events = ledger.count_events(upto)
@@ -159,13 +231,15 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         if own:
             ledger.close()
     secs = time.perf_counter() - t0
-    return {"events": int(n_events), "rows": table.num_rows, "workers": n, "seconds": round(secs, 3),
+    return {"events": int(n_events), "rows": rows, "workers": n, "seconds": round(secs, 3),
             "read_s": round(t_read, 3), "fold_embed_s": round(t_fold, 3),
             "events_per_s": round(n_events / secs) if secs else None}
 
 
-if __name__ == "__main__":  # a worker of ``in_processes``: a part in on stdin, its rows out on stdout
+if __name__ == "__main__":  # a worker of ``in_processes``: a part and the access counts in, fragments out
     import sys
 
     part = pa.ipc.open_stream(sys.stdin.buffer).read_all()
-    _send(sys.stdout.buffer, fold_part(part, (sys.argv[1], int(sys.argv[2]))))
+    access = pa.ipc.open_stream(sys.stdin.buffer).read_all()
+    written = write_part(part, access, Target(sys.argv[3], (sys.argv[1], int(sys.argv[2]))))
+    sys.stdout.buffer.write(orjson.dumps(written))

@@ -23,12 +23,11 @@ from ..core import records as R
 from ..core.errors import EmbedderMismatch, InvalidRecord, L2Outdated
 from . import filters as F
 from .l2_counts import COUNTED, table_counts
+from .l2_parts import META_DIM, META_EMBEDDER, with_embedder  # noqa: F401 - META_*: the embedder's metadata keys
 
 log = logging.getLogger("memactors.l2")
 
 TABLE = "memories"
-META_EMBEDDER = b"memactors.embedder"
-META_DIM = b"memactors.dim"
 # What a recall reads of a row: a hit's fields and what scoring and conflicts need (no vector: a
 # load for the hot index reads that). The rest of the record (provenance lists, the session
 # struct, counters) is not read, and each column costs its own take: 24.8 against 31.3 ms for a
@@ -49,11 +48,6 @@ ROW_MERGE_ROWS = 10_000  # whole rows (vectors too) per merge_insert source
 # 1M table and failed at 400k; each merge also costs ~0.6 s at 1M whatever its size.
 MERGE_ROWS = 100_000
 DELETE_ROWS = 500_000  # ids per Lance delete
-
-
-def _with_embedder(schema: pa.Schema, name: str, dim: int) -> pa.Schema:
-    return schema.with_metadata({**(schema.metadata or {}), META_EMBEDDER: name.encode(),
-                                 META_DIM: str(dim).encode()})
 
 
 class L2FileDamaged(OSError):
@@ -91,7 +85,7 @@ class L2Store:
         self.session = lancedb.Session(index_cache_size_bytes=(cache_mb << 20) * 3 // 4,
                                        metadata_cache_size_bytes=(cache_mb << 20) // 4)
         self.db = lancedb.connect(path, read_consistency_interval=timedelta(0), session=self.session)
-        schema = _with_embedder(R.memory_schema(self.dim), embedder_name, self.dim)
+        schema = with_embedder(R.memory_schema(self.dim), embedder_name, self.dim)
         if replace_with is not None:
             self.table = self.db.create_table(TABLE, data=replace_with.replace_schema_metadata(schema.metadata),
                                               schema=schema, mode="overwrite")
@@ -219,6 +213,11 @@ class L2Store:
 
         self.table.checkout_latest()
         self.table.to_lance().cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+
+    def build_indexes(self) -> None:
+        """Build every index a table without them lacks (a table committed by a rebuild's workers)."""
+        if self.table.count_rows():
+            self._ensure_indexes()
 
     def _ensure_indexes(self) -> None:
         # Indexes are built once the table has rows; new rows are covered by reindex(). Several

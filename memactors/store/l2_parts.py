@@ -1,0 +1,56 @@
+"""A new L2 table written by several processes at once (a rebuild's workers).
+
+Each worker writes its rows as Lance fragments beside the table (files no version reads yet)
+and hands back their metadata; one commit then makes them the table, in place of the old one
+(an overwrite: a reader sees the old table or the new one, never a part of it). So the rows
+never travel back to one process to be written by it alone. Only pylance is imported here: a
+worker starts in 0.2 s, where LanceDB's import takes 0.5-1.6 s.
+"""
+
+from __future__ import annotations
+
+import os
+
+import lance
+import orjson
+import pyarrow as pa
+from lance.fragment import FragmentMetadata, write_fragments
+
+META_EMBEDDER = b"memactors.embedder"
+META_DIM = b"memactors.dim"
+
+
+def with_embedder(schema: pa.Schema, name: str, dim: int) -> pa.Schema:
+    """The L2 schema with the embedder it was built with in its metadata (checked at open)."""
+    return schema.with_metadata({**(schema.metadata or {}), META_EMBEDDER: name.encode(),
+                                 META_DIM: str(dim).encode()})
+
+
+def write_part(rows: pa.Table, uri: str) -> list[str]:
+    """Write ``rows`` as new fragment files of the table at ``uri``; their metadata, as JSON."""
+    # Files of a table that replaces the one there (its schema may be older: not "append"), or
+    # of a new one ("create": else lance logs a warning that it will create one).
+    frags = write_fragments(rows, uri, schema=rows.schema, mode="overwrite" if _exists(uri) else "create")
+    return [orjson.dumps(f.to_json()).decode() for f in frags]
+
+
+def commit_parts(uri: str, schema: pa.Schema, parts: list[list[str]]) -> None:
+    """Make the fragments of ``parts`` (``write_part``'s) the whole table at ``uri``."""
+    frags = [FragmentMetadata.from_json(j) for part in parts for j in part]
+    read_version = lance.dataset(uri).version if _exists(uri) else None
+    lance.LanceDataset.commit(uri, lance.LanceOperation.Overwrite(schema, frags), read_version=read_version)
+
+
+def drop_parts(uri: str, parts: list[list[str]]) -> None:
+    """Remove the files of fragments never committed (a rebuild that failed part way)."""
+    for part in parts:
+        for j in part:
+            for f in orjson.loads(j).get("files", []):
+                try:
+                    os.remove(os.path.join(uri, "data", f["path"]))
+                except FileNotFoundError:
+                    pass
+
+
+def _exists(uri: str) -> bool:
+    return os.path.isdir(os.path.join(uri, "_versions"))
