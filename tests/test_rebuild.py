@@ -105,6 +105,31 @@ def test_a_failed_fold_worker_is_an_error_not_a_partial_table(tmp_path):
     assert not (tmp_path / "t.lance").exists()
 
 
+def test_a_worker_failing_beside_one_that_wrote_leaves_the_table_and_its_files_as_they_were(tmp_path):
+    from memactors.core.config import Config
+    from memactors.engine.rebuild import in_processes
+    from memactors.engine.rebuild import rebuild as rebuild_here
+
+    data, keys = str(tmp_path / "data"), str(tmp_path / "keys")
+    cfg = {"runtime": {"key_dir": keys}}
+    with memactors.connect(data, host="process", config=cfg) as rt:
+        rt.grant("bg", BOB, write=True)
+        rt.write_many([{"scope": BOB, "text": f"bob note {i}", "actor": "bg"} for i in range(20)])
+    files = os.path.join(data, "l2", "memories.lance", "data")
+    before, live = sorted(os.listdir(files)), _table(data)
+
+    def one_bad(n, read, target):  # the first part folds and writes its fragments; the second fails
+        def parts():
+            got, access = read()
+            return [got[0], pa.table({"not_an_event": [1]})], access
+        return in_processes(2, parts, target)
+
+    with pytest.raises(RuntimeError, match="rebuild worker failed"):
+        rebuild_here(data, Config.from_dict(cfg), workers=2, fold=one_bad)
+    assert sorted(os.listdir(files)) == before  # the good worker's files removed
+    _same(live, data)
+
+
 def test_rebuild_refuses_an_open_folder(ray_session, tmp_path):
     data = str(tmp_path / "data")
     rt = memactors.connect(data, config={"runtime": {"num_owners": 1}})

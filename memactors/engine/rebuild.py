@@ -179,9 +179,10 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
             ledger: Ledger | None = None, fold=in_process, cpus: int = 1) -> dict:
     """Rebuild ``data_dir``'s L2 from its ledger; returns figures (events, rows, seconds,
     events/s). ``ledger``: the ledger writer's own open ledger (a rebuild at connect), else the
-    file is opened here (the folder must not be open by a runtime). ``fold(parts, target)``
-    folds the parts (``workers`` of them, default ``cpus``) for a ``Target``: it returns what
-    each worker wrote (``write_part``'s) or, from Ray tasks, (Arrow table, access counts) pairs."""
+    file is opened here (the folder must not be open by a runtime). ``fold(n, read, target)``
+    folds the ``n`` parts ``read()`` gives (``workers`` of them, default ``cpus``) for a
+    ``Target``: it returns what each worker wrote (``write_part``'s) or, from Ray tasks, (Arrow
+    table, access counts) pairs."""
     cfg = config or Config()
     t0 = time.perf_counter()
     # lancedb's import (~0.7 s) runs while the ledger is read and folded (this thread mostly
