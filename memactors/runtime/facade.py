@@ -8,11 +8,9 @@ half lives in ``recall_api.RecallAPI``, the async twins in ``async_api.AsyncAPI`
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tempfile
-import threading
 import time
 import tomllib
 import uuid
@@ -40,7 +38,7 @@ from ..gate import Gate, GatePolicy
 from ..gate.identifiers import Identifiers
 from ..store.layout import resolve
 from ..store.ledger_key import key_dir
-from . import history
+from . import history, left_open
 from .agent import Agent
 from .alerts import Alerts
 from .arguments import typed_calls
@@ -52,7 +50,7 @@ from .calls import Calls
 from .evidence import RecallLog
 from .gated import gated_text
 from .query_vectors import QueryVectors
-from .write_batches import batch_max, columns, raise_item_errors
+from .write_batches import as_result, batch_max, direct_write, raise_item_errors
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
@@ -121,32 +119,11 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
         raise
     rt._scratch = scratch
     if cfg.runtime.host == "process":
-        _OPEN.add(rt)
+        left_open.track(rt)
     return rt
 
 
 MEMORY = "memory://"
-# Process-host runtimes not closed yet. One left open at interpreter exit is closed then: its
-# L2 rows flushed, DuckDB's objects released before Python tears its modules down (else its
-# bindings print a screen of "leaked" warnings), a memory:// folder removed from RAM. (A Ray
-# host's actors are Ray's to stop at exit; closing them then could wait on a cluster.)
-_OPEN: set = set()
-
-
-def _close_at_exit() -> None:
-    for rt in list(_OPEN):
-        try:
-            rt.close()
-        except Exception:  # noqa: BLE001 - exit goes on: every acknowledged write is in the ledger
-            pass
-
-
-# Closing needs thread pools, which stop taking work at exit from a hook of threading's (run
-# before atexit's, the last registered first): so this one is registered there, after
-# concurrent.futures' own (imported here, not lazily later), to run before it.
-import concurrent.futures.thread  # noqa: E402,F401
-
-getattr(threading, "_register_atexit", atexit.register)(_close_at_exit)
 DIRECT_WRITES_MAX = 64  # a call of at most this many writes to one owner takes the Ray host's direct path
 
 
@@ -188,8 +165,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
         # Not when attached to a shared runtime (`memactors up`): plain calls there (the direct
         # path began as compiled graphs, and several drivers' graphs on one owner hung it:
         # tests/chaos/test_concurrency.py).
-        direct = [] if detached else [self._host.direct(o, config.runtime.call_timeout_s) for o in self._owners]
-        self._direct = [c for c in direct if c is not None]
+        self._direct = [] if detached else [self._host.direct(o, config.runtime.call_timeout_s) for o in self._owners]
         policy = GatePolicy.from_dict(config.gate)
         self.gate = Gate(policy=policy)
         # Every id a call carries passes the gate's pii and secret rules (refused, or a keyed pseudonym).
@@ -445,11 +421,12 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             if len(q[-1]) >= size:
                 q.append([])
             q[-1].append(i)
-        results: list = [None] * len(reqs)
         if len(queues) == 1 and self._direct:
             (oi, q), = queues.items()
-            if len(q) == 1 and len(q[0]) <= DIRECT_WRITES_MAX and self._direct_write(oi, reqs, now, results):
-                return results
+            out = direct_write(self._direct[oi], reqs, now) if len(q) == 1 and len(q[0]) <= DIRECT_WRITES_MAX else None
+            if out is not None:
+                return [as_result(d) for d in out]
+        results: list = [None] * len(reqs)
         failures: dict[int, MemactorsError] = {}
         inflight: dict = {}  # ref -> (owner index, item indices, attempt deadline)
         deadline = time.monotonic() + rc.call_timeout_s
@@ -486,7 +463,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                     failures[i] = exc
                 continue
             for i, d in zip(part, out):
-                results[i] = d if errors.is_encoded(d) else R.WriteResult(**d)
+                results[i] = as_result(d)
             q = pending.get(oi)
             if q:
                 send(oi, q.pop(0))
@@ -507,25 +484,6 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                 results=done_results, items=[R.request_fields(reqs[i]) for i in sorted(failures)],
                 failed=sorted(failures))
         return results
-
-    def _direct_write(self, oi: int, reqs: list[R.WriteRequest], now: int, results: list) -> bool:
-        """A few writes to one owner over the Ray host's direct path (``actors.hot_socket``):
-        True with ``results`` filled, False when the path is not there (the plain call follows,
-        the same keys; the process host's cores take every call directly already). A refusal of
-        the whole call raises as it would from the plain call; back pressure and a restarting
-        owner are left to the plain call's waiting."""
-        write = getattr(self._direct[oi], "write", None)
-        if write is None:
-            return False
-        try:
-            out = write(columns(reqs), now)
-        except (BackPressure, errors.OwnerUnavailable):
-            return False
-        if out is None:
-            return False
-        for i, d in enumerate(out):
-            results[i] = d if errors.is_encoded(d) else R.WriteResult(**d)
-        return True
 
     def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:
         self._check_write([(r.actor, r.scope_obj) for r in reqs])
@@ -786,7 +744,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                 raise  # an attached runtime that went away has nothing left to flush into
         finally:
             self._calls.closed = True
-            _OPEN.discard(self)
+            left_open.forget(self)
             self._stop_batch_loop()
             for c in self._direct:
                 c.teardown()

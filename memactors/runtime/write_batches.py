@@ -23,6 +23,26 @@ def columns(reqs: list[R.WriteRequest]) -> dict:
 _DEFAULT = {k: f.default for k, f in R.WriteRequest.__dataclass_fields__.items()}
 
 
+def as_result(d: dict):
+    """An owner's answer for one write: a ``WriteResult``, or its encoded error as it came."""
+    return d if errors.is_encoded(d) else R.WriteResult(**d)
+
+
+def direct_write(client, reqs: list[R.WriteRequest], now: int) -> list | None:
+    """A few writes to one owner over the Ray host's direct path (``actors.hot_socket``): its
+    answers, or None when the path is not there (the plain call follows, the same keys; the
+    process host's cores take every call directly already). A refusal of the whole call raises
+    as it would from the plain call; back pressure and a restarting owner are left to the plain
+    call's waiting."""
+    write = getattr(client, "write", None)
+    if write is None:
+        return None
+    try:
+        return write(columns(reqs), now)
+    except (errors.BackPressure, errors.OwnerUnavailable):
+        return None
+
+
 def raise_item_errors(results: list, reqs: list | None = None) -> None:
     """Items an owner refused one by one (an idempotency key reused for another write, a
     grant beyond reach) raise their typed error; ``err.results`` holds what the other items
