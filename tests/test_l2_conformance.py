@@ -209,6 +209,40 @@ def test_compaction_keeps_every_index_exact_and_drops_deleted_words(tmp_path):
         kept = kept + extra
 
 
+def test_small_fragments_are_compacted_once_due_and_every_row_stays_found(tmp_path):
+    # Each flush appends a fragment; compact_small merges them once enough are small (those the
+    # same index segments cover: Lance keeps the rest apart), leaves fragments of the target
+    # size alone, and every index (scope, id, words, vectors) still answers exactly over the
+    # rewritten rows and the rows written after.
+    from memactors.store.lance_store import L2Store
+
+    store = L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    recs = [rec(A if i % 2 else B, f"note{i} about topic{i % 5}") for i in range(60)]
+    frags = lambda: [f.physical_rows for f in store.table.to_lance().get_fragments()]  # noqa: E731
+    for k in range(0, 30, 10):
+        push(store, new=[(r, vec(i)) for i, r in enumerate(recs[k:k + 10], k)])
+    assert frags() == [10, 10, 10]
+    assert store.compact_small(4, 1_000) is None and frags() == [10, 10, 10]  # not due: untouched
+    push(store, new=[(r, vec(i)) for i, r in enumerate(recs[30:40], 30)])
+    done = store.compact_small(4, 1_000)
+    assert done["fragments_removed"] > done["fragments_added"] >= 1 and sum(frags()) == 40 and len(frags()) < 4
+    assert store.compact_small(1, 10) is None  # none under 10 rows: nothing is small
+    store.reindex()
+    for k in range(40, 60, 5):
+        push(store, new=[(r, vec(i)) for i, r in enumerate(recs[k:k + 5], k)])
+    before = len(frags())
+    assert store.compact_small(4, 1_000) is not None and len(frags()) < before
+    for scope in (A, B):
+        got = sorted(r["memory_id"] for r in store.load_scopes([scope])[0])
+        assert got == sorted(r["memory_id"] for r in recs if r["scope"] == scope)
+    assert len(store.get([r["memory_id"] for r in recs])[0]) == 60
+    words = {w: store.table.search(w, query_type="fts", fts_columns="search_text").limit(50).to_arrow().num_rows
+             for w in ("note3", "note37", "note55", "topic1")}
+    assert words == {"note3": 1, "note37": 1, "note55": 1, "topic1": 12}
+    hits = store.hybrid_search(vec(37), ["note37"], [A], DAY, 5)
+    assert hits[0]["memory_id"] == recs[37]["memory_id"] and hits[0]["cosine"] == pytest.approx(1.0, abs=1e-5)
+
+
 def test_the_outbox_says_whether_it_holds_something_of_a_fact():
     """What a fact's erasure asks before it reads the fact's versions from L2 without a flush:
     a pending row of the fact, or a pending patch or deletion of a row L2 returned."""

@@ -84,6 +84,26 @@ def test_the_same_recall_scores_the_same_hot_cold_reopened_and_rebuilt(ray_sessi
         rt.close()
 
 
+def test_cold_recall_scores_the_same_over_fragments_the_flushes_compacted(tmp_path):
+    """Each flush appends a fragment; once ``l2_compact_fragments`` are small a flush compacts
+    them. The cold recall over the compacted table scores as the hot index does."""
+    import lance
+
+    data = str(tmp_path / "data")
+    cfg = {**CFG, "runtime": {**CFG["runtime"], "l2_compact_fragments": 3, "key_dir": str(tmp_path / "keys")}}
+    with memactors.connect(data, host="process", config=cfg) as rt:
+        rt.grant("ag", A, write=True)
+        for i, t in enumerate(TEXTS):  # a flush each: a fragment each
+            rt.write(A, t, actor="ag", importance=0.3 + 0.1 * i)
+            rt.flush()
+        frags = lance.dataset(f"{data}/l2/memories.lance").get_fragments()
+        assert len(frags) < len(TEXTS) and sum(f.count_rows() for f in frags) == len(TEXTS)
+        hot = _recall_all(rt)
+        drop_hot(rt)
+        cold = _recall_all(rt)
+    _same(hot, cold, "cold after compaction")
+
+
 class _Docs(Retriever):
     name = "docs"
 

@@ -37,6 +37,7 @@ class RuntimeConfig:
     l2_flush_interval_s: float = 0.5  # how far Lance may trail the ledger
     l2_flush_max_rows: int = 5_000  # flush early once this many rows wait
     l2_reindex_rows: int = 10_000  # bring scalar indexes up to date after this many appended rows
+    l2_compact_fragments: int = 8  # compact after a flush once this many fragments are small (0: never)
     hot_cache_max_memories: int = 200_000  # active memories an owner keeps in memory, all scopes
     l2_cache_mb: int = 512  # Lance's index and metadata caches per owner (Lance's own default: 7 GB each)
     working_pool_size: int = 200  # L1 working pool: items per scope (LRU)
@@ -304,6 +305,7 @@ ALLOWED: dict[str, dict[str, Allowed]] = {
         "l2_flush_interval_s": Allowed("float", 0.0, 3_600.0, lo_open=True),
         "l2_flush_max_rows": Allowed("int", 1, 10_000_000),
         "l2_reindex_rows": Allowed("int", 1, 1_000_000_000),
+        "l2_compact_fragments": Allowed("int", 0, 1_000_000),
         "hot_cache_max_memories": Allowed("int", 0, 1_000_000_000),
         "l2_cache_mb": Allowed("int", 16, 1_048_576),
         "working_pool_size": Allowed("int", 1, 1_000_000),

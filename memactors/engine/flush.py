@@ -104,10 +104,25 @@ class FlushMixin:
                     self._unindexed = 0
                 except Exception:  # noqa: BLE001 - another owner's commit won the race; next flush retries
                     log.warning("reindex deferred: concurrent commit", exc_info=True)
-            if self._flushes % 200 == 0:  # compaction: many small appends make many fragments
-                asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.optimize))
+            await self._compact_small()
+            if self._flushes % 200 == 0:  # old versions (kept 7 days) pruned now and then
+                asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.prune_versions))
             self.hot.evict(self.outbox.dirty_scopes() | {s for s, lk in self.locks.items() if lk.locked()})
             return len(batch)
+
+    async def _compact_small(self) -> None:
+        """Each flush appends a fragment: compact them once ``l2_compact_fragments`` are small
+        (under the flush lock, so this owner's next flush never races it; another owner's
+        commit that wins makes Lance plan it again)."""
+        due = self.cfg.runtime.l2_compact_fragments
+        if not due:
+            return
+        try:  # an optimisation: a query over many fragments is slower, not wrong
+            t0 = time.perf_counter()
+            if await asyncio.to_thread(self.l2.compact_small, due, self.cfg.lifecycle.compact_small_fragment_rows):
+                self._tick("l2_compact", t0)
+        except Exception:  # noqa: BLE001 - the next flush tries again
+            log.warning("compaction deferred", exc_info=True)
 
     async def _mark_applied(self) -> None:
         """Have the ledger commit which events Lance holds (under the flush lock). On failure

@@ -112,6 +112,7 @@ class L2Store:
         self._indexed = {i.columns[0] for i in self.table.list_indices()}
         self._deltas = 0  # delta index segments this handle added since its last merge
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lance-fts")
+        self._futile = 0  # fragments when compact_small last found nothing to merge
         if replace_with is not None and replace_with.num_rows:
             self._ensure_indexes()
 
@@ -355,16 +356,32 @@ class L2Store:
                 out[i] = v
         return out
 
-    def optimize(self) -> None:
-        """Routine compaction of the small fragments appends leave: LanceDB's ``optimize``
-        without its in-place index remap (see ``_compact``; the owner's reindex keeps indexes
-        current), versions older than LanceDB's default of 7 days pruned."""
+    def prune_versions(self) -> None:
+        """Versions older than LanceDB's default of 7 days removed (every 200th flush; the
+        fragments appends leave are ``compact_small``'s)."""
         from datetime import timedelta
 
-        self._retrying(lambda: self.table.to_lance().optimize.compact_files(defer_index_remap=True))
         self.table.checkout_latest()
         self.table.to_lance().cleanup_old_versions(older_than=timedelta(days=7))
         self.table.checkout_latest()
+
+    def compact_small(self, fragments: int, rows: int) -> dict | None:
+        """Compact once at least ``fragments`` fragments hold fewer than ``rows`` rows each (each
+        flush appends one): a pre-filtered query pays per fragment (the 100k table of 29
+        fragments a flush wrote answered the recall's queries in 22 ms at p95, compacted into
+        4 in 14 ms). Fragments of ``rows`` or more are left as they are, so a row is rewritten
+        a few times at most. Lance merges only fragments that the same index segments cover
+        (those ``reindex`` has not merged yet stay apart): an attempt that merged nothing is not
+        repeated before the next fragment. Indexes are remapped lazily (``_compact``). None
+        when not due."""
+        frags = self.table.to_lance().get_fragments()
+        if sum(1 for f in frags if f.physical_rows < rows) < fragments or len(frags) == self._futile:
+            return None
+        metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
+            target_rows_per_fragment=rows, defer_index_remap=True))
+        self.table.checkout_latest()
+        self._futile = 0 if metrics.fragments_removed else len(frags)
+        return {"fragments_removed": metrics.fragments_removed, "fragments_added": metrics.fragments_added}
 
     def reindex(self) -> None:
         """Bring the indexes over rows appended since (unindexed rows are scanned by every

@@ -38,8 +38,11 @@ class MemoryL2Store:
     def reindex(self) -> None:
         pass
 
-    def optimize(self) -> None:
+    def prune_versions(self) -> None:
         pass
+
+    def compact_small(self, fragments: int, rows: int) -> None:
+        return None
 
     def purge_old_versions(self) -> None:
         pass
