@@ -120,8 +120,8 @@ def test_a_worker_failing_beside_one_that_wrote_leaves_the_table_and_its_files_a
 
     def one_bad(n, read, target):  # the first part folds and writes its fragments; the second fails
         def parts():
-            got, access = read()
-            return [got[0], pa.table({"not_an_event": [1]})], access
+            got, access = read()  # an iterator of the parts, each read when asked for
+            return [next(got), pa.table({"not_an_event": [1]})], access
         return in_processes(2, parts, target)
 
     with pytest.raises(RuntimeError, match="rebuild worker failed"):

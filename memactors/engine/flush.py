@@ -104,7 +104,8 @@ class FlushMixin:
                     self._unindexed = 0
                 except Exception:  # noqa: BLE001 - another owner's commit won the race; next flush retries
                     log.warning("reindex deferred: concurrent commit", exc_info=True)
-            await self._compact_small()
+            if len(batch):  # rows went to Lance (never only seqs: that would open a table not there yet)
+                await self._compact_small()
             if self._flushes % 200 == 0:  # old versions (kept 7 days) pruned now and then
                 asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.prune_versions))
             self.hot.evict(self.outbox.dirty_scopes() | {s for s, lk in self.locks.items() if lk.locked()})

@@ -86,8 +86,9 @@ def write_part(events: pa.Table, access: pa.Table, target: Target) -> dict:
     return {"fragments": write(table.replace_schema_metadata(schema.metadata), target.uri), "rows": table.num_rows}
 
 
-# A fold is ``fold(n, read, target)``: ``read()`` gives the ``n`` parts and the access counts
-# (the ledger read), so that a fold can get its workers going meanwhile.
+# A fold is ``fold(n, read, target)``: ``read()`` gives the ``n`` parts (an iterator: each
+# is read from the ledger as it is asked for, so a worker starts on its part while the next is
+# read) and the access counts, so that a fold can get its workers going meanwhile.
 
 def in_process(n: int, read, target: Target) -> list[dict]:
     parts, access = read()
@@ -113,12 +114,12 @@ def in_processes(n: int, read, target: Target) -> list[dict]:
     out, failed = [], None
     try:
         parts, access = read()
-        # Fed all at once (a thread each): a child starts folding once its part is in, not once
-        # the parts before it are; each reads its whole input before it writes.
-        feeders = [threading.Thread(target=_feed, args=(proc.stdin, part, access), daemon=True)
-                   for proc, part in zip(procs, parts)]
-        for t in feeders:
-            t.start()
+        # A thread each, started as each part is read: a child starts folding once its part is
+        # in, not once the parts after it are read; each reads its whole input before it writes.
+        feeders = []
+        for proc, part in zip(procs, parts):
+            feeders.append(threading.Thread(target=_feed, args=(proc.stdin, part, access), daemon=True))
+            feeders[-1].start()
         for proc in procs:
             res = proc.stdout.read()
             err = proc.stderr.read()
@@ -198,16 +199,19 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         n = workers or (max(1, int(cpus)) if ledger.count_events(upto) >= SPLIT_EVENTS else 1)
         t_read = 0.0
 
-        def read() -> tuple[list[pa.Table], pa.Table]:
+        def parts():
             nonlocal t_read
-            parts = [ledger.con.cursor().sql(
-                f"""SELECT {_COLUMNS} FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
-                    WHERE e.seq <= {int(upto)} AND e.memory_id IS NOT NULL AND hash(e.memory_id) % {n} = {w}
-                    ORDER BY e.seq""").to_arrow_table() for w in range(n)]
+            for w in range(n):
+                yield ledger.con.cursor().sql(
+                    f"""SELECT {_COLUMNS} FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                        WHERE e.seq <= {int(upto)} AND e.memory_id IS NOT NULL AND hash(e.memory_id) % {n} = {w}
+                        ORDER BY e.seq""").to_arrow_table()
+                t_read = time.perf_counter() - t0  # at the last part: the whole read
+
+        def read():
             access = ledger.con.cursor().sql(
                 "SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access").to_arrow_table()
-            t_read = time.perf_counter() - t0
-            return parts, access
+            return parts(), access
 
         path = os.path.join(data_dir, L2_DIR)
         embedder = (cfg.embedder.name, cfg.embedder.dim)
