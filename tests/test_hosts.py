@@ -153,6 +153,18 @@ def test_async_twins(rt, s):
     assert w.memory_id in {h.memory_id for h in r.hits}
 
 
+def test_a_packed_answer_crosses_a_pickle_and_opens_as_it_was():
+    # An owner's recall answers reach the driver as one pickle (actors/packed.py); anything
+    # else passes through as it is.
+    import pickle
+
+    from memactors.actors.packed import Packed, unpacked
+
+    answer = [{"hits": [{"memory_id": "a" * 32, "score": 0.5, "components": {"semantic": 0.5}}], "path": "hot"}]
+    assert unpacked(pickle.loads(pickle.dumps(Packed(answer)))) == answer
+    assert unpacked(answer) is answer and unpacked(None) is None
+
+
 def test_a_closed_runtime_says_so():
     r = memactors.connect("memory://")
     r.close()

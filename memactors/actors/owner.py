@@ -15,6 +15,7 @@ from ..engine.naming import embed_worker_name, gate_worker_name
 from .embed_pool import EmbedPool
 from .gate_pool import GatePool
 from .hot_socket import HotServer
+from .packed import PACKED, Packed
 from .ports import RayPeers
 
 
@@ -60,7 +61,10 @@ class _Shell:
 
 
 def _forward(name: str, fn):
-    if inspect.iscoroutinefunction(fn):
+    if name in PACKED:
+        async def method(self, *args, **kwargs):
+            return Packed(await getattr(self.core, name)(*args, **kwargs))
+    elif inspect.iscoroutinefunction(fn):
         async def method(self, *args, **kwargs):
             return await getattr(self.core, name)(*args, **kwargs)
     else:

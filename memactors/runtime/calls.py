@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+from ..actors.packed import unpacked
 from ..actors.refs import get_all
 from ..core.errors import MemactorsError, OwnerUnavailable, RuntimeClosed, Unavailable
 
@@ -46,8 +47,8 @@ class Calls:
         timeout = timeout or self.timeout_s
         try:
             if isinstance(ref, list):  # each awaited before the first error is raised
-                return get_all(ref, timeout, self.host.get)
-            return self.host.get(ref, timeout)
+                return [unpacked(v) for v in get_all(ref, timeout, self.host.get)]
+            return unpacked(self.host.get(ref, timeout))
         except Exception as exc:  # noqa: BLE001 - the host's own kinds of failure, typed
             # Ray's wrapper of an actor's error is also an instance of that error: unwrap it first.
             if isinstance(exc, MemactorsError) and not self.host.is_failure(exc):
@@ -86,7 +87,8 @@ class Calls:
         timeout = timeout or self.timeout_s
         fut = ref.future() if hasattr(ref, "future") else ref  # a Ray ObjectRef: its concurrent future
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(fut) if isinstance(fut, cf.Future) else fut, timeout)
+            return unpacked(await asyncio.wait_for(asyncio.wrap_future(fut) if isinstance(fut, cf.Future) else fut,
+                                                   timeout))
         except MemactorsError as exc:
             if not self.host.is_failure(exc):  # (Ray's wrapper of an actor's error: typed below)
                 raise
