@@ -327,9 +327,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         if seqs:
             self.last_seq, self.last_hash = seq, prev
             self.key.write_head(seq, prev)
-        if destroy:
-            # Fold the WAL into the file so the deleted key rows are not kept in a log segment.
-            self._x("CHECKPOINT")
         k = 0
         for i, first, n in take:
             out[i] = ("ok", seqs[k:k + n])
