@@ -243,6 +243,37 @@ def test_small_fragments_are_compacted_once_due_and_every_row_stays_found(tmp_pa
     assert hits[0]["memory_id"] == recs[37]["memory_id"] and hits[0]["cosine"] == pytest.approx(1.0, abs=1e-5)
 
 
+def test_a_purge_leaves_no_erased_row_in_the_files_a_lost_compaction_left(tmp_path):
+    # Two owners compact the shared table at once: the one whose commit loses leaves its
+    # rewritten fragments unreferenced, "for GC" (Lance keeps such files 7 days). A row erased
+    # afterwards must not survive the purge in one of them. (And a row not erased stays.)
+    import lance
+    from lance.optimize import Compaction
+
+    from memactors.eval.residue import Needle, scan_residue
+    from memactors.store.lance_store import L2Store
+
+    store = L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    recs = [rec(A, f"note{i} about topic{i % 5}") for i in range(30)]
+    secret, kept = rec(A, "the zebrafinch hint is marmalade"), rec(A, "the heron hint is quince")
+    for k in range(0, 30, 10):
+        push(store, new=[(r, vec(i)) for i, r in enumerate(recs[k:k + 10], k)] + [((secret, kept)[k // 20], vec(99))])
+    ds = store.table.to_lance()
+    plan = Compaction.plan(ds, {"target_rows_per_fragment": 1_000, "defer_index_remap": True})
+    lost = [t.execute(ds) for t in plan.tasks]  # the other owner's compaction, written but not committed
+    assert store.compact_small(2, 1_000)  # this one commits first
+    with pytest.raises(OSError, match="(?i)conflict"):
+        Compaction.commit(lance.dataset(ds.uri, version=ds.version), lost)
+    needles = [Needle("secret", "forgotten", ("zebrafinch", "marmalade"), secret["memory_id"]),
+               Needle("kept", "forgotten", ("heron", "quince"), kept["memory_id"])]
+    assert "secret" in scan_residue(str(tmp_path), needles).found  # still in the left-behind files
+    push(store, deletes=[secret["memory_id"]])
+    store.purge()
+    found = scan_residue(str(tmp_path), needles).found
+    assert "secret" not in found and "kept" in found
+    assert [r["memory_id"] for r in store.get([kept["memory_id"], secret["memory_id"]])[0]] == [kept["memory_id"]]
+
+
 def test_the_outbox_says_whether_it_holds_something_of_a_fact():
     """What a fact's erasure asks before it reads the fact's versions from L2 without a flush:
     a pending row of the fact, or a pending patch or deletion of a row L2 returned."""

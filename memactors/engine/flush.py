@@ -106,8 +106,11 @@ class FlushMixin:
                     log.warning("reindex deferred: concurrent commit", exc_info=True)
             if len(batch):  # rows went to Lance (never only seqs: that would open a table not there yet)
                 await self._compact_small()
-            if self._flushes % 200 == 0:  # old versions (kept 7 days) pruned now and then
-                asyncio.get_running_loop().create_task(asyncio.to_thread(self.l2.prune_versions))
+                if self._flushes % 200 == 0:  # old versions (kept 7 days) pruned now and then
+                    try:
+                        await asyncio.to_thread(self.l2.prune_versions)
+                    except Exception:  # noqa: BLE001 - housekeeping: a later flush tries again
+                        log.warning("old L2 versions not pruned", exc_info=True)
             self.hot.evict(self.outbox.dirty_scopes() | {s for s, lk in self.locks.items() if lk.locked()})
             return len(batch)
 
@@ -179,7 +182,9 @@ class FlushMixin:
                                            retention_s)
 
     async def purge_l2(self) -> dict:
-        """L2's part of a purge (``L2Store.purge``), with this owner's flushes held off."""
+        """L2's part of a purge (``L2Store.purge``), with this owner's flushes held off (the
+        caller holds the others': every Lance write of an owner runs under its flush lock, so
+        none is in flight while the purge removes the files no version refers to)."""
         await self._ready()
         async with self._flush_lock:
             return await asyncio.to_thread(self.l2.purge)

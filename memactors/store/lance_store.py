@@ -181,13 +181,16 @@ class L2Store:
         """Erasure down to the bytes: fragments with deleted rows are rewritten without them
         (a deleted row is otherwise still in its data file, masked), the full-text index is
         rebuilt (it holds the tokens of what was deleted), and every older version is removed
-        (they still hold the rows). Files of writes in flight are left alone."""
+        (they still hold the rows), and so is every file no version refers to: a compaction
+        whose commit lost a race leaves its rewritten fragments behind "for GC", and Lance
+        keeps such files for 7 days (an erased row was found in one after a purge). Safe only
+        with no write in flight: the caller holds every owner's flushes (``purge_l2``)."""
         from datetime import timedelta
 
         t0 = time.perf_counter()
         self.table.checkout_latest()
         metrics = self._compact(materialize_deletions=True, materialize_deletions_threshold=0.0)
-        stats = self.table.to_lance().cleanup_old_versions(older_than=timedelta(0))
+        stats = self.table.to_lance().cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
         self.table.checkout_latest()
         return {"fragments_rewritten": getattr(metrics, "fragments_removed", 0),
                 "versions_removed": getattr(stats, "old_versions", 0), "bytes_removed": getattr(stats, "bytes_removed", 0),
