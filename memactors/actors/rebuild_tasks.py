@@ -14,10 +14,10 @@ def _fold_part(events, embedder):
 
 
 def fold_on_ray(n: int, read, target: RB.Target) -> list:
-    """Each part's rows as an Arrow table, with the access counts (the caller writes them: a task
-    may run on another node)."""
+    """Each part's rows as an Arrow table with their access counts (the caller writes them: a
+    task may run on another node)."""
     parts, access = read()
-    return [(t, access) for t in ray.get([_fold_part.remote(p, target.embedder) for p in parts])]
+    return [RB.with_access(t, access) for t in ray.get([_fold_part.remote(p, target.embedder) for p in parts])]
 
 
 def rebuild(data_dir: str, config=None, *, workers: int | None = None, ledger=None) -> dict:

@@ -301,10 +301,15 @@ def _parts(text: str):
     """(negations, antonym sides, terms, numbers) of a text, remembered (``_read_parts``)."""
     p = _CUES.get(text)
     if p is None:
-        if len(_CUES) >= _CUES_MAX:
-            _CUES.clear()
-        p = _CUES[text] = _read_parts(text)
+        p = _remember(text, _read_parts(text))
     return p
+
+
+def _remember(text: str, parts):
+    if len(_CUES) >= _CUES_MAX:
+        _CUES.clear()
+    _CUES[text] = parts
+    return parts
 
 
 _parts.cache_clear = _CUES.clear  # as functools' caches have it (the benchmark starts each run cold)
@@ -320,9 +325,7 @@ def remember_cues(texts: list, cues: list) -> None:
     """Take cues read elsewhere (``text_cues``) into this process's memo."""
     for t, c in zip(texts, cues):
         if t is not None and c is not None and t not in _CUES:
-            if len(_CUES) >= _CUES_MAX:
-                _CUES.clear()
-            _CUES[t] = c
+            _remember(t, c)
 
 
 def _read_parts(text: str):

@@ -182,8 +182,8 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
     events/s). ``ledger``: the ledger writer's own open ledger (a rebuild at connect), else the
     file is opened here (the folder must not be open by a runtime). ``fold(n, read, target)``
     folds the ``n`` parts ``read()`` gives (``workers`` of them, default ``cpus``) for a
-    ``Target``: it returns what each worker wrote (``write_part``'s) or, from Ray tasks, (Arrow
-    table, access counts) pairs."""
+    ``Target``: it returns what each worker wrote (``write_part``'s) or, from Ray tasks, Arrow
+    tables of rows (``with_access`` applied)."""
     cfg = config or Config()
     t0 = time.perf_counter()
     # lancedb's import (~0.7 s) runs while the ledger is read and folded (this thread mostly
@@ -220,8 +220,8 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         loading.join()
         from ..store.lance_store import L2Store  # lancedb only where it is needed
 
-        if folded and isinstance(folded[0], tuple):  # Ray tasks' rows and the access counts, written here
-            table = with_access(pa.concat_tables([t for t, _ in folded]), folded[0][1]).sort_by("memory_id")
+        if folded and isinstance(folded[0], pa.Table):  # Ray tasks' rows, written here
+            table = pa.concat_tables(folded).sort_by("memory_id")
             rows = table.num_rows
             l2 = L2Store(path, *embedder, cache_mb=cfg.runtime.l2_cache_mb, replace_with=table)
         else:
