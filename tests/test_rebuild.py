@@ -23,8 +23,15 @@ def _table(data_dir) -> pa.Table:
     return tbl.sort_by("memory_id")
 
 
-def _mixed_history(data: str, host: str) -> pa.Table:
-    """A history of every kind of change, written on ``host``; returns the live L2 table."""
+def _indexes(data_dir) -> dict:
+    """The table's indexes, by name: their kind and parameters (a rebuild builds them with pylance,
+    a runtime with LanceDB: the same definition must make the same index)."""
+    ds = lancedb.connect(os.path.join(data_dir, "l2")).open_table("memories").to_lance()
+    return {i.name: (i.index_type, str(i.details)) for i in ds.describe_indices()}
+
+
+def _mixed_history(data: str, host: str) -> tuple[pa.Table, dict]:
+    """A history of every kind of change, written on ``host``; returns the live L2 table and its indexes."""
     rt = memactors.connect(data, config={"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}}, host=host)
     try:
         rt.grant("ag", ALICE, write=True)
@@ -55,22 +62,31 @@ def _mixed_history(data: str, host: str) -> pa.Table:
         rt.close()
     live = _table(data)
     assert max(live.column("retrieved_count").to_pylist()) == 2 and max(live.column("cited_count").to_pylist()) == 1
-    return live
+    return live, _indexes(data)
 
 
-def _same(live: pa.Table, data: str) -> None:
+def _same(live: tuple[pa.Table, dict], data: str) -> None:
+    live, indexes = live
     again = _table(data)
     assert again.column_names == live.column_names
     for name in live.column_names:
         assert again.column(name).to_pylist() == live.column(name).to_pylist(), name
+    assert len(indexes) == 7 and _indexes(data) == indexes
+
+
+def _one_version(data: str) -> bool:
+    """Nothing of the table a rebuild replaced stays readable."""
+    versions = os.listdir(os.path.join(data, "l2", "memories.lance", "_versions"))
+    return len([v for v in versions if v.endswith(".manifest")]) == 1
 
 
 def test_rebuilt_l2_equals_the_live_one(ray_session, tmp_path):
     data = str(tmp_path / "data")
     live = _mixed_history(data, "ray")
     out = rebuild(data, workers=2)  # this process is on Ray: the parts are folded in Ray tasks
-    assert out["rows"] == live.num_rows and out["events"] > 40
+    assert out["rows"] == live[0].num_rows and out["events"] > 40
     _same(live, data)
+    assert _one_version(data)
     rt = memactors.connect(data, config={"runtime": {"num_owners": 2}})
     try:
         assert rt.audit.verify()["ok"]
@@ -90,9 +106,10 @@ def test_the_cli_rebuilds_without_ray_in_child_processes(tmp_path):
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     res = orjson.loads(out.stdout)
-    assert res["workers"] == 2 and res["rows"] == live.num_rows
+    assert res["workers"] == 2 and res["rows"] == live[0].num_rows
     assert "ray" not in out.stderr.lower()  # no Ray started
     _same(live, data)
+    assert _one_version(data)
 
 
 def test_a_failed_fold_worker_is_an_error_not_a_partial_table(tmp_path):
@@ -116,7 +133,7 @@ def test_a_worker_failing_beside_one_that_wrote_leaves_the_table_and_its_files_a
         rt.grant("bg", BOB, write=True)
         rt.write_many([{"scope": BOB, "text": f"bob note {i}", "actor": "bg"} for i in range(20)])
     files = os.path.join(data, "l2", "memories.lance", "data")
-    before, live = sorted(os.listdir(files)), _table(data)
+    before, live = sorted(os.listdir(files)), (_table(data), _indexes(data))
 
     def one_bad(n, read, target):  # the first part folds and writes its fragments; the second fails
         def parts():

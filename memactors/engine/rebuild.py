@@ -7,9 +7,10 @@ split by memory id into one part per worker, and each part folded through the on
 the workers (child processes, or this one) write their rows as fragments of the new table
 themselves and one commit makes those the table (``store.l2_parts``); Ray tasks
 (``memactors.actors.rebuild_tasks``: the nodes of a cluster may not share the folder) hand back
-Arrow tables, written here as one. Then the old table's versions are cleaned (nothing of the old
-table stays readable), the indexes built, and the ledger marks every event applied. Run with
-the folder closed (the ledger file is locked while a runtime has it open).
+Arrow tables, written here as one. Then the indexes are built, the old table's versions cleaned
+(nothing of the old table stays readable), all with pylance (``store.l2_parts``: LanceDB is not
+imported), and the ledger marks every event applied. Run with the folder closed (the ledger
+file is locked while a runtime has it open).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import orjson
@@ -28,16 +29,18 @@ from ..core.config import Config
 from ..core.project import Rows, apply
 from ..embed import get_embedder
 from ..store.entries import decode
-from ..store.ledger import Ledger
 from ..store.layout import L2_DIR, L2_TABLE
 from ..store.ledger_key import key_dir
+
+if TYPE_CHECKING:
+    from ..store.ledger import Ledger
 
 SPLIT_EVENTS = 20_000  # a ledger this large is folded in parts, one per CPU (unless workers says)
 _COLUMNS = "e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key"
 
 
 def fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
-    """Fold one part of the ledger (whole memories, in seq order) into its L2 rows."""
+    """Fold one part of the ledger (whole memories, in seq order) into its L2 rows, by memory id."""
     rows = Rows()
     cols = {c: events.column(c).to_pylist() for c in events.column_names}
     for i in range(events.num_rows):
@@ -79,9 +82,12 @@ class Target(NamedTuple):
 
 def write_part(events: pa.Table, access: pa.Table, target: Target) -> dict:
     """Fold one part and write its rows as fragments of the new table: their metadata and rows."""
+    return _write(with_access(fold_part(events, target.embedder), access), target)
+
+
+def _write(table: pa.Table, target: Target) -> dict:
     from ..store.l2_parts import with_embedder, write_part as write
 
-    table = with_access(fold_part(events, target.embedder), access).sort_by("memory_id")
     schema = with_embedder(table.schema, *target.embedder)
     return {"fragments": write(table.replace_schema_metadata(schema.metadata), target.uri), "rows": table.num_rows}
 
@@ -156,24 +162,18 @@ def _send(stream, table: pa.Table) -> None:
         w.write_table(table)
 
 
-def _import_l2() -> None:
+def _commit(target: Target, parts: list[list[str]]) -> None:
+    """The workers' fragments made the whole L2 table (or, failing that, removed), then its
+    indexes built and the old table's versions removed."""
+    from ..store.l2_parts import commit_parts, drop_parts, finish_table, with_embedder
+
+    os.makedirs(os.path.dirname(target.uri), exist_ok=True)
     try:
-        from ..store import lance_store  # noqa: F401
-    except Exception:  # noqa: BLE001 - imported again where it is used, and raised there
-        pass
-
-
-def _commit(path: str, embedder: tuple[str, int], parts: list[list[str]]) -> None:
-    """The workers' fragments made the whole L2 table (or, failing that, removed)."""
-    from ..store.l2_parts import commit_parts, drop_parts, with_embedder
-
-    os.makedirs(path, exist_ok=True)
-    try:
-        commit_parts(os.path.join(path, f"{L2_TABLE}.lance"), with_embedder(R.memory_schema(embedder[1]), *embedder),
-                     parts)
+        commit_parts(target.uri, with_embedder(R.memory_schema(target.embedder[1]), *target.embedder), parts)
     except BaseException:
-        drop_parts(os.path.join(path, f"{L2_TABLE}.lance"), parts)
+        drop_parts(target.uri, parts)
         raise
+    finish_table(target.uri)
 
 
 def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None = None,
@@ -186,12 +186,10 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
     tables of rows (``with_access`` applied)."""
     cfg = config or Config()
     t0 = time.perf_counter()
-    # lancedb's import (~0.7 s) runs while the ledger is read and folded (this thread mostly
-    # waits on DuckDB and the workers' pipes then), not after them.
-    loading = threading.Thread(target=_import_l2, name="memactors-import-lancedb", daemon=True)
-    loading.start()
     own = ledger is None
     if own:
+        from ..store.ledger import Ledger  # here: a worker (this module's __main__) needs no DuckDB
+
         ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
     try:
         upto = ledger.last_seq
@@ -213,23 +211,13 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
                 "SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access").to_arrow_table()
             return parts(), access
 
-        path = os.path.join(data_dir, L2_DIR)
-        embedder = (cfg.embedder.name, cfg.embedder.dim)
-        folded = fold(n, read, Target(os.path.join(path, f"{L2_TABLE}.lance"), embedder))
+        target = Target(os.path.join(data_dir, L2_DIR, f"{L2_TABLE}.lance"), (cfg.embedder.name, cfg.embedder.dim))
+        folded = fold(n, read, target)
         t_fold = time.perf_counter() - t0 - t_read
-        loading.join()
-        from ..store.lance_store import L2Store  # lancedb only where it is needed
-
         if folded and isinstance(folded[0], pa.Table):  # Ray tasks' rows, written here
-            table = pa.concat_tables(folded).sort_by("memory_id")
-            rows = table.num_rows
-            l2 = L2Store(path, *embedder, cache_mb=cfg.runtime.l2_cache_mb, replace_with=table)
-        else:
-            rows = sum(f["rows"] for f in folded)
-            _commit(path, embedder, [f["fragments"] for f in folded])
-            l2 = L2Store(path, *embedder, cache_mb=cfg.runtime.l2_cache_mb)
-            l2.build_indexes()
-        l2.purge_old_versions()
+            folded = [_write(pa.concat_tables(folded).sort_by("memory_id"), target)]
+        rows = sum(f["rows"] for f in folded)
+        _commit(target, [f["fragments"] for f in folded])
         ledger.mark_all_applied(upto)
         n_events = ledger.count_events(upto)
     finally:

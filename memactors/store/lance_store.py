@@ -23,6 +23,7 @@ from ..core import records as R
 from ..core.errors import EmbedderMismatch, InvalidRecord, L2Outdated
 from . import filters as F
 from .l2_counts import COUNTED, table_counts
+from . import l2_parts as P
 from .l2_parts import META_DIM, META_EMBEDDER, with_embedder  # noqa: F401 - META_*: the embedder's metadata keys
 
 log = logging.getLogger("memactors.l2")
@@ -35,12 +36,9 @@ TABLE = "memories"
 # (per query, into the owner's log) about projecting it.
 RECALL_COLUMNS = [*dict.fromkeys([*R.HIT_FIELDS, "search_text", "soft_expires_at", "hard_expires_at", "entity_key"]),
                   "_distance"]
-# Scalar indexes, by column. Sensitivity, category and source kind (issue 23: a recall's
-# clearance, purpose and where=) are bitmaps too: measured on 20k rows, the pre-filter with
-# their clauses took +3 ms over the scope's alone without them and -4 ms with them (the
-# intersection narrows the vector search). A folder opened without one gets it built then.
-SCALAR_INDEXES = {"scope": BTree, "status": Bitmap, "memory_id": BTree, "sensitivity": Bitmap, "category": Bitmap,
-                  "source_kind": Bitmap}
+# The indexes (``l2_parts`` defines them) as LanceDB's configurations. A folder opened without
+# one gets it built then.
+SCALAR_INDEXES = {col: {"BTREE": BTree, "BITMAP": Bitmap}[kind] for col, kind in P.SCALAR_INDEXES.items()}
 SCHEMA_KEY = b"memactors.schema_version"
 INDEX_DELTAS = 8  # delta segments of an index (this handle's) before a reindex merges them
 ROW_MERGE_ROWS = 10_000  # whole rows (vectors too) per merge_insert source
@@ -217,11 +215,6 @@ class L2Store:
 
         self.table.checkout_latest()
         self.table.to_lance().cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
-
-    def build_indexes(self) -> None:
-        """Build every index a table without them lacks (a table committed by a rebuild's workers)."""
-        if self.table.count_rows():
-            self._ensure_indexes()
 
     def _ensure_indexes(self) -> None:
         # Indexes are built once the table has rows; new rows are covered by reindex(). Several
@@ -483,10 +476,7 @@ class L2Store:
 
 
 def _fts() -> FTS:
-    # Native full-text index over the tokens we derive (words, CJK bigrams): split on white
-    # space only, so Chinese works the same as English, and hot and cold recall see the same terms.
-    return FTS(base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
-               ascii_folding=False, with_position=False, max_token_length=None)
+    return FTS(**P.FTS_PARAMS)
 
 
 def _rows(tbl: pa.Table) -> tuple[list[dict], list]:
