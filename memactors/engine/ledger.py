@@ -183,24 +183,36 @@ class LedgerCore:
                     n += len(batch["ts"])
                 recalls, self.recall_buffer = self.recall_buffer, []
                 applied, self.applied_buffer = self.applied_buffer, []
+                # A write is acknowledged once its events are committed; the side tables (recall
+                # evidence, access counts, what L2 applied) follow in a transaction of their own,
+                # and a flush (an empty batch) returns once they are in too: a write no longer
+                # waits for the evidence of the recalls before it (~13 ms a 256 of them).
+                writes = [(b, f) for b, f in group if b["idem_key"]]
+                waiters = [f for b, f in group if not b["idem_key"]]
                 try:
                     async with self._con_lock:
-                        results = await asyncio.to_thread(self._commit, merge([b for b, _ in group]), recalls,
-                                                          applied)
-                except Exception as exc:  # the whole group failed: every caller hears it, typed
+                        results = await asyncio.to_thread(self._commit, merge([b for b, _ in writes])) \
+                            if writes else []
+                        pos = 0
+                        for batch, fut in writes:
+                            k = len(batch["idem_key"])
+                            if not fut.done():
+                                fut.set_result(results[pos:pos + k])
+                            pos += k
+                        writes = []
+                        if recalls or applied:
+                            await asyncio.to_thread(self._side_tables, recalls, applied)
+                except Exception as exc:  # the group failed: every caller not yet answered hears it, typed
                     err = exc if isinstance(exc, MemactorsError) else StoreError(
                         f"the ledger could not commit ({_what(exc)}); nothing of this batch was written: "
                         "retry with the same idempotency keys once the disk has room and is writable")
-                    for _, fut in group:
+                    for fut in [f for _, f in writes] + waiters:
                         if not fut.done():
                             fut.set_exception(err)
                     continue
-                pos = 0
-                for batch, fut in group:
-                    k = len(batch["idem_key"])
+                for fut in waiters:
                     if not fut.done():
-                        fut.set_result(results[pos:pos + k])
-                    pos += k
+                        fut.set_result([])
 
     async def _checkpoint(self) -> None:
         try:
@@ -209,19 +221,18 @@ class LedgerCore:
         except duckdb.Error:  # the log stays; DuckDB folds it in at its size limit
             log.warning("idle checkpoint failed; the next commit over the limit does it", exc_info=True)
 
-    def _commit(self, batch: dict, recalls: list[dict], applied: list[int]):
-        results = self.ledger.commit(batch, self.known) if batch["idem_key"] else []
+    def _commit(self, batch: dict):
+        results = self.ledger.commit(batch, self.known)
         if any(batch["destroy"]) and self._purge_due is None:
             # An erasure: its bytes leave old Lance versions and freed DuckDB blocks within the
             # configured delay (``purge`` does it at once).
             self._purge_due = time.monotonic() + self.lifecycle.purge_delay_s
-        if recalls:
-            self.ledger.log_recalls(recalls)
-        if applied:
-            self.ledger.mark_applied(applied)
         if E.GRANT in batch["action"]:
             self._refresh_grants()
         return results
+
+    def _side_tables(self, recalls: list[dict], applied: list[int]) -> None:
+        self.ledger.log_side(recalls, applied)
 
     def _refresh_grants(self) -> None:
         for seq, g in self.ledger.grants_since(self.grant_seq):

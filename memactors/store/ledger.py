@@ -13,6 +13,7 @@ import hmac
 import os
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import duckdb
@@ -229,6 +230,20 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         finally:
             cur.close()
 
+    @contextmanager
+    def _transaction(self):
+        """Statements run in one transaction: all of them committed, or none."""
+        self._x("BEGIN TRANSACTION")
+        try:
+            yield
+            self._x("COMMIT")
+        except BaseException:
+            try:
+                self._x("ROLLBACK")
+            except duckdb.Error:  # DuckDB already aborted it (disk full): report the first error
+                pass
+            raise
+
     def _x(self, sql: str, params: list | None = None) -> list[tuple]:
         # Run a statement to completion: DuckDB 2.0 refuses new work on a connection while a
         # result is still open.
@@ -304,8 +319,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
         taken = set(ev_idx) if len(take) != n_items else None
         prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]
-        self._x("BEGIN TRANSACTION")
-        try:
+        with self._transaction():
             if seqs:
                 self.con.execute("INSERT INTO events SELECT * FROM ev").fetchall()
             if key_ids:
@@ -317,13 +331,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
             if prov:
                 self._insert_provenance(prov)
             self.con.execute("INSERT INTO idempotency SELECT * FROM idem").fetchall()
-            self._x("COMMIT")
-        except BaseException:
-            try:
-                self._x("ROLLBACK")
-            except duckdb.Error:  # DuckDB already aborted it (disk full): report the first error
-                pass
-            raise
         if seqs:
             self.last_seq, self.last_hash = seq, prev
             self.key.write_head(seq, prev)
@@ -359,13 +366,19 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         return int(self._q("SELECT count(*) FROM events WHERE seq <= ?",
                            [int(self.last_seq if upto is None else upto)])[0][0])
 
-    def mark_applied(self, seqs: list[int]) -> None:
-        if seqs:
-            self._insert_applied(seqs)
-
-    def log_recalls(self, rows: list[dict]) -> None:
-        if not rows:
+    def log_side(self, recalls: list[dict], applied: list[int]) -> None:
+        """Recall evidence (with the access counts it adds) and the events L2 applied, in one
+        transaction: a recall's row and its counts are in together or not at all, and one commit
+        (one log sync) serves them all."""
+        if not recalls and not applied:
             return
+        with self._transaction():
+            if recalls:
+                self._log_recalls(recalls)
+            if applied:
+                self._insert_applied(applied)
+
+    def _log_recalls(self, rows: list[dict]) -> None:
         tbl = pa.table(
             {
                 "recall_id": [r["recall_id"] for r in rows],
