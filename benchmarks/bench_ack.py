@@ -5,8 +5,8 @@
 After ``--n`` writes of the issue-2 workload, ``--singles`` writes one at a time: p50 / p99 of
 the acknowledgement, the owner's stages per write (``rt.stats()``) and, on the process host,
 the ledger's commit timed in parts (its SQL statements, the anchor file) by wrapping them.
-``--recalling R``: meanwhile a thread recalls R a second, in batches of 64 (an agent app serving
-recalls as it writes: their evidence goes to the same ledger); 0 for none.
+``--recalling R``: meanwhile a thread recalls R a second, in batches of ``--recall-batch`` (an
+agent app serving recalls as it writes, or a simulation's tick beside a live agent); 0 for none.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def main() -> None:
     ap.add_argument("--singles", type=int, default=500)
     ap.add_argument("--host", default="process", choices=("process", "ray"))
     ap.add_argument("--recalling", type=int, default=0, help="recalls a second made meanwhile by a thread")
+    ap.add_argument("--recall-batch", type=int, default=64, help="recalls a recall_many call")
     a = ap.parse_args()
     for cls, name in ((L.Ledger, "commit"), (L.Ledger, "_x"), (K.LedgerKey, "write_head")):
         _timed(cls, name)  # in this process only: the process host's ledger
@@ -69,7 +70,7 @@ def main() -> None:
 
             def recalling():
                 reqs = [{"query": f"what about tea {j}", "actor": "a", "task_id": "t",
-                         "allowed_scopes": [f"/org/bench/user/u{j * 7 % 1000:04d}/"], "purpose": "p"} for j in range(64)]
+                         "allowed_scopes": [f"/org/bench/user/u{j * 7 % 1000:04d}/"], "purpose": "p"} for j in range(a.recall_batch)]
                 t_next = time.perf_counter()
                 while not stop.is_set():
                     rt.recall_many(reqs)
