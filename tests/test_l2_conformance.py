@@ -4,6 +4,8 @@ place and deleted in batches; reads filtered by scope, status and hard expiry ex
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -241,6 +243,36 @@ def test_small_fragments_are_compacted_once_due_and_every_row_stays_found(tmp_pa
     assert words == {"note3": 1, "note37": 1, "note55": 1, "topic1": 12}
     hits = store.hybrid_search(vec(37), ["note37"], [A], DAY, 5)
     assert hits[0]["memory_id"] == recs[37]["memory_id"] and hits[0]["cosine"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_owners_of_one_table_never_compact_it_at_once(tmp_path):
+    # Two owners (two handles, here of one process: the process host) flush into one table. While
+    # one compacts, the other's due compaction is not attempted (two overlapping ones conflict at
+    # commit and the loser's files are left behind, with a warning from Lance on stderr); it
+    # happens at a later flush. A purge's compaction waits for the lock instead of skipping.
+    import threading
+
+    from memactors.store.lance_store import L2Store
+
+    path = str(tmp_path / "l2")
+    one, two = L2Store(path, "hash-ngram-v1", DIM), L2Store(path, "hash-ngram-v1", DIM)
+    recs = [rec(A, f"note{i} about topic{i % 5}") for i in range(40)]
+    for k in range(0, 40, 10):
+        push((one, two)[k // 10 % 2], new=[(r, vec(i)) for i, r in enumerate(recs[k:k + 10], k)])
+    files = lambda: sorted(os.listdir(os.path.join(path, "memories.lance", "data")))  # noqa: E731
+    before = files()
+    with one._compacting(wait=False) as held:  # noqa: SLF001 - one owner's compaction in progress
+        assert held
+        assert two.compact_small(2, 1_000) is None and files() == before  # not attempted
+        waited = threading.Event()
+        purge = threading.Thread(target=lambda: (two.purge(), waited.set()))
+        purge.start()
+        assert not waited.wait(0.5)  # the purge waits for the lock
+    purge.join(30)
+    assert waited.is_set()
+    assert len(two.get([r["memory_id"] for r in recs])[0]) == 40
+    with two._compacting(wait=False) as held:  # noqa: SLF001 - released again
+        assert held
 
 
 def test_a_purge_leaves_no_erased_row_in_the_files_a_lost_compaction_left(tmp_path):

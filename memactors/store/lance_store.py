@@ -6,9 +6,11 @@ on scope, status and memory_id keep every pre-filtered query off a full scan.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 from concurrent.futures import ThreadPoolExecutor
 
@@ -46,6 +48,7 @@ ROW_MERGE_ROWS = 10_000  # whole rows (vectors too) per merge_insert source
 # 1M table and failed at 400k; each merge also costs ~0.6 s at 1M whatever its size.
 MERGE_ROWS = 100_000
 DELETE_ROWS = 500_000  # ids per Lance delete
+COMPACT_LOCK = ".compaction.lock"  # beside the table: one compaction of it at a time (``_compacting``)
 
 
 class L2FileDamaged(OSError):
@@ -200,12 +203,13 @@ class L2Store:
         place but through Lance's fragment-reuse map (``defer_index_remap``): remapping the
         full-text index of 600k memories with their own words took 65 s of a 67 s compaction,
         rebuilding it ~1 s."""
-        metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
-            defer_index_remap=True, **options))
-        self.table.checkout_latest()
-        if "search_text" in self._indexed:
-            self._retrying(lambda: self.table.create_index("search_text", config=_fts(), replace=True))
+        with self._compacting(wait=True):
+            metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
+                defer_index_remap=True, **options))
             self.table.checkout_latest()
+            if "search_text" in self._indexed:
+                self._retrying(lambda: self.table.create_index("search_text", config=_fts(), replace=True))
+                self.table.checkout_latest()
         return metrics
 
     def purge_old_versions(self) -> None:
@@ -283,19 +287,22 @@ class L2Store:
                 self._ensure_indexes()
             except (RuntimeError, OSError, ValueError):  # indexes speed queries up; the next batch retries
                 log.warning("index creation deferred", exc_info=True)
-        if batch.rows:
-            ids = list(batch.rows)
-            tbl = R.to_arrow([batch.rows[m] for m in ids], self._vectors(batch, ids), self.dim)
-            self._merged(tbl, lambda t: self.table.merge_insert("memory_id").when_matched_update_all()
-                         .when_not_matched_insert_all().execute(t), ROW_MERGE_ROWS)
-        by_columns: dict[tuple, list[str]] = {}
-        for mid, p in batch.patches.items():
-            by_columns.setdefault(tuple(sorted(k for k in p if k != "scope")), []).append(mid)
-        for cols, ids in by_columns.items():
-            if cols:
-                self._merge_columns(ids, {c: [batch.patches[m][c] for m in ids] for c in cols})
-        if batch.deletes:
-            self._delete(sorted(batch.deletes))
+        if not (batch.rows or batch.patches or batch.deletes):
+            return
+        with self._compacting(wait=True, shared=True):  # rows rewritten: not beside a compaction
+            if batch.rows:
+                ids = list(batch.rows)
+                tbl = R.to_arrow([batch.rows[m] for m in ids], self._vectors(batch, ids), self.dim)
+                self._merged(tbl, lambda t: self.table.merge_insert("memory_id").when_matched_update_all()
+                             .when_not_matched_insert_all().execute(t), ROW_MERGE_ROWS)
+            by_columns: dict[tuple, list[str]] = {}
+            for mid, p in batch.patches.items():
+                by_columns.setdefault(tuple(sorted(k for k in p if k != "scope")), []).append(mid)
+            for cols, ids in by_columns.items():
+                if cols:
+                    self._merge_columns(ids, {c: [batch.patches[m][c] for m in ids] for c in cols})
+            if batch.deletes:
+                self._delete(sorted(batch.deletes))
 
     def _delete(self, ids: list[str]) -> None:
         """A batch's deletes (a sweep's evictions) in a commit per ``DELETE_ROWS`` ids, not one
@@ -373,11 +380,34 @@ class L2Store:
         frags = self.table.to_lance().get_fragments()
         if sum(1 for f in frags if f.physical_rows < rows) < fragments or len(frags) == self._futile:
             return None
-        metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
-            target_rows_per_fragment=rows, defer_index_remap=True))
+        with self._compacting(wait=False) as mine:
+            if not mine:  # another owner compacts the table now: this one's next flush looks again
+                return None
+            metrics = self._retrying(lambda: self.table.to_lance().optimize.compact_files(
+                target_rows_per_fragment=rows, defer_index_remap=True))
         self.table.checkout_latest()
         self._futile = 0 if metrics.fragments_removed else len(frags)
         return {"fragments_removed": metrics.fragments_removed, "fragments_added": metrics.fragments_added}
+
+    @contextmanager
+    def _compacting(self, wait: bool, shared: bool = False):
+        """Yields whether this handle holds the table's compaction lock (``wait``: until it
+        does): exclusive to compact, ``shared`` to change rows in place (updates, deletes). A
+        compaction that overlaps another one, or an update or delete of rows it rewrites,
+        conflicts at commit: the compaction's rewritten files are left behind for GC, and Lance
+        warns on the process's stderr (the owners of one process, the process host, raced this
+        way in a simulation). Appends do not conflict. A lock file's ``flock``: across the
+        threads and the processes of a host."""
+        fd = os.open(os.path.join(self.path, COMPACT_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # the lock goes with it
 
     def reindex(self) -> None:
         """Bring the indexes over rows appended since (unindexed rows are scanned by every
