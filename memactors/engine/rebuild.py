@@ -15,6 +15,7 @@ file is locked while a runtime has it open).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from ..store.ledger import Ledger
 
 SPLIT_EVENTS = 20_000  # a ledger this large is folded in parts, one per CPU (unless workers says)
+# Ledger bytes from which it surely holds SPLIT_EVENTS (an event and its key take ~1 KB): the
+# children are started before it is opened and counted.
+SPLIT_BYTES = SPLIT_EVENTS * 1_000
 _COLUMNS = "e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key"
 
 
@@ -101,24 +105,24 @@ def in_process(n: int, read, target: Target) -> list[dict]:
     return [write_part(p, access, target) for p in parts]
 
 
-def in_processes(n: int, read, target: Target) -> list[dict]:
+def in_processes(n: int, read, target: Target, children: list | None = None) -> list[dict]:
     """The parts folded and written in ``n - 1`` child processes and this one, without Ray (the
     process host's rebuild): a child imports only the fold and pylance (no lancedb), about
-    0.1-0.3 s, spent while this process reads the ledger; a local Ray would take seconds to
-    start. This process folds the last part (read last) itself: it would only wait meanwhile,
+    0.1-0.3 s; a local Ray would take seconds to start. ``children``: some started already
+    (``spawn``, by ``rebuild`` before it opens the ledger: their imports overlap its open and
+    read). This process folds the last part (read last) itself: it would only wait meanwhile,
     and one child fewer is one import and one part through a pipe fewer. Each child is
     ``python -m memactors.engine.rebuild`` reading its part and the access counts as Arrow
     streams on stdin and writing its fragments' metadata to stdout: through pipes, so the
     parts' data keys never touch a disk; no fork (lance is not fork-safe) and, unlike
     multiprocessing's spawn, no second run of the caller's own script."""
+    children = list(children or [])
+    for extra in children[max(0, n - 1):]:  # started for more parts than the ledger needs
+        _stop(extra)
     if n < 2:
         return in_process(n, read, target)
-    import subprocess
-    import sys
-
-    procs = [subprocess.Popen([sys.executable, "-m", __name__, target.embedder[0], str(target.embedder[1]),
-                               target.uri], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in range(n - 1)]
+    procs = children[:n - 1]
+    procs += spawn(n - 1 - len(procs), target)
     out, failed = [], None
     try:
         parts, access = read()
@@ -144,15 +148,29 @@ def in_processes(n: int, read, target: Target) -> list[dict]:
             t.join()
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
+            _stop(proc)
     if failed:
         from ..store.l2_parts import drop_parts
 
         drop_parts(target.uri, [o["fragments"] for o in out])  # files no version reads: not left behind
         raise RuntimeError(failed)
     return out
+
+
+def spawn(k: int, target: Target) -> list:
+    """``k`` children of ``in_processes``, started: each waits on its stdin for a part."""
+    import subprocess
+    import sys
+
+    return [subprocess.Popen([sys.executable, "-m", __name__, target.embedder[0], str(target.embedder[1]), target.uri],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for _ in range(k)]
+
+
+def _stop(proc) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
 
 
 def _feed(stream, part: pa.Table, access: pa.Table) -> None:
@@ -167,6 +185,13 @@ def _feed(stream, part: pa.Table, access: pa.Table) -> None:
 def _send(stream, table: pa.Table) -> None:
     with pa.ipc.new_stream(stream, table.schema) as w:
         w.write_table(table)
+
+
+def _large(data_dir: str) -> bool:
+    try:
+        return os.path.getsize(os.path.join(data_dir, "ledger.duckdb")) >= SPLIT_BYTES
+    except OSError:
+        return False
 
 
 def _commit(target: Target, parts: list[list[str]]) -> None:
@@ -193,11 +218,23 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
     tables of rows (``with_access`` applied)."""
     cfg = config or Config()
     t0 = time.perf_counter()
+    target = Target(os.path.join(data_dir, L2_DIR, f"{L2_TABLE}.lance"), (cfg.embedder.name, cfg.embedder.dim))
     own = ledger is None
+    early = []
+    if fold is in_processes and own and (workers or cpus) > 1 and _large(data_dir):
+        # the children start now: their imports overlap the ledger's open and read (a child
+        # started after them held its part back 0.2 s at 100k events)
+        early = spawn((workers or cpus) - 1, target)
+        fold = functools.partial(in_processes, children=early)
     if own:
         from ..store.ledger import Ledger  # here: a worker (this module's __main__) needs no DuckDB
 
-        ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
+        try:
+            ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
+        except BaseException:
+            for proc in early:
+                _stop(proc)
+            raise
     try:
         upto = ledger.last_seq
         # a small ledger folds faster in one part than a worker starts
@@ -218,7 +255,6 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
                 "SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access").to_arrow_table()
             return parts(), access
 
-        target = Target(os.path.join(data_dir, L2_DIR, f"{L2_TABLE}.lance"), (cfg.embedder.name, cfg.embedder.dim))
         folded = fold(n, read, target)
         t_fold = time.perf_counter() - t0 - t_read
         if folded and isinstance(folded[0], pa.Table):  # Ray tasks' rows, written here
@@ -228,6 +264,8 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         ledger.mark_all_applied(upto)
         n_events = ledger.count_events(upto)
     finally:
+        for proc in early:  # any a failure before the fold left waiting
+            _stop(proc)
         if own:
             ledger.close()
     secs = time.perf_counter() - t0

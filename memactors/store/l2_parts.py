@@ -60,14 +60,29 @@ def commit_parts(uri: str, schema: pa.Schema, parts: list[list[str]]) -> None:
 def finish_table(uri: str) -> None:
     """A table just committed made ready: every index built (if it has rows), then every other
     version and every file no version reads removed (nothing of a table it replaced stays)."""
+    from concurrent.futures import ThreadPoolExecutor
     from datetime import timedelta
 
-    ds = lance.dataset(uri)
-    if ds.count_rows():
-        for col, kind in SCALAR_INDEXES.items():
-            ds.create_scalar_index(col, kind)
-        ds.create_scalar_index(FTS_COLUMN, "INVERTED", **FTS_PARAMS)
+    if lance.dataset(uri).count_rows():
+        specs = [(FTS_COLUMN, "INVERTED", FTS_PARAMS)] + [(c, kind, {}) for c, kind in SCALAR_INDEXES.items()]
+        # Two at a time (Lance builds an index mostly on one core, and commits indexes of other
+        # columns side by side): 0.15 against 0.20 s at 100k rows. One that lost a commit race
+        # anyway is built after, alone.
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda spec: _try_index(uri, *spec), specs))
+        ds = lance.dataset(uri)
+        built = {i.name for i in ds.describe_indices()}
+        for col, kind, params in specs:
+            if f"{col}_idx" not in built:
+                ds.create_scalar_index(col, kind, **params)
     lance.dataset(uri).cleanup_old_versions(older_than=timedelta(0), delete_unverified=True)
+
+
+def _try_index(uri: str, col: str, kind: str, params: dict) -> None:
+    try:
+        lance.dataset(uri).create_scalar_index(col, kind, **params)
+    except Exception:  # noqa: BLE001 - built again after the others, alone, where a failure is raised
+        pass
 
 
 def drop_parts(uri: str, parts: list[list[str]]) -> None:
