@@ -93,6 +93,19 @@ def test_batches_evidence_and_citations(rt, s):
         rt.explain(r.recall_id, actor="nobody")
 
 
+def test_a_tick_of_recalls_is_all_in_the_evidence_when_read(rt, s):
+    # The ledger writer commits recall evidence a share at a time between writes; a read of it
+    # (which flushes) still sees every recall made before it, and their access counts.
+    actor = f"tick-{s.split('/')[2]}"
+    rt.grant(actor, s, read=True)
+    rt.write(s, "the only note about medlars", actor="ag")
+    reqs = [{"query": "medlars", "actor": actor, "task_id": "t", "allowed_scopes": [s], "purpose": "p", "top_k": 1}]
+    many = rt.recall_many(reqs * 700)
+    rt.write(s, "a write after the tick about rowans", actor="ag")
+    assert rt.audit.sql("SELECT count(*) FROM recalls WHERE actor = ?", [actor], actor=actor) == [(700,)]
+    assert rt.audit.recall(many[-1].recall_id, actor=actor)["hits"][0]["memory_id"] == many[-1].hits[0].memory_id
+
+
 def test_sessions_promote_and_resume(rt, s):
     sess = rt.session(s, actor="ag", task_id="t-h", goal="plan the offsite", constraints=["budget under 5k"])
     sess.start()

@@ -213,7 +213,7 @@ class LedgerCore:
                             pos += k
                         writes = []
                         if recalls or applied:
-                            await asyncio.to_thread(self._side_tables, recalls, applied)
+                            await asyncio.to_thread(self.ledger.log_side, recalls, applied)
                 except Exception as exc:  # the group failed: every caller not yet answered hears it, typed
                     err = exc if isinstance(exc, MemactorsError) else StoreError(
                         f"the ledger could not commit ({_what(exc)}); nothing of this batch was written: "
@@ -249,9 +249,6 @@ class LedgerCore:
         if E.GRANT in batch["action"]:
             self._refresh_grants()
         return results
-
-    def _side_tables(self, recalls: list[dict], applied: list[int]) -> None:
-        self.ledger.log_side(recalls, applied)
 
     def _refresh_grants(self) -> None:
         for seq, g in self.ledger.grants_since(self.grant_seq):

@@ -226,16 +226,11 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         # started after them held its part back 0.2 s at 100k events)
         early = spawn((workers or cpus) - 1, target)
         fold = functools.partial(in_processes, children=early)
-    if own:
-        from ..store.ledger import Ledger  # here: a worker (this module's __main__) needs no DuckDB
-
-        try:
-            ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
-        except BaseException:
-            for proc in early:
-                _stop(proc)
-            raise
     try:
+        if own:
+            from ..store.ledger import Ledger  # here: a worker (this module's __main__) needs no DuckDB
+
+            ledger = Ledger(os.path.join(data_dir, "ledger.duckdb"), key_dir(cfg.runtime.key_dir))
         upto = ledger.last_seq
         # a small ledger folds faster in one part than a worker starts
         n = workers or (max(1, int(cpus)) if ledger.count_events(upto) >= SPLIT_EVENTS else 1)
@@ -266,7 +261,7 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
     finally:
         for proc in early:  # any a failure before the fold left waiting
             _stop(proc)
-        if own:
+        if own and ledger is not None:
             ledger.close()
     secs = time.perf_counter() - t0
     return {"events": int(n_events), "rows": rows, "workers": n, "seconds": round(secs, 3),

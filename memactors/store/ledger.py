@@ -205,12 +205,11 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         for _, ch in self._changes("e.action IN ('write', 'write_working')"):
             if ch is not None:
                 rows += edges_of(ch.record)
-        self._x("BEGIN TRANSACTION")
-        self._x("DELETE FROM provenance")
-        if rows:
-            self._insert_provenance(rows)
-        self._x("INSERT INTO meta VALUES ('provenance', ?)", [b"1"])
-        self._x("COMMIT")
+        with self._transaction():
+            self._x("DELETE FROM provenance")
+            if rows:
+                self._insert_provenance(rows)
+            self._x("INSERT INTO meta VALUES ('provenance', ?)", [b"1"])
 
     def _insert_provenance(self, rows: list[tuple[str, str, str]]) -> None:
         prov = pa.table({"memory_id": [r[0] for r in rows], "source": [r[1] for r in rows],  # noqa: F841
