@@ -397,17 +397,25 @@ class L2Store:
         conflicts at commit: the compaction's rewritten files are left behind for GC, and Lance
         warns on the process's stderr (the owners of one process, the process host, raced this
         way in a simulation). Appends do not conflict. A lock file's ``flock``: across the
-        threads and the processes of a host."""
-        fd = os.open(os.path.join(self.path, COMPACT_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+        threads and the processes of a host. Where no lock can be had (a file system without
+        ``flock``), it goes on unlocked: a lost race costs a compaction, never a row."""
+        try:
+            fd = os.open(os.path.join(self.path, COMPACT_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            fd = None
         try:
             try:
-                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
+                if fd is not None:
+                    fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError:
                 yield False
                 return
+            except OSError:  # ENOLCK and the like
+                pass
             yield True
         finally:
-            os.close(fd)  # the lock goes with it
+            if fd is not None:
+                os.close(fd)  # the lock goes with it
 
     def reindex(self) -> None:
         """Bring the indexes over rows appended since (unindexed rows are scanned by every
