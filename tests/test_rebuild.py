@@ -112,6 +112,36 @@ def test_the_cli_rebuilds_without_ray_in_child_processes(tmp_path):
     assert _one_version(data)
 
 
+@pytest.mark.parametrize("split_events", [1, 10**9])
+def test_children_started_before_the_ledger_is_read_fold_or_are_stopped(tmp_path, monkeypatch, split_events):
+    # A large ledger's children start before it is opened; a part each, or, when the ledger
+    # turns out to need fewer parts, stopped (none left running); the table is the same.
+    from memactors.core.config import Config
+    from memactors.engine import rebuild as RB
+
+    data, keys = str(tmp_path / "data"), str(tmp_path / "keys")
+    cfg = {"runtime": {"key_dir": keys}}
+    with memactors.connect(data, host="process", config=cfg) as rt:
+        rt.grant("bg", BOB, write=True)
+        rt.write_many([{"scope": BOB, "text": f"bob note {i}", "actor": "bg"} for i in range(30)])
+    live = (_table(data), _indexes(data))
+    monkeypatch.setattr(RB, "SPLIT_BYTES", 0)  # every ledger counts as large
+    monkeypatch.setattr(RB, "SPLIT_EVENTS", split_events)
+    started, spawn = [], RB.spawn
+
+    def spawned(k, target):
+        procs = spawn(k, target)
+        started.extend(procs)
+        return procs
+
+    monkeypatch.setattr(RB, "spawn", spawned)
+    out = RB.rebuild(data, Config.from_dict(cfg), fold=RB.in_processes, cpus=2)
+    assert len(started) == 1 and out["workers"] == (2 if split_events == 1 else 1)
+    assert started[0].poll() is not None  # folded its part and exited, or was stopped
+    _same(live, data)
+    assert _one_version(data)
+
+
 def test_a_failed_fold_worker_is_an_error_not_a_partial_table(tmp_path):
     from memactors.engine.rebuild import Target, in_processes
 
