@@ -95,15 +95,14 @@ class LedgerCore:
         self.grant_table = GrantTable()
         self.grant_seq = 0
         self._refresh_grants()
-        self.queue: list[tuple[dict, asyncio.Future]] = []
+        self.queue: list[tuple[dict, asyncio.Future, int]] = []  # (batch, its future, recall rows in then)
         self.recall_buffer: list[dict] = []
         self.applied_buffer: list[int] = []
         # A flush returns once the writes queued before it and the recall rows handed in before
         # it are committed: rows are counted in and out, each flush keeps the count at its call,
         # and waits (once out of the queue) among ``_held`` until that many are out.
         self._recalls_in = self._recalls_out = 0
-        self._marks: dict[asyncio.Future, int] = {}
-        self._held: list[asyncio.Future] = []
+        self._held: list[tuple[asyncio.Future, int]] = []
         self._wake: asyncio.Event | None = None
         self._loop_task = None
 
@@ -168,9 +167,7 @@ class LedgerCore:
         transaction committed."""
         self._ensure_loop()
         fut = asyncio.get_running_loop().create_future()
-        if batch is None:
-            self._marks[fut] = self._recalls_in
-        self.queue.append((batch or EMPTY, fut))
+        self.queue.append((batch or EMPTY, fut, self._recalls_in))
         self._wake.set()
         return await fut
 
@@ -189,8 +186,8 @@ class LedgerCore:
             while self.queue or self.recall_buffer or self.applied_buffer:
                 group, n = [], 0
                 while self.queue and (not group or n + len(self.queue[0][0]["ts"]) <= self.cfg.ledger_commit_max_events):
-                    batch, fut = self.queue.pop(0)
-                    group.append((batch, fut))
+                    batch, fut, mark = self.queue.pop(0)
+                    group.append((batch, fut, mark))
                     n += len(batch["ts"])
                 recalls, self.recall_buffer = self.recall_buffer[:SIDE_RECALLS], self.recall_buffer[SIDE_RECALLS:]
                 applied, self.applied_buffer = self.applied_buffer, []
@@ -199,8 +196,8 @@ class LedgerCore:
                 # a bounded share of the evidence at a time, and a flush returns once what was
                 # handed in before it is in: a write never waits for the evidence of a tick's
                 # recalls (50 us a row) before its own commit.
-                writes = [(b, f) for b, f in group if b["idem_key"]]
-                self._held += [f for b, f in group if not b["idem_key"]]
+                writes = [(b, f) for b, f, _ in group if b["idem_key"]]
+                self._held += [(f, mark) for b, f, mark in group if not b["idem_key"]]
                 try:
                     async with self._con_lock:
                         results = await asyncio.to_thread(self._commit, merge([b for b, _ in writes])) \
@@ -218,18 +215,16 @@ class LedgerCore:
                     err = exc if isinstance(exc, MemactorsError) else StoreError(
                         f"the ledger could not commit ({_what(exc)}); nothing of this batch was written: "
                         "retry with the same idempotency keys once the disk has room and is writable")
-                    failed, self._held = [f for _, f in writes] + self._held, []
+                    failed, self._held = [f for _, f in writes] + [f for f, _ in self._held], []
                     for fut in failed:
-                        self._marks.pop(fut, None)
                         if not fut.done():
                             fut.set_exception(err)
                     self._recalls_out += len(recalls)
                     continue
                 self._recalls_out += len(recalls)
-                done = [f for f in self._held if self._marks.get(f, 0) <= self._recalls_out]
-                self._held = [f for f in self._held if f not in done]
+                done = [f for f, mark in self._held if mark <= self._recalls_out]
+                self._held = [(f, mark) for f, mark in self._held if mark > self._recalls_out]
                 for fut in done:
-                    self._marks.pop(fut, None)
                     if not fut.done():
                         fut.set_result([])
 
