@@ -89,7 +89,7 @@ def test_merges_larger_than_one_slice_apply_whole(store, monkeypatch):
 
     monkeypatch.setattr(lance_store, "MERGE_ROWS", 3)
     monkeypatch.setattr(lance_store, "ROW_MERGE_ROWS", 2)
-    monkeypatch.setattr(lance_store, "DELETE_ROWS", 4)
+    monkeypatch.setattr(lance_store, "SCAN_DELETE_FROM", 4)
     recs = [rec(A, f"memory {i}") for i in range(11)]
     push(store, new=[(r, vec(i)) for i, r in enumerate(recs)])
     gone, patched, upserted = recs[:6], recs[6:10], [dict(recs[10], content="again")]
@@ -121,6 +121,57 @@ def test_ids_reach_deletes_and_status_marks_as_values_never_as_filter_text(tmp_p
     rows = store.get([a["memory_id"], b["memory_id"]])[0]
     assert [(r["memory_id"], r["status"]) for r in rows] == [(a["memory_id"], "stale")]
     assert store._version_count() == len(store.table.to_lance().versions())  # counted by manifests
+
+
+def test_a_long_delete_by_scan_removes_exactly_its_rows_whole_fragments_too(tmp_path, monkeypatch):
+    # Past SCAN_DELETE_FROM ids a delete finds its rows by a scan of the id column and deletes
+    # them by address: every named row goes (a fragment emptied whole included), no other row,
+    # and ids Lance never held (or shaped like filter text) match nothing.
+    from memactors.store import lance_store
+
+    monkeypatch.setattr(lance_store, "SCAN_DELETE_FROM", 2)
+    store = lance_store.L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    first = [rec(A, f"first {i}") for i in range(5)]
+    second = [rec(B, f"second {i}") for i in range(5)]
+    push(store, new=[(r, vec(i)) for i, r in enumerate(first)])  # a fragment of its own
+    push(store, new=[(r, vec(i)) for i, r in enumerate(second)])
+    hostile = ["x' OR '1'='1", "zz\\' OR 1=1) --", "%", "f" * 32]
+    gone = [r["memory_id"] for r in first] + [second[1]["memory_id"], second[3]["memory_id"]]
+    push(store, deletes=gone + hostile)
+    left = {r["memory_id"] for r in store.get([r["memory_id"] for r in first + second])[0]}
+    assert left == {second[i]["memory_id"] for i in (0, 2, 4)} and store.count() == 3
+    assert [r["memory_id"] for r in store.load_scopes([B])[0]].count(second[1]["memory_id"]) == 0
+    push(store, deletes=hostile * 3)  # nothing of ours named: nothing deleted
+    assert store.count() == 3
+
+
+def test_a_long_delete_beside_a_writer_that_rewrote_its_rows_is_scanned_again(tmp_path, monkeypatch):
+    # The rows a scanned delete found may be moved before it commits (a compaction by another
+    # process, another owner's delete in the same fragment): Lance refuses that commit, and the
+    # delete scans again. A real compaction runs between this delete's scan and its commit.
+    import lance
+
+    from memactors.store import lance_store
+
+    monkeypatch.setattr(lance_store, "SCAN_DELETE_FROM", 2)
+    store = lance_store.L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    recs = [rec(A, f"memory {i}") for i in range(12)]
+    for k in range(0, 12, 3):  # four fragments: a compaction rewrites them into one
+        push(store, new=[(r, vec(i)) for i, r in enumerate(recs[k:k + 3])])
+    real, calls = lance.LanceDataset.commit, []
+
+    def commit_after_a_compaction(*args, **kw):
+        if not calls:
+            lance.dataset(store.table.to_lance().uri).optimize.compact_files(target_rows_per_fragment=1000)
+        calls.append(kw.get("read_version"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lance.LanceDataset, "commit", staticmethod(commit_after_a_compaction))
+    gone = [r["memory_id"] for r in recs[1:11:2]]
+    push(store, deletes=gone)
+    assert len(calls) == 2 and calls[1] > calls[0]  # refused once, then read again at the newer version
+    left = {r["memory_id"] for r in store.get([r["memory_id"] for r in recs])[0]}
+    assert left == {r["memory_id"] for r in recs} - set(gone) and store.count() == 7
 
 
 def test_loads_and_searches_filter_by_scope_status_and_expiry(store):

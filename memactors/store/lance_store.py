@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import random
 import time
 from contextlib import contextmanager
 from datetime import timedelta
@@ -47,7 +48,8 @@ ROW_MERGE_ROWS = 10_000  # whole rows (vectors too) per merge_insert source
 # Rows per merge_insert source (a status merge): Lance's join pool (300 MB) took 200k ids of a
 # 1M table and failed at 400k; each merge also costs ~0.6 s at 1M whatever its size.
 MERGE_ROWS = 100_000
-DELETE_ROWS = 500_000  # ids per Lance delete
+SCAN_DELETE_FROM = 64  # more ids than this: deleted by a scan of the id column (``_delete``)
+DELETE_ATTEMPTS = 20  # scans and commits of a scanned delete before a conflict is raised
 COMPACT_LOCK = ".compaction.lock"  # beside the table: one compaction of it at a time (``_compacting``)
 
 
@@ -305,13 +307,50 @@ class L2Store:
                 self._delete(sorted(batch.deletes))
 
     def _delete(self, ids: list[str]) -> None:
-        """A batch's deletes (a sweep's evictions) in a commit per ``DELETE_ROWS`` ids, not one
-        per row: Lance's delete with the ids as an Arrow filter. 394k ids of a 1M table: 2.3 s,
-        against 5.2 s as merge joins of 50k (Lance's join pool caps each join) and 4.0 s as
-        filters of 50k; 157k of 200k: 1.0 s either way. The ids are ours (the outbox's)."""
-        for start in range(0, len(ids), DELETE_ROWS):
-            where = F.ids_expr(ids[start:start + DELETE_ROWS])
-            self._retrying(lambda w=where: self._on_dataset(lambda ds: ds.delete(w)))
+        """A batch's deletes in one commit, not one per row. A few ids: Lance's delete with them
+        as an Arrow filter (its index finds them). Many (a sweep's evictions): the rows found by
+        one scan of the id column and deleted by address (``_delete_scanned``), where Lance's
+        filter of a long list cost 10x more: 65k ids of a 200k table 0.44-0.53 s against 0.06."""
+        if len(ids) <= SCAN_DELETE_FROM:
+            self._retrying(lambda: self._on_dataset(lambda ds: ds.delete(F.ids_expr(ids))))
+            return
+        want = pa.array(sorted(set(ids)), pa.string())
+        for attempt in range(DELETE_ATTEMPTS):
+            try:
+                self._delete_scanned(want)
+                break
+            except OSError as exc:  # lance.commit.CommitConflictError: another writer committed first
+                if "conflict" not in str(exc).lower() or attempt == DELETE_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.01 * (attempt + 1)))  # two owners' sweeps apart
+        self.table.checkout_latest()
+
+    def _delete_scanned(self, want: pa.Array) -> None:
+        """Delete the rows whose id is in ``want`` from the newest version: their addresses
+        from one scan, a deletion file per fragment, one Delete commit read at the scanned
+        version. Lance refuses the commit if a writer rewrote or deleted in those fragments
+        since (a compaction, another owner's delete): the caller scans again. Appends in
+        between leave the addresses valid and commit beside it."""
+        from lance import LanceDataset, LanceOperation  # pylance: LanceDB's own engine, loaded with the table
+
+        ds = self.table.to_lance()
+        if ds.version != ds.latest_version:
+            ds = ds.checkout_version(ds.latest_version)
+        tbl = ds.to_table(columns=["memory_id"], with_row_address=True)
+        addrs = pa.compute.filter(tbl.column("_rowaddr"), pa.compute.is_in(tbl.column("memory_id"), value_set=want))
+        addrs = addrs.to_numpy()
+        if not len(addrs):
+            return
+        frags, offsets = addrs >> 32, addrs & 0xFFFFFFFF  # a row address: fragment id, then offset
+        updated, removed = [], []
+        for fid in np.unique(frags):
+            meta = ds.get_fragment(int(fid)).delete_rows(offsets[frags == fid].tolist())
+            if meta is None:  # every row of the fragment gone
+                removed.append(int(fid))
+            else:
+                updated.append(meta)
+        LanceDataset.commit(ds.uri, LanceOperation.Delete(updated, removed, f"memory_id IN <{len(want)} ids>"),
+                            read_version=ds.version)
 
     def _on_dataset(self, write) -> None:
         """A write through Lance's dataset API (what LanceDB's table does not offer), then the
