@@ -49,7 +49,14 @@ def test_a_sweep_op_takes_canonical_scopes_and_rule_codes_only():
                 [(MID + "a", "/org/acme/../x/", 1)],
                 [(MID + "A", "/org/acme/user/u1/", 1)],
                 [(MID + "a", "/org/acme/user/u1/", 0)],  # code 0 is "keep"
-                [(MID + "a", "/org/acme/user/u1/", True)]):
+                [(MID + "a", "/org/acme/user/u1/", True)],
+                [(MID + "a", "/org/acme/user/u1/", 1), (MID + "b", "/org/acme/user/u1/", True)],  # True == 1
+                [(MID + "a", "/org/acme/user/u1/", 1.0)],
+                [(MID + "a", "/org/acme/user/u1/")],
+                # ids checked together: two wrong lengths that join into valid hex, one bad among many
+                [(MID, "/org/acme/user/u1/", 1), (MID + "ab", "/org/acme/user/u1/", 1)],
+                [(f"{i:032x}", "/org/acme/user/u1/", 1) for i in range(500)] + [(MID + "g", "/org/acme/user/u1/", 1)],
+                [(f"{i:032x}", "/org/acme/user/u1/", 1) for i in range(500)] + [(7, "/org/acme/user/u1/", 1)]):
         with pytest.raises(ValidationError):
             SweepOp(bad, "memactors-lifecycle", "gc-1-0-0").validate()
 

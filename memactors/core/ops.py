@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .errors import InvalidRecord
 from .grants import check_system_or_identifier
 from .visibility import DEFAULT_CLEARANCE, check_clearance
+from . import validate as V
 from .records import STATUSES, WriteRequest, check_memory_id
 from .scopes import check_identifier, parse_scope
 
@@ -196,13 +197,15 @@ class SweepOp(Routing):
 
         check_system_or_identifier(self.actor, "actor")
         check_identifier(self.idem_key, "idempotency key")
-        scopes = set()
-        for mid, scope, rule in self.rows:
-            check_memory_id(mid)
-            scopes.add(scope)
-            if isinstance(rule, bool) or not isinstance(rule, int) or not 0 < rule < len(RULES):
+        if not isinstance(self.rows, list) or any(not isinstance(r, (tuple, list)) or len(r) != 3 for r in self.rows):
+            raise InvalidRecord("a sweep's rows are (memory_id, scope, rule) tuples")
+        ids, scopes, rules = zip(*self.rows) if self.rows else ((), (), ())
+        V.hex_ids(ids, "memory_id")
+        # the distinct (type, value) pairs: True == 1, and a bool is no rule code
+        for kind, rule in {(type(r), r) for r in rules}:
+            if not issubclass(kind, int) or kind is bool or not 0 < rule < len(RULES):
                 raise InvalidRecord("a sweep row names one of the GC rules")
-        for scope in scopes:  # a sweep's rows come a scope at a time: each parsed once
+        for scope in set(scopes):  # a sweep's rows come a scope at a time: each parsed once
             if str(parse_scope(scope)) != scope:
                 raise InvalidRecord(f"a sweep row's scope must be in its canonical form, not {scope!r}")
         return self
