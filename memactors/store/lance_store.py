@@ -338,13 +338,14 @@ class L2Store:
             ds = ds.checkout_version(ds.latest_version)
         tbl = ds.to_table(columns=["memory_id"], with_row_address=True)
         addrs = pa.compute.filter(tbl.column("_rowaddr"), pa.compute.is_in(tbl.column("memory_id"), value_set=want))
-        addrs = addrs.to_numpy()
+        addrs = np.sort(addrs.to_numpy())
         if not len(addrs):
             return
         frags, offsets = addrs >> 32, addrs & 0xFFFFFFFF  # a row address: fragment id, then offset
+        fids, starts = np.unique(frags, return_index=True)
         updated, removed = [], []
-        for fid in np.unique(frags):
-            meta = ds.get_fragment(int(fid)).delete_rows(offsets[frags == fid].tolist())
+        for fid, part in zip(fids.tolist(), np.split(offsets, starts[1:])):
+            meta = ds.get_fragment(fid).delete_rows(part.tolist())
             if meta is None:  # every row of the fragment gone
                 removed.append(int(fid))
             else:
