@@ -3,6 +3,12 @@
 sweep's ledger side costs without the owners sharing the cores.
 
     .venv/bin/python benchmarks/bench_ledger_commit.py --prefill 1200000 --events 900000
+
+``--writes N``: instead, the issue-2 workload's N writes (a record each, as an owner decides
+them) in the owner's chunks of ``ledger_chunk``: the owner's encoding and the writer's commit,
+each in us a write (wall and this process's CPU), the ledger's share of a write's cost.
+
+    .venv/bin/python benchmarks/bench_ledger_commit.py --writes 100000
 """
 
 from __future__ import annotations
@@ -32,11 +38,52 @@ def batch(k: int, n: int) -> dict:
     return encode([Entry(f"gc-bench-{k}", "lifecycle", 10**15, changes, b'{"decision":"swept"}', None, [], [True] * n)])
 
 
+def writes(n: int) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import orjson
+    import workload
+
+    from memactors.core import records as R
+    from memactors.core.config import Config
+
+    chunk = Config().runtime.ledger_chunk
+    entries = []
+    for u, text in workload.memories(n, 1_000):
+        req = R.WriteRequest(f"/org/bench/user/{u}/", text, "a").validate()
+        rec = R.build_record(req, text, R.new_memory_id(), 10**15)
+        result = orjson.dumps({"decision": "accepted", "memory_id": rec["memory_id"], "scope": req.scope})
+        entries.append(Entry(R.new_memory_id(), "a", 10**15, [Change(E.WRITE, req.scope, rec["memory_id"], record=rec)],
+                             result, os.urandom(16), [], [True]))
+    root = tempfile.mkdtemp(prefix="memactors-ledger-")
+    try:
+        os.makedirs(os.path.join(root, "keys"))
+        led = Ledger(os.path.join(root, "ledger.duckdb"), os.path.join(root, "keys"))
+        known = IdempotencyCache(86_400 * 10**6)
+        wall, cpu = {"encode": 0.0, "commit": 0.0}, {"encode": 0.0, "commit": 0.0}
+        for start in range(0, n, chunk):
+            w, c = time.perf_counter(), time.process_time()
+            b = encode(entries[start:start + chunk])
+            w2, c2 = time.perf_counter(), time.process_time()
+            led.commit(b, known)
+            wall["encode"] += w2 - w
+            cpu["encode"] += c2 - c
+            wall["commit"] += time.perf_counter() - w2
+            cpu["commit"] += time.process_time() - c2
+        led.close()
+        print({"writes": n, "chunk": chunk, "us_per_write_wall": {k: round(v / n * 1e6, 1) for k, v in wall.items()},
+               "us_per_write_cpu": {k: round(v / n * 1e6, 1) for k, v in cpu.items()}})
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--prefill", type=int, default=1_200_000)
     ap.add_argument("--events", type=int, default=900_000)
+    ap.add_argument("--writes", type=int, default=0)
     a = ap.parse_args()
+    if a.writes:
+        return writes(a.writes)
     root = tempfile.mkdtemp(prefix="memactors-ledger-")
     try:
         os.makedirs(os.path.join(root, "keys"))
