@@ -38,7 +38,7 @@ def batch(k: int, n: int) -> dict:
     return encode([Entry(f"gc-bench-{k}", "lifecycle", 10**15, changes, b'{"decision":"swept"}', None, [], [True] * n)])
 
 
-def writes(n: int) -> None:
+def writes(n: int, chunk: int | None = None) -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import orjson
     import workload
@@ -46,7 +46,7 @@ def writes(n: int) -> None:
     from memactors.core import records as R
     from memactors.core.config import Config
 
-    chunk = Config().runtime.ledger_chunk
+    chunk = chunk or Config().runtime.ledger_chunk
     entries = []
     for u, text in workload.memories(n, 1_000):
         req = R.WriteRequest(f"/org/bench/user/{u}/", text, "a").validate()
@@ -57,7 +57,8 @@ def writes(n: int) -> None:
     root = tempfile.mkdtemp(prefix="memactors-ledger-")
     try:
         os.makedirs(os.path.join(root, "keys"))
-        led = Ledger(os.path.join(root, "ledger.duckdb"), os.path.join(root, "keys"))
+        led = Ledger(os.path.join(root, "ledger.duckdb"), os.path.join(root, "keys"),
+                     wal_max_mb=Config().runtime.ledger_wal_max_mb)  # as the runtime opens it
         known = IdempotencyCache(86_400 * 10**6)
         wall, cpu = {"encode": 0.0, "commit": 0.0}, {"encode": 0.0, "commit": 0.0}
         for start in range(0, n, chunk):
@@ -81,9 +82,10 @@ def main() -> None:
     ap.add_argument("--prefill", type=int, default=1_200_000)
     ap.add_argument("--events", type=int, default=900_000)
     ap.add_argument("--writes", type=int, default=0)
+    ap.add_argument("--chunk", type=int, default=None, help="writes a commit (default: the owner's ledger_chunk)")
     a = ap.parse_args()
     if a.writes:
-        return writes(a.writes)
+        return writes(a.writes, a.chunk)
     root = tempfile.mkdtemp(prefix="memactors-ledger-")
     try:
         os.makedirs(os.path.join(root, "keys"))

