@@ -104,6 +104,26 @@ def test_cold_recall_scores_the_same_over_fragments_the_flushes_compacted(tmp_pa
     _same(hot, cold, "cold after compaction")
 
 
+def test_a_flush_that_leaves_compaction_to_a_sweep_appends_only(tmp_path):
+    """A sweep's flushes (``flush(compact=False)``) leave small fragments to the sweep's own
+    maintenance step, which compacts next; a plain flush compacts them once due."""
+    import lance
+
+    data = str(tmp_path / "data")
+    cfg = {**CFG, "runtime": {**CFG["runtime"], "l2_compact_fragments": 2, "key_dir": str(tmp_path / "keys")}}
+    with memactors.connect(data, host="process", config=cfg) as rt:
+        rt.grant("ag", A, write=True)
+        for t in TEXTS[:4]:  # a flush each, none compacting: a fragment each
+            rt.write(A, t, actor="ag")
+            for o in rt._owners:  # noqa: SLF001 - the call a sweep makes
+                o.flush.remote(compact=False).result()
+        assert len(lance.dataset(f"{data}/l2/memories.lance").get_fragments()) == 4
+        rt.write(A, TEXTS[4], actor="ag")
+        rt.flush()
+        frags = lance.dataset(f"{data}/l2/memories.lance").get_fragments()
+        assert len(frags) < 4 and sum(f.count_rows() for f in frags) == 5
+
+
 class _Docs(Retriever):
     name = "docs"
 

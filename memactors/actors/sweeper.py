@@ -105,8 +105,8 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
             skipped += res["skipped"]
         seconds["decide_and_commit"] = round(time.perf_counter() - t0, 3)
         t0 = time.perf_counter()
-        for o in owners:
-            get_all([o.flush.remote()])
+        for o in owners:  # no compaction of small fragments here: the maintenance step compacts next
+            get_all([o.flush.remote(compact=False)])
         seconds["l2"] = round(time.perf_counter() - t0, 3)
     return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values()), "seconds": seconds}
 
