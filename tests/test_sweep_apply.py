@@ -42,6 +42,28 @@ def test_slices_keep_every_row_in_order_and_never_split_a_scope(scope_ids, size)
         assert len(p) <= size or len(p) - size < sum(1 for r in p if r[1] == p[-1][1])
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 999), st.integers(1, 6)), max_size=300),
+       st.integers(1, 5))
+def test_a_plans_rows_go_to_their_scopes_owners_sorted_by_scope_then_id(rows, owners):
+    # by column (sweeper._by_owner) as a loop over the rows does it: every row once, to the
+    # owner of its scope's tenant, each owner's rows sorted by (scope, id), codes as ints
+    import pyarrow as pa
+
+    from memactors.core.scopes import parse_scope
+    from memactors.engine.naming import owner_index
+
+    plan = [(f"{m:032x}", f"/org/t{t:02d}/user/u{m % 3}/", code) for t, m, code in rows]
+    plan = list({r[0]: r for r in plan}.values())  # a plan names a memory once
+    table = pa.table({"memory_id": [r[0] for r in plan], "scope": [r[1] for r in plan],
+                      "rule": pa.array([r[2] for r in plan], pa.int8())})
+    want: dict = {}
+    for r in sorted(plan, key=lambda r: (r[1], r[0])):
+        want.setdefault(owner_index(parse_scope(r[1]), owners), []).append(r)
+    got = sweeper._by_owner(table, owners)
+    assert got == want and all(type(r[2]) is int for part in got.values() for r in part)
+
+
 def test_a_sweep_op_takes_canonical_scopes_and_rule_codes_only():
     ok = SweepOp([(MID + "a", "/org/acme/user/u1/", 1)], "memactors-lifecycle", "gc-1-0-0")
     assert ok.validate() is ok
