@@ -112,7 +112,7 @@ def _by_owner(rows: pa.Table, num_owners: int) -> dict[int, list]:
     scopes = rows["scope"].combine_chunks().dictionary_encode()
     owner_of = np.array([owner_index(parse_scope(s), num_owners) for s in scopes.dictionary.to_pylist()],
                         dtype=np.int64)
-    row_owner = owner_of[scopes.indices.to_numpy()] if len(owner_of) else np.zeros(0, dtype=np.int64)
+    row_owner = owner_of[scopes.indices.to_numpy()]
     out = {}
     for oi in np.unique(row_owner).tolist():
         part = rows.take(pa.array(np.flatnonzero(row_owner == oi)))

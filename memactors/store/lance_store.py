@@ -49,7 +49,7 @@ ROW_MERGE_ROWS = 10_000  # whole rows (vectors too) per merge_insert source
 # 1M table and failed at 400k; each merge also costs ~0.6 s at 1M whatever its size.
 MERGE_ROWS = 100_000
 SCAN_DELETE_FROM = 64  # more ids than this: deleted by a scan of the id column (``_delete``)
-DELETE_ATTEMPTS = 20  # scans and commits of a scanned delete before a conflict is raised
+DELETE_ATTEMPTS = 20  # scans and commits of a scanned delete before a commit conflict is raised
 COMPACT_LOCK = ".compaction.lock"  # beside the table: one compaction of it at a time (``_compacting``)
 
 
@@ -246,14 +246,16 @@ class L2Store:
 
     def _retrying(self, op, attempts: int = 5):
         """Run a Lance write, again after a retryable commit conflict (another owner committed
-        first; nothing of ours was committed)."""
+        first; nothing of ours was committed), after a short random pause that grows with each
+        attempt: two owners retrying at once come apart."""
         for i in range(attempts):
             try:
                 return op()
-            except (RuntimeError, OSError) as exc:
+            except (RuntimeError, OSError) as exc:  # lance.commit.CommitConflictError is an OSError
                 msg = str(exc).lower()
                 if not ("commit conflict" in msg or "please retry" in msg) or i == attempts - 1:
                     raise
+                time.sleep(random.uniform(0, 0.01 * (i + 1)))
                 self.table.checkout_latest()
 
     def scopes(self) -> set[str]:
@@ -315,14 +317,7 @@ class L2Store:
             self._retrying(lambda: self._on_dataset(lambda ds: ds.delete(F.ids_expr(ids))))
             return
         want = pa.array(sorted(set(ids)), pa.string())
-        for attempt in range(DELETE_ATTEMPTS):
-            try:
-                self._delete_scanned(want)
-                break
-            except OSError as exc:  # lance.commit.CommitConflictError: another writer committed first
-                if "conflict" not in str(exc).lower() or attempt == DELETE_ATTEMPTS - 1:
-                    raise
-                time.sleep(random.uniform(0, 0.01 * (attempt + 1)))  # two owners' sweeps apart
+        self._retrying(lambda: self._delete_scanned(want), DELETE_ATTEMPTS)
         self.table.checkout_latest()
 
     def _delete_scanned(self, want: pa.Array) -> None:
