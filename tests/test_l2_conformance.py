@@ -123,6 +123,34 @@ def test_ids_reach_deletes_and_status_marks_as_values_never_as_filter_text(tmp_p
     assert store._version_count() == len(store.table.to_lance().versions())  # counted by manifests
 
 
+def test_a_small_scope_is_searched_whole_by_one_scan_a_larger_one_by_the_two_queries(tmp_path, monkeypatch):
+    # Up to SCAN_ROWS rows in the asked scopes, a search returns every row the filter passes (a
+    # superset of what the vector and full-text queries find), best cosine first; past it, the
+    # queries' candidates: at most k of each, all among the scan's, with the same cosines.
+    from memactors.store import lance_store
+
+    store = lance_store.L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    rows = [rec(A, f"note{i} about topic{i % 3}") for i in range(30)]
+    gone = dict(rec(A, "note99 superseded"), status="superseded")
+    push(store, new=[(r, vec(i)) for i, r in enumerate(rows)] + [(gone, vec(99)), (rec(B, "note3 in b"), vec(3))])
+    q = vec(3)
+    scanned = store.hybrid_search(q, ["note7"], [A], DAY, 5)
+    assert sorted(r["memory_id"] for r in scanned) == sorted(r["memory_id"] for r in rows)  # A's live rows only
+    cos = [r["cosine"] for r in scanned]
+    assert cos == sorted(cos, reverse=True) and scanned[0]["memory_id"] == rows[3]["memory_id"]
+    assert all("search_text" in r and "vector" not in r for r in scanned)
+    monkeypatch.setattr(lance_store, "SCAN_ROWS", 10)
+    queried = store.hybrid_search(q, ["note7"], [A], DAY, 5)
+    by_id = {r["memory_id"]: r["cosine"] for r in scanned}
+    assert 5 < len(queried) <= 10 and queried[0]["memory_id"] == rows[3]["memory_id"]
+    assert rows[7]["memory_id"] in {r["memory_id"] for r in queried}  # the full-text side's find
+    assert all(r["cosine"] == pytest.approx(by_id[r["memory_id"]], abs=1e-6) for r in queried)
+    # a scope the store never counted (another handle wrote it) is queried, never scanned whole
+    monkeypatch.setattr(lance_store, "SCAN_ROWS", 1_000)
+    other = lance_store.L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    assert len(other.hybrid_search(q, ["note7"], [A], DAY, 5)) == len(queried)
+
+
 def test_a_long_delete_by_scan_removes_exactly_its_rows_whole_fragments_too(tmp_path, monkeypatch):
     # Past SCAN_DELETE_FROM ids a delete finds its rows by a scan of the id column and deletes
     # them by address: every named row goes (a fragment emptied whole included), no other row,

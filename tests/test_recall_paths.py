@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 import memactors
 from memactors import Retriever
 from memactors.server import rebuild
+from memactors.store import lance_store
 from memactors.testing import drop_hot
 
 A = "/org/paths/user/alice/"
@@ -84,11 +87,14 @@ def test_the_same_recall_scores_the_same_hot_cold_reopened_and_rebuilt(ray_sessi
         rt.close()
 
 
-def test_cold_recall_scores_the_same_over_fragments_the_flushes_compacted(tmp_path):
+@pytest.mark.parametrize("scan_rows", [0, lance_store.SCAN_ROWS], ids=["queried", "scanned"])
+def test_cold_recall_scores_the_same_over_fragments_the_flushes_compacted(tmp_path, monkeypatch, scan_rows):
     """Each flush appends a fragment; once ``l2_compact_fragments`` are small a flush compacts
-    them. The cold recall over the compacted table scores as the hot index does."""
+    them. The cold recall over the compacted table scores as the hot index does, by the vector
+    and full-text queries or by one scan of the small scope."""
     import lance
 
+    monkeypatch.setattr(lance_store, "SCAN_ROWS", scan_rows)
     data = str(tmp_path / "data")
     cfg = {**CFG, "runtime": {**CFG["runtime"], "l2_compact_fragments": 3, "key_dir": str(tmp_path / "keys")}}
     with memactors.connect(data, host="process", config=cfg) as rt:

@@ -741,7 +741,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             "hot_memories": self.hot.size(),
             "working_items": len(self.working),
             "pending_l2": len(self.outbox),
-            "l2_cache_mb": round(self.l2.session.size_bytes / 2**20, 1) if self.l2_open() else 0.0,
+            "l2_cache_mb": round(self.l2.cache_bytes() / 2**20, 1) if self.l2_open() else 0.0,
             "inflight": self.inflight,
             "timing_s": {k: round(v, 3) for k, v in self.timing.items()},
         }

@@ -102,6 +102,8 @@ class RecallMixin:
                 qterms = S.QueryTerms(req["qtokens"])
                 rows = self.l2.hybrid_search(req["qvec"], list(qterms.terms), cold, req["now"], req["m"], where=where)
                 out = score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], weights)
+                # the best m, as from a hot scope (a small scope's search returns every row)
+                out = sorted(out, key=lambda h: -h["score"])[: req["m"]]
         keys = entity_keys(hot_hits + out)
         if keys and cold:
             seen = {h["memory_id"] for h in hot_hits + out}
