@@ -145,10 +145,13 @@ def test_a_small_scope_is_searched_whole_by_one_scan_a_larger_one_by_the_two_que
     assert 5 < len(queried) <= 10 and queried[0]["memory_id"] == rows[3]["memory_id"]
     assert rows[7]["memory_id"] in {r["memory_id"] for r in queried}  # the full-text side's find
     assert all(r["cosine"] == pytest.approx(by_id[r["memory_id"]], abs=1e-6) for r in queried)
+    late = rec(A, "zebra crossing today")  # appended after the full-text index was built: searched flat
+    push(store, new=[(late, vec(77))])
+    assert late["memory_id"] in {r["memory_id"] for r in store.hybrid_search(q, ["zebra"], [A], DAY, 5)}
     # a scope the store never counted (another handle wrote it) is queried, never scanned whole
     monkeypatch.setattr(lance_store, "SCAN_ROWS", 1_000)
     other = lance_store.L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
-    assert len(other.hybrid_search(q, ["note7"], [A], DAY, 5)) == len(queried)
+    assert len(other.hybrid_search(q, ["note7"], [A], DAY, 5)) <= 10 < len(store.hybrid_search(q, ["note7"], [A], DAY, 5))
 
 
 def test_a_long_delete_by_scan_removes_exactly_its_rows_whole_fragments_too(tmp_path, monkeypatch):
