@@ -187,3 +187,31 @@ def test_an_exact_text_match_scores_high_alone_and_among_many(tmp_path):
             assert res.hits[0].relevance > 0.8
     finally:
         rt.close()
+
+
+@pytest.mark.parametrize("scan_rows", [0, lance_store.SCAN_ROWS], ids=["queried", "scanned"])
+def test_a_cold_fact_loses_to_its_rival_in_a_more_specific_scope_as_it_does_hot(tmp_path, monkeypatch, scan_rows):
+    """The org's fact matches the query best, the user's version of it (the more specific
+    scope) hardly at all: the user's wins the conflict whether the scopes are hot or cold, its
+    rival found by the rivals query or, over a small scope, in the scan itself."""
+    monkeypatch.setattr(lance_store, "SCAN_ROWS", scan_rows)
+    cfg = {"runtime": {"key_dir": str(tmp_path / "keys")}, "recall": {"min_score": -1.0}}
+    fact = dict(subject="alice", predicate="drinks")
+    query = "alice drinks coffee every morning"
+    with memactors.connect(str(tmp_path / "data"), host="process", config=cfg) as rt:
+        rt.grant("ag", ORG, write=True)
+        rt.write_many([{"scope": A, "text": f"alice ordered coffee beans batch {i} from the shop", "actor": "ag"}
+                       for i in range(30)])
+        org = rt.write(ORG, query, actor="ag", object="coffee", **fact).memory_id
+        rt.write(A, "her usual is tea", actor="ag", object="tea", **fact)
+        rt.flush()
+
+        def hits(scopes):
+            res = rt.recall(query, actor="ag", task_id="t", allowed_scopes=scopes, purpose="p", top_k=3, threshold=0.0)
+            return [(h.memory_id, round(h.score, 6)) for h in res.hits]
+
+        hot, hot_org = hits([A]), hits([ORG])
+        drop_hot(rt)
+        cold, cold_org = hits([A]), hits([ORG])
+    assert hot == cold and hot_org == cold_org
+    assert cold_org[0][0] == org and org not in {m for m, _ in cold}

@@ -91,7 +91,7 @@ class RecallMixin:
         newest rows for a listing), and the cold rivals of every candidate's entity key; the
         recall's filter is part of every pre-filter."""
         weights = S.Weights.parse(req["weights"])
-        out = []
+        out, whole = [], None
         vis = F.visibility(flt, cold) if cold else None
         if cold:
             where = f"{F.recall_filter(cold, req['now'])} AND {vis}"
@@ -100,14 +100,20 @@ class RecallMixin:
                 out = score_rows(rows, np.zeros(len(rows)), None, req["now"], weights)
             else:
                 qterms = S.QueryTerms(req["qtokens"])
-                rows = self.l2.hybrid_search(req["qvec"], list(qterms.terms), cold, req["now"], req["m"], where=where)
+                # small cold scopes: every row they show this recall, scored as a hot scope's
+                rows = whole = self.l2.search_whole(req["qvec"], cold, where)
+                if rows is None:
+                    rows = self.l2.hybrid_search(req["qvec"], list(qterms.terms), cold, req["now"], req["m"],
+                                                 where=where)
                 out = score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], weights)
-                # the best m, as from a hot scope (a small scope's search returns every row)
-                out = sorted(out, key=lambda h: -h["score"])[: req["m"]]
+                out = sorted(out, key=lambda h: -h["score"])[: req["m"]]  # the best m, as from a hot scope
         keys = entity_keys(hot_hits + out)
         if keys and cold:
             seen = {h["memory_id"] for h in hot_hits + out}
-            rivals = [r for r in self.l2.rivals(cold, sorted(keys), req["now"], extra=vis) if r["memory_id"] not in seen]
+            # the rivals query's filter is the scan's and the keys: a scan has them all already
+            found = [r for r in whole if r.get("entity_key") in keys] if whole is not None else \
+                self.l2.rivals(cold, sorted(keys), req["now"], extra=vis)
+            rivals = [r for r in found if r["memory_id"] not in seen]
             zeros = np.zeros(len(rivals))  # below every cut on relevance: here for conflicts only
             out += score_rows(rivals, zeros, None, req["now"], weights)
         return out

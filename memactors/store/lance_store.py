@@ -552,10 +552,15 @@ class L2Store:
         rows = _rows(self._select(F.ids_in(top["memory_id"].to_pylist()), RECALL_COLUMNS))[0]
         return rows
 
-    def _scanned(self, ds, q: np.ndarray, where: str) -> list[dict]:
-        """Every row passing ``where`` (a few small scopes: ``SCAN_ROWS``), best cosine first:
-        a superset of what the two queries would find, in one."""
-        rows, vecs = _rows(ds.to_table(filter=where, columns=RECALL_COLUMNS + ["vector"]))
+    def search_whole(self, vector: np.ndarray, scopes: list[str], where: str) -> list[dict] | None:
+        """Every row passing ``where`` (a ``filters`` pre-filter naming ``scopes``: the recall
+        filter's, or narrower), each with its raw ``cosine``, best first, when those scopes hold
+        at most ``SCAN_ROWS`` rows in all (else None): one scan, a superset of what
+        ``hybrid_search``'s two queries would find."""
+        if sum(self._rows_of.get(s, SCAN_ROWS + 1) for s in scopes) > SCAN_ROWS:
+            return None
+        q = np.asarray(vector, dtype=np.float32)
+        rows, vecs = _rows(self._select(where, RECALL_COLUMNS + ["vector"]))
         if not rows:
             return []
         cos = np.stack(vecs).astype(np.float32) @ q
@@ -577,9 +582,10 @@ class L2Store:
         filter at now)."""
         where = where or F.recall_filter(scopes, now_us)
         q = np.asarray(vector, dtype=np.float32)
+        whole = self.search_whole(q, scopes, where)
+        if whole is not None:
+            return whole
         ds = self._reader()
-        if sum(self._rows_of.get(s, SCAN_ROWS + 1) for s in scopes) <= SCAN_ROWS:
-            return self._scanned(ds, q, where)
         text = " ".join(dict.fromkeys(terms))
         # The full-text side runs beside the vector side (Lance releases the GIL). Flat: the
         # table has no vector index (a scope's rows are few once pre-filtered).
