@@ -151,7 +151,8 @@ def test_a_small_scope_is_searched_whole_by_one_scan_a_larger_one_by_the_two_que
     # a scope the store never counted (another handle wrote it) is queried, never scanned whole
     monkeypatch.setattr(lance_store, "SCAN_ROWS", 1_000)
     other = lance_store.L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
-    assert len(other.hybrid_search(q, ["note7"], [A], DAY, 5)) <= 10 < len(store.hybrid_search(q, ["note7"], [A], DAY, 5))
+    assert len(other.hybrid_search(q, ["note7"], [A], DAY, 5)) <= 10 < \
+        len(store.hybrid_search(q, ["note7"], [A], DAY, 5))
 
 
 def test_a_long_delete_by_scan_removes_exactly_its_rows_whole_fragments_too(tmp_path, monkeypatch):

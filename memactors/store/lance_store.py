@@ -90,7 +90,8 @@ class L2Store:
         # Every read sees the newest version: another owner may have compacted and cleaned the
         # versions this handle held (a sweep), and a stale handle would read files that are gone.
         # cache_mb in all: half to LanceDB's handle (writes, indexing), half to the reads' (``_reader``)
-        self._cache = {"index_cache_size_bytes": (cache_mb << 19) * 3 // 4, "metadata_cache_size_bytes": (cache_mb << 19) // 4}
+        self._cache = {"index_cache_size_bytes": (cache_mb << 19) * 3 // 4,
+                       "metadata_cache_size_bytes": (cache_mb << 19) // 4}
         self.session = lancedb.Session(**self._cache)
         self.db = lancedb.connect(path, read_consistency_interval=timedelta(0), session=self.session)
         schema = with_embedder(R.memory_schema(self.dim), embedder_name, self.dim)
@@ -579,7 +580,8 @@ class L2Store:
         stored vector, as the hot index does) and its ``search_text``: the caller computes the
         keyword share from it (Lance's own BM25 only picks the full-text side's candidates).
         ``where``: another pre-filter built by ``memactors.store.filters`` (default: the recall
-        filter at now)."""
+        filter at now). Over scopes of at most ``SCAN_ROWS`` rows in all: every row it passes,
+        best cosine first (``search_whole``)."""
         where = where or F.recall_filter(scopes, now_us)
         q = np.asarray(vector, dtype=np.float32)
         whole = self.search_whole(q, scopes, where)
@@ -589,7 +591,8 @@ class L2Store:
         text = " ".join(dict.fromkeys(terms))
         # The full-text side runs beside the vector side (Lance releases the GIL). Flat: the
         # table has no vector index (a scope's rows are few once pre-filtered).
-        fts_future = self._pool.submit(self._fts, ds, text, where, k) if text and "search_text" in self._indexed else None
+        fts_future = self._pool.submit(self._fts, ds, text, where, k) if text and "search_text" in self._indexed \
+            else None
         vec_tbl = ds.to_table(nearest={"column": "vector", "q": q, "k": k, "metric": "cosine"}, filter=where,
                               prefilter=True, columns=RECALL_COLUMNS + ["vector"], disable_scoring_autoprojection=True)
         out = {}
