@@ -12,6 +12,7 @@ import pytest
 import memactors
 from memactors import Retriever
 from memactors.core.errors import InvalidRecord
+from memactors.store import lance_store
 from memactors.testing import drop_hot, runtime_on, unique_org
 
 LEVELS = ("public", "internal", "confidential", "restricted")
@@ -45,9 +46,12 @@ def _recall(rt, actor, scope, **kw):
                      top_k=20, threshold=0.0, **kw)
 
 
-@pytest.mark.parametrize("path", ["hot", "cold"])
-def test_each_actor_sees_exactly_up_to_its_clearance(world, path):
+@pytest.mark.parametrize("path", ["hot", "cold", "cold-queried"])
+def test_each_actor_sees_exactly_up_to_its_clearance(world, path, monkeypatch):
     rt, scope, _ = world
+    if path == "cold-queried":  # a small scope is scanned whole: here, the vector and full-text queries
+        monkeypatch.setattr(lance_store, "SCAN_ROWS", 0)
+        path = "cold"
     if path == "cold":
         drop_hot(rt)
     for actor, want in SEES.items():

@@ -14,6 +14,7 @@ import memactors
 from memactors import Retriever, ops
 from memactors.core.errors import InvalidIdentifier, InvalidRecord, ValidationError
 from memactors.core.visibility import parse_where
+from memactors.store import lance_store
 from memactors.testing import drop_hot, runtime_on, unique_org
 
 CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}, "recall": {"min_score": -1.0}}
@@ -75,9 +76,12 @@ def _recall(rt, scope, query, where, **kw):
                      where=where, **kw)
 
 
-@pytest.mark.parametrize("path", ["hot", "cold"])
-def test_where_selects_exactly_on_each_path(world, path):
+@pytest.mark.parametrize("path", ["hot", "cold", "cold-queried"])
+def test_where_selects_exactly_on_each_path(world, path, monkeypatch):
     rt, scope = world
+    if path == "cold-queried":  # a small scope is scanned whole: here, the vector and full-text queries
+        monkeypatch.setattr(lance_store, "SCAN_ROWS", 0)
+        path = "cold"
     if path == "cold":
         drop_hot(rt)
     for where, want in CASES:
