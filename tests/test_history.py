@@ -313,3 +313,54 @@ def test_as_of_at_every_seq_equals_replaying_the_history(env, ops):
     for seq, expect in points:
         got = ids(recall(rt, "note fact word0 word1 word2 word3 word4 word5 value", ag, scope, as_of=seq))
         assert got == expect - erased, (seq, ops)
+
+
+_ROLLBACK_THEN_DIE = """
+import os, sys, memactors
+data, keys, scope = sys.argv[1:4]
+cfg = {"runtime": {"key_dir": keys, "l2_flush_interval_s": 3600}}
+rt = memactors.connect(data, host="process", config=cfg)
+rt.grant("admin", scope, write=True)
+rt.grant("importer", scope, write=True)
+first = [rt.write(scope, f"fact s{i} city leeds", actor="admin", subject=f"s{i}", predicate="city",
+                  object="leeds").memory_id for i in range(6)]
+rt.flush()
+t = rt.audit.head()["seq"]
+rt.write_many([{"scope": scope, "text": f"fact s{i} city york", "actor": "importer", "subject": f"s{i}",
+                "predicate": "city", "object": "york"} for i in range(6)])
+rt.flush()
+rt.rollback(to=t, scope=scope, actor="admin", reason="undo the import")
+print(" ".join(first), flush=True)
+os._exit(0)  # a crash: the rollback is in the ledger, not yet in Lance
+"""
+
+
+def test_a_rollback_cut_short_before_its_flush_is_whole_after_the_restart(tmp_path):
+    """A process that dies between the rollback's commit and its flush to Lance: the reopened
+    runtime replays it, and the versions it reinstated (superseded rows in Lance) are live in
+    recall, hot and cold, and in Lance; none of the undone versions is."""
+    import subprocess
+    import sys
+
+    import lance
+
+    from memactors.testing import drop_hot
+
+    data, keys, scope = str(tmp_path / "data"), str(tmp_path / "keys"), "/org/rb/user/u/"
+    out = subprocess.run([sys.executable, "-c", _ROLLBACK_THEN_DIE, data, keys, scope], capture_output=True,
+                         text=True, timeout=120, check=True)
+    first = set(out.stdout.split())
+    assert len(first) == 6
+    with memactors.connect(data, host="process", config={"runtime": {"key_dir": keys}}) as rt:
+        def recalled():
+            res = rt.recall("fact city", actor="admin", task_id="t", allowed_scopes=[scope], purpose="p", top_k=50,
+                            threshold=0.0)
+            return {h.memory_id: h.content for h in res.hits}
+
+        hot = recalled()
+        drop_hot(rt)
+        cold = recalled()
+        rt.flush()
+    assert set(hot) == set(cold) == first and all("leeds" in c for c in hot.values())
+    rows = lance.dataset(f"{data}/l2/memories.lance").to_table(columns=["memory_id", "status"]).to_pylist()
+    assert {r["memory_id"] for r in rows if r["status"] == "active"} == first

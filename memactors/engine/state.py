@@ -12,7 +12,7 @@ import time
 from ..core import errors
 from ..core import events as E
 from ..core import records as R
-from ..core.project import Rows, apply, l2_effect
+from ..core.project import PATCH_ACTIONS, Rows, apply, l2_effect
 from ..core.versions import ScopeState
 from ..core.working import KEPT
 
@@ -58,13 +58,24 @@ class StateMixin:
         fresh = await self._load(scopes) if scopes else {}
         records = [ch.record for _, ch in events if ch.action == E.WRITE]
         vecs = dict(zip([r["memory_id"] for r in records], await self._embed([R.embedded_text(r) for r in records])))
+        # A patch of a record no fresh state holds (superseded or evicted in Lance, which a
+        # rollback makes live again) applies to the record the ledger projects, as on the change
+        # path: applied to nothing, it left the memory out of the hot state (and, evicted, out of
+        # Lance) after a crash between the commit and the flush.
+        absent = sorted({ch.memory_id for _, ch in events if ch.action in PATCH_ACTIONS
+                         and fresh[ch.scope].get(ch.memory_id) is None})
+        bases = await self._records(absent) if absent else {}
         for seq, ch in unapplied:
             if ch is not None:  # None: a record whose key is destroyed; its erasure follows
-                apply(fresh[ch.scope], ch)
+                apply(fresh[ch.scope], ch, bases.get(ch.memory_id))
                 if ch.action == E.WRITE:
                     fresh[ch.scope].vectors[ch.memory_id] = vecs[ch.memory_id]
                 self._to_outbox(l2_effect(ch, False), ch, vecs.get(ch.memory_id))
             self.outbox.seqs([seq])
+        back = [(sc, rec) for sc, st in fresh.items() for rec in map(st.get, absent) if rec is not None]
+        for (sc, rec), vec in zip(back, await self._embed([R.embedded_text(r) for _, r in back]) if back else []):
+            fresh[sc].vectors[rec["memory_id"]] = vec  # live again: its vector, and its row written whole
+            self.outbox.row(rec, vec, new=False)
         for sc, st in fresh.items():
             self.hot.install(sc, st)
         if unapplied:
