@@ -63,7 +63,7 @@ class StateMixin:
         # path: applied to nothing, it left the memory out of the hot state (and, evicted, out of
         # Lance) after a crash between the commit and the flush.
         absent = sorted({ch.memory_id for _, ch in events if ch.action in PATCH_ACTIONS
-                         and fresh[ch.scope].get(ch.memory_id) is None})
+                         and fresh[ch.scope].get(ch.memory_id) is None} - set(vecs))  # not written here
         bases = await self._records(absent) if absent else {}
         for seq, ch in unapplied:
             if ch is not None:  # None: a record whose key is destroyed; its erasure follows
