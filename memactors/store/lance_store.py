@@ -183,13 +183,6 @@ class L2Store:
         folder = os.path.join(self.path, f"{TABLE}.lance", "_versions")
         return sum(1 for f in os.listdir(folder) if f.endswith(".manifest"))
 
-    def derived_from_any(self, memory_ids: list[str]) -> list[dict]:
-        """Rows made from any of these memories (their ``derived_from`` names one)."""
-        if not memory_ids:
-            return []
-        cond = " OR ".join(f"array_has(derived_from, {F.quote(R.check_memory_id(m))})" for m in sorted(set(memory_ids)))
-        return _rows(self.table.search().where(f"({cond})").limit(None).to_arrow())[0]
-
     def purge(self) -> dict:
         """Erasure down to the bytes: fragments with deleted rows are rewritten without them
         (a deleted row is otherwise still in its data file, masked), the full-text index is
@@ -616,8 +609,6 @@ def _rows(tbl: pa.Table) -> tuple[list[dict], list]:
         if tbl.num_rows:
             vecs = list(tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1))
         tbl = tbl.drop_columns(["vector"])
-    if "_distance" in tbl.column_names:
-        tbl = tbl.drop_columns(["_distance"])
     return _ts_as_int(tbl).to_pylist(), vecs
 
 
