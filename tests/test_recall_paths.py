@@ -193,7 +193,8 @@ def test_an_exact_text_match_scores_high_alone_and_among_many(tmp_path):
 def test_a_cold_fact_loses_to_its_rival_in_a_more_specific_scope_as_it_does_hot(tmp_path, monkeypatch, scan_rows):
     """The org's fact matches the query best, the user's version of it (the more specific
     scope) hardly at all: the user's wins the conflict whether the scopes are hot or cold, its
-    rival found by the rivals query or, over a small scope, in the scan itself."""
+    rival found by the rivals query or, over a small scope, in the scan itself (which then gives
+    the hot recall's hits exactly)."""
     monkeypatch.setattr(lance_store, "SCAN_ROWS", scan_rows)
     cfg = {"runtime": {"key_dir": str(tmp_path / "keys")}, "recall": {"min_score": -1.0}}
     fact = dict(subject="alice", predicate="drinks")
@@ -213,5 +214,7 @@ def test_a_cold_fact_loses_to_its_rival_in_a_more_specific_scope_as_it_does_hot(
         hot, hot_org = hits([A]), hits([ORG])
         drop_hot(rt)
         cold, cold_org = hits([A]), hits([ORG])
-    assert hot == cold and hot_org == cold_org
-    assert cold_org[0][0] == org and org not in {m for m, _ in cold}
+    assert hot_org == cold_org and cold_org[0][0] == org
+    assert org not in {m for m, _ in hot} | {m for m, _ in cold}
+    if scan_rows:  # the scan scores every row, as the hot index does: the same hits; the queries
+        assert hot == cold  # pick candidates, so among the fillers' equal scores they may differ
