@@ -187,3 +187,41 @@ def test_hits_of_a_scored_scope_are_the_hits_one_by_one(seed, n, m):
     assert [list(h) for h in at_once] == [list(h) for h in one_by_one]
     assert [[type(v) for v in h.values()] for h in at_once] == [[type(v) for v in h.values()] for h in one_by_one]
     assert all(h in one_by_one for h in best) and len(best) == min(m, len(live))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(NearCopies.SCREEN_FROM, 150), st.integers(0, 10))
+def test_a_screened_lookup_finds_what_the_whole_product_finds(seed, n_old, n_dead):
+    """A scope's cached matrix is screened by its rows' first quarter and the rest's norms:
+    find() names what a scan in order names, for copies, probes a little either side of the
+    threshold, far ones, and closest rows that are no longer live."""
+    rng = np.random.default_rng(seed)
+    dim = 384
+    vecs = rng.normal(size=(n_old, dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    parent = ScopeState()
+    first = NearCopies(parent.stage(), 0.95)
+    st_ = first.state
+    assert first.find(vecs[0]) is None  # built (empty), as an owner's first lookup builds it
+    for i in range(n_old):
+        st_.put(rec(f"o{i}"), vecs[i])
+        first.add(f"o{i}", vecs[i])
+    first.keep()
+    st_.commit()
+    stt = parent.stage()
+    for i in rng.choice(n_old, size=min(n_dead, n_old), replace=False).tolist():
+        stt.remove(f"o{i}")  # still a row of the cache: masked by find
+    base = [m for m in parent.near_cache.ids if m in stt.records]
+    near = NearCopies(stt, 0.95)
+    for j in range(40):
+        src = vecs[int(rng.integers(n_old))]
+        noise = rng.normal(size=dim).astype(np.float32)
+        if j % 2:  # moved in the first quarter only: the screen's bound is then the cosine itself
+            noise[dim // 4:] = 0.0
+        noise -= (noise @ src) * src
+        noise /= np.linalg.norm(noise)
+        c = (1.0, 0.97, 0.951, 0.9499, 0.95, 0.9501, 0.94, 0.5, 0.0)[j % 9]  # the probe's cosine with its source
+        probe = (c * src + np.sqrt(max(0.0, 1 - c * c)) * noise).astype(np.float32)
+        want, _ = _brute(stt, base, [], probe, 0.95, 2.0)
+        assert near.find(probe) == want
+    assert near._cache is not None and len(near.ids) >= NearCopies.SCREEN_FROM  # the screen was used
