@@ -225,3 +225,76 @@ def test_a_screened_lookup_finds_what_the_whole_product_finds(seed, n_old, n_dea
         want, _ = _brute(stt, base, [], probe, 0.95, 2.0)
         assert near.find(probe) == want
     assert near._cache is not None and len(near.ids) >= NearCopies.SCREEN_FROM  # the screen was used
+
+
+def _hit_rec(mid: str, rng, words=("tea", "coffee", "window", "seat", "rust", "ray")) -> dict:
+    from memactors.core import records as R
+
+    r = {k: None for k in R.HIT_FIELDS}
+    r.update(rec(mid, "stale" if rng.random() < 0.2 else "active"),
+             search_text=" ".join(rng.choice(words, size=int(rng.integers(1, 4)))),
+             importance=float(rng.random()), updated_at=int(rng.integers(0, 10**15)),
+             soft_expires_at=int(rng.integers(0, 2 * 10**15)) if rng.random() < 0.3 else None,
+             hard_expires_at=int(rng.integers(10**15, 3 * 10**15)) if rng.random() < 0.3 else None,
+             sensitivity=str(rng.choice(["internal", "confidential", "secret"])),
+             category=str(rng.choice(["default", "preference", "policy"])), source_kind=str(rng.choice(["user", "tool"])))
+    return r
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12))
+def test_an_index_grown_from_the_last_generation_is_the_index_built_whole(seed, rounds):
+    """A scope's next hot index reuses the last one's rows when memories were only replaced or
+    added (``HotIndex._grow``): the same rows, keyword postings, codes, positions and hit fields
+    as an index built from nothing, whatever of the last one's lazy parts were built; and a
+    generation that dropped a memory is built whole."""
+    from memactors.engine.hot import HotIndex
+
+    rng = np.random.default_rng(seed)
+    state, ids, prev = ScopeState(), [], None
+    for r in range(rounds):
+        staged = state.stage()
+        for _ in range(int(rng.integers(0, 6))):  # new memories
+            mid = f"m{r}-{len(ids)}"
+            ids.append(mid)
+            v = rng.normal(size=DIM).astype(np.float32)
+            staged.put(_hit_rec(mid, rng), v / np.linalg.norm(v))
+        live = [m for m in ids if staged.get(m) is not None and staged.get(m)["status"] in ("active", "stale")]
+        for mid in rng.permutation(live)[: int(rng.integers(0, 3))].tolist():  # replaced: a refresh, new words
+            new = dict(staged.get(mid), updated_at=int(rng.integers(0, 10**15)), importance=float(rng.random()))
+            if rng.random() < 0.3:
+                new["search_text"] = "changed words"
+            if rng.random() < 0.2:
+                new["sensitivity"] = "secret-ish"
+            staged.put(new, staged.vectors[mid])
+        if live and rng.random() < 0.2:  # a memory leaves (superseded or removed): built whole
+            mid = live[int(rng.integers(len(live)))]
+            if rng.random() < 0.5:
+                staged.remove(mid)
+            else:
+                staged.put(dict(staged.get(mid), status="superseded"), staged.vectors[mid])
+        staged.commit()
+        grown, whole = HotIndex(state, DIM, prev), HotIndex(state, DIM)
+        assert grown.recs == whole.recs and [id(x) for x in grown.recs] == [id(x) for x in whole.recs]
+        for f in ("mat", "hard", "soft", "updated", "importance", "stale_status"):
+            a, b = getattr(grown, f), getattr(whole, f)
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), f
+        pa, pb = grown.postings(), whole.postings()
+        assert pa.keys() == pb.keys() and all(np.array_equal(pa[t], pb[t]) and pa[t].dtype == pb[t].dtype for t in pa)
+        ca, cb = grown._coded(), whole._coded()
+        for col in ca:
+            for name in set(ca[col][1]) | set(cb[col][1]):
+                rows_a = ca[col][0] == ca[col][1].get(name, -1)
+                rows_b = cb[col][0] == cb[col][1].get(name, -1)
+                assert np.array_equal(rows_a, rows_b), (col, name)
+        assert all(grown.position(m) == whole.position(m) for m in ids)
+        assert [grown.base(j) for j in range(len(grown.recs))] == [whole.base(j) for j in range(len(whole.recs))]
+        prev = HotIndex(state, DIM, prev)  # the runtime's own chain, its lazy parts built at random
+        if rng.random() < 0.6:
+            prev.postings()
+        if rng.random() < 0.5:
+            prev._coded()
+        if rng.random() < 0.5:
+            prev.position("m0-0")
+        if rng.random() < 0.5 and prev.recs:
+            prev.base(0)
