@@ -70,6 +70,20 @@ def score_rows(rows: list[dict], cosine, qterms: S.QueryTerms | None, now_us: in
 _CODED = (("sensitivity", "internal"), ("category", "default"), ("source_kind", ""))  # HotIndex._coded's columns
 
 
+def _term_rows(recs: list[dict], rows) -> dict[str, list[int]]:
+    """Term -> the rows (of ``rows``, in order) whose memory holds it."""
+    acc: dict[str, list[int]] = {}
+    for j in rows:
+        for t in S.doc_terms(recs[j]):
+            acc.setdefault(t, []).append(j)
+    return acc
+
+
+def _codes(recs: list[dict], rows, col: str, default: str, names: dict[str, int]) -> np.ndarray:
+    """Each row's ``col`` as a small int, a new name given the next code (``names`` grows)."""
+    return np.array([names.setdefault(recs[j].get(col) or default, len(names)) for j in rows], np.int32)
+
+
 def _merged(before: np.ndarray, fresh: np.ndarray, changed: list[int]) -> np.ndarray:
     """``before``'s rows, those at ``changed`` replaced by ``fresh``'s first ones, then the rest
     of ``fresh`` appended (``HotIndex._grow``)."""
@@ -134,14 +148,10 @@ class HotIndex:
             for col, default in _CODED:
                 before, names = prev._codes[col]
                 names = dict(names)
-                fresh = np.array([names.setdefault(recs[j].get(col) or default, len(names)) for j in redo], np.int32)
-                self._codes[col] = (_merged(before, fresh, changed), names)
+                self._codes[col] = (_merged(before, _codes(recs, redo, col, default, names), changed), names)
         post = prev._postings
         if post is not None and all(S.doc_terms(recs[j]) == S.doc_terms(old[j]) for j in changed):
-            acc: dict[str, list[int]] = {}
-            for j in range(k, len(recs)):
-                for t in S.doc_terms(recs[j]):
-                    acc.setdefault(t, []).append(j)
+            acc = _term_rows(recs, range(k, len(recs)))
             if acc:
                 post = dict(post)
                 for t, js in acc.items():
@@ -191,8 +201,7 @@ class HotIndex:
             out = {}
             for col, default in _CODED:
                 names: dict[str, int] = {}
-                codes = np.array([names.setdefault(r.get(col) or default, len(names)) for r in self.recs], np.int32)
-                out[col] = (codes, names)
+                out[col] = (_codes(self.recs, range(len(self.recs)), col, default, names), names)
             self._codes = out
         return self._codes
 
@@ -242,10 +251,7 @@ class HotIndex:
     def postings(self) -> dict[str, np.ndarray]:
         """Term -> positions of the memories holding it (built on first use)."""
         if self._postings is None:
-            acc: dict[str, list[int]] = {}
-            for i, r in enumerate(self.recs):
-                for t in S.doc_terms(r):
-                    acc.setdefault(t, []).append(i)
+            acc = _term_rows(self.recs, range(len(self.recs)))
             self._postings = {t: np.asarray(p, dtype=np.intp) for t, p in acc.items()}
         return self._postings
 
@@ -525,13 +531,16 @@ class NearCopies:
         counts = (vals >= self.similar_cos).sum(axis=1).tolist()
         return [row[:c] for row, c in zip(top.tolist(), counts)]
 
+    def _prefetched(self, vector):
+        """``vector``'s cosines from the batch's product (``prefetch``), or None."""
+        pre = self._pre.get(id(vector)) if self._pre else None
+        return pre[1] if pre is not None and pre[0] is vector else None
+
     def _cos(self, vector):
         if self._last is None or self._last[0] is not vector:
-            pre = self._pre.get(id(vector)) if self._pre else None
-            if pre is not None and pre[0] is vector:
-                cos = pre[1]
-            else:
-                cos = self.mat @ vector if self.mat is not None else None
+            cos = self._prefetched(vector)
+            if cos is None and self.mat is not None:
+                cos = self.mat @ vector
             self._last = (vector, cos)
         return self._last[1]
 
@@ -541,8 +550,7 @@ class NearCopies:
         """(rows, their cosines) for find(): every row (rows None) when the cosines are known
         already (similar() or the batch's product) or the scope is small; else only the rows
         the cache's screen lets through, so that most of the matrix is never read."""
-        known = self._last is not None and self._last[0] is vector or (
-            self._pre is not None and (pre := self._pre.get(id(vector))) is not None and pre[0] is vector)
+        known = self._last is not None and self._last[0] is vector or self._prefetched(vector) is not None
         if known or self._cache is None or len(self.ids) < self.SCREEN_FROM:
             return None, self._cos(vector)
         rows = self._cache.screen(vector, self.threshold)
@@ -693,13 +701,7 @@ class _NearCache:
         n, k = len(self.ids), len(extra)
         if n + k > len(self.buf):  # full: a copy of the rows, with room (amortised O(1) a row)
             cap = max(16, 2 * (n + k))
-            buf = np.empty((cap, self.buf.shape[1]), self.buf.dtype)
-            buf[:n] = self.buf[:n]
-            head = np.empty((cap, self.head.shape[1]), self.head.dtype)
-            head[:n] = self.head[:n]
-            tail = np.empty(cap, self.tail.dtype)
-            tail[:n] = self.tail[:n]
-            self.buf, self.head, self.tail = buf, head, tail
+            self.buf, self.head, self.tail = (_with_room(a, n, cap) for a in (self.buf, self.head, self.tail))
         if k == 1:  # the usual batch of a busy runtime: one write a scope (np.stack cost 1.8 us of 3.4)
             self.buf[n] = extra[0]
         else:
@@ -717,6 +719,13 @@ class _NearCache:
         bound = self.head[:n] @ vector[:w]
         bound += self.tail[:n] * math.sqrt(float(rest @ rest))  # np.linalg.norm's wrapper: 2 us more
         return (bound >= threshold - SCREEN_MARGIN).nonzero()[0]
+
+
+def _with_room(a: np.ndarray, n: int, cap: int) -> np.ndarray:
+    """``a``'s first ``n`` rows in a new array of ``cap`` rows."""
+    out = np.empty((cap, *a.shape[1:]), a.dtype)
+    out[:n] = a[:n]
+    return out
 
 
 SCREEN_MARGIN = 1e-4  # float32 sums of a few hundred terms err by ~1e-6: far inside it
