@@ -135,3 +135,58 @@ def test_decide_sweep_checks_hot_memories_again_and_takes_cold_ones_as_planned()
     assert [(c.memory_id, c.patch, c.reason) for c in out.changes] == [
         (due["memory_id"], {"status": "evicted"}, "gc: hard_expired"),
         (cold, {"status": "evicted"}, "gc: hard_expired")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.booleans(), st.sampled_from(["keep", "evict", "stale", "review"])),
+                min_size=1, max_size=40), st.booleans())
+def test_a_sweep_applied_in_place_leaves_what_a_staged_commit_leaves(memories, counted):
+    # A batch of bulk operations alone changes the hot states in place once committed
+    # (HotCache.apply_bulk); any other batch stages them and commits the layers. Both end in
+    # the same state, index for index, and the same memory -> scope map.
+    import numpy as np
+
+    from memactors.core import events as E
+    from memactors.core import lifecycle as L
+    from memactors.core import records as R
+    from memactors.core.project import apply_bulk
+    from memactors.core.versions import ScopeState
+    from memactors.engine.hot import HotCache
+
+    scope = "/org/a/user/u/"
+
+    def build():
+        hot, state = HotCache(10_000, 4), ScopeState()
+        for i, (fact, entity, _) in enumerate(memories):
+            text = f"alice likes tea number {fact}" if entity else f"note {i}: alice is not in {fact} rooms"
+            req = R.WriteRequest(scope, text, "agent", **({"subject": "alice", "predicate": f"p{fact}",
+                                                             "object": str(i)} if entity else {})).validate()
+            r = R.build_record(req, text, f"{i:032x}", 1_000 + i)
+            r["version"] = state.next_version(r["entity_key"]) if r.get("entity_key") else 1
+            state.put(r, np.full(4, 0.5, np.float32))
+        if counted:
+            state.build_cues()
+        hot.install(scope, state)
+        return hot
+
+    changes = []
+    for i, (_, _, what) in enumerate(memories):
+        mid = f"{i:032x}"
+        if what == "evict":
+            changes.append(Change(E.STATUS, scope, mid, patch={"status": "evicted"}, reason="gc"))
+        elif what == "stale":
+            changes.append(Change(E.STATUS, scope, mid, patch={"status": "stale"}, reason="gc"))
+        elif what == "review":
+            changes.append(Change(E.ANNOTATE, scope, mid, patch={"review": L.PERIODIC_REVIEW}, reason="gc"))
+    in_place, staged = build(), build()
+    in_place.apply_bulk(changes)
+    layers = staged.get(scope).stage()
+    apply_bulk({scope: layers}.get, changes)
+    staged.commit(scope, layers)
+    a, b = in_place.get(scope), staged.get(scope)
+    for f in ("records", "by_entity", "by_hash", "versions", "disputed", "vectors", "cues", "cue_of"):
+        assert list(getattr(a, f) or {}) == list(getattr(b, f) or {}), f
+        if f != "vectors":
+            assert getattr(a, f) == getattr(b, f), f
+    assert a.gen == (1 if changes else 0) and in_place.where == staged.where  # a changed state's index is built again
+    assert all(in_place.where[m] == scope for m in a.records) and set(in_place.where) == set(a.records)

@@ -74,6 +74,20 @@ def apply(view, ch: Change, base: dict | None = None) -> dict | None:
     return None
 
 
+
+def apply_bulk(view_of, changes: list[Change]) -> None:
+    """A bulk operation's status changes (a sweep's share) on the views ``view_of(scope)`` gives
+    (None: a scope not held): an evicted memory leaves its view (what ``apply`` does, without
+    building the record it would drop at once), a stale mark or a review flag is applied."""
+    for ch in changes:
+        view = view_of(ch.scope)
+        if view is None:
+            continue
+        if ch.patch.get("status") in R.GONE:
+            view.remove(ch.memory_id)
+        else:
+            apply(view, ch)
+
 def patch_of(old: dict, new: dict, fields=PATCHABLE) -> dict:
     """The patch that turns ``old`` into ``new`` (only patchable fields that differ)."""
     return {k: new.get(k) for k in fields if new.get(k) != old.get(k)}

@@ -14,10 +14,11 @@ A core keeps the locks and the entry points; the rest is small parts of its own:
 
 The one change path (``_apply``): operations (``memactors.core.ops``; writes are
 ``WriteRequest``) are authorised, writes prepared (gate, derive, embed), the scopes touched
-locked (sorted, so batches never deadlock) and staged (copies), each operation decided by its
-pure function (``memactors.core.changes``) and its changes applied to the staged state by the
-one projection (``memactors.core.project.apply``); the batch's ledger entries are committed in
-pipelined chunks; then the staged states are swapped in and the changes queued for L2.
+locked (sorted, so batches never deadlock) and staged (layers over them), each operation decided
+by its pure function (``memactors.core.changes``) and its changes applied to the staged state by
+the one projection (``memactors.core.project.apply``); the batch's ledger entries are committed
+in pipelined chunks; then the staged states are committed and the changes queued for L2. (A
+sweep's share, alone in its batch, is applied to the hot states themselves once committed.)
 Recovery replays the ledger's unapplied changes through the same projection.
 """
 
@@ -41,7 +42,7 @@ from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Out
 from ..core.grants import SYSTEM_ACTOR, GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache, is_made_key
 from ..core.ops import GATHERED_ELSEWHERE
-from ..core.project import COLUMNS, DELETE, PATCH_ACTIONS, ROW, Change, Rows, apply, l2_effect
+from ..core.project import COLUMNS, DELETE, PATCH_ACTIONS, ROW, Change, Rows, apply, apply_bulk, l2_effect
 from ..core.scopes import GLOBAL, parse_scope
 from ..core.versions import ScopeState
 from ..core.working import WorkingPool
@@ -444,7 +445,12 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         if missing:
             for s, st in (await self._load(missing)).items():
                 self.hot.install(s, st)
-        staged = {s: self.hot.get(s).stage() for s in scopes if s in self.hot}  # a sweep loads no cold scope
+        # A batch of bulk operations alone (the sweeper sends each share by itself) decides against
+        # the hot states as they are and changes them once its ledger group is durable: staging a
+        # share's thousands of evictions in layers, then committing them, was a third of an owner's sweep.
+        in_place = all(ops[i].BULK for i in todo)
+        staged = {s: st if in_place else st.stage()  # a sweep loads no cold scope
+                  for s in scopes if (st := self.hot.get(s)) is not None}
         pre = await self._gather_erasures([ops[i] for i in todo if scope_of[i] is not None], staged)
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
@@ -468,7 +474,9 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 results[i] = errors.encode(exc)
                 out = None
             if out is not None and op.BULK:
-                l2 = self._stage_bulk(out.changes, staged)
+                if not in_place:
+                    apply_bulk(staged.get, out.changes)
+                l2 = [True] * len(out.changes)  # a sweep's rows are vault rows read from Lance
             elif out is not None:
                 l2 = []
                 for ch in out.changes:
@@ -527,6 +535,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 continue
             self.idem.put(op.key, fps[i], stored, now_us)
             if op.BULK:
+                if in_place:
+                    self.hot.apply_bulk(out.changes)
                 self._fold_bulk(out.changes, payload)
                 continue
             for ch, seq in zip(out.changes, payload):
@@ -537,7 +547,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         for i, r in enumerate(results):
             if isinstance(r, tuple):  # a key repeated in the batch gets its first item's result
                 results[i] = results[r[1]]
-        for s in staged:
+        for s in staged if not in_place else ():
             if s not in rebuild:
                 if s in nears:
                     nears[s].keep()
@@ -632,23 +642,6 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             if ch is not None:
                 apply(rows, ch)
         return {m: rows.get(m) for m in memory_ids}
-
-    @staticmethod
-    def _stage_bulk(changes: list[Change], staged: dict[str, ScopeState]) -> list[bool]:
-        """A bulk operation's status changes (a sweep's share) on the staged hot scopes (cold ones
-        have nothing to stage): evicted memories leave, stale ones are patched. The general
-        loop's work per change cost a 1M sweep a third of its owner time; a sweep needs none of
-        it (no records, no vectors, no revival, and every row is a vault row read from Lance,
-        so L2 applies each)."""
-        for ch in changes:
-            view = staged.get(ch.scope)
-            if view is None:
-                continue
-            if ch.patch.get("status") in R.GONE:
-                view.remove(ch.memory_id)
-            else:  # a stale mark, or a review flag
-                apply(view, ch)
-        return [True] * len(changes)
 
     def _fold_bulk(self, changes: list[Change], seqs: list[int]) -> None:
         """``_fold`` for a bulk operation's committed changes: vault rows, no vectors."""

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core import records as R
 from ..core import scoring as S
+from ..core.project import apply_bulk
 from ..core.versions import Layer, ScopeState
 from ..core.visibility import ALL
 
@@ -371,6 +372,19 @@ class HotCache:
                 elif self.where.get(mid) == scope:
                     del self.where[mid]
             self.states.move_to_end(scope)
+
+    def apply_bulk(self, changes: list) -> None:
+        """A bulk operation's committed changes (a sweep's share) on the hot states themselves,
+        not staged first (``ScopeCore._decide_and_commit``), under the lock as a commit is."""
+        with self.lock:
+            apply_bulk(self.states.get, changes)
+            where = self.where
+            for scope in {ch.scope for ch in changes}:
+                if (state := self.states.get(scope)) is not None:
+                    state.gen += 1  # its hot index is of the last generation
+            for ch in changes:
+                if where.get(ch.memory_id) == ch.scope and ch.memory_id not in self.states[ch.scope].records:
+                    del where[ch.memory_id]
 
     def discard(self, scope: str) -> None:
         """Drop a scope's state (its next use loads it again)."""
