@@ -5,6 +5,7 @@ core's; this shell only tells it where the others are."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 
 import ray
@@ -32,6 +33,22 @@ class RayPools:
         return EmbedPool([embed_worker_name(i) for i in range(self.embeds)], self.namespace, local)
 
 
+def freeze_survivors(phase: str, info: dict) -> None:
+    """A ``gc.callbacks`` hook: what outlives a young collection leaves the collector's view.
+
+    An owner's heap is its hot state: records and indexes that live as long as their scope is
+    hot and hold no cycles. Python's collector scans each survivor of a young collection again
+    when the middle generation fills, about every 10^6 survivors: a pause of 0.3-0.9 s at
+    10^5-10^6 memories that collected nothing (measured: 0 objects in every such collection of
+    a 200k store's build and sweep; the young ones found ~350 in all). Frozen after their young
+    collection, survivors are never scanned again; a young collection still reclaims the cycles
+    that die young (the only ones measured). The oldest generation, where survivors would
+    otherwise go, is collected about once in 10^8 allocations at the owners' thresholds, and
+    Ray's own ``gc.collect`` requests skip frozen objects."""
+    if phase == "stop" and info["generation"] < 2:
+        gc.freeze()
+
+
 class _Shell:
     """The actor's class: a ``ScopeCore`` held, not inherited, so that Ray sees (and wraps with
     its per-call tracing hooks) only the core's public methods; the core's own calls among its
@@ -43,6 +60,8 @@ class _Shell:
         self.core = ScopeCore(index, data_dir, config, RayPeers(namespace),
                               RayPools(namespace, rc.gate_workers, rc.embed_workers))
         self._hot: HotServer | None = None
+        if freeze_survivors not in gc.callbacks:  # the actor's own process (never a caller's: the process host)
+            gc.callbacks.append(freeze_survivors)
 
     async def hot_endpoint(self) -> dict | None:
         """Where a driver on this node reaches the direct path (``actors.hot_socket``), started
