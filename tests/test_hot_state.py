@@ -49,6 +49,26 @@ def test_cache_is_reused_and_grown_in_place():
     assert [near.find(unit(i)) for i in range(4)] == ["a", "b", "c", None]
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=12), st.integers(0, 2**31))
+def test_a_cache_grown_batch_by_batch_summarises_its_rows_as_one_stacked_whole(sizes, seed):
+    # one row a batch takes its own path (no np.stack, no np.linalg.norm): the screen's bounds
+    # must be those of the rows stacked at once
+    from memactors.engine.hot import _NearCache
+
+    rng = np.random.default_rng(seed)
+    rows = [v / np.linalg.norm(v) for v in rng.standard_normal((sum(sizes), 64)).astype(np.float32)]
+    cache, at = _NearCache.of([], None, ["0"], rows[:1]), 1
+    for k in sizes[1:]:
+        cache.extend([str(i) for i in range(at, at + k)], rows[at:at + k])
+        at += k
+    whole = _NearCache.of([], None, [str(i) for i in range(at)], rows[:at])
+    n = len(whole.ids)
+    assert cache.ids == whole.ids and np.array_equal(cache.rows(), whole.rows())
+    assert np.array_equal(cache.head[:n], whole.head[:n])
+    assert np.allclose(cache.tail[:n], whole.tail[:n], rtol=1e-6, atol=0)
+
+
 def test_a_batch_not_committed_changes_nothing():
     parent = batch(ScopeState(), {"a": unit(0)})
     cache, gen = parent.near_cache, parent.gen
