@@ -26,7 +26,7 @@ run: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/memactors demo --data $(DATA) --fresh
 
-# Two workers, one test file each at a time (a file shares one runtime): 9 min on 2 cores, 14 in one.
+# Two workers, one test file each at a time (a file shares one runtime): 4-7 min on 2 cores (benchmarks/RESULTS.md).
 test: $(STAMP)
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -n 2 --dist loadfile
 
