@@ -74,7 +74,6 @@ def apply(view, ch: Change, base: dict | None = None) -> dict | None:
     return None
 
 
-
 def apply_bulk(view_of, changes: list[Change]) -> None:
     """A bulk operation's status changes (a sweep's share) on the views ``view_of(scope)`` gives
     (None: a scope not held): an evicted memory leaves its view (what ``apply`` does, without
@@ -87,6 +86,7 @@ def apply_bulk(view_of, changes: list[Change]) -> None:
             view.remove(ch.memory_id)
         else:
             apply(view, ch)
+
 
 def patch_of(old: dict, new: dict, fields=PATCHABLE) -> dict:
     """The patch that turns ``old`` into ``new`` (only patchable fields that differ)."""

@@ -378,12 +378,12 @@ class HotCache:
         not staged first (``ScopeCore._decide_and_commit``), under the lock as a commit is."""
         with self.lock:
             apply_bulk(self.states.get, changes)
-            where = self.where
             for scope in {ch.scope for ch in changes}:
                 if (state := self.states.get(scope)) is not None:
                     state.gen += 1  # its hot index is of the last generation
-            for ch in changes:
-                if where.get(ch.memory_id) == ch.scope and ch.memory_id not in self.states[ch.scope].records:
+            where, states = self.where, self.states
+            for ch in changes:  # the memories that left their scope's state leave the map
+                if where.get(ch.memory_id) == ch.scope and ch.memory_id not in states[ch.scope].records:
                     del where[ch.memory_id]
 
     def discard(self, scope: str) -> None:
