@@ -49,6 +49,16 @@ def folder_counts(data_dir: str) -> dict:
     return {"files": files, "lance_versions": versions, "mb": round(size / 1e6, 1)}
 
 
+def owners_cpu_s(rt) -> list[float]:
+    """CPU seconds each owner process has used so far (user + system; they run on this machine)."""
+    out = []
+    for pid in rt._calls.get([o.pid.remote() for o in rt._owners]):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return out
+
+
 def owners_rss_mb(rt) -> list[float]:
     """Resident memory of each owner process (they run on this machine)."""
     out = []
@@ -158,16 +168,17 @@ def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str, rete
                                  "seconds": plan.seconds}
         # 2. the applied sweep, alone on the runtime
         users = [f"/org/t{t:04d}/user/u0/" for t in range(min(tenants, 20))]
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), owners_cpu_s(rt)
         res = rt.gc()
         wall = time.perf_counter() - t0
+        owners_cpu = [round(b - a, 2) for a, b in zip(cpu0, owners_cpu_s(rt))]  # the maintenance step's too
         ev = (res.applied or {}).get("events", 0)
         secs = res.seconds
         out["sweep"] = {"by_rule": res.by_rule, "events": ev, "wall_s": round(wall, 2), "seconds": secs,
                         "apply_parts": (res.applied or {}).get("seconds"),
                         "evictions_per_s_apply": round(ev / secs["apply_seconds"]) if secs.get("apply_seconds") else None,
                         "evictions_per_s_excl_maintenance": round(ev / (secs["seconds"] - secs.get("maintenance_seconds", 0)))
-                        if ev else None, "maintenance": res.maintenance}
+                        if ev else None, "maintenance": res.maintenance, "owners_cpu_s": owners_cpu}
         # The issue's "whole sweep" leaves compaction out (reported apart), not version cleanup.
         compaction = (res.maintenance or {}).get("compaction_seconds", 0.0)
         out["sweep"]["seconds_excl_compaction"] = round(secs["seconds"] - compaction, 2)
