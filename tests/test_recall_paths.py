@@ -6,6 +6,7 @@ scores high in a scope of any size."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
@@ -218,3 +219,33 @@ def test_a_cold_fact_loses_to_its_rival_in_a_more_specific_scope_as_it_does_hot(
     assert org not in {m for m, _ in hot} | {m for m, _ in cold}
     if scan_rows:  # the scan scores every row, as the hot index does: the same hits; the queries
         assert hot == cold  # pick candidates, so among the fillers' equal scores they may differ
+
+
+@pytest.mark.parametrize("hot", [True, False], ids=["hot", "scanned"])
+def test_equal_scores_are_cut_by_memory_id_on_every_path(tmp_path, hot):
+    """Sixty memories of one batch, most of which score exactly alike (their texts differ by a
+    number the query does not hold), and a recall whose candidates and hits are both cut inside
+    that tie: the tied ones returned are those with the smallest ids, from the hot index and
+    from a scan of the cold scope alike."""
+    cfg = {"runtime": {"key_dir": str(tmp_path / "keys")}, "recall": {"min_score": -1.0}}
+    query = "alice ordered coffee beans from the shop"
+    with memactors.connect(str(tmp_path / "data"), host="process", config=cfg) as rt:
+        rt.grant("ag", A, write=True)
+        rt.write_many([{"scope": A, "text": f"alice ordered coffee beans batch {i} from the shop", "actor": "ag"}
+                       for i in range(60)])
+        rt.flush()
+        if not hot:
+            drop_hot(rt)
+
+        def hits(top_k):
+            res = rt.recall(query, actor="ag", task_id="t", allowed_scopes=[A], purpose="p", top_k=top_k,
+                            threshold=0.0)
+            assert res.path == ("hot" if hot else "cold")
+            return [(h.score, h.memory_id) for h in res.hits]
+
+        every = sorted(hits(60), key=lambda t: (-t[0], t[1]))
+        tie, size = Counter(s for s, _ in every).most_common(1)[0]
+        above = sum(s > tie for s, _ in every)
+        k = above + 2  # hits cut inside the tie, and the owner's max(3k, 20) candidates too
+        assert size >= 30 and max(3 * k, 20) < above + size  # the premise
+        assert [m for _, m in hits(k)] == [m for _, m in every[:k]]  # (recency moves every score alike)

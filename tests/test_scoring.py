@@ -65,6 +65,21 @@ def test_keyword_share_over_postings_equals_the_per_row_share_exactly():
         assert a.tolist() == b.tolist()  # the same floats, not merely close
 
 
+def test_a_rows_cosine_is_the_same_float_wherever_it_is_computed():
+    """One memory's cosine, alone, among copies of itself, after a misaligned start: the same
+    float (a matrix-vector product rounds a row by its position; equal scores then ranked apart
+    in a hot index and in a scan of the same rows)."""
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        v, q = rng.standard_normal((2, 384)).astype(np.float32)
+        alone = float(S.cosines(v[None], q)[0])
+        for n in (2, 3, 5, 9, 33, 130):
+            for off in (0, 1, 3):
+                buf = np.empty(n * 384 + off, np.float32)[off:].reshape(n, 384)
+                buf[:] = v
+                assert set(S.cosines(buf, q).tolist()) == {alone}
+
+
 def test_fuse_default_weights_and_stale_factor():
     comps = {"vector": [1.0, 1.0], "keyword": [1.0, 1.0], "recency": [1.0, 1.0], "importance": [1.0, 1.0]}
     out = S.fuse({k: np.array(v) for k, v in comps.items()}, S.DEFAULT_WEIGHTS, stale=[False, True])

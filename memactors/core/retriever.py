@@ -23,7 +23,7 @@ from . import validate as V
 
 from .errors import InvalidRecord
 from .records import MAX_CONTENT_CHARS, SENSITIVITIES
-from .scoring import DEFAULT_WEIGHTS, QueryTerms, Weights, score_candidates, tokenize
+from .scoring import DEFAULT_WEIGHTS, QueryTerms, Weights, cosines, score_candidates, tokenize
 
 MAX_RESULTS = 100
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -96,7 +96,7 @@ def score_results(scope_label: str, results: list[dict], texts: list[str], qvec,
     if not results:
         return []
     qterms = QueryTerms(tokenize(query))
-    cos = np.asarray(vecs, dtype=np.float32) @ np.asarray(qvec, dtype=np.float32)
+    cos = cosines(vecs, qvec)
     cands = []
     for i, (r, t) in enumerate(zip(results, texts)):
         cands.append({"memory_id": result_id(scope_label, r), "scope": scope_label, "content": t,

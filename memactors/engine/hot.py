@@ -68,6 +68,17 @@ def score_rows(rows: list[dict], cosine, qterms: S.QueryTerms | None, now_us: in
             for j, r in enumerate(rows)]
 
 
+def _best(live: np.ndarray, rank: np.ndarray, m: int, recs: list[dict]) -> np.ndarray:
+    """The ``m`` rows of ``live`` ranked highest, ties at the cut taken by memory id (as every
+    later order breaks them: a scan of the same rows keeps the same ones), in row order."""
+    r = rank[live]
+    cut = -np.partition(-r, m - 1)[m - 1]
+    above, tied = live[r > cut], live[r == cut]
+    if above.size + tied.size > m:
+        tied = np.array(sorted(tied.tolist(), key=lambda j: recs[j]["memory_id"])[: m - above.size], dtype=live.dtype)
+    return np.sort(np.concatenate([above, tied]))
+
+
 _CODED = (("sensitivity", "internal"), ("category", "default"), ("source_kind", ""))  # HotIndex._coded's columns
 
 
@@ -268,7 +279,7 @@ class HotIndex:
         if qvec is None:
             cos, keyword = np.zeros(n), np.zeros(n)
         else:
-            cos, keyword = self.mat @ qvec, qterms.over_postings(self.postings(), n)
+            cos, keyword = S.cosines(self.mat, qvec), qterms.over_postings(self.postings(), n)
         stale = self.stale_status | (self.soft <= now_us)
         fused, comps, rel = S.score_arrays(cos, keyword, self.updated, self.importance, stale, now_us, weights)
         ok = self.hard > now_us
@@ -276,8 +287,7 @@ class HotIndex:
             ok &= keep
         live = np.flatnonzero(ok)
         if live.size > m:  # dicts only for what can matter: building one per memory dominated
-            rank = fused if qvec is not None else self.updated
-            live = np.sort(live[np.argpartition(-rank[live], m - 1)[:m]])
+            live = _best(live, fused if qvec is not None else self.updated, m, self.recs)
         scored = Scored(self, fused, comps, stale, rel, cos, ok)
         return scored.hits(live), scored
 

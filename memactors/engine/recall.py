@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from operator import itemgetter
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class RecallMixin:
             working = [r for r in self.working.peek(s, now_us) if flt.keep(r)]
             if working:  # a few items, scored like the rest (over search_text, stale halved)
                 vecs = np.stack([self.working.vector(r["memory_id"]) for r in working])
-                cands += score_rows(working, vecs @ qvec if qvec is not None else np.zeros(len(working)),
+                cands += score_rows(working, S.cosines(vecs, qvec) if qvec is not None else np.zeros(len(working)),
                                     qterms if qvec is not None else None, now_us, weights)
             idx = self.hot.index(s)
             if idx is None:
@@ -77,7 +78,7 @@ class RecallMixin:
         if qvec is None:  # a listing: newest first
             cands.sort(key=lambda h: (-_ts(h["updated_at"]), h["memory_id"]))
         else:
-            cands.sort(key=lambda h: -h["score"])
+            _best_first(cands)
         top = cands[: req["m"]]
         # the hot rivals of the best (live, passing the filter), scored as they were
         for r in self.hot.rivals(top, hot):
@@ -106,7 +107,7 @@ class RecallMixin:
                     rows = self.l2.hybrid_search(req["qvec"], list(qterms.terms), cold, req["now"], req["m"],
                                                  where=where)
                 out = score_rows(rows, [r["cosine"] for r in rows], qterms, req["now"], weights)
-                out = sorted(out, key=lambda h: -h["score"])[: req["m"]]  # the best m, as from a hot scope
+                out = _best_first(out)[: req["m"]]  # the best m, as from a hot scope
         keys = entity_keys(hot_hits + out)
         if keys and cold:
             seen = {h["memory_id"] for h in hot_hits + out}
@@ -123,7 +124,7 @@ class RecallMixin:
         if req["qvec"] is None:  # a listing: newest first, no relevance to judge
             hits = sorted(hits + cold_hits, key=lambda h: (-_ts(h["updated_at"]), h["memory_id"]))
         else:
-            hits = sorted(hits + cold_hits, key=lambda h: -h["score"])
+            hits = _best_first(hits + cold_hits)
             floor = req.get("min_score", self.cfg.recall.min_score)
             hits = [h for h in hits if h["relevance"] > floor]  # relevance: a stale hit is judged before its x0.5
         path = "hot" if not cold else ("cold" if not hot else "mixed")
@@ -211,3 +212,16 @@ class RecallMixin:
 def _ts(v) -> int:
     """A hit's time as microseconds (hot records hold ints; Lance rows may hold datetimes)."""
     return v if isinstance(v, int) else int(v.timestamp() * 1_000_000)
+
+
+def _best_first(hits: list[dict]) -> list[dict]:
+    """``hits`` sorted in place, best score first, equal scores by memory id: the facade's order,
+    so that a cut here keeps the hits it would (and a hot scope and a scan of it keep the same
+    ones). Two stable sorts by a C key (a reversed sort keeps equals in order): a Python key
+    building (-score, id) per hit cost twice as much."""
+    hits.sort(key=_ID)
+    hits.sort(key=_SCORE, reverse=True)
+    return hits
+
+
+_ID, _SCORE = itemgetter("memory_id"), itemgetter("score")

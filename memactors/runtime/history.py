@@ -101,7 +101,7 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
     recall); the memories changed since (written, changed, evicted or erased after ``seq``) are
     folded from the ledger up to it, erased ones excluded. Its cost is a cold recall plus the
     changes since then."""
-    from ..core.scoring import QueryTerms
+    from ..core.scoring import QueryTerms, cosines
     from ..engine.hot import score_rows
     from ..engine.naming import owner_index
     from ..core import errors
@@ -125,7 +125,7 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
         hits += score_rows(then, np.zeros(len(then)), None, ts, plan.weights)
     elif then:
         vecs = rt.embedder.embed([R.embedded_text(r) for r in then])
-        hits += score_rows(then, vecs @ req["qvec"], QueryTerms(req["qtokens"]), ts, plan.weights)
+        hits += score_rows(then, cosines(vecs, req["qvec"]), QueryTerms(req["qtokens"]), ts, plan.weights)
     hits.sort(key=plan.order)
     chosen, info = finalize(hits, threshold=plan.threshold, max_items=plan.req.top_k, token_budget=plan.req.token_budget)
     result = recall_result(chosen, info, visible=plan.visible, path="as_of", threshold=plan.threshold)

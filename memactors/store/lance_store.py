@@ -23,6 +23,7 @@ import pyarrow.compute  # noqa: F401 - pa.compute
 from lancedb.index import FTS, Bitmap, BTree
 
 from ..core import records as R
+from ..core import scoring as S
 from ..core.errors import EmbedderMismatch, InvalidRecord, L2Outdated
 from . import filters as F
 from .l2_counts import COUNTED, table_counts
@@ -557,7 +558,7 @@ class L2Store:
         rows, vecs = _rows(self._select(where, RECALL_COLUMNS + ["vector"]))
         if not rows:
             return []
-        cos = np.stack(vecs).astype(np.float32) @ q
+        cos = S.cosines(np.stack(vecs), q)
         for r, c in zip(rows, cos.tolist()):
             r["cosine"] = c
         return [rows[i] for i in np.argsort(-cos, kind="stable")]
@@ -593,7 +594,7 @@ class L2Store:
             rows, vecs = _rows(tbl)
             for r, v in zip(rows, vecs):
                 if r["memory_id"] not in out:
-                    r["cosine"] = float(np.asarray(v, dtype=np.float32) @ q)
+                    r["cosine"] = float(S.cosines(np.asarray(v)[None], q)[0])
                     out[r["memory_id"]] = r
         return list(out.values())
 

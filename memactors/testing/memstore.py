@@ -96,7 +96,7 @@ class MemoryL2Store:
         if not rows:
             return []
         q = np.asarray(vector, dtype=np.float32)
-        cos = np.stack(vecs) @ q
+        cos = S.cosines(np.stack(vecs), q)
         share = S.QueryTerms(list(terms)).scores(S.doc_terms(r) for r in rows)
         by_vec = set(np.argsort(-cos, kind="stable")[:k].tolist())
         by_text = {int(i) for i in np.argsort(-share, kind="stable")[:k] if share[i] > 0}
