@@ -239,7 +239,19 @@ class RecallFilter:
         """For the evidence log: the rule that applied and the filters' shape (no values of where=)."""
         return {"purpose_rule": self.rule.name if self.rule is not None else None,
                 "where": sorted(self.where.to_wire()) if self.where is not None else [],
-                "clearance": {s: max(v, key=RANK.get) if v else None for s, v in sorted(self.sensitivities.items())}}
+                "clearance": {s: _highest(v) for s, v in sorted(self.sensitivities.items())}}
+
+
+_HIGHEST: dict[frozenset, str | None] = {}  # a clearance set -> its highest (few sets exist: one lookup a scope)
+
+
+def _highest(v: frozenset) -> str | None:
+    """The highest sensitivity of ``v`` (None: empty), remembered: every recall's evidence names
+    it for each visible scope, and max() by rank was most of describe()'s cost."""
+    top = _HIGHEST.get(v, _HIGHEST)
+    if top is _HIGHEST:
+        top = _HIGHEST[v] = max(v, key=RANK.get) if v else None
+    return top
 
 
 ALL = frozenset(SENSITIVITIES)
