@@ -5,6 +5,9 @@ own* check yields (each allowed scope and its ancestors), never a scope list it 
 caller that skips the facade gets no further. Threshold, conflicts and budget are applied by
 the caller over every owner's candidates; an owner returns its best ``m`` candidates and
 every visible rival of their entity keys (hot and cold), so conflicts resolve across scopes.
+An owner that holds every candidate (every visible scope but /global/, and /global/ empty or
+its own) applies them itself when the request says how (``finish``): only the chosen hits
+cross back (a simulation's recall: 5 of ~20 candidates).
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from operator import itemgetter
 import numpy as np
 
 from ..core import scoring as S
-from ..core.errors import MemactorsError
+from ..core.errors import InvalidRecord, MemactorsError
 from ..core.scopes import GLOBAL, parse_scope
+from ..core.selection import finalize
 from ..core.visibility import RecallFilter, purpose_rule, where_from_wire
 from ..store import filters as F
 from .hot import Scored, entity_keys, score_rows
@@ -30,11 +34,13 @@ YIELD_S = 0.002
 
 
 class RecallMixin:
-    def _served(self, req: dict) -> list[str]:
+    def _served(self, req: dict) -> tuple[list[str], bool]:
         """The visible scopes (each allowed scope and its ancestors) this owner holds, from the
-        grant check itself; /global/ stays for the owners that must say whether to ask it."""
+        grant check itself (/global/ stays for the owners that must say whether to ask it), and
+        whether it holds every visible scope but /global/."""
         visible = self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
-        return [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
+        served = [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
+        return served, len(served) == len(visible)
 
     def _filter(self, req: dict) -> RecallFilter:
         """What this recall may see beyond its scopes, from this owner's own grants (clearance
@@ -44,11 +50,12 @@ class RecallMixin:
         rule = purpose_rule(self.cfg.recall.purposes, req.get("purpose"))
         return RecallFilter.make(clear, rule, where_from_wire(req.get("where")))
 
-    def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool, list[str], RecallFilter]:
+    def _recall_core(self, req: dict) -> tuple[list[dict], list[str], bool, list[str], RecallFilter, bool]:
         """The hot part of a recall: (scored candidates, cold scopes still to query, whether
-        /global/ must be asked of its owner, hot scopes, the recall's filter). Reads only: it
-        also runs on the direct path's thread, so it never mutates shared state."""
-        served = self._served(req)
+        /global/ must be asked of its owner, hot scopes, the recall's filter, whether this owner
+        holds every candidate: every visible scope but /global/, and /global/ empty or its own).
+        Reads only: it also runs on the direct path's thread, so it never mutates shared state."""
+        served, whole = self._served(req)
         flt = self._filter(req)
         qvec, qterms, now_us = req["qvec"], S.QueryTerms(req["qtokens"]), req["now"]
         weights = S.Weights.parse(req["weights"])
@@ -85,7 +92,7 @@ class RecallMixin:
             h = scored[r["scope"]].hit_of(r["memory_id"]) if r["scope"] in scored else None
             if h is not None:
                 top.append(h)
-        return top, cold, needs_global, hot, flt
+        return top, cold, needs_global, hot, flt, whole and not needs_global
 
     def _cold(self, req: dict, cold: list[str], hot_hits: list[dict], hot: list[str], flt: RecallFilter) -> list[dict]:
         """Candidates from cold scopes (pre-filtered Lance vector and full-text queries, or the
@@ -120,7 +127,7 @@ class RecallMixin:
         return out
 
     def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool,
-                hot: list[str]) -> dict:
+                hot: list[str], whole: bool = False) -> dict:
         if req["qvec"] is None:  # a listing: newest first, no relevance to judge
             hits = sorted(hits + cold_hits, key=lambda h: (-_ts(h["updated_at"]), h["memory_id"]))
         else:
@@ -128,17 +135,22 @@ class RecallMixin:
             floor = req.get("min_score", self.cfg.recall.min_score)
             hits = [h for h in hits if h["relevance"] > floor]  # relevance: a stale hit is judged before its x0.5
         path = "hot" if not cold else ("cold" if not hot else "mixed")
-        return {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
+        out = {"hits": hits, "path": path, "cold_scopes": len(cold), "needs_global": needs_global}
+        if whole and req.get("finish") is not None:
+            # every candidate is here (the tenant's scopes are this owner's; /global/ is empty or
+            # its own): finished here as the facade would, only the chosen hits cross back
+            return _finished(out, req["finish"])
+        return out
 
     async def recall(self, req: dict) -> dict:
         """Scored candidates from the visible scopes this owner holds: the best ``m`` and their
         entity-key rivals."""
         await self._ready()
-        hits, cold, needs_global, hot, flt = self._recall_core(req)
+        hits, cold, needs_global, hot, flt, whole = self._recall_core(req)
         for s in hot:
             self.hot.touch(s)
         cold_hits = await asyncio.to_thread(self._cold, req, cold, hits, hot, flt) if cold else []
-        return self._finish(hits, cold_hits, cold, req, needs_global, hot)
+        return self._finish(hits, cold_hits, cold, req, needs_global, hot, whole)
 
     async def recall_many(self, reqs: list[dict]) -> list[dict]:
         """Many recalls in one call (a simulation tick): hot scopes answered in memory one after
@@ -153,12 +165,12 @@ class RecallMixin:
                 await asyncio.sleep(0)
                 t_yield = time.perf_counter()
             try:
-                hits, cold, needs_global, hot, flt = self._recall_core(req)
+                core = self._recall_core(req)
             except MemactorsError as exc:
                 out[i] = {"error": type(exc).__name__, "message": str(exc)}
                 continue
-            out[i] = (hits, cold, needs_global, hot, flt)
-            if cold:
+            out[i] = core
+            if core[1]:  # cold scopes to query
                 cold_jobs.append(i)
         if cold_jobs:
             colds = await asyncio.to_thread(
@@ -170,9 +182,12 @@ class RecallMixin:
             if isinstance(r, dict):
                 done.append(r)
                 continue
-            hits, cold, needs_global, hot, _flt = r
+            hits, cold, needs_global, hot, _flt, whole = r
             # /global/ candidates come from its owner, asked by the facade as part of the fan-out
-            done.append(self._finish(hits, colds.get(i, []), cold, reqs[i], needs_global, hot))
+            try:
+                done.append(self._finish(hits, colds.get(i, []), cold, reqs[i], needs_global, hot, whole))
+            except MemactorsError as exc:
+                done.append({"error": type(exc).__name__, "message": str(exc)})
         return done
 
     async def recall_as_of(self, req: dict) -> list[dict]:
@@ -182,7 +197,7 @@ class RecallMixin:
         A row unchanged since then is what it was then."""
         await self._ready()
         await self._flush()  # every row written up to that point must be in Lance
-        served = [s for s in self._served(req) if (s != GLOBAL_SCOPE or self.is_global_owner) and s in self.l2_scopes]
+        served = [s for s in self._served(req)[0] if (s != GLOBAL_SCOPE or self.is_global_owner) and s in self.l2_scopes]
         flt = self._filter(req)
         if not served:
             return []
@@ -202,11 +217,27 @@ class RecallMixin:
         if self._started is None or not self._started.done():
             return {"not_ready": True}
         try:
-            hits, cold, needs_global, hot, flt = self._recall_core(req)
+            hits, cold, needs_global, hot, flt, whole = self._recall_core(req)
             cold_hits = self._cold(req, cold, hits, hot, flt) if cold else []
-            return self._finish(hits, cold_hits, cold, req, needs_global, hot)
+            return self._finish(hits, cold_hits, cold, req, needs_global, hot, whole)
         except MemactorsError as exc:  # the direct path carries data, not our exception types
             return {"error": type(exc).__name__, "message": str(exc)}
+
+
+def _finished(part: dict, finish: dict) -> dict:
+    """An owner's answer holding every candidate of its recall, finished: the facade's
+    exclusions (a session's own items), conflicts, threshold, count and budget
+    (``core.selection.finalize``), over candidates in the facade's order (``_finish``'s). The
+    answer's ``final``: what the evidence counts (the rules' removals, the candidates)."""
+    try:
+        exclude = set(finish["exclude"])
+        threshold, top_k = float(finish["threshold"]), int(finish["top_k"])
+        budget = None if finish["token_budget"] is None else int(finish["token_budget"])
+    except (KeyError, TypeError, ValueError):
+        raise InvalidRecord("a recall's finish takes exclude, threshold, top_k and token_budget") from None
+    cands = [h for h in part["hits"] if h["memory_id"] not in exclude] if exclude else part["hits"]
+    chosen, info = finalize(cands, threshold=threshold, max_items=top_k, token_budget=budget)
+    return {**part, "hits": chosen, "final": {"info": info, "candidates": len(cands)}}
 
 
 def _ts(v) -> int:

@@ -122,6 +122,7 @@ class RecallAPI:
         answers (the direct path when one owner holds the scopes), finished."""
         plan.owner_req["qvec"] = (self._query_vectors.many([plan.req.query], [plan.text])[0]
                                   if plan.text is not None else None)
+        plan.owner_req["finish"] = plan.finish()
         return self._finish_recall(plan, self._fan_out(plan.owner_req, plan.visible))
 
     def recall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
@@ -176,6 +177,7 @@ class RecallAPI:
         by_owner: dict[int, list[int]] = {}
         for i in live:
             plans[i].owner_req["qvec"] = vecs.get(i)
+            plans[i].owner_req["finish"] = plans[i].finish()
             for oi in _owners_of(plans[i].visible, n):
                 by_owner.setdefault(oi, []).append(i)
         return by_owner
@@ -221,17 +223,31 @@ class RecallAPI:
         return _RecallPlan(req, [str(s) for s in visible], text, now, w, thr, mode, owner_req, flt)
 
     def _finish_recall(self, plan: _RecallPlan, parts: list[dict]) -> RecallResult:
-        """Over every owner's candidates: conflicts, threshold, count and budget; the evidence logged."""
-        cands = sorted((h for p in parts for h in p["hits"] if h["memory_id"] not in plan.exclude),
-                       key=plan.order)
-        chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
-                                token_budget=plan.req.token_budget)
+        """Over every owner's candidates: conflicts, threshold, count and budget; the evidence
+        logged. An owner that held every candidate finished them itself (``final``: only the
+        chosen hits crossed back, with the counts); should another owner have answered with
+        candidates after all (/global/ written in between), the owners are asked again for
+        every candidate."""
+        final = [p for p in parts if "final" in p]
+        if final:
+            if len(final) > 1 or any(p["hits"] for p in parts if "final" not in p):
+                plan.owner_req["finish"] = None
+                owners = _owners_of(plan.visible, len(self._owners))
+                return self._finish_recall(plan, self._calls.get([self._owners[oi].recall.remote(plan.owner_req)
+                                                                  for oi in owners]))
+            chosen, info, n = final[0]["hits"], final[0]["final"]["info"], final[0]["final"]["candidates"]
+        else:
+            cands = sorted((h for p in parts for h in p["hits"] if h["memory_id"] not in plan.exclude),
+                           key=plan.order)
+            chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
+                                    token_budget=plan.req.token_budget)
+            n = len(cands)
         paths = {p["path"] for p in parts}
         result = recall_result(chosen, info, visible=plan.visible, path=paths.pop() if len(paths) == 1 else "mixed",
                                threshold=plan.threshold)
         self._evidence.add(evidence_row(plan.req, result, self._evidence.digest(plan.text or ""), plan.now,
                                         mode=plan.mode, weights=plan.weights, threshold=plan.threshold,
-                                        candidates=len(cands), info=info, flt=plan.filter))
+                                        candidates=n, info=info, flt=plan.filter))
         return result
 
     def _fan_out(self, req: dict, visible: list[str]) -> list[dict]:
@@ -269,6 +285,12 @@ class _RecallPlan:
     owner_req: dict
     filter: RecallFilter | None = None  # clearance, purpose rule and where= (the owners build their own)
     exclude: frozenset = frozenset()  # ids never returned (a session's push: what L0 already shows)
+
+    def finish(self) -> dict:
+        """What an owner holding every candidate needs to finish the recall itself
+        (``engine.recall``'s ``_finished``)."""
+        return {"threshold": self.threshold, "top_k": self.req.top_k, "token_budget": self.req.token_budget,
+                "exclude": sorted(self.exclude)}
 
     def order(self, h: dict):
         """Best first: by score, or for a listing (no query) newest first."""
