@@ -16,7 +16,7 @@ from ..engine.naming import embed_worker_name, gate_worker_name
 from .embed_pool import EmbedPool
 from .gate_pool import GatePool
 from .hot_socket import HotServer
-from .packed import PACKED, Packed
+from .packed import PACKED, Packed, unpacked
 from .ports import RayPeers
 
 
@@ -82,7 +82,7 @@ class _Shell:
 def _forward(name: str, fn):
     if name in PACKED:
         async def method(self, *args, **kwargs):
-            return Packed(await getattr(self.core, name)(*args, **kwargs))
+            return Packed(await getattr(self.core, name)(*map(unpacked, args), **kwargs))
     elif inspect.iscoroutinefunction(fn):
         async def method(self, *args, **kwargs):
             return await getattr(self.core, name)(*args, **kwargs)

@@ -203,7 +203,7 @@ class BatchAPI:
 
     async def _a_recall(self, plans: list, now: int) -> list:
         by_owner = self._route_plans(plans)
-        refs = {oi: self._owners[oi].recall_many.remote([plans[i].owner_req for i in idx])
+        refs = {oi: self._host.send_recalls(self._owners[oi], [plans[i].owner_req for i in idx])
                 for oi, idx in by_owner.items()}
         _count(self, "owner_calls", len(refs))
         answers = dict(zip(refs, await asyncio.gather(*[self._calls.aget(r) for r in refs.values()])))

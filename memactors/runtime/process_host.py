@@ -180,6 +180,11 @@ class ProcessHost:
         return DirectRecall(owner)
 
     @staticmethod
+    def send_recalls(owner, reqs: list):
+        """Recall requests to a core: as they are (it shares this process)."""
+        return owner.recall_many.remote(reqs)
+
+    @staticmethod
     def send_writes(owner, reqs: list, now: int):
         """Checked write requests to a core: as they are (it shares this process; the facade
         validated them once)."""

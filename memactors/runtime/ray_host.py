@@ -12,6 +12,7 @@ import ray
 
 from ..core import errors
 from ..core.errors import MemactorsError, OwnerUnavailable, Unavailable
+from ..actors.packed import Packed
 from ..actors.ports import unwrap
 from . import ray_link, startup
 from .write_batches import columns
@@ -127,6 +128,11 @@ class RayHost:
         from ..actors.hot_socket import HotClient
 
         return HotClient(owner, timeout_s)
+
+    @staticmethod
+    def send_recalls(owner, reqs: list):
+        """Recall requests to an owner actor: one pickle (``actors.packed``)."""
+        return owner.recall_many.remote(Packed(reqs))
 
     @staticmethod
     def send_writes(owner, reqs: list, now: int):

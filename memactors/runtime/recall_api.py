@@ -160,7 +160,7 @@ class RecallAPI:
         one call per owner, each result finished and logged. An owner's refusal of one request
         becomes that request's error."""
         by_owner = self._route_plans(plans)
-        refs = {oi: self._owners[oi].recall_many.remote([plans[i].owner_req for i in idx])
+        refs = {oi: self._host.send_recalls(self._owners[oi], [plans[i].owner_req for i in idx])
                 for oi, idx in by_owner.items()}
         return self._finish_plans(plans, by_owner, {oi: self._calls.get(ref) for oi, ref in refs.items()})
 
