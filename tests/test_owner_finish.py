@@ -44,9 +44,19 @@ def _view(rt, res) -> tuple:
             ev["filters"]["candidates"], ev["removed"], [(h["memory_id"], h["score"]) for h in ev["hits"]])
 
 
-def _both(rt, monkeypatch, call):
-    """``call()``'s results with the owners finishing, and with the facade finishing every candidate."""
-    finished = [_view(rt, r) for r in call()]
+def _both(rt, monkeypatch, call, seen: list | None = None):
+    """``call()``'s results with the owners finishing, and with the facade finishing every
+    candidate; ``seen`` gets, per answer the facade finished with the owners finishing, whether
+    it was an owner's finished one."""
+    finish = recall_api.RecallAPI._finish_recall
+
+    def spy(self, plan, parts):
+        if seen is not None:
+            seen.append(any("final" in p for p in parts))
+        return finish(self, plan, parts)
+    with monkeypatch.context() as m:
+        m.setattr(recall_api.RecallAPI, "_finish_recall", spy)
+        finished = [_view(rt, r) for r in call()]
     with monkeypatch.context() as m:
         m.setattr(recall_api._RecallPlan, "finish", lambda self: None)
         whole = [_view(rt, r) for r in call()]
@@ -66,22 +76,25 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_recall_finished_by_its_owner_is_the_one_the_facade_finishes(rt, monkeypatch, case):
-    args = CASES[case]
+    args, seen = CASES[case], []
     finished, whole = _both(rt, monkeypatch, lambda: [rt.recall(args["query"], **KW, **{
-        k: v for k, v in args.items() if k != "query"})])
+        k: v for k, v in args.items() if k != "query"})], seen)
+    assert seen == [True]  # the tenant's owner finished it
     assert finished == whole
     assert finished[0][0] or case == "everything under the threshold"
 
 
 def test_recall_many_and_a_session_push_are_finished_alike(rt, monkeypatch):
     reqs = [{"query": a["query"], **KW, **{k: v for k, v in a.items() if k != "query"}} for a in CASES.values()]
-    finished, whole = _both(rt, monkeypatch, lambda: rt.recall_many(reqs))
-    assert finished == whole
+    seen = []
+    finished, whole = _both(rt, monkeypatch, lambda: rt.recall_many(reqs), seen)
+    assert seen == [True] * len(reqs) and finished == whole
     s = rt.session(A, actor="ag", task_id="s", goal="alice ordered coffee beans")
     s.start()
     # the session's push again: it leaves out the session's own items (its goal, close to the query)
-    finished, whole = _both(rt, monkeypatch, lambda: run_pushes(rt, [s]))
-    assert finished == whole and finished[0][0]
+    seen = []
+    finished, whole = _both(rt, monkeypatch, lambda: run_pushes(rt, [s]), seen)
+    assert seen == [True] and finished == whole and finished[0][0]
 
 
 def test_global_written_behind_the_tenants_owner_is_still_recalled(rt, monkeypatch):
@@ -92,14 +105,15 @@ def test_global_written_behind_the_tenants_owner_is_still_recalled(rt, monkeypat
     g = rt.write("/global/", "alice drinks coffee says the handbook", actor="ag").memory_id
     rt.flush()
     tenant = rt._owners[owner_index(parse_scope(ORG), N_OWNERS)]._obj  # noqa: SLF001 - the process host's core
-    live = tenant.global_live
+    live, seen = tenant.global_live, []
     try:
         tenant.global_live = False
         # recall_many asks every owner of the visible scopes (a single recall asks /global/'s owner
         # only when the tenant's says so: the global owner tells the others before a write's ack)
         finished, whole = _both(rt, monkeypatch, lambda: rt.recall_many([{
             "query": "the handbook says alice drinks coffee", **KW, "allowed_scopes": [A], "top_k": 5,
-            "threshold": 0.0}]))
+            "threshold": 0.0}]), seen)
     finally:
         tenant.global_live = live
+    assert seen == [True, False]  # finished by the tenant's owner, then asked again of both
     assert finished == whole and g in [m for m, *_ in finished[0][0]]
