@@ -9,6 +9,7 @@ import pytest
 
 import memactors
 from memactors.core.scopes import GLOBAL, parse_scope
+from memactors.engine import recall as engine_recall
 from memactors.engine.naming import owner_index
 from memactors.runtime import recall_api
 from memactors.runtime.session import _run_pushes as run_pushes
@@ -57,8 +58,8 @@ def _both(rt, monkeypatch, call, seen: list | None = None):
     with monkeypatch.context() as m:
         m.setattr(recall_api.RecallAPI, "_finish_recall", spy)
         finished = [_view(rt, r) for r in call()]
-    with monkeypatch.context() as m:
-        m.setattr(recall_api._RecallPlan, "finish", lambda self: None)
+    with monkeypatch.context() as m:  # no owner finishes: every candidate crosses back
+        m.setattr(engine_recall, "_finished", lambda part, how: part)
         whole = [_view(rt, r) for r in call()]
     return finished, whole
 

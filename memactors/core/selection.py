@@ -9,6 +9,7 @@ ranks it), then the item count and the token budget (push and pull share this pa
 from __future__ import annotations
 
 from .budget import select
+from .errors import InvalidRecord
 from .scoring import resolve_conflicts
 
 
@@ -25,3 +26,20 @@ def finalize(cands: list[dict], *, threshold: float, max_items: int, token_budge
     return chosen, {"removed": removed, "tokens": info["tokens"], "best_below": max(below) if below else None,
                     "conflicts": [
         {"winner": h["memory_id"], **h["conflict"]} for h in chosen if h.get("conflict")]}
+
+
+def finish(cands: list[dict], how: dict) -> tuple[list[dict], dict, int]:
+    """``cands`` (best first) finished as a recall's request says (``how``: its ``exclude``d
+    ids, ``threshold``, ``top_k``, ``token_budget``): (selected, info as ``finalize`` gives it,
+    the candidates counted). The facade finishes every owner's candidates with it, and an owner
+    holding every candidate its own: the same result by construction."""
+    try:
+        exclude = set(how["exclude"])
+        threshold, top_k = float(how["threshold"]), int(how["top_k"])
+        budget = None if how["token_budget"] is None else int(how["token_budget"])
+    except (KeyError, TypeError, ValueError):
+        raise InvalidRecord("a recall's finish takes exclude, threshold, top_k and token_budget") from None
+    if exclude:
+        cands = [h for h in cands if h["memory_id"] not in exclude]
+    chosen, info = finalize(cands, threshold=threshold, max_items=top_k, token_budget=budget)
+    return chosen, info, len(cands)

@@ -13,6 +13,7 @@ never after. Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -242,16 +243,11 @@ class RecallFilter:
                 "clearance": {s: _highest(v) for s, v in sorted(self.sensitivities.items())}}
 
 
-_HIGHEST: dict[frozenset, str | None] = {}  # a clearance set -> its highest (few sets exist: one lookup a scope)
-
-
+@functools.cache  # sets of the four sensitivities: at most 16
 def _highest(v: frozenset) -> str | None:
     """The highest sensitivity of ``v`` (None: empty), remembered: every recall's evidence names
     it for each visible scope, and max() by rank was most of describe()'s cost."""
-    top = _HIGHEST.get(v, _HIGHEST)
-    if top is _HIGHEST:
-        top = _HIGHEST[v] = max(v, key=RANK.get) if v else None
-    return top
+    return max(v, key=RANK.get) if v else None
 
 
 ALL = frozenset(SENSITIVITIES)

@@ -19,9 +19,9 @@ from operator import itemgetter
 import numpy as np
 
 from ..core import scoring as S
-from ..core.errors import InvalidRecord, MemactorsError
+from ..core.errors import MemactorsError
 from ..core.scopes import GLOBAL, parse_scope
-from ..core.selection import finalize
+from ..core.selection import finish
 from ..core.visibility import RecallFilter, purpose_rule, where_from_wire
 from ..store import filters as F
 from .hot import Scored, entity_keys, score_rows
@@ -224,20 +224,12 @@ class RecallMixin:
             return {"error": type(exc).__name__, "message": str(exc)}
 
 
-def _finished(part: dict, finish: dict) -> dict:
-    """An owner's answer holding every candidate of its recall, finished: the facade's
-    exclusions (a session's own items), conflicts, threshold, count and budget
-    (``core.selection.finalize``), over candidates in the facade's order (``_finish``'s). The
-    answer's ``final``: what the evidence counts (the rules' removals, the candidates)."""
-    try:
-        exclude = set(finish["exclude"])
-        threshold, top_k = float(finish["threshold"]), int(finish["top_k"])
-        budget = None if finish["token_budget"] is None else int(finish["token_budget"])
-    except (KeyError, TypeError, ValueError):
-        raise InvalidRecord("a recall's finish takes exclude, threshold, top_k and token_budget") from None
-    cands = [h for h in part["hits"] if h["memory_id"] not in exclude] if exclude else part["hits"]
-    chosen, info = finalize(cands, threshold=threshold, max_items=top_k, token_budget=budget)
-    return {**part, "hits": chosen, "final": {"info": info, "candidates": len(cands)}}
+def _finished(part: dict, how: dict) -> dict:
+    """An owner's answer holding every candidate of its recall (in the facade's order:
+    ``_finish``'s), finished as the facade would (``core.selection.finish``); ``final``: what
+    the evidence counts (the rules' removals, the candidates)."""
+    chosen, info, n = finish(part["hits"], how)
+    return {**part, "hits": chosen, "final": {"info": info, "candidates": n}}
 
 
 def _ts(v) -> int:

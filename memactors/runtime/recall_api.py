@@ -16,7 +16,7 @@ from ..core import scoring as S
 from ..core.errors import MemactorsError
 from ..core.grants import GrantTable
 from ..core.scopes import GLOBAL, parse_scope
-from ..core.selection import finalize
+from ..core.selection import finish
 from ..core.visibility import RecallFilter, parse_where, purpose_rule
 from ..core import validate as V
 from . import history
@@ -232,16 +232,10 @@ class RecallAPI:
         if final:
             if len(final) > 1 or any(p["hits"] for p in parts if "final" not in p):
                 plan.owner_req["finish"] = None
-                owners = _owners_of(plan.visible, len(self._owners))
-                return self._finish_recall(plan, self._calls.get([self._owners[oi].recall.remote(plan.owner_req)
-                                                                  for oi in owners]))
+                return self._finish_recall(plan, self._ask_owners(plan.owner_req, plan.visible))
             chosen, info, n = final[0]["hits"], final[0]["final"]["info"], final[0]["final"]["candidates"]
         else:
-            cands = sorted((h for p in parts for h in p["hits"] if h["memory_id"] not in plan.exclude),
-                           key=plan.order)
-            chosen, info = finalize(cands, threshold=plan.threshold, max_items=plan.req.top_k,
-                                    token_budget=plan.req.token_budget)
-            n = len(cands)
+            chosen, info, n = finish(sorted((h for p in parts for h in p["hits"]), key=plan.order), plan.finish())
         paths = {p["path"] for p in parts}
         result = recall_result(chosen, info, visible=plan.visible, path=paths.pop() if len(paths) == 1 else "mixed",
                                threshold=plan.threshold)
@@ -269,8 +263,11 @@ class RecallAPI:
             if part.get("needs_global") and oi != glob:
                 parts.append(self._calls.get(self._owners[glob].recall.remote(req)))
             return parts
-        owners = sorted({owner_index(parse_scope(s), n) for s in visible})
-        return self._calls.get([self._owners[oi].recall.remote(req) for oi in owners])
+        return self._ask_owners(req, visible)
+
+    def _ask_owners(self, req: dict, visible: list[str]) -> list[dict]:
+        """Every owner of the visible scopes asked at once, /global/'s included."""
+        return self._calls.get([self._owners[oi].recall.remote(req) for oi in _owners_of(visible, len(self._owners))])
 
 
 @dataclass(slots=True)

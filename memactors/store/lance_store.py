@@ -592,9 +592,10 @@ class L2Store:
         out = {}
         for tbl in [vec_tbl] + ([fts_future.result()] if fts_future is not None else []):
             rows, vecs = _rows(tbl)
-            for r, v in zip(rows, vecs):
+            cos = S.cosines(np.stack(vecs), q).tolist() if rows else []
+            for r, c in zip(rows, cos):
                 if r["memory_id"] not in out:
-                    r["cosine"] = float(S.cosines(np.asarray(v)[None], q)[0])
+                    r["cosine"] = c
                     out[r["memory_id"]] = r
         return list(out.values())
 
