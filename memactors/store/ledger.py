@@ -67,6 +67,11 @@ _EVENT_SCHEMA = pa.schema(
         ("prev_hash", pa.binary()), ("hash", pa.binary()), ("mac", pa.binary()),
     ]
 )
+_KEY_SCHEMA = pa.schema([("memory_id", pa.string()), ("key", pa.binary())])
+_IDEM_SCHEMA = pa.schema([("idem_key", pa.string()), ("ts", pa.int64()), ("result", pa.binary()),
+                          ("fingerprint", pa.binary())])
+_APPLIED_SCHEMA = pa.schema([("seq", pa.int64())])
+SMALL_INSERT = 2  # rows up to which ``Ledger._insert`` sends them as parameters
 # Meta: the folder's id (names its key outside the folder) and the ledger format. Format 2 is
 # the keyed ledger; format 1 (no key, no MACs) is upgraded in place when first opened.
 LEDGER_FORMAT = 2
@@ -212,9 +217,22 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
             self._x("INSERT INTO meta VALUES ('provenance', ?)", [b"1"])
 
     def _insert_provenance(self, rows: list[tuple[str, str, str]]) -> None:
-        prov = pa.table({"memory_id": [r[0] for r in rows], "source": [r[1] for r in rows],  # noqa: F841
-                         "kind": [r[2] for r in rows]})
-        self.con.execute("INSERT INTO provenance SELECT * FROM prov").fetchall()
+        self._insert("provenance", {"memory_id": [r[0] for r in rows], "source": [r[1] for r in rows],
+                                    "kind": [r[2] for r in rows]})
+
+    def _insert(self, table: str, columns: dict[str, list], schema: pa.Schema | None = None) -> None:
+        """Append rows, given as ``columns`` (every column of ``table``, in its order, of one
+        length). Up to ``SMALL_INSERT`` rows go as one parameterised VALUES statement, more as
+        an Arrow table DuckDB reads in place: a statement's fixed cost is most of a single
+        write's commit, and the parameters' is about half the Arrow scan's (RESULTS)."""
+        n = len(next(iter(columns.values())))
+        if n <= SMALL_INSERT:
+            row = "(" + ", ".join("?" * len(columns)) + ")"
+            params = [v for i in range(n) for v in (c[i] for c in columns.values())]
+            self.con.execute(f"INSERT INTO {table} VALUES {', '.join([row] * n)}", params).fetchall()
+            return
+        rows = pa.table(columns, schema=schema)  # noqa: F841 - read by DuckDB's replacement scan, in this frame
+        self.con.execute(f"INSERT INTO {table} SELECT * FROM rows").fetchall()
 
     def _meta(self, name: str) -> bytes | None:
         rows = self._x("SELECT value FROM meta WHERE key = ?", [name])
@@ -296,22 +314,15 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
             # One MAC per commit, on its last event, vouches for the chain up to it (grant
             # events carry their own as well: the open check verifies every grant cheaply).
             macs[-1] = self.key.mac(seq, prev)
-        # Arrow tables are read by DuckDB's replacement scan of these local names, so those
-        # statements call con.execute here, in this frame (cheaper than register/unregister).
-        ev = pa.table({  # noqa: F841
-            "seq": pa.array(seqs, pa.int64()), "ts": pa.array(col["ts"], pa.int64()), "scope": col["scope"],
-            "action": col["action"], "memory_id": col["memory_id"], "version": pa.array(col["version"], pa.int32()),
-            "actor": col["actor"], "reason": col["reason"], "encrypted": encrypted,
-            "snapshot": pa.array(snapshots, pa.binary()), "idem_key": idem_of,
-            "format": pa.array([E.FORMAT_VERSION] * len(seqs), pa.int32()), "prev_hash": pa.array(prevs, pa.binary()),
-            "hash": pa.array(hashes, pa.binary()), "mac": pa.array(macs, pa.binary())}, schema=_EVENT_SCHEMA)
+        ev = {"seq": seqs, "ts": col["ts"], "scope": col["scope"], "action": col["action"],
+              "memory_id": col["memory_id"], "version": col["version"], "actor": col["actor"],
+              "reason": col["reason"], "encrypted": encrypted, "snapshot": snapshots, "idem_key": idem_of,
+              "format": [E.FORMAT_VERSION] * len(seqs), "prev_hash": prevs, "hash": hashes, "mac": macs}
         items = [i for i, _, _ in take]
-        idem = pa.table({  # noqa: F841
-            "idem_key": [batch["idem_key"][i] for i in items],
-            "ts": pa.array([batch["ts"][first] if n else 0 for _, first, n in take], pa.int64()),
-            "result": pa.array([batch["result"][i] for i in items], pa.binary()),
-            "fingerprint": pa.array([batch["fingerprint"][i] for i in items], pa.binary())})
-        newkeys = pa.table({"memory_id": key_ids, "key": pa.array(keys, pa.binary())})  # noqa: F841
+        idem = {"idem_key": [batch["idem_key"][i] for i in items],
+                "ts": [batch["ts"][first] if n else 0 for _, first, n in take],
+                "result": [batch["result"][i] for i in items],
+                "fingerprint": [batch["fingerprint"][i] for i in items]}
         destroy = [m for i in items for m in batch["destroy"][i]]
         if destroy:  # journaled first: a backup restored later erases them again, even if this folder is lost
             record_erased(self.key.directory, self.lineage, destroy)
@@ -320,16 +331,16 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]
         with self._transaction():
             if seqs:
-                self.con.execute("INSERT INTO events SELECT * FROM ev").fetchall()
+                self._insert("events", ev, _EVENT_SCHEMA)
             if key_ids:
-                self.con.execute("INSERT INTO keys SELECT * FROM newkeys").fetchall()
+                self._insert("keys", {"memory_id": key_ids, "key": keys}, _KEY_SCHEMA)
             if destroy:
                 self._x("DELETE FROM keys WHERE list_contains(?, memory_id)", [destroy])
             if applied:
                 self._insert_applied(applied)
             if prov:
                 self._insert_provenance(prov)
-            self.con.execute("INSERT INTO idempotency SELECT * FROM idem").fetchall()
+            self._insert("idempotency", idem, _IDEM_SCHEMA)
         if seqs:
             self.last_seq, self.last_hash = seq, prev
             self.key.write_head(seq, prev)
@@ -353,8 +364,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         self._x("CHECKPOINT")
 
     def _insert_applied(self, seqs: list[int]) -> None:
-        done = pa.table({"seq": pa.array(seqs, pa.int64())})  # noqa: F841 - read by the replacement scan
-        self.con.execute("INSERT INTO l2_applied SELECT * FROM done").fetchall()
+        self._insert("l2_applied", {"seq": seqs}, _APPLIED_SCHEMA)
 
     def mark_all_applied(self, upto: int) -> None:
         """Every event up to ``upto`` is in L2 (after a rebuild)."""
