@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .errors import AccessDenied, NoGrants
 from .scopes import Scope, check_identifier, parse_scope, visible_set
-from .visibility import DEFAULT_CLEARANCE, RANK, check_clearance
+from .visibility import DEFAULT_CLEARANCE, RANK, at_or_below, check_clearance
 
 # The runtime's own identity, for the work it does itself (sweeps, demotion). Not an
 # identifier ('@' is not an identifier character), so no caller can pass it as ``actor``, no
@@ -138,6 +138,13 @@ class GrantTable:
             mine = own(parse_scope(key))
             out[key] = mine if mine is not None else c
         return out
+
+    def sees(self, actor: str, scope: Scope) -> frozenset[str]:
+        """The sensitivities ``actor`` may see in ``scope`` (its clearance there and below; none
+        without a read grant): what every read that shows a memory's record checks, not recall
+        alone (history, review lists, point-in-time listings)."""
+        c = self.clearances(actor, [scope]).get(str(scope))
+        return at_or_below(c) if c is not None else frozenset()
 
     def to_list(self) -> list[dict]:
         return [g.to_dict() for g in self.all()]

@@ -85,6 +85,7 @@ class ListingMixin:
         out = []
         for s in scopes:
             st = await self._state(s)
+            sees = self.grants.sees(actor, parse_scope(s))  # a held write above the clearance is not listed
             out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")} for r in (*st.records.values(), *also(s))
-                    if keep(r)]
+                    if keep(r) and r.get("sensitivity") in sees]
         return sorted(out, key=lambda r: r["created_at"])

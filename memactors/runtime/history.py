@@ -78,6 +78,10 @@ def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
     seq = point(rt, at)
     first, last, _ = rt._calls.get(rt._ledger.history_call.remote("bounds"))  # noqa: SLF001
     recs = rt._calls.get(rt._ledger.history_call.remote("subtree_at", str(under), seq))  # noqa: SLF001
+    sees: dict[str, frozenset] = {}  # a memory above the actor's clearance in its scope is not there for it
+    for s in {r["scope"] for r in recs}:
+        sees[s] = rt._grants.sees(actor, parse_scope(s))  # noqa: SLF001
+    recs = [r for r in recs if r.get("sensitivity") in sees[r["scope"]]]
     changed = rt._calls.get(rt._ledger.history_call.remote("changed_under", str(under), seq))  # noqa: SLF001
     by_status: dict[str, int] = {}
     by_pool: dict[str, int] = {}
