@@ -353,6 +353,11 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             raise R.InvalidRecord(f"an owner applies operations, not {type(op).__name__}")
         if "prepared" not in op.GATHER:  # a write was checked where it arrived (write_batch)
             op.validate()
+            if isinstance(getattr(op, "reason", None), str) and not _system(op):
+                # A caller's words, kept in clear in the ledger's events (history, audit): every
+                # PII or secret hit replaced by its placeholder. Never refused: an erasure or a
+                # review decision must not fail on the words of its stated reason.
+                op.reason = self.gate.redact_all(op.reason)
         if address == "rows":
             for s in op.scopes():
                 self._check_mine(s)

@@ -19,7 +19,7 @@ from ..core import records as R
 from ..core import validate as V
 from ..core.errors import InvalidRecord
 from ..core.scopes import check_identifier
-from .gated import gated_text
+from ..gate.free_text import gated_text
 from .results import RecallResult
 
 MAX_TOOL_CHARS = 256

@@ -48,7 +48,7 @@ from .audit import Audit, l2_problem
 from .batch import BatchAPI
 from .calls import Calls
 from .evidence import RecallLog
-from .gated import gated_text
+from ..gate.free_text import gated_text
 from .query_vectors import QueryVectors
 from .write_batches import as_result, batch_max, direct_write, raise_item_errors
 from .history import RollbackPlan

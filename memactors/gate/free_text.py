@@ -1,5 +1,6 @@
-"""Free text the runtime keeps in clear beside the memories (a grant's reason, a tool's name): through the
-write gate first, like everything that reaches a log (DESIGN section 6)."""
+"""Free text the runtime keeps in clear beside the memories (a grant's reason, a tool's name, the reason an
+operation states for a change): through the write gate first, like everything that reaches a log
+(DESIGN section 6)."""
 
 from __future__ import annotations
 
