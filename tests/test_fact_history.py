@@ -143,6 +143,51 @@ def test_an_update_the_gate_holds_or_blocks_changes_nothing(rt, user):
     assert rt.history(t.memory_id, actor=ag)["live"] == [t.memory_id]
 
 
+def test_a_held_update_approved_in_review_is_the_next_version(rt, user):
+    """Approval makes a held update what ``update`` promised: the next version of the memory
+    it named, whatever the confidence rules would say (a web source under a user's word)."""
+    scope, ag = user
+    rt.grant(f"rv-{ag}", scope, write=True)
+    a = theme(rt, scope, ag, "dark", source="user_stated")
+    held = rt.update(a.memory_id, "Alice prefers light mode (from her settings page)", actor=ag, object="light",
+                     source="web")
+    assert held.decision == "pending" and held.supersedes is None  # nothing superseded yet
+    assert rt.history(a.memory_id, actor=ag)["live"] == [a.memory_id]
+    out = rt.review.approve(held.memory_id, actor=f"rv-{ag}", reason="checked with Alice")
+    assert out["outcome"] == "superseded_previous" and out["version"] == 2
+    h = rt.history((scope, "alice", "ui_theme"), actor=ag)
+    assert h["live"] == [held.memory_id]
+    assert [v["status"] for v in h["versions"]] == ["superseded", "active"]
+    assert h["versions"][-1]["supersedes"] == a.memory_id
+
+
+def test_a_held_update_whose_version_moved_on_is_approved_as_a_plain_write(rt, user):
+    scope, ag = user
+    rt.grant(f"rv-{ag}", scope, write=True)
+    a = theme(rt, scope, ag, "dark", source="user_stated")
+    held = rt.update(a.memory_id, "Alice prefers light mode (from a forum post)", actor=ag, object="light",
+                     source="web")
+    b = rt.update(a.memory_id, "Alice prefers sepia mode", actor=ag, object="sepia")  # the fact moved on
+    out = rt.review.approve(held.memory_id, actor=f"rv-{ag}", reason="checked")
+    assert out["outcome"] != "superseded_previous"  # the confidence rules decide: a web source loses
+    assert rt.history((scope, "alice", "ui_theme"), actor=ag)["live"] == [b.memory_id]
+
+
+def test_an_update_retried_with_its_idempotency_key_gets_the_first_result(rt, user):
+    scope, ag = user
+    a = theme(rt, scope, ag, "dark")
+    first = rt.update(a.memory_id, "Alice prefers high-contrast mode", actor=ag, object="high-contrast",
+                      idempotency_key=f"upd-{ag}")
+    again = rt.update(a.memory_id, "Alice prefers high-contrast mode", actor=ag, object="high-contrast",
+                      idempotency_key=f"upd-{ag}")
+    assert (again.memory_id, again.version, again.decision) == (first.memory_id, 2, "superseded_previous")
+    with pytest.raises(NotFound):  # another key on a version no longer live: still refused
+        rt.update(a.memory_id, "Alice prefers high-contrast mode", actor=ag, idempotency_key=f"upd2-{ag}")
+    with pytest.raises(NotFound):
+        rt.update(a.memory_id, "Alice prefers sepia mode", actor=ag)
+    assert rt.history(a.memory_id, actor=ag)["live"] == [first.memory_id]
+
+
 @pytest.mark.parametrize("bad", [None, 42, "x" * 31, "G" * 32, ("/org/a/user/b/", "s"), ["/org/a/", "s", "p"]])
 def test_bad_targets_are_refused_typed(rt, user, bad):
     _, ag = user

@@ -174,13 +174,14 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
         return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
                                of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
     rec["version"] = state.next_version(key) if key else int(old["version"]) + 1
-    if rec["status"] == "pending":
-        return Outcome([Change(E.WRITE, req.scope, rec["memory_id"], record=rec,
-                               reason=f"an update of {old_id}, held for review")],
-                       write_result(R.PENDING, rec, req.scope, prep.gate), vectors=vectors)
-    rec["supersedes"] = old_id
     if not rules_for(req, ctx.lifecycle).explicit_ttl:
         _inherit_ttl(rec, old, now_us)
+    if rec["status"] == "pending":
+        result = write_result(R.PENDING, rec, req.scope, prep.gate)  # it supersedes nothing yet
+        rec["supersedes"] = old_id  # what an approval makes it the next version of (decide_review)
+        return Outcome([Change(E.WRITE, req.scope, rec["memory_id"], record=rec,
+                               reason=f"an update of {old_id}, held for review")], result, vectors=vectors)
+    rec["supersedes"] = old_id
     new_id = rec["memory_id"]
     changes = [Change(E.WRITE, req.scope, new_id, record=rec, reason=f"an update of {old_id}"),
                Change(E.STATUS, old["scope"], old_id, patch={"status": "superseded", "updated_at": now_us},
@@ -226,6 +227,17 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
                                reason=f"approved in review: {op.reason}", of_version=rec["version"])],
                        {"decision": "approved", "outcome": R.ACCEPTED, "memory_id": rec["memory_id"],
                         "scope": rec["scope"], "version": rec["version"]})
+    old = state.get(rec["supersedes"]) if rec.get("supersedes") else None
+    if old is not None and old["status"] in R.LIVE and old.get("entity_key") == rec.get("entity_key"):
+        # A held update (rt.update) whose version is still live: approved, it is the next
+        # version as the update asked, whatever the confidence rules would say of another writer.
+        new = dict(rec, status="active", updated_at=now_us)
+        changes = [Change(E.STATUS, rec["scope"], rec["memory_id"], patch=patch_of(rec, new), of_version=rec["version"],
+                          reason=f"approved in review: {op.reason}"),
+                   Change(E.STATUS, old["scope"], old["memory_id"], patch={"status": "superseded", "updated_at": now_us},
+                          reason=f"superseded by {rec['memory_id']}: updated", of_version=old["version"])]
+        return Outcome(changes, {"decision": "approved", "outcome": R.SUPERSEDED_PREVIOUS, "memory_id": rec["memory_id"],
+                                 "scope": rec["scope"], "version": rec["version"]})
     probe = state.stage()
     probe.remove(rec["memory_id"])
     d = decide_write(probe, dict(rec, status="active", updated_at=now_us), now_us)

@@ -79,7 +79,9 @@ class VersionsAPI:
             self._check_write([(actor, parse_scope(rec["scope"]))])
         except MemactorsError:
             raise NotFound(f"no memory of that id that actor {actor!r} may update") from None
-        if rec.get("pool") != "vault" or rec["status"] not in R.LIVE:
+        if (rec.get("pool") != "vault" or rec["status"] not in R.LIVE) and idempotency_key is None:
+            # With a key it goes on: a retry of an update that landed (its memory superseded by
+            # it) gets the first result from the owner, which refuses anything else as NotFound.
             raise NotFound("that memory is not the live version of its fact (rt.history shows which one is)")
         same_source = source is None or source == rec["source_kind"]
         item = dict(scope=rec["scope"], text=text, actor=actor, subject=rec.get("subject"),
