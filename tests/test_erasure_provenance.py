@@ -168,6 +168,25 @@ def test_a_claim_needs_a_read_grant_and_never_erases_across_scopes(rt):
     assert hit.review == "source_forgotten"
 
 
+def test_a_refused_claim_refuses_its_whole_write_many(rt):
+    """All items are grant-checked before anything is written, their claims too: a call with
+    one claim the actor may not make writes nothing; with ``return_errors`` only that item fails."""
+    org, other = unique_org("m4"), unique_org("m4x")
+    mine, theirs = f"/org/{org}/user/u/", f"/org/{other}/user/v/"
+    rt.grant("ag-m4", mine, write=True)
+    rt.grant("ag-m4x", theirs, write=True)
+    src = rt.write(theirs, "v's note on the lease", actor="ag-m4x").memory_id
+    items = [dict(scope=mine, text="the first item of the call", actor="ag-m4"),
+             dict(scope=mine, text="a summary of v's lease", actor="ag-m4", derived_from=[src])]
+    with pytest.raises(AccessDenied):
+        rt.write_many(items)
+    assert not _ids(rt, "first item of the call", "ag-m4", [mine])
+    out = rt.write_many(items, return_errors=True)
+    assert out[0].decision == "accepted" and isinstance(out[1], AccessDenied)
+    assert [h.content for h in _ids(rt, "first item of the call", "ag-m4", [mine]).values()] == \
+        ["the first item of the call"]
+
+
 def test_the_provenance_index_is_built_for_a_ledger_from_before_it(ray_session, tmp_path):
     data = str(tmp_path / "data")
     s = "/org/old/user/u/"

@@ -23,7 +23,7 @@ from ..core import records as R
 from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
-from ..core.errors import (BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite,
+from ..core.errors import (AccessDenied, BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite,
                            Unavailable)
 from ..core.idempotency import made_key_prefix
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
@@ -487,6 +487,19 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
 
     def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:
         self._check_write([(r.actor, r.scope_obj) for r in reqs])
+        claimed = [r for r in reqs if r.derived_from]
+        if not claimed:
+            return
+        # A claim needs a read grant on each source: checked here too, before anything is sent,
+        # so that a refused claim refuses its whole call (the owner checks again, as the authority).
+        where = self._calls.get(self._ledger.scopes_of.remote(sorted({m for r in claimed for m in r.derived_from})))
+        for r in claimed:
+            try:
+                if any(m not in where for m in r.derived_from):
+                    raise NotFound("unknown")
+                self._check_read(r.actor, [parse_scope(where[m]) for m in r.derived_from])
+            except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
+                raise AccessDenied("derived_from names a memory this actor cannot read; nothing was written") from None
 
     def tick(self) -> Tick:
         """``with rt.tick() as t: t.write(...)``: the tick's writes are committed together at its
