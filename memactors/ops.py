@@ -78,6 +78,11 @@ class Lookup:
             raise InvalidRecord("limit is a count (an int >= 0)")
         if isinstance(self.offset, bool) or not isinstance(self.offset, int) or self.offset < 0:
             raise InvalidRecord("offset is a count (an int >= 0)")
+        if self.subject_prefix is not None and not isinstance(self.subject_prefix, str):
+            raise InvalidRecord("subject_prefix is a str")
+        if self.facts is not None and (not isinstance(self.facts, (list, tuple)) or not all(
+                isinstance(f, (list, tuple)) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in self.facts)):
+            raise InvalidRecord("facts is a list of (subject, predicate) pairs of str")
         return self
 
 

@@ -39,7 +39,19 @@ def new_folder(path: object, what: str, *, outside: str | None = None) -> str:
         raise StoreError(f"{what} needs a folder outside the data folder")
     if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
         raise StoreError(f"{what} needs a new, empty folder: that one exists and is not empty")
+    try:  # made now: a path that cannot be a folder here is refused before anything is copied
+        os.makedirs(dest, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{what} cannot make that folder ({_why(exc)})") from None
     return dest
+
+
+def _why(exc: BaseException) -> str:
+    """An OS error as a few words (its errno's name), never the path it names."""
+    import errno
+
+    code = getattr(exc, "errno", None)
+    return errno.errorcode.get(code, type(exc).__name__) if code else type(exc).__name__
 
 
 class BackupAPI:

@@ -8,6 +8,7 @@ half lives in ``recall_api.RecallAPI``, the async twins in ``async_api.AsyncAPI`
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -24,14 +25,14 @@ from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import (AccessDenied, BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite,
-                           Unavailable)
+                           StoreError, Unavailable)
 from ..core.idempotency import made_key_prefix
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
 from ..core.visibility import DEFAULT_CLEARANCE
 
 _GRANT_ITEM_KEYS = {"actor", "scope", "read", "write", "by", "reason", "clearance"}
 from ..core.ops import DemoteOp, ForgetOp, GrantOp, MarkOp, ScopePromoteOp
-from ..core.scopes import parse_scope
+from ..core.scopes import check_identifier, parse_scope
 from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
@@ -112,7 +113,7 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
     if cfg.runtime.host == "process" and (address is not None or detached):
         raise ConfigError("the process host runs in this process: no address, no detached runtime (use host='ray')")
     try:
-        rt = Runtime(os.fspath(path), address=address, config=cfg, clock=clock, detached=detached)
+        rt = Runtime(path, address=address, config=cfg, clock=clock, detached=detached)
     except BaseException:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -124,6 +125,24 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
 
 
 MEMORY = "memory://"
+
+
+def _data_folder(path: object) -> str:
+    """``path`` as the data folder's canonical path, the folder made if new: a path that is
+    not one (empty, a NUL, a file on the way, a place that cannot be written) is refused typed,
+    naming neither the path nor the OS's message about it."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise R.InvalidRecord(f"connect takes the data folder's path (a str or path) or {MEMORY!r}, "
+                              f"not {V.got(path)}")
+    if "\0" in os.fspath(path) or not os.fspath(path).strip():
+        raise R.InvalidRecord("the data folder's path is empty or holds a NUL character")
+    out = resolve(path)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"the data folder cannot be made there ({errno.errorcode.get(exc.errno, 'OSError')})") \
+            from None
+    return out
 DIRECT_WRITES_MAX = 64  # a call of at most this many writes to one owner takes the Ray host's direct path
 
 
@@ -142,8 +161,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
-        self.data_dir = resolve(data_dir)
-        os.makedirs(self.data_dir, exist_ok=True)
+        self.data_dir = _data_folder(data_dir)
         self.config = config
         self.clock = clock or SystemClock()
         self.namespace = namespace_for(self.data_dir)
@@ -279,7 +297,10 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
     def grants(self, actor: str | None = None) -> list[dict]:
         """The grants in force (of ``actor``, or everyone's): actor, scope, read, write, and the
         reason and granting actor of the change that made each (None where none was given)."""
+        self._check_open()
         actor = self._ids.optional(actor, "actor")
+        if actor is not None:
+            check_identifier(actor, "actor")  # a malformed id is refused, not answered with []
         out = []
         for g in self._grants.all():
             if actor is None or g.actor == actor:

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 from ..core import records as R
 from ..core import validate as V
-from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound, StoreError
+from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound
 from ..core.ops import RollbackOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
@@ -322,15 +322,10 @@ def _apply(rt, rows: dict, actor: str, reason: str) -> dict:
 def fork(rt, path, *, at=None, workers: int | None = None) -> dict:
     """A new data folder whose ledger is this one's up to ``at`` (default: now), verifiable on
     its own (the same chain, its own key and anchor), and whose L2 is rebuilt from it."""
+    from .backup import new_folder
+
     t0 = time.perf_counter()
-    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
-        raise InvalidRecord(f"fork takes the path of a new folder (a str or path), not {V.got(path)}")
-    if "\0" in os.fspath(path) or not os.fspath(path).strip():
-        raise InvalidRecord("fork's path is empty or holds a NUL character")
-    dest = os.path.realpath(os.fspath(path))
-    inside = os.path.commonpath([dest, rt.data_dir]) == rt.data_dir
-    if inside or (os.path.isdir(dest) and os.listdir(dest)):
-        raise StoreError("that path is not a new, empty folder outside this data folder: a fork needs one")
+    dest = new_folder(path, "fork", outside=rt.data_dir)
     seq = point(rt, at) if at is not None else rt._calls.get(rt._ledger.history_call.remote("bounds"))[1]  # noqa: SLF001
     rt.flush()
     out = rt._calls.get(rt._ledger.fork_to.remote(dest, seq, rt.config.runtime.key_dir),  # noqa: SLF001

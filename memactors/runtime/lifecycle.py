@@ -15,6 +15,7 @@ from ..core.grants import GrantTable
 from ..core.lifecycle import ACTION_OF, ACTIONS, RULES
 from ..core.ops import ResolveOp
 from ..core.scopes import parse_scope
+from .arguments import typed_calls
 
 
 @dataclass
@@ -79,6 +80,7 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
                     {k: v for k, v in out.items() if k.endswith("seconds")})
 
 
+@typed_calls("rt.contradictions")
 class Contradictions:
     """Close calls between versions of one fact from different sources, kept live and flagged
     ``review = "contradiction"`` until a reviewer picks one."""

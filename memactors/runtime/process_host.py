@@ -17,7 +17,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from ..core.errors import Unavailable
+from ..core.errors import RuntimeClosed, Unavailable
 
 
 class _Method:
@@ -28,6 +28,9 @@ class _Method:
 
     def remote(self, *args, **kw) -> cf.Future:
         fn = self._fn
+
+        if self._loop.is_closed():  # the runtime was closed: what its caller would hear from Calls
+            raise RuntimeClosed("this runtime was closed; connect() again")
 
         async def run():
             out = fn(*args, **kw)

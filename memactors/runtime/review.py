@@ -9,8 +9,10 @@ from __future__ import annotations
 from ..core.grants import GrantTable
 from ..core.ops import ReviewDueOp, ReviewOp
 from ..core.scopes import parse_scope
+from .arguments import typed_calls
 
 
+@typed_calls("rt.review")
 class Review:
     def __init__(self, rt) -> None:
         self._rt = rt

@@ -1,0 +1,97 @@
+"""Bad input at the edges of the public API gets a typed error of ``memactors.core.errors`` and
+writes nothing: malformed lookups, calls missing an argument on the runtime's sub-APIs, paths
+that cannot be a folder, and every verb of a closed runtime."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import memactors
+from memactors import ops
+from memactors.core.errors import (BadArguments, InvalidIdentifier, InvalidRecord, MemactorsError, RuntimeClosed,
+                                   StoreError)
+
+S = "/org/acme/user/alice/"
+
+
+@pytest.fixture
+def rt():
+    rt = memactors.connect("memory://")
+    rt.grant("a", S, write=True)
+    rt.write(S, "Alice likes tea", actor="a", subject="alice", predicate="drink")
+    yield rt
+    rt.close()
+
+
+@pytest.fixture
+def afile(tmp_path):
+    path = tmp_path / "afile"
+    path.write_text("x")
+    return str(path)
+
+
+def test_malformed_lookups_are_refused_typed(rt):
+    agent = rt.agent("a", task_id="t", purpose="p", scopes=[S])
+    with pytest.raises(InvalidRecord):
+        agent.list(subject_prefix=5)
+    assert [m.subject for m in agent.list(subject_prefix="ali")] == ["alice"]  # a str still lists
+    for facts in ([("x",)], [("x", "y", "z")], [("x", 5)], "xy", [["alice", "drink"], None]):
+        with pytest.raises(InvalidRecord):
+            rt.batch([ops.Lookup("a", scope=S, facts=facts)])
+    assert len(rt.batch([ops.Lookup("a", scope=S, facts=[("alice", "drink")])])[0]) == 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda rt: rt.review.approve("0" * 32, actor="a"),
+    lambda rt: rt.review.reject("0" * 32, reason="r"),
+    lambda rt: rt.review.pending(),
+    lambda rt: rt.contradictions.resolve("0" * 32),
+    lambda rt: rt.contradictions.pending(S, "a", "extra"),
+])
+def test_a_sub_api_call_missing_an_argument_is_bad_arguments(rt, call):
+    with pytest.raises(BadArguments):
+        call(rt)
+
+
+def test_paths_that_cannot_be_a_new_folder_are_refused_typed(rt, afile, tmp_path):
+    for path in ("/proc/no-such-dir/x", afile, os.path.join(afile, "sub"), str(tmp_path / ("x" * 300))):
+        for make in (rt.fork, rt.backup):
+            with pytest.raises(StoreError):
+                make(path)
+        with pytest.raises(StoreError):
+            memactors.connect(path, host="process")
+    for bad in ("", "  ", "a\x00b", 5, None):
+        with pytest.raises(InvalidRecord):
+            memactors.connect(bad, host="process")
+    assert not os.path.exists(str(tmp_path / ("x" * 300)))
+
+
+def test_a_good_new_folder_still_takes_a_backup_and_a_fork(rt, tmp_path):
+    assert rt.backup(str(tmp_path / "b"))["events"] > 0
+    assert rt.fork(str(tmp_path / "f"))["events"] > 0
+
+
+def test_grants_of_a_malformed_actor_is_refused():
+    with memactors.connect("memory://") as rt:
+        with pytest.raises(InvalidIdentifier):
+            rt.grants("bad id!")
+        assert rt.grants("ok-id") == []
+
+
+@pytest.mark.parametrize("verb", [
+    lambda rt: rt.write(S, "x", actor="a"), lambda rt: rt.audit.verify(), lambda rt: rt.audit.head(),
+    lambda rt: rt.stats(), lambda rt: rt.review.pending(S, actor="a"), lambda rt: rt.contradictions.pending(S, actor="a"),
+    lambda rt: rt.flush(), lambda rt: rt.grants(), lambda rt: rt.gc(), lambda rt: rt.history("0" * 32, actor="a"),
+])
+def test_every_verb_of_a_closed_runtime_is_runtime_closed(verb):
+    rt = memactors.connect("memory://")
+    rt.grant("a", S, write=True)
+    rt.close()
+    with pytest.raises(RuntimeClosed):
+        verb(rt)
+
+
+def test_errors_here_are_the_projects_own():
+    assert issubclass(StoreError, MemactorsError) and issubclass(BadArguments, TypeError)
