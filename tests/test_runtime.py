@@ -151,7 +151,26 @@ def test_idempotent_retry_never_duplicates(runtime, ns):
     a = runtime.write(ALICE, "Alice's flight is on Friday", actor=ag, idempotency_key=key)
     b = runtime.write(ALICE, "Alice's flight is on Friday", actor=ag, idempotency_key=key)
     assert a.memory_id == b.memory_id and a.decision == b.decision == "accepted"
-    assert runtime.audit.sql("SELECT count(*) FROM events WHERE idem_key = ?", [key], actor=ag)[0][0] == 1
+    # the ledger knows a caller's key within its actor's own: another actor's same key is another write
+    assert runtime.audit.sql("SELECT count(*) FROM events WHERE idem_key = ?", [f"{ag}/{key}"], actor=ag)[0][0] == 1
+
+
+def test_an_idempotency_key_belongs_to_its_actor(runtime, ns):
+    """Another actor's write under the same key is its own write: never answered with the first
+    actor's result, never refused as a conflict (one tenant cannot block or probe another's keys)."""
+    from memactors.core.errors import IdempotencyConflict
+
+    ALICE, ag = ns.alice, ns.ag
+    other = f"{ag}-x"
+    runtime.grant(ag, ALICE, write=True)
+    runtime.grant(other, ns.bob, write=True)
+    key = f"{ns.org}-shared-1"
+    a = runtime.write(ALICE, "Alice's train leaves at nine", actor=ag, idempotency_key=key)
+    b = runtime.write(ns.bob, "Bob's bus leaves at ten", actor=other, idempotency_key=key)
+    assert b.decision == "accepted" and b.memory_id != a.memory_id and b.scope == ns.bob
+    assert runtime.write(ALICE, "Alice's train leaves at nine", actor=ag, idempotency_key=key).memory_id == a.memory_id
+    with pytest.raises(IdempotencyConflict):  # within one actor a reused key still conflicts
+        runtime.write(ALICE, "Alice's train leaves at ten", actor=ag, idempotency_key=key)
 
 
 def test_write_many_validates_everything_first(runtime, ns):

@@ -34,6 +34,12 @@ def is_made_key(key: object) -> bool:
     return isinstance(key, str) and _MADE.fullmatch(key) is not None
 
 
+def caller_key(stored: str | None) -> str | None:
+    """The key a caller gave, from the key the ledger holds for its write ("actor/key":
+    ``WriteRequest.key``; ids and keys hold no "/"), or a stored key as it is."""
+    return stored.rpartition("/")[2] if stored is not None else None
+
+
 class IdempotencyCache:
     def __init__(self, window_us: int) -> None:
         self.window_us = int(window_us)

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from . import validate as V
 from .errors import InvalidRecord, ValidationError
+from .idempotency import is_made_key
 from .scopes import Scope, check_identifier, parse_scope
 
 # 2: category, TTL policy, provenance, entity key, citation count and review flag; vectors
@@ -266,7 +267,11 @@ class WriteRequest:
 
     @property
     def key(self) -> str | None:
-        return self.idempotency_key
+        """The key the ledger and the owners know this write by: a caller's key within its
+        actor's own ("actor/key": ids hold no "/"), so that one actor's keys never answer or
+        block another's writes; a key the runtime made (unique already) as it is."""
+        k = self.idempotency_key
+        return k if k is None or is_made_key(k) else f"{self.actor}/{k}"
 
     @property
     def author(self) -> str:

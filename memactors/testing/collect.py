@@ -33,6 +33,7 @@ from typing import Any, Iterable
 
 import orjson
 
+from ..core.idempotency import caller_key
 from ..ops import Lookup
 from .checker import CheckReport, check
 from .history import canonical_scope
@@ -53,6 +54,7 @@ def ledger_events(rt: Any, *, actor: str, scopes: Iterable[str] | None = None, p
         rows = rt.audit.sql(query, [last, page], actor=actor)
         for row in rows:
             ev = dict(zip(_COLUMNS, row))
+            ev["idem_key"] = caller_key(ev["idem_key"])  # as the history's invocations name it
             snap, enc = ev.pop("snapshot"), ev.pop("encrypted")
             ev["data"] = orjson.loads(bytes(snap)) if (not enc and snap and ev["action"] in _PLAIN) else None
             if want is None or ev["scope"] in want:
