@@ -95,3 +95,26 @@ def test_every_verb_of_a_closed_runtime_is_runtime_closed(verb):
 
 def test_errors_here_are_the_projects_own():
     assert issubclass(StoreError, MemactorsError) and issubclass(BadArguments, TypeError)
+
+
+def test_a_refusal_by_memory_id_names_no_scope():
+    """Given another tenant's memory id, a change is refused without saying where that memory
+    lives (an id would otherwise tell its scope, a user's id in it)."""
+    from memactors.core.errors import AccessDenied, NotFound
+
+    with memactors.connect("memory://") as rt:
+        other = "/org/zeta/user/bob-7731/"
+        rt.grant("a", S, write=True)
+        rt.grant("b", other, write=True)
+        theirs = rt.write(other, "Bob's note on the lease", actor="b").memory_id
+        calls = (lambda: rt.forget(theirs, actor="a", reason="r"),
+                 lambda: rt.review.retire(theirs, actor="a", reason="r"),
+                 lambda: rt.review.approve(theirs, actor="a", reason="r"),
+                 lambda: rt.contradictions.resolve(theirs, actor="a", reason="r"),
+                 lambda: rt.rollback(memory_id=theirs, actor="a", reason="r"),
+                 lambda: rt.history(theirs, actor="a"))
+        for call in calls:
+            with pytest.raises((AccessDenied, NotFound)) as e:
+                call()
+            assert "zeta" not in str(e.value) and "bob-7731" not in str(e.value)
+        assert rt.history(theirs, actor="b")["live"] == [theirs]  # nothing changed

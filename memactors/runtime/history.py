@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 from ..core import records as R
 from ..core import validate as V
-from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound
+from ..core.errors import AccessDenied, InvalidRecord, LedgerTampered, MemactorsError, NotFound
 from ..core.ops import RollbackOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
@@ -235,7 +235,11 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
                 for it in plan.items:
                     if it["memory_id"] == mid:
                         it["action"], it["to"] = "left_to_its_scope", it["from"]
-    rt._check_write([(actor, parse_scope(s)) for s in sorted({r[1] for r in rows.values()})])  # noqa: SLF001
+    try:
+        rt._check_write([(actor, parse_scope(s)) for s in sorted({r[1] for r in rows.values()})])  # noqa: SLF001
+    except AccessDenied as exc:  # the refusal names no scope: the caller named none of them
+        raise type(exc)(f"actor {actor!r} may not change some of the memories this rollback touches: no write "
+                        "grant covers their scope (scope= keeps a rollback to a subtree)") from None
     touched = sorted({it["memory_id"] for it in plan.items if it["action"] in ("undo", "restore")})
     if touched:
         plan.affected_actions = calls.get(ledger.actions_on_many.remote(touched, actor))
