@@ -12,6 +12,7 @@ typed placeholders; blocked text comes back as nothing at all.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
@@ -208,7 +209,20 @@ class Gate:
 
     def scan(self, text: str, source_kind: str = "user_stated") -> GateReport:
         """Scan any str (control, zero-width and bidi characters, lone surrogates, 1 MB: all
-        fine). Raises InvalidRecord for a non-str or an unknown source kind."""
+        fine). Raises InvalidRecord for a non-str or an unknown source kind.
+
+        A text with characters that can hide a value from the rules (invisible format
+        characters inside it, fullwidth digits and letters, Unicode hyphens) is also scanned
+        as a reader sees it (``fold``); when that finds what the text as typed hid, the folded
+        text's verdict stands, and the folded text is what may be kept (redacted)."""
+        rep = self._scan(text, source_kind)
+        folded = fold(text)
+        if folded is None:
+            return rep
+        alt = self._scan(folded, source_kind)
+        return alt if _finds_more(alt, rep) else rep
+
+    def _scan(self, text: str, source_kind: str) -> GateReport:
         _check_text(text)
         plan = self._plan(source_kind)
         lower = _lower(text)
@@ -236,6 +250,9 @@ class Gate:
         """Every PII or secret hit replaced by its placeholder, blocked kinds included, whatever
         the policy: for text that is used but never stored (recall queries, log lines)."""
         _check_text(text)
+        folded = fold(text)
+        if folded is not None and self.redact_all(folded) != folded:  # a value hidden in the text as typed
+            return self.redact_all(folded)
         lower = _lower(text)
         fired = self._all.fired(text, lower)
         if not fired:
@@ -257,6 +274,42 @@ def _clean(text: str, plan: _Plan, source: str) -> GateReport:
     if plan.hold:
         return GateReport("pending", text, [], 0.0, sorted([*plan.tags, "pending_source"]), source)
     return GateReport("accepted", text, [], 0.0, list(plan.tags), source)
+
+
+# Characters that can hide a value from the rules without changing what a reader sees: invisible
+# format characters (zero-width, joiners, bidi marks, soft hyphen), fullwidth digits and
+# letters, Unicode hyphens and minus signs. ``fold`` drops or maps just these (the rest of the
+# text as typed: Chinese fullwidth punctuation is left alone, it hides nothing).
+_FOLDS = {**{c: None for c in [0x00AD, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065),
+                               0xFEFF]},
+          **{c: c - 0xFEE0 for r in ((0xFF10, 0xFF1A), (0xFF21, 0xFF3B), (0xFF41, 0xFF5B)) for c in range(*r)},
+          **{c: ord("-") for c in (*range(0x2010, 0x2016), 0x2212, 0xFE63, 0xFF0D)}}
+_FOLDABLE = re.compile("[" + "".join(re.escape(chr(c)) for c in _FOLDS) + "]")
+
+
+def fold(text: str) -> str | None:
+    """``text`` as a reader sees it (``_FOLDS``), or None when it holds none of those characters."""
+    if text.isascii() or _FOLDABLE.search(text) is None:
+        return None
+    return text.translate(_FOLDS)
+
+
+def _finds_more(alt: GateReport, rep: GateReport) -> bool:
+    """Whether the folded text's scan found what the text as typed hid: a stricter decision,
+    or a hit of a rule the first scan did not fire as often."""
+    if RANK_OF_DECISION[alt.decision] != RANK_OF_DECISION[rep.decision]:
+        return RANK_OF_DECISION[alt.decision] > RANK_OF_DECISION[rep.decision]
+    seen: dict[str, int] = {}
+    for h in rep.hits:
+        seen[h.rule] = seen.get(h.rule, 0) + 1
+    for h in alt.hits:
+        if seen.get(h.rule, 0) <= 0:
+            return True
+        seen[h.rule] -= 1
+    return False
+
+
+RANK_OF_DECISION = {"accepted": 0, "redacted": 1, "working_only": 2, "pending": 3, "blocked": 4}
 
 
 def _check_text(text: object) -> None:
