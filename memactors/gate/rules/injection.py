@@ -4,7 +4,9 @@ someone else. The same words from the user are the user's instructions, so the p
 these rules only for sources that are not the user (``GatePolicy.injection_sources``).
 
 Phrasing follows OWASP LLM01 (prompt injection) examples and the public prompt-injection
-corpora (deepset/prompt-injections, Lakera's Gandalf write-ups), in English and Chinese.
+corpora (deepset/prompt-injections, Lakera's Gandalf write-ups), in English and Chinese, the
+"ignore previous instructions" family in Spanish, Portuguese, French, German and Italian too, and
+chat templates' turn markers.
 """
 
 from __future__ import annotations
@@ -19,7 +21,22 @@ _WHAT = r"(?:instructions?|prompts?|rules|directions|guidelines|messages?|contex
 _IGNORE_EN = rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:everything\s+|all\s+)?(?:{_PREV}\s+)?{_WHAT}\b"
 _IGNORE_ZH = (r"(?:忽略|无视|忽视|不要理会|不用管|忘记|忘掉|抛开|跳过)(?:掉)?(?:你|您)?(?:之前|以前|先前|上面|以上|前面|上述|原来|原有|原先|所有|全部|系统)"
               r"(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|提示词?|说明|规则|要求|设定|约束|命令|内容)")
-_IGNORE = re.compile(f"{_IGNORE_EN}|{_IGNORE_ZH}", re.I)
+# The same order in the other languages injected pages use most (es, pt, fr, de, it): the verb,
+# then "all (the) previous/above instructions|rules|prompt" in that language's word order.
+_IGNORE_EU = (
+    r"\b(?:ignor[ae]|ignore[zr]?|olvid[ae]|descart[ae]|esque[cç]a|oubliez?|ignoriere|ignorier|vergiss|missachte|"
+    r"dimentica)\s+(?:(?:todas?|todos|toutes|tous|alle|tutte|tutti)\s+)?(?:(?:las|los|as|os|les|die|le|gli|i)\s+)?"
+    r"(?:(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+)?"
+    r"(?:instrucci[oó]n(?:es)?|instru[cç](?:ões|ão|oes|ao)|instructions?|anweisungen|instruktionen|regeln|regras|reglas|"
+    r"r[eè]gles|istruzioni|regole|indicaciones|consignes|vorgaben|prompts?)\b"
+    r"(?:\s+(?:anteriores|previas|precedentes|pr[ée]c[ée]dentes|ant[ée]rieures|precedenti|di prima|de antes))?")
+_IGNORE = re.compile(f"{_IGNORE_EN}|{_IGNORE_ZH}|{_IGNORE_EU}", re.I)
+
+# A chat model's own turn markers in stored text: a page or a tool result that carries them is
+# trying to open a system or user turn of its own in whatever prompt the memory lands in.
+_TEMPLATE = re.compile(
+    r"<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>"
+    r"|\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>", re.I)
 
 # Standing orders: "from now on (you) always/never ...", "in all future answers", "以后都...".
 _PERSIST = re.compile(
@@ -56,8 +73,13 @@ def _find(rx: re.Pattern[str]):
 
 for _id, _rx, _trig, _why in (
     ("injection.ignore_previous", _IGNORE, ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop",
-                                            "忽略", "无视", "忽视", "不要理会", "不用管", "忘记", "忘掉", "抛开", "跳过"),
+                                            "忽略", "无视", "忽视", "不要理会", "不用管", "忘记", "忘掉", "抛开", "跳过",
+                                            "ignora", "olvid", "descart", "esque", "oubli", "ignorier", "vergiss",
+                                            "missachte", "dimentica"),
      "asks to ignore or override previous instructions"),
+    ("injection.chat_template", _TEMPLATE, ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>",
+                                            "<end_of_turn>"),
+     "carries a chat model's turn markers (a system or user turn of its own)"),
     ("injection.standing_order", _PERSIST, ("from now on", "from this point", "henceforth", "going forward", "future",
                                             "always", "never", "以后", "今后", "从现在", "永远", "始终", "总是"),
      "gives a standing order for all future answers"),
