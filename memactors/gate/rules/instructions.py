@@ -97,7 +97,10 @@ _STANDING = (
 _NARRATIVE = re2.compile(
     r"(?i)\b(?:was|were|had|did|been|yesterday|last (?:week|month|year|quarter|night|march|friday)|ago|according to|"
     r"until|since|in (?:19|20)\d\d|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|\d{1,2} \w+)|"
-    r"this month|overnight|usually|mostly|supported|launched|released|took place)\b|\bversion \d|\b\d+\.\d+\b")
+    r"this month|overnight|usually|mostly|supported|launched|released|took place|"
+    # a question someone asked or weighed, told as what happened ("she asked whether she should ..."):
+    r"(?:asked|wondered|wonders|asks|debated|was unsure|is unsure|were unsure|are unsure|not sure) (?:whether|if))\b"
+    r"|\bversion \d|\b\d+\.\d+\b")
 _CONSENT = r"(?i)\b(?:has|have)\s+(?:already\s+)?(?:consented|agreed|authori[sz]ed|opted in)\b"
 _THEN = rf"(?i)[,;]\s*(?:so|and|then|and then|but)\s+(?:just\s+)?(?:{_VERB})\b"
 _STRONG = (r"(?i)\b(?:by default|default to|from (?:now|here|this \w+) on|going forward|henceforth|for all future|"
