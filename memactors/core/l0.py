@@ -115,6 +115,14 @@ class L0:
             return True
         return False
 
+    def drop(self, memory_ids: set[str]) -> int:
+        """Take out the observations whose L1 items are ``memory_ids`` (erased: a forgotten
+        memory leaves the prompt too). Returns how many went."""
+        kept = [o for o in self.observations if o.memory_id not in memory_ids]
+        n = len(self.observations) - len(kept)
+        self.observations = kept
+        return n
+
     def observe(self, obs: Observation) -> Observation | None:
         """Add an observation (its ``seq`` is assigned here). Returns the one pushed out, if
         any: the oldest non-critical one, else the oldest."""

@@ -184,9 +184,26 @@ class Session:
         V.integer(token_budget, "token_budget", 1, R.MAX_TOKEN_BUDGET, allow_none=True)
         flush_all(self._rt, [self])
         k = self._rt.config.recall.push_refresh_turns
-        if self._pushed is None or self.turn - self._pushed_turn >= k:
+        fresh = self._pushed is None or self.turn - self._pushed_turn >= k
+        if fresh:
             self._set_push(_run_pushes(self._rt, [self])[0])
+        self._drop_erased(pushed_too=not fresh)
         return self._render(token_budget)
+
+    def _drop_erased(self, pushed_too: bool) -> None:
+        """What was erased since it entered this session's prompt (an L0 observation, a pushed
+        memory) leaves it: a forget by anyone, asked of the ledger in one call. A fresh push
+        needs no check: recall never returns an erased memory."""
+        pushed = [h.memory_id for h in self._pushed.hits] if self._pushed is not None and pushed_too else []
+        ids = sorted({o.memory_id for o in self.l0.observations if o.memory_id} | set(pushed))
+        if not ids:
+            return
+        now = self._rt._calls.get(self._rt._ledger.history_call.remote("now_and_then", ids, None))  # noqa: SLF001
+        gone = {m for m in ids if (now.get(m) or (None,))[0] is None}
+        if gone:
+            self.l0.drop(gone)
+            if gone & set(pushed):
+                self._pushed.hits = [h for h in self._pushed.hits if h.memory_id not in gone]
 
     def before_tool(self, name: str, args: object = None, *, top_k: int | None = None):
         """A pull recall for a tool call: the tool's name and its arguments (rendered with

@@ -1,0 +1,48 @@
+"""An erasure reaches an open session's prompt: an L0 observation whose L1 item was erased, and
+a pushed memory erased since its push, leave the next ``before_llm()`` (as they leave recall
+and a resumed session); what was not erased stays."""
+
+from __future__ import annotations
+
+import memactors
+
+SC = "/org/acme/user/alice/"
+
+
+def _session(rt):
+    rt.grant("agent-1", SC, write=True)
+    s = rt.session(SC, actor="agent-1", task_id="t1", goal="plan alice's trip to Lisbon")
+    return s
+
+
+def test_an_erased_observation_leaves_the_live_prompt():
+    with memactors.connect("memory://") as rt:
+        s = _session(rt)
+        s.start()
+        s.observe("user", "alice loves QUOKKAZEBRA tours", category="preference")
+        s.observe("user", "alice keeps a small grey cat", category="preference")
+        promoted = {p["promoted_from"]: p["memory_id"] for p in s.end_turn().promoted}
+        items = {o.content: o.memory_id for o in s.l0.observations}
+        assert "QUOKKAZEBRA" in s.before_llm().text
+        vault = promoted[items["alice loves QUOKKAZEBRA tours"]]
+        rt.forget(vault, actor="agent-1", reason="user asked", erase="fact")  # its L1 item goes with it
+        text = s.before_llm().text
+        assert "QUOKKAZEBRA" not in text and "grey cat" in text  # only the erased one goes
+        s.end_turn()
+        assert "QUOKKAZEBRA" not in s.before_llm().text
+        assert "QUOKKAZEBRA" not in rt.resume_session(SC, actor="agent-1", task_id="t1").before_llm().text
+
+
+def test_a_pushed_memory_erased_since_its_push_leaves_the_prompt():
+    with memactors.connect("memory://") as rt:
+        rt.grant("agent-1", SC, write=True)
+        m = rt.write(SC, "alice's Lisbon trip: she wants a window seat", actor="agent-1")
+        keep = rt.write(SC, "alice's Lisbon trip: hotel near the river", actor="agent-1")
+        s = rt.session(SC, actor="agent-1", task_id="t1", goal="plan alice's trip to Lisbon")
+        s.start()
+        first = s.before_llm()
+        assert m.memory_id in first.memory_ids and keep.memory_id in first.memory_ids
+        rt.forget(m.memory_id, actor="agent-1", reason="user asked")
+        then = s.before_llm()  # within push_refresh_turns: the push is not run again
+        assert m.memory_id not in then.memory_ids and "window seat" not in then.text
+        assert keep.memory_id in then.memory_ids
