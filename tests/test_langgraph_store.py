@@ -340,3 +340,23 @@ def test_the_async_store_refuses_its_sync_methods_on_the_loop_and_the_sync_store
 
     asyncio.run(main())
     assert astore.get(("aio",), "k").value == {"v": 2}  # no loop here: served
+
+
+def test_a_number_leaf_the_gate_redacts_comes_back_as_its_placeholder(store):
+    """The gate reads the item as JSON text: a phone or card number given as a number is kept as
+    its placeholder, and the item still reads back (get, search, namespaces), that leaf a str."""
+    store.put(("contacts",), "alice", {"name": "Alice", "mobile": 13812345678, "visits": 3})
+    store.put(("contacts",), "bob", {"card": 4111111111111111, "rank": [1, 2]})
+    assert store.get(("contacts",), "alice").value == {"name": "Alice", "mobile": "[PHONE_CN]", "visits": 3}
+    assert store.get(("contacts",), "bob").value == {"card": "[BANK_CARD]", "rank": [1, 2]}
+    assert {i.key for i in store.search(("contacts",))} == {"alice", "bob"}
+    assert ("contacts",) in store.list_namespaces()
+
+
+@pytest.mark.parametrize("value", [{"a": b"x"}, {"a": {1, 2}}, {"a": object()}])
+def test_a_value_that_is_not_json_is_refused_typed_and_stores_nothing(store, value):
+    from memactors.core.errors import InvalidRecord
+
+    with pytest.raises(InvalidRecord):
+        store.put(("bad",), "k", value)
+    assert store.get(("bad",), "k") is None

@@ -60,12 +60,21 @@ def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | N
         raise InvalidRecord("a LangGraph value must be JSON-serialisable (a dict of JSON values)") from None
 
 
+# A placeholder the gate put where a number leaf was (``"mobile": 13812345678`` kept as
+# ``"mobile": [PHONE_CN]``): outside any string, so the JSON needs it quoted to read.
+_BARE_PLACEHOLDER = re.compile(r'(?<=[:\[,])(\s*)(\[[A-Z][A-Z0-9_]*\])(?=\s*[,}\]])')
+
+
 def parse(content: str) -> dict | None:
-    """The item a record holds (None for a record that is not a LangGraph item)."""
+    """The item a record holds (None for a record that is not a LangGraph item). A number leaf
+    the gate redacted comes back as its placeholder, a string."""
     try:
         d = orjson.loads(content)
     except orjson.JSONDecodeError:
-        return None
+        try:
+            d = orjson.loads(_BARE_PLACEHOLDER.sub(r'\1"\2"', content))
+        except orjson.JSONDecodeError:
+            return None
     if not isinstance(d, dict) or not isinstance(d.get("namespace"), list) or "value" not in d:
         return None
     d["namespace"] = tuple(d["namespace"])

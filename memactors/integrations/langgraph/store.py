@@ -164,6 +164,7 @@ class MemactorsStore(BaseStore):
         own = op.index if isinstance(op.index, list) else None  # the put's own field paths, kept with it
         fields = own if own is not None else self._fields
         value = dict(op.value)
+        M.content_of(op.namespace, op.key, value, ttl)  # a value that is not JSON: refused typed, before its texts are read
         texts = M.field_texts(value, fields) if op.index is not False else []  # once, for both uses below
         embed = self._scores.embed_text(texts)
         return self._agent.write_op(
