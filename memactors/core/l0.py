@@ -115,6 +115,10 @@ class L0:
             return True
         return False
 
+    def texts(self) -> set[str]:
+        """Every text L0 shows (goal, plan steps, constraints, observations)."""
+        return {self.goal, *self.plan, *self.constraints, *(o.content for o in self.observations)}
+
     def drop(self, memory_ids: set[str]) -> int:
         """Take out the observations whose L1 items are ``memory_ids`` (erased: a forgotten
         memory leaves the prompt too). Returns how many went."""

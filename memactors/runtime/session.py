@@ -407,6 +407,9 @@ class Session:
         rc = self._rt.config.recall
         l0_text = self.l0.to_prompt(token_budget)
         hits = list(self._pushed.hits) if self._pushed is not None else []
+        if hits:  # nor a copy of one (what a resumed session promoted before: ids it no longer knows)
+            own = self.l0.texts()
+            hits = [h for h in hits if h.content not in own]
         budget = rc.push_token_budget if token_budget is None else max(0, token_budget - estimate_tokens(l0_text) - 4)
         chosen, _ = select([{"content": h.content, "hit": h} for h in hits], max_items=rc.push_max_items,
                            token_budget=budget)
@@ -620,7 +623,7 @@ def _run_pushes(rt, sessions: list[Session], return_errors: bool = False) -> lis
             plan = rt._plan_recall(s.l0.focus(), s.actor, s.task_id, [s.scope], s.purpose, rc.push_max_items,
                                    rc.push_token_budget, rc.push_threshold, None, "push")
             # The session's own items are in L0 already: pushing them back would crowd out memories.
-            plan.exclude = frozenset(s._items)
+            plan.exclude = frozenset(s._items) | {p["memory_id"] for p in s.promoted}  # and their vault copies
             plan.owner_req["m"] += len(plan.exclude)
             plans.append(plan)
         except MemactorsError as exc:

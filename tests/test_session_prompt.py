@@ -1,6 +1,7 @@
-"""An erasure reaches an open session's prompt: an L0 observation whose L1 item was erased, and
-a pushed memory erased since its push, leave the next ``before_llm()`` (as they leave recall
-and a resumed session); what was not erased stays."""
+"""What an open session's prompt shows: an erasure reaches it (an L0 observation whose L1 item
+was erased, and a pushed memory erased since its push, leave the next ``before_llm()``, as they
+leave recall and a resumed session; what was not erased stays), and pushed memories never
+repeat the session's own items, nor the vault copies promoted from them."""
 
 from __future__ import annotations
 
@@ -46,3 +47,20 @@ def test_a_pushed_memory_erased_since_its_push_leaves_the_prompt():
         then = s.before_llm()  # within push_refresh_turns: the push is not run again
         assert m.memory_id not in then.memory_ids and "window seat" not in then.text
         assert keep.memory_id in then.memory_ids
+
+
+def test_pushed_memories_never_repeat_the_sessions_own_items_once_promoted():
+    with memactors.connect("memory://") as rt:
+        rt.grant("agent-1", SC, write=True)
+        other = rt.write(SC, "help alice with her flights: her passport expires in spring", actor="agent-1")
+        s = rt.session(SC, actor="agent-1", task_id="t1", goal="help alice with her flights",
+                       constraints=["alice never flies at night"])
+        s.start()
+        s.observe("user", "alice prefers aisle seats on her flights", category="preference")
+        for _ in range(6):  # promoted at the first turn end; the push runs again within these turns
+            s.end_turn()
+        assert {p["promoted_from"] for p in s.promoted}  # the copies are in the vault now
+        for prompt in (s.before_llm(), rt.resume_session(SC, actor="agent-1", task_id="t1").before_llm()):
+            assert prompt.text.count("alice never flies at night") == 1
+            assert prompt.text.count("alice prefers aisle seats") == 1
+            assert other.memory_id in prompt.memory_ids  # other memories are still pushed
