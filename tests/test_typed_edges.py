@@ -112,6 +112,7 @@ def test_a_refusal_by_memory_id_names_no_scope():
                  lambda: rt.review.approve(theirs, actor="a", reason="r"),
                  lambda: rt.contradictions.resolve(theirs, actor="a", reason="r"),
                  lambda: rt.rollback(memory_id=theirs, actor="a", reason="r"),
+                 lambda: rt.promote(theirs, S, actor="a", reason="r"),
                  lambda: rt.history(theirs, actor="a"))
         for call in calls:
             with pytest.raises((AccessDenied, NotFound)) as e:
