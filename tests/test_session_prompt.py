@@ -1,9 +1,12 @@
 """What an open session's prompt shows: an erasure reaches it (an L0 observation whose L1 item
 was erased, and a pushed memory erased since its push, leave the next ``before_llm()``, as they
 leave recall and a resumed session; what was not erased stays), and pushed memories never
-repeat the session's own items, nor the vault copies promoted from them."""
+repeat the session's own items, nor the vault copies promoted from them. And a summary the gate
+blocks leaves the session open to be completed properly."""
 
 from __future__ import annotations
+
+import pytest
 
 import memactors
 
@@ -64,3 +67,18 @@ def test_pushed_memories_never_repeat_the_sessions_own_items_once_promoted():
             assert prompt.text.count("alice never flies at night") == 1
             assert prompt.text.count("alice prefers aisle seats") == 1
             assert other.memory_id in prompt.memory_ids  # other memories are still pushed
+
+
+def test_a_summary_the_gate_blocks_leaves_the_session_open_to_complete_properly():
+    from memactors.core.errors import Blocked
+
+    with memactors.connect("memory://") as rt:
+        rt.grant("agent-1", SC, write=True)
+        s = rt.session(SC, actor="agent-1", task_id="t1", goal="rotate alice's deploy key")
+        s.start()
+        with pytest.raises(Blocked) as e:
+            s.complete("done; the deploy key is AKIAIOSFODNN7EXAMPLE", "success")
+        assert "AKIA" not in str(e.value) and e.value.gate["decision"] == "blocked"
+        assert not s.closed
+        done = s.complete("done; the key was rotated", "success")
+        assert done["outcome"].decision == "accepted" and s.closed

@@ -46,7 +46,7 @@ from ..core import promotion as P
 from ..core import records as R
 from ..core import validate as V
 from ..core.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, select
-from ..core.errors import AccessDenied, InvalidRecord, MemactorsError, NotFound, SessionClosed
+from ..core.errors import AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, SessionClosed
 from ..core.l0 import L0, Observation, check_source, quote
 from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
@@ -579,6 +579,10 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         req = R.write_request(dict(scope=s.scope, text=text, actor=s.actor, source="task_outcome",
                                    category="task_learning", importance=0.6, idempotency_key=f"outcome-{s.id}"))
         ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, rt.config.lifecycle)
+        rep = rt.gate.scan(text, "task_outcome")
+        if rep.decision == R.BLOCKED:  # a summary that could never be written: refused before the end is claimed
+            raise Blocked("the write gate blocks this summary (err.gate names the rules); the session is still "
+                          "open: complete it with another summary", gate=rep.summary())
         reqs.append(req)
     sessions = [s for s, _, _ in asks]
     out = [{"turn": TurnResult(s.turn), "outcome": None} for s in sessions]
