@@ -360,3 +360,15 @@ def test_a_value_that_is_not_json_is_refused_typed_and_stores_nothing(store, val
     with pytest.raises(InvalidRecord):
         store.put(("bad",), "k", value)
     assert store.get(("bad",), "k") is None
+
+
+@pytest.mark.parametrize("page", [{"limit": -1}, {"offset": -1}, {"limit": 1.5}])
+def test_a_page_is_counted_from_the_start_or_refused(store, page):
+    from memactors.core.errors import InvalidRecord
+
+    store.put(("pages",), "k", {"text": "a page of notes"})
+    with pytest.raises(InvalidRecord):
+        store.search(("pages",), **page)
+    with pytest.raises(InvalidRecord):
+        store.list_namespaces(**page)
+    assert len(store.search(("pages",), limit=0)) == 0 and len(store.search(("pages",))) == 1

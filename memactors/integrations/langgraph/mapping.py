@@ -114,6 +114,13 @@ def index_text(texts: list[str], fields: list[str] | None) -> str | None:
 
 # --- namespaces and filters ------------------------------------------------------------------
 
+def check_page(limit: object, offset: object) -> None:
+    """A search's or a listing's page: counts (ints >= 0), never a slice from the end."""
+    for name, v in (("limit", limit), ("offset", offset)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise InvalidRecord(f"{name} is a count (an int >= 0)")
+
+
 def has_prefix(namespace: tuple, prefix: tuple) -> bool:
     return len(namespace) >= len(prefix) and all(p == "*" or p == n for p, n in zip(prefix, namespace))
 

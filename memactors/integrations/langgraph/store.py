@@ -182,6 +182,8 @@ class MemactorsStore(BaseStore):
     def _read_ops(self, op) -> list:
         if isinstance(op, GetOp):
             return [self._fact(op)]
+        if isinstance(op, (SearchOp, ListNamespacesOp)):
+            M.check_page(op.limit, op.offset)
         if isinstance(op, SearchOp):
             M.check_filter(op.filter)
         if isinstance(op, SearchOp) and op.query:
