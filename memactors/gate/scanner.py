@@ -251,8 +251,8 @@ class Gate:
         the policy: for text that is used but never stored (recall queries, log lines)."""
         _check_text(text)
         folded = fold(text)
-        if folded is not None and self.redact_all(folded) != folded:  # a value hidden in the text as typed
-            return self.redact_all(folded)
+        if folded is not None and (kept := self.redact_all(folded)) != folded:  # a value hidden in the text as typed
+            return kept
         lower = _lower(text)
         fired = self._all.fired(text, lower)
         if not fired:

@@ -42,11 +42,11 @@ def new_folder(path: object, what: str, *, outside: str | None = None) -> str:
     try:  # made now: a path that cannot be a folder here is refused before anything is copied
         os.makedirs(dest, exist_ok=True)
     except (OSError, ValueError) as exc:
-        raise StoreError(f"{what} cannot make that folder ({_why(exc)})") from None
+        raise StoreError(f"{what} cannot make that folder ({os_reason(exc)})") from None
     return dest
 
 
-def _why(exc: BaseException) -> str:
+def os_reason(exc: BaseException) -> str:
     """An OS error as a few words (its errno's name), never the path it names."""
     import errno
 

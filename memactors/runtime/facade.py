@@ -8,7 +8,6 @@ half lives in ``recall_api.RecallAPI``, the async twins in ``async_api.AsyncAPI`
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import tempfile
@@ -24,8 +23,8 @@ from ..core import records as R
 from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
-from ..core.errors import (AccessDenied, BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound, PartialWrite,
-                           StoreError, Unavailable)
+from ..core.errors import (AccessDenied, BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound,
+                           PartialWrite, StoreError, Unavailable)
 from ..core.idempotency import made_key_prefix
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
 from ..core.visibility import DEFAULT_CLEARANCE
@@ -44,7 +43,7 @@ from .agent import Agent
 from .alerts import Alerts
 from .arguments import typed_calls
 from .async_api import AsyncAPI
-from .backup import BackupAPI, start_schedule
+from .backup import BackupAPI, os_reason, start_schedule
 from .audit import Audit, l2_problem
 from .batch import BatchAPI
 from .calls import Calls
@@ -140,9 +139,10 @@ def _data_folder(path: object) -> str:
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"the data folder cannot be made there ({errno.errorcode.get(exc.errno, 'OSError')})") \
-            from None
+        raise StoreError(f"the data folder cannot be made there ({os_reason(exc)})") from None
     return out
+
+
 DIRECT_WRITES_MAX = 64  # a call of at most this many writes to one owner takes the Ray host's direct path
 
 

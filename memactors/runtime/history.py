@@ -9,7 +9,6 @@ it never comes back in any view.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 
