@@ -415,9 +415,12 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             for i, r in enumerate(reqs):
                 if not isinstance(r, MemactorsError):
                     try:
-                        self._precheck_writes([r])
+                        self._check_write([(r.actor, r.scope_obj)])
                     except MemactorsError as exc:
                         reqs[i] = type(exc)(f"write at position {i}: {exc}")
+            good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
+            for j, exc in self._refused_claims([reqs[i] for i in good]).items():
+                reqs[good[j]] = type(exc)(f"write at position {good[j]}: {exc}")
         else:
             self._precheck_writes(reqs)
         good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
@@ -508,19 +511,29 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
 
     def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:
         self._check_write([(r.actor, r.scope_obj) for r in reqs])
-        claimed = [r for r in reqs if r.derived_from]
+        refused = self._refused_claims(reqs)
+        if refused:
+            raise refused[min(refused)]
+
+    def _refused_claims(self, reqs: list[R.WriteRequest]) -> dict[int, MemactorsError]:
+        """The writes (by position) whose ``derived_from`` names a memory their actor may not
+        read. A claim needs a read grant on each source: checked here too, before anything is
+        sent, so that a refused claim refuses its call (the owner checks again, as the
+        authority); one ledger call for all of them."""
+        claimed = [i for i, r in enumerate(reqs) if r.derived_from]
         if not claimed:
-            return
-        # A claim needs a read grant on each source: checked here too, before anything is sent,
-        # so that a refused claim refuses its whole call (the owner checks again, as the authority).
-        where = self._calls.get(self._ledger.scopes_of.remote(sorted({m for r in claimed for m in r.derived_from})))
-        for r in claimed:
+            return {}
+        where = self._calls.get(self._ledger.scopes_of.remote(sorted({m for i in claimed for m in reqs[i].derived_from})))
+        out = {}
+        for i in claimed:
+            r = reqs[i]
             try:
                 if any(m not in where for m in r.derived_from):
                     raise NotFound("unknown")
                 self._check_read(r.actor, [parse_scope(where[m]) for m in r.derived_from])
             except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
-                raise AccessDenied("derived_from names a memory this actor cannot read; nothing was written") from None
+                out[i] = AccessDenied("derived_from names a memory this actor cannot read; nothing was written")
+        return out
 
     def tick(self) -> Tick:
         """``with rt.tick() as t: t.write(...)``: the tick's writes are committed together at its
