@@ -89,22 +89,32 @@ class GrantTable:
                 return True
         return False
 
-    def check_write(self, actor: str, scope: Scope) -> None:
+    def check_write(self, actor: str, scope: Scope, *, named: str | None = None) -> None:
+        """Refuse unless a write grant covers ``scope``. ``named``: what the caller named instead
+        of a scope (a memory id: "that memory"): the refusal names that, never the scope, which
+        an id must not reveal."""
         if not self._by_actor.get(actor):
-            raise NoGrants(f"actor {actor!r} has no grants; {_how_to_grant(actor, str(scope), 'write')}")
+            raise NoGrants(f"actor {actor!r} has no grants; " + (f"it may not change {named}" if named
+                                                                 else _how_to_grant(actor, str(scope), "write")))
         if not self._covers(actor, scope, "write"):
+            if named:
+                raise AccessDenied(f"actor {actor!r} may not change {named}: no write grant covers its scope")
             raise AccessDenied(
                 f"actor {actor!r} may not write {scope}: no write grant covers it; "
                 f"{_how_to_grant(actor, str(scope), 'write')}"
             )
 
-    def check_recall(self, actor: str, allowed: list[Scope]) -> list[Scope]:
-        """Refuse unless every allowed scope lies under a read grant; return the visible set."""
+    def check_recall(self, actor: str, allowed: list[Scope], *, named: str | None = None) -> list[Scope]:
+        """Refuse unless every allowed scope lies under a read grant; return the visible set.
+        ``named``: as ``check_write``'s."""
         if not self._by_actor.get(actor):
             first = str(allowed[0]) if allowed else "/org/ORG/user/USER/"
-            raise NoGrants(f"actor {actor!r} has no grants; {_how_to_grant(actor, first, 'read')}")
+            raise NoGrants(f"actor {actor!r} has no grants; " + (f"it may not read {named}" if named
+                                                                 else _how_to_grant(actor, first, "read")))
         for s in allowed:
             if not self._covers(actor, s, "read"):
+                if named:
+                    raise AccessDenied(f"actor {actor!r} may not read {named}: no read grant covers its scope")
                 raise AccessDenied(f"actor {actor!r} may not read {s}: it is beyond the actor's read grants")
         return visible_set(allowed)
 

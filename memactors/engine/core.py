@@ -38,7 +38,7 @@ from ..core import events as E
 from ..core import records as R
 from ..core.config import Config
 from ..core.contradictions import load_judge
-from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError, NoGrants
+from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
 from ..core.grants import SYSTEM_ACTOR, GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache, is_made_key
 from ..core.ops import GATHERED_ELSEWHERE
@@ -315,14 +315,9 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                     results[i] = NOT_HERE
                     todo.remove(i)
                     continue
-                try:
+                try:  # the caller named an id, not a scope: the refusal names none either
                     if op.CHECK == "write" and not _system(op):
-                        self.grants.check_write(op.actor, parse_scope(scope))
-                except AccessDenied as exc:  # the caller named an id, not a scope: the refusal names none either
-                    why = "it holds no grants" if isinstance(exc, NoGrants) else "no write grant covers its scope"
-                    results[i] = errors.encode(type(exc)(f"actor {op.actor!r} may not change that memory: {why}"))
-                    todo.remove(i)
-                    continue
+                        self.grants.check_write(op.actor, parse_scope(scope), named="that memory")
                 except MemactorsError as exc:
                     results[i] = errors.encode(exc)
                     todo.remove(i)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from ..core import changes as C
 from ..core import records as R
-from ..core.errors import AccessDenied
 from ..core.scopes import parse_scope
 
 
@@ -31,11 +30,7 @@ class SessionMixin:
             st = self.hot.get(scope) if scope is not None else None
             rec = (st.get(op.memory_id) if st is not None else None) or await self._record(op.memory_id)
             if rec is not None:  # may read what it promotes; the refusal names no scope (the caller named an id)
-                try:
-                    self.grants.check_recall(op.actor, [parse_scope(rec["scope"])])
-                except AccessDenied as exc:
-                    raise type(exc)(f"actor {op.actor!r} may not read that memory: no read grant covers its scope") \
-                        from None
+                self.grants.check_recall(op.actor, [parse_scope(rec["scope"])], named="that memory")
             ctx.record = rec
         if "vector" not in need:
             return

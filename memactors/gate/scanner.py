@@ -13,6 +13,7 @@ typed placeholders; blocked text comes back as nothing at all.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
@@ -20,7 +21,7 @@ import re2
 
 from ..core.errors import InvalidRecord
 from ..core.validate import got
-from .policy import DECISION, RANK, SOURCE_KINDS, GatePolicy
+from .policy import ACTIONS, DECISION, RANK, SOURCE_KINDS, GatePolicy
 from .rules import RULES, Ctx, Rule
 from .tree import parse
 
@@ -297,19 +298,13 @@ def fold(text: str) -> str | None:
 def _finds_more(alt: GateReport, rep: GateReport) -> bool:
     """Whether the folded text's scan found what the text as typed hid: a stricter decision,
     or a hit of a rule the first scan did not fire as often."""
-    if RANK_OF_DECISION[alt.decision] != RANK_OF_DECISION[rep.decision]:
-        return RANK_OF_DECISION[alt.decision] > RANK_OF_DECISION[rep.decision]
-    seen: dict[str, int] = {}
-    for h in rep.hits:
-        seen[h.rule] = seen.get(h.rule, 0) + 1
-    for h in alt.hits:
-        if seen.get(h.rule, 0) <= 0:
-            return True
-        seen[h.rule] -= 1
-    return False
+    if alt.decision != rep.decision:
+        return _DECISION_RANK[alt.decision] > _DECISION_RANK[rep.decision]
+    return bool(Counter(h.rule for h in alt.hits) - Counter(h.rule for h in rep.hits))
 
 
-RANK_OF_DECISION = {"accepted": 0, "redacted": 1, "working_only": 2, "pending": 3, "blocked": 4}
+# A decision's strictness: its strictest action's rank (policy.RANK; "accepted" is two actions')
+_DECISION_RANK = {d: max(RANK[a] for a in ACTIONS if DECISION[a] == d) for d in set(DECISION.values())}
 
 
 def _check_text(text: object) -> None:

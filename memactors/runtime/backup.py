@@ -18,40 +18,13 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from ..core import validate as V
 from ..core.errors import InvalidRecord, LedgerTampered, StoreError
 from ..store import backup as B
 from ..store.ledger_key import key_dir as resolve_key_dir
+from .paths import new_folder
 
 log = logging.getLogger("memactors.backup")
 PARTIAL = ".partial"
-
-
-def new_folder(path: object, what: str, *, outside: str | None = None) -> str:
-    """``path`` as a new (absent or empty) folder's real path, outside ``outside``; InvalidRecord
-    or StoreError otherwise (the message names neither path: the caller knows what it gave)."""
-    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
-        raise InvalidRecord(f"{what} takes the path of a new folder (a str or path), not {V.got(path)}")
-    if "\0" in os.fspath(path) or not os.fspath(path).strip():
-        raise InvalidRecord(f"{what}'s path is empty or holds a NUL character")
-    dest = os.path.realpath(os.path.expanduser(os.fspath(path)))
-    if outside is not None and os.path.commonpath([dest, outside]) == outside:
-        raise StoreError(f"{what} needs a folder outside the data folder")
-    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
-        raise StoreError(f"{what} needs a new, empty folder: that one exists and is not empty")
-    try:  # made now: a path that cannot be a folder here is refused before anything is copied
-        os.makedirs(dest, exist_ok=True)
-    except (OSError, ValueError) as exc:
-        raise StoreError(f"{what} cannot make that folder ({os_reason(exc)})") from None
-    return dest
-
-
-def os_reason(exc: BaseException) -> str:
-    """An OS error as a few words (its errno's name), never the path it names."""
-    import errno
-
-    code = getattr(exc, "errno", None)
-    return errno.errorcode.get(code, type(exc).__name__) if code else type(exc).__name__
 
 
 class BackupAPI:

@@ -18,14 +18,13 @@ from datetime import datetime
 from typing import Any
 
 from ..engine.naming import namespace_for, owner_index, owner_of_memory
-from ..core import errors, lifecycle
+from ..core import errors
 from ..core import records as R
 from ..core.clock import Clock, SystemClock
 from ..core.config import Config
 from ..core.contradictions import load_judge
-from ..core.errors import (AccessDenied, BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound,
-                           PartialWrite, StoreError, Unavailable)
-from ..core.idempotency import made_key_prefix
+from ..core.errors import (BackPressure, ConfigError, LedgerTampered, MemactorsError, NotFound,
+                           PartialWrite, Unavailable)
 from ..core.grants import RETIRED_SYSTEM_ACTOR, SYSTEM_ACTOR, GrantTable
 from ..core.visibility import DEFAULT_CLEARANCE
 
@@ -36,14 +35,14 @@ from ..core import validate as V
 from ..embed import embedder_names, get_embedder
 from ..gate import Gate, GatePolicy
 from ..gate.identifiers import Identifiers
-from ..store.layout import resolve
 from ..store.ledger_key import key_dir
 from . import history, left_open
 from .agent import Agent
 from .alerts import Alerts
 from .arguments import typed_calls
 from .async_api import AsyncAPI
-from .backup import BackupAPI, os_reason, start_schedule
+from .backup import BackupAPI, start_schedule
+from .paths import data_folder
 from .audit import Audit, l2_problem
 from .batch import BatchAPI
 from .calls import Calls
@@ -51,6 +50,7 @@ from .evidence import RecallLog
 from ..gate.free_text import gated_text
 from .query_vectors import QueryVectors
 from .write_batches import as_result, batch_max, direct_write, raise_item_errors
+from .write_checks import WriteChecks
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
@@ -124,25 +124,6 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
 
 
 MEMORY = "memory://"
-
-
-def _data_folder(path: object) -> str:
-    """``path`` as the data folder's canonical path, the folder made if new: a path that is
-    not one (empty, a NUL, a file on the way, a place that cannot be written) is refused typed,
-    naming neither the path nor the OS's message about it."""
-    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
-        raise R.InvalidRecord(f"connect takes the data folder's path (a str or path) or {MEMORY!r}, "
-                              f"not {V.got(path)}")
-    if "\0" in os.fspath(path) or not os.fspath(path).strip():
-        raise R.InvalidRecord("the data folder's path is empty or holds a NUL character")
-    out = resolve(path)
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"the data folder cannot be made there ({os_reason(exc)})") from None
-    return out
-
-
 DIRECT_WRITES_MAX = 64  # a call of at most this many writes to one owner takes the Ray host's direct path
 
 
@@ -157,11 +138,11 @@ def _host(kind: str, address: str | None, namespace: str, data_dir: str, shown: 
 
 
 @typed_calls("rt")
-class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
+class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks):
     _scratch: str | None = None  # memory://: the RAM folder removed at close
     def __init__(self, data_dir: str, *, address: str | None, config: Config, clock: Clock | None,
                  detached: bool) -> None:
-        self.data_dir = _data_folder(data_dir)
+        self.data_dir = data_folder(data_dir)
         self.config = config
         self.clock = clock or SystemClock()
         self.namespace = namespace_for(self.data_dir)
@@ -391,45 +372,6 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             results[i] = errors.decode(r) if errors.is_encoded(r) else r
         return results
 
-    def _checked_writes(self, items: list, return_errors: bool, sessions: bool = False) -> list:
-        """Writes validated, id-screened, TTL-checked and grant-checked, each given an
-        idempotency key: a WriteRequest per good item, its typed error (naming its position) in
-        place of each bad one. Without ``return_errors`` the first bad item raises (a bad item
-        writes nothing)."""
-        self._check_open()
-        items, refused = self._ids.writes(items)
-        reqs = R.write_requests(items, sessions=sessions)
-        for i, exc in refused.items():  # an id that looks like personal data or a secret
-            reqs[i] = type(exc)(f"write at position {i}: {exc}")
-        for i, r in enumerate(reqs):  # the category and its TTL policy, with this runtime's [lifecycle]
-            if isinstance(r, MemactorsError):
-                continue
-            try:
-                lifecycle.ttl_policy(r.category, r.ttl_days, r.soft_ttl_days, self.config.lifecycle)
-            except MemactorsError as exc:
-                reqs[i] = type(exc)(f"write at position {i}: {exc}")
-        bad = next((r for r in reqs if isinstance(r, MemactorsError)), None)
-        if bad is not None and not return_errors:  # all or nothing at the door: the error names the position
-            raise bad
-        if return_errors:
-            for i, r in enumerate(reqs):
-                if not isinstance(r, MemactorsError):
-                    try:
-                        self._check_write([(r.actor, r.scope_obj)])
-                    except MemactorsError as exc:
-                        reqs[i] = type(exc)(f"write at position {i}: {exc}")
-            good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
-            for j, exc in self._refused_claims([reqs[i] for i in good]).items():
-                reqs[good[j]] = type(exc)(f"write at position {good[j]}: {exc}")
-        else:
-            self._precheck_writes(reqs)
-        good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
-        call = made_key_prefix()
-        for i in good:
-            if reqs[i].idempotency_key is None:
-                reqs[i].idempotency_key = f"{call}-{i}"
-        return reqs
-
     def _send_writes(self, reqs: list[R.WriteRequest], now: int) -> list:
         """Columns per owner call, a window of calls in flight per owner (our own calls never
         overrun an owner's queue); back pressure from others is waited out until the call
@@ -508,32 +450,6 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
                 results=done_results, items=[R.request_fields(reqs[i]) for i in sorted(failures)],
                 failed=sorted(failures))
         return results
-
-    def _precheck_writes(self, reqs: list[R.WriteRequest]) -> None:
-        self._check_write([(r.actor, r.scope_obj) for r in reqs])
-        refused = self._refused_claims(reqs)
-        if refused:
-            raise refused[min(refused)]
-
-    def _refused_claims(self, reqs: list[R.WriteRequest]) -> dict[int, MemactorsError]:
-        """The writes (by position) whose ``derived_from`` names a memory their actor may not
-        read. A claim needs a read grant on each source: checked here too, before anything is
-        sent, so that a refused claim refuses its call (the owner checks again, as the
-        authority); one ledger call for all of them."""
-        claimed = [i for i, r in enumerate(reqs) if r.derived_from]
-        if not claimed:
-            return {}
-        where = self._calls.get(self._ledger.scopes_of.remote(sorted({m for i in claimed for m in reqs[i].derived_from})))
-        out = {}
-        for i in claimed:
-            r = reqs[i]
-            try:
-                if any(m not in where for m in r.derived_from):
-                    raise NotFound("unknown")
-                self._check_read(r.actor, [parse_scope(where[m]) for m in r.derived_from])
-            except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
-                out[i] = AccessDenied("derived_from names a memory this actor cannot read; nothing was written")
-        return out
 
     def tick(self) -> Tick:
         """``with rt.tick() as t: t.write(...)``: the tick's writes are committed together at its
@@ -643,16 +559,16 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI):
             self._sync_grants()
             return self._grants.check_recall(actor, scopes)
 
-    def _check_write(self, pairs: list[tuple[str, Any]]) -> None:
+    def _check_write(self, pairs: list[tuple[str, Any]], named: str | None = None) -> None:
         """Each (actor, scope) is under a write grant (the grant table synced once if not:
-        another process may have granted since)."""
+        another process may have granted since). ``named``: ``GrantTable.check_write``'s."""
         try:
             for actor, scope in pairs:
-                self._grants.check_write(actor, scope)
+                self._grants.check_write(actor, scope, named=named)
         except MemactorsError:
             self._sync_grants()
             for actor, scope in pairs:
-                self._grants.check_write(actor, scope)
+                self._grants.check_write(actor, scope, named=named)
 
     # --- changes addressed by memory id ----------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ...core import validate as V
 from ...core.errors import InvalidRecord
 from ...gate.identifiers import identifier_kind, refusal
 
@@ -116,9 +117,8 @@ def index_text(texts: list[str], fields: list[str] | None) -> str | None:
 
 def check_page(limit: object, offset: object) -> None:
     """A search's or a listing's page: counts (ints >= 0), never a slice from the end."""
-    for name, v in (("limit", limit), ("offset", offset)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise InvalidRecord(f"{name} is a count (an int >= 0)")
+    V.integer(limit, "limit", 0, None)
+    V.integer(offset, "offset", 0, None)
 
 
 def has_prefix(namespace: tuple, prefix: tuple) -> bool:

@@ -1,0 +1,75 @@
+"""A batch of writes checked at the door, before anything is sent: validated, ids screened,
+TTL policies resolved, grants and ``derived_from`` claims checked, an idempotency key each.
+Mixed into ``Runtime``; the owners check grants and claims again, as the authority."""
+
+from __future__ import annotations
+
+from ..core import lifecycle
+from ..core import records as R
+from ..core.errors import AccessDenied, MemactorsError, NotFound
+from ..core.idempotency import made_key_prefix
+from ..core.scopes import parse_scope
+
+
+class WriteChecks:
+    def _checked_writes(self, items: list, return_errors: bool, sessions: bool = False) -> list:
+        """Writes validated, id-screened, TTL-checked and grant-checked, each given an
+        idempotency key: a WriteRequest per good item, its typed error (naming its position) in
+        place of each bad one. Without ``return_errors`` the first bad item raises (a bad item
+        writes nothing)."""
+        self._check_open()
+        items, refused = self._ids.writes(items)
+        reqs = R.write_requests(items, sessions=sessions)
+        for i, exc in refused.items():  # an id that looks like personal data or a secret
+            reqs[i] = type(exc)(f"write at position {i}: {exc}")
+        for i, r in enumerate(reqs):  # the category and its TTL policy, with this runtime's [lifecycle]
+            if isinstance(r, MemactorsError):
+                continue
+            try:
+                lifecycle.ttl_policy(r.category, r.ttl_days, r.soft_ttl_days, self.config.lifecycle)
+            except MemactorsError as exc:
+                reqs[i] = type(exc)(f"write at position {i}: {exc}")
+        bad = next((r for r in reqs if isinstance(r, MemactorsError)), None)
+        if bad is not None and not return_errors:  # all or nothing at the door: the error names the position
+            raise bad
+        if return_errors:
+            for i, r in enumerate(reqs):
+                if not isinstance(r, MemactorsError):
+                    try:
+                        self._check_write([(r.actor, r.scope_obj)])
+                    except MemactorsError as exc:
+                        reqs[i] = type(exc)(f"write at position {i}: {exc}")
+            good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
+            for j, exc in self._refused_claims([reqs[i] for i in good]).items():
+                reqs[good[j]] = type(exc)(f"write at position {good[j]}: {exc}")
+        else:
+            self._check_write([(r.actor, r.scope_obj) for r in reqs])
+            refused = self._refused_claims(reqs)
+            if refused:
+                raise refused[min(refused)]
+        good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
+        call = made_key_prefix()
+        for i in good:
+            if reqs[i].idempotency_key is None:
+                reqs[i].idempotency_key = f"{call}-{i}"
+        return reqs
+
+    def _refused_claims(self, reqs: list[R.WriteRequest]) -> dict[int, MemactorsError]:
+        """The writes (by position) whose ``derived_from`` names a memory their actor may not
+        read. A claim needs a read grant on each source: checked here too, before anything is
+        sent, so that a refused claim refuses its call (the owner checks again, as the
+        authority); one ledger call for all of them."""
+        claimed = [i for i, r in enumerate(reqs) if r.derived_from]
+        if not claimed:
+            return {}
+        where = self._calls.get(self._ledger.scopes_of.remote(sorted({m for i in claimed for m in reqs[i].derived_from})))
+        out = {}
+        for i in claimed:
+            r = reqs[i]
+            try:
+                if any(m not in where for m in r.derived_from):
+                    raise NotFound("unknown")
+                self._check_read(r.actor, [parse_scope(where[m]) for m in r.derived_from])
+            except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
+                out[i] = AccessDenied("derived_from names a memory this actor cannot read; nothing was written")
+        return out
