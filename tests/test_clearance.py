@@ -319,3 +319,29 @@ def test_history_review_lists_and_audit_at_show_nothing_above_the_clearance(worl
         listed = {m["memory_id"] for m in rt.audit.at(head, actor=actor, scope=scope)["memories"]}
         assert listed & set(ids.values()) == {ids[lvl] for lvl in want}, actor
         assert {r["memory_id"] for r in rt.review.pending(scope, actor=actor)} == {held[lvl] for lvl in want}, actor
+
+
+def test_promote_and_update_keep_to_the_clearance(tmp_path):
+    """A reader may not lift a memory above its clearance by copying it: promoting a restricted
+    memory into an ancestor where its own grant is broader, or updating it (a new version keeps
+    the fact's fields), is NotFound, as for an id never written; within its clearance both work."""
+    from memactors.core.errors import NotFound
+
+    org = unique_org("clp")
+    top, sub = f"/org/{org}/", f"/org/{org}/project/ops/"
+    with memactors.connect(tmp_path / "d", host="process") as rt:
+        rt.grant("b", sub, write=True, clearance="restricted")
+        rt.grant("a", top, write=True, clearance="restricted")
+        rt.grant("a", sub, write=True, clearance="public")  # narrower: lowers just the subtree
+        secret = rt.write(sub, "The vault combination is kept by Dana in the blue binder", actor="b",
+                          sensitivity="restricted", subject="vault", predicate="kept_by", object="Dana").memory_id
+        plain = rt.write(sub, "The stand-up moved to ten o'clock", actor="b", sensitivity="public").memory_id
+        with pytest.raises(NotFound) as e:
+            rt.promote(secret, top, actor="a", reason="r")
+        assert "Dana" not in str(e.value) and "ops" not in str(e.value)
+        with pytest.raises(NotFound):
+            rt.update(secret, "The vault combination changed", actor="a", sensitivity="public")
+        assert rt.recall("vault combination Dana", actor="a", allowed_scopes=[top], threshold=0.0).hits == []
+        assert rt.history(secret, actor="b")["live"] == [secret]  # nothing changed
+        assert rt.promote(plain, top, actor="a", reason="r")["scope"] == top
+        assert rt.update(plain, "The stand-up moved to half past ten", actor="a").supersedes == plain

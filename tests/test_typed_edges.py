@@ -119,3 +119,40 @@ def test_a_refusal_by_memory_id_names_no_scope():
                 call()
             assert "zeta" not in str(e.value) and "bob-7731" not in str(e.value)
         assert rt.history(theirs, actor="b")["live"] == [theirs]  # nothing changed
+
+
+def test_another_tenants_memory_id_is_refused_as_an_unknown_one():
+    """An actor that cannot read a memory's scope learns nothing from its id, not even that it
+    exists: every change by id answers it word for word as it answers an id never written
+    (the id swapped for a placeholder). An actor that can read it but not change it is told so."""
+    from memactors.core.errors import MemactorsError
+
+    with memactors.connect("memory://") as rt:
+        other = "/org/zeta/user/bob-7731/"
+        rt.grant("a", S, write=True)
+        rt.grant("b", other, write=True)
+        rt.grant("reader", other)
+        theirs = rt.write(other, "Bob's note on the lease", actor="b").memory_id
+        never = theirs[:-6] + ("000000" if not theirs.endswith("000000") else "111111")
+        calls = {"forget": lambda m, who: rt.forget(m, actor=who, reason="r"),
+                 "retire": lambda m, who: rt.review.retire(m, actor=who, reason="r"),
+                 "approve": lambda m, who: rt.review.approve(m, actor=who, reason="r"),
+                 "resolve": lambda m, who: rt.contradictions.resolve(m, actor=who, reason="r"),
+                 "rollback": lambda m, who: rt.rollback(memory_id=m, actor=who, reason="r"),
+                 "promote": lambda m, who: rt.promote(m, S, actor=who, reason="r"),
+                 "update": lambda m, who: rt.update(m, "new text", actor=who),
+                 "history": lambda m, who: rt.history(m, actor=who)}
+
+        def answer(call, m, who):
+            try:
+                call(m, who)
+            except MemactorsError as exc:
+                return type(exc).__name__, str(exc).replace(m, "ID")
+            return "no error", ""
+
+        for name, call in calls.items():
+            for who in ("a", "nobody-granted"):
+                assert answer(call, theirs, who) == answer(call, never, who), (name, who)
+        for name in ("forget", "retire", "resolve", "rollback"):  # may read it: told it may not change it
+            assert answer(calls[name], theirs, "reader")[0] == "AccessDenied", name
+        assert rt.history(theirs, actor="b")["live"] == [theirs]  # nothing changed

@@ -89,6 +89,11 @@ class GrantTable:
                 return True
         return False
 
+    def reads(self, actor: str, scope: Scope) -> bool:
+        """Whether a read grant of ``actor`` covers ``scope``: an actor that cannot read the scope
+        of a memory it names by id is answered as for an id never written."""
+        return self._covers(actor, scope, "read")
+
     def check_write(self, actor: str, scope: Scope, *, named: str | None = None) -> None:
         """Refuse unless a write grant covers ``scope``. ``named``: what the caller named instead
         of a scope (a memory id: "that memory"): the refusal names that, never the scope, which

@@ -319,7 +319,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                     if op.CHECK == "write" and not _system(op):
                         self.grants.check_write(op.actor, parse_scope(scope), named="that memory")
                 except MemactorsError as exc:
-                    results[i] = errors.encode(exc)
+                    # One who cannot even read its scope learns nothing from the id, not that it exists.
+                    results[i] = errors.encode(exc) if self.grants.reads(op.actor, parse_scope(scope)) else NOT_HERE
                     todo.remove(i)
                     continue
                 scope_of[i] = scope

@@ -29,8 +29,10 @@ class SessionMixin:
             scope = self.hot.where.get(op.memory_id)
             st = self.hot.get(scope) if scope is not None else None
             rec = (st.get(op.memory_id) if st is not None else None) or await self._record(op.memory_id)
-            if rec is not None:  # may read what it promotes; the refusal names no scope (the caller named an id)
-                self.grants.check_recall(op.actor, [parse_scope(rec["scope"])], named="that memory")
+            if rec is not None and rec.get("sensitivity") not in self.grants.sees(op.actor, parse_scope(rec["scope"])):
+                # It may promote only what it may read, at its clearance there (a copy in a scope of
+                # higher clearance would show it); one who may not learns nothing of the id.
+                rec = None
             ctx.record = rec
         if "vector" not in need:
             return

@@ -204,6 +204,10 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
     if under is not None:
         rt._check_write([(actor, parse_scope(under))])  # noqa: SLF001
     under = None if under == "/global/" else under
+    if memory_id is not None:  # one who cannot read its scope is answered as for an id never written
+        known = calls.get(ledger.scopes_of.remote([memory_id])).get(memory_id)
+        if known is None or not _may(rt, actor, known, "read"):
+            raise NotFound(f"no memory {memory_id} in the ledger")
     got = calls.get(ledger.history_call.remote("rollback_inputs", after, ids, where, bool(cascade), under))
     undo, pairs = got["targets"]["undo"], got["pairs"]
     if memory_id is not None and memory_id not in undo:
@@ -229,7 +233,7 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         # is, and the plan says so (a claim never stops its source's own rollback).
         theirs = set(got["targets"].get("cascaded", ())) | set(got["flagged"])
         for mid in sorted(theirs & rows.keys()):
-            if not _may_write(rt, actor, rows[mid][1]):
+            if not _may(rt, actor, rows[mid][1], "write"):
                 del rows[mid]
                 for it in plan.items:
                     if it["memory_id"] == mid:
@@ -266,9 +270,12 @@ def _where(where) -> dict:
     return out
 
 
-def _may_write(rt, actor: str, scope: str) -> bool:
+def _may(rt, actor: str, scope: str, mode: str) -> bool:
     try:
-        rt._check_write([(actor, parse_scope(scope))])  # noqa: SLF001
+        if mode == "write":
+            rt._check_write([(actor, parse_scope(scope))])  # noqa: SLF001
+        else:
+            rt._check_read(actor, [parse_scope(scope)])  # noqa: SLF001
     except MemactorsError:
         return False
     return True

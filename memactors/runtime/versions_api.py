@@ -67,7 +67,8 @@ class VersionsAPI:
         category, importance) as that memory has them. The old version is superseded by the new
         one (``supersedes`` names it) whatever the confidence rules would say of another
         writer; the same text again refreshes it; a held (pending) text waits for review and
-        changes nothing yet. ``actor`` needs a write grant on the memory's scope; a memory it
+        changes nothing yet. ``actor`` needs a write grant on the memory's scope and to see it there (its
+        read grant's clearance: the new version carries the fact's fields over); a memory it
         cannot write, an unknown id, and one that is not the live version are NotFound."""
         self._check_open()
         actor = self._ids.id(actor, "actor")
@@ -77,6 +78,8 @@ class VersionsAPI:
             if rec is None:
                 raise NotFound("unknown")
             self._check_write([(actor, parse_scope(rec["scope"]))])
+            if rec.get("sensitivity") not in self._grants.sees(actor, parse_scope(rec["scope"])):
+                raise NotFound("above its clearance")  # a new version carries the fact's fields over
         except MemactorsError:
             raise NotFound(f"no memory of that id that actor {actor!r} may update") from None
         if (rec.get("pool") != "vault" or rec["status"] not in R.LIVE) and idempotency_key is None:
