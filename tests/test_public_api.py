@@ -10,7 +10,7 @@ def test_exported_names():
         "IdempotencyConflict", "InvalidIdentifier", "InvalidRecord", "InvalidScope", "LedgerKeyMissing",
         "LedgerTampered", "ManualClock", "MemactorsError", "NoGrants",
         "NotFound", "OwnerUnavailable", "PartialWrite", "RecallResult", "Retriever", "Runtime", "RuntimeClosed",
-        "Scope", "ServerError", "Session", "SessionClosed", "StoreError", "SystemClock", "Unavailable", "ValidationError",
+        "Scope", "ServerError", "Session", "SessionClosed", "SessionExpired", "StoreError", "SystemClock", "Unavailable", "ValidationError",
         "WriteResult", "__version__",
         "connect", "parse_scope", "restore",
     }

@@ -335,6 +335,19 @@ def test_a_session_idle_past_the_bound_is_let_go(runtime, ns, clock):
     assert not [h for h in recall(runtime, ns, "taxi booked 6 am", threshold=0.0).hits if h.pool == "working"]
     with pytest.raises(NotFound):
         runtime.resume_session(ns.alice, actor=ns.ag, task_id="t-idle")
+    # Its handle, too, is let go: every hook refuses (nothing is written), complete included.
+    for hook in (lambda: s.observe("user", "The taxi is now at 7 am"), s.before_llm, s.end_turn,
+                 lambda: s.complete("done")):
+        with pytest.raises(memactors.SessionExpired):
+            hook()
+    assert not [r for r in runtime.audit.at(runtime.audit.head()["seq"], actor=ns.reader, scope=ns.alice)["memories"]
+                if "7 am" in (r.get("content") or "") or "t-idle ended" in (r.get("content") or "")]
+    fresh = session(runtime, ns, task_id="t-idle")  # the task starts again in a new session
+    fresh.start()
+    fresh.observe("user", "The taxi is now at 7 am")
+    fresh.end_turn()
+    clock.advance(seconds=runtime.config.runtime.session_ttl_s - HOUR_S)  # within the bound: still open
+    assert fresh.complete("done")["outcome"].memory_id
 
 
 # --- typed errors, validated before anything changes --------------------------------------------

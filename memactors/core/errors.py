@@ -26,6 +26,7 @@
      │    └── OwnerUnavailable    a scope owner stayed unreachable; nothing further was written
      └── RuntimeClosed            the runtime was closed
           └── SessionClosed       the session was completed (it cannot be resumed or completed again)
+               └── SessionExpired the session was idle for longer than [runtime].session_ttl_s and was let go
 
 Messages never contain memory content, query text, or anything the write gate matched.
 Across actor boundaries an error travels as data (``encode``/``decode``) or as itself inside
@@ -169,6 +170,11 @@ class RuntimeClosed(MemactorsError):
 
 class SessionClosed(RuntimeClosed):
     """The session was completed: its hooks, ``resume_session`` and a second ``complete`` refuse."""
+
+
+class SessionExpired(SessionClosed):
+    """The session wrote nothing for longer than ``[runtime].session_ttl_s``: the working pool let
+    its items go, and its handle refuses every hook (start a new session)."""
 
 
 def encode(exc: MemactorsError) -> dict:

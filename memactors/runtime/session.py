@@ -27,7 +27,8 @@ L0 from the ledger after a crash (from the session's own items only, for its own
 and a killed owner rebuilds the working pool from the ledger. Text the gate held shows as
 ``HELD`` in every slot. A promoted item leaves L1 (its vault copy is what recall serves), and so
 do the session's earlier items of the same fact. A session's items stay in L1 as long as the
-session: until ``complete()``, or until it has been idle for ``[runtime].session_ttl_s``.
+session: until ``complete()``, or until it has been idle for ``[runtime].session_ttl_s`` (no new
+item): then its handle refuses every hook with ``SessionExpired``, and ``resume`` finds nothing.
 
 Batches: ``start_all``, ``flush_all``, ``recall_all``, ``end_turn_all`` and ``complete_all`` run
 the hooks of many sessions at once (a simulation tick: one ``write_many``, one ``recall_many``,
@@ -46,7 +47,7 @@ from ..core import promotion as P
 from ..core import records as R
 from ..core import validate as V
 from ..core.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, select
-from ..core.errors import AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, SessionClosed
+from ..core.errors import AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, SessionClosed, SessionExpired
 from ..core.l0 import L0, Observation, check_source, quote
 from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
@@ -121,6 +122,7 @@ class Session:
         self.turn = 0
         self.started = _l0 is not None
         self.closed = False
+        self.expired = False  # idle past [runtime].session_ttl_s: closed, and every hook says so
         self.errors: list[str] = []  # observations refused or blocked: "ErrorClass: message" / "blocked: tags"
         self.promoted: list[dict] = []
         self._pending: list[_Pending] = []
@@ -133,6 +135,7 @@ class Session:
         self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
         self._pushed = None
         self._pushed_turn = 0
+        self._active_us = rt.clock.now_us()  # when it last wrote: the working pool ages it from then
         if _l0 is None:
             self._gate_scaffold()
 
@@ -305,6 +308,7 @@ class Session:
         l0 = L0(goal["content"], plan)
         s = cls(rt, scope, actor=actor, task_id=task_id, goal=goal["content"], purpose=purpose, _l0=l0, _id=sid)
         s._goal_id = goal["memory_id"]
+        s._active_us = max(r["created_at"] for r in items)
         s.turn = max(r["session"]["turn"] for r in items)
         for r in items:
             t, mid = r["session"], r["memory_id"]
@@ -331,6 +335,12 @@ class Session:
     # --- internals -----------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self.started and not self.closed and (
+                self._rt.clock.now_us() - self._active_us > self._rt.config.runtime.session_ttl_s * 1e6):
+            self.closed = self.expired = True  # the working pool has let its items go: nothing to go on from
+        if self.expired:
+            raise SessionExpired("this session wrote nothing for longer than [runtime].session_ttl_s and was let "
+                                 "go; start a new one")
         if self.closed:
             raise SessionClosed("this session was completed; open a new one")
 
@@ -380,6 +390,7 @@ class Session:
             self.errors.append(f"blocked: {', '.join(res.gate.get('tags', [])) or 'by the write gate'}")
             return
         self._items.append(res.memory_id)
+        self._active_us = max(self._active_us, self._rt.clock.now_us())
         if p.slot == "goal":
             self._goal_id = res.memory_id
         shown = HELD if res.status == "pending" else self._stored_text(p, res)
