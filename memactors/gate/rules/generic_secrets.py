@@ -89,9 +89,9 @@ register(Rule(
 ))
 
 # The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
-_EN_PW = re.compile(r"\b(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)\b(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?"
-                    r"[\w\-]+){0,2}\s*(?:is|was|=|:|became|changed to|set to|is now)\s*[\"'“`]?([^\s\"'”`，。；,;]{4,64})",
-                    re.I)
+_EN_PW = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)\b(?:\s+(?:for|of|to|on)\s+"
+                    r"(?:the\s+|my\s+|our\s+)?[\w\-]+){0,2}\s*(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)"
+                    r"\s+to|(?:changed|set|updated|reset) to|is now|became|is|was|=|:)\s*[\"'“`]?([^\s\"'”`，。；,;]{4,64})", re.I)
 _ZH_PW = re.compile(r"(?:密码|口令|pin码|PIN码)\s*(?:是|为|：|:|=|改成了?|改为|设置为|设为|换成了?)\s*[\"'“`]?([!-~]{4,64})")
 _EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|令牌|秘钥)\s*(?:is|was|:|=|是|为|：)\s*"
                        r"[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
@@ -106,9 +106,17 @@ def _strong_value(v: str) -> bool:
             or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v))
 
 
+# "p@ssw0rd", "pa$$word", "P4SSWORD": the name read with its look-alike characters as letters
+# (one for one, so a span in the read text is the same span in the text; the value is judged as written).
+_LEET_NAME = re.compile(r"[pP][aA@4][sS$5][sS$5][wW](?:[oO0][rR])?[dD]")
+_LEET = str.maketrans("@4$50", "aasso")
+
+
 def _phrase(node, ctx: Ctx):
+    leet = _LEET_NAME.search(ctx.text, node.start, node.end) is not None
     for rx, ok in ((_EN_PW, _strong_value), (_ZH_PW, _passwordish), (_EN_TOKEN, secretish)):
-        for m in rx.finditer(ctx.text, node.start, node.end):
+        read = ctx.text.translate(_LEET) if leet and rx is _EN_PW else ctx.text
+        for m in rx.finditer(read, node.start, node.end):
             s, e = m.span(1)
             while e > s and ctx.text[e - 1] in _TRAIL:
                 e -= 1
@@ -118,7 +126,7 @@ def _phrase(node, ctx: Ctx):
 
 register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
-    binds=(SENTENCE,), find=_phrase,
+    binds=(SENTENCE,), find=_phrase, trigger=found(_LEET_NAME.pattern, ascii=True),
     itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "密码", "口令", "api", "access key", "secret", "token", "密钥", "令牌",
                "秘钥"),
     reason="a password or token stated in a sentence (is/是/为/: + value)",

@@ -24,11 +24,13 @@ def _provider(id: str, rx: str, triggers: tuple[str, ...], reason: str, origin: 
     """A key recognised by its prefix; ``tokens`` also asks the body to look generated."""
     compiled = re.compile(rx, re.ASCII)
     check = (lambda t, m: tokenish(m.group(), 12)) if tokens else None
+    _SHAPES.append((compiled, check))
     register(Rule(id=id, category=SECRET, sensitivity=RESTRICTED, placeholder=placeholder, risk=1.0, binds=(DOC,),
                   find=regex_find(compiled, check=check), triggers=triggers, trigger=trigger, guard=has_token,
                   reason=reason, origin=origin))
 
 
+_SHAPES: list = []  # (regex, check) of every key known by its shape: what a base64 wrapping is opened for
 _DISCORD_SHAPE = found(r"\.[A-Za-z0-9_\-]{6}\.")
 
 
@@ -150,3 +152,38 @@ register(Rule(id="secret.auth_header", generic=True, category=SECRET, sensitivit
               binds=(DOC,), find=regex_find(_AUTH, group=1, check=lambda t, m: tokenish(m.group(1), 12)),
               itriggers=("bearer", "basic ", "token "), guard=has_token, reason="credential in an Authorization header",
               origin="RFC 6750 / RFC 7617 header schemes; gitleaks generic-api-key keywords"))
+
+
+# A key wrapped in base64 (a config blob, ``echo $KEY | base64``) is the key: the run is decoded
+# and looked at with the shapes above (a provider prefix, a JWT, a private-key block), as
+# detect-secrets and trufflehog decode base64 before matching. Random bytes are not opened:
+# the decoded text must be printable UTF-8.
+_SHAPES += [(_JWT, _jwt_header_ok), (_PEM, None)]
+_B64 = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])", re.ASCII)
+
+
+def _opened(v: str) -> str | None:
+    """The text a base64 (or base64url) run decodes to, or None when it is not one."""
+    body = v.rstrip("=")
+    if len(body) % 4 == 1 or ("-" in body or "_" in body) and ("+" in body or "/" in body):
+        return None
+    try:
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if "-" in body or "_" in body else None,
+                               validate=True)
+        text = raw.decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return None
+    return text if all(c.isprintable() or c in "\n\r\t" for c in text) else None
+
+
+def _encoded(node, ctx: Ctx):
+    for m in _B64.finditer(ctx.text, node.start, node.end):
+        text = _opened(m.group())
+        if text and any(check is None or check(text, h) for rx, check in _SHAPES for h in rx.finditer(text)):
+            yield m.span()
+
+
+register(Rule(id="secret.base64_wrapped", category=SECRET, sensitivity=RESTRICTED, placeholder="[API_KEY]", risk=1.0,
+              binds=(DOC,), find=_encoded, trigger=found(r"[A-Za-z0-9+/_\-]{24}", ascii=True), guard=has_token,
+              reason="a key of a known shape (provider prefix, JWT, private key) wrapped in base64",
+              origin="detect-secrets and trufflehog decode base64 before matching; the shapes are this module's"))
