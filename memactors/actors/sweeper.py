@@ -25,7 +25,6 @@ import uuid
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..core.config import Config
 from ..core.gc_plan import Plan
@@ -62,6 +61,7 @@ def plan(l2_path: str, now_us: int, cfg: Config, *, workers: int | None = None) 
 
 def restrict(p: Plan, scope: str | None) -> Plan:
     """A plan's rows under ``scope`` only."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     if scope is not None and p.rows.num_rows:
         root = str(parse_scope(scope))
         scopes = p.rows["scope"].combine_chunks()
@@ -108,6 +108,7 @@ def _by_owner(rows: pa.Table, num_owners: int) -> dict[int, list]:
     """The plan's rows as ``(memory_id, scope, rule code)`` by owner, each owner's sorted by
     scope then id: the owner computed once a scope, the rows split by column (a loop a row
     was half a second of a 1M sweep)."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     rows = rows.take(pc.sort_indices(rows, sort_keys=[("scope", "ascending"), ("memory_id", "ascending")]))
     scopes = rows["scope"].combine_chunks().dictionary_encode()
     owner_of = np.array([owner_index(parse_scope(s), num_owners) for s in scopes.dictionary.to_pylist()],

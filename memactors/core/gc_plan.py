@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .config import Config, LifecycleConfig
 from .errors import InvalidRecord
@@ -32,6 +31,7 @@ _ORG = r"^/org/(?P<org>[^/]+)/"
 def tenants_of(scopes) -> pa.Array:
     """The tenant of each scope (an Arrow string array): its org, or "global" for /global/.
     A string of neither form (stored scopes are validated, so none should be) maps to "?"."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     scopes = _array(scopes)
     org = pc.struct_field(pc.extract_regex(scopes, _ORG), [0])
     named = pc.if_else(pc.equal(scopes, "/global/"), pa.scalar(GLOBAL_TENANT), org)
@@ -114,6 +114,7 @@ class Plan:
     def ids(self, rule: str | None = None, *, action: str | None = None) -> pa.Array:
         """Memory ids (scan order) planned by one rule, or for one action ("evict", "stale"),
         or all of them."""
+        import pyarrow.compute as pc  # loaded when first used: not on a first write's path
         codes = self.rows["rule"].combine_chunks() if self.rows.num_rows else None
         ids = self.rows["memory_id"].combine_chunks() if self.rows.num_rows else pa.array([], pa.string())
         if codes is None or (rule is None and action is None):
@@ -267,6 +268,7 @@ class PlanBuilder:
         self._bytes.append(np.rint(np.broadcast_to(np.asarray(row_bytes, dtype=np.float64), (len(rule),))[idx]))
 
     def finish(self) -> Plan:
+        import pyarrow.compute as pc  # loaded when first used: not on a first write's path
         if not self._rules:
             return Plan(now_us=self.now_us, rows_scanned=self.rows_scanned)
         codes = np.concatenate(self._rules)

@@ -49,7 +49,6 @@ from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .clock import US_PER_DAY
 from .config import NEVER, Config, LifecycleConfig, days_value  # noqa: F401 - NEVER: the per-write "never"
@@ -198,6 +197,7 @@ def refreshed(record: dict, now_us: int, cfg: LifecycleConfig | Config | None = 
 
 def column_us(col, null_us: int) -> np.ndarray:
     """A timestamp column as int64 microseconds, nulls replaced by ``null_us``."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     if isinstance(col, np.ndarray):
         if np.issubdtype(col.dtype, np.datetime64):
             out = col.astype("datetime64[us]").view(np.int64)
@@ -248,6 +248,7 @@ _TS_US, _TS_US_UTC = pa.timestamp("us"), pa.timestamp("us", tz="UTC")
 def status_codes(col) -> np.ndarray:
     """Statuses as int8 codes (pending 0, active 1, superseded 2, stale 3, evicted 4,
     tombstoned 5); an unknown value or a null is -1."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     if not isinstance(col, (pa.Array, pa.ChunkedArray)):
         col = pa.array(np.asarray(col, dtype=object) if not isinstance(col, list) else col, type=pa.string())
     idx = pc.index_in(col, value_set=_STATUS_VALUES)
@@ -259,6 +260,7 @@ def status_codes(col) -> np.ndarray:
 def _numbers(col, null, dtype) -> np.ndarray:
     """A numeric (``dtype`` float32) or boolean (``dtype`` bool) column as NumPy, nulls as
     ``null``. Strings, objects, and booleans where numbers go (or the reverse) are refused."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     flags = dtype is bool
     if isinstance(col, (pa.Array, pa.ChunkedArray)):
         ok = pa.types.is_boolean(col.type) if flags else (pa.types.is_integer(col.type) or pa.types.is_floating(col.type))
@@ -419,6 +421,7 @@ def _strings(cols: dict, name: str, n: int) -> pa.Array | None:
 
 def _review_is(cols: dict, n: int, flag: str) -> np.ndarray | None:
     """Where ``review`` is ``flag`` (None without a review column)."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     col = _strings(cols, "review", n)
     if col is None:
         return None
@@ -431,6 +434,7 @@ def _review_due(rule: np.ndarray, cols: dict, n: int, live: np.ndarray, upd: np.
                 lc: LifecycleConfig) -> None:
     """Rule 7: live rows of a category with a review period, not updated or confirmed for that
     long, and no open review."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     periods = {name: p.review_days for name, p in lc.ttl.items() if p.review_days is not None}
     if not periods:
         return

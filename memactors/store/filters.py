@@ -10,7 +10,6 @@ which Lance receives as Substrait: its ids are values, never text a parser reads
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..core.errors import InvalidRecord
 from ..core.records import SENSITIVITIES, SOURCE_CONFIDENCE, STATUSES, check_memory_id
@@ -35,10 +34,11 @@ def ids_in(ids) -> str:
     return "memory_id IN (" + ", ".join(quote(v) for v in vals) + ")"
 
 
-def ids_expr(ids) -> pc.Expression:
-    """``memory_id`` in ``ids``, for Lance's dataset ``delete``: no SQL text to build or parse
-    (a sweep deletes hundreds of thousands of ids; as an ``IN`` list most of the time went to
-    parsing it)."""
+def ids_expr(ids):
+    """``memory_id`` in ``ids`` (a ``pyarrow.compute.Expression``), for Lance's dataset
+    ``delete``: no SQL text to build or parse (a sweep deletes hundreds of thousands of ids; as
+    an ``IN`` list most of the time went to parsing it)."""
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     return pc.field("memory_id").isin(pa.array(list(ids), pa.string()))
 
 

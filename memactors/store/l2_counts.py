@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..core import records as R
 
@@ -21,6 +20,7 @@ def empty() -> pa.Table:
 
 
 def _tally(col) -> dict:
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     if not len(col):
         return {}
     return {str(x["values"]): int(x["counts"]) for x in pc.value_counts(col).to_pylist()}
@@ -39,6 +39,7 @@ def _expiry(col, now_us: int) -> dict:
 
 
 def table_counts(tbl: pa.Table, now_us: int) -> dict:
+    import pyarrow.compute as pc  # loaded when first used: not on a first write's path
     tenants = pc.fill_null(pc.struct_field(pc.extract_regex(tbl["scope"], r"^/org/(?P<org>[^/]+)/"), [0]), "global")
     return {"rows": tbl.num_rows, "by_status": _tally(tbl["status"]), "by_pool": _tally(tbl["pool"]),
             "by_tenant": _tally(tenants), "soft_expiry": _expiry(tbl["soft_expires_at"], now_us),
