@@ -319,3 +319,38 @@ def test_cues_read_by_a_gate_worker_are_the_ones_a_decision_would_read():
     primed = [text_contradiction(p["a"], p["b"]) for p in pairs]
     _parts.cache_clear()
     assert primed == [text_contradiction(p["a"], p["b"]) for p in pairs]
+
+
+def test_erasing_one_side_of_a_contradiction_ends_it(tmp_path):
+    """The survivor of an erased rival is no longer in a contradiction (it once stayed flagged,
+    alone in ``contradictions.pending``); one that still has a rival stays flagged."""
+    rt = memactors.connect(str(tmp_path / "data"), host="process")
+    try:
+        rt.grant("ag", A, write=True)
+
+        def city(obj, conf, source):
+            return rt.write(A, f"Alice lives in {obj}", actor="ag", subject="alice", predicate="city", object=obj,
+                            confidence=conf, source=source)
+
+        lyon, nice, metz = city("Lyon", 0.8, "user_stated"), city("Nice", 0.75, "tool"), city("Metz", 0.78, "task_outcome")
+        veg, not_veg = rt.write(A, "Alice is vegetarian", actor="ag"), rt.write(A, "Alice is not vegetarian", actor="ag")
+        logo = rt.write(A, "Bob likes the new logo", actor="ag")
+        hates = rt.write(A, "Bob hates the new logo", actor="ag")
+        assert {nice.decision, metz.decision, not_veg.decision, hates.decision} == {"contradiction_queued"}
+
+        def flagged():
+            return {m["memory_id"] for g in rt.contradictions.pending(A, actor="ag") for m in g["memories"]}
+
+        rt.forget(lyon.memory_id, actor="ag", reason="test")  # Nice and Metz still contradict each other
+        assert {nice.memory_id, metz.memory_id} <= flagged()
+        rt.forget(metz.memory_id, actor="ag", reason="test")  # Nice is left alone
+        rt.forget(not_veg.memory_id, actor="ag", reason="test")
+        assert flagged() == {logo.memory_id, hates.memory_id}  # Bob's pair is not Alice's
+        hits = rt.recall("where does alice live, is she vegetarian", actor="ag", task_id="t", allowed_scopes=[A],
+                         purpose="p", threshold=0.0).hits
+        assert {h.memory_id: h.review for h in hits if "Alice" in h.content} == {nice.memory_id: None,
+                                                                                 veg.memory_id: None}
+        with pytest.raises(memactors.NotFound):
+            rt.contradictions.resolve(nice.memory_id, actor="ag", reason="nothing to resolve")
+    finally:
+        rt.close()

@@ -51,3 +51,29 @@ def test_numbering_is_the_same_held_in_memory_or_reloaded(tmp_path):
         finally:
             rt.close()
     assert results["hot"] == results["reloaded"] == (4, "accepted")
+
+
+def test_an_erased_superseded_version_frees_its_number_held_in_memory_too(tmp_path):
+    """Forgetting a superseded version (not in the hot state, only counted there) frees its
+    number as a reload from L2 does: the hot state once kept counting it."""
+    results = {}
+    for how in ("hot", "reloaded"):
+        data = tmp_path / how
+        rt = memactors.connect(data, host="process")
+        try:
+            rt.grant("a", "/org/vnum/", write=True)
+            tea, juice = _write(rt, "tea"), _write(rt, "juice", source="agent_inferred")
+            assert (juice.version, juice.decision) == (2, "kept_as_superseded")
+            rt.forget(juice.memory_id, actor="a", reason="test")  # the superseded top version alone
+            if how == "reloaded":
+                rt.close()
+                rt = memactors.connect(data, host="process")
+            results[how, "one"] = _write(rt, "coffee").version  # v1 still on record: one above it
+            rt.forget(tea.memory_id, actor="a", reason="test", erase="fact")  # every version
+            if how == "reloaded":
+                rt.close()
+                rt = memactors.connect(data, host="process")
+            results[how, "all"] = _write(rt, "milk").version  # nothing on record: it starts again
+        finally:
+            rt.close()
+    assert results == {("hot", "one"): 2, ("reloaded", "one"): 2, ("hot", "all"): 1, ("reloaded", "all"): 1}

@@ -49,7 +49,7 @@ class Outcome:
     destroy_keys: list[str] = field(default_factory=list)  # data keys that die with these changes
     vectors: dict = field(default_factory=dict)  # memory id -> vector of records these changes create
     revived: dict = field(default_factory=dict)  # id -> record made live again (its row is restored whole)
-    bases: dict = field(default_factory=dict)  # memory id -> the record a patch applies to, when no view holds it
+    bases: dict = field(default_factory=dict)  # memory id -> the record a patch (or an erasure) applies to, when no view holds it
 
 
 def write_result(decision: str, rec: dict | None, scope: str, gate: dict) -> dict:
@@ -206,7 +206,8 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
                        reason=f"a source was erased ({root})", of_version=d.get("version")) for d in flagged]
     ids = [t["memory_id"] for t in gone]
     return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": targets[0]["scope"],
-                             "forgotten": ids, "flagged": [d["memory_id"] for d in flagged]}, destroy_keys=ids)
+                             "forgotten": ids, "flagged": [d["memory_id"] for d in flagged]}, destroy_keys=ids,
+                   bases={t["memory_id"]: t for t in gone})
 
 
 def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int, author: str | None = None
@@ -401,7 +402,34 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     if ctx.record is not None and op.all_versions:
         targets += [r for r in ctx.versions if r["memory_id"] != ctx.record["memory_id"]]
     records, edges = ctx.provenance
-    return decide_forget(op, targets, records, edges)
+    out = decide_forget(op, targets, records, edges)
+    if ctx.state is not None:
+        out.changes += _contradictions_ended(ctx.state, out.result["forgotten"], op.memory_id)
+    return out
+
+
+def _contradictions_ended(state: ScopeState, gone: list[str], root: str) -> list[Change]:
+    """A live memory left flagged ``contradiction`` with no rival once ``gone`` are erased is
+    no longer in one: its flag is cleared (else it stayed in ``contradictions.pending`` alone,
+    its staleness counting a contradiction with nothing)."""
+    from .contradictions import text_contradiction
+
+    gone = set(gone)
+    erased = [r for m in gone if (r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG]
+    if not erased:
+        return []
+    flagged = [r for r in state.live() if r["memory_id"] not in gone and r.get("review") == CONTRADICTION_FLAG]
+
+    def rivals(rec: dict, among: list[dict]) -> list[dict]:
+        key = rec.get("entity_key")
+        return [r for r in among if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
+                and (key is not None or (r.get("content") and rec.get("content")
+                                         and text_contradiction(r["content"], rec["content"])))]
+
+    ended = {r["memory_id"]: r for e in erased for r in rivals(e, flagged) if not rivals(r, flagged)}
+    return [Change(E.ANNOTATE, r["scope"], m, patch={"review": None},
+                   reason=f"contradiction ended: its other side was erased ({root})", of_version=r["version"])
+            for m, r in ended.items()]
 
 
 # --- promotion and demotion (DESIGN section 2) -----------------------------------------------

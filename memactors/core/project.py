@@ -71,6 +71,11 @@ def apply(view, ch: Change, base: dict | None = None) -> dict | None:
         return rec
     if ch.action == E.FORGET:
         view.remove(ch.memory_id)
+        if base is not None and base.get("entity_key") is not None:
+            # A superseded version no view holds: its number leaves the fact too, as a reload from
+            # L2 (where its row is gone) would count it. Put as erased, nothing of its content.
+            view.put({"memory_id": base["memory_id"], "scope": base["scope"], "pool": base.get("pool"),
+                      "entity_key": base["entity_key"], "version": base["version"], "status": "tombstoned"})
     return None
 
 

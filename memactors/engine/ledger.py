@@ -302,6 +302,11 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.provenance, roots)
 
+    async def successions(self, scope: str, memory_id: str) -> list[str]:
+        """The versions an update linked to a text-only memory (``Ledger.successions``)."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.successions, scope, memory_id)
+
     async def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
         await self.flush()
         return await asyncio.to_thread(self.ledger.scopes_of, memory_ids)

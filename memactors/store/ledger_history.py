@@ -196,6 +196,18 @@ class LedgerHistory:
             out[by_id].append(mid)
         return out
 
+    def successions(self, scope: str, memory_id: str) -> list[str]:
+        """``memory_id`` and every id linked to it, either way and transitively, by the successions
+        logged in clear in its scope ("superseded by <id>": an update, a judged contradiction):
+        the versions of a text-only memory's fact, as ``fact_history`` finds them."""
+        links = []
+        for mid, reason in self._q("SELECT memory_id, reason FROM events WHERE scope = ? AND action = 'status' "
+                                   "AND starts_with(reason, 'superseded by ')", [scope]):
+            m = _SUCCESSOR.match(reason)
+            if m:
+                links.append((mid, m.group(1)))
+        return sorted(_linked({memory_id}, links))
+
     def rollback_inputs(self, after: int | None, memory_ids: list[str] | None, where: dict | None, cascade: bool,
                         under: str | None) -> dict:
         """Everything a rollback plan reads, in one call: ``{"targets"`` (``rollback_targets``),
