@@ -82,3 +82,30 @@ def test_a_summary_the_gate_blocks_leaves_the_session_open_to_complete_properly(
         assert not s.closed
         done = s.complete("done; the key was rotated", "success")
         assert done["outcome"].decision == "accepted" and s.closed
+
+
+def test_an_erased_goal_step_constraint_or_note_leaves_the_live_prompt():
+    """Not only observations: a goal, a plan step, a constraint or a note erased while the
+    session is open leaves its next prompt (a step and the goal read "(erased)", so the plan
+    keeps its places); what was not erased stays."""
+    with memactors.connect("memory://") as rt:
+        rt.grant("agent-1", SC, write=True)
+        s = rt.session(SC, actor="agent-1", task_id="t1", goal="plan alice's trip via ZEPHYRQUAY",
+                       plan=["book the OSPREYLINK ferry", "pack light"],
+                       constraints=["never book through FLAMINGOAIR", "alice needs an aisle seat"])
+        s.start()
+        s.note("ask about the HERONPASS voucher")
+        first = s.before_llm().text
+        marks = ("ZEPHYRQUAY", "OSPREYLINK", "FLAMINGOAIR", "HERONPASS")
+        assert all(m in first for m in marks)
+        hits = rt.recall("trip ferry book voucher ZEPHYRQUAY OSPREYLINK FLAMINGOAIR HERONPASS", actor="agent-1",
+                         allowed_scopes=[SC], threshold=0.0, top_k=20).hits
+        for m in marks:
+            mid = next(h.memory_id for h in hits if h.pool == "working" and m in h.content)
+            rt.forget(mid, actor="agent-1", reason="user asked")
+            text = s.before_llm().text
+            assert m not in text, m
+            assert "aisle seat" in text and "pack light" in text  # only the erased ones go
+        assert "(erased)" in text
+        with pytest.raises(memactors.SessionClosed, match="erased"):  # its goal is gone: nothing to complete
+            s.complete("done")

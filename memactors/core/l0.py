@@ -34,6 +34,7 @@ from .records import MAX_CONTENT_CHARS
 MAX_RECENT = 5
 MAX_CONSTRAINTS = 8
 SCRATCHPAD_CHARS = 500
+ERASED = "(erased)"  # what L0 shows where an erased goal, plan step or note stood
 MAX_PLAN_STEPS = 50
 SHOWN_CHARS = 1_000  # an observation is shown up to this many characters (its whole text is in L1)
 MAX_SOURCE_CHARS = 64
@@ -118,6 +119,18 @@ class L0:
     def texts(self) -> set[str]:
         """Every text L0 shows (goal, plan steps, constraints, observations)."""
         return {self.goal, *self.plan, *self.constraints, *(o.content for o in self.observations)}
+
+    def erase(self, slot: str, text: str) -> None:
+        """An erased goal, plan step, constraint or note leaves what L0 shows: a constraint goes,
+        the goal and a step read ``ERASED`` (the plan keeps its places), a note is cut out."""
+        if slot == "constraint":
+            self.remove_constraint(text)
+        elif slot == "goal" and self.goal == text:
+            self.goal = ERASED
+        elif slot in ("plan", "step"):
+            self.plan = [ERASED if p == text else p for p in self.plan]
+        elif slot == "scratchpad":
+            self.scratchpad = self.scratchpad.replace(text, ERASED)
 
     def drop(self, memory_ids: set[str]) -> int:
         """Take out the observations whose L1 items are ``memory_ids`` (erased: a forgotten

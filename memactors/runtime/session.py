@@ -59,6 +59,7 @@ from .arguments import typed_calls
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
           "tool": "tool", "web": "web", "document": "document", "doc": "document", "agent": "agent_inferred",
           "reasoning": "agent_inferred", "outcome": "task_outcome", "pattern": "pattern"}
+_SHOWN_SLOTS = ("goal", "plan", "step", "constraint", "scratchpad")  # L0 shows their text as written
 HELD = "(held for review by the write gate)"  # what L0 shows of an item the gate held, in every slot
 RELEASED = "released: its session ended"  # the ledger's reason for an L1 item let go by complete()
 
@@ -131,6 +132,7 @@ class Session:
         self._items: list[str] = []  # every working item of the session, oldest first
         self._gone: set[str] = set()  # items of it out of L1 already (promoted, or of a promoted fact)
         self._goal_id: str | None = None  # its goal item: releasing it is what ends the session
+        self._shown: dict[str, tuple[str, str]] = {}  # id -> (slot, text) of its goal, plan, constraint, note items
         self.id = _id or uuid.uuid4().hex  # the session's id in its items' session field
         self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
         self._pushed = None
@@ -198,13 +200,15 @@ class Session:
         memory) leaves it: a forget by anyone, asked of the ledger in one call. A fresh push
         needs no check: recall never returns an erased memory."""
         pushed = [h.memory_id for h in self._pushed.hits] if self._pushed is not None and pushed_too else []
-        ids = sorted({o.memory_id for o in self.l0.observations if o.memory_id} | set(pushed))
+        ids = sorted({o.memory_id for o in self.l0.observations if o.memory_id} | set(pushed) | set(self._shown))
         if not ids:
             return
         now = self._rt._calls.get(self._rt._ledger.history_call.remote("now_and_then", ids, None))  # noqa: SLF001
         gone = {m for m in ids if (now.get(m) or (None,))[0] is None}
         if gone:
             self.l0.drop(gone)
+            for m in gone & self._shown.keys():
+                self.l0.erase(*self._shown.pop(m))
             if gone & set(pushed):
                 self._pushed.hits = [h for h in self._pushed.hits if h.memory_id not in gone]
 
@@ -316,6 +320,8 @@ class Session:
             if r["status"] not in KEPT:
                 s._gone.add(mid)
             text = HELD if r["status"] == "pending" else r["content"]
+            if t["slot"] in _SHOWN_SLOTS:
+                s._shown[mid] = (t["slot"], text)
             if t["slot"] == "constraint":
                 l0.constraints.append(text)
             elif t["slot"] == "step":
@@ -394,6 +400,8 @@ class Session:
         if p.slot == "goal":
             self._goal_id = res.memory_id
         shown = HELD if res.status == "pending" else self._stored_text(p, res)
+        if p.slot in _SHOWN_SLOTS:
+            self._shown[res.memory_id] = (p.slot, shown)
         if p.slot == "scratchpad":
             self.l0.note(shown)
         if p.obs is not None:
@@ -607,9 +615,9 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
     ended = []
     for i, res in zip(started, rt._submit_by_memory(claims) if claims else []):
         s = sessions[i]
-        if isinstance(res, NotFound):  # its goal is out of L1: completed already
+        if isinstance(res, NotFound):  # its goal is out of L1: completed already (or erased)
             s.closed = True
-            res = SessionClosed("this session was completed already; nothing was changed")
+            res = SessionClosed("this session was completed already, or its goal was erased; nothing was changed")
         if isinstance(res, MemactorsError):
             out[i]["outcome"] = res
         else:
