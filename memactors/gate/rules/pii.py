@@ -1,5 +1,5 @@
-"""Personal data: Chinese mobile numbers and resident IDs, e-mail, bank cards, one-time codes
-and IPv4 addresses in a personal context. Checksums come from python-stdnum, not re-derived."""
+"""Personal data: Chinese mobile numbers and resident IDs, e-mail, bank cards, one-time codes,
+IPv4 addresses in a personal context, US Social Security numbers and IBANs. Checksums come from python-stdnum, not re-derived."""
 
 from __future__ import annotations
 
@@ -147,4 +147,55 @@ register(Rule(
     binds=(SENTENCE,), find=_ipv4, trigger=found(_IP_SHAPE),
     reason="IPv4 address in a personal context (my/home/user, 我的/家里/用户)",
     origin="GDPR recital 30 (online identifiers); octet grammar as in detect-secrets IPPublicDetector",
+))
+
+# US Social Security numbers: 3-2-4 digits. Dashed (how an SSN is written) it counts by itself;
+# spaced or run together only with SSN words nearby (nine digits alone are anything). stdnum.us.ssn
+# refuses what the SSA never issues (area 000, 666, 900-999; group 00; serial 0000) and the
+# numbers published as examples. Redacted, not blocked: a 3-2-4 order number may look the same.
+_SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
+_SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ")
+
+
+def _ssn(node, ctx: Ctx):
+    from stdnum.us import ssn
+
+    for m in _SSN.finditer(ctx.text, node.start, node.end):
+        if m.group(2) != "-" and not any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _SSN_WORDS):
+            continue
+        if ssn.is_valid(m.group(1) + m.group(3) + m.group(4)):
+            yield m.span()
+
+
+register(Rule(
+    id="pii.ssn_us", category=PII, sensitivity=CONFIDENTIAL, placeholder="[SSN]", risk=0.8,
+    binds=(DOC,), find=_ssn, trigger=found(r"\d{3}[ \-]?\d{2}[ \-]?\d{4}"),
+    reason="US Social Security number (3-2-4 dashed, or nine digits next to SSN words), as the SSA issues them",
+    origin="SSA numbering (area, group, serial); validity by python-stdnum stdnum.us.ssn; Presidio UsSsnRecognizer",
+))
+
+# IBANs: country code, two check digits, up to 30 letters and digits, printed in groups of four.
+# stdnum.iban checks the country's length and the ISO 7064 mod 97-10 check digits, so a run that
+# only looks like one passes. The longest run is tried first, then shorter ones (a word in
+# capitals after it is not part of it).
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}(?![a-z0-9])", re.ASCII)
+
+
+def _iban(node, ctx: Ctx):
+    from stdnum import iban
+
+    for m in _IBAN.finditer(ctx.text, node.start, node.end):
+        raw = m.group()
+        while len(raw.replace(" ", "")) >= 15:
+            if iban.is_valid(raw):
+                yield m.start(), m.start() + len(raw)
+                break
+            raw = raw[:-1].rstrip()
+
+
+register(Rule(
+    id="pii.iban", category=PII, sensitivity=CONFIDENTIAL, placeholder="[IBAN]", risk=0.8,
+    binds=(DOC,), find=_iban, trigger=found(r"[A-Z]{2}[0-9]{2} ?[A-Z0-9]{4}", ascii=True),
+    reason="IBAN (country, check digits and account, mod-97 valid)",
+    origin="ISO 13616; country lengths and the mod 97-10 check by python-stdnum stdnum.iban; Presidio IbanRecognizer",
 ))
