@@ -156,3 +156,21 @@ def test_another_tenants_memory_id_is_refused_as_an_unknown_one():
         for name in ("forget", "retire", "resolve", "rollback"):  # may read it: told it may not change it
             assert answer(calls[name], theirs, "reader")[0] == "AccessDenied", name
         assert rt.history(theirs, actor="b")["live"] == [theirs]  # nothing changed
+
+
+def test_another_tenants_memory_id_reads_as_an_unknown_one():
+    """A read by id (``Agent.get``, ``ops.Lookup(memory_ids=...)``) of a memory whose scope the
+    actor cannot read answers as for an id never written (nothing found), not AccessDenied: the
+    refusal told it the id exists. What it may read in the same lookup still comes back."""
+    with memactors.connect("memory://") as rt:
+        other = "/org/zeta/user/bob-7731/"
+        rt.grant("a", S, write=True)
+        rt.grant("b", other, write=True)
+        mine = rt.write(S, "Alice likes tea", actor="a").memory_id
+        theirs = rt.write(other, "Bob's note on the lease", actor="b").memory_id
+        never = theirs[:-6] + ("000000" if not theirs.endswith("000000") else "111111")
+        a = rt.agent("a", scopes=[S])
+        assert a.get(theirs) is None and a.get(never) is None
+        found = rt.batch([ops.Lookup("a", None, memory_ids=[mine, theirs, never])])[0]
+        assert [m.memory_id for m in found] == [mine]
+        assert rt.agent("b", scopes=[other]).get(theirs) is not None  # its own reader still sees it

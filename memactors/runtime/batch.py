@@ -224,6 +224,10 @@ class BatchAPI:
                 where = await self._calls.aget(self._ledger.scopes_of.remote(kw["memory_ids"]))
                 found = []
                 for sc in sorted({s for s in where.values() if s is not None}):
+                    try:
+                        self._check_read(actor, [parse_scope(sc)])
+                    except AccessDenied:  # one who cannot read its scope learns nothing of the id: as never written
+                        continue
                     found += await one(actor, sc, {"memory_ids": [m for m, s in where.items() if s == sc],
                                                    "purpose": kw.get("purpose")}, None)
                 off = kw.get("offset", 0)
