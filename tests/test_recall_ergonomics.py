@@ -165,3 +165,16 @@ def test_an_agents_list_pages_and_refuses_a_bad_offset():
         other = rt.agent("nobody", scopes=["/org/pg/user/u/"])
         with pytest.raises(memactors.AccessDenied):
             other.list(offset=3)
+
+
+def test_push_refuses_a_zero_count_or_budget_as_recall_does(rt, scope):
+    """``top_k=0`` / ``token_budget=0`` are out of range for push as for recall (InvalidRecord),
+    never quietly read as "the default" (5 items, 2,000 tokens); None is the default."""
+    kw = dict(actor="ag", task_id="t", allowed_scopes=[scope], threshold=0.0)
+    for bad in ({"top_k": 0}, {"token_budget": 0}):
+        with pytest.raises(InvalidRecord):
+            rt.push("alice", **kw, **bad)
+        with pytest.raises(InvalidRecord):
+            rt.recall("alice", **kw, **bad)
+    assert len(rt.push("alice", **kw, top_k=1).hits) == 1
+    assert len(rt.push("alice", **kw, top_k=None).hits) == 2

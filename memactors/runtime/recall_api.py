@@ -66,8 +66,10 @@ class RecallAPI:
         estimate), by the same path as ``recall``. (``max_items`` is ``top_k``'s old name.)"""
         rc = self.config.recall
         top_k = renamed("push", "max_items", max_items, "top_k", top_k)
-        return self._recall(goal, actor, task_id, allowed_scopes, purpose, top_k or rc.push_max_items,
-                            token_budget or rc.push_token_budget,
+        # None means the default; 0 is checked (and refused) as recall() checks it, never widened to it.
+        return self._recall(goal, actor, task_id, allowed_scopes, purpose,
+                            rc.push_max_items if top_k is None else top_k,
+                            rc.push_token_budget if token_budget is None else token_budget,
                             rc.push_threshold if threshold is None else threshold, weights, "push")
 
     def push_session(self, goal: str, *, actor: str, task_id: str, allowed_scopes: list[str],
