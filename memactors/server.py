@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import memactors
 
 from . import head
-from .core.errors import ServerError
+from .core.errors import ServerError, StoreError
 from .store import runtime_file
 from .store.layout import Layout, resolve
 
@@ -173,16 +173,21 @@ def _stop(data_dir: str, shown: str, info: dict) -> list[str]:
 
 
 @contextlib.contextmanager
-def open_runtime(data_dir: str | os.PathLike) -> Iterator[tuple[Runtime, str]]:
+def open_runtime(data_dir: str | os.PathLike, *, create: bool = False) -> Iterator[tuple[Runtime, str]]:
     """Yield ``(runtime, mode)``: attached to the ``up`` runtime of ``data_dir`` when there is
     one (mode "attached"), else an embedded runtime started for this piece of work (mode
     "embedded", on the process host: never whatever ``ray start`` left behind). Closing at the
     end detaches from an ``up`` runtime and stops an embedded one. Raises ServerError when
     runtime.json names a runtime that is gone, unreachable or another folder's (a copy's file).
-    Messages name ``data_dir`` as given, so the command they suggest is the one the caller typed."""
+    Messages name ``data_dir`` as given, so the command they suggest is the one the caller typed.
+    A folder without a ledger is refused (StoreError) unless ``create``: a verb that only reads
+    or changes what is there never makes a folder at a mistyped path and reports it empty."""
     shown = os.fspath(data_dir)
     if runtime_file.attachable(resolve(data_dir), shown) is not None:
         rt, mode = memactors.connect(shown, detached=True), "attached"
+    elif not create and not os.path.exists(Layout(resolve(data_dir)).ledger):
+        raise StoreError(f"{shown} is not a memactors data folder (no ledger); `memactors grant ACTOR SCOPE "
+                         f"--data {shown}` starts one")
     else:
         # One verb's work needs no cluster: the process host opens the folder in this process
         # (about a second, no Ray processes); MEMACTORS_HOST=ray asks for a new local Ray instead.

@@ -85,6 +85,12 @@ def test_help_runs(path):
         (["rollback", "--since", "3", "--actor", "a1", "--reason", "r"], "--since"),
         (["rollback", "--memory-id", "zz", "--actor", "a1", "--reason", "r"], "memory_id"),
         (["rollback", "--to", "3", "--scope", "/org/../", "--actor", "a1", "--reason", "r"], ""),
+        (["mcp", "--actor", "a 1"], "--actor"),
+        # an empty point in time (an unset shell variable) is refused, never read as "now"
+        (["recall", "q", "--actor", "a1", "--scope", "/org/acme/", "--as-of", ""], "point in time is empty"),
+        (["fork", "elsewhere", "--at", " "], "point in time is empty"),
+        (["audit", "at", "", "--actor", "a1", "--scope", "/org/acme/"], "point in time is empty"),
+        (["rollback", "--to", "", "--actor", "a1", "--reason", "r"], "point in time is empty"),
     ],
 )
 def test_invalid_input_is_one_line_exit_2(no_runtime, tmp_path, args, needle):
@@ -114,6 +120,28 @@ def test_stale_runtime_json_is_reported_not_attached(no_runtime, tmp_path):
     res = CliRunner().invoke(cli_mod.cli, ["audit", "verify", "--data", str(tmp_path)])
     assert res.exit_code == 2
     assert "no longer running" in res.stderr and "memactors down" in res.stderr
+
+
+@pytest.mark.parametrize("args", [["audit", "verify"], ["audit", "head"], ["stats"], ["grants"], ["gc", "--dry-run"],
+                                  ["recall", "q", "--actor", "a1", "--scope", "/org/acme/"],
+                                  ["get", "0" * 32, "--actor", "a1"], ["backup", "bk"]],
+                         ids=lambda a: " ".join(a[:2]))
+def test_a_verb_on_a_missing_folder_refuses_and_makes_none(no_runtime, tmp_path, args):
+    """A mistyped --data is refused in one line (exit 2), never made into an empty folder that
+    `audit verify` then calls ok; only a verb that starts a folder (grant, write, demo) makes one."""
+    res = CliRunner().invoke(cli_mod.cli, [*args, "--data", str(tmp_path / "typo")])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "not a memactors data folder" in lines[0]
+    assert not (tmp_path / "typo").exists()
+
+
+def test_grant_starts_a_folder_the_other_verbs_then_open(tmp_path):
+    data = str(tmp_path / "new")
+    run = lambda *a: CliRunner().invoke(cli_mod.cli, [*a, "--data", data])  # noqa: E731
+    assert run("grant", "a1", "/org/acme/").exit_code == 0
+    res = run("audit", "verify", "--json")
+    assert res.exit_code == 0 and orjson.loads(res.stdout)["ok"] is True
 
 
 def test_down_without_a_runtime_is_a_no_op(no_runtime, tmp_path):

@@ -75,7 +75,7 @@ def test_cli_grants_shows_the_reason(tmp_path, monkeypatch):
     from memactors.cli import cli
 
     @contextlib.contextmanager
-    def in_process(data):  # the command's own code, on the process host (no Ray start per verb)
+    def in_process(data, **_):  # the command's own code, on the process host (no Ray start per verb)
         with memactors.connect(data, host="process") as r:
             yield r, "embedded"
 

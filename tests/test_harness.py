@@ -142,6 +142,28 @@ def test_cli_refuses_a_bad_grid_and_a_used_folder_before_connecting(tmp_path, mo
     assert res.exit_code == 2 and "not empty" in res.stderr
 
 
+def test_cli_refuses_a_dataset_it_cannot_read_before_connecting(tmp_path, monkeypatch):
+    """A folder with no .json, a file that is JSON but not a conversation, malformed JSON and
+    data without questions: one line, exit 2, no runtime started (was: a traceback after Ray
+    started, or a crash drawing the plot)."""
+    from click.testing import CliRunner
+
+    import memactors
+    from memactors import cli as cli_mod
+
+    monkeypatch.setattr(memactors, "connect", lambda *a, **k: (_ for _ in ()).throw(AssertionError("connected")))
+    (tmp_path / "empty").mkdir()
+    for name, body in [("list", "[]"), ("qa", '{"qa": [{"evidence": []}]}'), ("broken", "{not json"), ("none", "{}")]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "c.json").write_text(body)
+    for ds in ("empty", "list", "qa", "broken", "none"):
+        res = CliRunner().invoke(cli_mod.cli, ["bench", "thresholds", "--dataset", str(tmp_path / ds),
+                                               "--data", str(tmp_path / "d")])
+        assert res.exit_code == 2, (ds, res.output)
+        assert res.stderr.startswith("error: --dataset:") and len(res.stderr.strip().splitlines()) == 1, ds
+    assert len(load_locomo(TINY)[0]) == 2  # a real one still loads
+
+
 @pytest.mark.ray
 def test_harness_on_tiny_locomo(runtime, ray_session, tmp_path, monkeypatch):
     import ray

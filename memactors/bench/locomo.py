@@ -131,9 +131,16 @@ def load_locomo(path: str, *, max_questions: int | None = None) -> tuple[list[Co
     else:
         files = [path]
     if not files:
-        raise FileNotFoundError(f"no LoCoMo .json file at {path}")
+        raise ValueError(f"no LoCoMo .json file at {path}")
     stats = EvidenceStats()
-    convs = [load_conversation(f, stats) for f in files]
+    convs = []
+    for f in files:
+        try:
+            convs.append(load_conversation(f, stats))
+        except (OSError, AttributeError, KeyError, TypeError) as exc:  # JSON, but not a conversation's shape
+            raise ValueError(f"{f} is not a LoCoMo conversation ({type(exc).__name__})") from None
+    if not any(c.questions for c in convs):
+        raise ValueError(f"no questions (qa) in the LoCoMo data at {path}")  # nothing to score
     if max_questions is not None:
         for c in convs:
             c.questions = c.questions[:max_questions]

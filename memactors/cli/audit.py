@@ -91,9 +91,10 @@ def audit_at(point: str, actor: str, scope: str, limit: int, data: str, as_json:
     since, and each memory's metadata (never content). Erased memories are absent from every view."""
     check_identifier(actor, "actor")
     parse_scope(scope)
+    point = parse_point(point)
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        snap = rt.audit.at(parse_point(point), actor=actor, scope=scope, limit=limit)
+        snap = rt.audit.at(point, actor=actor, scope=scope, limit=limit)
     if as_json:
         out.json(snap)
         return

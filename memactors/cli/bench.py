@@ -51,12 +51,17 @@ def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_qu
     deleted memory recalled at any configuration) is not 0."""
     from memactors.bench import parse_grid, run_thresholds
     from memactors.bench.harness import NO_FLOOR
+    from memactors.bench.locomo import load_locomo
     from memactors.bench.report import governance_failures
 
     try:
         parse_grid(grid)
     except ValueError as exc:
         raise CliError(f"--grid: {exc}") from None
+    try:  # a dataset that cannot be read is refused before a Ray runtime is started for it
+        load_locomo(dataset, max_questions=max_questions)
+    except ValueError as exc:
+        raise CliError(f"--dataset: {exc}") from None
     if fresh:
         fresh_folder(data)
     path = resolve(data)

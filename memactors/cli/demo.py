@@ -55,7 +55,7 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
             out.heading(f"{step_no}. {title}", note)
 
     t0 = time.monotonic()
-    with open_runtime(data) as (rt, mode):
+    with open_runtime(data, create=True) as (rt, mode):
         connect_s = time.monotonic() - t0
         step("connect", "Open the data folder",
              "One local Ray, a ledger-writer actor (DuckDB) and scope-owner actors (LanceDB L2).",

@@ -28,7 +28,7 @@ def grant(actor: str, scope: str, read: bool, write: bool, by: str, reason: str 
     GrantTable.make(actor, scope, read=read, write=write, clearance=clearance)  # validate before paying for a runtime
     check_identifier(by, "--by")
     out = Out(as_json)
-    with open_runtime(data) as (rt, _mode):
+    with open_runtime(data, create=True) as (rt, _mode):
         g = rt.grant(actor, scope, read=read, write=write, by=by, reason=reason, clearance=clearance)
         mine = rt.grants(actor)
     if as_json:

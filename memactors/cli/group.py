@@ -56,7 +56,9 @@ POINT_HELP = "A ledger seq (e.g. 1200) or an ISO 8601 time (e.g. 2026-11-30T10:0
 
 def parse_point(value: str) -> int | str:
     """A point in the ledger from the command line: a seq when all digits, else a time string
-    (the runtime parses and checks it)."""
+    (the runtime parses and checks it). An empty one is refused: it never means "now"."""
+    if not value.strip():
+        raise CliError("a point in time is empty: give a ledger seq (e.g. 1200) or an ISO 8601 time")
     return int(value) if value.isdigit() else value
 
 

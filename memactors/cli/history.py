@@ -32,8 +32,8 @@ def rollback(to: str | None, memory_id: str | None, source_kind: str | None, by_
     with what was derived from it, or every write of a source kind or actor. verify() runs first;
     a forgotten memory stays forgotten (the plan says so)."""
     where = {k: v for k, v in (("source_kind", source_kind), ("actor", by_actor),
-                               ("since", parse_point(since) if since else None),
-                               ("until", parse_point(until) if until else None)) if v is not None}
+                               ("since", parse_point(since) if since is not None else None),
+                               ("until", parse_point(until) if until is not None else None)) if v is not None}
     if (since or until) and not (source_kind or by_actor):
         raise CliError("--since/--until go with --source-kind or --by")
     if sum(x is not None for x in (to, memory_id, where or None)) != 1:
@@ -43,9 +43,10 @@ def rollback(to: str | None, memory_id: str | None, source_kind: str | None, by_
         R.check_memory_id(memory_id)
     if scope is not None:
         parse_scope(scope)
+    at = parse_point(to) if to is not None else None
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        plan = rt.rollback(at=parse_point(to) if to else None, memory_id=memory_id, where=where or None,
+        plan = rt.rollback(at=at, memory_id=memory_id, where=where or None,
                            cascade=cascade, scope=scope, actor=actor, reason=reason, dry_run=dry_run)
     if as_json:
         out.json(plan.to_dict())
@@ -62,9 +63,10 @@ def rollback(to: str | None, memory_id: str | None, source_kind: str | None, by_
 def fork(path: str, at: str | None, workers: int | None, data: str, as_json: bool) -> None:
     """A new data folder PATH holding this one as of T: its ledger verifies on its own, its L2 is
     rebuilt from it, memories erased here stay erased there. This folder is not touched."""
+    point = parse_point(at) if at is not None else None
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
-        res = rt.fork(path, at=parse_point(at) if at else None, workers=workers)
+        res = rt.fork(path, at=point, workers=workers)
     if as_json:
         out.json(res)
     else:

@@ -9,6 +9,7 @@ import click
 
 from memactors.cli.group import CliError, cli, common
 from memactors.cli.output import Out
+from memactors.core.scopes import check_identifier
 
 
 @cli.group(invoke_without_command=True)
@@ -34,6 +35,8 @@ def mcp(ctx: click.Context, actor: str | None, http: bool, bind: str, port: int,
     """
     if ctx.invoked_subcommand is not None:
         return
+    if actor is not None:  # refused now, not on every call of a server that looked healthy
+        check_identifier(actor, "--actor")
     try:
         from memactors.integrations import mcp as M
     except ImportError as exc:

@@ -39,7 +39,7 @@ def write(scope: str, text: str, actor: str, subject: str | None, predicate: str
               idempotency_key=idempotency_key)
     R.write_request(dict(scope=scope, text=text, **kw))  # validate before paying for a runtime
     out = Out(as_json)
-    with open_runtime(data) as (rt, _mode):
+    with open_runtime(data, create=True) as (rt, _mode):
         res = rt.write(scope, text, **kw)
     if as_json:
         out.json(res.to_dict())
@@ -68,10 +68,11 @@ def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpos
     what the threshold removed when it removed any (--explain: the whole evidence)."""
     R.RecallRequest(query, actor, task_id, list(scopes), purpose, top_k).validate()
     V.threshold(threshold, allow_none=True)  # validate before paying for a runtime
+    at = parse_point(as_of) if as_of is not None else None
     out = Out(as_json)
     with open_runtime(data) as (rt, _mode):
         res = rt.recall(query, actor=actor, task_id=task_id, allowed_scopes=list(scopes), purpose=purpose,
-                        top_k=top_k, threshold=threshold, at=parse_point(as_of) if as_of else None)
+                        top_k=top_k, threshold=threshold, at=at)
         ev = rt.explain(res.recall_id, actor=actor) if show_why else None
     if as_json:
         out.json(res.to_dict() | ({"explain": ev} if ev is not None else {}))
