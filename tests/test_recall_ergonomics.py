@@ -178,3 +178,25 @@ def test_push_refuses_a_zero_count_or_budget_as_recall_does(rt, scope):
             rt.recall("alice", **kw, **bad)
     assert len(rt.push("alice", **kw, top_k=1).hits) == 1
     assert len(rt.push("alice", **kw, top_k=None).hits) == 2
+
+
+def test_a_sessions_l3_recall_refuses_a_zero_count_as_recall_does():
+    """``Session.retrieve(top_k=0)`` is refused like every other recall's zero count, never
+    widened to the default."""
+    from memactors import Retriever
+    from memactors.core.errors import InvalidRecord
+
+    class Docs(Retriever):
+        name = "wiki"
+
+        def retrieve(self, query: str, k: int) -> list[dict]:
+            return [{"content": f"wiki page {i} about hotels"} for i in range(k)]
+
+    with memactors.connect("memory://") as rt:
+        rt.grant("a", "/org/o/user/u/", write=True)
+        s = rt.session("/org/o/user/u/", actor="a", task_id="t", goal="find a hotel")
+        s.start()
+        with pytest.raises(InvalidRecord):
+            s.retrieve(Docs(), "hotels", top_k=0)
+        assert len(s.retrieve(Docs(), "hotels", top_k=2).hits) == 2
+        assert len(s.retrieve(Docs(), "hotels").hits) == rt.config.recall.default_top_k

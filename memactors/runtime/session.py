@@ -246,7 +246,7 @@ class Session:
         self._check_open()
         return self._rt.retrieve(retriever, query if query is not None else self.l0.focus(), actor=self.actor,
                                  task_id=self.task_id, allowed_scopes=[self.scope], purpose=self.purpose,
-                                 top_k=top_k or self._rt.config.recall.default_top_k)
+                                 top_k=self._rt.config.recall.default_top_k if top_k is None else top_k)
 
     def cite(self, recall_id: str, memory_ids: list[str]) -> int:
         """Mark which hits the model used (resets their uncited run: see demotion)."""
