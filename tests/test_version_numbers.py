@@ -77,3 +77,27 @@ def test_an_erased_superseded_version_frees_its_number_held_in_memory_too(tmp_pa
         finally:
             rt.close()
     assert results == {("hot", "one"): 2, ("reloaded", "one"): 2, ("hot", "all"): 1, ("reloaded", "all"): 1}
+
+
+def test_a_superseded_version_a_sweep_evicts_frees_its_number_held_in_memory_too(tmp_path):
+    """A sweep evicting a superseded version (counted in the hot state, held only in L2) frees
+    its number as a reload from L2 does: the next version is the same either way."""
+    results = {}
+    for how in ("hot", "reloaded"):
+        data, clock = tmp_path / how, memactors.ManualClock()
+        rt = memactors.connect(data, host="process", clock=clock)
+        try:
+            rt.grant("a", "/org/vnum/", write=True)
+            tea, juice = _write(rt, "tea"), _write(rt, "juice", source="agent_inferred")
+            assert (tea.version, juice.version, juice.decision) == (1, 2, "kept_as_superseded")
+            clock.advance(seconds=(rt.config.lifecycle.superseded_days + 1) * 86_400)
+            assert _write(rt, "tea").memory_id == tea.memory_id  # said again: refreshed, stays live
+            assert rt.gc().by_rule.get("superseded_old") == 1
+            if how == "reloaded":
+                rt.close()
+                rt = memactors.connect(data, host="process", clock=clock)
+            assert [v["status"] for v in rt.history(tea.memory_id, actor="a")["versions"]][:2] == ["active", "evicted"]
+            results[how] = _write(rt, "coffee").version
+        finally:
+            rt.close()
+    assert results == {"hot": 2, "reloaded": 2}

@@ -160,6 +160,9 @@ class ScopeState:
     # id: built when a text-only write is first decided here (``build_cues``), kept from then on.
     cues: dict | None = field(default=None, compare=False, repr=False)
     cue_of: dict | None = field(default=None, compare=False, repr=False)
+    # memory_id -> entity_key of each version ``versions`` counts: a version no record here holds
+    # (superseded, in L2 only) that a sweep evicts gives its number back as a reload would.
+    key_of: dict = field(default_factory=dict, compare=False, repr=False)
 
     def stage(self) -> ScopeState:
         """A staged state: reads see this one, changes stay aside until ``commit`` (records
@@ -167,7 +170,8 @@ class ScopeState:
         cues = None if self.cues is None else Layer(self.cues)
         cue_of = None if self.cue_of is None else Layer(self.cue_of)
         return ScopeState(Layer(self.records), Layer(self.by_entity), Layer(self.by_hash), Layer(self.versions),
-                          Layer(self.disputed), Layer(self.vectors), self.near_cache, self.gen, self, cues, cue_of)
+                          Layer(self.disputed), Layer(self.vectors), self.near_cache, self.gen, self, cues, cue_of,
+                          Layer(self.key_of))
 
     def commit(self) -> list[str]:
         """Write a staged state's changes into the state it was staged from. Returns the ids
@@ -175,7 +179,7 @@ class ScopeState:
         base, cache = self.base, self.near_cache
         if cache is not None and any(m not in cache.idset for m in self.by_hash.added()):
             cache = None  # a live text-only memory it does not hold (revived): stacked again when next needed
-        for f in (self.records, self.by_entity, self.by_hash, self.versions, self.disputed, self.vectors):
+        for f in (self.records, self.by_entity, self.by_hash, self.versions, self.disputed, self.vectors, self.key_of):
             f.commit()
         if isinstance(self.cues, Layer):
             self.cues.commit()
@@ -248,6 +252,8 @@ class ScopeState:
             self._unindex(rec)
             if rec.get("entity_key") is not None:
                 self._release(rec["entity_key"], memory_id)
+        elif (key := self.key_of.get(memory_id)) is not None:  # a superseded version, counted only
+            self._release(key, memory_id)
         return rec
 
     def next_version(self, key: str) -> int:
@@ -258,6 +264,8 @@ class ScopeState:
     def hold_version(self, key: str, version: int, memory_id: str) -> None:
         """Count ``version`` of the fact as on record (a superseded row L2 holds, or a record put)."""
         # Tuples, replaced never edited: a copy of the state shares them.
+        if self.key_of.get(memory_id) != key:
+            self.key_of[memory_id] = key
         held = self.versions.get(key)
         if held is None:
             self.versions[key] = ((version, memory_id),)
@@ -267,6 +275,7 @@ class ScopeState:
             self.versions[key] = tuple(sorted([*(p for p in held if p[1] != memory_id), (version, memory_id)]))
 
     def _release(self, key: str, memory_id: str) -> None:
+        self.key_of.pop(memory_id, None)
         held = self.versions.get(key)
         if held is None:
             return
