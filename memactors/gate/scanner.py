@@ -180,17 +180,25 @@ def _compile(patterns: list[str]):
 
 
 class _Plan:
-    """Rules, their actions and their pre-scan for one source kind (built once, cached)."""
+    """Rules, their actions and their pre-scan for one source kind (the pre-scan compiled when
+    the kind is first scanned: a process that writes one kind of source pays for one)."""
 
-    __slots__ = ("prescan", "actions", "tags", "hold")
+    __slots__ = ("_rules", "_prescan", "actions", "tags", "hold")
 
     def __init__(self, rules: list[Rule], policy: GatePolicy, source: str) -> None:
         acts = [(r, policy.action(r, source)) for r in rules]
         acts = [(r, a) for r, a in acts if a != "ignore"]
-        self.prescan = Prescan([r for r, _ in acts])
+        self._rules = [r for r, _ in acts]
+        self._prescan = None
         self.actions = [a for _, a in acts]
         self.tags = ["untrusted_source"] if source in policy.untrusted_sources else []
         self.hold = source in policy.pending_sources  # whatever it says, it waits for a reviewer
+
+    @property
+    def prescan(self) -> Prescan:
+        if self._prescan is None:  # two threads may both build it: the same set, either one kept
+            self._prescan = Prescan(self._rules)
+        return self._prescan
 
 
 class Gate:
@@ -200,7 +208,7 @@ class Gate:
         self.rules = list((rules or RULES).values())
         self.policy = policy or GatePolicy()
         self._plans = {s: _Plan(self.rules, self.policy, s) for s in SOURCE_KINDS}
-        self._all = Prescan([r for r in self.rules if r.placeholder])  # redact_all: every placeholder rule
+        self._all: Prescan | None = None  # redact_all: every placeholder rule, whatever the policy (built once used)
         self._placeholders = {r.id: r.placeholder for r in self.rules if r.placeholder}
 
     def prescan(self, text: str, source_kind: str = "user_stated") -> list[str]:
@@ -255,6 +263,8 @@ class Gate:
         if folded is not None and (kept := self.redact_all(folded)) != folded:  # a value hidden in the text as typed
             return kept
         lower = _lower(text)
+        if self._all is None:
+            self._all = Prescan([r for r in self.rules if r.placeholder])
         fired = self._all.fired(text, lower)
         if not fired:
             return text
