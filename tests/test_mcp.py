@@ -123,6 +123,88 @@ def test_missing_or_unknown_tokens_are_refused(http):
         run(_list(srv.url, "not-a-token"))
 
 
+def test_a_token_file_broken_mid_serve_refuses_with_401_not_500(http):
+    srv, toks, tf, _ = http
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    hdr = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+           "Authorization": f"Bearer {toks['alice']}"}
+    good = open(tf).read()
+    try:
+        for broken in ("{not json", "", json.dumps({"tokens": [{"sha256": "0" * 64, "actor": "a b"}]})):
+            with open(tf, "w") as f:
+                f.write(broken)
+            r = httpx2.post(srv.url, json=init, headers=hdr, timeout=10)
+            assert r.status_code == 401, (broken, r.status_code)
+    finally:
+        with open(tf, "w") as f:
+            f.write(good)
+    assert httpx2.post(srv.url, json=init, headers=hdr, timeout=10).status_code == 200
+
+
+def test_a_revoked_token_is_refused_even_within_one_mtime_tick(tmp_path):
+    from memactors.integrations.mcp import TokenFile
+
+    tf = str(tmp_path / "tokens.json")
+    tok = mint(tf, "alice-agent")
+    verifier = TokenFile(tf)
+    assert run(verifier.verify_token(tok)).client_id == "alice-agent"
+    before = os.stat(tf).st_mtime_ns
+    with open(tf + ".new", "w") as f:  # the token's line removed, the file replaced as editors and mint do
+        json.dump({"tokens": []}, f)
+    os.replace(tf + ".new", tf)
+    os.utime(tf, ns=(before, before))  # the same coarse mtime tick as the file it replaced
+    assert run(verifier.verify_token(tok)) is None
+
+
+def test_a_token_file_missing_or_writable_by_others_is_a_config_error(tmp_path):
+    from memactors.core.errors import ConfigError
+    from memactors.integrations.mcp import TokenFile
+
+    with pytest.raises(ConfigError):  # not a FileNotFoundError traceback from the CLI
+        TokenFile(str(tmp_path / "missing.json"))
+    tf = str(tmp_path / "tokens.json")
+    tok = mint(tf, "alice-agent")
+    verifier = TokenFile(tf)
+    os.chmod(tf, 0o666)  # anyone could add a digest of their own token for any actor
+    with pytest.raises(ConfigError) as e:
+        TokenFile(tf)
+    assert "chmod 600" in str(e.value)
+    assert run(verifier.verify_token(tok)) is None  # mid-serve: refused, until it is fixed
+    os.chmod(tf, 0o600)
+    assert run(verifier.verify_token(tok)).client_id == "alice-agent"
+
+
+def test_mint_never_writes_through_a_file_planted_beside_the_token_file(tmp_path):
+    tf, victim = str(tmp_path / "tokens.json"), tmp_path / "victim"
+    victim.write_text("keep me")
+    os.symlink(victim, tf + ".tmp")  # what another user could leave in a shared folder
+    mint(tf, "alice-agent")
+    assert victim.read_text() == "keep me" and not os.path.islink(tf)
+    assert oct(os.stat(tf).st_mode & 0o777) == "0o600"
+
+
+def test_grants_moved_after_the_first_call_are_looked_up_again():
+    from memactors.integrations.mcp.tools import MemoryTools
+
+    project = "/org/acme/project/p1/"
+    with memactors.connect("memory://") as rt:
+        rt.grant("carol-agent", ALICE, write=True)
+        tools = MemoryTools(rt)
+
+        async def go():
+            await tools.remember("carol-agent", "Carol's first note")
+            rt.grant("carol-agent", ALICE, read=False, write=False)  # moved: from alice's scope to a project
+            rt.grant("carol-agent", project, write=True)
+            w = await tools.remember("carol-agent", "Carol's project note")
+            assert w["scope"] == project
+            assert [m["memory_id"] for m in (await tools.list("carol-agent"))["memories"]] == [w["memory_id"]]
+            rt.grant("carol-agent", project, read=False, write=False)
+            with pytest.raises(memactors.AccessDenied):  # revoked: refused, never served from the old handle
+                await tools.list("carol-agent")
+        run(go())
+
+
 async def _list(url, token):
     async with session(url, token) as s:
         return await s.list_tools()

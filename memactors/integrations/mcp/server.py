@@ -8,6 +8,7 @@ runs, and identity never comes from a URL path or a tool argument.
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from typing import Annotated, Any
@@ -19,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from ...core.errors import AccessDenied, MemactorsError
+from ...core.errors import AccessDenied, ConfigError, MemactorsError
 from . import tokens as T
 from .tools import MemoryTools, tool_error
 
@@ -32,6 +33,8 @@ Offset = Annotated[Any, Field(description="how many to skip first: a whole numbe
 Scopes = Annotated[Any, Field(description="an optional list of scope paths to read")]
 Where = Annotated[Any, Field(description="optional filters: an object of subject, predicate, category, "
                                          "source_kind, since and until (ISO 8601 times)")]
+
+logger = logging.getLogger("memactors.mcp")
 
 SCOPE = "memory"  # the one OAuth scope a token grants: using the memory tools
 INSTRUCTIONS = ("Governed long-term memory. remember/add writes a memory (through a write gate that "
@@ -49,16 +52,15 @@ class TokenFile(TokenVerifier):
         self._reload()
 
     def _reload(self) -> None:
-        import os
-
-        m = os.stat(self.path).st_mtime_ns
+        m = T.version(self.path)  # a revoked token stops working at the next request
         if m != self._mtime:
             self._table, self._mtime = T.load(self.path), m
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
             self._reload()
-        except OSError:
+        except ConfigError:  # a file gone, broken or opened to others mid-serve: refuse (401), never a 500
+            logger.warning("the token file %s cannot be read; every request is refused until it is fixed", self.path)
             return None
         actor = T.actor_of(self._table, token)
         if actor is None:

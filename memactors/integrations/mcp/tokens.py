@@ -7,11 +7,13 @@ File (JSON): ``{"tokens": [{"sha256": "<hex>", "actor": "<actor>"}, ...]}``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 import secrets
+import tempfile
 
 from ...core.errors import ConfigError
 from ...core.scopes import check_identifier
@@ -35,8 +37,26 @@ def load(path: str) -> dict[str, str]:
             out[h] = check_identifier(actor, "actor")
         return out
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"the token file {path} cannot be used ({type(exc).__name__}); "
-                          "make one with `memactors mcp token ACTOR --tokens FILE`") from None
+        raise _unusable(path, exc) from None
+
+
+def version(path: str) -> tuple:
+    """What changes when the file does: its mtime, inode and size (a file replaced, or edited
+    within one tick of the coarse mtime clock, still reads as changed). A missing file, or one
+    other users may write (they could add a token for any actor), is a ConfigError."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _unusable(path, exc) from None
+    if os.name == "posix" and st.st_mode & 0o022:
+        raise ConfigError(f"the token file {path} is writable by other users, who could add a token for any "
+                          f"actor: `chmod 600 {path}`")
+    return (st.st_mtime_ns, st.st_ino, st.st_size)
+
+
+def _unusable(path: str, exc: Exception) -> ConfigError:
+    return ConfigError(f"the token file {path} cannot be used ({type(exc).__name__}); "
+                       "make one with `memactors mcp token ACTOR --tokens FILE`")
 
 
 def mint(path: str, actor: str) -> str:
@@ -50,10 +70,16 @@ def mint(path: str, actor: str) -> str:
             entries = json.load(f)["tokens"]
     token = "mat_" + secrets.token_urlsafe(32)
     entries.append({"sha256": digest(token), "actor": actor})
-    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"tokens": entries}, f, indent=1)
-    os.replace(path + ".tmp", path)
+    # a new file of our own (O_EXCL, 0600): never one planted beside it, or a symlink, in a shared folder
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"tokens": entries}, f, indent=1)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return token
 
 

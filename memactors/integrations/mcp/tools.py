@@ -21,27 +21,43 @@ class MemoryTools:
     def __init__(self, rt, *, task_id: str = "mcp", purpose: str = "mcp_tool") -> None:
         self.rt, self.task_id, self.purpose = rt, task_id, purpose
         self._agents: dict[str, Any] = {}
+        self._bound: dict[str, tuple] = {}  # the grants each handle was made from
 
     def agent(self, actor: str):
         """The actor's handle: it reads the scopes its read grants name and writes to the first
-        its write grants name (grants change: looked up again when a call finds none)."""
+        its write grants name (grants change: looked up again when a call is refused, ``_run``)."""
         a = self._agents.get(actor)
         if a is None:
-            grants = [g for g in self.rt.grants(actor) if g["read"] or g["write"]]
-            reads = [g["scope"] for g in grants if g["read"]]
-            writes = [g["scope"] for g in grants if g["write"]]
+            reads, writes = self._grants(actor)
             if not reads and not writes:
                 raise AccessDenied("this actor holds no grants")
-            a = self.rt.agent(actor, task_id=self.task_id, purpose=self.purpose, scopes=reads or writes,
+            a = self.rt.agent(actor, task_id=self.task_id, purpose=self.purpose, scopes=list(reads or writes),
                               home=(writes or reads)[0])
             self._agents[actor] = a
+            self._bound[actor] = (reads, writes)
         return a
+
+    def _grants(self, actor: str) -> tuple[tuple, tuple]:
+        grants = self.rt.grants(actor)
+        return (tuple(g["scope"] for g in grants if g["read"]), tuple(g["scope"] for g in grants if g["write"]))
+
+    async def _run(self, actor: str, fn):
+        """``fn(handle)``. A refusal by grants other than the handle was made from (revoked, moved)
+        drops the handle and tries once more with the grants now: nothing ran the first time."""
+        a = self.agent(actor)
+        try:
+            return await fn(a)
+        except AccessDenied:
+            if self._grants(actor) == self._bound.get(actor):
+                raise
+            self._agents.pop(actor, None)
+        return await fn(self.agent(actor))
 
     async def remember(self, actor: str, text: Any, scope: Any = None, subject: Any = None, predicate: Any = None,
                        object: Any = None, source: Any = "agent_inferred") -> dict:
         fields = {k: _opt_str(v, k) for k, v in (("subject", subject), ("predicate", predicate), ("object", object))}
-        res = await self.agent(actor).aremember(_str(text, "text"), scope=_opt_str(scope, "scope"),
-                                                source=_str(source, "source"), **fields)
+        text, scope, source = _str(text, "text"), _opt_str(scope, "scope"), _str(source, "source")
+        res = await self._run(actor, lambda a: a.aremember(text, scope=scope, source=source, **fields))
         if res.decision == "blocked":  # an agent must hear a refusal as an error, with the rules, not the text
             raise Blocked("the write gate blocked this memory; nothing was stored (rules: "
                           f"{', '.join(sorted({h['rule'] for h in res.gate.get('hits', [])}))})", gate=res.gate)
@@ -53,25 +69,26 @@ class MemoryTools:
         if where is not None and not isinstance(where, dict):
             raise InvalidRecord("where is an object of subject, predicate, category, source_kind, since, until")
         # where's keys and values are the runtime's to check (parse_where: unknown keys never echoed)
-        res = await self.agent(actor).arecall(_str(query, "query"), top_k=_int(top_k, "top_k"), scopes=scopes,
-                                              where=where)
+        query, top_k = _str(query, "query"), _int(top_k, "top_k")
+        res = await self._run(actor, lambda a: a.arecall(query, top_k=top_k, scopes=scopes, where=where))
         return {"recall_id": res.recall_id, "visible_scopes": res.visible_scopes,
                 "hits": [{"memory_id": h.memory_id, "scope": h.scope, "content": h.content, "score": round(h.score, 6),
                           "subject": h.subject, "predicate": h.predicate, "object": h.object, "stale": h.stale}
                          for h in res.hits]}
 
     async def forget(self, actor: str, memory_id: Any, reason: Any = "asked by the agent", erase: Any = "memory") -> dict:
-        res = await self.agent(actor).aforget(_str(memory_id, "memory_id"), reason=_str(reason, "reason"),
-                                              erase=_str(erase, "erase"))
+        memory_id, reason, erase = _str(memory_id, "memory_id"), _str(reason, "reason"), _str(erase, "erase")
+        res = await self._run(actor, lambda a: a.aforget(memory_id, reason=reason, erase=erase))
         return res.to_dict()
 
     async def get(self, actor: str, memory_id: Any) -> dict:
-        m = await self.agent(actor).aget(_str(memory_id, "memory_id"))
+        memory_id = _str(memory_id, "memory_id")
+        m = await self._run(actor, lambda a: a.aget(memory_id))
         return {"memory": None if m is None else m.to_dict()}
 
     async def list(self, actor: str, scope: Any = None, limit: Any = 50, offset: Any = 0) -> dict:
-        found = await self.agent(actor).alist(scope=_opt_str(scope, "scope"), limit=_int(limit, "limit"),
-                                              offset=offset)
+        scope, limit = _opt_str(scope, "scope"), _int(limit, "limit")
+        found = await self._run(actor, lambda a: a.alist(scope=scope, limit=limit, offset=offset))
         return {"memories": [m.to_dict() for m in found]}
 
 
