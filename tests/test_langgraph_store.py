@@ -372,3 +372,75 @@ def test_a_page_is_counted_from_the_start_or_refused(store, page):
     with pytest.raises(InvalidRecord):
         store.list_namespaces(**page)
     assert len(store.search(("pages",), limit=0)) == 0 and len(store.search(("pages",))) == 1
+
+
+@pytest.mark.parametrize("value", [{"a": float("nan")}, {"a": [1.0, float("inf")]}, {"a": {"b": -float("inf")}}])
+def test_nan_and_infinities_are_refused_not_stored_as_null(store, value):
+    from memactors.core.errors import InvalidRecord
+
+    with pytest.raises(InvalidRecord):
+        store.put(("nan",), "k", value)
+    assert store.get(("nan",), "k") is None
+    store.put(("nan",), "none", {"a": None, "b": 1.5})  # a real null still goes through
+    assert store.get(("nan",), "none").value == {"a": None, "b": 1.5}
+
+
+def test_a_signed_or_float_number_the_gate_redacts_still_reads_back(store):
+    store.put(("contacts",), "float", {"mobile": 13812345678.0, "n": 2})
+    store.put(("contacts",), "neg", {"mobile": -13812345678, "rank": [1, -2.5e3]})
+    f, n = store.get(("contacts",), "float"), store.get(("contacts",), "neg")
+    assert f is not None and n is not None  # not silently lost: the item parses
+    assert "[PHONE_CN]" in f.value["mobile"] and "13812345678" not in f.value["mobile"] and f.value["n"] == 2
+    assert "[PHONE_CN]" in n.value["mobile"] and n.value["rank"] == [1, -2.5e3]
+    assert {"float", "neg"} <= {i.key for i in store.search(("contacts",))}
+
+
+@pytest.mark.parametrize("ttl", ["5", [5], -1])
+def test_a_ttl_that_is_not_minutes_is_refused_typed(store, ttl):
+    from memactors.core.errors import InvalidRecord
+
+    with pytest.raises(InvalidRecord):
+        store.put(("ttl",), "k", {"v": 1}, ttl=ttl)
+    assert store.get(("ttl",), "k") is None
+
+
+def test_a_blocked_put_in_a_batch_still_leaves_the_batchs_deletes_done(store):
+    store.put(("mixed",), "old", {"v": "to be deleted"})
+    secret = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    with pytest.raises(Blocked):
+        store.batch([PutOp(("mixed",), "bad", {"k": secret}), PutOp(("mixed",), "new", {"v": "kept"}),
+                     PutOp(("mixed",), "old", None)])
+    assert store.get(("mixed",), "bad") is None and store.get(("mixed",), "new") is not None
+    assert store.get(("mixed",), "old") is None  # as the batch's other puts were stored, its delete was done
+
+
+def test_the_last_put_wins_after_a_repeated_put_or_a_refresh(store):
+    """A repeated put and a read's refresh renew the live version (raising its confidence): a
+    newer put must still replace it, as in every LangGraph store."""
+    store.put(("lw",), "same", {"v": "a"})
+    store.put(("lw",), "same", {"v": "a"})
+    store.put(("lw",), "same", {"v": "b"})
+    assert store.get(("lw",), "same").value == {"v": "b"}
+    store.put(("lw",), "read", {"v": 0}, ttl=60)
+    for i in range(1, 4):
+        assert store.get(("lw",), "read", refresh_ttl=True).value == {"v": i - 1}
+        store.put(("lw",), "read", {"v": i}, ttl=60)
+    assert store.get(("lw",), "read", refresh_ttl=False).value == {"v": 3}
+
+
+def test_a_refresh_racing_a_newer_put_never_writes_the_older_value_back(rt):
+    """A thread's get(refresh_ttl=True) read v1; another thread's put of v2 lands before the
+    refresh is written: the refresh loses to it."""
+    store = MemactorsStore(rt, actor="lg", root=ROOT)
+    store.put(("race",), "k", {"v": 1}, ttl=60)
+    plain = store._call
+
+    async def put_first_then(ops, **kw):
+        if kw.get("return_errors"):  # the refresh: another writer's put gets in before it
+            await MemactorsStore(rt, actor="lg", root=ROOT).aput(("race",), "k", {"v": 2}, ttl=60)
+        return await plain(ops, **kw)
+
+    store._call = put_first_then
+    assert store.get(("race",), "k", refresh_ttl=True).value == {"v": 1}
+    store._call = plain
+    assert store.get(("race",), "k", refresh_ttl=False).value == {"v": 2}

@@ -11,6 +11,7 @@ write gate and a redacted leaf comes back redacted.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -56,14 +57,30 @@ def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | N
     if embedded:  # its record's vector is of its one indexed text: the recall's similarity is its score
         item["embedded"] = True
     try:
-        return orjson.dumps(item, option=orjson.OPT_NON_STR_KEYS).decode()
+        out = orjson.dumps(item, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
         raise InvalidRecord("a LangGraph value must be JSON-serialisable (a dict of JSON values)") from None
+    if "null" in out and not _finite(value):  # orjson writes NaN and infinities as null: refused, never changed
+        raise InvalidRecord("a LangGraph value must be JSON: NaN and infinities are not JSON numbers")
+    return out
+
+
+def _finite(v: Any) -> bool:
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, dict):
+        return all(_finite(x) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return all(_finite(x) for x in v)
+    return True
 
 
 # A placeholder the gate put where a number leaf was (``"mobile": 13812345678`` kept as
-# ``"mobile": [PHONE_CN]``): outside any string, so the JSON needs it quoted to read.
-_BARE_PLACEHOLDER = re.compile(r'(?<=[:\[,])(\s*)(\[[A-Z][A-Z0-9_]*\])(?=\s*[,}\]])')
+# ``"mobile": [PHONE_CN]``): outside any string, so the JSON needs it quoted to read. What the
+# gate left of the number around it (a sign, ``.0`` of a float) is quoted with it.
+_NUM = r'[-+.0-9eE]'
+_BARE_PLACEHOLDER = re.compile(rf'(?<=[:\[,])(\s*)({_NUM}*\[[A-Z][A-Z0-9_]*\](?:{_NUM}|\[[A-Z][A-Z0-9_]*\])*)'
+                               r'(?=\s*[,}\]])')
 
 
 def parse(content: str) -> dict | None:

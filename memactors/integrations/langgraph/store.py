@@ -22,6 +22,7 @@ from langgraph.store.base import (BaseStore, GetOp, IndexConfig, Item, ListNames
                                   SearchItem, SearchOp, TTLConfig, validate_op_namespace)
 
 from ... import ops as O
+from ...core import validate as V
 from ...core.scopes import parse_scope
 from ...core.errors import Blocked, MemactorsError
 from ...core.records import BLOCKED
@@ -36,6 +37,11 @@ SCORED_WINDOW = 50  # candidates a query search orders by similarity at least, w
 # positive similarity above the 0.0 threshold (LangGraph returns it, with its negative score);
 # every item of the store has the same importance, so they order nothing else.
 BY_SIMILARITY = Weights(vector=1.0, keyword=0.0, recency=1e-6, importance=1e-6)
+# LangGraph's last put wins. Every put is at the cap of confidence, so the bump a repeated put or
+# a read's refresh gives the live version never makes a newer put lose to it; a refresh is just
+# below, so it renews an unchanged item (same content: refreshed) but loses to a put made since
+# it read (a race of threads), never writing the older value back over it.
+PUT_CONFIDENCE, REFRESH_CONFIDENCE = 1.0, 0.99
 
 
 class MemactorsStore(BaseStore):
@@ -151,15 +157,17 @@ class MemactorsStore(BaseStore):
             (writes if op.value is not None else deletes).append(op)
         first = [self._write(op) for op in writes] + [self._fact(op) for op in deletes]
         out = await self._call(first)
+        gone = [m.memory_id for found in out[len(writes):] for m in found]
+        if gone:  # before a blocked put's error: the batch's other puts are stored, its deletes done as well
+            await self._call([self._agent.forget_op(m, reason="langgraph store delete", erase="fact") for m in gone])
         for op, res in zip(writes, out):
             if res.decision == BLOCKED:
                 raise Blocked("the write gate blocked this value (err.gate names the rules); nothing was stored",
                               gate=res.gate)
-        gone = [m.memory_id for found in out[len(writes):] for m in found]
-        if gone:
-            await self._call([self._agent.forget_op(m, reason="langgraph store delete", erase="fact") for m in gone])
 
-    def _write(self, op: PutOp) -> O.Write:
+    def _write(self, op: PutOp, confidence: float = PUT_CONFIDENCE) -> O.Write:
+        # minutes, checked here: a str or a NaN would otherwise fail untyped in the arithmetic below
+        V.number(op.ttl, "ttl (minutes)", 0, None, allow_none=True)
         ttl = op.ttl
         own = op.index if isinstance(op.index, list) else None  # the put's own field paths, kept with it
         fields = own if own is not None else self._fields
@@ -171,6 +179,7 @@ class MemactorsStore(BaseStore):
             M.content_of(op.namespace, op.key, value, ttl, op.index is not False, own, embed is not None),
             scope=self._scope_of(op.namespace),
             subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
+            confidence=confidence,
             # LangGraph's item lives until deleted or its TTL runs out: no category lifetime
             ttl_days=ttl / 1440.0 if ttl else "never", soft_ttl_days="never",
             context=None if op.index is False else M.index_text(texts, fields), embed_text=embed)
@@ -270,7 +279,8 @@ class MemactorsStore(BaseStore):
     def _refresh(self, op, m, d: dict, refresh: list) -> None:
         if d.get("ttl") and getattr(op, "refresh_ttl", False):  # written again as it was put, index included
             index = False if d.get("indexed") is False else d.get("fields")
-            refresh.append(self._write(PutOp(d["namespace"], d["key"], d["value"], index=index, ttl=d["ttl"])))
+            refresh.append(self._write(PutOp(d["namespace"], d["key"], d["value"], index=index, ttl=d["ttl"]),
+                                       REFRESH_CONFIDENCE))
 
     def setup(self) -> None:
         """Nothing to set up (the runtime's storage is ready at connect); here for LangGraph's API."""
