@@ -527,10 +527,19 @@ class LedgerCore:
         tables = await asyncio.to_thread(self.ledger.readable_tables, prefixes)
         return await asyncio.to_thread(sandbox.run_select, query, params, tables)
 
-    def shutdown(self) -> None:
-        self.ledger.close()
-        fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
-        self._lock.close()
+    async def shutdown(self) -> None:
+        """Checkpoint and close the ledger, then release the folder's lock. Once the statement
+        on the writer connection (a commit still in flight at close()) is done: DuckDB refuses
+        to close a busy connection, and the lock stayed held until the process exited."""
+        try:
+            if self._loop_task is not None:
+                async with self._con_lock:
+                    self.ledger.close()
+            else:
+                self.ledger.close()
+        finally:
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+            self._lock.close()
 
 
 _HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",

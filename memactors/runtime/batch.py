@@ -20,7 +20,7 @@ import weakref
 
 from ..core import errors
 from ..core import records as R
-from ..core.errors import AccessDenied, BackPressure, InvalidRecord, MemactorsError, NotFound
+from ..core.errors import AccessDenied, BackPressure, InvalidRecord, MemactorsError, NotFound, PartialWrite
 from ..core.ops import ForgetOp
 from ..core.scopes import parse_scope
 from ..core.visibility import purpose_rule
@@ -82,6 +82,7 @@ class BatchAPI:
             _raise_first(units)
         out = await _coalescer(self).run(units)
         if not return_errors:
+            _raise_unconfirmed(out)
             _raise_first(out)
         return out
 
@@ -188,7 +189,15 @@ class BatchAPI:
         async def part(oi: int, idx: list[int], gate: asyncio.Semaphore) -> None:
             async with gate:
                 part_reqs = [reqs[i] for i in idx]
-                res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now))
+                try:
+                    res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now))
+                except MemactorsError as exc:
+                    # This call's writes were not confirmed; the other calls' results stand (as
+                    # write_many's PartialWrite): each says so, with itself and its key to resubmit.
+                    for i in idx:
+                        out[i] = PartialWrite(f"not confirmed ({type(exc).__name__}: {exc})", results=[None],
+                                              items=[R.request_fields(reqs[i])], failed=[0])
+                    return
             for i, d in zip(idx, res):
                 out[i] = errors.decode(d) if errors.is_encoded(d) else R.WriteResult(**d)
 
@@ -312,6 +321,19 @@ def _running_loop():
 def _at(i: int, exc: MemactorsError) -> MemactorsError:
     msg = str(exc)
     return exc if msg.startswith(("op at position", "write at position")) else type(exc)(f"op at position {i}: {msg}")
+
+
+def _raise_unconfirmed(out: list) -> None:
+    """Writes of the batch that were not confirmed (their owner call failed) raise one
+    ``PartialWrite`` as ``write_many``'s does: what the others did, and those writes to resubmit."""
+    failed = [i for i, x in enumerate(out) if isinstance(x, PartialWrite)]
+    if failed:
+        done = sum(not isinstance(x, MemactorsError) for x in out)
+        raise PartialWrite(
+            f"{len(failed)} of {len(out)} ops were not confirmed (first at position {failed[0]}: {out[failed[0]]}); "
+            f"{done} were done. Resubmit err.items (they keep their idempotency keys): nothing is written twice.",
+            results=[None if isinstance(x, MemactorsError) else x for x in out],
+            items=[out[i].items[0] for i in failed], failed=failed)
 
 
 def _raise_first(items: list) -> None:

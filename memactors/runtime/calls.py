@@ -55,6 +55,8 @@ class Calls:
                 raise
             if not self.still_there():
                 raise self.host.link.gone() from None
+            if self.closed:  # close() in another thread stopped what answered (a DuckDB read, an actor)
+                raise _closed_under_call() from None
             raise self.host.typed(exc, timeout) from None
 
     def wait(self, refs: list, timeout: float | None = None) -> list:
@@ -93,8 +95,19 @@ class Calls:
             if not self.host.is_failure(exc):  # (Ray's wrapper of an actor's error: typed below)
                 raise
             raise self.host.typed(exc, timeout) from None
+        except asyncio.CancelledError:
+            if not fut.cancelled() or asyncio.current_task().cancelling():
+                raise  # the caller's own task was cancelled: theirs to see
+            raise _closed_under_call() from None  # the process host's loop stopped under it (close())
         except (asyncio.TimeoutError, cf.TimeoutError):
             raise Unavailable(f"no answer within {timeout:.0f} s; the call may still complete (retry with the same "
                               "idempotency keys)") from None
         except Exception as exc:  # noqa: BLE001 - the host's own kinds of failure, typed
+            if self.closed:
+                raise _closed_under_call() from None
             raise self.host.typed(exc, timeout) from None
+
+
+def _closed_under_call() -> RuntimeClosed:
+    return RuntimeClosed("this runtime was closed while the call was in flight (it may or may not have completed: "
+                         "retry with the same idempotency keys after connect())")

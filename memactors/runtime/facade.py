@@ -362,7 +362,14 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         """``write_many``; ``sessions``: the runtime's sessions' own items (their session field)."""
         reqs = self._checked_writes(items, return_errors, sessions)
         good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
-        sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
+        try:
+            sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
+        except PartialWrite as exc:  # its positions among the items sent: the caller's instead
+            results = [None] * len(reqs)
+            for i, r in zip(good, exc.results):
+                results[i] = r
+            exc.results, exc.failed = results, [good[i] for i in exc.failed]
+            raise
         self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
         if not return_errors:
             raise_item_errors(sent, reqs)

@@ -126,7 +126,7 @@ class ProcessHost:
             try:
                 await asyncio.gather(*[o.stats() for o in owners])  # each opens L2 and replays the ledger
             except BaseException:
-                ledger.shutdown()
+                await ledger.shutdown()
                 raise
             return ledger, owners
 
