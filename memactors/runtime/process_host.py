@@ -29,7 +29,7 @@ class _Method:
     def remote(self, *args, **kw) -> cf.Future:
         fn = self._fn
 
-        if self._loop.is_closed():  # the runtime was closed: what its caller would hear from Calls
+        if not self._loop.is_running():  # closed or closing: a call sent now would wait out its timeout
             raise RuntimeClosed("this runtime was closed; connect() again")
 
         async def run():
