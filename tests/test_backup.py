@@ -164,6 +164,35 @@ def test_a_changed_backup_is_refused(rt, tmp_path):
         memactors.restore(bk2, str(tmp_path / "r3"))
 
 
+def test_a_damaged_backup_is_refused_typed(rt, tmp_path):
+    """What restore reads before it verifies (the manifest's hash, the ledger file, the L2 table)
+    damaged: a typed refusal, never a ValueError or DuckDB's IOException, and no folder left."""
+    import shutil
+
+    rt.write(S, "alice likes tea", actor="agent")
+    good = str(tmp_path / "bk")
+    rt.backup(good)
+    man = orjson.loads(open(os.path.join(good, "backup.json"), "rb").read())
+
+    def damaged(name, change):
+        bk = str(tmp_path / name)
+        shutil.copytree(good, bk)
+        change(bk)
+        return bk
+
+    cases = [
+        damaged("hash", lambda bk: open(os.path.join(bk, "backup.json"), "wb").write(orjson.dumps(dict(man, hash="zz")))),
+        damaged("id", lambda bk: open(os.path.join(bk, "backup.json"), "wb").write(
+            orjson.dumps(dict(man, folder_id="../elsewhere")))),
+        damaged("ledger", lambda bk: open(os.path.join(bk, "ledger.duckdb"), "wb").write(b"not a database" * 100)),
+        damaged("l2", lambda bk: shutil.rmtree(os.path.join(bk, "l2"))),
+    ]
+    for bk in cases:
+        with pytest.raises(StoreError):
+            memactors.restore(bk, str(tmp_path / "r"))
+        assert not os.path.exists(tmp_path / "r")
+
+
 def test_bad_destinations_are_refused_typed(rt, tmp_path):
     for bad in (None, 3, b"/tmp/x", "", "a\0b"):
         with pytest.raises(InvalidRecord):
@@ -183,6 +212,32 @@ def test_bad_destinations_are_refused_typed(rt, tmp_path):
         memactors.restore(str(tmp_path / "nothing-here"), str(tmp_path / "r"))
     with pytest.raises(InvalidRecord):
         memactors.restore(str(tmp_path / "bk"), str(tmp_path / "r"), verify="yes")
+
+
+def test_a_refused_restore_or_fork_leaves_no_folder_behind(rt, tmp_path):
+    """A failed fork, backup or restore takes back the folder it made (an empty one there is a
+    retry's `not empty` refusal waiting to happen), with the parents it made for it."""
+    rt.write(S, "alice likes tea", actor="agent")
+    for at in ("bogus", 10**9, 0):
+        with pytest.raises((InvalidRecord, memactors.NotFound)):
+            rt.fork(str(tmp_path / "forks" / "f"), at=at)
+        assert not os.path.exists(tmp_path / "forks")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(memactors.NotFound):
+        rt.fork(str(tmp_path / "empty"), at=10**9)
+    assert os.listdir(tmp_path / "empty") == []  # found empty: left empty, not removed
+    bk = str(tmp_path / "bk")
+    rt.backup(bk)
+    con = duckdb.connect(os.path.join(bk, "ledger.duckdb"))
+    con.execute("UPDATE events SET reason = 'edited' WHERE seq = 1").fetchall()
+    con.close()
+    with pytest.raises(LedgerTampered):
+        memactors.restore(bk, str(tmp_path / "r" / "r1"))
+    with pytest.raises(StoreError):
+        memactors.restore(str(tmp_path / "empty"), str(tmp_path / "r" / "r1"))  # not a backup
+    assert not os.path.exists(tmp_path / "r")
+    rt.fork(str(tmp_path / "forks" / "f"))  # the retry finds a new folder
+    assert memactors.restore(rt.backup(str(tmp_path / "bk2"))["path"], str(tmp_path / "r" / "r1"))["verified"]["ok"]
 
 
 def test_a_purge_and_a_backup_take_turns(rt, tmp_path):

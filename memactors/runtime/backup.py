@@ -37,9 +37,10 @@ class BackupAPI:
         ``seq`` (the newest event it holds), ``rows``, ``events``, ``bytes``, ``seconds``.
         Restore it with ``memactors.runtime.backup.restore`` or ``memactors restore``."""
         self._check_open()
-        path = new_folder(dest, "backup", outside=self.data_dir)
-        self.flush()  # L2 and the recall evidence up to now: the copy needs less replay when restored
-        out = self._calls.get(self._ledger.backup_to.remote(path), timeout=max(3600.0, self.config.runtime.call_timeout_s))
+        with new_folder(dest, "backup", outside=self.data_dir) as path:  # a failed backup leaves no folder
+            self.flush()  # L2 and the recall evidence up to now: the copy needs less replay when restored
+            out = self._calls.get(self._ledger.backup_to.remote(path),
+                                  timeout=max(3600.0, self.config.runtime.call_timeout_s))
         return dict(out, path=path)
 
 
@@ -59,21 +60,21 @@ def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verif
     if not isinstance(src, (str, os.PathLike)) or not os.path.isdir(os.fspath(src)):
         raise StoreError("restore needs the folder of a backup (rt.backup / memactors backup made it)")
     src = os.path.realpath(os.fspath(src))
-    dest = new_folder(to, "restore", outside=None)
-    if os.path.commonpath([dest, src]) == src:
-        raise StoreError("restore needs a folder outside the backup")
     kd = resolve_key_dir(cfg.runtime.key_dir)
     t0 = time.perf_counter()
-    out = B.restore_files(src, dest, kd)
-    if verify:
-        cfg.runtime.key_dir, cfg.runtime.host, cfg.grants = kd, "process", []  # nothing granted by the check
-        t1 = time.perf_counter()
-        with connect(dest, config=cfg) as rt:
-            v = rt.audit.verify()
-        if not v["ok"]:
-            raise LedgerTampered(f"the restored folder does not verify (table {v.get('table')}, "
-                                 f"seq {v.get('first_bad_seq')}): {v.get('reason')}")
-        out.update(verified=v, verify_seconds=round(time.perf_counter() - t1, 3))
+    with new_folder(to, "restore", outside=None) as dest:  # a refused or failed restore leaves no folder
+        if os.path.commonpath([dest, src]) == src:
+            raise StoreError("restore needs a folder outside the backup")
+        out = B.restore_files(src, dest, kd)
+        if verify:
+            cfg.runtime.key_dir, cfg.runtime.host, cfg.grants = kd, "process", []  # nothing granted by the check
+            t1 = time.perf_counter()
+            with connect(dest, config=cfg) as rt:
+                v = rt.audit.verify()
+            if not v["ok"]:
+                raise LedgerTampered(f"the restored folder does not verify (table {v.get('table')}, "
+                                     f"seq {v.get('first_bad_seq')}): {v.get('reason')}")
+            out.update(verified=v, verify_seconds=round(time.perf_counter() - t1, 3))
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
 

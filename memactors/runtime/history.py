@@ -330,13 +330,13 @@ def fork(rt, path, *, at=None, workers: int | None = None) -> dict:
     """A new data folder whose ledger is this one's up to ``at`` (default: now), verifiable on
     its own (the same chain, its own key and anchor), and whose L2 is rebuilt from it."""
     t0 = time.perf_counter()
-    dest = new_folder(path, "fork", outside=rt.data_dir)
-    seq = point(rt, at) if at is not None else rt._calls.get(rt._ledger.history_call.remote("bounds"))[1]  # noqa: SLF001
-    rt.flush()
-    out = rt._calls.get(rt._ledger.fork_to.remote(dest, seq, rt.config.runtime.key_dir),  # noqa: SLF001
-                        timeout=max(600.0, rt.config.runtime.call_timeout_s))
-    t1 = time.perf_counter()
-    built = rt._calls.host.rebuild(dest, rt.config, workers)  # noqa: SLF001
+    with new_folder(path, "fork", outside=rt.data_dir) as dest:  # a failed fork leaves no folder
+        seq = point(rt, at) if at is not None else rt._calls.get(rt._ledger.history_call.remote("bounds"))[1]  # noqa: SLF001
+        rt.flush()
+        out = rt._calls.get(rt._ledger.fork_to.remote(dest, seq, rt.config.runtime.key_dir),  # noqa: SLF001
+                            timeout=max(600.0, rt.config.runtime.call_timeout_s))
+        t1 = time.perf_counter()
+        built = rt._calls.host.rebuild(dest, rt.config, workers)  # noqa: SLF001
     return {"path": dest, "seq": seq, "events": out["events"], "rows": built["rows"],
             "ledger_seconds": round(t1 - t0, 3), "rebuild_seconds": built["seconds"],
             "seconds": round(time.perf_counter() - t0, 3)}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+from contextlib import contextmanager
 
 from ..core import validate as V
 from ..core.errors import InvalidRecord, StoreError
@@ -37,12 +39,32 @@ def data_folder(path: object) -> str:
     return _made(resolve(_checked(path, "connect")), "connect")
 
 
-def new_folder(path: object, what: str, *, outside: str | None = None) -> str:
+@contextmanager
+def new_folder(path: object, what: str, *, outside: str | None = None):
     """``path`` as a new (absent or empty) folder's real path, outside ``outside``, made now:
-    a path that cannot be one is refused before anything is copied there."""
+    a path that cannot be one is refused before anything is copied there. Used as ``with
+    new_folder(...) as dest:``: when the block fails, what it made goes again (the folder and
+    the parents made for it; an empty folder found there is emptied), so a failed backup,
+    restore or fork leaves no empty or half-made folder that a retry would refuse."""
     dest = os.path.realpath(os.path.expanduser(_checked(path, what)))
     if outside is not None and os.path.commonpath([dest, outside]) == outside:
         raise StoreError(f"{what} needs a folder outside the data folder")
     if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
         raise StoreError(f"{what} needs a new, empty folder: that one exists and is not empty")
-    return _made(dest, what)
+    top = None if os.path.exists(dest) else dest  # the outermost folder this call makes
+    while top is not None and not os.path.exists(os.path.dirname(top)):
+        top = os.path.dirname(top)
+    _made(dest, what)
+    try:
+        yield dest
+    except BaseException:
+        if top is not None:
+            shutil.rmtree(top, ignore_errors=True)
+        else:
+            for name in os.listdir(dest):
+                p = os.path.join(dest, name)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.remove(p)
+        raise

@@ -19,6 +19,7 @@ keep backups where only those who may read the data can, as the key folder itsel
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -29,6 +30,8 @@ from ..core import events as E
 from ..core.errors import LedgerTampered, StoreError
 from .ledger_key import LedgerKey, read_erased
 
+_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # a folder id (it names files in key folders)
+_HASH = re.compile(r"[0-9a-f]{64}")
 MANIFEST = "backup.json"
 FORMAT = 1
 LEDGER_FILE = "ledger.duckdb"
@@ -148,6 +151,10 @@ def read_manifest(src: str) -> dict:
         raise StoreError(f"the backup's manifest cannot be read ({type(exc).__name__})") from None
     if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("folder_id"), str):
         raise StoreError("the backup's manifest is not one this version of memactors writes")
+    if (not _ID.fullmatch(m["folder_id"]) or not isinstance(m.get("hash"), str) or not _HASH.fullmatch(m["hash"])
+            or type(m.get("seq")) is not int):  # what restore reads from it, checked before it is used
+        raise LedgerTampered("the backup's manifest was changed after it was written (its folder id, seq or hash "
+                             "is malformed)")
     return m
 
 
@@ -159,7 +166,12 @@ def verify_backup(src: str, manifest: dict) -> dict:
     anchor, keys and idempotency tables. Raises LedgerTampered naming what failed."""
     from .ledger import Ledger
 
-    led = Ledger(os.path.join(src, LEDGER_FILE), os.path.join(src, KEY_DIR), read_only=True)
+    import duckdb
+
+    try:
+        led = Ledger(os.path.join(src, LEDGER_FILE), os.path.join(src, KEY_DIR), read_only=True)
+    except duckdb.Error:  # missing, not a DuckDB file, or a table gone: not a backup to restore
+        raise StoreError("the backup's ledger file is missing or cannot be read") from None
     try:
         v = led.verify().to_dict()
     finally:
@@ -195,7 +207,8 @@ def restore_files(src: str, dest: str, key_dir: str) -> dict:
     con = duckdb.connect(path)
     try:
         con.execute("UPDATE meta SET value = ? WHERE key = 'folder_id'", [new_id.encode()]).fetchall()
-        lineage = bytes(con.execute("SELECT value FROM meta WHERE key = 'lineage'").fetchone()[0]).decode()
+        row = con.execute("SELECT value FROM meta WHERE key = 'lineage'").fetchone()
+        lineage = bytes(row[0]).decode() if row else m["folder_id"]  # as the ledger reads it (verified above)
         held = dict(con.execute("""SELECT e.memory_id, any_value(e.scope) FROM events e
                                    WHERE e.action IN ('write', 'write_working')
                                      AND EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id)
@@ -214,7 +227,10 @@ def restore_files(src: str, dest: str, key_dir: str) -> dict:
         seq, events = led.last_seq, led._q("SELECT count(*) FROM events")[0][0]  # noqa: SLF001
     finally:
         led.close()
-    table = lancedb.connect(os.path.join(src, L2_DIR)).open_table(TABLE.removesuffix(".lance"))
+    try:
+        table = lancedb.connect(os.path.join(src, L2_DIR)).open_table(TABLE.removesuffix(".lance"))
+    except (ValueError, OSError, RuntimeError):
+        raise StoreError("the backup's L2 table is missing or cannot be read") from None
     meta = table.schema.metadata or {}
     data = table.to_arrow()
     if again:
