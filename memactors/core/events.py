@@ -77,6 +77,12 @@ def chain(prev_hash: bytes, seq0: int, ts, scope, action, actor, memory_id, vers
     return out
 
 
+def blob(value) -> bytes:
+    """A stored hash or snapshot as bytes; a NULL one (set by hand: the runtime never stores
+    it) as empty bytes, which then fails the check it is in rather than crashing it."""
+    return b"" if value is None else bytes(value)
+
+
 def verify_rows(rows, prev_hash: bytes = GENESIS, expect_seq: int = 1) -> tuple[int | None, str, bytes, int]:
     """Walk rows (dicts with COLUMNS) in seq order. Return (first bad seq or None, why, last hash, next seq)."""
     for r in rows:
@@ -87,13 +93,13 @@ def verify_rows(rows, prev_hash: bytes = GENESIS, expect_seq: int = 1) -> tuple[
             return (seq, f"unknown format version {r['format']}", prev_hash, expect_seq)
         e = Event(
             ts=r["ts"], scope=r["scope"], action=r["action"], actor=r["actor"], memory_id=r["memory_id"],
-            version=r["version"], reason=r["reason"], encrypted=r["encrypted"], snapshot=bytes(r["snapshot"]),
+            version=r["version"], reason=r["reason"], encrypted=r["encrypted"], snapshot=blob(r["snapshot"]),
             idem_key=r["idem_key"],
         )
-        if bytes(r["prev_hash"]) != prev_hash:
+        if blob(r["prev_hash"]) != prev_hash:
             return (seq, "prev_hash does not match the previous event's hash", prev_hash, expect_seq)
         h = chain_hash(prev_hash, seq, e)
-        if bytes(r["hash"]) != h:
+        if blob(r["hash"]) != h:
             return (seq, "hash does not match the event's content", prev_hash, expect_seq)
         prev_hash = h
         expect_seq += 1

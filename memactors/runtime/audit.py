@@ -29,6 +29,8 @@ class Audit:
         ``tail=True`` (what a rollback runs first): the chain from where the ledger writer's last
         successful walk ended (that event's hash checked unchanged) and the anchor; a full walk
         the first time."""
+        if not isinstance(tail, bool):  # a truthy non-bool would skip the table and L2 checks unseen
+            raise R.InvalidRecord(f"tail is true or false, not {V.got(tail)}")
         out = self._calls.get(self._ledger.verify.remote(tail))
         if out["ok"] and not tail:
             problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))

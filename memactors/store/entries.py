@@ -15,11 +15,13 @@ import os
 from dataclasses import dataclass, field
 
 import orjson
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..core import events as E
 from ..core import records as R
 from ..core.erasure import edges_of
+from ..core.errors import LedgerTampered
 from ..core.project import RECORD_ACTIONS, Change
 
 NONCE = 12
@@ -124,7 +126,11 @@ def seal_all(actions: list[str], memory_ids: list[str | None], payloads: list[by
 
 
 def unseal(key: bytes, blob: bytes, memory_id: str) -> bytes:
-    return AESGCM(key).decrypt(blob[:NONCE], blob[NONCE:], memory_id.encode())
+    try:
+        return AESGCM(key).decrypt(blob[:NONCE], blob[NONCE:], memory_id.encode())
+    except (InvalidTag, ValueError, TypeError):  # a key or ciphertext changed by hand, not a crash
+        raise LedgerTampered(f"memory {memory_id}'s record does not open under its data key: the keys table or "
+                             "the event was changed outside memactors") from None
 
 
 def decode(action: str, scope: str, memory_id: str | None, reason: str | None, encrypted: bool, snapshot: bytes,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import re
 import time
 import uuid
 from contextlib import contextmanager
@@ -75,6 +76,7 @@ SMALL_INSERT = 2  # rows up to which ``Ledger._insert`` sends them as parameters
 # Meta: the folder's id (names its key outside the folder) and the ledger format. Format 2 is
 # the keyed ledger; format 1 (no key, no MACs) is upgraded in place when first opened.
 LEDGER_FORMAT = 2
+_FOLDER_ID = re.compile(rb"[0-9A-Za-z_-]{1,64}")  # what a folder id or lineage may be (uuid4().hex)
 _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_scopes", "visible_scopes",
                    "query_digest", "top_k", "hits", "filters", "removed")
 
@@ -103,7 +105,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         self.last_seq = int(row[0] or 0)
         if self.last_seq:
             h = self._x("SELECT hash FROM events WHERE seq = ?", [self.last_seq])[0][0]
-            self.last_hash = bytes(h)
+            self.last_hash = E.blob(h)
         else:
             self.last_hash = E.GENESIS
         try:
@@ -134,40 +136,61 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
     def _open_read_only(self, key_dir: str) -> None:
         row = self._x("SELECT max(seq) FROM events")[0]
         self.last_seq = int(row[0] or 0)
-        folder_id = self._meta("folder_id")
+        folder_id = self._folder_id("folder_id")
         if folder_id is None or self._meta("ledger_format") is None:
             raise LedgerTampered(f"the ledger at {self.path} has no folder id or format: not a keyed ledger")
-        self.key = LedgerKey.open(key_dir, folder_id.decode(), create=False)
-        self.lineage = (self._meta("lineage") or folder_id).decode()
+        self.key = LedgerKey.open(key_dir, folder_id, create=False)
+        self.lineage = self._folder_id("lineage") or folder_id
+
+    def _folder_id(self, name: str) -> str | None:
+        """The folder id (or lineage) kept in ``meta``: it names files in the key folder, so
+        one edited into something else (a path, bytes that are not text) is refused."""
+        got = self._meta(name)
+        if got is None:
+            return None
+        if not _FOLDER_ID.fullmatch(got):
+            raise LedgerTampered(f"the ledger at {self.path} holds a malformed {name.replace('_', ' ')}: it was "
+                                 "changed outside memactors")
+        return got.decode()
 
     def _lineage(self) -> str:
         """The folder's line (its first folder id; a restore keeps it): names its erasure
         journal outside the folder (``ledger_key.record_erased``)."""
-        got = self._meta("lineage")
+        got = self._folder_id("lineage")
         if got is None:
             self._x("INSERT INTO meta VALUES ('lineage', ?)", [self.key.folder_id.encode()])
             return self.key.folder_id
-        return got.decode()
+        return got
 
     def _open_key(self, key_dir: str) -> LedgerKey:
-        folder_id = self._meta("folder_id")
+        folder_id = self._folder_id("folder_id")
         if folder_id is None:
             folder_id = uuid.uuid4().hex
             self._x("INSERT INTO meta VALUES ('folder_id', ?)", [folder_id.encode()])
-        else:
-            folder_id = folder_id.decode()
         fmt = self._meta("ledger_format")
+        if fmt is None and self._x("SELECT count(*) FROM events WHERE mac IS NOT NULL")[0][0]:
+            # MACs are only ever written with the format mark (below, in one transaction): a
+            # keyed ledger whose mark was deleted must not be trusted as found and re-keyed.
+            raise LedgerTampered(f"the ledger at {self.path} carries MACs but no ledger format: its format mark "
+                                 "was deleted outside memactors (restore the data folder from a backup)")
         key = LedgerKey.open(key_dir, folder_id, create=fmt is None)
         if fmt is None:
             # A new ledger, or one from before keys: trust it as found (first use), vouch for
             # its chain through the newest event, and anchor that.
-            if self.last_seq:
-                marks = {seq: key.mac(seq, bytes(h)) for seq, h in
-                         self._x("SELECT seq, hash FROM events WHERE action = 'grant' OR seq = ?", [self.last_seq])}
-                for seq, mac in marks.items():
-                    self._x("UPDATE events SET mac = ? WHERE seq = ?", [mac, seq])
-                key.write_head(self.last_seq, self.last_hash)
-            self._x("INSERT INTO meta VALUES ('ledger_format', ?)", [str(LEDGER_FORMAT).encode()])
+            self._x("BEGIN TRANSACTION")
+            try:
+                if self.last_seq:
+                    marks = {seq: key.mac(seq, bytes(h)) for seq, h in
+                             self._x("SELECT seq, hash FROM events WHERE action = 'grant' OR seq = ?",
+                                     [self.last_seq])}
+                    for seq, mac in marks.items():
+                        self._x("UPDATE events SET mac = ? WHERE seq = ?", [mac, seq])
+                    key.write_head(self.last_seq, self.last_hash)
+                self._x("INSERT INTO meta VALUES ('ledger_format', ?)", [str(LEDGER_FORMAT).encode()])
+                self._x("COMMIT")
+            except BaseException:
+                self._x("ROLLBACK")
+                raise
         return key
 
     def _adopt(self) -> None:

@@ -51,28 +51,32 @@ class LedgerChecks:
         if tail and self._verified is not None:
             seq, h = self._verified
             row = self._q("SELECT hash FROM events WHERE seq = ?", [seq])
-            if not row or bytes(row[0][0]) != h:
+            if not row or E.blob(row[0][0]) != h:
                 return VerifyResult(False, 0, seq, "an event already verified has changed since")
             prev, expect, vouched = h, seq + 1, seq
         else:
             tail = False
         cols = ", ".join((*E.COLUMNS, "mac"))
-        reader = self.con.cursor().sql(f"SELECT {cols} FROM events WHERE seq >= {int(expect)} AND seq <= {int(upto)} "
-                                       "ORDER BY seq").to_arrow_reader(chunk)
-        for batch in reader:
-            rows = batch.to_pylist()
-            bad, why, prev, expect = E.verify_rows(rows, prev, expect)
-            if bad is not None:
-                return VerifyResult(False, count, bad, why)
-            for r in rows:
-                if r["mac"] is not None:
-                    if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
-                        return VerifyResult(False, count, vouched + 1, f"the ledger key does not vouch for seq "
-                                            f"{vouched + 1}..{r['seq']}: events were forged or re-chained")
-                    vouched = r["seq"]
-                elif r["action"] == E.GRANT:
-                    return VerifyResult(False, count, r["seq"], "a grant event without its MAC (forged)")
-            count += batch.num_rows
+        cur = self.con.cursor()  # closed on every way out: an open cursor keeps the file open
+        try:
+            reader = cur.sql(f"SELECT {cols} FROM events WHERE seq >= {int(expect)} AND seq <= {int(upto)} "
+                             "ORDER BY seq").to_arrow_reader(chunk)
+            for batch in reader:
+                rows = batch.to_pylist()
+                bad, why, prev, expect = E.verify_rows(rows, prev, expect)
+                if bad is not None:
+                    return VerifyResult(False, count, bad, why)
+                for r in rows:
+                    if r["mac"] is not None:
+                        if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
+                            return VerifyResult(False, count, vouched + 1, f"the ledger key does not vouch for seq "
+                                                f"{vouched + 1}..{r['seq']}: events were forged or re-chained")
+                        vouched = r["seq"]
+                    elif r["action"] == E.GRANT:
+                        return VerifyResult(False, count, r["seq"], "a grant event without its MAC (forged)")
+                count += batch.num_rows
+        finally:
+            cur.close()
         if expect - 1 != upto:
             return VerifyResult(False, count, expect, f"the chain ends at seq {expect - 1}, the ledger says {upto}")
         if vouched != upto:
@@ -92,7 +96,7 @@ class LedgerChecks:
         if problem is None:
             head = self.key.read_head()
             start = head[0] if head else 0
-            prev = bytes(self._q("SELECT hash FROM events WHERE seq = ?", [start])[0][0]) if start else E.GENESIS
+            prev = E.blob(self._q("SELECT hash FROM events WHERE seq = ?", [start])[0][0]) if start else E.GENESIS
             cols = ", ".join((*E.COLUMNS, "mac"))
             tail = [dict(zip((*E.COLUMNS, "mac"), r)) for r in
                     self._q(f"SELECT {cols} FROM events WHERE seq > ? ORDER BY seq", [start])]
@@ -119,7 +123,7 @@ class LedgerChecks:
         if seq > last:
             return (last + 1, f"the ledger ends at seq {last} but its anchor says {seq}: events were deleted")
         row = self._q("SELECT hash FROM events WHERE seq = ?", [seq])
-        if not row or bytes(row[0][0]) != h:
+        if not row or E.blob(row[0][0]) != h:
             return (seq, "the event does not match the anchor kept outside the data folder")
         return None
 
@@ -128,7 +132,7 @@ class LedgerChecks:
         cols = ", ".join((*E.COLUMNS, "mac"))
         for row in self._q(f"SELECT {cols} FROM events WHERE action = 'grant' ORDER BY seq"):
             r = dict(zip((*E.COLUMNS, "mac"), row))
-            bad, why, _, _ = E.verify_rows([r], bytes(r["prev_hash"]), r["seq"])
+            bad, why, _, _ = E.verify_rows([r], E.blob(r["prev_hash"]), r["seq"])
             if bad is not None:
                 return (bad, f"grant event: {why}")
             if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
@@ -142,12 +146,21 @@ class LedgerChecks:
         n, example = cur.execute(
             """SELECT count(*), min(e.seq) FROM events e
                WHERE e.action IN ('write', 'write_working') AND e.encrypted
-                 AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id)
+                 AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id AND k.key IS NOT NULL)
                  AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget')"""
         ).fetchone()
         if n:
             return (None, f"{n} memories written and never erased have no data key (first at seq {example}): "
                           "keys were deleted", "keys")
+        # An erasure destroys the key in the tombstone's transaction: a key beside a tombstone
+        # was put back by hand (an erased memory's content would open again).
+        n, example = cur.execute(
+            """SELECT count(DISTINCT f.memory_id), min(f.seq) FROM events f
+               WHERE f.action = 'forget' AND EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = f.memory_id)"""
+        ).fetchone()
+        if n:
+            return (None, f"{n} erased memories have a data key again (first erased at seq {example}): keys were "
+                          "added", "keys")
         n, example = cur.execute(
             """SELECT count(*), min(e.seq) FROM (SELECT idem_key, min(seq) AS seq FROM events
                  WHERE idem_key IS NOT NULL GROUP BY idem_key) e
@@ -174,6 +187,8 @@ def verify_folder(data_dir: str, key_dir: str = "") -> dict:
                          "if a runtime has it open, use runtime.audit.verify()") from None
     try:
         return led.verify().to_dict()
+    except duckdb.Error as exc:  # a table dropped or altered by hand: a finding, not a crash
+        return VerifyResult(False, 0, None, f"a ledger table is missing or malformed ({type(exc).__name__})").to_dict()
     finally:
         led.con.close()
 

@@ -1,0 +1,103 @@
+"""The ledger against someone holding the data folder (not the key folder), on the process
+host: each edit is a finding (LedgerTampered, or a verify() that names the seq or table),
+never a crash, a silent pass or a ledger trusted again as if it were new."""
+
+from __future__ import annotations
+
+import os
+
+import duckdb
+import pytest
+
+import memactors
+from memactors import LedgerTampered
+from memactors.store.entries import seal_all, unseal
+from memactors.store.ledger import verify_folder
+
+S = "/org/acme/user/alice/"
+CFG = {"runtime": {"num_owners": 1}}
+
+
+@pytest.fixture
+def folder(data_dir):
+    """A closed folder: a grant, four writes, one of them erased."""
+    with memactors.connect(data_dir, config=CFG) as rt:
+        rt.grant("agent", S, write=True)
+        ids = [rt.write(S, f"alice note {i} about hiking", actor="agent").memory_id for i in range(4)]
+        rt.forget(ids[-1], actor="agent", reason="asked")
+    return data_dir
+
+
+def edit(data_dir, *sql):
+    con = duckdb.connect(os.path.join(data_dir, "ledger.duckdb"))
+    for q in sql:
+        con.execute(q).fetchall()
+    con.close()
+
+
+@pytest.mark.parametrize("column", ["snapshot", "prev_hash", "hash"])
+def test_a_nulled_chain_column_is_a_finding_not_a_crash(folder, column):
+    edit(folder, f"UPDATE events SET {column} = NULL WHERE seq = 2")
+    v = verify_folder(folder)
+    assert not v["ok"] and v["first_bad_seq"] == 2
+    with memactors.connect(folder, config=CFG) as rt:  # before the anchor: found by verify, not at open
+        v = rt.audit.verify()
+        assert not v["ok"] and v["first_bad_seq"] == 2
+        with pytest.raises(LedgerTampered):
+            rt.rollback(at=2, actor="agent", reason="x", dry_run=True)
+    edit(folder, "UPDATE events SET hash = NULL WHERE seq = (SELECT max(seq) FROM events)")
+    with pytest.raises(LedgerTampered):
+        memactors.connect(folder, config=CFG)
+
+
+def test_a_deleted_format_mark_does_not_get_the_ledger_keyed_again(folder):
+    """Without the check, the open took the ledger for one from before keys and vouched for
+    whatever it held (an edit before the anchor included) under the key, anchor rewritten."""
+    edit(folder, "UPDATE events SET reason = 'edited' WHERE seq = 3", "DELETE FROM meta WHERE key = 'ledger_format'")
+    with pytest.raises(LedgerTampered, match="format"):
+        memactors.connect(folder, config=CFG)
+
+
+@pytest.mark.parametrize("value", [b"../../somewhere/else", b"\xff\xfe"])
+def test_a_malformed_folder_id_is_refused(folder, value):
+    con = duckdb.connect(os.path.join(folder, "ledger.duckdb"))
+    con.execute("UPDATE meta SET value = ? WHERE key = 'folder_id'", [value]).fetchall()
+    con.close()
+    with pytest.raises(LedgerTampered, match="folder id"):
+        memactors.connect(folder, config=CFG)
+    with pytest.raises(LedgerTampered):
+        verify_folder(folder)
+
+
+def test_a_data_key_put_back_for_an_erased_memory_or_nulled_is_found(folder):
+    edit(folder, """INSERT INTO keys SELECT (SELECT memory_id FROM events WHERE action = 'forget'), key
+                    FROM keys LIMIT 1""")
+    with pytest.raises(LedgerTampered, match="table keys"):
+        memactors.connect(folder, config=CFG)
+    assert verify_folder(folder)["table"] == "keys"
+    edit(folder, "DELETE FROM keys WHERE memory_id = (SELECT memory_id FROM events WHERE action = 'forget')",
+         "UPDATE keys SET key = NULL WHERE memory_id = (SELECT memory_id FROM events WHERE seq = 2)")
+    with pytest.raises(LedgerTampered, match="table keys"):
+        memactors.connect(folder, config=CFG)
+
+
+def test_a_dropped_table_is_a_finding_offline(folder):
+    edit(folder, "DROP TABLE keys")
+    v = verify_folder(folder)  # what `memactors audit verify` runs on a folder the runtime refuses
+    assert not v["ok"] and "missing or malformed" in v["reason"]
+
+
+def test_a_record_that_does_not_open_under_its_key_is_a_typed_error():
+    snaps, _, ids, keys = seal_all(["write"], ["a" * 32], [b"{}"])
+    assert unseal(keys[0], snaps[0], ids[0]) == b"{}"
+    for key in (bytes(32), b"short"):
+        with pytest.raises(LedgerTampered):
+            unseal(key, snaps[0], ids[0])
+
+
+def test_verify_takes_tail_as_a_bool(folder):
+    with memactors.connect(folder, config=CFG) as rt:
+        for bad in ("yes", 1, None):
+            with pytest.raises(memactors.InvalidRecord):
+                rt.audit.verify(tail=bad)
+        assert rt.audit.verify(tail=True)["ok"]
