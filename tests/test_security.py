@@ -522,6 +522,28 @@ def test_l2_rows_deleted_or_added_behind_the_runtime_are_found(ray_session, data
     assert "table l2" in str(e.value) and "1 rows missing" in str(e.value)
 
 
+def test_a_second_l2_row_of_a_memory_added_behind_the_runtime_is_found(tmp_path):
+    """A copy of an existing row appended to L2 (a cold recall would return the memory twice) is
+    a row the ledger does not know: the folder is refused, as for a row deleted or a new one."""
+    import lancedb
+
+    from memactors import LedgerTampered
+
+    data = str(tmp_path / "d")
+    with memactors.connect(data, host="process") as rt:
+        rt.grant("ag", ALICE, write=True)
+        for t in ("alice's train leaves at 9", "alice keeps her passport in the blue folder"):
+            rt.write(ALICE, t, actor="ag")
+        rt.flush()
+    with memactors.connect(data, host="process") as rt:  # untouched: it opens
+        assert rt.audit.verify()["ok"]
+    tbl = lancedb.connect(os.path.join(data, "l2")).open_table("memories")
+    tbl.add(tbl.search().limit(1).to_arrow().select(tbl.schema.names))
+    with pytest.raises(LedgerTampered) as e:
+        memactors.connect(data, host="process")
+    assert "table l2" in str(e.value) and "1 rows the ledger does not know" in str(e.value)
+
+
 def test_a_reused_idempotency_key_with_another_write_is_a_conflict(ray_session, data_dir):
     from memactors import IdempotencyConflict
 
