@@ -6,6 +6,7 @@ and the command line refuses bad options before a runtime starts."""
 from __future__ import annotations
 
 import os
+import pathlib
 import shutil
 
 import orjson
@@ -209,8 +210,8 @@ def test_bench_thresholds_exits_1_when_a_governance_counter_is_not_zero(tmp_path
     rep = {"governance": {"max_over_grid": {"cross_scope": 1, "expired": 0, "superseded": 0, "deleted": 0}}}
     monkeypatch.setattr(memactors, "connect", lambda *a, **k: Closed())
     monkeypatch.setattr(memactors.bench, "run_thresholds", lambda *a, **k: rep)
-    (tmp_path / "set.json").write_text("[]")
-    args = ["bench", "thresholds", "--dataset", str(tmp_path / "set.json"), "--data", str(tmp_path / "d"), "--json"]
+    tiny = str(pathlib.Path(__file__).parent / "fixtures" / "locomo_tiny")  # a dataset it can read (checked first)
+    args = ["bench", "thresholds", "--dataset", tiny, "--data", str(tmp_path / "d"), "--json"]
     res = CliRunner().invoke(cli_mod.cli, args)
     assert res.exit_code == 1 and "governance counters must be 0" in res.stderr and "cross_scope: 1" in res.stderr
     rep["governance"]["max_over_grid"]["cross_scope"] = 0
