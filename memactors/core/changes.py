@@ -49,7 +49,8 @@ class Outcome:
     destroy_keys: list[str] = field(default_factory=list)  # data keys that die with these changes
     vectors: dict = field(default_factory=dict)  # memory id -> vector of records these changes create
     revived: dict = field(default_factory=dict)  # id -> record made live again (its row is restored whole)
-    bases: dict = field(default_factory=dict)  # memory id -> the record a patch (or an erasure) applies to, when no view holds it
+    # memory id -> the record a patch (or an erasure) applies to, when no view holds it
+    bases: dict = field(default_factory=dict)
 
 
 def write_result(decision: str, rec: dict | None, scope: str, gate: dict) -> dict:

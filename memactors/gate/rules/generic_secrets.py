@@ -89,9 +89,11 @@ register(Rule(
 ))
 
 # The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
-_EN_PW = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)\b(?:\s+(?:for|of|to|on)\s+"
-                    r"(?:the\s+|my\s+|our\s+)?[\w\-]+){0,2}\s*(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)"
-                    r"\s+to|(?:changed|set|updated|reset) to|is now|became|is|was|=|:)\s*[\"'“`]?([^\s\"'”`，。；,;]{4,64})", re.I)
+_EN_PW = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)\b"
+                    r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?[\w\-]+){0,2}\s*"
+                    r"(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)\s+to"
+                    r"|(?:changed|set|updated|reset) to|is now|became|is|was|=|:)"
+                    r"\s*[\"'“`]?([^\s\"'”`，。；,;]{4,64})", re.I)
 _ZH_PW = re.compile(r"(?:密码|口令|pin码|PIN码)\s*(?:是|为|：|:|=|改成了?|改为|设置为|设为|换成了?)\s*[\"'“`]?([!-~]{4,64})")
 _EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|令牌|秘钥)\s*(?:is|was|:|=|是|为|：)\s*"
                        r"[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)

@@ -1,5 +1,6 @@
 """Personal data: Chinese mobile numbers and resident IDs, e-mail, bank cards, one-time codes,
-IPv4 addresses in a personal context, US Social Security numbers and IBANs. Checksums come from python-stdnum, not re-derived."""
+IPv4 addresses in a personal context, US Social Security numbers and IBANs. Checksums come from
+python-stdnum, not re-derived."""
 
 from __future__ import annotations
 
