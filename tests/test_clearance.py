@@ -345,3 +345,43 @@ def test_promote_and_update_keep_to_the_clearance(tmp_path):
         assert rt.history(secret, actor="b")["live"] == [secret]  # nothing changed
         assert rt.promote(plain, top, actor="a", reason="r")["scope"] == top
         assert rt.update(plain, "The stand-up moved to half past ten", actor="a").supersedes == plain
+
+
+def _grant_elsewhere(rt, monkeypatch, actor, scope, **kw):
+    """A grant change made by another driver of the folder (``memactors up``, the CLI): the
+    owners and the ledger take it, this runtime's own table is not told."""
+    with monkeypatch.context() as m:
+        m.setattr(rt, "_sync_grants", lambda: None)
+        rt.grant(actor, scope, **kw)
+
+
+def test_a_grant_changed_by_another_driver_holds_on_the_paths_no_owner_checks_again(world, monkeypatch):
+    """``recall(at=)``'s rows folded from the ledger, ``audit.at``'s listing, L3 results,
+    ``update`` and ``grants()`` are checked in the caller's runtime alone: they take the grants
+    as the ledger has them now, not as this runtime last saw them."""
+    from memactors.core.errors import AccessDenied, NotFound
+
+    rt, scope, ids = world
+    first = rt.audit.head()["seq"]
+    for lvl in LEVELS:  # each note refreshed since: at=first folds them from the ledger
+        rt.write(scope, f"alice travel note marked {lvl}", actor="writer", sensitivity=lvl, subject="alice",
+                 predicate=f"note_{lvl}", object=lvl)
+    assert _levels(_recall(rt, "res", scope, at=first).hits) == set(LEVELS)
+    _grant_elsewhere(rt, monkeypatch, "res", scope, write=True, clearance="internal")
+    assert _levels(_recall(rt, "res", scope).hits) == {"public", "internal"}  # the owner's own check
+    assert _levels(_recall(rt, "res", scope, at=first).hits) == {"public", "internal"}
+    head = rt.audit.head()["seq"]
+    listed = {m["memory_id"] for m in rt.audit.at(head, actor="res", scope=scope)["memories"]}
+    assert listed & set(ids.values()) == {ids["public"], ids["internal"]}
+    res = rt.retrieve(Docs(), "travel wiki page", actor="res", task_id="t", allowed_scopes=[scope], purpose="p",
+                      top_k=4, threshold=0.0)
+    assert _levels(res.hits) == {"public", "internal"}
+    with pytest.raises(NotFound):
+        rt.update(ids["restricted"], "alice travel note marked restricted, again", actor="res")
+    assert [g["clearance"] for g in rt.grants("res")] == ["internal"]
+    _grant_elsewhere(rt, monkeypatch, "res", scope, read=False, write=False)
+    assert rt.grants("res") == []
+    for call in (lambda: _recall(rt, "res", scope, at=first), lambda: rt.audit.at(head, actor="res", scope=scope),
+                 lambda: rt.retrieve(Docs(), "travel", actor="res", task_id="t", allowed_scopes=[scope], purpose="p")):
+        with pytest.raises(AccessDenied):
+            call()

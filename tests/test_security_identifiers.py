@@ -150,3 +150,24 @@ def test_an_owner_called_directly_refuses_flagged_ids_even_with_pseudonyms_on(ra
             assert errors.is_encoded(out) and out["error"] == "InvalidIdentifier", out
     finally:
         rt.close()
+
+
+def test_config_grants_naming_flagged_ids_are_config_errors_or_pseudonymised_once(tmp_path):
+    """A [[grants]] entry whose actor or scope segment looks like personal data: a ConfigError
+    naming the entry (not the value) without pseudonyms; with them, applied once: a reconnect
+    with the same config finds the grant as stored (its pseudonyms) and writes no new event."""
+    from memactors import ConfigError
+
+    data = str(tmp_path / "data")
+    grants = [{"actor": PHONE, "scope": "/org/acme/user/alice/", "write": True},
+              {"actor": "bot", "scope": f"/org/acme/user/{PHONE_INTL}/"}]
+    with pytest.raises(ConfigError, match=r"grants\[0\]\.actor looks like personal data") as err:
+        memactors.connect(data, host="process", config={"grants": grants})
+    assert PHONE not in str(err.value)
+    cfg = {"grants": grants, "gate": {"pseudonymise_identifiers": True}}
+    with memactors.connect(data, host="process", config=cfg) as rt:
+        events = rt.audit.verify()["events"]
+        assert {g["actor"] for g in rt.grants()} == {rt._ids.id(PHONE), "bot"}  # noqa: SLF001
+    with memactors.connect(data, host="process", config=cfg) as rt:
+        assert rt.audit.verify()["events"] == events
+        assert len(rt.grants()) == 2

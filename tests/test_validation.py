@@ -397,6 +397,10 @@ def test_allowed_table_covers_every_key_and_every_default_is_allowed():
     ({"grants": [{"actor": "a", "scope": "/nope/"}]}, r"scope"), ({"grants": [{"actor": "a"}]}, r"grants\[0\]"),
     ({"grants": [{"actor": "a", "scope": "/global/", "read": "no"}]}, r"grants\[0\]\.read must be true or false"),
     ({"grants": [{"actor": "a", "scope": "/global/", "admin": True}]}, r"unknown key"),
+    ({"grants": [{"actor": "a", "scope": "/org/x/"}, {"actor": "b", "scope": "/org/x/"},
+                 {"actor": "a", "scope": "/org/x", "read": False}]}, r"grants\[2\] and grants\[0\] name the same"),
+    ({"grants": [{"actor": "a", "scope": "/global/"}, {"actor": "a", "scope": "/global/", "clearance": "public"}]},
+     r"list each binding once"),
     ({"gate": [1]}, r"\[gate\] must be a table"), ([1], r"a configuration is a table"), ("x", r"a configuration"),
 ])
 def test_config_refuses_with_key_and_range(data, match):
@@ -411,6 +415,8 @@ def test_config_valid_values_and_embedder_registry():
     assert cfg.recall.weights == [1.0, 1.0, 0.0, 0.0]
     assert Config.from_dict(None) == Config() == Config.from_dict({"runtime": None})
     assert Config.from_dict({"recall": {"min_score": -1.0}}).recall.min_score == -1.0  # the harness's "no floor"
+    same = [{"actor": "a", "scope": "/global/"}, {"actor": "a", "scope": "/global/", "clearance": "confidential"}]
+    assert len(Config.from_dict({"grants": same}).grants) == 2  # a repeated binding that agrees is no conflict
     with pytest.raises(ConfigError, match="not a registered embedder.*known: .*hash-ngram-v1"):
         Config.from_dict({"embedder": {"name": "nope"}}, embedders=embedder_names())
     bad = Config()

@@ -469,6 +469,7 @@ def _grants(grants: object) -> list[dict]:
     if not isinstance(grants, (list, tuple)):
         raise ConfigError(f"grants must be a list of tables with actor and scope (and read, write), not {V.got(grants)}")
     out = []
+    seen: dict[tuple[str, str], int] = {}
     for i, g in enumerate(grants):
         if not isinstance(g, Mapping) or "actor" not in g or "scope" not in g:
             raise ConfigError(f"grants[{i}] must be a table with actor and scope (and read, write)")
@@ -489,8 +490,21 @@ def _grants(grants: object) -> list[dict]:
         item = {"actor": g["actor"], "scope": g["scope"], **flags}
         if "clearance" in g:
             item["clearance"] = V.choice(g["clearance"], f"grants[{i}].clearance", SENSITIVITIES, error=ConfigError)
+        # Two entries for one binding that disagree: which one holds would depend on the order
+        # and on what the folder already holds (connect applies only the entries that differ).
+        key = (g["actor"], str(parse_scope(g["scope"])))
+        j = seen.setdefault(key, i)
+        if j != i and _binding(out[j]) != _binding(item):
+            raise ConfigError(f"grants[{i}] and grants[{j}] name the same actor and scope with different "
+                              "read, write or clearance: list each binding once")
         out.append(item)
     return out
+
+
+def _binding(g: dict) -> tuple:
+    from .visibility import DEFAULT_CLEARANCE  # local, as in check_value
+
+    return g["read"], g["write"], g.get("clearance", DEFAULT_CLEARANCE)
 
 
 _HOOK = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", re.ASCII)

@@ -199,7 +199,11 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             raise exc
         # Sweeps act as the runtime itself (SYSTEM_ACTOR: no grant). Folders from before it hold a
         # built-in grant on /global/ for an ordinary actor name: revoked once, as a ledger event.
-        wanted = [dict(g, by="config") for g in config.grants if self._grant_differs(g)]
+        try:
+            wanted = [dict(g, by="config") for i, g in enumerate(config.grants) if self._grant_differs(g, f"grants[{i}]")]
+        except errors.ValidationError as exc:  # an id the gate refuses (personal data) is the config's mistake
+            self.close()
+            raise ConfigError(str(exc)) from None
         retired = {"actor": RETIRED_SYSTEM_ACTOR, "scope": "/global/", "read": True, "write": True}
         if not self._grant_differs(retired) and not any(g["actor"] == RETIRED_SYSTEM_ACTOR for g in config.grants):
             wanted.append(dict(retired, read=False, write=False, by="memactors"))
@@ -233,9 +237,10 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             # Why the binding stands (its newest change's reason, None when that one gave none).
             self._grant_notes[(g["actor"], str(parse_scope(g["scope"])))] = (g.get("reason"), g.get("by"))
 
-    def _grant_differs(self, g: dict) -> bool:
-        have = {(x.actor, str(x.scope)): x for x in self._grants.grants_of(g["actor"])}.get(
-            (g["actor"], str(parse_scope(g["scope"]))))
+    def _grant_differs(self, g: dict, what: str = "grant") -> bool:
+        # Compared as stored: a pseudonymised actor or scope segment is its pseudonym there.
+        actor, scope = self._ids.id(g["actor"], f"{what}.actor"), self._ids.scope(g["scope"], f"{what}.scope")
+        have = {(x.actor, str(x.scope)): x for x in self._grants.grants_of(actor)}.get((actor, str(parse_scope(scope))))
         return have is None or (have.read, have.write, have.clearance) != (
             g["read"], g["write"], g.get("clearance") or DEFAULT_CLEARANCE)
 
@@ -282,6 +287,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         actor = self._ids.optional(actor, "actor")
         if actor is not None:
             check_identifier(actor, "actor")  # a malformed id is refused, not answered with []
+        self._sync_grants()  # another driver of the folder may have changed them
         out = []
         for g in self._grants.all():
             if actor is None or g.actor == actor:

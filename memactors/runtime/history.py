@@ -74,6 +74,7 @@ def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
     ``actor`` needs a read grant on ``scope``."""
     check_identifier(actor, "actor")
     under = parse_scope(scope)
+    rt._sync_grants()  # noqa: SLF001 - the ledger's listing is not checked again: the grants as they are now
     rt._check_read(actor, [under])  # noqa: SLF001
     seq = point(rt, at)
     first, last, _ = rt._calls.get(rt._ledger.history_call.remote("bounds"))  # noqa: SLF001

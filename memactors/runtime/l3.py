@@ -35,6 +35,7 @@ def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_sco
                           ids.purpose(purpose, rt.gate.redact_all), top_k, token_budget).validate()
     top_k = V.integer(top_k, "top_k", 1, L3.MAX_RESULTS)
     allowed = [parse_scope(s) for s in req.allowed_scopes]
+    rt._sync_grants()  # noqa: SLF001 - no owner checks L3 again: the grants as they are now
     rt._check_read(actor, allowed)  # noqa: SLF001 - the recall's own check
     rc = rt.config.recall
     # Clearance, the purpose's rule and where= as for memories; a result belongs to no scope, so

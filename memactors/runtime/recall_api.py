@@ -207,6 +207,10 @@ class RecallAPI:
         req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
                               ids.purpose(purpose, self.gate.redact_all), top_k, token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
+        if mode == "as_of":
+            # No owner re-checks what the ledger folds for the past: this filter alone does, so it
+            # takes the grants as they are now (another driver of the folder may have changed them).
+            self._sync_grants()
         visible = self._check_read(actor, allowed)
         rc = self.config.recall
         flt = RecallFilter.make(self._grants.clearances(actor, allowed), purpose_rule(rc.purposes, req.purpose),
