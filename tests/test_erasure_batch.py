@@ -136,3 +136,35 @@ def test_erase_fact_takes_every_version_an_update_linked_to_a_text_only_memory(t
             rt.close()
         blob = b"".join(p.read_bytes() for p in (tmp_path / how).rglob("*") if p.is_file())
         assert b"Bendomatic" not in blob and b"Quuxfit" not in blob and b"Flexatron gym" not in blob
+
+
+def test_a_memory_erased_earlier_in_the_batch_is_gone_for_the_later_ops(tmp_path):
+    """A forget of a memory an earlier op of the same batch erased (itself, with its fact, or
+    with its source) answers NotFound, as it does one call later, and writes no second
+    tombstone; a memory nothing erased yet is still erased."""
+    seen = {}
+    for how in ("one_by_one", "batch"):
+        rt = memactors.connect(tmp_path / how, host="process", config={"runtime": {"num_owners": 1}})
+        try:
+            ids, text = _build(rt)
+            ops = [O.Forget(ids[label], actor="ag", reason="t", erase=erase) for label, erase in
+                   [("alice-drink-water", "fact"), ("alice-drink-tea", "memory"), ("alice-city", "memory"),
+                    ("alice-summary", "memory"), ("alice-city", "memory"), ("bob-note", "memory")]]
+            if how == "batch":
+                out = rt.batch(ops, return_errors=True)
+            else:
+                out = []
+                for op in ops:
+                    try:
+                        out.append(rt.batch([op])[0])
+                    except memactors.NotFound as exc:
+                        out.append(exc)
+            tombstones = rt.audit.sql("select count(*) from events where action = 'forget'", actor="ag")[0][0]
+            seen[how] = ([type(r).__name__ for r in out], tombstones, _live(rt, text))
+        finally:
+            rt.close()
+    assert seen["batch"] == seen["one_by_one"]
+    kinds, tombstones, live = seen["batch"]
+    assert kinds == ["ForgetResult", "NotFound", "ForgetResult", "NotFound", "NotFound", "ForgetResult"]
+    assert tombstones == 6  # three drinks, the city and its summary, bob's note: once each
+    assert "bob keeps a diary about gardening" not in live and "bob lives in Lisbon" in live

@@ -460,6 +460,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         pre = await self._gather_erasures([ops[i] for i in todo if scope_of[i] is not None], staged)
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
+        erased: set[str] = set()  # by an earlier op of this batch: gone for the later ones, as for a later call
         # per scope: live text-only vectors, for semantic dedup (one product per scope and batch)
         nears = NearCopies.for_batch(staged, [(scope_of[i], getattr(prepared.get(i), "vector", None)) for i in todo],
                                      self.cfg.lifecycle)
@@ -475,10 +476,12 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                         near = nears[scope_of[i]] = NearCopies(staged[scope_of[i]], self.cfg.lifecycle.dedup_cosine,
                                                                self.cfg.lifecycle.text_contradiction_cosine)
                     out, base = await self._decide(op, staged[scope_of[i]], prepared.get(i), new_ids[n - 1], now_us,
-                                                   near, pre)
+                                                   near, pre, erased)
             except MemactorsError as exc:
                 results[i] = errors.encode(exc)
                 out = None
+            if out is not None:
+                erased.update(ch.memory_id for ch in out.changes if ch.action == E.FORGET)
             if out is not None and op.BULK:
                 if not in_place:
                     apply_bulk(staged.get, out.changes)
@@ -602,17 +605,18 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             await self._announce_global()
 
     async def _decide(self, op, state: ScopeState, prep, new_id: str, now_us: int, near,
-                      pre: Gathered | None = None) -> tuple[C.Outcome, dict | None]:
+                      pre: Gathered | None = None, erased: set[str] = frozenset()) -> tuple[C.Outcome, dict | None]:
         """Gather what the operation's decision reads (``pre``: what the batch's erasures read
-        at once, ``_gather_erasures``), then decide it (``memactors.core.changes``). Returns the
-        outcome and the record it addressed (None for writes and grants)."""
+        at once, ``_gather_erasures``; ``erased``: ids an earlier op of the batch erased, which
+        ``pre`` still holds), then decide it (``memactors.core.changes``). Returns the outcome and
+        the record it addressed (None for writes and grants)."""
         ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near.find,
                     similar=near.similar if near.similar_cos <= 1.0 else None, judge=self.judge,  # None: the check is off
                     carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
         need = op.GATHER
         if "record" in need:
-            rec = state.get(op.memory_id) or self.working.find(op.memory_id)
-            if rec is None:
+            rec = None if op.memory_id in erased else state.get(op.memory_id) or self.working.find(op.memory_id)
+            if rec is None and op.memory_id not in erased:
                 rec = pre.records[op.memory_id] if pre is not None and op.memory_id in pre.records \
                     else await self._record(op.memory_id)
             ctx.record = rec
@@ -624,10 +628,14 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                     ctx.versions = await self._versions([fact])
             elif rec is not None and "versions" in need and op.all_versions:
                 ctx.versions = await self._linked_versions(rec, state)
+            ctx.versions = [v for v in ctx.versions if v["memory_id"] not in erased]
             if rec is not None and "provenance" in need:
                 roots = [rec["memory_id"], *[v["memory_id"] for v in ctx.versions]]
                 ctx.provenance = pre.provenance if pre is not None and pre.roots.issuperset(roots) \
                     else await self.ledger.provenance(roots)
+                if erased:
+                    records, edges = ctx.provenance
+                    ctx.provenance = ({m: r for m, r in records.items() if m not in erased}, edges)
         if need & GATHERED_ELSEWHERE:
             await self._gather_more(op, ctx)  # the source record, vectors, the gate's verdict, the author
         return C.decide(op, ctx), ctx.record
