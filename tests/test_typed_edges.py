@@ -43,6 +43,22 @@ def test_malformed_lookups_are_refused_typed(rt):
     assert len(rt.batch([ops.Lookup("a", scope=S, facts=[("alice", "drink")])])[0]) == 1
 
 
+def test_an_agents_empty_scope_arguments_are_refused_not_widened(rt):
+    """``scopes=[]`` or ``scope=""`` given to a verb of the handle is checked as given (refused,
+    as ``rt.recall``/``rt.write`` refuse it), never replaced by the agent's own scopes; left out
+    (None), the agent's scopes apply."""
+    agent = rt.agent("a", task_id="t", purpose="p", scopes=[S])
+    for call in (lambda: agent.recall("tea", scopes=[]), lambda: agent.remember("Alice likes cake", scope=""),
+                 lambda: agent.list(scope="")):
+        with pytest.raises(memactors.ValidationError):
+            call()
+    with pytest.raises(InvalidRecord, match="must be a list"):  # a str is not split into one-character scopes
+        agent.recall("tea", scopes=S)
+    assert [h.content for h in agent.recall("tea", scopes=(S,)).hits] == ["Alice likes tea"]
+    assert [h.content for h in agent.recall("tea").hits] == ["Alice likes tea"]
+    assert [m.content for m in agent.list()] == ["Alice likes tea"]  # the cake was never written
+
+
 @pytest.mark.parametrize("call", [
     lambda rt: rt.review.approve("0" * 32, actor="a"),
     lambda rt: rt.review.reject("0" * 32, reason="r"),

@@ -46,8 +46,8 @@ class Agent:
                  idempotency_key: str | None = None, context: str | None = None, category: str = "default",
                  derived_from: list[str] | None = None, embed_text: str | None = None) -> O.Write:
         """A ``Write`` of this agent into ``scope`` (default: home); the fields are ``memactors.ops.Write``'s."""
-        return O.Write(scope=scope or self.home, text=text, actor=self.actor, subject=subject, predicate=predicate,
-                       object=object, source=source, source_id=source_id, confidence=confidence,
+        return O.Write(scope=self.home if scope is None else scope, text=text, actor=self.actor, subject=subject,
+                       predicate=predicate, object=object, source=source, source_id=source_id, confidence=confidence,
                        sensitivity=sensitivity, ttl_days=ttl_days, soft_ttl_days=soft_ttl_days, importance=importance,
                        pool=pool, idempotency_key=idempotency_key, context=context, category=category,
                        derived_from=derived_from, embed_text=embed_text)
@@ -55,7 +55,10 @@ class Agent:
     def recall_op(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
                   token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
                   at: int | str | datetime | None = None, where: dict | None = None) -> O.Recall:
-        return O.Recall(query, self.actor, self.task_id, list(scopes or self.scopes), self.purpose, top_k,
+        # None is the agent's scopes; anything else is checked as given (an empty list is refused,
+        # never widened to the agent's scopes).
+        scopes = list(self.scopes) if scopes is None else list(scopes) if isinstance(scopes, (list, tuple)) else scopes
+        return O.Recall(query, self.actor, self.task_id, scopes, self.purpose, top_k,
                         token_budget, threshold, weights, at, where)
 
     def forget_op(self, memory_id: str, *, reason: str, erase: str = "memory") -> O.Forget:
@@ -94,8 +97,8 @@ class Agent:
              limit: int | None = 100, offset: int = 0) -> list[Memory]:
         """Live memories of ``scope`` (default: home), oldest first, a page at a time: at most
         ``limit`` after the first ``offset`` (the next page: ``offset + limit``)."""
-        return self._rt.batch([self.lookup_op(scope=scope or self.home, subject_prefix=subject_prefix,
-                                              limit=limit, offset=offset)])[0]
+        return self._rt.batch([self.lookup_op(scope=self.home if scope is None else scope,
+                                              subject_prefix=subject_prefix, limit=limit, offset=offset)])[0]
 
     def forget(self, memory_id: str, *, reason: str, erase: str = "memory") -> ForgetResult:
         """Erase a memory (``erase="fact"``: every version of its fact). Not undoable."""
@@ -123,7 +126,8 @@ class Agent:
 
     async def alist(self, *, scope: str | None = None, subject_prefix: str | None = None,
                     limit: int | None = 100, offset: int = 0) -> list[Memory]:
-        return (await self._rt.abatch([self.lookup_op(scope=scope or self.home, subject_prefix=subject_prefix,
+        return (await self._rt.abatch([self.lookup_op(scope=self.home if scope is None else scope,
+                                                      subject_prefix=subject_prefix,
                                                       limit=limit, offset=offset)]))[0]
 
     async def aforget(self, memory_id: str, *, reason: str, erase: str = "memory") -> ForgetResult:

@@ -320,7 +320,11 @@ def _running_loop():
 
 def _at(i: int, exc: MemactorsError) -> MemactorsError:
     msg = str(exc)
-    return exc if msg.startswith(("op at position", "write at position")) else type(exc)(f"op at position {i}: {msg}")
+    if msg.startswith(("op at position", "write at position")):
+        return exc
+    out = type(exc)(f"op at position {i}: {msg}")
+    out.__dict__.update(exc.__dict__)  # what it carries (a Blocked's gate) goes with it
+    return out
 
 
 def _raise_unconfirmed(out: list) -> None:
@@ -337,9 +341,14 @@ def _raise_unconfirmed(out: list) -> None:
 
 
 def _raise_first(items: list) -> None:
-    bad = next((x for x in items if isinstance(x, MemactorsError)), None)
-    if bad is not None:
+    """The first refused op raises, naming its position (an owner's refusal, an idempotency
+    conflict say, names none); ``err.results`` what the others did, ``err.failed`` the refused
+    positions (as ``write_many``'s item errors)."""
+    failed = [i for i, x in enumerate(items) if isinstance(x, MemactorsError)]
+    if failed:
+        bad = _at(failed[0], items[failed[0]])
         bad.results = [None if isinstance(x, MemactorsError) else x for x in items]
+        bad.failed = failed
         raise bad
 
 

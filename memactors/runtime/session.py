@@ -476,13 +476,26 @@ class AsyncSession:
 
 # --- batches: many sessions' hooks at once -----------------------------------------------------
 
+def _sessions(sessions, call: str) -> list[Session]:
+    """A batch helper's sessions, each a ``Session`` and in it once: a bad list is refused before
+    any of them changes."""
+    if not isinstance(sessions, (list, tuple)) or not all(isinstance(s, Session) for s in sessions):
+        raise InvalidRecord(f"{call} takes a list of sessions")
+    if len({id(s) for s in sessions}) != len(sessions):
+        raise InvalidRecord(f"a session is in this {call} batch twice")
+    return list(sessions)
+
+
 def start_all(rt, sessions: list[Session]) -> list:
     """``start()`` of many sessions: their goals, plans and constraints in one write, their
-    pushes in one batch of recalls. Returns the push results in order."""
+    pushes in one batch of recalls. Returns the push results in order. Every session is checked
+    before any is started (one started already refuses the batch and leaves the others as they were)."""
+    sessions = _sessions(sessions, "start_all")
     for s in sessions:
         s._check_open()
         if s.started:
             raise InvalidRecord(f"session {s.task_id} was started already")
+    for s in sessions:
         s._pending[:0] = s._scaffold_items()
         s.started = True
     flush_all(rt, sessions)
@@ -500,7 +513,7 @@ def flush_all(rt, sessions: list[Session], extra: list[dict] = ()) -> list:
     the working pool); each result lands in its session's L0 and promotion queue. A refused
     item is recorded in ``session.errors``; the others are written. ``extra``: other writes
     (``write_many`` items) sent in the same batch; returns their results (or typed errors)."""
-    owners = [(s, p) for s in sessions for p in s._pending]
+    owners = [(s, p) for s in _sessions(sessions, "flush_all") for p in s._pending]
     if not owners and not extra:
         return []
     for s in sessions:
@@ -515,6 +528,9 @@ def recall_all(rt, asks: list[tuple]) -> list:
     """Pull recalls through many sessions in one ``recall_many``: ``asks`` holds (session, query,
     allowed_scopes or None for the session's scope, top_k or None). Pending observations are
     written first. A refused request gets its typed error in place of its result."""
+    if not isinstance(asks, (list, tuple)) or not all(
+            isinstance(a, tuple) and len(a) == 4 and isinstance(a[0], Session) for a in asks):
+        raise InvalidRecord("recall_all takes a list of (session, query, allowed_scopes, top_k)")
     flush_all(rt, list({id(s): s for s, *_ in asks}.values()))
     reqs = []
     for s, query, allowed, top_k in asks:
@@ -528,6 +544,7 @@ def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
     """``end_turn()`` of many sessions: pending writes in one batch, promotions by rule in one
     call per owner (each promoted item leaves L1; so do the session's earlier items of the same
     fact, in a second call when there are any), each session on to its next turn."""
+    sessions = _sessions(sessions, "end_turn_all")
     flush_all(rt, sessions)
     min_turns = rt.config.lifecycle.promote_min_turns
     ops, whose, out = [], [], []

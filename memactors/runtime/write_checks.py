@@ -43,10 +43,19 @@ class WriteChecks:
             for j, exc in self._refused_claims([reqs[i] for i in good]).items():
                 reqs[good[j]] = type(exc)(f"write at position {good[j]}: {exc}")
         else:
-            self._check_write([(r.actor, r.scope_obj) for r in reqs])
+            try:
+                self._check_write([(r.actor, r.scope_obj) for r in reqs])
+            except MemactorsError:  # which one: its position, as every other refusal at the door names it
+                for i, r in enumerate(reqs):
+                    try:
+                        self._check_write([(r.actor, r.scope_obj)])
+                    except MemactorsError as exc:
+                        raise type(exc)(f"write at position {i}: {exc}") from None
+                raise
             refused = self._refused_claims(reqs)
             if refused:
-                raise refused[min(refused)]
+                i = min(refused)
+                raise type(refused[i])(f"write at position {i}: {refused[i]}")
         good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
         call = made_key_prefix()
         for i in good:
