@@ -44,7 +44,7 @@ class Recall:
     task_id: str
     scopes: list[str]
     purpose: str
-    top_k: int = 5
+    top_k: int | None = None  # None: [recall].default_top_k
     token_budget: int | None = None
     threshold: float | None = None
     weights: Any = None

@@ -81,7 +81,7 @@ SIGNATURES = {
                      "idempotency_key: 'str | None' = None, context: 'str | None' = None, "
                      "category: 'str' = 'default', derived_from: 'list[str] | None' = None, embed_text: 'str | None' = None) -> 'R.WriteResult'",
     "Runtime.recall": "(self, query: 'str | None', *, actor: 'str', allowed_scopes: 'list[str]', "
-                      "task_id: 'str' = 'unspecified', purpose: 'str' = 'unspecified', top_k: 'int' = 5, token_budget: 'int | None' = None, "
+                      "task_id: 'str' = 'unspecified', purpose: 'str' = 'unspecified', top_k: 'int | None' = None, token_budget: 'int | None' = None, "
                       "threshold: 'float | None' = None, weights: 'Any' = None, "
                       "at: 'int | str | datetime | None' = None, where: 'dict | None' = None, "
                       "as_of: 'Any' = UNSET) -> 'RecallResult'",
@@ -100,10 +100,10 @@ SIGNATURES = {
                     "workers: 'int | None' = None) -> 'dict'",
     "Runtime.awrite_many": "(self, items: 'list', *, return_errors: 'bool' = False) -> 'list[R.WriteResult]'",
     "Runtime.arecall_many": "(self, requests: 'list[dict]', *, return_errors: 'bool' = False) -> 'list[RecallResult]'",
-    "Agent.recall": "(self, query: 'str | None', *, top_k: 'int' = 5, scopes: 'list[str] | None' = None, "
+    "Agent.recall": "(self, query: 'str | None', *, top_k: 'int | None' = None, scopes: 'list[str] | None' = None, "
                     "token_budget: 'int | None' = None, threshold: 'float | None' = None, weights: 'Any' = None, "
                     "at: 'int | str | datetime | None' = None, where: 'dict | None' = None) -> 'RecallResult'",
-    "Agent.arecall": "(self, query: 'str | None', *, top_k: 'int' = 5, scopes: 'list[str] | None' = None, "
+    "Agent.arecall": "(self, query: 'str | None', *, top_k: 'int | None' = None, scopes: 'list[str] | None' = None, "
                      "token_budget: 'int | None' = None, threshold: 'float | None' = None, weights: 'Any' = None, "
                      "at: 'int | str | datetime | None' = None, where: 'dict | None' = None) -> 'RecallResult'",
     "Agent.get": "(self, memory_id: 'str') -> 'Memory | None'",

@@ -200,3 +200,35 @@ def test_a_sessions_l3_recall_refuses_a_zero_count_as_recall_does():
             s.retrieve(Docs(), "hotels", top_k=0)
         assert len(s.retrieve(Docs(), "hotels", top_k=2).hits) == 2
         assert len(s.retrieve(Docs(), "hotels").hits) == rt.config.recall.default_top_k
+
+
+def test_the_configured_default_top_k_holds_on_every_recall_path():
+    """``[recall].default_top_k`` is the count a recall returns when none is asked for, on every
+    path (``recall``, ``arecall``, ``recall_many``, an ``ops.Recall``, the agent handle, L3, a
+    session); one asked for still wins."""
+    from memactors import Retriever
+    from memactors import ops as O
+
+    class Docs(Retriever):
+        name = "wiki"
+
+        def retrieve(self, query: str, k: int) -> list[dict]:
+            return [{"content": f"wiki page {i} about the garden"} for i in range(k)]
+
+    scope = "/org/o/user/u/"
+    with memactors.connect("memory://", config={"recall": {"default_top_k": 2, "min_score": -1.0}}) as rt:
+        rt.grant("a", scope, write=True)
+        rt.write_many([{"scope": scope, "text": f"garden note {i}: the {w} bed", "actor": "a"}
+                       for i, w in enumerate(("rose", "tulip", "herb", "bean", "onion", "kale"))])
+        kw = dict(actor="a", allowed_scopes=[scope], threshold=0.0)
+        agent = rt.agent("a", scopes=[scope])
+        counts = {
+            "recall": len(rt.recall("garden bed", **kw).hits),
+            "arecall": len(asyncio.run(rt.arecall("garden bed", **kw)).hits),
+            "recall_many": len(rt.recall_many([dict(query="garden bed", **kw)])[0].hits),
+            "ops": len(rt.batch([O.Recall("garden bed", "a", "t", [scope], "p", threshold=0.0)])[0].hits),
+            "agent": len(agent.recall("garden bed", threshold=0.0).hits),
+            "l3": len(rt.retrieve(Docs(), "garden", **kw).hits),
+        }
+        assert counts == dict.fromkeys(counts, 2)
+        assert len(rt.recall("garden bed", top_k=4, **kw).hits) == 4

@@ -57,7 +57,7 @@ def write(scope: str, text: str, actor: str, subject: str | None, predicate: str
               help="An allowed scope (repeat for several); ancestors are visible too.")
 @click.option("--purpose", default=R.UNSPECIFIED, show_default=True,
               help="Why the recall is made: a name (answer) or text; logged, and checked against [recall.purposes].")
-@click.option("--top-k", type=int, default=5, show_default=True, help="Most hits to return.")
+@click.option("--top-k", type=int, default=None, help="Most hits to return (default: [recall].default_top_k, 5).")
 @click.option("--threshold", type=float, help="Relevance threshold 0..1 (default: [recall].threshold).")
 @click.option("--explain", "show_why", is_flag=True, help="Also print why each hit came back and what was removed.")
 @click.option("--as-of", metavar="T", help="What this recall would have returned at T (a ledger seq or ISO time).")
@@ -66,7 +66,7 @@ def recall(query: str, actor: str, task_id: str, scopes: tuple[str, ...], purpos
            threshold: float | None, show_why: bool, as_of: str | None, data: str, as_json: bool) -> None:
     """Recall memories for QUERY through the recall contract; prints hits and the recall id, and
     what the threshold removed when it removed any (--explain: the whole evidence)."""
-    R.RecallRequest(query, actor, task_id, list(scopes), purpose, top_k).validate()
+    R.RecallRequest(query, actor, task_id, list(scopes), purpose, 5 if top_k is None else top_k).validate()
     V.threshold(threshold, allow_none=True)  # validate before paying for a runtime
     at = parse_point(as_of) if as_of is not None else None
     out = Out(as_json)

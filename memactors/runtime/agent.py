@@ -52,7 +52,7 @@ class Agent:
                        pool=pool, idempotency_key=idempotency_key, context=context, category=category,
                        derived_from=derived_from, embed_text=embed_text)
 
-    def recall_op(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
+    def recall_op(self, query: str | None, *, top_k: int | None = None, scopes: list[str] | None = None,
                   token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
                   at: int | str | datetime | None = None, where: dict | None = None) -> O.Recall:
         # None is the agent's scopes; anything else is checked as given (an empty list is refused,
@@ -80,7 +80,7 @@ class Agent:
         """Write a memory through the gate into ``scope`` (default: the agent's home scope)."""
         return self._rt.batch([self.write_op(**_args(locals()))])[0]
 
-    def recall(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
+    def recall(self, query: str | None, *, top_k: int | None = None, scopes: list[str] | None = None,
                token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
                at: int | str | datetime | None = None, where: dict | None = None) -> RecallResult:
         """A governed recall over the agent's scopes (or ``scopes=``); ``top_k`` hits at most;
@@ -114,7 +114,7 @@ class Agent:
                        derived_from: list[str] | None = None, embed_text: str | None = None) -> WriteResult:
         return (await self._rt.abatch([self.write_op(**_args(locals()))]))[0]
 
-    async def arecall(self, query: str | None, *, top_k: int = 5, scopes: list[str] | None = None,
+    async def arecall(self, query: str | None, *, top_k: int | None = None, scopes: list[str] | None = None,
                       token_budget: int | None = None, threshold: float | None = None, weights: Any = None,
                       at: int | str | datetime | None = None, where: dict | None = None) -> RecallResult:
         return (await self._rt.abatch([self.recall_op(query, top_k=top_k, scopes=scopes, token_budget=token_budget,

@@ -24,13 +24,14 @@ from .results import RecallResult, recall_result
 
 
 def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_scopes: list[str], purpose: str,
-             top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
+             top_k: int | None = None, token_budget: int | None = None, threshold: float | None = None,
              weights=None, where: dict | None = None) -> RecallResult:
     """See ``Runtime.retrieve``."""
     scope = L3.label(retriever)
     screen_ids({"a retriever's name": scope[3:]})  # its label is logged with every recall it answers
     ids = rt._ids  # noqa: SLF001
     actor = ids.id(actor, "actor")
+    top_k = rt.config.recall.default_top_k if top_k is None else top_k
     req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
                           ids.purpose(purpose, rt.gate.redact_all), top_k, token_budget).validate()
     top_k = V.integer(top_k, "top_k", 1, L3.MAX_RESULTS)

@@ -29,13 +29,15 @@ from .session import PushSession
 class RecallAPI:
 
     def recall(self, query: str | None, *, actor: str, allowed_scopes: list[str], task_id: str = R.UNSPECIFIED,
-               purpose: str = R.UNSPECIFIED, top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
-               weights: Any = None, at: int | str | datetime | None = None, where: dict | None = None,
+               purpose: str = R.UNSPECIFIED, top_k: int | None = None, token_budget: int | None = None,
+               threshold: float | None = None, weights: Any = None, at: int | str | datetime | None = None,
+               where: dict | None = None,
                as_of: Any = UNSET) -> RecallResult:
         """Pull recall through the recall contract: refused without ``allowed_scopes`` or beyond
         the actor's read grants; visible = each allowed scope plus its ancestors. Hits are
         scored ``a*vector + b*keyword + c*recency + d*importance`` (``weights``, default from
-        config), conflicts resolved, then the relevance ``threshold``, ``top_k`` and the
+        config), conflicts resolved, then the relevance ``threshold``, ``top_k`` (default
+        ``[recall].default_top_k``) and the
         optional ``token_budget`` applied. ``task_id`` and ``purpose`` are logged with the
         evidence (default ``"unspecified"``); ``purpose`` is a name (``answer``) or ordinary text,
         gated before it is logged, and decides under ``[recall.purposes]`` what may be seen.
@@ -80,8 +82,8 @@ class RecallAPI:
                                             purpose=purpose))
 
     def retrieve(self, retriever, query: str, *, actor: str, allowed_scopes: list[str], task_id: str = R.UNSPECIFIED,
-                 purpose: str = R.UNSPECIFIED, top_k: int = 5, token_budget: int | None = None, threshold: float | None = None,
-                 weights=None, where: dict | None = None) -> RecallResult:
+                 purpose: str = R.UNSPECIFIED, top_k: int | None = None, token_budget: int | None = None,
+                 threshold: float | None = None, weights=None, where: dict | None = None) -> RecallResult:
         """L3 recall: ``retriever`` (a ``memactors.Retriever``: documents, an API) asked for
         ``query``; its results gated as untrusted documents, scored like memories, thresholded,
         budgeted and logged as evidence of a recall over ``allowed_scopes`` (read grants needed),
@@ -205,7 +207,8 @@ class RecallAPI:
         ids = self._ids
         actor = ids.id(actor, "actor")
         req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
-                              ids.purpose(purpose, self.gate.redact_all), top_k, token_budget).validate()
+                              ids.purpose(purpose, self.gate.redact_all),
+                              self.config.recall.default_top_k if top_k is None else top_k, token_budget).validate()
         allowed = [parse_scope(s) for s in req.allowed_scopes]
         if mode == "as_of":
             # No owner re-checks what the ledger folds for the past: this filter alone does, so it
@@ -302,7 +305,7 @@ class _RecallPlan:
         return (-h["score"], h["memory_id"])
 
 
-_RECALL_DEFAULTS = {"task_id": R.UNSPECIFIED, "purpose": R.UNSPECIFIED, "top_k": 5, "token_budget": None,
+_RECALL_DEFAULTS = {"task_id": R.UNSPECIFIED, "purpose": R.UNSPECIFIED, "top_k": None, "token_budget": None,
                     "threshold": None, "weights": None, "where": None}  # recall()'s own
 _RECALL_KEYS = {"query", "actor", "allowed_scopes", *_RECALL_DEFAULTS}
 
