@@ -109,3 +109,25 @@ def test_an_erased_goal_step_constraint_or_note_leaves_the_live_prompt():
         assert "(erased)" in text
         with pytest.raises(memactors.SessionClosed, match="erased"):  # its goal is gone: nothing to complete
             s.complete("done")
+
+
+def test_a_grant_lowered_or_revoked_since_the_push_reaches_the_live_prompt():
+    """What was pushed under a grant that has since been narrowed (a clearance lowered) leaves
+    the next prompt, before ``push_refresh_turns`` has passed; a read grant revoked refuses the
+    prompt's memories (AccessDenied), and nothing pushed before is shown."""
+    with memactors.connect("memory://") as rt:
+        rt.grant("w", SC, write=True, clearance="restricted")
+        rt.grant("r", SC, write=True, clearance="restricted")
+        rt.write(SC, "alice's Lisbon trip: the SAFFRONKEY door code is in the vault", actor="w",
+                 sensitivity="restricted")
+        rt.write(SC, "alice's Lisbon trip: she wants a window seat", actor="w", sensitivity="internal")
+        s = rt.session(SC, actor="r", task_id="t1", goal="plan alice's trip to Lisbon")
+        s.start()
+        assert "SAFFRONKEY" in s.before_llm().text
+        rt.grant("r", SC, write=True, clearance="internal")
+        text = s.before_llm().text
+        assert "SAFFRONKEY" not in text and "window seat" in text
+        rt.grant("r", SC, read=False, write=False)
+        with pytest.raises(memactors.AccessDenied):
+            s.before_llm()
+        assert s._pushed is None  # noqa: SLF001 - nothing pushed under the old grant is kept to render

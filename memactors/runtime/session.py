@@ -137,6 +137,7 @@ class Session:
         self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
         self._pushed = None
         self._pushed_turn = 0
+        self._pushed_grants = -1
         self._active_us = rt.clock.now_us()  # when it last wrote: the working pool ages it from then
         if _l0 is None:
             self._gate_scaffold()
@@ -192,6 +193,13 @@ class Session:
         fresh = self._pushed is None or self.turn - self._pushed_turn >= k
         if fresh:
             self._set_push(_run_pushes(self._rt, [self])[0])
+        else:
+            self._rt._sync_grants()  # noqa: SLF001 - a grant revoked or a clearance lowered since the push
+            if self._rt._grant_seq != self._pushed_grants:  # noqa: SLF001
+                # Pushed again under the grants as they are now; refused (no read grant left), what
+                # was pushed before is dropped first and the refusal raised, as a first push's is.
+                fresh, self._pushed = True, None
+                self._set_push(_run_pushes(self._rt, [self])[0])
         self._drop_erased(pushed_too=not fresh)
         return self._render(token_budget)
 
@@ -421,6 +429,7 @@ class Session:
 
     def _set_push(self, res) -> None:
         self._pushed, self._pushed_turn = res, self.turn
+        self._pushed_grants = self._rt._grant_seq  # noqa: SLF001 - the grants it was pushed under
 
     def _render(self, token_budget: int | None) -> Prompt:
         rc = self._rt.config.recall
