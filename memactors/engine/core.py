@@ -640,17 +640,6 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             await self._gather_more(op, ctx)  # the source record, vectors, the gate's verdict, the author
         return C.decide(op, ctx), ctx.record
 
-    async def _linked_versions(self, rec: dict, state: ScopeState) -> list[dict]:
-        """The other versions of a text-only memory's fact: those its updates linked (no subject
-        and predicate to find them by), as its history shows them; not yet erased."""
-        ids = [m for m in await self.ledger.successions(rec["scope"], rec["memory_id"]) if m != rec["memory_id"]]
-        found = {m: r for m, r in (await self._records(ids)).items() if r is not None} if ids else {}
-        # A held update names what it updates only inside its record: the state holds it (pending).
-        known = {*found, rec["memory_id"]}
-        found.update((r["memory_id"], r) for r in state.records.values()
-                     if r["status"] == "pending" and r.get("supersedes") in known)
-        return list(found.values())
-
     def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
         """Memories of ``scope`` (vault or L1) whose text hashes to one of ``hashes``: those a
         write's retrieval context carries (its ``context_of``)."""

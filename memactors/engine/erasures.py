@@ -70,3 +70,14 @@ class ErasureMixin:
                 return rows
         await self._flush()  # versions still in the outbox must be in L2 to be found
         return await asyncio.to_thread(self.l2.versions_of_many, facts)
+
+    async def _linked_versions(self, rec: dict, state) -> list[dict]:
+        """The other versions of a text-only memory's fact: those its updates linked (no subject
+        and predicate to find them by), as its history shows them; not yet erased."""
+        ids = [m for m in await self.ledger.successions(rec["scope"], rec["memory_id"]) if m != rec["memory_id"]]
+        found = {m: r for m, r in (await self._records(ids)).items() if r is not None} if ids else {}
+        # A held update names what it updates only inside its record: the state holds it (pending).
+        known = {*found, rec["memory_id"]}
+        found.update((r["memory_id"], r) for r in state.records.values()
+                     if r["status"] == "pending" and r.get("supersedes") in known)
+        return list(found.values())
