@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import orjson
@@ -363,8 +364,24 @@ def test_probe_finds_a_listener_and_nobody(tmp_path):
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
+        threading.Thread(target=lambda: s.accept()[0].sendall(b"\x00"), daemon=True).start()  # a server replies
         assert probe(f"127.0.0.1:{port}")
     assert not probe(f"127.0.0.1:{port}", timeout=1) and not probe("no-port") and not probe("127.0.0.1:x")
+
+
+def test_probe_does_not_take_a_frozen_server_for_one_that_answers():
+    """A GCS stopped with SIGSTOP: the kernel accepts its connections, nothing replies. The
+    probe says nobody answers, so a verb fails in one line instead of waiting minutes in ray.init."""
+    import socket
+
+    from memactors.runtime.ray_link import probe
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()  # never accepts: the kernel completes the handshake, nothing ever replies
+        t0 = time.monotonic()
+        assert not probe(f"127.0.0.1:{s.getsockname()[1]}", timeout=0.5)
+        assert time.monotonic() - t0 < 2
 
 
 @pytest.mark.parametrize("cpus, owners, gates", [(1, 1, 1), (2, 1, 1), (4, 2, 1), (8, 4, 2), (64, 8, 4)])

@@ -146,11 +146,19 @@ def _default_auth() -> None:
 # --- joining --------------------------------------------------------------------------------
 
 
+# An HTTP/2 client preface and an empty SETTINGS frame: a gRPC server (Ray's GCS) replies at once.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes.fromhex("000000040000000000")
+
+
 def probe(address: str, timeout: float = PROBE_S) -> bool:
-    """True when something accepts a TCP connection at ``host:port``."""
+    """True when a server answers at ``host:port``: it accepts a TCP connection and replies to an
+    HTTP/2 preface (or closes). A stopped (frozen) GCS is accepted by the kernel but never replies,
+    and ``ray.init`` would wait minutes on it."""
     host, _, port = address.rpartition(":")
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
+        with socket.create_connection((host, int(port)), timeout=timeout) as s:
+            s.sendall(_H2_PREFACE)
+            s.recv(1)  # its SETTINGS, or its closing: something runs there
             return True
     except (OSError, ValueError):
         return False
