@@ -520,3 +520,32 @@ def test_sqlite_store_baseline_takes_a_tick_larger_than_one_batch():
         assert not res.errors and len(res.hits) == 1_200 and all(len(h) == 3 for h in res.hits.values())
     finally:
         b.close()
+
+
+@pytest.mark.parametrize("toml, says", [
+    ('[sim.policy]\nprobe_rate = "x"\n', "probe_rate must be a number"),
+    ("[sim.policy]\nfollow_injection_rate = 2\n", "follow_injection_rate must be a number"),
+    ('[sim.run]\nbackends = "dict"\n', "backends must be a list"),
+    ("[sim.run]\nout = 5\n", "out must be a folder name"),
+    ("[sim.run]\nplots = 1\n", "plots must be true or false"),
+    ("sim = 3\n", "[sim] in the configuration file must be a table"),
+    ("[sim]\npolicy = 3\n", "[sim.policy] must be a table"),
+])
+def test_simulate_refuses_odd_config_values_in_one_line(tmp_path, toml, says):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(toml)
+    res = CliRunner().invoke(cli, ["simulate", "--config", str(bad), "--backend", "dict", "--days", "1",
+                                    "--out", str(tmp_path / "o"), "--no-plots", "--no-progress"])
+    assert res.exit_code == 2 and says in res.output, res.output
+    assert isinstance(res.exception, SystemExit)  # a usage error, not a crash
+
+
+def test_simulate_refuses_a_config_file_not_utf8_and_an_out_it_cannot_make(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"\xff\xfe[sim]\n")
+    res = CliRunner().invoke(cli, ["simulate", "--config", str(bad), "--backend", "dict"])
+    assert res.exit_code == 2 and "not valid TOML" in res.output
+    (tmp_path / "file").write_text("")
+    res = CliRunner().invoke(cli, ["simulate", "--backend", "dict", "--days", "1", "--no-plots", "--no-progress",
+                                    "--out", str(tmp_path / "file" / "o")])
+    assert res.exit_code == 2 and "cannot make the folder" in res.output and "--out" in res.output

@@ -33,9 +33,28 @@ def _default_backends() -> list[str]:
 
 def _subtable(table: dict, name: str, known: tuple[str, ...]) -> dict:
     sub = table.get(name, {})
-    if not isinstance(sub, dict) or (bad := sorted(set(sub) - set(known))):
-        raise ConfigError(f"[sim.{name}] takes {list(known)}")
+    if not isinstance(sub, dict):
+        raise ConfigError(f"[sim.{name}] must be a table")
+    if bad := sorted(set(sub) - set(known)):
+        raise ConfigError(f"unknown [sim.{name}] keys {bad}; [sim.{name}] takes {list(known)}")
     return sub
+
+
+def _check(pol: dict, runcfg: dict) -> None:
+    """The values of [sim.policy] and [sim.run] (the world's are checked by WorldConfig)."""
+    for k in ("probe_rate", "follow_injection_rate"):
+        v = pol.get(k, 0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:  # nan fails too
+            raise ConfigError(f"[sim.policy] {k} must be a number between 0 and 1")
+    if not isinstance(pol.get("recall_before_answer", True), bool):
+        raise ConfigError("[sim.policy] recall_before_answer must be true or false")
+    b = runcfg.get("backends", [])
+    if not isinstance(b, list) or not all(isinstance(n, str) for n in b):
+        raise ConfigError('[sim.run] backends must be a list of backend names, e.g. ["memactors"]')
+    if not isinstance(runcfg.get("out", ""), str):
+        raise ConfigError("[sim.run] out must be a folder name")
+    if not isinstance(runcfg.get("plots", True), bool):
+        raise ConfigError("[sim.run] plots must be true or false")
 
 
 @click.command("simulate")
@@ -66,6 +85,7 @@ def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenan
         table = read_table(config_path) if config_path else {}
         pol = _subtable(table, "policy", _POLICY_KEYS)
         runcfg = _subtable(table, "run", _RUN_KEYS)
+        _check(pol, runcfg)
         overrides = {"seed": seed, "tenants": tenants, "users_per_tenant": users_per_tenant, "days": days,
                      "ticks_per_day": ticks_per_day}
         cfg = WorldConfig.from_dict(table | {k: v for k, v in overrides.items() if v is not None})
@@ -82,7 +102,11 @@ def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenan
     backends = []
     for n in names:
         folder = data_dir if n == "memactors" and data_dir else os.path.join(work, n)
-        os.makedirs(folder, exist_ok=True)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise click.BadParameter(f"cannot make the folder {folder} ({e.strerror})",
+                                     param_hint="--data" if folder == data_dir else "--out") from None
         backends.append(BACKENDS[n](folder))
     policy = ScriptedPolicy(seed=cfg.seed, top_k=cfg.top_k,
                             **{k: v for k, v in pol.items() if k != "chaos_rate"})

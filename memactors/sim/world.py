@@ -144,12 +144,14 @@ def read_table(path: str, table: str = "sim") -> dict:
             doc = tomllib.load(f)
     except OSError as e:
         raise ConfigError(f"cannot read the configuration file ({e.strerror})") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"the configuration file is not valid TOML: {e}") from None
     for part in table.split("."):
         if not isinstance(doc, dict) or part not in doc:
             raise ConfigError(f"the configuration file has no [{table}] table")
         doc = doc[part]
+    if not isinstance(doc, dict):
+        raise ConfigError(f"[{table}] in the configuration file must be a table")
     return doc
 
 
