@@ -340,3 +340,16 @@ def test_a_runtime_killed_after_a_backup_is_restored_with_everything_acknowledge
         r2.close()
     assert report.ok, report.summary()
     assert report.counts["writes"]["acked"] > 50
+
+
+def test_a_restore_prints_nothing_of_lances_own(tmp_path, capfd):
+    """Restoring writes a new L2 table: Lance's own log lines (a warning that the table it
+    overwrites is not there yet) never reach the terminal."""
+    with memactors.connect(str(tmp_path / "d"), host="process") as r:
+        r.grant("agent", S, write=True)
+        r.write(S, "alice keeps bees on the roof", actor="agent")
+        r.backup(str(tmp_path / "bk"))
+    capfd.readouterr()
+    assert memactors.restore(str(tmp_path / "bk"), str(tmp_path / "r"))["rows"] == 1
+    err = capfd.readouterr().err
+    assert "lance" not in err.lower() and "WARN" not in err, err

@@ -97,8 +97,10 @@ class L2Store:
         self.db = lancedb.connect(path, read_consistency_interval=timedelta(0), session=self.session)
         schema = with_embedder(R.memory_schema(self.dim), embedder_name, self.dim)
         if replace_with is not None:
+            # "create" where there is none yet: "overwrite" of nothing has Lance warn on the terminal.
+            there = os.path.exists(os.path.join(path, f"{TABLE}.lance"))
             self.table = self.db.create_table(TABLE, data=replace_with.replace_schema_metadata(schema.metadata),
-                                              schema=schema, mode="overwrite")
+                                              schema=schema, mode="overwrite" if there else "create")
         else:
             # exist_ok: several owners open the same folder at once; the first one creates it.
             try:
