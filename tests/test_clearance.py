@@ -385,3 +385,23 @@ def test_a_grant_changed_by_another_driver_holds_on_the_paths_no_owner_checks_ag
                  lambda: rt.retrieve(Docs(), "travel", actor="res", task_id="t", allowed_scopes=[scope], purpose="p")):
         with pytest.raises(AccessDenied):
             call()
+
+
+def test_a_recalls_evidence_is_shown_only_to_readers_cleared_as_it_was(world):
+    """``explain`` (ids, scores) of a recall made at restricted clearance is NotFound for a
+    reader of the same scope at a lower clearance, as for a recall id never made; the recall's
+    own actor and a reader cleared as high see it."""
+    from memactors.core.errors import NotFound
+
+    rt, scope, ids = world
+    res = _recall(rt, "res", scope)
+    assert ids["restricted"] in {h.memory_id for h in res.hits}
+    assert rt.explain(res.recall_id, actor="res")["recall_id"] == res.recall_id
+    rt.grant("res2", scope, clearance="restricted")
+    assert rt.explain(res.recall_id, actor="res2")["recall_id"] == res.recall_id
+    for lower in ("pub", "int", "dflt"):
+        with pytest.raises(NotFound):
+            rt.explain(res.recall_id, actor=lower)
+    own = _recall(rt, "pub", scope)  # a lower reader's own recall is its own to explain
+    assert rt.explain(own.recall_id, actor="pub")["recall_id"] == own.recall_id
+    assert rt.explain(own.recall_id, actor="res")["recall_id"] == own.recall_id

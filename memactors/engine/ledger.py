@@ -25,6 +25,7 @@ log = logging.getLogger("memactors.ledger")
 from ..core.errors import (AccessDenied, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants, NotFound,
                            StoreError)
 from ..core.grants import GrantTable
+from ..core.visibility import RANK
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
 from ..core import events as E
@@ -357,12 +358,19 @@ class LedgerCore:
         try:
             self.grant_table.check_recall(
                 actor, [parse_scope(s) for s in (log or {}).get("allowed_scopes") or []])
-            ok = log is not None
+            ok = log is not None and (log["actor"] == actor or self._cleared_for(log, actor))
         except AccessDenied:
             ok = False
         if not ok:
             raise NotFound(f"no recall {recall_id} visible to actor {actor!r}")
         return log
+
+    def _cleared_for(self, log: dict, actor: str) -> bool:
+        """Another reader sees a recall's evidence (its hits' ids and scores) only when cleared,
+        in every scope it read, for what that recall was cleared for."""
+        mine = self.grant_table.clearances(actor, [parse_scope(s) for s in log.get("allowed_scopes") or []])
+        return all(level is None or RANK[level] <= RANK.get(mine.get(scope), -1)
+                   for scope, level in (log.get("filters", {}).get("clearance") or {}).items())
 
     async def rebuild_l2(self, config: dict) -> dict | None:
         """Rebuild L2 from this ledger if its table predates the record schema (owners ask at
