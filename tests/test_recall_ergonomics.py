@@ -232,3 +232,25 @@ def test_the_configured_default_top_k_holds_on_every_recall_path():
         }
         assert counts == dict.fromkeys(counts, 2)
         assert len(rt.recall("garden bed", top_k=4, **kw).hits) == 4
+
+
+def test_recall_many_takes_at_as_recall_does():
+    """A request of ``recall_many`` may carry ``at=`` (a point in time), answered as
+    ``recall(at=)`` answers it, beside requests of now; a point outside the ledger is that
+    request's NotFound (in place with ``return_errors``)."""
+    from memactors.core.errors import NotFound
+
+    scope = "/org/o/user/u/"
+    with memactors.connect("memory://") as rt:
+        rt.grant("a", scope, write=True)
+        first = rt.write(scope, "the garden gate is painted green", actor="a")
+        then = rt.audit.head()["seq"]
+        rt.forget(first.memory_id, actor="a", reason="r")
+        rt.write(scope, "the garden gate is painted blue", actor="a")
+        kw = dict(query="garden gate painted", actor="a", allowed_scopes=[scope], threshold=0.0)
+        got = rt.recall_many([dict(kw), dict(kw, at=then), dict(kw, at=10**9)], return_errors=True)
+        assert [h.content for h in got[0].hits] == ["the garden gate is painted blue"]
+        assert [h.memory_id for h in got[1].hits] == [h.memory_id for h in rt.recall(at=then, **kw).hits]
+        assert isinstance(got[2], NotFound) and "position 2" in str(got[2])
+        with pytest.raises(NotFound):
+            rt.recall_many([dict(kw), dict(kw, at=10**9)])

@@ -132,7 +132,7 @@ class RecallAPI:
     def recall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
         """Many recalls at once (thousands of agents in a simulation tick): each request is a
         dict of ``recall()`` arguments (query, actor, task_id, allowed_scopes, purpose, and
-        optionally top_k, token_budget, threshold, weights), checked against its actor's grants
+        optionally top_k, token_budget, threshold, weights, where, at), checked against its actor's grants
         and logged as evidence like a single recall. Queries are embedded in one batch; each
         owner gets one call for all the requests it serves. A bad request refuses the call
         before anything is recalled (the error names its position); with ``return_errors``
@@ -141,18 +141,27 @@ class RecallAPI:
         if not isinstance(requests, (list, tuple)):
             raise R.InvalidRecord("recall_many takes a list of recall requests (dicts of recall() arguments)")
         plans: list = []
+        past: dict[int, tuple] = {}  # position -> (plan, at): recalled as of then, each on its own (recall(at=))
         for i, rq in enumerate(requests):
             try:
-                a = recall_args(rq)
-                plans.append(self._plan_recall(a["query"], a["actor"], a["task_id"], a["allowed_scopes"], a["purpose"],
-                                               a["top_k"], a["token_budget"], a["threshold"], a["weights"], "pull",
-                                               a["where"]))
+                a = recall_args(rq, frozenset({"at"}))
+                mode = "pull" if a.get("at") is None else "as_of"
+                plan = self._plan_recall(a["query"], a["actor"], a["task_id"], a["allowed_scopes"], a["purpose"],
+                                         a["top_k"], a["token_budget"], a["threshold"], a["weights"], mode, a["where"])
+                if mode == "as_of":
+                    past[i], plan = (plan, a["at"]), None  # None: not sent to the owners with the others
+                plans.append(plan)
             except MemactorsError as exc:
                 err = type(exc)(f"request at position {i}: {exc}")
                 if not return_errors:
                     raise err from None
                 plans.append(err)
         out = self._run_plans(plans)
+        for i, (plan, at) in past.items():
+            try:
+                out[i] = history.recall_as_of(self, plan, history.point(self, at))
+            except MemactorsError as exc:
+                out[i] = type(exc)(f"request at position {i}: {exc}")
         if not return_errors:
             bad = next((r for r in out if isinstance(r, MemactorsError)), None)
             if bad is not None:
