@@ -16,6 +16,7 @@ class RecallLog:
         self._get = get  # the host's wait for a call's answer
         self._key = digest_key
         self._buf: list[dict] = []
+        self._sent: list = []  # calls handed over without waiting: a read waits for them too
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._flush_s = flush_s
@@ -33,14 +34,19 @@ class RecallLog:
             self.flush(wait=False)
 
     def flush(self, wait: bool = True) -> None:
-        """Hand buffered rows to the ledger writer; ``wait``: until it has them (calls to an
-        async actor do not keep their order, so a read of the evidence must wait for this)."""
+        """Hand buffered rows to the ledger writer; ``wait``: until it has them, and every
+        batch handed over before without waiting (calls to an async actor do not keep their
+        order, so a read of the evidence must wait for all of them)."""
         with self._lock:
             rows, self._buf = self._buf, []
-        if rows:
-            ref = self._ledger.log_recalls.remote(rows)
-            if wait:
-                self._get(ref)
+            if rows:
+                self._sent.append(self._ledger.log_recalls.remote(rows))
+            if wait or len(self._sent) > 32:  # not waited for: kept few (a long run's refs)
+                sent, self._sent = (self._sent, []) if wait else (self._sent[:-8], self._sent[-8:])
+            else:
+                sent = []
+        for ref in sent:
+            self._get(ref)
 
     def _loop(self) -> None:
         while not self._stop.wait(self._flush_s):
