@@ -9,6 +9,8 @@ import hashlib
 import hmac
 import threading
 
+from ..core.errors import MemactorsError
+
 
 class RecallLog:
     def __init__(self, ledger, digest_key: bytes, flush_s: float, get) -> None:
@@ -39,14 +41,20 @@ class RecallLog:
         order, so a read of the evidence must wait for all of them)."""
         with self._lock:
             rows, self._buf = self._buf, []
-            if rows:
-                self._sent.append(self._ledger.log_recalls.remote(rows))
+            new = self._ledger.log_recalls.remote(rows) if rows else None
             if wait or len(self._sent) > 32:  # not waited for: kept few (a long run's refs)
-                sent, self._sent = (self._sent, []) if wait else (self._sent[:-8], self._sent[-8:])
+                older, self._sent = (self._sent, []) if wait else (self._sent[:-8], self._sent[-8:])
             else:
-                sent = []
-        for ref in sent:
-            self._get(ref)
+                older = []
+            if new is not None and not wait:
+                self._sent.append(new)
+        for ref in older:
+            try:
+                self._get(ref)
+            except MemactorsError:  # a writer that died took those rows with it, as it always did
+                pass
+        if new is not None and wait:
+            self._get(new)
 
     def _loop(self) -> None:
         while not self._stop.wait(self._flush_s):
