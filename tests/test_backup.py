@@ -142,13 +142,18 @@ def test_an_erasure_after_the_backup_is_applied_again_on_restore(rt, tmp_path):
     assert out["erased_again"] == 2
 
 
-def test_a_changed_backup_is_refused(rt, tmp_path):
-    rt.write(S, "alice likes tea", actor="agent")
-    bk = str(tmp_path / "bk")
+def _edited_backup(rt, bk: str) -> str:
+    """A backup of ``rt`` whose first event was edited after it was written."""
     rt.backup(bk)
     con = duckdb.connect(os.path.join(bk, "ledger.duckdb"))
     con.execute("UPDATE events SET reason = 'edited' WHERE seq = 1").fetchall()
     con.close()
+    return bk
+
+
+def test_a_changed_backup_is_refused(rt, tmp_path):
+    rt.write(S, "alice likes tea", actor="agent")
+    bk = _edited_backup(rt, str(tmp_path / "bk"))
     with pytest.raises(LedgerTampered):
         memactors.restore(bk, str(tmp_path / "r1"))
     assert not os.path.exists(tmp_path / "r1" / "ledger.duckdb")
@@ -226,11 +231,7 @@ def test_a_refused_restore_or_fork_leaves_no_folder_behind(rt, tmp_path):
     with pytest.raises(memactors.NotFound):
         rt.fork(str(tmp_path / "empty"), at=10**9)
     assert os.listdir(tmp_path / "empty") == []  # found empty: left empty, not removed
-    bk = str(tmp_path / "bk")
-    rt.backup(bk)
-    con = duckdb.connect(os.path.join(bk, "ledger.duckdb"))
-    con.execute("UPDATE events SET reason = 'edited' WHERE seq = 1").fetchall()
-    con.close()
+    bk = _edited_backup(rt, str(tmp_path / "bk"))
     with pytest.raises(LedgerTampered):
         memactors.restore(bk, str(tmp_path / "r" / "r1"))
     with pytest.raises(StoreError):

@@ -46,9 +46,9 @@ class WriteChecks:
             try:
                 self._check_write([(r.actor, r.scope_obj) for r in reqs])
             except MemactorsError:  # which one: its position, as every other refusal at the door names it
-                for i, r in enumerate(reqs):
+                for i, r in enumerate(reqs):  # the table was synced by the check that failed
                     try:
-                        self._check_write([(r.actor, r.scope_obj)])
+                        self._grants.check_write(r.actor, r.scope_obj)
                     except MemactorsError as exc:
                         raise type(exc)(f"write at position {i}: {exc}") from None
                 raise
