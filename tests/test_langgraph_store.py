@@ -353,13 +353,37 @@ def test_a_number_leaf_the_gate_redacts_comes_back_as_its_placeholder(store):
     assert ("contacts",) in store.list_namespaces()
 
 
-@pytest.mark.parametrize("value", [{"a": b"x"}, {"a": {1, 2}}, {"a": object()}])
+@pytest.mark.parametrize("value", [{"a": b"x"}, {"a": {1, 2}}, {"a": object()}, {"a": {2: "x", "3": "y"}}])
 def test_a_value_that_is_not_json_is_refused_typed_and_stores_nothing(store, value):
     from memactors.core.errors import InvalidRecord
 
     with pytest.raises(InvalidRecord):
         store.put(("bad",), "k", value)
     assert store.get(("bad",), "k") is None
+
+
+@pytest.mark.parametrize("value", [
+    {"alice@example.com": "tea", "bob@example.org": "coffee"},  # both read back as "[EMAIL]"
+    {"[EMAIL]": "a placeholder as a key", "carol@example.net": "tea"},
+    {"notes": [{"+44 20 7946 0958": 1, "+44 20 7946 0959": 2}]},  # nested in a list
+    {1: "an int key", "1": "a str key"},  # orjson writes both as "1"
+])
+def test_keys_that_would_be_stored_as_one_are_refused_and_store_nothing(store, value):
+    """The item is stored as JSON text the gate redacts: two keys of one object that read the
+    same afterwards would leave one of them, the other lost without a word."""
+    from memactors.core.errors import InvalidRecord
+
+    store.put(("clash",), "k", {"kept": 1})
+    with pytest.raises(InvalidRecord, match="stored as one"):
+        store.put(("clash",), "k", value)
+    assert store.get(("clash",), "k").value == {"kept": 1}
+
+
+def test_keys_that_stay_apart_are_stored(store):
+    store.put(("apart",), "one", {"alice@example.com": "tea", "note": "a single address key is redacted"})
+    assert store.get(("apart",), "one").value == {"[EMAIL]": "tea", "note": "a single address key is redacted"}
+    store.put(("apart",), "nested", {"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}], "c": {2: "x", 3: "y"}})
+    assert store.get(("apart",), "nested").value == {"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}], "c": {"2": "x", "3": "y"}}
 
 
 @pytest.mark.parametrize("page", [{"limit": -1}, {"offset": -1}, {"limit": 1.5}])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -65,6 +66,32 @@ def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | N
     return out
 
 
+def keys_collide(value: dict, redact: Callable[[str], str]) -> bool:
+    """Whether two keys of one object in ``value`` would be stored as one key. The content is
+    JSON and the gate replaces personal data in it by a placeholder of its kind, so
+    ``{"ann@x.org": 1, "bob@y.org": 2}`` would read back as one ``"[EMAIL]"`` key (the last
+    one), the other lost without a word. ``redact`` is the gate's ``redact_all`` (every kind,
+    whatever the policy). Non-str keys count as orjson writes them (``1`` and ``"1"`` collide)."""
+    stack: list = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            seen: set[str] = set()
+            for k, x in v.items():
+                text = redact(k if isinstance(k, str) else _key_text(k))
+                if text in seen:
+                    return True
+                seen.add(text)
+                stack.append(x)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return False
+
+
+def _key_text(k: Any) -> str:
+    return next(iter(orjson.loads(orjson.dumps({k: 0}, option=orjson.OPT_NON_STR_KEYS))))
+
+
 def _finite(v: Any) -> bool:
     if isinstance(v, float):
         return math.isfinite(v)
@@ -114,7 +141,10 @@ def field_texts(value: dict, fields: list[str] | None) -> list[str]:
     (``"$"``, the default: the whole value as JSON)."""
     from langgraph.store.base import get_text_at_path, tokenize_path
 
-    return [t for f in fields or ["$"] for t in get_text_at_path(value, f if f == "$" else tokenize_path(f))]
+    try:
+        return [t for f in fields or ["$"] for t in get_text_at_path(value, f if f == "$" else tokenize_path(f))]
+    except TypeError:  # LangGraph writes "$" as JSON with sorted keys: str and int keys in one object do not sort
+        raise InvalidRecord("a LangGraph value's objects must be keyed by str (or by one kind of key each)") from None
 
 
 def one_text(fields: list[str] | None) -> bool:

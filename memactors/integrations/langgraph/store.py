@@ -24,7 +24,7 @@ from langgraph.store.base import (BaseStore, GetOp, IndexConfig, Item, ListNames
 from ... import ops as O
 from ...core import validate as V
 from ...core.scopes import parse_scope
-from ...core.errors import Blocked, MemactorsError
+from ...core.errors import Blocked, InvalidRecord, MemactorsError
 from ...core.records import BLOCKED
 from ...core.scoring import Weights
 from . import mapping as M
@@ -173,6 +173,10 @@ class MemactorsStore(BaseStore):
         fields = own if own is not None else self._fields
         value = dict(op.value)
         M.content_of(op.namespace, op.key, value, ttl)  # a value that is not JSON: refused typed, before its texts are read
+        if M.keys_collide(value, self._rt.gate.redact_all):
+            raise InvalidRecord("two keys of one object in this value would be stored as one (personal data in a key "
+                                "is redacted to its kind's placeholder, and a non-str key is written as a string): "
+                                "one of them would be lost, so nothing was stored; key such objects by other names")
         texts = M.field_texts(value, fields) if op.index is not False else []  # once, for both uses below
         embed = self._scores.embed_text(texts)
         return self._agent.write_op(
