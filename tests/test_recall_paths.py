@@ -117,7 +117,9 @@ def test_a_flush_that_leaves_compaction_to_a_sweep_appends_only(tmp_path):
     import lance
 
     data = str(tmp_path / "data")
-    cfg = {**CFG, "runtime": {**CFG["runtime"], "l2_compact_fragments": 2, "key_dir": str(tmp_path / "keys")}}
+    # No flush of the loop's own between the calls below (under load, one came in and compacted)
+    cfg = {**CFG, "runtime": {**CFG["runtime"], "l2_compact_fragments": 2, "key_dir": str(tmp_path / "keys"),
+                              "l2_flush_interval_s": 3600.0}}
     with memactors.connect(data, host="process", config=cfg) as rt:
         rt.grant("ag", A, write=True)
         for t in TEXTS[:4]:  # a flush each, none compacting: a fragment each
