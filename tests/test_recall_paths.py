@@ -133,6 +133,33 @@ def test_a_flush_that_leaves_compaction_to_a_sweep_appends_only(tmp_path):
         assert len(frags) < 4 and sum(f.count_rows() for f in frags) == 5
 
 
+def test_the_flush_loop_compacts_once_due_and_looks_only_when_it_could_be(tmp_path, monkeypatch):
+    """The loop's flushes compact the fragments they append once ``l2_compact_fragments`` are
+    small; the fragments are listed (a manifest read, beside a single write's commit) only once
+    this owner's appends, with as many from each other owner, could make that many."""
+    import time
+
+    import lance
+
+    looked, appended = [], []
+    compact, apply = lance_store.L2Store.compact_small, lance_store.L2Store.apply
+    monkeypatch.setattr(lance_store.L2Store, "compact_small", lambda self, *a: looked.append(1) or compact(self, *a))
+    monkeypatch.setattr(lance_store.L2Store, "apply", lambda self, b: appended.append(len(b)) or apply(self, b))
+    data = str(tmp_path / "data")
+    cfg = {**CFG, "runtime": {**CFG["runtime"], "l2_compact_fragments": 4, "l2_flush_interval_s": 0.05,
+                              "key_dir": str(tmp_path / "keys")}}
+    with memactors.connect(data, host="process", config=cfg) as rt:  # two owners: one owns A
+        rt.grant("ag", A, write=True)
+        for i in range(8):  # a loop's flush each, mostly (no explicit flush: rt.stats() makes one)
+            rt.write(A, f"note {i}: {TEXTS[i % len(TEXTS)]} (written {i * 37} minutes ago)", actor="ag")
+            time.sleep(0.15)
+        frags = lance.dataset(f"{data}/l2/memories.lance").get_fragments()
+        appends = sum(1 for n in appended if n)
+        assert sum(f.count_rows() for f in frags) == 8 and appends >= 4
+        assert len(frags) < appends  # compacted
+        assert len(looked) == appends // 2  # every second append of the owner's (4 due / 2 owners)
+
+
 class _Docs(Retriever):
     name = "docs"
 
