@@ -137,3 +137,16 @@ def test_digest_sees_every_decision():
     swapped = G.plan_columns(table([SPECS[1], SPECS[0], *SPECS[2:]]), NOW)
     fewer = G.plan_columns(table(SPECS[:-2]), NOW)
     assert len({base.digest(), swapped.digest(), fewer.digest()}) == 3
+
+
+def test_an_applied_sweeps_summary_does_not_call_itself_a_dry_run():
+    import memactors
+
+    with memactors.connect("memory://", clock=ManualClock()) as rt:
+        s = "/org/acme/user/alice/"
+        rt.grant("a", s, write=True)
+        rt.write(s, "Alice prefers window seats", actor="a", ttl_days=1)
+        rt.clock.advance(days=2)
+        planned, applied = rt.gc(dry_run=True).summary(), rt.gc().summary()
+    assert planned.startswith("GC plan (dry run, nothing changed)")
+    assert "dry run" not in applied and applied.startswith("GC sweep") and "applied: 1 changes" in applied

@@ -183,10 +183,10 @@ class Plan:
             out["ids"] = {name: ids.to_pylist() for name, ids in self.ids_by_rule.items()}
         return out
 
-    def summary(self, max_tenants: int = 10) -> str:
+    def summary(self, max_tenants: int = 10, heading: str = "GC plan (dry run, nothing changed)") -> str:
         """A readable table: per rule, then the tenants with the most planned actions."""
         rate = f", {self.rows_scanned / self.seconds:,.0f} rows/s" if self.seconds > 0 else ""
-        lines = [f"GC plan (dry run, nothing changed) at {_iso(self.now_us)}: {self.rows_scanned:,} memories "
+        lines = [f"{heading} at {_iso(self.now_us)}: {self.rows_scanned:,} memories "
                  f"scanned in {self.seconds:.3f} s{rate}",
                  f"{'rule':<22} {'action':<6} {'memories':>10} {'bytes':>10}"]
         for r, name in enumerate(RULES):

@@ -34,9 +34,9 @@ class GCResult:
     seconds: dict = field(default_factory=dict)
 
     def summary(self) -> str:
-        text = self.plan.summary()
         if self.dry_run:
-            return text
+            return self.plan.summary()
+        text = self.plan.summary(heading="GC sweep (planned, then applied below)")
         a, m = self.applied or {}, self.maintenance or {}
         lines = [text, "", f"applied: {a.get('events', 0):,} changes (ledger events with their rule), "
                            f"{a.get('skipped', 0):,} skipped (changed since the plan)"]
