@@ -58,7 +58,10 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
     with open_runtime(data, create=True) as (rt, mode):
         connect_s = time.monotonic() - t0
         step("connect", "Open the data folder",
-             "One local Ray, a ledger-writer actor (DuckDB) and scope-owner actors (LanceDB L2).",
+             "A runtime in this process, no Ray (`memactors up` serves one to many clients): the ledger "
+             "(DuckDB) and the scope owners (LanceDB L2)." if mode == "embedded" else
+             "The runtime `memactors up` serves for this folder: a ledger-writer actor (DuckDB) and "
+             "scope-owner actors (LanceDB L2) on its Ray.",
              data_dir=rt.data_dir, namespace=rt.namespace, mode=mode, seconds=round(connect_s, 2))
         out.kv([("data", rt.data_dir), ("namespace", rt.namespace),
                 ("runtime", f"{mode} ("
