@@ -83,6 +83,8 @@ def test_help_runs(path):
         (["rollback", "--actor", "a1", "--reason", "r"], "give one of"),
         (["rollback", "--to", "3", "--memory-id", "0" * 32, "--actor", "a1", "--reason", "r"], "give one of"),
         (["rollback", "--since", "3", "--actor", "a1", "--reason", "r"], "--since"),
+        (["rollback", "--by", "a2", "--since", "3", "--actor", "a1", "--reason", "r"], "not a ledger seq"),  # never us
+        (["rollback", "--by", "a2", "--until", "12", "--actor", "a1", "--reason", "r"], "not a ledger seq"),
         (["rollback", "--memory-id", "zz", "--actor", "a1", "--reason", "r"], "memory_id"),
         (["rollback", "--to", "3", "--scope", "/org/../", "--actor", "a1", "--reason", "r"], ""),
         (["mcp", "--actor", "a 1"], "--actor"),

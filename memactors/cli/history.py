@@ -12,13 +12,24 @@ from memactors.core import records as R
 from memactors.core.scopes import check_identifier, parse_scope
 from memactors.server import open_runtime
 
+def _time(value: str | None, flag: str) -> str | None:
+    """A time for --since/--until. All digits would be a ledger seq elsewhere: here it is refused,
+    never read as microseconds."""
+    if value is None:
+        return None
+    if parse_point(value) != value:
+        raise CliError(f"{flag} takes an ISO 8601 time (e.g. 2026-11-30T10:00:00Z), not a ledger seq: "
+                       "--to SEQ undoes everything after a seq")
+    return value
+
+
 @cli.command()
 @click.option("--to", "to", metavar="T", help="Undo everything after T (a seq or ISO time). " + POINT_HELP)
 @click.option("--memory-id", help="Undo this memory (and reinstate what it superseded).")
 @click.option("--source-kind", help="Undo every write from this source kind (e.g. web).")
 @click.option("--by", "by_actor", metavar="ACTOR", help="Undo every write made by this actor.")
-@click.option("--since", metavar="T", help="With --source-kind/--by: writes at or after T.")
-@click.option("--until", metavar="T", help="With --source-kind/--by: writes at or before T.")
+@click.option("--since", metavar="TIME", help="With --source-kind/--by: writes at or after TIME (ISO 8601).")
+@click.option("--until", metavar="TIME", help="With --source-kind/--by: writes before TIME (ISO 8601).")
 @click.option("--cascade", is_flag=True, help="Undo what was derived only from the undone memories too.")
 @click.option("--scope", help="Limit --to / --source-kind / --by to this subtree.")
 @click.option("--actor", required=True, help="Who rolls back (needs write grants on what changes).")
@@ -32,8 +43,7 @@ def rollback(to: str | None, memory_id: str | None, source_kind: str | None, by_
     with what was derived from it, or every write of a source kind or actor. verify() runs first;
     a forgotten memory stays forgotten (the plan says so)."""
     where = {k: v for k, v in (("source_kind", source_kind), ("actor", by_actor),
-                               ("since", parse_point(since) if since is not None else None),
-                               ("until", parse_point(until) if until is not None else None)) if v is not None}
+                               ("since", _time(since, "--since")), ("until", _time(until, "--until"))) if v is not None}
     if (since or until) and not (source_kind or by_actor):
         raise CliError("--since/--until go with --source-kind or --by")
     if sum(x is not None for x in (to, memory_id, where or None)) != 1:
