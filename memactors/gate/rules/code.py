@@ -128,20 +128,21 @@ for _id, _names, _prefix, _fallback, _why, _bandit in (
                   origin=f"{_bandit}; names resolved through imports with ast"))
 
 
-def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str) -> None:
+def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str,
+                itriggers: tuple[str, ...] = ()) -> None:
     def find(node, ctx: Ctx):
         if _in_scope(node, ctx):
             for m in rx.finditer(ctx.text, node.start, node.end):
                 yield m.span()
 
     register(Rule(id=id, category=CAT_CODE, sensitivity="", placeholder=None, risk=0.6, binds=(CODE, BLOCK), find=find,
-                  triggers=triggers, reason=reason, origin=origin))
+                  triggers=triggers, itriggers=itriggers, reason=reason, origin=origin))
 
 
 # rm with a recursive flag on /, /*, ~, $HOME or a top-level system directory (not ./build).
 _shell_rule("code.sh_rm_root", re.compile(
     r"\brm\s+(?:-{1,2}[\w-]+\s+)*-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*\s+(?:-{1,2}[\w-]+\s+)*"
-    r"(?:/|/\*|~/?\*?|\$HOME/?|\$\{HOME\}/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)"
+    r"[\"']?(?:/|/\*|~/?\*?|\$HOME/?|\$\{HOME\}/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)"
     r"(?=$|[\s;&|)'\"`])"), ("rm -",), "recursive rm of /, ~ or a system directory",
     "ShellCheck SC2115 (rm -rf \"$var/\" hits /); GNU rm --preserve-root rationale")
 # A download piped into a shell, or fed to one through process substitution.
@@ -156,3 +157,33 @@ _shell_rule("code.sh_disk_wipe", re.compile(
     r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/|\bdd\s+[^\n]*\bof=/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
     r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|>\s*/dev/sd[a-z]\b"), ("mkfs", "of=/dev/", ":()", "/dev/sd"),
     "disk wipe or fork bomb (mkfs/dd to a device, :(){ :|:& };:)", "well-known destructive one-liners: mkfs/dd onto a device, the bash fork bomb")
+# A shell handed to a remote host: bash's /dev/tcp, netcat/ncat -e, a fifo piped through nc,
+# socat exec:, as the reverse-shell cheat sheets write them.
+_shell_rule("code.sh_reverse_shell", re.compile(
+    r"[<>]&?\s*/dev/(?:tcp|udp)/[\w.\-]+/\d+"
+    r"|\b(?:nc|ncat|netcat)\b[^\n|;]*\s-(?:e|c)\s*[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\b"
+    r"|\bmkfifo\b[^\n]*\|\s*(?:/bin/)?(?:ba|z|da)?sh\b[^\n]*\|\s*(?:nc|ncat|netcat)\b"
+    r"|\bsocat\b[^\n]*\bexec:[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh\b", re.I),
+    ("/dev/tcp", "/dev/udp", "mkfifo"), "reverse shell (/dev/tcp redirect, nc -e, socat exec:)",
+    "MITRE ATT&CK T1059.004; PayloadsAllTheThings reverse-shell cheat sheet forms",
+    itriggers=("nc ", "ncat", "netcat", "socat"))
+# PowerShell fetching a script and running it: IEX with a download, a download piped to iex, an
+# encoded command.
+_shell_rule("code.ps_download_exec", re.compile(
+    r"\b(?:iex|invoke-expression)\b[^\n]{0,200}?(?:downloadstring|downloadfile|invoke-webrequest|invoke-restmethod"
+    r"|\biwr\b|\birm\b|net\.webclient)"
+    r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b[^\n|]*\|\s*(?:iex|invoke-expression)\b"
+    r"|\bpowershell(?:\.exe)?\b[^\n]*\s-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/]{20,}={0,2}", re.I),
+    (), "PowerShell download-and-run (IEX with DownloadString, iwr | iex, -EncodedCommand)",
+    "MITRE ATT&CK T1059.001; Sigma rules for PowerShell download cradles and encoded commands",
+    itriggers=("iex", "invoke-expression", "powershell"))
+# SQL that destroys data: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE without WHERE. A
+# statement, not prose: the object name ends the statement (";", the line, CASCADE), so
+# "drop table tennis from the list" is not one.
+_shell_rule("code.sql_destructive", re.compile(
+    r"\b(?:drop\s+(?:database|schema|table)|truncate\s+table|(?-i:TRUNCATE))\s+(?:if\s+exists\s+)?[\w.\"`\[\]]+"
+    r"(?:\s*,\s*[\w.\"`\[\]]+)*\s*(?:;|$|\bcascade\b|\brestrict\b)"
+    r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)", re.I | re.M),
+    (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE)",
+    "CWE-89 impact examples; sqlfluff/Squawk guidance on destructive statements",
+    itriggers=("drop ", "truncate", "delete "))

@@ -19,8 +19,10 @@ from .secrets import placeholder_value
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # The name *ends* with the secret word (db_password, userPassword, X-Api-Key), so
-# password_policy, token_count, key_id are not secret names.
-_STRONG = re.compile(r"(?:^|[_\-. ])(?:password|passwd|pwd|passphrase|pass|pw|passcode)$|密码|口令")
+# password_policy, token_count, key_id are not secret names. The long words count glued on too
+# (PGPASSWORD, ROOTPASSWORD, newpassword: env vars and form fields); the short ones only after a
+# separator (bypass, compass, ppw are not passwords).
+_STRONG = re.compile(r"(?:password|passwd|passphrase)$|(?:^|[_\-. ])(?:pwd|pass|pw|passcode)$|密码|口令")
 _WEAK = re.compile(r"(?:^|[_\-. ])(?:secret|token|auth|authorization|credentials?|creds|bearer|cookie|"
                    r"(?:api|access|secret|private|auth|client|master|signing|app|account|service|encryption|session|"
                    r"db|database|x[_\-]api)[_\-. ]?key|apikey|secret[_\-. ]access[_\-. ]key)$|密钥|秘钥|私钥|令牌")

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import re
 
-from ..tree import CODE, SENTENCE
+from ..tree import CODE, DOC, SENTENCE
 from .base import INJECTION, Ctx, Rule, register
 
 _PREV = r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|original|initial|system|old)"
-_WHAT = r"(?:instructions?|prompts?|rules|directions|guidelines|messages?|context|commands?|orders|constraints)"
-_IGNORE_EN = rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:everything\s+|all\s+)?(?:{_PREV}\s+)?{_WHAT}\b"
+_WHAT = (r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages?|context|commands?|orders|"
+         r"constraints)")
+_IGNORE_EN = (rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:everything\s+|all\s+)?"
+              rf"(?:{_PREV}\s+)?{_WHAT}\b"
+              # addressed to the model: "disregard your guidelines", "ignore all of your safety rules"
+              r"|\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|of\s+)*your\s+(?:own\s+|safety\s+|"
+              r"content\s+|ethical\s+|core\s+)?(?:instructions|prompts?|rules|guidelines|directives|programming|"
+              r"training|"
+              r"constraints|restrictions|filters|polic(?:y|ies))\b")
 _IGNORE_ZH = (r"(?:忽略|无视|忽视|不要理会|不用管|忘记|忘掉|抛开|跳过)(?:掉)?(?:你|您)?(?:之前|以前|先前|上面|以上|前面|上述|原来|原有|原先|所有|全部|系统)"
               r"(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|提示词?|说明|规则|要求|设定|约束|命令|内容)")
 # The same order in the other languages injected pages use most (es, pt, fr, de, it): the verb,
@@ -30,7 +37,15 @@ _IGNORE_EU = (
     r"(?:instrucci[oó]n(?:es)?|instru[cç](?:ões|ão|oes|ao)|instructions?|anweisungen|instruktionen|regeln|regras|reglas|"
     r"r[eè]gles|istruzioni|regole|indicaciones|consignes|vorgaben|prompts?)\b"
     r"(?:\s+(?:anteriores|previas|precedentes|pr[ée]c[ée]dentes|ant[ée]rieures|precedenti|di prima|de antes))?")
-_IGNORE = re.compile(f"{_IGNORE_EN}|{_IGNORE_ZH}|{_IGNORE_EU}", re.I)
+# Japanese, Korean and Russian: "(all) previous instructions ... ignore/forget" in their word order.
+_IGNORE_JA = (r"(?:以前|前|上記|これまで|先ほど|今まで|元)の(?:すべての|全ての)?(?:指示|命令|プロンプト|ルール|指令|設定)"
+              r"(?:を|は)?(?:すべて|全て)?(?:無視|忘れ)")
+_IGNORE_KO = (r"(?:이전|앞|위|기존|지금까지)(?:의)?\s*(?:모든\s*)?(?:지시|명령|지침|규칙|프롬프트|지시사항)(?:을|를|은|는)?\s*"
+              r"(?:모두\s*|전부\s*)?(?:무시|잊)")
+_IGNORE_RU = (r"(?:игнорируй(?:те)?|проигнорируй(?:те)?|забудь(?:те)?|отбрось(?:те)?|не\s+обращай(?:те)?\s+внимания\s+на)\s+"
+              r"(?:все\s+)?(?:(?:предыдущие|прежние|прошлые|вышеуказанные|изначальные|свои|твои|ваши)\s+)?"
+              r"(?:инструкци[ия]|указани[яй]|правила|команды|промпт\w*|ограничения)")
+_IGNORE = re.compile(f"{_IGNORE_EN}|{_IGNORE_ZH}|{_IGNORE_EU}|{_IGNORE_JA}|{_IGNORE_KO}|{_IGNORE_RU}", re.I)
 
 # A chat model's own turn markers in stored text: a page or a tool result that carries them is
 # trying to open a system or user turn of its own in whatever prompt the memory lands in.
@@ -58,6 +73,11 @@ _ROLE = re.compile(
     r"(?:instructions?|prompt|rules)\s*[:：]|\bsystem\s+prompt\s*[:：]|\b(?:developer|god|dan|jailbreak)\s+mode\b"
     r"|\bdo not (?:tell|inform|reveal to|let) the user\b|\b(?:reveal|print|repeat|output)\s+(?:your|the)\s+"
     r"(?:system\s+prompt|instructions|hidden prompt)\b"
+    # role-play jailbreaks: DAN ("do anything now"), "stay in character", an AI "without any rules"
+    r"|\bdo anything now\b|\bstay in character\b|\b(?:act|behave|respond)\s+(?:as|like)\s+(?:an?\s+)?(?:unrestricted|"
+    r"unfiltered|uncensored|jailbroken|amoral)\b|\b(?:ai|assistant|model|chatbot|bot|dan)\s+(?:with\s+no|without(?:\s+any)?|"
+    r"free\s+(?:of|from))\s+(?:rules|restrictions|filters|limits|limitations|guidelines|content\s+polic(?:y|ies)|"
+    r"ethical\s+(?:guidelines|constraints)|moral\s+constraints)\b"
     r"|你现在(?:是|扮演|的身份是)|(?:新的|真正的)(?:系统)?(?:指令|提示词?|规则)\s*[:：]|系统提示词?\s*[:：]"
     r"|不要(?:告诉|让)用户(?:知道)?|(?:输出|泄露|重复|打印)(?:你的)?(?:系统提示词?|指令)|进入(?:开发者|越狱)模式",
     re.I)
@@ -75,7 +95,8 @@ for _id, _rx, _trig, _why in (
     ("injection.ignore_previous", _IGNORE, ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop",
                                             "忽略", "无视", "忽视", "不要理会", "不用管", "忘记", "忘掉", "抛开", "跳过",
                                             "ignora", "olvid", "descart", "esque", "oubli", "ignorier", "vergiss",
-                                            "missachte", "dimentica"),
+                                            "missachte", "dimentica", "無視", "忘れ", "무시", "잊", "игнорир",
+                                            "проигнорир", "забуд", "отбрось", "не обращай"),
      "asks to ignore or override previous instructions"),
     ("injection.chat_template", _TEMPLATE, ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>",
                                             "<end_of_turn>"),
@@ -84,9 +105,48 @@ for _id, _rx, _trig, _why in (
                                             "always", "never", "以后", "今后", "从现在", "永远", "始终", "总是"),
      "gives a standing order for all future answers"),
     ("injection.role_override", _ROLE, ("you are now", "instruction", "prompt", "rules", "mode", "the user",
-                                        "你现在", "指令", "提示", "规则", "用户", "模式"),
+                                        "你现在", "指令", "提示", "规则", "用户", "模式", "anything now", "in character",
+                                        "unrestricted", "unfiltered", "uncensored", "jailbroken", "amoral", "restrictions",
+                                        "filters", "limits", "limitations", "guidelines", "polic", "constraints"),
      "redefines the assistant's role or system prompt, or hides from the user"),
 ):
     register(Rule(id=_id, category=INJECTION, sensitivity="", placeholder=None, risk=0.7, binds=(SENTENCE, CODE),
                   find=_find(_rx), itriggers=_trig, reason=_why,
                   origin="OWASP LLM01 prompt-injection examples; deepset/prompt-injections phrasing; zh equivalents"))
+
+
+# Text a reader of the rendered page never sees: an HTML comment, a Markdown comment
+# ("[//]: # (...)"), an element styled invisible. A page that hides words there *for the model*
+# ("AI agents reading this page: ...", "note to the assistant: ...", "if you are an AI, ...") is
+# injecting; an ordinary comment (TODO, a linter switch, a sketch marker) addresses no one.
+_HIDDEN = re.compile(
+    r"<!--(.*?)(?:-->|\Z)|^\[//\]:\s*#\s*[(\"'](.*?)[)\"']\s*$"
+    r"|<(\w+)[^>]*\bstyle\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
+    r"opacity\s*:\s*0(?![.\d]*[1-9]))[^>]*>(.*?)</\3\s*>", re.S | re.M | re.I)
+# Who a hidden note speaks to: words for an AI ("model", "agent", "bot" alone name too much else:
+# "model: gpt-4o", "bots: see robots.txt").
+_AI = (r"(?:ai(?:\s+(?:agents?|assistants?|models?|systems?|bots?))?|a\.i\.|llms?|assistants?|chatbots?|"
+       r"(?:large\s+)?language\s+models?|chatgpt|gpt|claude|gemini|copilot|助手|模型|智能体)")
+_ADDRESSED_TO_AI = re.compile(
+    rf"^\W*(?:(?:note|message|instructions?|attention|hey|dear|hi|hello|important)\s*(?:to|for)?\s*[:,]?\s*)?"
+    rf"(?:(?:the|all|any|every)\s+)?{_AI}(?![\w.-])(?:\s+(?:reading|processing|parsing|summari[sz]ing|crawling|browsing|visiting|scraping|"
+    rf"indexing|(?:that|who)\s+(?:reads?|sees?|finds?))\b[^.:\n]{{0,30}})?(?:\s*[:：]|\s+(?:must|should|please|need\s+to|are\s+to)\b)"
+    rf"|\b(?:if|when)\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|agent|chatbot|bot)\b"
+    rf"|\b(?:instructions?|note|message)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llm|assistant|agent|model|bot)s?\b"
+    rf"|如果你是(?:AI|人工智能|助手|模型)|(?:致|给)(?:AI|人工智能|助手|模型)", re.I)
+
+
+def _hidden(node, ctx: Ctx):
+    for m in _HIDDEN.finditer(ctx.text, node.start, node.end):
+        g = 1 if m.group(1) is not None else 2 if m.group(2) is not None else 4
+        if _ADDRESSED_TO_AI.search(m.group(g)):  # the hidden words alone: ^ is where they start
+            yield m.span()
+
+
+register(Rule(id="injection.hidden_comment", category=INJECTION, sensitivity="", placeholder=None, risk=0.7, binds=(DOC,),
+              find=_hidden, triggers=("<!--", "[//]:"), itriggers=("display:none", "display: none", "visibility:hidden",
+                                                                     "visibility: hidden", "font-size:0", "font-size: 0",
+                                                                     "opacity:0", "opacity: 0"),
+              reason="words hidden from a reader (HTML or Markdown comment, invisible element) addressed to the AI",
+              origin="OWASP LLM01 indirect injection via hidden page content; Greshake et al. 2023 'Not what you've "
+                     "signed up for' (hidden comments and invisible text)"))

@@ -200,3 +200,47 @@ register(Rule(
     reason="IBAN (country, check digits and account, mod-97 valid)",
     origin="ISO 13616; country lengths and the mod 97-10 check by python-stdnum stdnum.iban; Presidio IbanRecognizer",
 ))
+
+# UK National Insurance numbers: two letters, six digits, a suffix A-D (HMRC NIM39110). The
+# prefix rules are HMRC's (neither letter D, F, I, Q, U or V; O not second; BG, GB, KN, NK, NT, TN
+# and ZZ never issued), so the published example QQ 12 34 56 C passes. There is no check digit
+# (python-stdnum has no module for it): written in its 2-2-2-2-1 grouping it counts by itself,
+# run together only with NI words nearby (a part number can be two letters and six digits).
+_NINO = re.compile(r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+                   r"( ?)[0-9]{2}\1[0-9]{2}\1[0-9]{2}\1[A-D](?![A-Za-z0-9])", re.ASCII)
+_NINO_WORDS = ("national insurance", "ni number", "ni no", "nino", "ni#", "nic number", "insurance number")
+
+
+def _nino(node, ctx: Ctx):
+    for m in _NINO.finditer(ctx.text, node.start, node.end):
+        if m.group(1) == " " or any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _NINO_WORDS):
+            yield m.span()
+
+
+register(Rule(
+    id="pii.nino_gb", category=PII, sensitivity=CONFIDENTIAL, placeholder="[NINO]", risk=0.8,
+    binds=(DOC,), find=_nino, trigger=found(r"[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]", ascii=True),
+    reason="UK National Insurance number (HMRC prefix rules; grouped, or next to NI words)",
+    origin="HMRC National Insurance Manual NIM39110 (format and unissued prefixes); Presidio UkNinoRecognizer",
+))
+
+# Passport numbers have no check digit outside the MRZ and no common shape (US 9 digits, UK 9,
+# Germany C01X00T47, China E12345678, France 12AB34567), so a number counts only right after a
+# passport word: 6-9 letters and digits, at least 5 digits (not "passport photo", "passport office").
+_PASSPORT = re.compile(r"(?:passport|护照|パスポート)(?:[ \t]*(?:number|no\.?|num(?:ber)?|#|id|号码?|番号))?[ \t]*"
+                       r"(?:is[ \t]+|[:：#][ \t]*)?(?:\([^)\n]{0,20}\)[ \t]*)?([A-Z0-9]{6,9})(?![A-Za-z0-9])", re.I)
+
+
+def _passport(node, ctx: Ctx):
+    for m in _PASSPORT.finditer(ctx.text, node.start, node.end):
+        v = m.group(1)
+        if sum(c.isdigit() for c in v) >= 5 and not (v.isalpha() or v.islower()):
+            yield m.span(1)
+
+
+register(Rule(
+    id="pii.passport", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PASSPORT]", risk=0.8,
+    binds=(DOC,), find=_passport, itriggers=("passport", "护照", "パスポート"),
+    reason="passport number (6-9 letters and digits) right after a passport word",
+    origin="ICAO Doc 9303 document numbers (up to 9 characters); context approach of Presidio UsPassportRecognizer",
+))

@@ -20,10 +20,12 @@ _E = r"(?![A-Za-z0-9_\-])"
 
 
 def _provider(id: str, rx: str, triggers: tuple[str, ...], reason: str, origin: str, *, tokens: bool = True,
-              placeholder: str = "[API_KEY]", trigger=None) -> None:
-    """A key recognised by its prefix; ``tokens`` also asks the body to look generated."""
+              placeholder: str = "[API_KEY]", trigger=None, check=None) -> None:
+    """A key recognised by its prefix; ``tokens`` also asks the body to look generated (or
+    ``check(text, match)`` asks what that provider's keys have)."""
     compiled = re.compile(rx, re.ASCII)
-    check = (lambda t, m: tokenish(m.group(), 12)) if tokens else None
+    if check is None and tokens:
+        check = lambda t, m: tokenish(m.group(), 12)  # noqa: E731
     _SHAPES.append((compiled, check))
     register(Rule(id=id, category=SECRET, sensitivity=RESTRICTED, placeholder=placeholder, risk=1.0, binds=(DOC,),
                   find=regex_find(compiled, check=check), triggers=triggers, trigger=trigger, guard=has_token,
@@ -54,7 +56,8 @@ _provider("secret.aws_access_key_id", r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|AB
           "gitleaks aws-access-token; detect-secrets AWSKeyDetector", tokens=False)
 _provider("secret.google_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, ("AIza",), "Google API key (AIza + 35)",
           "gitleaks gcp-api-key", tokens=False)
-_provider("secret.slack", _B + r"xox[abprse]-[A-Za-z0-9\-]{10,}" + _E, ("xox",), "Slack token (xoxb-/xoxp-/...)",
+_provider("secret.slack", _B + r"(?:xox[abprse]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9]+-[0-9]+-[A-Za-z0-9]{16,})" + _E,
+          ("xox", "xapp-"), "Slack token (xoxb-/xoxp-/xapp-/...)",
           "gitleaks slack-bot-token, slack-user-token, slack-app-token; detect-secrets SlackDetector", tokens=False)
 _provider("secret.slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{20,}",
           ("hooks.slack.com",), "Slack incoming-webhook URL", "gitleaks slack-webhook-url", tokens=False)
@@ -82,6 +85,23 @@ _provider("secret.square", _B + r"sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}" + _E, ("
           "gitleaks square-access-token; detect-secrets SquareOAuthDetector", tokens=False)
 _provider("secret.azure_storage", r"AccountKey=[A-Za-z0-9+/]{86}==", ("AccountKey=",), "Azure storage account key",
           "detect-secrets AzureStorageKeyDetector", tokens=False)
+# HuggingFace user and org tokens: 34 letters after the prefix; a real one mixes cases (so a
+# lower-case identifier like hf_tokenizer... of that length is not one).
+_provider("secret.huggingface", _B + r"(?:hf_|api_org_)[A-Za-z]{34}" + _E, ("hf_", "api_org_"),
+          "HuggingFace access token (hf_/api_org_ + 34 letters)",
+          "gitleaks huggingface-access-token, huggingface-organization-api-token", tokens=False,
+          check=lambda t, m: not m.group().islower() and not m.group().split("_")[-1].isupper())
+_provider("secret.shopify", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E, ("shpat_", "shpca_", "shppa_", "shpss_"),
+          "Shopify access token or shared secret (shpat_/shpca_/shppa_/shpss_)",
+          "gitleaks shopify-access-token, shopify-custom-access-token, shopify-private-app-access-token, "
+          "shopify-shared-secret", tokens=False)
+_provider("secret.digitalocean", _B + r"do[opr]_v1_[a-f0-9]{64}" + _E, ("dop_v1_", "doo_v1_", "dor_v1_"),
+          "DigitalOcean token (dop_v1_/doo_v1_/dor_v1_)",
+          "gitleaks digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token", tokens=False)
+_provider("secret.google_oauth", _B + r"(?:GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za-z0-9_\-]{30,})" + _E, ("GOCSPX-", "ya29."),
+          "Google OAuth client secret (GOCSPX-) or access token (ya29.)",
+          "Google Cloud OAuth client-secret prefix GOCSPX- (2021 format); ya29. access tokens (gitleaks gcp rules, "
+          "trufflehog GCP detectors)")
 _provider("secret.artifactory", r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{10,}|cmVmd[A-Za-z0-9]{59})(?![A-Za-z0-9])",
           ("AKCp", "cmVmd"), "Artifactory API/reference token",
           "gitleaks artifactory-api-key, artifactory-reference-token; detect-secrets ArtifactoryDetector")
@@ -121,11 +141,13 @@ register(Rule(id="secret.aws_secret_key", category=SECRET, sensitivity=RESTRICTE
               origin="gitleaks aws secret pattern; detect-secrets AWSKeyDetector secret regex"))
 
 # user:password@ in a URL (database DSNs, git remotes, proxies).
-_URL_CREDS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://([^\s:/@'\"]+):([^\s/@'\"]+)@[^\s/@]+", re.ASCII)
+# The user may be empty: redis://:password@host is how Redis and a few DSNs carry a password alone.
+_URL_CREDS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://([^\s:/@'\"]*):([^\s/@'\"]+)@[^\s/@]+", re.ASCII)
 _NOT_VALUES = {"password", "passwd", "pass", "pwd", "secret", "token", "xxx", "xxxx", "changeme?", "str", "string",
                "int", "bool", "boolean", "text", "bytes", "none", "null", "nil", "true", "false", "undefined",
                "required", "optional", "hidden", "redacted", "masked", "empty", "secretstr", "your_password",
-               "your-password", "yourpassword", "example", "placeholder", "dummy", "value", "<password>"}
+               "your-password", "yourpassword", "example", "placeholder", "dummy", "value", "<password>",
+               "enabled", "disabled", "unset"}
 _TEMPLATED = re.compile(r"^(?:\$\{?[\w.:-]*\}?|\$\(.*\)|<[^>]*>|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s?|%\w+%|\*+|x{3,}|X{3,}"
                         r"|\.{3}|…|\[[\w\s]*\]|[\w]+\.[\w.]+\(.*\)|(?:os\.)?(?:environ|getenv)\b.*|process\.env\..*)$")
 
