@@ -78,6 +78,9 @@ class Ctx:
     judge: object = None  # a core.contradictions.Judge for close calls, or None
     # erasures: (records by id, provenance edges) of what the erased ones are linked to (core.erasure)
     provenance: tuple = ({}, ())
+    # operations over many scopes: scope not held hot -> its live records flagged "contradiction"
+    # (``get``, ``live``), or None; read when one side of a contradiction leaves recall
+    flagged_of: object = None
     copy_of: list | None = None  # a write the runtime makes as a copy of these memories (promotion)
     carried: object = None  # content hashes -> ids of the scope's memories with that text (context_of)
     author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
@@ -355,13 +358,19 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
             values = [[r.get(k) for r in hot] for k in _RECHECK]
         codes = lifecycle.rules(dict(zip(_RECHECK, values)), ctx.now_us, ctx.lifecycle)
         still = dict(zip([r["memory_id"] for r in hot], codes.tolist()))
-    changes, counts, skipped = [], {}, 0
+    changes, counts, skipped, evicted = [], {}, 0, {}
     for mid, scope, code in op.rows:
         if still.get(mid, code) != code:
             skipped += 1
             continue
         changes.append(Change(_SWEEP_ACTION[code], scope, mid, patch=_SWEEP_PATCH[code], reason=_SWEEP_REASON[code]))
         counts[lifecycle.RULES[code]] = counts.get(lifecycle.RULES[code], 0) + 1
+        if lifecycle.ACTION_OF[code] == lifecycle.EVICT:
+            evicted.setdefault(scope, []).append(mid)
+    if evicted:  # a contradiction one side of which is evicted ends for the side left alone
+        flagged = ctx.flagged_of or (lambda s: None)
+        changes += _ended_by_scope(evicted, lambda s: ctx.state_of(s) or flagged(s),
+                                   lambda ids: f"its other side was evicted by a sweep ({', '.join(sorted(ids))})")
     return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped})
 
 
@@ -369,7 +378,7 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
     """Compensating changes: each memory patched from what it is (the hot state's record when
     the owner holds it, else the ledger's) to what it must be. Nothing is rewritten."""
     changes, out = [], {"undone": 0, "reinstated": 0, "restored": 0, "flagged": 0}
-    bases = {}
+    bases, gone = {}, {}
     for mid, scope, now, target in op.rows:
         state = ctx.state_of(scope) if ctx.state_of is not None else None
         current = (state.get(mid) if state is not None else None) or now
@@ -383,6 +392,15 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
         kind = ("flagged" if flag else "undone" if target["status"] in R.GONE else
                 "reinstated" if current["status"] not in R.LIVE and target["status"] in R.LIVE else "restored")
         out[kind] += 1
+        if current["status"] in R.LIVE and target["status"] not in R.LIVE \
+                and current.get("review") == CONTRADICTION_FLAG:
+            gone.setdefault(scope, []).append(mid)
+    if gone:  # one side of a contradiction rolled back: the side left alone is in none
+        touched = {ch.memory_id for ch in changes}
+        flagged = ctx.flagged_of or (lambda s: None)
+        ended = _ended_by_scope(gone, lambda s: (ctx.state_of(s) if ctx.state_of is not None else None) or flagged(s),
+                                lambda ids: f"its other side was rolled back ({', '.join(sorted(ids))})")
+        changes += [ch for ch in ended if ch.memory_id not in touched]  # the rollback's own patch stands
     return Outcome(changes, {"decision": "rolled_back", **out}, bases=bases)
 
 
@@ -405,14 +423,17 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     records, edges = ctx.provenance
     out = decide_forget(op, targets, records, edges)
     if ctx.state is not None:
-        out.changes += _contradictions_ended(ctx.state, out.result["forgotten"], op.memory_id)
+        out.changes += _contradictions_ended(ctx.state, out.result["forgotten"],
+                                             f"its other side was erased ({op.memory_id})")
     return out
 
 
-def _contradictions_ended(state: ScopeState, gone: list[str], root: str) -> list[Change]:
-    """A live memory left flagged ``contradiction`` with no rival once ``gone`` are erased is
-    no longer in one: its flag is cleared (else it stayed in ``contradictions.pending`` alone,
-    its staleness counting a contradiction with nothing)."""
+def _contradictions_ended(state, gone, why: str) -> list[Change]:
+    """A live memory left flagged ``contradiction`` with no rival once ``gone`` leave recall
+    (erased, evicted by a sweep, rolled back) is no longer in one: its flag is cleared (else it
+    stayed in ``contradictions.pending`` alone, its staleness counting a contradiction with
+    nothing). ``state``: the scope's records before the change (``get``, ``live``); only the
+    flagged live ones are read."""
     from .contradictions import text_contradiction
 
     gone = set(gone)
@@ -429,8 +450,22 @@ def _contradictions_ended(state: ScopeState, gone: list[str], root: str) -> list
 
     ended = {r["memory_id"]: r for e in erased for r in rivals(e, flagged) if not rivals(r, flagged)}
     return [Change(E.ANNOTATE, r["scope"], m, patch={"review": None},
-                   reason=f"contradiction ended: its other side was erased ({root})", of_version=r["version"])
+                   reason=f"contradiction ended: {why}", of_version=r["version"])
             for m, r in ended.items()]
+
+
+def _ended_by_scope(gone: dict[str, list[str]], state_of, why) -> list[Change]:
+    """``_contradictions_ended`` for memories leaving recall in many scopes: ``gone`` maps a
+    scope to its ids, ``state_of(scope)`` gives its records (None: nothing flagged known there),
+    ``why(ids)`` the reason."""
+    out = []
+    for scope, ids in gone.items():
+        state = state_of(scope) if state_of is not None else None
+        # most scopes of a sweep have no flagged memory among those leaving: no reason built
+        if state is not None and any((r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG
+                                     for m in ids):
+            out += _contradictions_ended(state, ids, why(ids))
+    return out
 
 
 # --- promotion and demotion (DESIGN section 2) -----------------------------------------------

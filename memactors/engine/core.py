@@ -458,6 +458,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         staged = {s: st if in_place else st.stage()  # a sweep loads no cold scope
                   for s in scopes if (st := self.hot.get(s)) is not None}
         pre = await self._gather_erasures([ops[i] for i in todo if scope_of[i] is not None], staged)
+        flagged = await self._flagged_cold([ops[i] for i in todo if scope_of[i] is None], staged)
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
         erased: set[str] = set()  # by an earlier op of this batch: gone for the later ones, as for a later call
@@ -469,7 +470,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             op = ops[i]
             try:
                 if scope_of[i] is None:
-                    out, base = C.decide(op, C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get)), None
+                    ctx = C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get, flagged_of=flagged.get)
+                    out, base = C.decide(op, ctx), None
                 else:
                     near = nears.get(scope_of[i])
                     if near is None:
@@ -700,7 +702,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         elif effect == COLUMNS:
             self.outbox.patch(ch.memory_id, ch.scope, ch.patch)
         elif effect == DELETE:
-            self.outbox.delete(ch.memory_id)
+            self.outbox.delete(ch.memory_id, ch.scope)
 
     # --- routing help ------------------------------------------------------------------------
 
@@ -745,11 +747,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
     async def stats(self) -> dict:
         await self._ready()
         return {
-            "index": self.index,
-            "hot_scopes": len(self.hot.states),
-            "hot_memories": self.hot.size(),
-            "working_items": len(self.working),
-            "pending_l2": len(self.outbox),
+            "index": self.index, "hot_scopes": len(self.hot.states), "hot_memories": self.hot.size(),
+            "working_items": len(self.working), "pending_l2": len(self.outbox),
             "l2_cache_mb": round(self.l2.cache_bytes() / 2**20, 1) if self.l2_open() else 0.0,
             "inflight": self.inflight,
             "timing_s": {k: round(v, 3) for k, v in self.timing.items()},

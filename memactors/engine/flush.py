@@ -33,6 +33,10 @@ class FlushMixin:
         except Exception:  # noqa: BLE001 - pending changes are kept; the loop retries
             log.exception("L2 flush failed; the flush loop will retry")
 
+    # The scopes of the batch on its way to Lance (taken from the outbox, not yet applied), and
+    # an event set once it landed or went back: a scope loaded meanwhile waits for it (``_load``).
+    _landing: tuple[set[str], asyncio.Event] | None = None
+
     _defer_until = 0.0  # monotonic: the owner's own flushes wait until then (``defer_flushes``)
 
     async def defer_flushes(self, seconds: float) -> None:
@@ -73,6 +77,7 @@ class FlushMixin:
             if batch is None:
                 return 0
             t0 = time.perf_counter()
+            self._landing = landing = (batch.scopes(), asyncio.Event())
             try:
                 if len(batch):  # seqs alone (grants, events with no L2 effect) only need marking
                     await asyncio.to_thread(self.l2.apply, batch)
@@ -80,6 +85,9 @@ class FlushMixin:
                 self.outbox.restore(batch)
                 raise StoreError(f"L2 could not be written ({type(exc).__name__}); the ledger holds every change "
                                  "and L2 catches up by itself once the disk has room and is writable") from exc
+            finally:
+                self._landing = None
+                landing[1].set()
             self._tick("l2_flush", t0)
             if isinstance(self.l2, PendingL2) and self.l2.store is not None:
                 self.l2 = self.l2.store  # opened by this flush: no stand-in from here on

@@ -7,13 +7,21 @@ again), a demotion the vault memory's, and a promotion up the scope tree the sou
 (from the hot state or the ledger: the source scope may be another owner's) and a read grant
 on it, checked here against the ledger's grants. A review's approval needs the held write's
 author (the actor of its write event, from the ledger): nobody approves their own held write.
+A sweep or a rollback that takes a memory out of recall in a scope not held hot needs that
+scope's memories flagged "contradiction" (from L2), to end a contradiction left one-sided.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from ..core import changes as C
 from ..core import records as R
+from ..core.lifecycle import ACTION_OF, EVICT
+from ..core.ops import RollbackOp, SweepOp
 from ..core.scopes import parse_scope
+from ..core.versions import CONTRADICTION_FLAG
+from ..store import filters as F
 
 
 class SessionMixin:
@@ -51,3 +59,43 @@ class SessionMixin:
             ctx.prepared = C.Prepared(rep.decision, None, {}, rep.summary(), vector=vec)
         else:
             ctx.prepared = C.Prepared(R.ACCEPTED, None, {}, {}, vector=vec)
+
+    async def _flagged_cold(self, ops: list, hot) -> dict:
+        """For a sweep or a rollback (operations over many scopes) that takes a memory out of
+        recall in a scope not held hot: that scope's live memories flagged "contradiction", from
+        L2 (current for a cold scope: the sweep and the rollback flush first, and a write loads
+        its scope), so a side left alone sheds its flag there too (``core.changes``)."""
+        scopes = set()
+        for op in ops:
+            if isinstance(op, SweepOp):
+                scopes |= {s for _, s, code in op.rows if ACTION_OF[code] == EVICT}
+            elif isinstance(op, RollbackOp):
+                scopes |= {s for _, s, now, target in op.rows if now.get("review") == CONTRADICTION_FLAG
+                           and now.get("status") in R.LIVE and target.get("status") not in R.LIVE}
+        asked = sorted(s for s in scopes if s not in hot and s in self.l2_scopes)
+        out: dict = {}
+        for i in range(0, len(asked), 500):
+            where = (f"{F.scope_in(asked[i:i + 500])} AND {F.status_in(sorted(R.LIVE))} "
+                     f"AND review = {F.quote(CONTRADICTION_FLAG)}")
+            tbl = await asyncio.to_thread(self.l2._select, where,  # noqa: SLF001
+                                          ["memory_id", "scope", "status", "review", "entity_key", "content",
+                                           "version"])
+            for r in tbl.to_pylist():
+                out.setdefault(r["scope"], _Flagged()).records[r["memory_id"]] = r
+        return out
+
+
+class _Flagged:
+    """A cold scope's flagged live records, as much of a ``ScopeState`` as ending a
+    contradiction reads."""
+
+    __slots__ = ("records",)
+
+    def __init__(self) -> None:
+        self.records: dict[str, dict] = {}
+
+    def get(self, memory_id: str) -> dict | None:
+        return self.records.get(memory_id)
+
+    def live(self) -> list[dict]:
+        return list(self.records.values())

@@ -21,13 +21,15 @@ class Batch:
     deletes: set[str] = field(default_factory=set)
     vectors: dict = field(default_factory=dict)  # memory id -> vector, for new and whole rows
     seqs: list[int] = field(default_factory=list)
+    # every scope a row, patch or deletion here belongs to (deletions carry no record): a scope
+    # loaded from Lance while it is listed here would miss them (``StateMixin._load`` flushes first)
+    touched: set[str] = field(default_factory=set)
 
     def __len__(self) -> int:
         return len(self.new) + len(self.rows) + len(self.patches) + len(self.deletes)
 
     def scopes(self) -> set[str]:
-        return {r["scope"] for r in (*self.new.values(), *self.rows.values())} | \
-            {p["scope"] for p in self.patches.values() if "scope" in p}
+        return self.touched
 
 
 class L2Outbox:
@@ -43,6 +45,7 @@ class L2Outbox:
     def row(self, rec: dict, vector, *, new: bool) -> None:
         """Lance must hold this whole row (``new``: it has never been there)."""
         b, mid = self._b, rec["memory_id"]
+        b.touched.add(rec["scope"])
         b.deletes.discard(mid)
         b.patches.pop(mid, None)
         if new or mid in b.new:
@@ -55,6 +58,8 @@ class L2Outbox:
     def patch(self, memory_id: str, scope: str, fields: dict) -> None:
         """Lance must update these columns of a row it holds (or will, from this batch)."""
         b = self._b
+        if scope:
+            b.touched.add(scope)
         if memory_id in b.new:
             b.new[memory_id] = {**b.new[memory_id], **fields}
         elif memory_id in b.rows:
@@ -62,8 +67,10 @@ class L2Outbox:
         elif memory_id not in b.deletes:
             b.patches[memory_id] = {**b.patches.get(memory_id, {"scope": scope}), **fields}
 
-    def delete(self, memory_id: str) -> None:
+    def delete(self, memory_id: str, scope: str | None = None) -> None:
         b = self._b
+        if scope:
+            b.touched.add(scope)
         b.patches.pop(memory_id, None)
         b.rows.pop(memory_id, None)
         b.vectors.pop(memory_id, None)
@@ -101,6 +108,7 @@ class L2Outbox:
             self.patch(mid, p.get("scope", ""), {k: v for k, v in p.items() if k != "scope"})
         for mid in b.deletes:
             self._b.deletes.add(mid)
+        self._b.touched |= b.touched
         self._b.seqs = b.seqs + self._b.seqs
         for mid, rec in later.new.items():
             self.row(rec, later.vectors.get(mid), new=True)
@@ -110,4 +118,5 @@ class L2Outbox:
             self.patch(mid, p.get("scope", ""), {k: v for k, v in p.items() if k != "scope"})
         for mid in later.deletes:
             self.delete(mid)
+        self._b.touched |= later.touched
         self._b.seqs.extend(later.seqs)

@@ -32,6 +32,14 @@ class StateMixin:
         """Fresh states of these scopes from L2 (not installed). Scopes Lance has never seen
         need no query: only owners write Lance, one owner a tenant."""
         asked = [s for s in scopes if s in self.l2_scopes]
+        if asked and self._hold is None:  # (a held flush lock: its holder's changes land after it)
+            # Changes of these scopes Lance has yet to see (a rollback's or a sweep's in a scope not
+            # held hot, a scope dropped from the hot cache with a deletion pending): read after them.
+            landing = self._landing
+            if landing is not None and not landing[0].isdisjoint(asked):  # half way to Lance
+                await landing[1].wait()
+            if not self.outbox.dirty_scopes().isdisjoint(asked):
+                await self._flush()
         rows, vecs, versions = [], [], []
         for i in range(0, len(asked), 500):
             r, v = await asyncio.to_thread(self.l2.load_scopes, asked[i : i + 500])

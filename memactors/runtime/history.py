@@ -246,6 +246,7 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         plan.affected_actions = calls.get(ledger.actions_on_many.remote(touched, actor))
     if not dry_run and rows:
         plan.applied = _apply(rt, rows, actor, reason)
+        rt.flush()  # in L2 now: a cold scope's recall reads it there, and never what was just undone
     plan.seconds = time.perf_counter() - t0
     return plan
 

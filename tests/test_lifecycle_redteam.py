@@ -1,0 +1,132 @@
+"""Lifecycle interactions found by red-teaming, on the process host with a simulated clock:
+each test is a promise that broke when two lifecycle mechanisms met."""
+
+from __future__ import annotations
+
+import pytest
+
+import memactors
+
+S = "/org/acme/user/alice/"
+A = "agent"
+
+
+def _connect(path, clock):
+    return memactors.connect(str(path), host="process", clock=clock)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    clock = memactors.ManualClock()
+    rt = _connect(tmp_path / "d", clock)
+    rt.grant(A, S, write=True)
+    rt.grant("admin", "/org/acme/", write=True)
+    yield rt, clock, tmp_path / "d"
+    rt.close()
+
+
+def _city(rt, city: str, confidence: float, source: str, **kw):
+    return rt.write(S, f"Alice lives in {city}", actor=A, subject="alice", predicate="city", object=city.lower(),
+                    confidence=confidence, source=source, **kw)
+
+
+def _flagged(rt) -> set[str]:
+    return {m["memory_id"] for g in rt.contradictions.pending(S, actor=A) for m in g["memories"]}
+
+
+def _reviews(rt) -> dict:
+    res = rt.recall("where does Alice live", actor=A, task_id="t", allowed_scopes=[S], purpose="test", top_k=20,
+                    threshold=0.0)
+    return {h.memory_id: h.review for h in res.hits}
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_a_sweep_evicting_one_side_of_a_contradiction_ends_it(folder, reopen):
+    """One side of a close call hard-expires and a sweep evicts it: the other, left with no
+    rival, is no longer in a contradiction (as when one side is erased), whether the owner held
+    the scope in memory or the sweep met it cold after a restart."""
+    rt, clock, path = folder
+    paris = _city(rt, "Paris", 0.8, "user_stated", ttl_days=5)
+    rome = _city(rt, "Rome", 0.7, "tool", ttl_days=50)
+    assert rome.decision == "contradiction_queued"
+    clock.advance(days=6)
+    if reopen:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        assert rt.gc().by_rule["hard_expired"] == 1
+        assert _flagged(rt) == set()
+        assert _reviews(rt) == {rome.memory_id: None}
+        rt.close()
+        rt = _connect(path, clock)  # the flag's end is in the ledger and L2, not in the hot state alone
+        assert _flagged(rt) == set() and _reviews(rt) == {rome.memory_id: None}
+        assert paris.memory_id not in _reviews(rt)
+    finally:
+        rt.close()
+
+
+def test_a_sweep_evicting_one_of_three_sides_keeps_the_contradiction(folder):
+    rt, clock, _ = folder
+    _city(rt, "Paris", 0.8, "user_stated", ttl_days=5)
+    rome = _city(rt, "Rome", 0.7, "tool", ttl_days=50)
+    oslo = _city(rt, "Oslo", 0.75, "agent_inferred", ttl_days=50)
+    assert oslo.decision == "contradiction_queued"
+    clock.advance(days=6)
+    rt.gc()
+    assert _flagged(rt) == {rome.memory_id, oslo.memory_id}
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_rolling_back_one_side_of_a_contradiction_ends_it(folder, reopen):
+    """A rollback of one side (a poisoned tool write) takes it out of recall: the side left
+    is no longer waiting for a reviewer."""
+    rt, clock, path = folder
+    paris = _city(rt, "Paris", 0.8, "user_stated")
+    rome = _city(rt, "Rome", 0.7, "tool")
+    assert rome.decision == "contradiction_queued"
+    if reopen:
+        rt.close()
+        rt = _connect(path, clock)
+    rt.rollback(memory_id=rome.memory_id, actor="admin", reason="bad tool")
+    assert _flagged(rt) == set()
+    assert _reviews(rt) == {paris.memory_id: None}
+    rt.close()
+    again = _connect(path, clock)
+    try:
+        assert _flagged(again) == set() and _reviews(again) == {paris.memory_id: None}
+    finally:
+        again.close()
+
+
+def test_a_rollback_in_a_scope_not_held_hot_stays_undone_when_the_scope_is_next_used(folder):
+    """After a restart the scope is cold: the rollback's changes go to L2 through the outbox. A
+    write that loads the scope right after must see them (it loaded the rows from L2 as they
+    were: the undone memory came back to recall until the next restart, and the same text
+    written again refreshed it)."""
+    rt, clock, path = folder
+    tea = rt.write(S, "Alice likes green tea", actor=A)
+    coffee = rt.write(S, "Alice drinks coffee", actor=A, subject="alice", predicate="drink", object="coffee")
+    rt.close()
+    rt = _connect(path, clock)
+    try:
+        rt.rollback(memory_id=tea.memory_id, actor="admin", reason="poisoned")
+        dog = rt.write(S, "Alice has a dog", actor=A)  # loads the scope
+        q = dict(actor=A, task_id="t", allowed_scopes=[S], purpose="test", top_k=20, threshold=0.0)
+        assert {h.memory_id for h in rt.recall("Alice tea coffee dog", **q).hits} == {coffee.memory_id, dog.memory_id}
+        again = rt.write(S, "Alice likes green tea", actor=A)
+        assert again.decision == "accepted" and again.memory_id != tea.memory_id
+    finally:
+        rt.close()
+
+
+def test_a_rollback_in_a_cold_scope_is_out_of_recall_at_once(folder):
+    rt, clock, path = folder
+    fact = rt.write(S, "Alice drinks coffee", actor=A, subject="alice", predicate="drink", object="coffee")
+    rt.close()
+    rt = _connect(path, clock)
+    try:
+        rt.rollback(memory_id=fact.memory_id, actor="admin", reason="poisoned")
+        res = rt.recall("Alice coffee", actor=A, task_id="t", allowed_scopes=[S], purpose="test", threshold=0.0)
+        assert fact.memory_id not in {h.memory_id for h in res.hits}
+    finally:
+        rt.close()
