@@ -130,3 +130,56 @@ def test_a_rollback_in_a_cold_scope_is_out_of_recall_at_once(folder):
         assert fact.memory_id not in {h.memory_id for h in res.hits}
     finally:
         rt.close()
+
+
+def _recalled(rt, query: str) -> list[str]:
+    return [h.content for h in rt.recall(query, actor=A, task_id="t", allowed_scopes=[S], purpose="test",
+                                         threshold=0.0).hits]
+
+
+@pytest.mark.parametrize("cold", [False, True], ids=["hot", "cold"])
+def test_a_new_value_of_a_fact_whose_version_expired_is_live_whatever_its_confidence(folder, cold):
+    """A fact's version past its hard TTL is out of recall: a later value from a weaker source
+    supersedes it, where it was kept as superseded behind it (recalled: nothing)."""
+    rt, clock, path = folder
+    old = _city(rt, "Paris", 0.9, "user_stated", ttl_days=5)
+    clock.advance(days=6)
+    if cold:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        new = _city(rt, "Rome", 0.5, "tool")
+        assert new.decision == "superseded_previous" and new.version == 2
+        assert _recalled(rt, "where does Alice live") == ["Alice lives in Rome"]
+        assert [v["status"] for v in rt.history(old.memory_id, actor=A)["versions"]] == ["superseded", "active"]
+        rt.close()
+        rt = _connect(path, clock)  # the same after a reopen (the hot state rebuilt from L2)
+        assert _recalled(rt, "where does Alice live") == ["Alice lives in Rome"]
+    finally:
+        rt.close()
+
+
+def test_before_its_hard_ttl_a_stronger_version_still_keeps_a_weaker_value_superseded(folder):
+    rt, clock, _ = folder
+    _city(rt, "Paris", 0.9, "user_stated", ttl_days=5)
+    clock.advance(days=4)
+    assert _city(rt, "Rome", 0.5, "tool").decision == "kept_as_superseded"
+    assert _recalled(rt, "where does Alice live") == ["Alice lives in Paris"]
+
+
+@pytest.mark.parametrize("cold", [False, True], ids=["hot", "cold"])
+def test_a_near_copy_of_an_expired_memory_is_a_memory_of_its_own(folder, cold):
+    """A paraphrase of a memory past its hard TTL merged into it: the new wording was dropped
+    and the expired text came back into recall."""
+    rt, clock, path = folder
+    rt.write(S, "The quarterly report for the northern region is due on Friday afternoon", actor=A, ttl_days=5)
+    clock.advance(days=6)
+    if cold:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        res = rt.write(S, "The quarterly report for the northern region is due Friday afternoon", actor=A)
+        assert res.decision == "accepted"
+        assert _recalled(rt, "quarterly report") == ["The quarterly report for the northern region is due Friday afternoon"]
+    finally:
+        rt.close()

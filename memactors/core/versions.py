@@ -389,11 +389,11 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         if existing_id is not None:
             return Decision(R.REFRESHED, refreshed(state.records[existing_id], now_us, rules.refresh_bump))
         rec["version"] = 1
-        opposed = _text_contradictions(state, rec, similar)
+        opposed = _text_contradictions(state, rec, similar, now_us)
         if opposed:  # before the near-copy merge: "X is vegetarian" / "X is not vegetarian" are 0.97 apart
             return _text_close_calls(rec, opposed, now_us, judge)
         close_by = near(rec) if near is not None else None
-        if close_by is not None and close_by in state.records:
+        if close_by is not None and close_by in state.records and not expired(state.records[close_by], now_us):
             return Decision(R.MERGED, refreshed(state.records[close_by], now_us, rules.refresh_bump))
         return Decision(R.ACCEPTED, rec)
     rec["version"] = state.next_version(key)
@@ -405,6 +405,15 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
             old["content_hash"] == rec["content_hash"]
         ):
             return Decision(R.REFRESHED, refreshed(old, now_us, rules.refresh_bump))
+    # Versions past their hard TTL take no part: the write supersedes them whatever its confidence
+    # (else a weaker source's new value was kept as superseded behind a value no recall shows).
+    gone = [dict(old, status="superseded", updated_at=now_us) for old in live if expired(old, now_us)]
+    live = [old for old in live if not expired(old, now_us)]
+    if not live:
+        rec["supersedes"] = gone[0]["memory_id"]
+        if not rules.explicit_ttl:
+            _inherit_ttl(rec, gone[0], now_us)
+        return Decision(R.SUPERSEDED_PREVIOUS, rec, gone)
     # Against every live version (several only while a close call awaits review): the write
     # loses to any -> kept as superseded; else it supersedes those it beats and stays flagged
     # beside those it ties with.
@@ -421,7 +430,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     if lost:
         rec["status"] = "superseded"
         return Decision(R.KEPT_AS_SUPERSEDED, rec, judged=judged)
-    changed = [dict(old, status="superseded", updated_at=now_us) for old, _ in beaten]
+    changed = [dict(old, status="superseded", updated_at=now_us) for old, _ in beaten] + gone
     if beaten:
         newest, by = beaten[0]
         rec["supersedes"] = newest["memory_id"]
@@ -456,8 +465,15 @@ CONTRADICTION_FLAG = "contradiction"
 SCREEN_FROM = 64  # live text-only memories in a scope from which its cue keys are counted
 
 
-def _text_contradictions(state: ScopeState, rec: dict, similar) -> list[dict]:
-    """Live text-only memories close to ``rec`` that say the opposite of it."""
+def expired(rec: dict, now_us: int) -> bool:
+    """Past its hard TTL: out of every recall until a sweep evicts it. A write never merges
+    into, loses to or is flagged against such a memory (its text would come back through it)."""
+    at = rec.get("hard_expires_at")
+    return at is not None and at <= now_us
+
+
+def _text_contradictions(state: ScopeState, rec: dict, similar, now_us: int) -> list[dict]:
+    """Live text-only memories close to ``rec`` that say the opposite of it (none past its hard TTL)."""
     if similar is None or rec.get("content") is None:
         return []
     # In a scope of many memories, the counted cues first (they decide most writes without a
@@ -472,7 +488,7 @@ def _text_contradictions(state: ScopeState, rec: dict, similar) -> list[dict]:
     for mid in similar(rec):
         old = state.records.get(mid)
         if old is not None and old["status"] in R.LIVE and old.get("entity_key") is None and old.get("content") \
-                and text_contradiction(old["content"], rec["content"]):
+                and not expired(old, now_us) and text_contradiction(old["content"], rec["content"]):
             out.append(old)
     return out
 
