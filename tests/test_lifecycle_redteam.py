@@ -183,3 +183,35 @@ def test_a_near_copy_of_an_expired_memory_is_a_memory_of_its_own(folder, cold):
         assert _recalled(rt, "quarterly report") == ["The quarterly report for the northern region is due Friday afternoon"]
     finally:
         rt.close()
+
+
+@pytest.mark.parametrize("cold", [False, True], ids=["hot", "cold"])
+def test_updating_one_side_of_a_contradiction_keeps_the_dispute_with_the_new_version(folder, cold):
+    """The updated side's new version was unflagged and the other side stayed flagged alone:
+    two live versions of one fact, one of them in a contradiction with nothing."""
+    rt, clock, path = folder
+    paris = _city(rt, "Paris", 0.8, "user_stated")
+    rome = _city(rt, "Rome", 0.7, "tool")
+    assert rome.decision == "contradiction_queued"
+    if cold:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        oslo = rt.update(paris.memory_id, "Alice lives in Oslo", actor=A, object="oslo")
+        assert _flagged(rt) == {rome.memory_id, oslo.memory_id}
+        rt.close()
+        rt = _connect(path, clock)  # the same after a reopen
+        assert _flagged(rt) == {rome.memory_id, oslo.memory_id}
+        rt.contradictions.resolve(oslo.memory_id, actor=A, reason="she moved")
+        assert _flagged(rt) == set() and _reviews(rt) == {oslo.memory_id: None}
+    finally:
+        rt.close()
+
+
+def test_updating_one_side_to_the_other_sides_value_settles_the_dispute(folder):
+    rt, _, _ = folder
+    paris = _city(rt, "Paris", 0.8, "user_stated")
+    rome = _city(rt, "Rome", 0.7, "tool")
+    new = rt.update(paris.memory_id, "Alice lives in Rome", actor=A, object="rome")
+    assert _flagged(rt) == set() and _reviews(rt) == {new.memory_id: None}
+    assert rt.history(rome.memory_id, actor=A)["live"] == [new.memory_id]

@@ -190,6 +190,20 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
     changes = [Change(E.WRITE, req.scope, new_id, record=rec, reason=f"an update of {old_id}"),
                Change(E.STATUS, old["scope"], old_id, patch={"status": "superseded", "updated_at": now_us},
                       reason=f"superseded by {new_id}: updated", of_version=old["version"])]
+    if key is not None and old.get("review") == CONTRADICTION_FLAG:
+        # One side of a contradiction updated: the other side holding the new value is superseded
+        # by it (the dispute is settled); one holding another value stays in dispute, with the new
+        # version (else it stayed flagged alone beside a second live version of the fact).
+        value = R.normalise(rec.get("object") or "")
+        for r in state.live_versions(key):
+            if r["memory_id"] == old_id:
+                continue
+            if R.normalise(r.get("object") or "") == value:
+                changes.append(Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded",
+                                      "updated_at": now_us}, reason=f"superseded by {new_id}: updated to its value",
+                                      of_version=r["version"]))
+            else:
+                rec["review"] = CONTRADICTION_FLAG
     return Outcome(changes, write_result(R.SUPERSEDED_PREVIOUS, rec, req.scope, prep.gate), vectors=vectors)
 
 

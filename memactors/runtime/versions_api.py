@@ -67,7 +67,8 @@ class VersionsAPI:
         category, importance) as that memory has them. The old version is superseded by the new
         one (``supersedes`` names it) whatever the confidence rules would say of another
         writer; the same text again refreshes it; a held (pending) text waits for review and
-        changes nothing yet. ``actor`` needs a write grant on the memory's scope and to see it there (its
+        changes nothing yet. One side of a contradiction updated: the other side stays in dispute
+        with the new version, or is superseded by it when it holds the new value. ``actor`` needs a write grant on the memory's scope and to see it there (its
         read grant's clearance: the new version carries the fact's fields over); a memory it
         cannot write, an unknown id, and one that is not the live version are NotFound."""
         self._check_open()
