@@ -91,7 +91,7 @@ def test_number_takes_real_numbers(ok, want):
 @pytest.mark.parametrize("bad, why", [
     (True, "a bool"), (np.bool_(False), "bool"), ("0.3", "a str of 3 characters"), (b"1", "bytes"), (None, "None"),
     ([0.5], "a list"), (float("nan"), "NaN"), (float("inf"), "infinity"), (-float("inf"), "-infinity"),
-    (-0.1, "-0.1"), (1.5, "1.5"), (10**400, "magnitude 1e400"), (13800138000, "magnitude 1e10"), (-2.5e7, "magnitude 1e7"), (Fraction(10**400, 3), "too large"), (object(), "an object"),
+    (-0.1, "-0.1"), (1.5, "1.5"), (1.0000001, "not 1.0000001"), (10**400, "magnitude 1e400"), (13800138000, "magnitude 1e10"), (-2.5e7, "magnitude 1e7"), (Fraction(10**400, 3), "too large"), (object(), "an object"),
 ])
 def test_number_refuses_and_describes(bad, why):
     with pytest.raises(InvalidRecord, match="x must be a number from 0 to 1") as e:

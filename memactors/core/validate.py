@@ -68,7 +68,7 @@ def show_number(value: numbers.Real) -> str:
         return "-infinity" if f < 0 else "infinity"
     if abs(f) >= 1e6:
         return f"a number of magnitude 1e{math.floor(math.log10(abs(f)))}"
-    return f"{f:.6g}"
+    return f"{f:.15g}"  # all it holds: 36500.0001 is not "36500"
 
 
 def _article(name: str) -> str:
