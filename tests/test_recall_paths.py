@@ -160,6 +160,32 @@ def test_the_flush_loop_compacts_once_due_and_looks_only_when_it_could_be(tmp_pa
         assert len(looked) == appends // 2  # every second append of the owner's (4 due / 2 owners)
 
 
+def test_a_records_numbers_read_the_same_from_memory_and_from_lance(tmp_path):
+    """Lance keeps confidence, importance and TTL days as float32: a hit served cold showed
+    0.800000011920929 where the hot one showed 0.8, and a TTL restarted after a reopen ended
+    microseconds off where it would have before."""
+    from memactors.core.clock import US_PER_DAY
+
+    clock = memactors.ManualClock()
+
+    def seen(rt):
+        res = rt.recall("window seats", actor="ag", task_id="t", allowed_scopes=[A], purpose="p", threshold=0.0)
+        return [(h.confidence, h.importance) for h in res.hits]
+
+    with memactors.connect(str(tmp_path / "data"), host="process", config=CFG, clock=clock) as rt:
+        rt.grant("ag", A, write=True)
+        w = rt.write(A, "Alice prefers window seats", actor="ag", confidence=0.8, importance=0.7, ttl_days=3.3)
+        hot = seen(rt)
+        rt.flush()
+        drop_hot(rt)
+        assert seen(rt) == hot == [(0.8, 0.7)]
+    with memactors.connect(str(tmp_path / "data"), host="process", config=CFG, clock=clock) as rt:
+        clock.advance(days=1)
+        assert rt.write(A, "Alice prefers window seats", actor="ag").decision == "refreshed"  # the TTL restarts
+        [v] = rt.history(w.memory_id, actor="ag")["versions"]
+    assert v["hard_expires_at"] == clock.now_us() + int(3.3 * US_PER_DAY)
+
+
 class _Docs(Retriever):
     name = "docs"
 

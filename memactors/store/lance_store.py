@@ -617,8 +617,14 @@ def _rows(tbl: pa.Table) -> tuple[list[dict], list]:
 
 
 def _ts_as_int(tbl: pa.Table) -> pa.Table:
-    # The rest of the code speaks integer microseconds, the storage type of the timestamps.
+    # The rest of the code speaks integer microseconds, the storage type of the timestamps. A
+    # float32 column (confidence, importance, TTL days) is read as the shortest decimal it holds
+    # (0.8, not 0.800000011920929): what the hot state has of a value written as 0.8, so a
+    # record reads the same from memory and from Lance, and a TTL restarted after a reopen
+    # ends when it would have before.
     for i, f in enumerate(tbl.schema):
         if pa.types.is_timestamp(f.type):
             tbl = tbl.set_column(i, f.name, tbl.column(i).cast(pa.int64()))
+        elif pa.types.is_float32(f.type):
+            tbl = tbl.set_column(i, f.name, tbl.column(i).cast(pa.string()).cast(pa.float64()))
     return tbl
