@@ -81,8 +81,13 @@ class L0:
     step: int = 0  # index into plan of the current step
     constraints: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
-    scratchpad: str = ""
+    scratchpad: str = ""  # what the prompt shows of the notes: their last SCRATCHPAD_CHARS characters
     seq: int = 0  # observations seen so far (orders them)
+    # The notes the scratchpad is made of, oldest first, (L1 item or None, text): only those still
+    # (partly) within its last SCRATCHPAD_CHARS characters. An erased note is found by its item,
+    # whole, even when the window cut its start (a text search would miss that part, and cut
+    # into other notes holding the same words).
+    notes: list[tuple[str | None, str]] = field(default_factory=list)
 
     @classmethod
     def new(cls, goal: str, plan=(), constraints=()) -> L0:
@@ -130,14 +135,18 @@ class L0:
         elif slot in ("plan", "step"):
             self.plan = [ERASED if p == text else p for p in self.plan]
         elif slot == "scratchpad":
-            self.scratchpad = self.scratchpad.replace(text, ERASED)
+            self._set_notes([(m, t) for m, t in self.notes if t != text])
 
     def drop(self, memory_ids: set[str]) -> int:
         """Take out the observations whose L1 items are ``memory_ids`` (erased: a forgotten
-        memory leaves the prompt too). Returns how many went."""
+        memory leaves the prompt too); a note of them is cut out, whole, even where the
+        scratchpad's window had cut its start (as a session resumed from the ledger, which no
+        longer holds it, shows it). Returns how many observations went."""
         kept = [o for o in self.observations if o.memory_id not in memory_ids]
         n = len(self.observations) - len(kept)
         self.observations = kept
+        if any(m in memory_ids for m, _ in self.notes):
+            self._set_notes([(m, t) for m, t in self.notes if m not in memory_ids])
         return n
 
     def observe(self, obs: Observation) -> Observation | None:
@@ -152,11 +161,18 @@ class L0:
         self.observations.remove(victim)
         return victim
 
-    def note(self, text: object) -> None:
-        """Append to the scratchpad; past ``SCRATCHPAD_CHARS`` the oldest characters go."""
+    def note(self, text: object, memory_id: str | None = None) -> None:
+        """Append to the scratchpad (``memory_id``: the note's L1 item, so an erasure finds it);
+        past ``SCRATCHPAD_CHARS`` the oldest characters go."""
         t = V.text(text, "note", MAX_CONTENT_CHARS)
-        pad = f"{self.scratchpad}\n{t}" if self.scratchpad else t
-        self.scratchpad = pad[-SCRATCHPAD_CHARS:]
+        self._set_notes([*self.notes, (memory_id, t)])
+
+    def _set_notes(self, notes: list[tuple[str | None, str]]) -> None:
+        # Only the notes still within the window are kept (a note wholly out of it is never shown).
+        while len(notes) > 1 and sum(len(t) + 1 for _, t in notes[1:]) - 1 >= SCRATCHPAD_CHARS:
+            notes = notes[1:]
+        self.notes = notes
+        self.scratchpad = "\n".join(t for _, t in notes)[-SCRATCHPAD_CHARS:]
 
     def advance(self, steps: int = 1) -> None:
         """Move to a later step of the plan (not past its end)."""

@@ -42,6 +42,7 @@ from .alerts import Alerts
 from .arguments import typed_calls
 from .async_api import AsyncAPI
 from .backup import BackupAPI, start_schedule
+from .handles import Tick
 from .paths import data_folder
 from .audit import Audit, l2_problem
 from .batch import BatchAPI
@@ -56,7 +57,7 @@ from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
 from .renamed import UNSET, renamed
 from .review import Review
-from .session import Session, Tick
+from .session import Session
 from .versions_api import VersionsAPI
 
 

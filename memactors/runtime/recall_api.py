@@ -23,7 +23,7 @@ from . import history
 from .evidence import evidence_row
 from .renamed import UNSET, renamed
 from .results import RecallResult, recall_result
-from .session import PushSession
+from .handles import PushSession
 
 
 class RecallAPI:

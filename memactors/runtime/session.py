@@ -46,9 +46,11 @@ import orjson
 from ..core import promotion as P
 from ..core import records as R
 from ..core import validate as V
-from ..core.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, select
-from ..core.errors import AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, SessionClosed, SessionExpired
-from ..core.l0 import L0, Observation, check_source, quote
+from ..core.budget import estimate_tokens, select
+from ..core.errors import (AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, PartialWrite, SessionClosed,
+                           SessionExpired)
+from ..core.idempotency import made_key_prefix
+from ..core.l0 import ERASED, L0, Observation, check_source, quote
 from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.working import KEPT
@@ -62,6 +64,8 @@ _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change"
 _SHOWN_SLOTS = ("goal", "plan", "step", "constraint", "scratchpad")  # L0 shows their text as written
 HELD = "(held for review by the write gate)"  # what L0 shows of an item the gate held, in every slot
 RELEASED = "released: its session ended"  # the ledger's reason for an L1 item let go by complete()
+ENDED_ELSEWHERE = ("this session was completed by another copy of it (a resumed one); nothing was written: "
+                   "open a new one")
 
 
 def source_kind(label: str) -> str:
@@ -188,6 +192,7 @@ class Session:
         observations; memories take what is left."""
         self._check_open()
         V.integer(token_budget, "token_budget", 1, R.MAX_TOKEN_BUDGET, allow_none=True)
+        self._drop_erased()  # first: a session completed elsewhere writes nothing more
         flush_all(self._rt, [self])
         k = self._rt.config.recall.push_refresh_turns
         fresh = self._pushed is None or self.turn - self._pushed_turn >= k
@@ -200,23 +205,30 @@ class Session:
                 # was pushed before is dropped first and the refusal raised, as a first push's is.
                 fresh, self._pushed = True, None
                 self._set_push(_run_pushes(self._rt, [self])[0])
-        self._drop_erased(pushed_too=not fresh)
         return self._render(token_budget)
 
-    def _drop_erased(self, pushed_too: bool) -> None:
+    def _drop_erased(self) -> None:
         """What was erased since it entered this session's prompt (an L0 observation, a pushed
-        memory) leaves it: a forget by anyone, asked of the ledger in one call. A fresh push
-        needs no check: recall never returns an erased memory."""
-        pushed = [h.memory_id for h in self._pushed.hits] if self._pushed is not None and pushed_too else []
+        memory) leaves it: a forget by anyone, asked of the ledger in one call (a push made
+        after it needs no check: recall never returns an erased memory). The same call finds a
+        session completed by another copy of it (its goal item released): SessionClosed."""
+        pushed = [h.memory_id for h in self._pushed.hits] if self._pushed is not None else []
         ids = sorted({o.memory_id for o in self.l0.observations if o.memory_id} | set(pushed) | set(self._shown))
         if not ids:
             return
         now = self._rt._calls.get(self._rt._ledger.history_call.remote("now_and_then", ids, None))  # noqa: SLF001
+        _refuse_ended([self], now)
         gone = {m for m in ids if (now.get(m) or (None,))[0] is None}
+        # A pushed memory that recall no longer serves (superseded by a newer version, past its hard
+        # TTL, archived, held) leaves too: the prompt never shows an old value as the current one.
+        t = self._rt.clock.now_us()
+        gone |= {m for m in pushed if m not in gone and not _served(now[m][0], t)}
         if gone:
-            self.l0.drop(gone)
+            self.l0.drop(gone)  # observations and notes, by their items
             for m in gone & self._shown.keys():
-                self.l0.erase(*self._shown.pop(m))
+                slot, text = self._shown.pop(m)
+                if slot != "scratchpad":
+                    self.l0.erase(slot, text)
             if gone & set(pushed):
                 self._pushed.hits = [h for h in self._pushed.hits if h.memory_id not in gone]
 
@@ -261,9 +273,12 @@ class Session:
         return self._rt.mark_cited(recall_id, memory_ids, actor=self.actor)
 
     def end_turn(self) -> TurnResult:
-        """Write what is pending, promote what the rules say (L1 -> L2), start the next turn."""
+        """Write what is pending, promote what the rules say (L1 -> L2), start the next turn.
+        A session completed by another copy of it (a resumed one) raises SessionClosed."""
         self._check_open()
-        return end_turn_all(self._rt, [self])[0]
+        if _ended_elsewhere([self], rt=self._rt):
+            raise SessionClosed(ENDED_ELSEWHERE)
+        return _end_turns(self._rt, [self])[0]
 
     def complete(self, summary: str = "", outcome: str = "success") -> dict:
         """End the task: the last promotion, the session's remaining L1 items released (ledger
@@ -315,8 +330,10 @@ class Session:
         if max(r["created_at"] for r in items) < rt.clock.now_us() - int(rt.config.runtime.session_ttl_s * 1e6):
             raise NotFound("no session of this task in this scope: it was idle for longer than "
                            "[runtime].session_ttl_s and was let go")
-        plan = [r["content"] for r in sorted((r for r in items if r["session"]["slot"] == "plan"),
-                                             key=lambda r: r["session"]["n"])]
+        # Each step in its place: an erased one (gone from the ledger) reads ERASED, as it did in the
+        # live session, so the current step (a place in the plan) is still the one it was.
+        steps = {r["session"]["n"]: r["content"] for r in items if r["session"]["slot"] == "plan"}
+        plan = [steps.get(i, ERASED) for i in range(max(steps) + 1)] if steps else []
         l0 = L0(goal["content"], plan)
         s = cls(rt, scope, actor=actor, task_id=task_id, goal=goal["content"], purpose=purpose, _l0=l0, _id=sid)
         s._goal_id = goal["memory_id"]
@@ -335,7 +352,7 @@ class Session:
             elif t["slot"] == "step":
                 l0.step = min(t["n"], max(len(plan) - 1, 0))
             elif t["slot"] == "scratchpad":
-                l0.note(text)
+                l0.note(text, mid)
             elif t["slot"] in ("observation", "reasoning"):
                 l0.observe(Observation(r.get("source_id") or "agent", text, float(r["importance"]), t["critical"],
                                        t["turn"], memory_id=mid))
@@ -349,6 +366,7 @@ class Session:
     # --- internals -----------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        self._rt._check_open()  # noqa: SLF001 - a closed runtime refuses every hook (RuntimeClosed), buffered ones too
         if self.started and not self.closed and (
                 self._rt.clock.now_us() - self._active_us > self._rt.config.runtime.session_ttl_s * 1e6):
             self.closed = self.expired = True  # the working pool has let its items go: nothing to go on from
@@ -366,6 +384,7 @@ class Session:
 
         req = R.write_request(dict(scope=self.scope, text=text, actor=self.actor, source=kind, pool="working",
                                    source_id=label, **kw))
+        req.idempotency_key = f"{made_key_prefix()}-0"  # its own, now: a resubmission after a PartialWrite writes once
         req.session = {"id": self.id, "task": self.task_id, "actor": self.actor, "turn": self.turn, "slot": slot,
                        "n": n, "critical": critical}
         ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, self._rt.config.lifecycle)
@@ -411,7 +430,7 @@ class Session:
         if p.slot in _SHOWN_SLOTS:
             self._shown[res.memory_id] = (p.slot, shown)
         if p.slot == "scratchpad":
-            self.l0.note(shown)
+            self.l0.note(shown, res.memory_id)
         if p.obs is not None:
             self.l0.observe(Observation(p.obs.source, shown, p.obs.importance, p.obs.critical, p.obs.turn,
                                         memory_id=res.memory_id))
@@ -439,11 +458,17 @@ class Session:
             own = self.l0.texts()
             hits = [h for h in hits if h.content not in own]
         budget = rc.push_token_budget if token_budget is None else max(0, token_budget - estimate_tokens(l0_text) - 4)
-        chosen, _ = select([{"content": h.content, "hit": h} for h in hits], max_items=rc.push_max_items,
+        # Each memory costs what it takes as shown (quoted: its line breaks indented), not its bare text.
+        chosen, _ = select([{"content": quote(h.content), "hit": h} for h in hits], max_items=rc.push_max_items,
                            token_budget=budget)
-        text = l0_text
-        if chosen:
-            text += "\n## Memories\n" + "\n".join(f"- {quote(c['hit'].content)}" for c in chosen)
+
+        def render(chosen: list[dict]) -> str:
+            return l0_text + ("\n## Memories\n" + "\n".join(f"- {c['content']}" for c in chosen) if chosen else "")
+
+        text = render(chosen)
+        while chosen and token_budget is not None and estimate_tokens(text) > token_budget:
+            chosen = chosen[:-1]  # never over the budget for a memory (L0's own slots may be, when it is too small)
+            text = render(chosen)
         return Prompt(text, estimate_tokens(text), [c["hit"].memory_id for c in chosen],
                       self._pushed.recall_id if self._pushed is not None else None)
 
@@ -527,7 +552,21 @@ def flush_all(rt, sessions: list[Session], extra: list[dict] = ()) -> list:
         return []
     for s in sessions:
         s._pending = []
-    results = rt._write_many([p.item for _, p in owners] + list(extra), True, sessions=True)
+    try:
+        results = rt._write_many([p.item for _, p in owners] + list(extra), True, sessions=True)
+    except PartialWrite as exc:
+        # What was confirmed lands; the rest goes back to its session's buffer, for the next hook
+        # (each item's idempotency key makes that resubmission safe).
+        for (s, p), res in zip(owners, exc.results):
+            if res is None:
+                s._pending.append(p)
+            else:
+                s._written(p, res)
+        raise
+    except BaseException:  # nothing written (a closed runtime, the ledger down...): nothing lost either
+        for s in sessions:
+            s._pending = [p for o, p in owners if o is s] + s._pending
+        raise
     for (s, p), res in zip(owners, results):
         s._written(p, res)
     return results[len(owners):]
@@ -549,11 +588,41 @@ def recall_all(rt, asks: list[tuple]) -> list:
     return rt.recall_many(reqs, return_errors=True)
 
 
+def _ended_elsewhere(sessions: list[Session], now: dict | None = None, rt=None) -> list[Session]:
+    """Those of these sessions completed by another copy of them (a resumed one, in another
+    process too): their goal item released (``now``: the ledger's records by id, else asked of
+    ``rt`` in one call). Each is closed, so none of its hooks writes or promotes anything more."""
+    if now is None:
+        goals = [s._goal_id for s in sessions if s._goal_id is not None]
+        ask = rt._ledger.history_call.remote("now_and_then", goals, None) if goals else None  # noqa: SLF001
+        now = rt._calls.get(ask) if ask is not None else {}  # noqa: SLF001
+    ended = [s for s in sessions if s._goal_id is not None
+             and (now.get(s._goal_id) or (None,))[0] is not None and now[s._goal_id][0]["status"] not in KEPT]
+    for s in ended:
+        s.closed = True
+        s._pushed = None
+    return ended
+
+
+def _refuse_ended(sessions: list[Session], now: dict) -> None:
+    if _ended_elsewhere(sessions, now):
+        raise SessionClosed(ENDED_ELSEWHERE)
+
+
 def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
     """``end_turn()`` of many sessions: pending writes in one batch, promotions by rule in one
     call per owner (each promoted item leaves L1; so do the session's earlier items of the same
-    fact, in a second call when there are any), each session on to its next turn."""
+    fact, in a second call when there are any), each session on to its next turn. A session
+    completed by another copy of it (a resumed one) is closed and left out: nothing of it is
+    written, its result names the SessionClosed."""
     sessions = _sessions(sessions, "end_turn_all")
+    ended = {id(s) for s in _ended_elsewhere(sessions, rt=rt)}
+    done = iter(_end_turns(rt, [s for s in sessions if id(s) not in ended]))
+    return [TurnResult(s.turn, errors=[f"SessionClosed: {ENDED_ELSEWHERE}"]) if id(s) in ended else next(done)
+            for s in sessions]
+
+
+def _end_turns(rt, sessions: list[Session]) -> list[TurnResult]:
     flush_all(rt, sessions)
     min_turns = rt.config.lifecycle.promote_min_turns
     ops, whose, out = [], [], []
@@ -649,7 +718,7 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         else:
             s._gone.add(s._goal_id)
             ended.append(i)
-    for i, tr in zip(ended, end_turn_all(rt, [sessions[i] for i in ended])):
+    for i, tr in zip(ended, _end_turns(rt, [sessions[i] for i in ended])):
         out[i]["turn"] = tr
     _submit_quietly(rt, [(sessions[i], StatusOp(m, "evicted", sessions[i].actor, RELEASED, f"release-{m}"))
                          for i in ended for m in sessions[i]._items if m not in sessions[i]._gone])
@@ -697,6 +766,11 @@ def _candidate(rec: dict, tag: dict, gate) -> P.Candidate:
                        R.PENDING if rec["status"] == "pending" else rep.decision, tuple(rep.tags), rec["status"])
 
 
+def _served(rec: dict, now_us: int) -> bool:
+    """Whether recall would still serve this record (live, not past its hard TTL)."""
+    return rec.get("status") in R.LIVE and (rec.get("hard_expires_at") is None or rec["hard_expires_at"] > now_us)
+
+
 def _render_args(args: object) -> str:
     """Tool arguments as query text: JSON with sorted keys (anything else as its str)."""
     if isinstance(args, str):
@@ -705,51 +779,3 @@ def _render_args(args: object) -> str:
         return orjson.dumps(args, option=orjson.OPT_SORT_KEYS, default=str).decode()[:R.MAX_CONTENT_CHARS - 300]
     except TypeError:
         return str(args)[:R.MAX_CONTENT_CHARS - 300]
-
-
-class PushSession:
-    """Push recall at task start and every K turns (``[recall].push_refresh_turns``)."""
-
-    def __init__(self, rt, goal: str, kw: dict) -> None:
-        self._rt, self.goal, self._kw, self.turns = rt, goal, kw, 0
-
-    def start(self):
-        self.turns = 0
-        return self._rt.push(self.goal, **self._kw)
-
-    def turn(self, goal: str | None = None):
-        """Count a turn; push again (for ``goal``, if the task's focus moved) when one is due."""
-        self.turns += 1
-        if goal is not None:
-            self.goal = goal
-        if self.turns % max(1, self._rt.config.recall.push_refresh_turns):
-            return None
-        return self._rt.push(self.goal, **self._kw)
-
-
-class Tick:
-    """A simulation tick's writes, committed together at its end (``with rt.tick() as t``):
-    ``t.write(...)`` and ``t.write_many([...])`` only collect; leaving the block sends them as
-    one ``write_many`` (each owner decides its share in one batch and makes it visible at once),
-    and ``t.results`` holds the results in the order written. Recalls made during the tick see
-    the state before it. An exception inside the block writes nothing."""
-
-    def __init__(self, rt) -> None:
-        self._rt, self._items, self.results = rt, [], None
-
-    def write(self, scope: str, text: str, **kw) -> int:
-        """Collect one write (``rt.write``'s arguments); returns its position in ``results``."""
-        self._items.append(dict(scope=scope, text=text, **kw))
-        return len(self._items) - 1
-
-    def write_many(self, items: list[dict]) -> range:
-        start = len(self._items)
-        self._items.extend(items)
-        return range(start, len(self._items))
-
-    def __enter__(self) -> Tick:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.results = self._rt.write_many(self._items) if self._items else []
