@@ -412,6 +412,11 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(getattr(self.ledger, name), *args)
 
+    async def let_go(self, memory_ids: list[str], reason: str) -> list[str]:
+        """``Ledger.let_go`` on what is committed, without waiting for the queue (``history_call``
+        flushes first): what it asks about (a session's release) was acknowledged before."""
+        return await asyncio.to_thread(self.ledger.let_go, memory_ids, reason)
+
     async def fork_to(self, dest_dir: str, upto: int, key_dir: str) -> dict:
         """A new data folder's ledger: this one up to ``upto``, its chain intact, vouched for by
         the fork's own key and anchor (its L2 is rebuilt from it next)."""
@@ -551,7 +556,8 @@ class LedgerCore:
 
 
 _HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",
-                      "dependents", "changed_since", "records_at", "subtree_at", "changed_under", "rollback_inputs", "as_of_inputs"})
+                      "dependents", "changed_since", "records_at", "subtree_at", "changed_under", "rollback_inputs",
+                      "as_of_inputs"})
 
 
 def _what(exc: BaseException) -> str:

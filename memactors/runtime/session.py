@@ -592,12 +592,14 @@ def _ended_elsewhere(sessions: list[Session], now: dict | None = None, rt=None) 
     """Those of these sessions completed by another copy of them (a resumed one, in another
     process too): their goal item released (``now``: the ledger's records by id, else asked of
     ``rt`` in one call). Each is closed, so none of its hooks writes or promotes anything more."""
-    if now is None:
+    if now is None:  # the goals released: one query of clear columns (a fold unseals every event)
         goals = [s._goal_id for s in sessions if s._goal_id is not None]
-        ask = rt._ledger.history_call.remote("now_and_then", goals, None) if goals else None  # noqa: SLF001
-        now = rt._calls.get(ask) if ask is not None else {}  # noqa: SLF001
-    ended = [s for s in sessions if s._goal_id is not None
-             and (now.get(s._goal_id) or (None,))[0] is not None and now[s._goal_id][0]["status"] not in KEPT]
+        ask = rt._ledger.let_go.remote(goals, RELEASED) if goals else None  # noqa: SLF001
+        gone = set(rt._calls.get(ask)) if ask is not None else set()  # noqa: SLF001
+        ended = [s for s in sessions if s._goal_id in gone]
+    else:
+        ended = [s for s in sessions if s._goal_id is not None
+                 and (now.get(s._goal_id) or (None,))[0] is not None and now[s._goal_id][0]["status"] not in KEPT]
     for s in ended:
         s.closed = True
         s._pushed = None

@@ -183,6 +183,15 @@ class LedgerHistory:
             if at is not None else None
         return {m: (now.get(m), then.get(m) if then is not None else None) for m in memory_ids}
 
+    def let_go(self, memory_ids: list[str], reason: str) -> list[str]:
+        """Those of ``memory_ids`` given a status change for ``reason`` (clear text): one query
+        of the events' clear columns, nothing unsealed (``now_and_then`` folds every event)."""
+        if not memory_ids:
+            return []
+        return [m for (m,) in self._q("SELECT DISTINCT memory_id FROM events WHERE list_contains(?, memory_id) "
+                                      "AND action = 'status' AND reason = ? ORDER BY 1",
+                                      [sorted(set(memory_ids)), reason])]
+
     def superseded_by(self, memory_ids: list[str]) -> dict[str, list[str]]:
         """memory id -> the ids whose supersession it caused (status events 'superseded by it')."""
         out: dict[str, list[str]] = {m: [] for m in memory_ids}
