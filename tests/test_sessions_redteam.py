@@ -182,3 +182,26 @@ def test_a_copy_of_a_session_completed_elsewhere_writes_and_promotes_nothing(tmp
         assert not _shown_anywhere(rt, "PELICANBOATS")
     finally:
         rt.close()
+
+
+def test_a_tool_calls_evidence_names_only_the_pushed_memories_the_prompt_showed(tmp_path):
+    """``after_tool`` logged every memory of the session's push as shown with the action, also
+    those the prompt's token budget had left out."""
+    rt = _rt(tmp_path)
+    try:
+        for i in range(12):
+            rt.write(SC, f"Alice note {i}: she enjoys trip planning detail number {i} about Lisbon ferries and trains",
+                     actor="agent-1")
+        s = _session(rt)
+        prompt = s.before_llm(token_budget=80)
+        pushed = {h.memory_id for h in s._pushed.hits}  # noqa: SLF001
+        assert set(prompt.memory_ids) < pushed  # the budget left some out
+        with s.before_tool("weather", {"city": "Bergen"}, top_k=1) as call:
+            pass
+        pulled = {h.memory_id for h in call.hits}
+        assert set(call.recalled) == set(prompt.memory_ids) | pulled
+        for m in pushed - set(prompt.memory_ids) - pulled:
+            assert rt.audit.actions(m, actor="agent-1") == []
+        assert rt.audit.actions(prompt.memory_ids[0], actor="agent-1")
+    finally:
+        rt.close()

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import orjson
 
@@ -141,6 +141,9 @@ class Session:
         self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
         self._pushed = None
         self._pushed_turn = 0
+        # The pushed memories the last prompt showed (its budget may leave some out); None: no prompt
+        # since the push (the caller shows the push as start() returned it, every hit)
+        self._in_prompt: list[str] | None = None
         self._pushed_grants = -1
         self._active_us = rt.clock.now_us()  # when it last wrote: the working pool ages it from then
         if _l0 is None:
@@ -241,7 +244,12 @@ class Session:
         self._check_open()
         V.text(name, "tool name", 256)
         query = f"{name}: {_render_args(args)}" if args is not None else name
-        return tool_call(self, name, self.recall(query, top_k=top_k), self._pushed, self._rt.clock.now_us())
+        # Of the push, what the model was shown: the memories the last prompt held, not every hit.
+        pushed = self._pushed
+        if pushed is not None and self._in_prompt is not None:
+            hits = [h for h in pushed.hits if h.memory_id in set(self._in_prompt)]
+            pushed = replace(pushed, hits=hits) if hits else None
+        return tool_call(self, name, self.recall(query, top_k=top_k), pushed, self._rt.clock.now_us())
 
     def after_tool(self, call, outcome: str = "ok", *, cited: list[str] | None = None) -> dict:
         """The tool of ``call`` (what ``before_tool`` returned) finished with ``outcome`` (an
@@ -447,7 +455,7 @@ class Session:
         return self._rt.gate.scan(p.item.text, p.item.source).text  # the same gate, the same text
 
     def _set_push(self, res) -> None:
-        self._pushed, self._pushed_turn = res, self.turn
+        self._pushed, self._pushed_turn, self._in_prompt = res, self.turn, None
         self._pushed_grants = self._rt._grant_seq  # noqa: SLF001 - the grants it was pushed under
 
     def _render(self, token_budget: int | None) -> Prompt:
@@ -469,7 +477,8 @@ class Session:
         while chosen and token_budget is not None and estimate_tokens(text) > token_budget:
             chosen = chosen[:-1]  # never over the budget for a memory (L0's own slots may be, when it is too small)
             text = render(chosen)
-        return Prompt(text, estimate_tokens(text), [c["hit"].memory_id for c in chosen],
+        self._in_prompt = [c["hit"].memory_id for c in chosen]
+        return Prompt(text, estimate_tokens(text), list(self._in_prompt),
                       self._pushed.recall_id if self._pushed is not None else None)
 
 
