@@ -205,3 +205,20 @@ def test_a_tool_calls_evidence_names_only_the_pushed_memories_the_prompt_showed(
         assert rt.audit.actions(prompt.memory_ids[0], actor="agent-1")
     finally:
         rt.close()
+
+
+def test_a_sessions_outcome_derives_from_none_of_its_items_erased_meanwhile(tmp_path):
+    rt = _rt(tmp_path)
+    try:
+        s = _session(rt)
+        s.observe("user", "alice likes the tram to Belem")
+        s.observe("user", "alice's gate code is kept elsewhere")
+        s.end_turn()
+        kept, gone = (o.memory_id for o in s.l0.observations)
+        rt.forget(gone, actor="agent-1", reason="asked to")
+        outcome = s.complete("trip planned")["outcome"]
+        _, edges = rt._calls.get(rt._ledger.provenance.remote([outcome.memory_id]))  # noqa: SLF001 - its edges
+        sources = {src for mid, src, _ in edges if mid == outcome.memory_id}
+        assert kept in sources and gone not in sources
+    finally:
+        rt.close()

@@ -412,9 +412,9 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(getattr(self.ledger, name), *args)
 
-    async def let_go(self, memory_ids: list[str], reason: str) -> list[str]:
+    async def let_go(self, memory_ids: list[str], reason: str | None) -> list[str]:
         """``Ledger.let_go`` on what is committed, without waiting for the queue (``history_call``
-        flushes first): what it asks about (a session's release) was acknowledged before."""
+        flushes first): what it asks about (a session's release, an erasure) was acknowledged before."""
         return await asyncio.to_thread(self.ledger.let_go, memory_ids, reason)
 
     async def fork_to(self, dest_dir: str, upto: int, key_dir: str) -> dict:

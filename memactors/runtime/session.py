@@ -733,8 +733,11 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         out[i]["turn"] = tr
     _submit_quietly(rt, [(sessions[i], StatusOp(m, "evicted", sessions[i].actor, RELEASED, f"release-{m}"))
                          for i in ended for m in sessions[i]._items if m not in sessions[i]._gone])
+    # The outcome derives from the session's items, those erased meanwhile left out (one query)
+    items = sorted({m for i in ended for m in sessions[i]._items[-R.MAX_DERIVED_FROM:]})
+    erased = set(rt._calls.get(rt._ledger.let_go.remote(items, None))) if items else set()  # noqa: SLF001
     for i in ended:
-        reqs[i].derived_from = sorted(set(sessions[i]._items[-R.MAX_DERIVED_FROM:])) or None
+        reqs[i].derived_from = sorted(set(sessions[i]._items[-R.MAX_DERIVED_FROM:]) - erased) or None
     for i, res in zip(ended, rt._write_many([reqs[i] for i in ended], True, sessions=True) if ended else []):
         out[i]["outcome"] = res
         sessions[i].closed = True

@@ -183,14 +183,15 @@ class LedgerHistory:
             if at is not None else None
         return {m: (now.get(m), then.get(m) if then is not None else None) for m in memory_ids}
 
-    def let_go(self, memory_ids: list[str], reason: str) -> list[str]:
-        """Those of ``memory_ids`` given a status change for ``reason`` (clear text): one query
-        of the events' clear columns, nothing unsealed (``now_and_then`` folds every event)."""
+    def let_go(self, memory_ids: list[str], reason: str | None) -> list[str]:
+        """Those of ``memory_ids`` given a status change for ``reason`` (clear text), or (None)
+        erased: one query of the events' clear columns, nothing unsealed (``now_and_then`` folds
+        every event)."""
         if not memory_ids:
             return []
-        return [m for (m,) in self._q("SELECT DISTINCT memory_id FROM events WHERE list_contains(?, memory_id) "
-                                      "AND action = 'status' AND reason = ? ORDER BY 1",
-                                      [sorted(set(memory_ids)), reason])]
+        which, params = ("action = 'forget'", []) if reason is None else ("action = 'status' AND reason = ?", [reason])
+        return [m for (m,) in self._q(f"SELECT DISTINCT memory_id FROM events WHERE list_contains(?, memory_id) "
+                                      f"AND {which} ORDER BY 1", [sorted(set(memory_ids)), *params])]
 
     def superseded_by(self, memory_ids: list[str]) -> dict[str, list[str]]:
         """memory id -> the ids whose supersession it caused (status events 'superseded by it')."""
