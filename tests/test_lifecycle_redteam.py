@@ -15,6 +15,12 @@ def _connect(path, clock):
     return memactors.connect(str(path), host="process", clock=clock)
 
 
+def _reopen(rt, path, clock):
+    """The folder closed and opened again: the hot state rebuilt from the ledger and L2."""
+    rt.close()
+    return _connect(path, clock)
+
+
 @pytest.fixture
 def folder(tmp_path):
     clock = memactors.ManualClock()
@@ -28,6 +34,14 @@ def folder(tmp_path):
 def _city(rt, city: str, confidence: float, source: str, **kw):
     return rt.write(S, f"Alice lives in {city}", actor=A, subject="alice", predicate="city", object=city.lower(),
                     confidence=confidence, source=source, **kw)
+
+
+def _disputed(rt, paris_ttl: float | None = None, rome_ttl: float | None = None):
+    """Alice's city as a close call queued for review: Paris from the user, Rome from a tool."""
+    paris = _city(rt, "Paris", 0.8, "user_stated", **({"ttl_days": paris_ttl} if paris_ttl else {}))
+    rome = _city(rt, "Rome", 0.7, "tool", **({"ttl_days": rome_ttl} if rome_ttl else {}))
+    assert rome.decision == "contradiction_queued"
+    return paris, rome
 
 
 def _flagged(rt) -> set[str]:
@@ -46,19 +60,15 @@ def test_a_sweep_evicting_one_side_of_a_contradiction_ends_it(folder, reopen):
     rival, is no longer in a contradiction (as when one side is erased), whether the owner held
     the scope in memory or the sweep met it cold after a restart."""
     rt, clock, path = folder
-    paris = _city(rt, "Paris", 0.8, "user_stated", ttl_days=5)
-    rome = _city(rt, "Rome", 0.7, "tool", ttl_days=50)
-    assert rome.decision == "contradiction_queued"
+    paris, rome = _disputed(rt, paris_ttl=5, rome_ttl=50)
     clock.advance(days=6)
     if reopen:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         assert rt.gc().by_rule["hard_expired"] == 1
         assert _flagged(rt) == set()
         assert _reviews(rt) == {rome.memory_id: None}
-        rt.close()
-        rt = _connect(path, clock)  # the flag's end is in the ledger and L2, not in the hot state alone
+        rt = _reopen(rt, path, clock)  # the flag's end is in the ledger and L2, not in the hot state alone
         assert _flagged(rt) == set() and _reviews(rt) == {rome.memory_id: None}
         assert paris.memory_id not in _reviews(rt)
     finally:
@@ -81,12 +91,9 @@ def test_rolling_back_one_side_of_a_contradiction_ends_it(folder, reopen):
     """A rollback of one side (a poisoned tool write) takes it out of recall: the side left
     is no longer waiting for a reviewer."""
     rt, clock, path = folder
-    paris = _city(rt, "Paris", 0.8, "user_stated")
-    rome = _city(rt, "Rome", 0.7, "tool")
-    assert rome.decision == "contradiction_queued"
+    paris, rome = _disputed(rt)
     if reopen:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     rt.rollback(memory_id=rome.memory_id, actor="admin", reason="bad tool")
     assert _flagged(rt) == set()
     assert _reviews(rt) == {paris.memory_id: None}
@@ -106,8 +113,7 @@ def test_a_rollback_in_a_scope_not_held_hot_stays_undone_when_the_scope_is_next_
     rt, clock, path = folder
     tea = rt.write(S, "Alice likes green tea", actor=A)
     coffee = rt.write(S, "Alice drinks coffee", actor=A, subject="alice", predicate="drink", object="coffee")
-    rt.close()
-    rt = _connect(path, clock)
+    rt = _reopen(rt, path, clock)
     try:
         rt.rollback(memory_id=tea.memory_id, actor="admin", reason="poisoned")
         dog = rt.write(S, "Alice has a dog", actor=A)  # loads the scope
@@ -122,8 +128,7 @@ def test_a_rollback_in_a_scope_not_held_hot_stays_undone_when_the_scope_is_next_
 def test_a_rollback_in_a_cold_scope_is_out_of_recall_at_once(folder):
     rt, clock, path = folder
     fact = rt.write(S, "Alice drinks coffee", actor=A, subject="alice", predicate="drink", object="coffee")
-    rt.close()
-    rt = _connect(path, clock)
+    rt = _reopen(rt, path, clock)
     try:
         rt.rollback(memory_id=fact.memory_id, actor="admin", reason="poisoned")
         res = rt.recall("Alice coffee", actor=A, task_id="t", allowed_scopes=[S], purpose="test", threshold=0.0)
@@ -145,15 +150,13 @@ def test_a_new_value_of_a_fact_whose_version_expired_is_live_whatever_its_confid
     old = _city(rt, "Paris", 0.9, "user_stated", ttl_days=5)
     clock.advance(days=6)
     if cold:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         new = _city(rt, "Rome", 0.5, "tool")
         assert new.decision == "superseded_previous" and new.version == 2
         assert _recalled(rt, "where does Alice live") == ["Alice lives in Rome"]
         assert [v["status"] for v in rt.history(old.memory_id, actor=A)["versions"]] == ["superseded", "active"]
-        rt.close()
-        rt = _connect(path, clock)  # the same after a reopen (the hot state rebuilt from L2)
+        rt = _reopen(rt, path, clock)  # the same after a reopen (the hot state rebuilt from L2)
         assert _recalled(rt, "where does Alice live") == ["Alice lives in Rome"]
     finally:
         rt.close()
@@ -175,8 +178,7 @@ def test_a_near_copy_of_an_expired_memory_is_a_memory_of_its_own(folder, cold):
     rt.write(S, "The quarterly report for the northern region is due on Friday afternoon", actor=A, ttl_days=5)
     clock.advance(days=6)
     if cold:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         res = rt.write(S, "The quarterly report for the northern region is due Friday afternoon", actor=A)
         assert res.decision == "accepted"
@@ -190,17 +192,13 @@ def test_updating_one_side_of_a_contradiction_keeps_the_dispute_with_the_new_ver
     """The updated side's new version was unflagged and the other side stayed flagged alone:
     two live versions of one fact, one of them in a contradiction with nothing."""
     rt, clock, path = folder
-    paris = _city(rt, "Paris", 0.8, "user_stated")
-    rome = _city(rt, "Rome", 0.7, "tool")
-    assert rome.decision == "contradiction_queued"
+    paris, rome = _disputed(rt)
     if cold:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         oslo = rt.update(paris.memory_id, "Alice lives in Oslo", actor=A, object="oslo")
         assert _flagged(rt) == {rome.memory_id, oslo.memory_id}
-        rt.close()
-        rt = _connect(path, clock)  # the same after a reopen
+        rt = _reopen(rt, path, clock)  # the same after a reopen
         assert _flagged(rt) == {rome.memory_id, oslo.memory_id}
         rt.contradictions.resolve(oslo.memory_id, actor=A, reason="she moved")
         assert _flagged(rt) == set() and _reviews(rt) == {oslo.memory_id: None}
@@ -210,8 +208,7 @@ def test_updating_one_side_of_a_contradiction_keeps_the_dispute_with_the_new_ver
 
 def test_updating_one_side_to_the_other_sides_value_settles_the_dispute(folder):
     rt, _, _ = folder
-    paris = _city(rt, "Paris", 0.8, "user_stated")
-    rome = _city(rt, "Rome", 0.7, "tool")
+    paris, rome = _disputed(rt)
     new = rt.update(paris.memory_id, "Alice lives in Rome", actor=A, object="rome")
     assert _flagged(rt) == set() and _reviews(rt) == {new.memory_id: None}
     assert rt.history(rome.memory_id, actor=A)["live"] == [new.memory_id]

@@ -474,7 +474,7 @@ def _ended_by_scope(gone: dict[str, list[str]], state_of, why) -> list[Change]:
     ``why(ids)`` the reason."""
     out = []
     for scope, ids in gone.items():
-        state = state_of(scope) if state_of is not None else None
+        state = state_of(scope)
         # most scopes of a sweep have no flagged memory among those leaving: no reason built
         if state is not None and any((r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG
                                      for m in ids):

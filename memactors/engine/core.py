@@ -458,7 +458,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         staged = {s: st if in_place else st.stage()  # a sweep loads no cold scope
                   for s in scopes if (st := self.hot.get(s)) is not None}
         pre = await self._gather_erasures([ops[i] for i in todo if scope_of[i] is not None], staged)
-        flagged = await self._flagged_cold([ops[i] for i in todo if scope_of[i] is None], staged)
+        bulk = [ops[i] for i in todo if scope_of[i] is None]  # sweeps, rollbacks: over many scopes
+        flagged = await self._flagged_cold(bulk, staged) if bulk else {}
         new_ids = R.new_memory_ids([tenant_tag(scope_of[i] or GLOBAL_SCOPE) for i in todo])
         entries, refs, done = [], [], []
         erased: set[str] = set()  # by an earlier op of this batch: gone for the later ones, as for a later call

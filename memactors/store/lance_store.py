@@ -613,10 +613,10 @@ def _rows(tbl: pa.Table) -> tuple[list[dict], list]:
         if tbl.num_rows:
             vecs = list(tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1))
         tbl = tbl.drop_columns(["vector"])
-    return _ts_as_int(tbl).to_pylist(), vecs
+    return _plain(tbl).to_pylist(), vecs
 
 
-def _ts_as_int(tbl: pa.Table) -> pa.Table:
+def _plain(tbl: pa.Table) -> pa.Table:
     # The rest of the code speaks integer microseconds, the storage type of the timestamps. A
     # float32 column (confidence, importance, TTL days) is read as the shortest decimal it holds
     # (0.8, not 0.800000011920929): what the hot state has of a value written as 0.8, so a

@@ -118,7 +118,7 @@ for _id, _rx, _trig, _why in (
 # Text a reader of the rendered page never sees: an HTML comment, a Markdown comment
 # ("[//]: # (...)"), an element styled invisible. A page that hides words there *for the model*
 # ("AI agents reading this page: ...", "note to the assistant: ...", "if you are an AI, ...") is
-# injecting; an ordinary comment (TODO, a linter switch, a sketch marker) addresses no one.
+# injecting; an ordinary comment (a to-do note, a linter switch, a sketch marker) addresses no one.
 _HIDDEN = re.compile(
     r"<!--(.*?)(?:-->|\Z)|^\[//\]:\s*#\s*[(\"'](.*?)[)\"']\s*$"
     r"|<(\w+)[^>]*\bstyle\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|"
