@@ -20,6 +20,12 @@ MUST_MATCH = [
     ("1-415-555-0132", "phone"), ("415.555.0132", "phone"), ("020-7946-0958", "phone"),
     ("+14155550132", "phone"), ("+44-20-7946-0958", "phone"),
     ("11010519491231002X", "resident ID"),
+    # card numbers: an id has no room for card words or the printed grouping, so a Luhn-valid run
+    # of a brand's prefix and length is one (test numbers of Visa, Mastercard, Amex, Discover, JCB, Diners)
+    ("4111111111111111", "card"), ("user-4012888888881881", "card"), ("order_5555555555554444", "card"),
+    ("378282246310005", "card"), ("6011000990139424", "card"), ("3530111333300000", "card"),
+    ("36227206271667", "card"), ("2223003122003222", "card"), ("4111.1111.1111.1111", "card"),
+    ("4222222222222", "card"), ("acct-4111111111111111-x", "card"),
 ]
 MUST_PASS = [
     "42", "1001", "user-42", "u1001", "alice", "acme", "org_7", "t0-abc123", "task-2024-11-30", "default",
@@ -29,6 +35,10 @@ MUST_PASS = [
     "1733011200", "1733011200000", "12345678", "4000000001", "sk-learn", "xoxo", "ghp_short", "AKIA",
     "memactors-lifecycle", "task_start", "probe", "preference", "p-" + "0f" * 16, "gpt-4o-mini",
     "req_0123456789abcdef", "INV-2024-000123", "order-4155550132",
+    # 13-19 digits that are not cards: Luhn fails, no brand's prefix, or a length that brand never
+    # issues; timestamps in ms, us and ns; a snowflake id
+    "4111111111111112", "9111111111111110", "1733361234567890", "1733361234567890123", "1234567890123456789",
+    "3782822463100050", "5555555555554444000", "user-8000000000000003",
 ]
 
 

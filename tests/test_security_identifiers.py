@@ -17,7 +17,8 @@ AWS = "AKIAZ7Q2LXW3V4N5P6R9"
 PHONE = "13987654322"
 PHONE_INTL = "442079460959"
 EMAIL = "carol.w.owner@example.org"
-VALUES = [SLACK, GITHUB, AWS, PHONE, PHONE_INTL, EMAIL]
+CARD = "4012888888881881"  # a Visa test number: no card words or grouping fit in an id
+VALUES = [SLACK, GITHUB, AWS, PHONE, PHONE_INTL, EMAIL, CARD]
 CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}}
 
 
@@ -78,6 +79,7 @@ def test_flagged_ids_are_refused_and_nothing_of_them_is_stored(ray_session, data
     assert all(v not in m for m in messages for v in VALUES)
     assert any("Slack token" in m for m in messages) and any("Chinese mobile" in m for m in messages)
     assert any("international form" in m for m in messages) and any("e-mail" in m for m in messages)
+    assert any("card number" in m for m in messages)
     class Docs(memactors.Retriever):
         name = "xoxb-1234567890-abcdefghij"  # a retriever's name is logged with every recall it answers
 

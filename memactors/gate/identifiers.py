@@ -6,9 +6,11 @@ idempotency table, every Lance version's scope column, the recall log), so a tok
 number used as one would be kept as surely as in a memory's text. The screen:
 
 - ``identifier_kind(value)``: which kind of data a string looks like ("Slack token ...", "phone
-  number ..."), or None: every pii and secret rule of the gate, and numeric ids of 11-15 digits
+  number ..."), or None: every pii and secret rule of the gate, numeric ids of 11-15 digits
   that libphonenumber reads as an international number of a main region (no ``+`` can appear
-  in an id). Cached by string: ids are checked on every call.
+  in an id), and a run of 13-19 digits that is a card number: Luhn-valid, of a known IIN and a
+  length that card brand issues (the text rule also wants card words or the printed grouping,
+  which an id has no room for). Cached by string: ids are checked on every call.
 - ``Identifiers``: what a runtime does with a flagged id: refuse it with ``InvalidIdentifier``
   naming the kind (never the value), or, with ``[gate].pseudonymise_identifiers``, replace it by
   a keyed pseudonym (``p-`` and 32 hex digits of HMAC-SHA256 under the data folder's key), the
@@ -36,6 +38,18 @@ from .scanner import Gate
 MAX_SCREENED = 4096  # longer strings are refused by their shape anyway (ids hold at most 128 characters)
 _E164 = re.compile(r"(?:00)?([1-9][0-9]{10,14})", re.ASCII)
 _MAIN = frozenset(REGIONS) | {"CA"}
+# A digit run in an id, ungrouped or grouped by 4 with hyphens or dots ("4111-1111-1111-1111").
+_DIGIT_RUN = re.compile(r"(?<![0-9])[0-9]{4}(?:[.-]?[0-9]{4}){2}[.-]?[0-9]{1,7}(?![0-9])", re.ASCII)
+# Lengths each card brand issues (ISO/IEC 7812, as the text rule's IIN table): a 16-digit
+# number of Amex's prefix is not an Amex card. Ordered: the first prefix that matches decides.
+_CARD_LENGTHS = (
+    (re.compile(r"3[47]"), {15}), (re.compile(r"30[0-5]|3[689]"), set(range(14, 20))),
+    (re.compile(r"35(?:2[89]|[3-8][0-9])"), set(range(16, 20))), (re.compile(r"4"), {13, 16, 19}),
+    (re.compile(r"220[0-4]"), set(range(16, 20))),
+    (re.compile(r"5[1-5]|2(?:22[1-9]|2[3-9][0-9]|[3-6][0-9]{2}|7[01][0-9]|720)"), {16}),
+    (re.compile(r"50(?:18|20|38)|5893|6304|6759|676[1-3]"), set(range(13, 20))),
+    (re.compile(r"6011|64[4-9]|65|62"), set(range(16, 20))),
+)
 
 # The pii and secret rules alone, each hit reported whatever the policy would do with it.
 _GATE = Gate({rid: r for rid, r in RULES.items() if r.category in (PII, SECRET)}, GatePolicy.from_dict(
@@ -51,15 +65,29 @@ def identifier_kind(value: str) -> str | None:
     if hits:
         return max(hits, key=lambda h: (h.risk, h.end - h.start)).reason
     m = _E164.fullmatch(value)
-    if m is not None:
-        pn = libphonenumber()
-        try:
-            n = pn.parse("+" + m.group(1), None)
-        except pn.NumberParseException:
-            return None
-        if pn.is_valid_number(n) and pn.region_code_for_number(n) in _MAIN:
-            return "phone number in international form (country code first)"
+    if m is not None and _international(m.group(1)):
+        return "phone number in international form (country code first)"
+    if any(_card(m.group()) for m in _DIGIT_RUN.finditer(value)):
+        return "card number (13-19 digits, Luhn-valid, a card brand's prefix and length)"
     return None
+
+
+def _international(digits: str) -> bool:
+    pn = libphonenumber()
+    try:
+        n = pn.parse("+" + digits, None)
+    except pn.NumberParseException:  # no country code starts it: maybe a card still
+        return False
+    return pn.is_valid_number(n) and pn.region_code_for_number(n) in _MAIN
+
+
+def _card(run: str) -> bool:
+    from stdnum import luhn
+
+    digits = run.replace("-", "").replace(".", "")
+    if not 13 <= len(digits) <= 19 or not luhn.is_valid(digits):
+        return False
+    return next((len(digits) in ns for p, ns in _CARD_LENGTHS if p.match(digits)), False)
 
 
 def refusal(what: str, kind: str) -> InvalidIdentifier:
