@@ -77,6 +77,37 @@ def test_a_resumed_session_keeps_its_step_when_an_earlier_step_was_erased(tmp_pa
         rt.close()
 
 
+def test_an_erased_step_item_takes_its_place_with_it_live_and_resumed_alike(tmp_path):
+    """A step item (what ``advance`` writes) erased: the session is back at the place the newest
+    step item left names, in the live session as in one resumed from the ledger (which no longer
+    holds it); the plan's texts are their own items' and stay."""
+    rt = _rt(tmp_path)
+    try:
+        s = rt.session(SC, actor="agent-1", task_id="t1", goal="plan alice's trip",
+                       plan=["search the ferries", "book the ferry", "pack light", "leave"])
+        s.start()
+        s.advance()
+        s.advance()
+        s.end_turn()
+        steps = list(s._steps)  # noqa: SLF001 - the step items, in the order written
+        assert s.l0.current_step == "pack light" and len(steps) == 2
+        rt.forget(steps[-1], actor="agent-1", reason="asked")
+        live = s.before_llm().text
+        again = rt.resume_session(SC, actor="agent-1", task_id="t1")
+        assert again.l0.current_step == s.l0.current_step == "book the ferry"
+        assert again.before_llm().text == live and "pack light" in live
+        rt.forget(steps[0], actor="agent-1", reason="asked")  # no step item left: the plan's first step
+        live = s.before_llm().text
+        again = rt.resume_session(SC, actor="agent-1", task_id="t1")
+        assert again.l0.current_step == s.l0.current_step == "search the ferries"
+        assert again.before_llm().text == live
+        s.advance(3)  # and on from there, as written (at the end of the turn)
+        s.end_turn()
+        assert rt.resume_session(SC, actor="agent-1", task_id="t1").l0.current_step == "leave"
+    finally:
+        rt.close()
+
+
 def test_the_memories_of_a_prompt_never_take_it_over_its_budget(tmp_path):
     rt = _rt(tmp_path)
     try:

@@ -137,6 +137,7 @@ class Session:
         self._gone: set[str] = set()  # items of it out of L1 already (promoted, or of a promoted fact)
         self._goal_id: str | None = None  # its goal item: releasing it is what ends the session
         self._shown: dict[str, tuple[str, str]] = {}  # id -> (slot, text) of its goal, plan, constraint, note items
+        self._steps: dict[str, int] = {}  # id -> place in the plan of its step items, in the order written
         self.id = _id or uuid.uuid4().hex  # the session's id in its items' session field
         self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
         self._pushed = None
@@ -230,8 +231,11 @@ class Session:
             self.l0.drop(gone)  # observations and notes, by their items
             for m in gone & self._shown.keys():
                 slot, text = self._shown.pop(m)
-                if slot != "scratchpad":
+                if slot not in ("scratchpad", "step"):
                     self.l0.erase(slot, text)
+            if gone & self._steps.keys():
+                self._steps = {m: n for m, n in self._steps.items() if m not in gone}
+                self.l0.step = _place(self._steps, self.l0.plan)
             if gone & set(pushed):
                 self._pushed.hits = [h for h in self._pushed.hits if h.memory_id not in gone]
 
@@ -358,7 +362,7 @@ class Session:
             if t["slot"] == "constraint":
                 l0.constraints.append(text)
             elif t["slot"] == "step":
-                l0.step = min(t["n"], max(len(plan) - 1, 0))
+                s._steps[mid] = t["n"]
             elif t["slot"] == "scratchpad":
                 l0.note(text, mid)
             elif t["slot"] in ("observation", "reasoning"):
@@ -369,6 +373,7 @@ class Session:
                 # at its end: a promotion's idempotency key makes a repeat a no-op).
                 c = _candidate(r, t, rt.gate)
                 (s._new if t["turn"] == s.turn and mid not in s._gone else s._history).append(c)
+        l0.step = _place(s._steps, plan)
         return s
 
     # --- internals -----------------------------------------------------------------------
@@ -434,6 +439,8 @@ class Session:
         self._active_us = max(self._active_us, self._rt.clock.now_us())
         if p.slot == "goal":
             self._goal_id = res.memory_id
+        elif p.slot == "step":
+            self._steps[res.memory_id] = p.item.session["n"]
         shown = HELD if res.status == "pending" else self._stored_text(p, res)
         if p.slot in _SHOWN_SLOTS:
             self._shown[res.memory_id] = (p.slot, shown)
@@ -778,6 +785,14 @@ def _candidate(rec: dict, tag: dict, gate) -> P.Candidate:
     return P.Candidate(rec["memory_id"], rec["content"], rec["source_kind"], tag["turn"], tag["slot"],
                        rec.get("subject"), rec.get("predicate"), rec.get("object"), rec.get("category") or "default",
                        R.PENDING if rec["status"] == "pending" else rep.decision, tuple(rep.tags), rec["status"])
+
+
+def _place(steps: dict[str, int], plan: list) -> int:
+    """The current step: the place the newest step item still held names (the plan's first when
+    none is). An erased step item takes its place with it, in the live session as on resume
+    (which reads only what the ledger holds): the plan's texts are their own items'."""
+    n = next(reversed(steps.values()), 0)
+    return min(n, max(len(plan) - 1, 0))
 
 
 def _served(rec: dict, now_us: int) -> bool:
