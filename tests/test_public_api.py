@@ -39,7 +39,8 @@ def test_audit_review_and_contradictions_methods():
 
 
 def test_session_hooks():
-    from memactors.runtime.session import AsyncSession, Session
+    from memactors.runtime.async_api import AsyncSession
+    from memactors.runtime.session import Session
 
     for cls in (Session, AsyncSession):
         for name in ["start", "observe", "before_llm", "before_tool", "after_tool", "recall", "end_turn", "complete"]:

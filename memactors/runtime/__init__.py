@@ -20,7 +20,8 @@ from .agent import Agent
 from .backup import restore
 from .facade import Runtime, connect, load_config
 from .results import ForgetResult, GrantResult, Hit, Memory, RecallResult
-from .session import AsyncSession, Prompt, Session, TurnResult
+from .async_api import AsyncSession
+from .session import Prompt, Session, TurnResult
 
 __all__ = ["Agent", "AsyncSession", "ForgetResult", "GrantResult", "Hit", "Memory", "Prompt", "RecallResult", "Runtime",
            "Session", "TurnResult", "connect", "load_config", "restore"]

@@ -17,7 +17,8 @@ from .recall_api import recall_args
 from .lifecycle import GCResult
 from .results import RecallResult
 from .renamed import UNSET, renamed
-from .session import AsyncSession
+from ..core.l0 import L0
+from .session import Prompt, Session, TurnResult
 
 
 class AsyncAPI:
@@ -110,3 +111,38 @@ def _recall_op(rq) -> O.Recall:
     at = renamed("arecall", "as_of", a.get("as_of", UNSET), "at", a.get("at"))
     return O.Recall(a["query"], a["actor"], a["task_id"], a["allowed_scopes"], a["purpose"], a["top_k"],
                     a["token_budget"], a["threshold"], a["weights"], at, a["where"])
+
+
+class AsyncSession:
+    """The async twin of ``Session``: the same hooks, awaitable (``await rt.asession(...)``)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    @property
+    def l0(self) -> L0:
+        return self.session.l0
+
+    async def start(self):
+        return await asyncio.to_thread(self.session.start)
+
+    async def observe(self, source: str, content: str, **kw) -> None:
+        self.session.observe(source, content, **kw)  # buffered: no I/O
+
+    async def before_llm(self, token_budget: int | None = None) -> Prompt:
+        return await asyncio.to_thread(self.session.before_llm, token_budget)
+
+    async def before_tool(self, name: str, args: object = None, **kw):
+        return await asyncio.to_thread(self.session.before_tool, name, args, **kw)
+
+    async def after_tool(self, call, outcome: str = "ok", **kw) -> dict:
+        return await asyncio.to_thread(self.session.after_tool, call, outcome, **kw)
+
+    async def recall(self, query: str, **kw):
+        return await asyncio.to_thread(self.session.recall, query, **kw)
+
+    async def end_turn(self) -> TurnResult:
+        return await asyncio.to_thread(self.session.end_turn)
+
+    async def complete(self, summary: str = "", outcome: str = "success") -> dict:
+        return await asyncio.to_thread(self.session.complete, summary, outcome)

@@ -37,7 +37,6 @@ one promotion call per owner); each hook of one session is the batch of one.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from dataclasses import dataclass, field, replace
 
@@ -487,41 +486,6 @@ class Session:
         self._in_prompt = [c["hit"].memory_id for c in chosen]
         return Prompt(text, estimate_tokens(text), list(self._in_prompt),
                       self._pushed.recall_id if self._pushed is not None else None)
-
-
-class AsyncSession:
-    """The async twin of ``Session``: the same hooks, awaitable (``await rt.asession(...)``)."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    @property
-    def l0(self) -> L0:
-        return self.session.l0
-
-    async def start(self):
-        return await asyncio.to_thread(self.session.start)
-
-    async def observe(self, source: str, content: str, **kw) -> None:
-        self.session.observe(source, content, **kw)  # buffered: no I/O
-
-    async def before_llm(self, token_budget: int | None = None) -> Prompt:
-        return await asyncio.to_thread(self.session.before_llm, token_budget)
-
-    async def before_tool(self, name: str, args: object = None, **kw):
-        return await asyncio.to_thread(self.session.before_tool, name, args, **kw)
-
-    async def after_tool(self, call, outcome: str = "ok", **kw) -> dict:
-        return await asyncio.to_thread(self.session.after_tool, call, outcome, **kw)
-
-    async def recall(self, query: str, **kw):
-        return await asyncio.to_thread(self.session.recall, query, **kw)
-
-    async def end_turn(self) -> TurnResult:
-        return await asyncio.to_thread(self.session.end_turn)
-
-    async def complete(self, summary: str = "", outcome: str = "success") -> dict:
-        return await asyncio.to_thread(self.session.complete, summary, outcome)
 
 
 # --- batches: many sessions' hooks at once -----------------------------------------------------
