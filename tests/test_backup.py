@@ -15,7 +15,8 @@ import orjson
 import pytest
 
 import memactors
-from memactors.core.errors import InvalidRecord, LedgerTampered, StoreError
+from memactors.core.errors import InvalidRecord, LedgerKeyMissing, LedgerTampered, StoreError
+from memactors.store import key_seal
 from memactors.testing import History, Workload, collect, crash, history_scopes, read_history
 
 S = "/org/acme/user/alice/"
@@ -354,3 +355,255 @@ def test_a_restore_prints_nothing_of_lances_own(tmp_path, capfd):
     assert memactors.restore(str(tmp_path / "bk"), str(tmp_path / "r"))["rows"] == 1
     err = capfd.readouterr().err
     assert "lance" not in err.lower() and "WARN" not in err, err
+
+
+# --- the ledger key and backups -------------------------------------------------------------------
+#
+# A backup holds the anchor, never the key in clear: whoever holds a backup could otherwise edit
+# its ledger, recompute MACs and anchor, and have the forgery restored. Restore reads the key from
+# its key folder, or opens the copy a key passphrase sealed into the backup.
+
+PW = "correct horse battery staple"
+
+
+@pytest.fixture
+def fast_seal(monkeypatch):
+    """A cheaper scrypt for the tests that seal to be refused (one test keeps the real cost)."""
+    monkeypatch.setattr(key_seal, "N", 2**14)
+
+
+def ledger_key(rt):
+    """(folder id, the key's secret) of ``rt``'s folder, read from its key folder."""
+    fid = rt._actors.ledger._obj.ledger.key.folder_id  # noqa: SLF001 - the process host's own ledger object
+    with open(os.path.join(rt.config.runtime.key_dir, f"{fid}.key"), "rb") as f:
+        return fid, bytes.fromhex(f.read().decode().strip())
+
+
+def holds_key(folder: str, secret: bytes) -> list[str]:
+    """The files under ``folder`` that hold the key: raw, or as hex in either case."""
+    return sorted({*files_contain(folder, secret), *files_contain(folder, secret.hex().encode()),
+                   *files_contain(folder, secret.hex().upper().encode())})
+
+
+def keys_cfg(folder) -> dict:
+    return dict(CFG, runtime=dict(CFG["runtime"], key_dir=str(folder)))
+
+
+def manifest(bk: str) -> dict:
+    with open(os.path.join(bk, "backup.json"), "rb") as f:
+        return orjson.loads(f.read())
+
+
+def rewrite_manifest(bk: str, **changes) -> None:
+    m = {k: v for k, v in dict(manifest(bk), **changes).items() if v is not None}
+    with open(os.path.join(bk, "backup.json"), "wb") as f:
+        f.write(orjson.dumps(m))
+
+
+def refused(src, to, exc, **kw) -> str:
+    """Restore refused with ``exc``: no folder left at ``to``, nothing left in the key folder."""
+    kd = (kw.get("config") or {}).get("runtime", {}).get("key_dir") or os.environ["MEMACTORS_KEY_DIR"]
+    before = sorted(os.listdir(kd)) if os.path.isdir(kd) else None
+    with pytest.raises(exc) as e:
+        memactors.restore(src, to, **kw)
+    assert not os.path.exists(to)
+    assert (sorted(os.listdir(kd)) if os.path.isdir(kd) else None) == before  # no key, no staging folder
+    return str(e.value)
+
+
+def test_a_default_backup_holds_no_key(rt, tmp_path):
+    rt.write(S, "alice likes tea", actor="agent")
+    fid, secret = ledger_key(rt)
+    bk = str(tmp_path / "bk")
+    m = rt.backup(bk)
+    assert m["key"] == "none" and manifest(bk)["key"] == "none" and manifest(bk)["format"] == 2
+    assert holds_key(bk, secret) == [] and os.listdir(os.path.join(bk, "key")) == [f"{fid}.head"]
+    # The key folder it is given lacks the key: refused, typed, saying what restore needs.
+    msg = refused(bk, str(tmp_path / "r0"), LedgerKeyMissing, config=keys_cfg(tmp_path / "empty-keys"))
+    assert "key folder of the backed-up data folder" in msg and "key passphrase" in msg
+    assert not os.path.exists(tmp_path / "empty-keys")
+    # A copy of the key folder (the key alone) is what it needs.
+    (tmp_path / "copied-keys").mkdir()
+    (tmp_path / "copied-keys" / f"{fid}.key").write_text(secret.hex())
+    out = memactors.restore(bk, str(tmp_path / "r1"), config=keys_cfg(tmp_path / "copied-keys"))
+    assert out["verified"]["ok"] and out["key_from"] == "key_dir" and out["rows"] == 1
+    assert sorted(os.listdir(tmp_path / "copied-keys")) == sorted([f"{fid}.key", f"{out['folder_id']}.key",
+                                                                  f"{out['folder_id']}.head"])
+    with memactors.connect(str(tmp_path / "r1"), config=keys_cfg(tmp_path / "copied-keys")) as r2:
+        assert len(recall_ids(r2)) == 1 and r2.audit.verify()["ok"]
+
+
+def _rechain(bk: str, attacker_secret: bytes | None = None) -> None:
+    """What an attacker holding only the backup does: edit the first event, recompute every
+    hash after it and the manifest's hash; with a key of their own, the MACs and the anchor too,
+    that key put in the backup in clear as format 1 held it."""
+    from memactors.core import events as E
+    from memactors.store.ledger_key import LedgerKey
+
+    m = manifest(bk)
+    forger = LedgerKey(attacker_secret, m["folder_id"], os.path.join(bk, "key")) if attacker_secret else None
+    con = duckdb.connect(os.path.join(bk, "ledger.duckdb"))
+    rows = con.execute(f"SELECT {', '.join(E.COLUMNS)}, mac FROM events ORDER BY seq").fetchall()
+    prev = E.GENESIS
+    for r in rows:
+        d = dict(zip((*E.COLUMNS, "mac"), r))
+        if d["seq"] == 1:
+            d["reason"] = "edited"
+        e = E.Event(d["ts"], d["scope"], d["action"], d["actor"], d["memory_id"], d["version"], d["reason"],
+                    d["encrypted"], bytes(d["snapshot"]), d["idem_key"])
+        h = E.chain_hash(prev, d["seq"], e)
+        mac = forger.mac(d["seq"], h) if forger and d["mac"] is not None else d["mac"]
+        con.execute("UPDATE events SET reason = ?, prev_hash = ?, hash = ?, mac = ? WHERE seq = ?",
+                    [d["reason"], prev, h, mac, d["seq"]]).fetchall()
+        prev = h
+    con.close()
+    if forger:
+        forger.write_head(m["seq"], prev)
+        forger.install(os.path.join(bk, "key"))
+        rewrite_manifest(bk, hash=prev.hex(), format=1, key=None)
+    else:
+        rewrite_manifest(bk, hash=prev.hex())
+
+
+def test_a_key_less_backup_edited_and_rechained_is_refused(rt, tmp_path, fast_seal):
+    for i in range(3):
+        rt.write(S, f"alice note {i}", actor="agent")
+    bk = str(tmp_path / "bk")
+    rt.backup(bk, key_passphrase=PW)
+    _rechain(bk)  # the hashes recomputed; the MACs and the anchor need the key the attacker lacks
+    assert "does not verify" in refused(bk, str(tmp_path / "r1"), LedgerTampered)
+    assert "does not verify" in refused(bk, str(tmp_path / "r2"), LedgerTampered,
+                                        config=keys_cfg(tmp_path / "k2"), key_passphrase=PW)
+    # Their own key, MACs and anchor, the backup turned into a format-1 one: the key folder's key
+    # refuses it, and so does a restore given the passphrase (it never takes a clear key then).
+    bk2 = str(tmp_path / "bk2")
+    rt.backup(bk2, key_passphrase=PW)
+    _rechain(bk2, os.urandom(32))
+    refused(bk2, str(tmp_path / "r3"), LedgerTampered)
+    refused(bk2, str(tmp_path / "r4"), LedgerTampered, config=keys_cfg(tmp_path / "k4"), key_passphrase=PW)
+    os.remove(os.path.join(bk2, "key", manifest(bk2)["folder_id"] + ".key.sealed"))
+    refused(bk2, str(tmp_path / "r5"), LedgerKeyMissing, config=keys_cfg(tmp_path / "k5"), key_passphrase=PW)
+    # The forgery itself is sound: with nothing to check it against (no key folder, no
+    # passphrase), a backup carrying its key in clear restores it. Hence no clear key in a backup.
+    out = memactors.restore(bk2, str(tmp_path / "r6"), config=keys_cfg(tmp_path / "k6"))
+    assert out["key_from"] == "clear" and out["verified"]["ok"]
+
+
+def test_a_sealed_backup_restores_without_the_key_folder(rt, tmp_path):
+    """The real scrypt cost, once: sealing and opening each stay well under a second."""
+    rt.write(S, "alice keeps bees on the roof", actor="agent")
+    fid, secret = ledger_key(rt)
+    bk = str(tmp_path / "bk")
+    m = rt.backup(bk, key_passphrase=PW)
+    assert m["key"] == "sealed" and manifest(bk)["key"] == "sealed" and m["seconds"]["seal"] < 1.0
+    assert sorted(os.listdir(os.path.join(bk, "key"))) == [f"{fid}.head", f"{fid}.key.sealed"]
+    assert holds_key(bk, secret) == []  # the sealed file holds it encrypted only
+    sealed = orjson.loads(open(os.path.join(bk, "key", f"{fid}.key.sealed"), "rb").read())
+    assert sealed["kdf"] == "scrypt" and sealed["n"] >= 2**15 and sealed["cipher"] == "aes-256-gcm"
+    keys = tmp_path / "new-keys"  # the machine lost its key folder
+    t0 = time.perf_counter()
+    out = memactors.restore(bk, str(tmp_path / "r"), config=keys_cfg(keys), key_passphrase=PW)
+    assert out["verified"]["ok"] and out["key_from"] == "sealed" and out["rows"] == 1
+    assert time.perf_counter() - t0 < 10
+    assert sorted(os.listdir(keys)) == sorted([f"{out['folder_id']}.key", f"{out['folder_id']}.head"])
+    with memactors.connect(str(tmp_path / "r"), config=keys_cfg(keys)) as r2:
+        assert len(recall_ids(r2, "bees")) == 1 and r2.audit.verify()["ok"]
+        assert r2.grants("agent")
+
+
+def test_a_sealed_key_opens_only_with_its_passphrase(rt, tmp_path, fast_seal):
+    import shutil
+
+    rt.write(S, "alice likes tea", actor="agent")
+    fid, secret = ledger_key(rt)
+    for bad in ("short", "", 12345, b"twelve bytes!!"):
+        with pytest.raises(InvalidRecord):
+            rt.backup(str(tmp_path / "b0"), key_passphrase=bad)
+        assert not os.path.exists(tmp_path / "b0")
+    good = str(tmp_path / "bk")
+    rt.backup(good, key_passphrase=PW)
+    assert holds_key(good, secret) == []
+    keys = keys_cfg(tmp_path / "keys")  # no key there: only the sealed one can restore it
+    msg = refused(good, str(tmp_path / "r"), LedgerTampered, config=keys, key_passphrase=PW + "!")
+    assert "passphrase does not open" in msg
+    for bad in ("too short", 7, b"bytes passphrase"):
+        refused(good, str(tmp_path / "r"), InvalidRecord, config=keys, key_passphrase=bad)
+    assert "sealed" in refused(good, str(tmp_path / "r"), LedgerKeyMissing, config=keys)  # it needs the passphrase
+    path = os.path.join("key", f"{fid}.key.sealed")
+    blob = open(os.path.join(good, path), "rb").read()
+    at = blob.index(b'"ciphertext"') + 20  # one hex digit of the ciphertext, changed
+    flips = {"ciphertext": blob[:at] + (b"0" if blob[at:at + 1] != b"0" else b"1") + blob[at + 1:],
+             "structure": b"[" + blob[1:], "another folder": blob.replace(fid.encode(), b"f" * len(fid))}
+    for name, changed in flips.items():
+        bk = str(tmp_path / name.replace(" ", "-"))
+        shutil.copytree(good, bk)
+        with open(os.path.join(bk, path), "wb") as f:
+            f.write(changed)
+        refused(bk, str(tmp_path / "r"), LedgerTampered, config=keys, key_passphrase=PW)
+    out = memactors.restore(good, str(tmp_path / "r"), config=keys, key_passphrase=PW)  # untouched: it opens
+    assert out["key_from"] == "sealed" and out["verified"]["ok"]
+    # Both the key folder's key and the sealed one: they must be the same key.
+    out = memactors.restore(good, str(tmp_path / "r2"), key_passphrase=PW)
+    assert out["key_from"] == "key_dir" and out["verified"]["ok"]
+    (tmp_path / "other-keys").mkdir()
+    (tmp_path / "other-keys" / f"{fid}.key").write_text(os.urandom(32).hex())
+    assert "is not" in refused(good, str(tmp_path / "r3"), LedgerTampered, config=keys_cfg(tmp_path / "other-keys"),
+                               key_passphrase=PW)
+
+
+def test_a_format_1_backup_with_the_key_in_clear_still_restores(rt, tmp_path):
+    """Written the way format 1 wrote it: the key in clear in key/<id>.key, no "key" field."""
+    from memactors.store.ledger_key import LedgerKey
+
+    rt.write(S, "alice likes tea", actor="agent")
+    fid, _ = ledger_key(rt)
+    bk = str(tmp_path / "bk")
+    rt.backup(bk)
+    LedgerKey.open(rt.config.runtime.key_dir, fid, create=False).install(os.path.join(bk, "key"))
+    rewrite_manifest(bk, format=1, key=None)
+    out = memactors.restore(bk, str(tmp_path / "r"), config=keys_cfg(tmp_path / "keys"))
+    assert out["key_from"] == "clear" and out["verified"]["ok"] and out["rows"] == 1
+    out = memactors.restore(bk, str(tmp_path / "r2"))  # the key folder has it too: that one is used
+    assert out["key_from"] == "key_dir" and out["verified"]["ok"]
+    rewrite_manifest(bk, format=3)
+    refused(bk, str(tmp_path / "r3"), StoreError)
+
+
+def test_cli_backup_and_restore_with_a_key_passphrase(rt, tmp_path, monkeypatch, fast_seal):
+    import contextlib
+
+    from click.testing import CliRunner
+
+    from memactors.cli import cli
+
+    rt.write(S, "alice likes tea", actor="agent")
+    _, secret = ledger_key(rt)
+
+    @contextlib.contextmanager
+    def this_runtime(data):
+        yield rt, "attached"
+
+    monkeypatch.setattr("memactors.server.open_runtime", this_runtime)
+    run = CliRunner().invoke
+    res = run(cli, ["backup", str(tmp_path / "plain"), "--data", rt.data_dir])
+    assert res.exit_code == 0 and "restore needs the key folder" in res.output, res.output
+    res = run(cli, ["backup", str(tmp_path / "bk"), "--key-passphrase-env", "BK_PW", "--data", rt.data_dir])
+    assert res.exit_code == 2 and "BK_PW" in res.output and not os.path.exists(tmp_path / "bk")  # not set
+    res = run(cli, ["backup", str(tmp_path / "bk"), "--key-passphrase-env", "BK_PW", "--data", rt.data_dir],
+              env={"BK_PW": "short"})
+    assert res.exit_code == 2 and not os.path.exists(tmp_path / "bk")
+    res = run(cli, ["backup", str(tmp_path / "bk"), "--key-passphrase-env", "BK_PW", "--data", rt.data_dir],
+              env={"BK_PW": PW})
+    assert res.exit_code == 0 and "sealed" in res.output, res.output
+    assert holds_key(str(tmp_path / "bk"), secret) == []
+    keys = str(tmp_path / "keys")
+    args = ["restore", str(tmp_path / "bk"), "--to", str(tmp_path / "r"), "--key-passphrase-env", "BK_PW"]
+    res = run(cli, args, env={"BK_PW": PW + "?", "MEMACTORS_KEY_DIR": keys})
+    assert res.exit_code == 2 and "passphrase does not open" in res.output and not os.path.exists(tmp_path / "r")
+    res = run(cli, args[:4], env={"MEMACTORS_KEY_DIR": keys})
+    assert res.exit_code == 2 and "passphrase" in res.output and not os.path.exists(tmp_path / "r")
+    res = run(cli, args + ["--json"], env={"BK_PW": PW, "MEMACTORS_KEY_DIR": keys})
+    assert res.exit_code == 0, res.output
+    got = orjson.loads(res.output)
+    assert got["key_from"] == "sealed" and got["verified"]["ok"]
+    assert os.path.exists(os.path.join(keys, got["folder_id"] + ".key"))

@@ -91,7 +91,8 @@ class BackupConfig:
     """Scheduled backups (``memactors.runtime.backup``): every ``interval_s`` a consistent copy of
     the ledger, L2 and the key anchor into a new folder under ``dir``, the newest ``keep`` kept.
     A crash of the data folder loses at most the writes since the last backup began: the RPO
-    is ``interval_s`` plus one backup's duration."""
+    is ``interval_s`` plus one backup's duration. They hold no key (a restore needs the key
+    folder); no setting takes a key passphrase, on purpose (docs/threat-model.md)."""
 
     interval_s: float = 0.0  # 0: off (run rt.backup / `memactors backup` yourself)
     dir: str = ""  # where scheduled backups go (required when interval_s > 0)

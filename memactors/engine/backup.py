@@ -10,6 +10,9 @@ the ledger from the snapshot on a cursor of its own (commits go on), L2 from tha
 A purge (which drops old Lance versions and rewrites the ledger file) waits for a backup and a
 backup for a purge; a sweep's maintenance (old versions cleaned past their retention) is kept
 off by taking the sweep lease for the backup's length.
+
+The backup holds the anchor of its last event but not the folder's key (docs/threat-model.md);
+``memactors.runtime.backup`` seals the key into it afterwards when given a key passphrase.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ LEASE_WAIT_S = 120.0  # how long a backup waits for a running sweep to end
 
 
 async def backup(core, dest: str) -> dict:
-    """A consistent backup of ``core``'s folder (ledger, L2, key and anchor) into the new, empty
-    folder ``dest``. Returns the manifest with the time each part took."""
+    """A consistent backup of ``core``'s folder (ledger, L2 and the anchor, no key) into the
+    new, empty folder ``dest``. Returns the manifest with the time each part took."""
     t0 = time.perf_counter()
     holder = f"backup-{uuid.uuid4().hex}"
     deadline = time.monotonic() + LEASE_WAIT_S
@@ -69,10 +72,10 @@ async def _copy(core, dest: str, t0: float) -> dict:
         await asyncio.to_thread(snap.close)
         raise
     t_key = time.perf_counter()
-    key = core.ledger.key.install(os.path.join(dest, B.KEY_DIR))
-    key.write_head(seq, snap.hash)
+    key = core.ledger.key
+    B.write_anchor(dest, key, seq, snap.hash)  # the anchor only: the key stays in its key folder
     return B.write_manifest(dest, {
         "folder_id": key.folder_id, "lineage": core.ledger.lineage, "seq": seq, "hash": snap.hash.hex(),
-        "ts": snap.ts, "events": out["events"], "l2_version": version, "rows": rows,
+        "ts": snap.ts, "events": out["events"], "l2_version": version, "rows": rows, "key": "none",
         "seconds": {"hold": round(held, 4), "l2": round(t_ledger - t_l2, 3), "ledger": round(t_key - t_ledger, 3),
                     "total": round(time.perf_counter() - t0, 3)}})

@@ -99,8 +99,8 @@ class AsyncAPI:
     async def aupdate(self, memory_id: str, text: str, **kw: Any) -> R.WriteResult:
         return await asyncio.to_thread(self.update, memory_id, text, **kw)
 
-    async def abackup(self, dest: str | os.PathLike) -> dict:
-        return await asyncio.to_thread(self.backup, dest)
+    async def abackup(self, dest: str | os.PathLike, *, key_passphrase: str | None = None) -> dict:
+        return await asyncio.to_thread(self.backup, dest, key_passphrase=key_passphrase)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

@@ -7,6 +7,11 @@ ledger is copied row by row, not as a file), and every erasure is journaled outs
 folder beside its key (``store.ledger_key.record_erased``), so restoring an older backup erases
 again what was forgotten after it. RPO of a schedule: ``[backup].interval_s`` plus the time one
 backup takes (a crash loses at most the writes acknowledged since the newest backup began).
+
+A backup never holds the folder's key in clear (docs/threat-model.md): a restore takes it from
+its key folder, so keep a copy of the key folder apart from the backups. For a disaster that
+takes the key folder too, ``rt.backup(dest, key_passphrase=...)`` seals the key into the
+backup under a passphrase (``store.key_seal``) and ``restore(..., key_passphrase=...)`` opens it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from datetime import datetime, timezone
 
 from ..core.errors import InvalidRecord, LedgerTampered, StoreError
 from ..store import backup as B
+from ..store.key_seal import check_passphrase
 from ..store.ledger_key import key_dir as resolve_key_dir
 from .paths import new_folder
 
@@ -30,52 +36,97 @@ PARTIAL = ".partial"
 class BackupAPI:
     """Mixed into ``Runtime``."""
 
-    def backup(self, dest: str | os.PathLike) -> dict:
-        """A consistent copy of this folder (ledger, L2, key and anchor) into the new, empty
-        folder ``dest``, taken while the runtime runs: writes go on being acknowledged (the
-        owners' L2 flushes pause for the instant the snapshot takes). Returns the manifest:
-        ``seq`` (the newest event it holds), ``rows``, ``events``, ``bytes``, ``seconds``.
-        Restore it with ``memactors.runtime.backup.restore`` or ``memactors restore``."""
+    def backup(self, dest: str | os.PathLike, *, key_passphrase: str | None = None) -> dict:
+        """A consistent copy of this folder (ledger, L2 and the anchor of its last event) into
+        the new, empty folder ``dest``, taken while the runtime runs: writes go on being
+        acknowledged (the owners' L2 flushes pause for the instant the snapshot takes).
+
+        The folder's key is not in it: a restore takes it from the key folder. With
+        ``key_passphrase`` (text, at least 12 characters), the key is also sealed into the
+        backup under it (scrypt and AES-GCM), for a restore that has lost the key folder; the
+        key is read from this process's key folder (``[runtime].key_dir``). Whoever holds
+        such a backup can try passphrases offline: use a long random one, kept apart.
+
+        Returns the manifest: ``seq`` (the newest event it holds), ``rows``, ``events``,
+        ``bytes``, ``key`` ("none" or "sealed"), ``seconds``. Restore it with
+        ``memactors.runtime.backup.restore`` or ``memactors restore``."""
         self._check_open()
+        if key_passphrase is not None:
+            check_passphrase(key_passphrase)
         with new_folder(dest, "backup", outside=self.data_dir) as path:  # a failed backup leaves no folder
             self.flush()  # L2 and the recall evidence up to now: the copy needs less replay when restored
             out = self._calls.get(self._ledger.backup_to.remote(path),
                                   timeout=max(3600.0, self.config.runtime.call_timeout_s))
+            if key_passphrase is not None:
+                out = B.seal_key(path, out, self.config.runtime.key_dir, key_passphrase)
         return dict(out, path=path)
 
 
-def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verify: bool = True) -> dict:
-    """Bring the backup at ``src`` back as the new data folder ``to``: the backup is verified
-    first (chain, MACs, its anchor, its tables: a changed backup is refused with
-    LedgerTampered), then restored under a new folder id with the same key, anchored in the key
-    folder of ``config`` (``[runtime].key_dir``, else $MEMACTORS_KEY_DIR, else
-    ~/.memactors/keys), and everything its folder erased after the backup (that key folder's
-    erasure journal) is erased again. ``verify``: open the result on the process host and run
-    ``audit.verify()`` (ledger and L2) before returning. Open it with ``memactors.connect(to)``."""
-    from .facade import connect, load_config
+def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verify: bool = True,
+            key_passphrase: str | None = None) -> dict:
+    """Bring the backup at ``src`` back as the new data folder ``to``.
+
+    The key: the backup holds none in clear, so it is read from the key folder of ``config``
+    (``[runtime].key_dir``, else $MEMACTORS_KEY_DIR, else ~/.memactors/keys) under the
+    backed-up folder's id; with ``key_passphrase``, from the key the backup holds sealed
+    (which must equal the key folder's when both exist). No key: LedgerKeyMissing. A
+    passphrase that does not open the sealed key: LedgerTampered. A backup of format 1 (the
+    key in clear) restores with the key it holds when the key folder lacks it.
+
+    The backup is verified under that key first (chain, MACs, its anchor, its tables: a
+    changed backup is refused with LedgerTampered), then restored under a new folder id with
+    the same key, installed in that key folder, and everything its folder erased after the
+    backup (that key folder's erasure journal) is erased again. ``verify``: open the result on
+    the process host and run ``audit.verify()`` (ledger and L2) before returning. A refused or
+    failed restore leaves no folder and no key behind. Open the result with
+    ``memactors.connect(to)``; ``key_from`` says where the key came from ("key_dir",
+    "sealed", "clear")."""
+    from .facade import load_config
 
     if not isinstance(verify, bool):
         raise InvalidRecord("verify is true or false")
+    if key_passphrase is not None:
+        check_passphrase(key_passphrase)
     cfg = load_config(config)
     if not isinstance(src, (str, os.PathLike)) or not os.path.isdir(os.fspath(src)):
         raise StoreError("restore needs the folder of a backup (rt.backup / memactors backup made it)")
     src = os.path.realpath(os.fspath(src))
     kd = resolve_key_dir(cfg.runtime.key_dir)
     t0 = time.perf_counter()
+    made_kd = not os.path.exists(kd)
+    try:
+        out = _restore(src, to, cfg, kd, verify, key_passphrase)
+    except BaseException:
+        if made_kd:  # a key folder this restore made, left empty: it goes too
+            try:
+                os.rmdir(kd)
+            except OSError:
+                pass
+        raise
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def _restore(src: str, to, cfg, kd: str, verify: bool, key_passphrase: str | None) -> dict:
+    from .facade import connect
+
     with new_folder(to, "restore", outside=None) as dest:  # a refused or failed restore leaves no folder
         if os.path.commonpath([dest, src]) == src:
             raise StoreError("restore needs a folder outside the backup")
-        out = B.restore_files(src, dest, kd)
+        out = B.restore_files(src, dest, kd, key_passphrase)
         if verify:
             cfg.runtime.key_dir, cfg.runtime.host, cfg.grants = kd, "process", []  # nothing granted by the check
             t1 = time.perf_counter()
-            with connect(dest, config=cfg) as rt:
-                v = rt.audit.verify()
-            if not v["ok"]:
-                raise LedgerTampered(f"the restored folder does not verify (table {v.get('table')}, "
-                                     f"seq {v.get('first_bad_seq')}): {v.get('reason')}")
+            try:
+                with connect(dest, config=cfg) as rt:
+                    v = rt.audit.verify()
+                if not v["ok"]:
+                    raise LedgerTampered(f"the restored folder does not verify (table {v.get('table')}, "
+                                         f"seq {v.get('first_bad_seq')}): {v.get('reason')}")
+            except BaseException:
+                B.drop_key(kd, out["folder_id"])
+                raise
             out.update(verified=v, verify_seconds=round(time.perf_counter() - t1, 3))
-    out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
 
 
@@ -84,7 +135,12 @@ class BackupSchedule:
     (wall-clock time: durability does not follow a simulated clock), written as
     ``<name>.partial`` and renamed once complete; the newest ``keep`` complete ones are kept, the
     rest (and partial ones a crash left) deleted. A failure is logged, announced as a
-    ``backup_failed`` alert, and retried at the next interval."""
+    ``backup_failed`` alert, and retried at the next interval.
+
+    Scheduled backups hold no key ("key": "none"): a restore needs the key folder. There is no
+    passphrase setting on purpose: a passphrase in a config file beside the backups would let
+    whoever reads both open the key. Seal a key with ``rt.backup(dest, key_passphrase=...)`` or
+    ``memactors backup DEST --key-passphrase-env NAME`` when you need one."""
 
     def __init__(self, rt, interval_s: float, folder: str, keep: int) -> None:
         self._rt, self._interval, self._keep = rt, interval_s, keep

@@ -9,11 +9,17 @@ A backup folder:
                           (no freed blocks: a data key destroyed before the backup is not in it)
       l2/memories.lance   L2 at the version that snapshot's applied events describe, live rows
                           only, less those already erased (their bytes are not in it either)
-      key/<id>.key .head  the folder's key and the anchor of the snapshot's last event
+      key/<id>.head       the anchor of the snapshot's last event (seq, hash, MAC: no use
+                          without the key)
+      key/<id>.key.sealed only with a key passphrase: the folder's key sealed under it
+                          (``store.key_seal``)
       backup.json         the manifest, written last: a folder without one is not a backup
 
-The backup holds the folder's key (a restore on a machine that lost the key folder needs it):
-keep backups where only those who may read the data can, as the key folder itself.
+The backup never holds the folder's key in clear (docs/threat-model.md): whoever holds a
+backup could otherwise edit its ledger, recompute the MACs and the anchor, and have the
+forgery restored. A restore takes the key from its key folder (under the backup's folder id),
+or from the sealed copy when given the passphrase. Backups of format 1 (before this) hold
+``key/<id>.key`` in clear; they still restore, and are as secret as the key itself.
 """
 
 from __future__ import annotations
@@ -21,23 +27,26 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 import time
 import uuid
 
 import orjson
 
 from ..core import events as E
-from ..core.errors import LedgerTampered, StoreError
+from ..core.errors import LedgerKeyMissing, LedgerTampered, StoreError
 from .ledger_key import LedgerKey, read_erased
 
 _ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # a folder id (it names files in key folders)
 _HASH = re.compile(r"[0-9a-f]{64}")
 MANIFEST = "backup.json"
-FORMAT = 1
+FORMAT = 2  # 2: no key in clear ("key": "none" or "sealed"); 1: the key in clear in key/<id>.key
+READS = (1, 2)
 LEDGER_FILE = "ledger.duckdb"
 L2_DIR = "l2"
 TABLE = "memories.lance"
 KEY_DIR = "key"
+SEALED = ".key.sealed"
 
 
 class LedgerSnapshot:
@@ -123,15 +132,24 @@ def l2_version(l2_dir: str) -> int:
     return int(lance.dataset(os.path.join(l2_dir, TABLE)).version)
 
 
+def write_anchor(dest: str, key: LedgerKey, seq: int, event_hash: bytes) -> None:
+    """The anchor of the backup's last event in ``DEST/key/<id>.head``, made with the folder's
+    key, which is not written there."""
+    directory = os.path.join(dest, KEY_DIR)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    key.at(directory).write_head(seq, event_hash)
+
+
 def write_manifest(dest: str, info: dict) -> dict:
     """The manifest, last: sizes of every file, and what the backup holds."""
     files = {}
     for root, _, names in os.walk(dest):
         for n in names:
             p = os.path.join(root, n)
-            files[os.path.relpath(p, dest)] = os.path.getsize(p)
-    out = dict(info, format=FORMAT, created_at=int(time.time() * 1_000_000), files=len(files),
-               bytes=sum(files.values()))
+            if n != MANIFEST:
+                files[os.path.relpath(p, dest)] = os.path.getsize(p)
+    out = dict(info, format=FORMAT, files=len(files), bytes=sum(files.values()))
+    out.setdefault("created_at", int(time.time() * 1_000_000))
     tmp = os.path.join(dest, MANIFEST + ".tmp")
     with open(tmp, "wb") as f:
         f.write(orjson.dumps(out, option=orjson.OPT_INDENT_2))
@@ -141,7 +159,35 @@ def write_manifest(dest: str, info: dict) -> dict:
     return out
 
 
+def seal_key(dest: str, manifest: dict, key_dir: str, passphrase: str) -> dict:
+    """Seal the folder's key (from ``key_dir``) under ``passphrase`` into the finished backup
+    ``dest`` as ``key/<id>.key.sealed``, and rewrite its manifest to say so ("key": "sealed").
+    The key is first checked against the backup's anchor: the one found must be the one the
+    backup was made with. Returns the new manifest."""
+    t0 = time.perf_counter()
+    fid, directory = manifest["folder_id"], os.path.join(dest, KEY_DIR)
+    key = LedgerKey.open(key_dir, fid, create=False)
+    try:
+        head = key.at(directory).read_head()
+    except StoreError:
+        head = None
+    if head != (manifest["seq"], bytes.fromhex(manifest["hash"])):
+        raise LedgerTampered(f"the ledger key {fid}.key in {key_dir} is not the one this backup's anchor was made "
+                             "with: nothing was sealed")
+    blob = key.sealed(passphrase)
+    fd = os.open(os.path.join(directory, fid + SEALED), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(blob)
+        f.flush()
+        os.fsync(f.fileno())
+    seconds = dict(manifest.get("seconds") or {}, seal=round(time.perf_counter() - t0, 3))
+    info = {k: v for k, v in manifest.items() if k not in ("format", "files", "bytes", "path")}
+    return write_manifest(dest, dict(info, key="sealed", seconds=seconds))
+
+
 def read_manifest(src: str) -> dict:
+    """The manifest of the backup ``src``, checked before restore uses it. Its ``key`` says
+    what the backup holds of the key: "none", "sealed", or "clear" (format 1)."""
     try:
         with open(os.path.join(src, MANIFEST), "rb") as f:
             m = orjson.loads(f.read())
@@ -149,33 +195,100 @@ def read_manifest(src: str) -> dict:
         raise StoreError("that folder is not a complete backup (no backup.json: it was never finished)") from None
     except (OSError, orjson.JSONDecodeError) as exc:
         raise StoreError(f"the backup's manifest cannot be read ({type(exc).__name__})") from None
-    if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("folder_id"), str):
+    if not isinstance(m, dict) or m.get("format") not in READS or not isinstance(m.get("folder_id"), str):
         raise StoreError("the backup's manifest is not one this version of memactors writes")
     if (not _ID.fullmatch(m["folder_id"]) or not isinstance(m.get("hash"), str) or not _HASH.fullmatch(m["hash"])
             or type(m.get("seq")) is not int):  # what restore reads from it, checked before it is used
         raise LedgerTampered("the backup's manifest was changed after it was written (its folder id, seq or hash "
                              "is malformed)")
+    if m["format"] == 1:
+        m["key"] = "clear"
+    elif m.get("key") not in ("none", "sealed"):
+        raise LedgerTampered("the backup's manifest was changed after it was written (its key is neither none nor "
+                             "sealed)")
     return m
 
 
 # --- restore ---------------------------------------------------------------------------------------
 
 
-def verify_backup(src: str, manifest: dict) -> dict:
-    """The backup's ledger walked whole under the key and anchor it carries: chain, MACs,
-    anchor, keys and idempotency tables. Raises LedgerTampered naming what failed."""
+def backup_key(src: str, manifest: dict, key_dir: str, passphrase: str | None) -> tuple[LedgerKey, str]:
+    """The key to restore ``src`` with, and where it came from ("key_dir", "sealed", "clear").
+
+    The key folder's ``<id>.key`` (the backed-up folder's id) comes first. With a passphrase,
+    the backup's sealed key is opened too, and must equal the key folder's when both exist.
+    A format-1 backup's clear key is used only when neither gives one (and never when a
+    passphrase was given: a sealed backup turned into a format-1 one with a key of the
+    attacker's is then refused). LedgerKeyMissing when no key is found; LedgerTampered when
+    the passphrase does not open the sealed key, or the keys disagree."""
+    fid, directory = manifest["folder_id"], os.path.join(src, KEY_DIR)
+    try:
+        held = LedgerKey.open(key_dir, fid, create=False)
+    except LedgerKeyMissing:
+        held = None
+    sealed = None
+    if passphrase is not None:
+        try:
+            with open(os.path.join(directory, fid + SEALED), "rb") as f:
+                blob = f.read()
+        except FileNotFoundError:
+            blob = None
+        except OSError as exc:
+            raise StoreError(f"the backup's sealed key cannot be read ({type(exc).__name__})") from None
+        if blob is None and held is None:
+            raise LedgerKeyMissing(
+                f"this backup holds no sealed key (it was made without a key passphrase), and the key folder "
+                f"{key_dir} does not hold {fid}.key: restore needs the key folder of the backed-up data folder")
+        if blob is not None:
+            sealed = LedgerKey.unsealed(blob, fid, passphrase, key_dir)
+            if held is not None and not held.same(sealed):
+                raise LedgerTampered(f"the key sealed in this backup is not {fid}.key of the key folder {key_dir}: "
+                                     "one of them is another folder's, or was replaced")
+    if held is not None:
+        return held, "key_dir"
+    if sealed is not None:
+        return sealed, "sealed"
+    if manifest["key"] == "clear" and passphrase is None:
+        try:
+            return LedgerKey.open(directory, fid, create=False), "clear"
+        except LedgerKeyMissing:
+            pass
+    hint = ("it holds its key sealed: give the key passphrase (key_passphrase=, --key-passphrase-env NAME)"
+            if manifest["key"] == "sealed" else "or a backup made with a key passphrase")
+    raise LedgerKeyMissing(f"restore needs the key folder of the backed-up data folder ({fid}.key is not in "
+                           f"{key_dir}: set [runtime].key_dir or $MEMACTORS_KEY_DIR to it), {hint}")
+
+
+def verify_backup(src: str, manifest: dict, key: LedgerKey, key_dir: str) -> dict:
+    """The backup's ledger walked whole under ``key`` and the anchor the backup carries: chain,
+    MACs, anchor, keys and idempotency tables. Raises LedgerTampered naming what failed. The
+    ledger code reads a key from a folder: the key is staged for the walk in a private folder
+    inside ``key_dir`` (where it is installed next anyway), removed after."""
     from .ledger import Ledger
 
     import duckdb
 
+    fid = manifest["folder_id"]
+    os.makedirs(key_dir, mode=0o700, exist_ok=True)
+    stage = tempfile.mkdtemp(prefix=".restore-", dir=key_dir)
     try:
-        led = Ledger(os.path.join(src, LEDGER_FILE), os.path.join(src, KEY_DIR), read_only=True)
-    except duckdb.Error:  # missing, not a DuckDB file, or a table gone: not a backup to restore
-        raise StoreError("the backup's ledger file is missing or cannot be read") from None
-    try:
-        v = led.verify().to_dict()
+        key.install(stage, fid)
+        head = os.path.join(src, KEY_DIR, f"{fid}.head")
+        if os.path.isfile(head):
+            shutil.copyfile(head, os.path.join(stage, f"{fid}.head"))
+        try:
+            led = Ledger(os.path.join(src, LEDGER_FILE), stage, read_only=True)
+        except duckdb.Error:  # missing, not a DuckDB file, or a table gone: not a backup to restore
+            raise StoreError("the backup's ledger file is missing or cannot be read") from None
+        except LedgerKeyMissing:  # its ledger names another folder id than its manifest
+            raise LedgerTampered("the backup's ledger is another data folder's than its manifest names: it was "
+                                 "changed after it was written") from None
+        try:
+            v = led.verify().to_dict()
+        finally:
+            led.con.close()
     finally:
-        led.con.close()
+        shutil.rmtree(stage, ignore_errors=True)
     if not v["ok"] or v["events"] != manifest.get("events") or led.last_seq != manifest.get("seq"):
         where = f"seq {v['first_bad_seq']}" if v.get("first_bad_seq") else f"table {v.get('table') or 'events'}"
         why = v["reason"] if not v["ok"] else "it holds other events than its manifest says"
@@ -183,12 +296,14 @@ def verify_backup(src: str, manifest: dict) -> dict:
     return v
 
 
-def restore_files(src: str, dest: str, key_dir: str) -> dict:
-    """Bring a verified backup back as a new data folder ``dest``: the ledger under a new folder
-    id with the same key (so its MACs, digests and pseudonyms hold), anchored in ``key_dir``;
-    every memory its line erased after the backup (the erasure journal in ``key_dir``) erased
-    again, its key destroyed and its row left out of L2, and the ledger file rewritten without
-    the freed blocks. L2 is written anew with its indexes. Returns what was done."""
+def restore_files(src: str, dest: str, key_dir: str, passphrase: str | None = None) -> dict:
+    """Bring a backup back as a new data folder ``dest``: the key found (``backup_key``:
+    ``key_dir``, else the sealed copy opened with ``passphrase``) verifies the backup; the
+    ledger goes under a new folder id with the same key (so its MACs, digests and pseudonyms
+    hold), anchored in ``key_dir``; every memory its line erased after the backup (the erasure
+    journal in ``key_dir``) is erased again, its key destroyed and its row left out of L2, and
+    the ledger file rewritten without the freed blocks. L2 is written anew with its indexes.
+    Returns what was done (``key_from``: "key_dir", "sealed" or "clear")."""
     import duckdb
 
     from . import lancedb_import  # noqa: F401 - before lancedb
@@ -198,7 +313,8 @@ def restore_files(src: str, dest: str, key_dir: str) -> dict:
     from .ledger import Ledger
 
     m = read_manifest(src)
-    verify_backup(src, m)
+    key, source = backup_key(src, m, key_dir, passphrase)
+    verify_backup(src, m, key, key_dir)
     t0 = time.perf_counter()
     os.makedirs(dest, exist_ok=True)
     path = os.path.join(dest, LEDGER_FILE)
@@ -215,31 +331,46 @@ def restore_files(src: str, dest: str, key_dir: str) -> dict:
                                    GROUP BY e.memory_id""").fetchall())
     finally:
         con.close()
-    old = LedgerKey.open(os.path.join(src, KEY_DIR), m["folder_id"], create=False)
-    old.install(key_dir, new_id).write_head(m["seq"], bytes.fromhex(m["hash"]))
-    journal = read_erased(key_dir, lineage)
-    again = sorted((mid, held[mid]) for mid in (journal or set()) & set(held))
-    led = Ledger(path, key_dir)
+    key.install(key_dir, new_id).write_head(m["seq"], bytes.fromhex(m["hash"]))
     try:
-        led.erase_again(again, "erased after this backup was taken", "memactors-restore", f"restore-erasures-{new_id}")
+        journal = read_erased(key_dir, lineage)
+        again = sorted((mid, held[mid]) for mid in (journal or set()) & set(held))
+        led = Ledger(path, key_dir)
+        try:
+            led.erase_again(again, "erased after this backup was taken", "memactors-restore",
+                            f"restore-erasures-{new_id}")
+            if again:
+                led.compact_file()  # the destroyed keys' bytes must not stay in freed blocks
+            seq, events = led.last_seq, led._q("SELECT count(*) FROM events")[0][0]  # noqa: SLF001
+        finally:
+            led.close()
+        try:
+            table = lancedb.connect(os.path.join(src, L2_DIR)).open_table(TABLE.removesuffix(".lance"))
+        except (ValueError, OSError, RuntimeError):
+            raise StoreError("the backup's L2 table is missing or cannot be read") from None
+        meta = table.schema.metadata or {}
+        data = table.to_arrow()
         if again:
-            led.compact_file()  # the destroyed keys' bytes must not stay in freed blocks
-        seq, events = led.last_seq, led._q("SELECT count(*) FROM events")[0][0]  # noqa: SLF001
-    finally:
-        led.close()
-    try:
-        table = lancedb.connect(os.path.join(src, L2_DIR)).open_table(TABLE.removesuffix(".lance"))
-    except (ValueError, OSError, RuntimeError):
-        raise StoreError("the backup's L2 table is missing or cannot be read") from None
-    meta = table.schema.metadata or {}
-    data = table.to_arrow()
-    if again:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+            import pyarrow as pa
+            import pyarrow.compute as pc
 
-        data = data.filter(pc.invert(pc.is_in(data.column("memory_id"), value_set=pa.array([m for m, _ in again]))))
-    store = L2Store(os.path.join(dest, L2_DIR), meta[META_EMBEDDER].decode(), int(meta[META_DIM]), replace_with=data)
-    store.purge_old_versions()
+            data = data.filter(pc.invert(pc.is_in(data.column("memory_id"),
+                                                  value_set=pa.array([m for m, _ in again]))))
+        store = L2Store(os.path.join(dest, L2_DIR), meta[META_EMBEDDER].decode(), int(meta[META_DIM]),
+                        replace_with=data)
+        store.purge_old_versions()
+    except BaseException:
+        drop_key(key_dir, new_id)  # the folder goes (the caller's new_folder): its key and anchor too
+        raise
     return {"path": dest, "folder_id": new_id, "lineage": lineage, "backup_seq": m["seq"], "seq": int(seq),
             "events": int(events), "rows": data.num_rows, "erased_again": len(again),
-            "erasure_journal": journal is not None, "seconds": round(time.perf_counter() - t0, 3)}
+            "erasure_journal": journal is not None, "key_from": source, "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def drop_key(key_dir: str, folder_id: str) -> None:
+    """The key and anchor a failed restore installed for its new folder id, removed."""
+    for suffix in (".key", ".head"):
+        try:
+            os.remove(os.path.join(key_dir, folder_id + suffix))
+        except FileNotFoundError:
+            pass

@@ -13,6 +13,9 @@ Layout: ``KEY_DIR/<folder id>.key`` (32 random bytes, hex) and ``KEY_DIR/<folder
 moved folder finds its key again. ``KEY_DIR`` is ``[runtime].key_dir``, else
 ``$MEMACTORS_KEY_DIR``, else ``~/.memactors/keys``. Purpose-bound subkeys (HKDF-SHA256, from
 ``cryptography``) key the chain MACs, idempotency fingerprints, recall-query digests and identifier pseudonyms.
+
+A backup holds the anchor, never the key in clear (``store.backup``): at most the key sealed
+under a passphrase (``store.key_seal``). Keep a copy of the key folder apart from the backups.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ class LedgerKey:
         except FileNotFoundError:
             if not create:
                 raise LedgerKeyMissing(
-                    f"the ledger key of this data folder (id {folder_id}) is not in {directory}: restore "
-                    f"{folder_id}.key there from your backup, or point [runtime].key_dir / ${ENV} at it"
+                    f"the ledger key of this data folder (id {folder_id}) is not in {directory}: put "
+                    f"{folder_id}.key back there from a copy of the key folder, or point [runtime].key_dir / ${ENV} "
+                    "at the folder that holds it (backups do not hold the key, unless made with a key passphrase)"
                 ) from None
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot read the ledger key {path}: {type(exc).__name__}") from None
@@ -81,9 +85,9 @@ class LedgerKey:
 
     def install(self, directory: str, folder_id: str | None = None) -> LedgerKey:
         """This key's secret written as ``<folder_id>.key`` (default: this folder's id) in
-        ``directory`` (0600, never over an existing file): a backup's copy, or a restored
-        folder's key under its new id (the same secret: its MACs, digests, fingerprints and
-        pseudonyms stay what they were). Returns the key as it lives there."""
+        ``directory`` (0600, never over an existing file): a restored folder's key under its
+        new id (the same secret: its MACs, digests, fingerprints and pseudonyms stay what they
+        were). Returns the key as it lives there."""
         folder_id = folder_id or self.folder_id
         path = os.path.join(directory, f"{folder_id}.key")
         try:
@@ -96,6 +100,28 @@ class LedgerKey:
         except OSError as exc:
             raise StoreError(f"cannot write a ledger key in {directory}: {exc.strerror or type(exc).__name__}") from None
         return LedgerKey(self._secret, folder_id, directory)
+
+    def at(self, directory: str) -> LedgerKey:
+        """The same key with its anchor read and written in ``directory``; nothing is written
+        (a backup's anchor, which holds no key beside it)."""
+        return LedgerKey(self._secret, self.folder_id, directory)
+
+    def same(self, other: LedgerKey) -> bool:
+        return hmac.compare_digest(self._secret, other._secret)  # noqa: SLF001 - the same class
+
+    def sealed(self, passphrase: str) -> bytes:
+        """This key encrypted under ``passphrase`` (``store.key_seal``): a sealed file's bytes."""
+        from .key_seal import seal
+
+        return seal(self._secret, self.folder_id, passphrase)
+
+    @classmethod
+    def unsealed(cls, blob: bytes, folder_id: str, passphrase: str, directory: str) -> LedgerKey:
+        """The key a sealed file holds for ``folder_id`` (LedgerTampered when the passphrase
+        does not open it)."""
+        from .key_seal import unseal
+
+        return cls(unseal(blob, folder_id, passphrase), folder_id, directory)
 
     def subkey(self, purpose: bytes) -> bytes:
         return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(self._secret)
