@@ -12,7 +12,6 @@ typed placeholders; blocked text comes back as nothing at all.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Iterable
@@ -21,6 +20,7 @@ import re2
 
 from ..core.errors import InvalidRecord
 from ..core.validate import got
+from .confusables import HINTS, fold
 from .policy import ACTIONS, DECISION, RANK, SOURCE_KINDS, GatePolicy
 from .rules import RULES, Ctx, Rule
 from .tree import parse
@@ -70,9 +70,13 @@ class Prescan:
     text: clean text pays one multi-pattern scan. Triggers that are Python tests rather than
     patterns (a length, a handful of substrings) run after it, only where their guard holds.
     ``fired_each`` is the same decision made one check at a time (the reference, and the path
-    for a text RE2 cannot take: one with a lone surrogate)."""
+    for a text RE2 cannot take: one with a lone surrogate).
 
-    __slots__ = ("rules", "groups", "_set", "_meaning", "_pattern_guards", "_py")
+    The same pass also tells whether ``fold`` may read the text differently (``confusables.HINTS``:
+    an invisible or styled character, a look-alike letter beside a Latin one, letters spelled
+    out one by one): ``match`` returns that with the rules, so clean text pays no fold."""
+
+    __slots__ = ("rules", "groups", "_set", "_meaning", "_pattern_guards", "_py", "_hints")
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
@@ -111,16 +115,25 @@ class Prescan:
                     self._meaning.append((gi, rs))
                 else:
                     self._py.append((gi, f, rs))
-        self._set = _compile(patterns)
+        self._hints = len(patterns)  # patterns from here on are the fold's hints, not rules'
+        self._set = _compile([*patterns, *HINTS])
 
     def fired(self, text: str, lower: str) -> set[int]:
+        return self.match(text, lower)[0]
+
+    def match(self, text: str, lower: str) -> tuple[set[int], bool]:
+        """The rules this text needs, and whether ``fold`` may read it differently."""
         try:
-            found = self._set.Match(text) if self._set is not None else None
+            found = self._set.Match(text)
         except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
-            return self.fired_each(text, lower)
+            return self.fired_each(text, lower), True
         out: set[int] = set()
+        hint = False
+        if found and max(found) >= self._hints:
+            hint = True
+            found = [i for i in found if i < self._hints]
         if not found and not self._py:
-            return out
+            return out, hint
         groups, meaning = self.groups, self._meaning
         held = {gi for gi, (guard, *_rest) in enumerate(groups) if guard is None}
         held |= {meaning[i][0] for i in found or () if meaning[i][1] is None}
@@ -136,7 +149,7 @@ class Prescan:
         for gi, f, rs in self._py:
             if gi in held and not rs <= out and f(text, lower):
                 out |= rs
-        return out
+        return out, hint
 
     def fired_each(self, text: str, lower: str) -> set[int]:
         out: set[int] = set()
@@ -169,10 +182,16 @@ def _re2_syntax(trigger) -> str:
     return trigger.pattern if trigger.ascii else trigger.pattern.replace("\\d", "\\p{Nd}")
 
 
+# RE2's automaton for one pass is built as texts need it, in a cache of at most this much: at
+# RE2's default (8 MiB) a tool source's set (the instruction cue's verbs) outgrew it and every
+# text rebuilt states (25 us a 200-character text, 2.2 us with room; about 6 MB more used).
+_SET_MEMORY = 32 << 20
+
+
 def _compile(patterns: list[str]):
-    if not patterns:
-        return None
-    s = re2.Set.SearchSet(re2.Options())
+    options = re2.Options()
+    options.max_mem = _SET_MEMORY
+    s = re2.Set.SearchSet(options)
     for p in patterns:
         s.Add(p)
     s.Compile()
@@ -220,52 +239,53 @@ class Gate:
         """Scan any str (control, zero-width and bidi characters, lone surrogates, 1 MB: all
         fine). Raises InvalidRecord for a non-str or an unknown source kind.
 
-        A text with characters that can hide a value from the rules (invisible format
-        characters inside it, fullwidth digits and letters, Unicode hyphens) is also scanned
-        as a reader sees it (``fold``); when that finds what the text as typed hid, the folded
-        text's verdict stands, and the folded text is what may be kept (redacted)."""
-        rep = self._scan(text, source_kind)
-        folded = fold(text)
+        A text that can read differently from what the rules see (invisible format characters
+        inside it, fullwidth, mathematical or small-capital letters, Unicode hyphens, Cyrillic
+        or Greek look-alikes inside a Latin word, letters spelled out one by one) is also
+        scanned as a reader sees it (``fold``); when that finds what the text as typed hid, the
+        folded text's verdict stands, and the folded text is what may be kept (redacted)."""
+        rep, hint = self._scan(text, source_kind)
+        folded = fold(text) if hint else None  # the pre-scan's pass said whether to look
         if folded is None:
             return rep
-        alt = self._scan(folded, source_kind)
+        alt, _ = self._scan(folded, source_kind)
         return alt if _finds_more(alt, rep) else rep
 
-    def _scan(self, text: str, source_kind: str) -> GateReport:
+    def _scan(self, text: str, source_kind: str) -> tuple[GateReport, bool]:
+        """The report on the text as typed, and whether ``fold`` may read it differently."""
         _check_text(text)
         plan = self._plan(source_kind)
         lower = _lower(text)
-        fired = plan.prescan.fired(text, lower)
+        fired, hint = plan.prescan.match(text, lower)
         if not fired:
-            return _clean(text, plan, source_kind)
+            return _clean(text, plan, source_kind), hint
         rules = plan.prescan.rules
         hits = _run(text, lower, source_kind, ((rules[i], plan.actions[i]) for i in sorted(fired)))
         if not hits:
-            return _clean(text, plan, source_kind)
+            return _clean(text, plan, source_kind), hint
         top = max(hits, key=lambda h: RANK[h.action]).action
         held = plan.hold and RANK[top] < RANK["pending"]
         decision = "pending" if held else DECISION[top]
         tags = sorted({h.category for h in hits} | set(plan.tags) | ({"pending_source"} if held else set()))
         risk = _risk(hits)
         if decision == "blocked":
-            return GateReport(decision, None, hits, risk, tags, source_kind)
+            return GateReport(decision, None, hits, risk, tags, source_kind), hint
         redact = [h for h in hits if h.action == "redact"]
         if redact:
             tags.append("redacted")
         kept = _redact(text, redact, self._placeholders) if redact else text
-        return GateReport(decision, kept, hits, risk, tags, source_kind)
+        return GateReport(decision, kept, hits, risk, tags, source_kind), hint
 
     def redact_all(self, text: str) -> str:
         """Every PII or secret hit replaced by its placeholder, blocked kinds included, whatever
         the policy: for text that is used but never stored (recall queries, log lines)."""
         _check_text(text)
-        folded = fold(text)
-        if folded is not None and (kept := self.redact_all(folded)) != folded:  # a value hidden in the text as typed
-            return kept
         lower = _lower(text)
         if self._all is None:
             self._all = Prescan([r for r in self.rules if r.placeholder])
-        fired = self._all.fired(text, lower)
+        fired, hint = self._all.match(text, lower)
+        if hint and (folded := fold(text)) is not None and (kept := self.redact_all(folded)) != folded:
+            return kept  # a value hidden in the text as typed
         if not fired:
             return text
         hits = _run(text, lower, "user_stated", ((self._all.rules[i], "redact") for i in sorted(fired)))
@@ -287,30 +307,15 @@ def _clean(text: str, plan: _Plan, source: str) -> GateReport:
     return GateReport("accepted", text, [], 0.0, list(plan.tags), source)
 
 
-# Characters that can hide a value from the rules without changing what a reader sees: invisible
-# format characters (zero-width, joiners, bidi marks, soft hyphen), fullwidth digits and
-# letters, Unicode hyphens and minus signs. ``fold`` drops or maps just these (the rest of the
-# text as typed: Chinese fullwidth punctuation is left alone, it hides nothing).
-_FOLDS = {**{c: None for c in [0x00AD, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065),
-                               0xFEFF]},
-          **{c: c - 0xFEE0 for r in ((0xFF10, 0xFF1A), (0xFF21, 0xFF3B), (0xFF41, 0xFF5B)) for c in range(*r)},
-          **{c: ord("-") for c in (*range(0x2010, 0x2016), 0x2212, 0xFE63, 0xFF0D)}}
-_FOLDABLE = re.compile("[" + "".join(re.escape(chr(c)) for c in _FOLDS) + "]")
-
-
-def fold(text: str) -> str | None:
-    """``text`` as a reader sees it (``_FOLDS``), or None when it holds none of those characters."""
-    if text.isascii() or _FOLDABLE.search(text) is None:
-        return None
-    return text.translate(_FOLDS)
-
-
 def _finds_more(alt: GateReport, rep: GateReport) -> bool:
     """Whether the folded text's scan found what the text as typed hid: a stricter decision,
-    or a hit of a rule the first scan did not fire as often."""
+    or a hit of a rule the first scan did not fire as often, or the same hits with more of a
+    value taken out (typed "аlice@x.org" with a Cyrillic а kept "а[EMAIL]": its first letter)."""
     if alt.decision != rep.decision:
         return _DECISION_RANK[alt.decision] > _DECISION_RANK[rep.decision]
-    return bool(Counter(h.rule for h in alt.hits) - Counter(h.rule for h in rep.hits))
+    if Counter(h.rule for h in alt.hits) - Counter(h.rule for h in rep.hits):
+        return True
+    return alt.text is not None and rep.text is not None and alt.text != (fold(rep.text) or rep.text)
 
 
 # A decision's strictness: its strictest action's rank (policy.RANK; "accepted" is two actions')
