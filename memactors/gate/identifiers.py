@@ -10,7 +10,8 @@ number used as one would be kept as surely as in a memory's text. The screen:
   that libphonenumber reads as an international number of a main region (no ``+`` can appear
   in an id), and a run of 13-19 digits that is a card number: Luhn-valid, of a known IIN and a
   length that card brand issues (the text rule also wants card words or the printed grouping,
-  which an id has no room for). Cached by string: ids are checked on every call.
+  which an id has no room for), with no letter or digit either side (a hex id's digits are not
+  one). Cached by string: ids are checked on every call.
 - ``Identifiers``: what a runtime does with a flagged id: refuse it with ``InvalidIdentifier``
   naming the kind (never the value), or, with ``[gate].pseudonymise_identifiers``, replace it by
   a keyed pseudonym (``p-`` and 32 hex digits of HMAC-SHA256 under the data folder's key), the
@@ -38,8 +39,12 @@ from .scanner import Gate
 MAX_SCREENED = 4096  # longer strings are refused by their shape anyway (ids hold at most 128 characters)
 _E164 = re.compile(r"(?:00)?([1-9][0-9]{10,14})", re.ASCII)
 _MAIN = frozenset(REGIONS) | {"CA"}
-# A digit run in an id, ungrouped or grouped by 4 with hyphens or dots ("4111-1111-1111-1111").
-_DIGIT_RUN = re.compile(r"(?<![0-9])[0-9]{4}(?:[.-]?[0-9]{4}){2}[.-]?[0-9]{1,7}(?![0-9])", re.ASCII)
+# A card number in an id: 13-19 digits alone, or in a card's printed groups with hyphens or dots
+# ("4111-1111-1111-1111", Amex "3782-822463-10005"), with no letter or digit either side. Digits
+# run on from letters are not one: a hex id (a UUID's 32 hex digits) holds a Luhn-valid run of a
+# card's prefix about once in 2,000, and would be refused.
+_DIGIT_RUN = re.compile(r"(?<![0-9A-Za-z])(?:[0-9]{13,19}|[0-9]{4}(?P<s>[.-])[0-9]{4}(?P=s)[0-9]{4}(?P=s)[0-9]{1,4}"
+                        r"(?:(?P=s)[0-9]{3})?|[0-9]{4}(?P<a>[.-])[0-9]{6}(?P=a)[0-9]{5})(?![0-9A-Za-z])", re.ASCII)
 # Lengths each card brand issues (ISO/IEC 7812, as the text rule's IIN table): a 16-digit
 # number of Amex's prefix is not an Amex card. Ordered: the first prefix that matches decides.
 _CARD_LENGTHS = (
