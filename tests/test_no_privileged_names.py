@@ -20,7 +20,8 @@ CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}}
 
 @pytest.fixture(scope="module")
 def rt(ray_session, tmp_path_factory):
-    r = memactors.connect(str(tmp_path_factory.mktemp("priv") / "data"), config=CFG)
+    # A manual clock: the sweep test moves it past a TTL instead of waiting for one
+    r = memactors.connect(str(tmp_path_factory.mktemp("priv") / "data"), config=CFG, clock=memactors.ManualClock())
     yield r
     r.close()
 
@@ -49,9 +50,7 @@ def test_sweeps_and_demotion_still_work_without_a_grant(rt):
     rt.grant("ag-gc", s, write=True)
     rt.write(s, "expires very soon", actor="ag-gc", ttl_days=0.0001)
     rt.flush()
-    import time
-
-    time.sleep(9)  # 0.0001 days
+    rt.clock.advance(days=0.0002)  # past its hard TTL
     res = rt.gc(scope=s)
     assert res.applied["by_rule"]["hard_expired"] == 1
     assert all(g["actor"] != SYSTEM_ACTOR for g in rt.grants())
