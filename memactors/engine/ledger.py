@@ -16,14 +16,15 @@ import time
 import fcntl
 import gc
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 
 from ..core.config import Config
 
 log = logging.getLogger("memactors.ledger")
-from ..core.errors import (AccessDenied, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants, NotFound,
-                           StoreError)
+from ..core.errors import (AccessDenied, BackPressure, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants,
+                           NotFound, StoreError)
 from ..core.grants import GrantTable
 from ..core.visibility import RANK
 from ..core.scopes import GLOBAL, parse_scope
@@ -42,6 +43,9 @@ IDLE_S = 1.0
 # Recall evidence rows a side transaction takes at most (~50 us each): the writes queued
 # meanwhile commit between two of them, instead of after the evidence of a whole tick.
 SIDE_RECALLS = 128
+# audit.sql queries running or waiting at once (one runs at a time, up to sandbox.TIMEOUT_S
+# each); past this a query is refused with BackPressure rather than queued behind minutes of them.
+SQL_QUEUE = 16
 
 
 class LedgerCore:
@@ -55,6 +59,10 @@ class LedgerCore:
         self.peers = peers
         self._rebuild = rebuild
         self._purge_due: float | None = None
+        # audit.sql's own thread: a slow query (up to 30 s) would otherwise hold one of the
+        # default executor's few threads, which every commit runs on, and a handful held them all.
+        self._sql_pool = ThreadPoolExecutor(1, thread_name_prefix="memactors-audit-sql")
+        self._sql_waiting = 0
         # A folder that cannot be opened (locked, read-only, tampered, key missing) is reported
         # by ready() as a typed error: raising here would only say "the actor died".
         self._failed: MemactorsError | None = None
@@ -537,13 +545,26 @@ class LedgerCore:
         if not reads:
             raise NoGrants(f"actor {actor!r} has no read grants; audit.sql shows only what an actor may read")
         prefixes = None if GLOBAL in reads else sorted({str(s) for s in reads})
-        tables = await asyncio.to_thread(self.ledger.readable_tables, prefixes)
-        return await asyncio.to_thread(sandbox.run_select, query, params, tables)
+        if self._sql_waiting >= SQL_QUEUE:
+            raise BackPressure(f"audit.sql: {self._sql_waiting} queries are running or waiting; retry later")
+        self._sql_waiting += 1
+        queued = time.monotonic()
+
+        def run() -> list[tuple]:
+            if time.monotonic() - queued > self.cfg.call_timeout_s:  # its caller has stopped waiting
+                raise BackPressure("audit.sql: the query waited too long behind others; retry later")
+            # The copy is made when the query's turn comes, not while it waits.
+            return sandbox.run_select(query, params, self.ledger.readable_tables(prefixes))
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._sql_pool, run)
+        finally:
+            self._sql_waiting -= 1
 
     async def shutdown(self) -> None:
         """Checkpoint and close the ledger, then release the folder's lock. Once the statement
         on the writer connection (a commit still in flight at close()) is done: DuckDB refuses
         to close a busy connection, and the lock stayed held until the process exited."""
+        self._sql_pool.shutdown(wait=False, cancel_futures=True)
         try:
             if self._loop_task is not None:
                 async with self._con_lock:
