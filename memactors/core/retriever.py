@@ -16,8 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from abc import ABC, abstractmethod
-
-import numpy as np
+from collections.abc import Callable
 
 from . import validate as V
 
@@ -45,7 +44,10 @@ def label(retriever: object) -> str:
     """The scope label of a retriever's results; raises InvalidRecord for a bad retriever."""
     if not isinstance(retriever, Retriever):
         raise InvalidRecord("an L3 retriever is a memactors.Retriever (retrieve(query, k) -> list of dicts)")
-    name = getattr(retriever, "name", None)
+    try:
+        name = getattr(retriever, "name", None)
+    except Exception:  # noqa: BLE001 - a name property that raises is a bad retriever, said as one
+        name = None
     if not isinstance(name, str) or not _NAME.match(name):
         raise InvalidRecord("a retriever's name is 1-40 lowercase letters, digits, '-' or '_'")
     return f"l3:{name}"
@@ -81,26 +83,31 @@ def check_results(results: object, k: int) -> list[dict]:
     return out
 
 
-def result_id(scope_label: str, r: dict) -> str:
+def result_id(scope_label: str, r: dict, digest: Callable[[str], str] | None = None) -> str:
     """A stable 32-hex id for a result (so it can be cited like a memory): a digest of the
-    label and the source's id when given, else of the text."""
+    label and the source's id when given, else of the text. ``digest``: a keyed one (the
+    runtime's, as for queries); the id is shown and logged, and a plain hash of a text or an id
+    could be matched against guesses of it."""
     key = r["id"] if r.get("id") is not None else r["content"]
+    if digest is not None:
+        return digest(f"{scope_label}\x00{key}")[:32]
     return hashlib.blake2b(f"{scope_label}\x00{key}".encode(), digest_size=16).hexdigest()
 
 
 def score_results(scope_label: str, results: list[dict], texts: list[str], qvec, vecs, query: str, now_us: int,
-                  weights: Weights = DEFAULT_WEIGHTS) -> list[dict]:
+                  weights: Weights = DEFAULT_WEIGHTS, digest: Callable[[str], str] | None = None) -> list[dict]:
     """Checked results (``texts``: as the gate left them, ``vecs``: their vectors, ``qvec``: the
     query's) as scored candidates, best first: hit fields (scope ``scope_label``, pool ``l3``,
-    source_kind ``document``), ``score`` and ``components``."""
+    source_kind ``document``), ``score`` and ``components``. A result's id (``result_id``, under
+    ``digest``) is of its text as the gate left it: never of what the gate redacted."""
     if not results:
         return []
     qterms = QueryTerms(tokenize(query))
     cos = cosines(vecs, qvec)
     cands = []
     for i, (r, t) in enumerate(zip(results, texts)):
-        cands.append({"memory_id": result_id(scope_label, r), "scope": scope_label, "content": t,
-                      "source_kind": "document", "pool": "l3", "status": "active", "version": 1,
+        cands.append({"memory_id": result_id(scope_label, {**r, "content": t}, digest), "scope": scope_label,
+                      "content": t, "source_kind": "document", "pool": "l3", "status": "active", "version": 1,
                       "confidence": 0.5, "category": "default", "importance": r["importance"],
                       "created_at": r["updated_at"], "updated_at": r["updated_at"], "cosine": float(cos[i]),
                       "keyword": qterms.score(frozenset(tokenize(t)))})

@@ -73,7 +73,9 @@ def retrieve(rt, retriever, query: str, *, actor: str, task_id: str, allowed_sco
         kept.append(r)
         texts.append(rep.text)
     vecs = rt.embedder.embed([text, *texts])
-    cands = L3.score_results(scope, kept, texts, vecs[0], vecs[1:], text, now, w)
+    # Ids under the evidence's key: a result's id is returned and logged, and a plain hash of its
+    # text could be matched offline against guesses of it (the query is digested the same way).
+    cands = L3.score_results(scope, kept, texts, vecs[0], vecs[1:], text, now, w, digest=rt._evidence.digest)  # noqa: SLF001
     chosen, info = finalize(cands, threshold=thr, max_items=top_k, token_budget=token_budget)
     result = recall_result(chosen, info, visible=[scope], path="l3", threshold=thr,
                            gate=len(results) - len(kept) - filtered, filters=filtered)
