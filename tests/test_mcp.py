@@ -272,6 +272,9 @@ def test_a_blocked_secret_is_an_error_that_names_rules_not_the_secret(http):
     ("recall", {"query": "x", "where": {"subject": CANARY + "\\' OR 1=1"}}),
     ("recall", {"query": "x", "where": {"since": CANARY}}),
     ("remember", {}),
+    ("remember", {"txt": CANARY}),  # a mistyped name: the SDK's own message quoted every argument
+    ("recall", {"qry": CANARY, "top_k": 3}),
+    ("get", {"id": CANARY}),
 ])
 def test_hostile_arguments_get_typed_errors_that_echo_nothing(http, tool, args):
     srv, toks, _, _ = http
@@ -283,7 +286,40 @@ def test_hostile_arguments_get_typed_errors_that_echo_nothing(http, tool, args):
     err = error_text(res)
     assert CANARY not in err and "passwd" not in err and "DROP" not in err
     assert any(k in err for k in ("InvalidRecord", "InvalidScope", "InvalidIdentifier", "AccessDenied", "NotFound",
-                                  "ValidationError", "missing")), err
+                                  "ValidationError", "BadArguments")), err
+
+
+def test_a_missing_argument_is_named_and_the_others_are_not_quoted(http):
+    srv, toks, _, _ = http
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            return error_text(await s.call_tool("remember", {"txt": CANARY, "subject": "alice"}))
+    err = run(go())
+    assert "BadArguments" in err and "missing: text" in err and CANARY not in err and "alice" not in err
+
+
+def test_text_that_looks_like_json_is_kept_as_sent(http):
+    # The SDK parses a string holding JSON for an argument not declared a str: a note '{"a": 1}'
+    # reached memactors as a dict (refused), a subject "null" as no subject at all.
+    srv, toks, _, rt = http
+    note = '{"drink": "green tea", "when": "mornings"}'
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            w = body(await s.call_tool("remember", {"text": note, "subject": "null", "predicate": "[]",
+                                                    "object": "{}"}))
+            got = body(await s.call_tool("get", {"memory_id": w["memory_id"]}))["memory"]
+            assert (got["content"], got["subject"], got["predicate"]) == (note, "null", "[]")
+            found = body(await s.call_tool("recall", {"query": '["green tea"]', "top_k": 3}))["hits"]
+            assert w["memory_id"] in {h["memory_id"] for h in found}
+            tools = {t.name: t.input_schema for t in (await s.list_tools()).tools}
+            assert tools["remember"]["properties"]["text"]["type"] == "string"
+            assert "text" in tools["remember"]["required"] and "subject" not in tools["remember"]["required"]
+            # and a value that is not a string is still ours to refuse, quoting nothing
+            err = error_text(await s.call_tool("remember", {"text": {"nested": CANARY}}))
+            assert "InvalidRecord" in err and CANARY not in err
+    run(go())
 
 
 def test_stdio_transport_through_the_cli(tmp_path):

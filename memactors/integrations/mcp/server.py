@@ -18,16 +18,20 @@ from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError, WrapValidator
 
-from ...core.errors import AccessDenied, ConfigError, MemactorsError
+from ...core.errors import AccessDenied, BadArguments, ConfigError, MemactorsError
 from . import tokens as T
 from .tools import MemoryTools, tool_error
 
-# Tool arguments are typed Any for the SDK and checked by ``tools`` itself, so a hostile argument
-# gets our typed error, never a validation message that quotes it.
-Text = Annotated[Any, Field(description="a string")]
-Opt = Annotated[Any, Field(description="an optional string")]
+# Tool arguments are checked by ``tools`` itself, so a hostile argument gets our typed error,
+# never a validation message that quotes it: the SDK validates nothing of them. A text is
+# declared a str (the schema says so, and the SDK then keeps it as sent: for any other type it
+# parses a string holding JSON, so a note '{"a": 1}' arrived as a dict and "null" as None) and
+# passed on unchecked, whatever the client sent.
+_AS_SENT = WrapValidator(lambda value, _handler: value)
+Text = Annotated[str, _AS_SENT, Field(description="a string")]
+Opt = Annotated[str, _AS_SENT, Field(description="an optional string")]
 Count = Annotated[Any, Field(description="a whole number from 1 to 1000")]
 Offset = Annotated[Any, Field(description="how many to skip first: a whole number from 0")]
 Scopes = Annotated[Any, Field(description="an optional list of scope paths to read")]
@@ -40,6 +44,25 @@ SCOPE = "memory"  # the one OAuth scope a token grants: using the memory tools
 INSTRUCTIONS = ("Governed long-term memory. remember/add writes a memory (through a write gate that "
                 "redacts personal data and blocks secrets), recall/search finds memories by meaning, "
                 "get and list read by id or scope, forget/delete erases. Your grants decide what you reach.")
+
+
+class _Server(MCPServer):
+    """MCPServer whose argument errors name fields only. The SDK's own (pydantic's) message for a
+    missing argument quotes every argument given (``input_value={...}``): a secret sent under a
+    mistyped name came back in the reply."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            errors = exc.__cause__.errors()
+            fields = ", ".join(sorted({str(e["loc"][0]) for e in errors if e.get("loc")})) or "its arguments"
+            what = "missing" if all(e["type"] == "missing" for e in errors) else "not valid"
+            # Worded as the SDK words the other tool errors; field names are ours, never the client's.
+            raise ToolError(f"Error executing tool {name}: "
+                            f"{tool_error(BadArguments(f'{name}: {what}: {fields}'))}") from None
 
 
 class TokenFile(TokenVerifier):
@@ -82,7 +105,7 @@ def build(rt, *, actor: str | None = None, tokens: str | None = None, host: str 
         # Our verifier is the token's only judge (the tokens are ours, not an authorization server's).
         auth = AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp", required_scopes=[SCOPE],
                             validate_token_resource=False)
-    server = MCPServer("memactors", instructions=INSTRUCTIONS, token_verifier=verifier, auth=auth, log_level="WARNING")
+    server = _Server("memactors", instructions=INSTRUCTIONS, token_verifier=verifier, auth=auth, log_level="WARNING")
 
     def who() -> str:
         if actor is not None:
