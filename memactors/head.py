@@ -13,6 +13,7 @@ Importing this module does not import Ray.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -30,6 +31,11 @@ HEAD_LOG = "head.log"
 MARK = "MEMACTORS_HEAD"
 UP_TIMEOUT_S = 90.0
 DOWN_TIMEOUT_S = 30.0
+# Ray settings of every Ray this package starts (an `up` head: each process of it and every
+# driver that attaches takes them from its GCS). A driver's shutdown flushes its task events to
+# the GCS for up to 5 s: when the runtime went down first (`memactors down`, a killed head),
+# every attached process hung that long in close() and again at exit.
+SYSTEM_CONFIG = {"task_events_shutdown_flush_timeout_ms": 300}
 
 
 def temp_dir_for(data_dir: str) -> str:
@@ -84,7 +90,7 @@ def start(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
     # ours reads workers' logs (log_to_driver=False); two processes and ~180 MB fewer.
     cmd = [_ray_script(), "start", "--head", "--block", f"--port={_free_port()}", "--include-dashboard=false",
            "--disable-usage-stats", "--no-monitor", "--include-log-monitor=false", f"--temp-dir={temp_dir}",
-           f"--dashboard-agent-listen-port={_free_port()}"]
+           f"--dashboard-agent-listen-port={_free_port()}", f"--system-config={json.dumps(SYSTEM_CONFIG)}"]
     if _client_server_available():
         cmd.append(f"--ray-client-server-port={_free_port()}")
     env = dict(os.environ, RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0", **env)

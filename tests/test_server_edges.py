@@ -298,7 +298,9 @@ def test_an_attached_client_gets_unavailable_when_the_runtime_goes_down(env, hea
         assert client.stdout.readline().strip() == "attached"
         stopped = down(env, data)
         open(go, "w").close()
+        t0 = time.monotonic()
         out, err = client.communicate(timeout=60)
+        left_in = time.monotonic() - t0
     except subprocess.TimeoutExpired:
         client.kill()
         pytest.fail("the attached client blocked after `memactors down`")
@@ -308,6 +310,9 @@ def test_an_attached_client_gets_unavailable_when_the_runtime_goes_down(env, hea
     lines = out.split()
     assert client.returncode == 0, err  # not ended by Ray
     assert lines[0] == "Unavailable" and float(lines[1]) < 15 and lines[2] == "closed", out
+    # ...and closed and exited at once (Ray's driver shutdown waited 5 s for the gone GCS to take
+    # its task events, in close() and again at exit: head.SYSTEM_CONFIG)
+    assert left_in < 3, left_in
     assert "actors stopped, ledger checkpointed" in stopped["steps"], stopped
     assert not _wait_gone(data)  # every process of the runtime, Ray's agents included
     assert not os.path.exists(Layout(data).ledger + ".wal") and not server.folder_in_use(data)

@@ -203,8 +203,10 @@ def local(namespace: str | None = None) -> None:
     """A new local Ray for this process, quiet, with token authentication as Ray's default."""
     import ray
 
+    from ..head import SYSTEM_CONFIG
+
     _default_auth()
-    ray.init(address="local", namespace=namespace, **_INIT)
+    ray.init(address="local", namespace=namespace, _system_config=SYSTEM_CONFIG, **_INIT)
 
 
 def join(data_dir: str, shown: str, address: str | None, namespace: str, detached: bool) -> Link | None:
