@@ -14,6 +14,7 @@ import pytest
 import memactors
 from memactors.core.errors import BackPressure, InvalidRecord
 from memactors.store import sandbox
+from memactors.store.sandbox_process import SandboxProcess
 
 TABLES = {"events": pa.table({"seq": [1, 2, 3]})}
 
@@ -50,13 +51,13 @@ def test_slow_audit_queries_never_hold_up_writes(monkeypatch):
     # Each query used to take one of the default executor's threads, which commits run on: a
     # handful of 30 s queries stalled every tenant's writes for 30 s.
     release = threading.Event()
-    real = sandbox.run_select
+    real = SandboxProcess.run
 
-    def slow(*args, **kw):
+    def slow(self, *args, **kw):
         release.wait(5)
-        return real(*args, **kw)
+        return real(self, *args, **kw)
 
-    monkeypatch.setattr(sandbox, "run_select", slow)
+    monkeypatch.setattr(SandboxProcess, "run", slow)
     s = "/org/acme/user/alice/"
     with memactors.connect("memory://") as rt:
         rt.grant("ag", s, write=True)
@@ -85,3 +86,39 @@ def test_slow_audit_queries_never_hold_up_writes(monkeypatch):
         # The grant and one write, or two: a query copies the rows when its turn comes.
         assert all(o in ([(2,)], [(3,)]) for o in outcomes if not isinstance(o, BackPressure))
         assert rt.audit.verify()["ok"]
+
+
+def test_memory_duckdb_does_not_count_is_refused_and_the_runtime_lives_on(tmp_path):
+    # repeat('x', 5e7) over one vector of 2,048 rows asks for ~100 GB at once, outside DuckDB's
+    # memory_limit: in the ledger's own process it would have ended it (the caller's process, on
+    # this host). The sandbox's process hits its address-space limit and the query is refused.
+    s = "/org/acme/user/alice/"
+    with memactors.connect(str(tmp_path / "data"), host="process") as rt:
+        rt.grant("ag", s, write=True)
+        rt.write(s, "Alice drinks green tea", actor="ag")
+        with pytest.raises(InvalidRecord, match="memory"):
+            rt.audit.sql("SELECT repeat('x', 50000000) FROM range(2048)", actor="ag")
+        assert rt.audit.sql("SELECT count(*) FROM events", actor="ag") == [(2,)]
+        rt.write(s, "Alice drinks black tea too", actor="ag")
+        assert rt.audit.verify()["ok"]
+
+
+def test_a_sandbox_process_that_dies_refuses_its_query_and_is_started_again():
+    sp = SandboxProcess()
+    try:
+        assert sp.run("SELECT count(*) FROM events", None, TABLES) == [(3,)]
+        sp._proc.kill()  # noqa: SLF001 - between two queries
+        sp._proc.wait()  # noqa: SLF001
+        assert sp.run("SELECT count(*) FROM events", None, TABLES) == [(3,)]
+        proc = sp._proc  # noqa: SLF001 - and during one
+        threading.Timer(0.5, proc.kill).start()
+        with pytest.raises(InvalidRecord, match="sandbox process ended"):
+            sp.run("SELECT count(*) FROM range(100000000) a, range(100000) b", None, TABLES)
+        assert sp.run("SELECT max(seq) FROM events", None, TABLES) == [(3,)]
+        with pytest.raises(InvalidRecord):  # refused before anything is sent
+            sp.run("DELETE FROM events", None, TABLES)
+        with pytest.raises(InvalidRecord, match="plain values"):
+            sp.run("SELECT ?", [threading.Lock()], TABLES)
+    finally:
+        sp.close()
+    assert sp._proc is None  # noqa: SLF001

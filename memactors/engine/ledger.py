@@ -29,6 +29,7 @@ from ..core.grants import GrantTable
 from ..core.visibility import RANK
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
+from ..store.sandbox_process import SandboxProcess
 from ..core import events as E
 from ..core.idempotency import IdempotencyCache
 from ..store.entries import EMPTY, merge
@@ -62,6 +63,7 @@ class LedgerCore:
         # audit.sql's own thread: a slow query (up to 30 s) would otherwise hold one of the
         # default executor's few threads, which every commit runs on, and a handful held them all.
         self._sql_pool = ThreadPoolExecutor(1, thread_name_prefix="memactors-audit-sql")
+        self._sandbox = SandboxProcess()  # a process of its own: a query's memory cannot end this one
         self._sql_waiting = 0
         # A folder that cannot be opened (locked, read-only, tampered, key missing) is reported
         # by ready() as a typed error: raising here would only say "the actor died".
@@ -554,7 +556,7 @@ class LedgerCore:
             if time.monotonic() - queued > self.cfg.call_timeout_s:  # its caller has stopped waiting
                 raise BackPressure("audit.sql: the query waited too long behind others; retry later")
             # The copy is made when the query's turn comes, not while it waits.
-            return sandbox.run_select(query, params, self.ledger.readable_tables(prefixes))
+            return self._sandbox.run(query, params, self.ledger.readable_tables(prefixes))
         try:
             return await asyncio.get_running_loop().run_in_executor(self._sql_pool, run)
         finally:
@@ -565,6 +567,7 @@ class LedgerCore:
         on the writer connection (a commit still in flight at close()) is done: DuckDB refuses
         to close a busy connection, and the lock stayed held until the process exited."""
         self._sql_pool.shutdown(wait=False, cancel_futures=True)
+        self._sandbox.close()
         try:
             if self._loop_task is not None:
                 async with self._con_lock:
