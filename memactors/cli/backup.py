@@ -72,7 +72,11 @@ def restore(src: str, to: str | None, config: str | None, passphrase_env: str | 
 
     out = Out(as_json)
     passphrase = passphrase_from(passphrase_env)
-    res = do_restore(src, to or data, config=config, verify=not no_verify, key_passphrase=passphrase)
+    # An empty --to (an unset shell variable) is refused, never read as "--data".
+    if to is not None and not to.strip():
+        raise CliError("--to is empty: name the new folder to restore into")
+    res = do_restore(src, data if to is None else to, config=config, verify=not no_verify,
+                     key_passphrase=passphrase)
     if as_json:
         out.json(res)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import Any
 
@@ -210,4 +211,4 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
     step("done", "Done", f"Runtime closed. {secs:.1f} s in all.", seconds=round(secs, 2), ok=bool(v.get("ok")))
     if not as_json:
         out.line(Text("try: memactors recall \"alice tea\" --actor assistant-alice --task-id t1 "
-                      f"--scope {ACME_ALICE} --purpose answer --data {data}", style="dim"))
+                      f"--scope {ACME_ALICE} --purpose answer --data {shlex.quote(data)}", style="dim"))

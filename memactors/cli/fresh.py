@@ -4,6 +4,7 @@ memactors data folder and that no runtime is using."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 
 from memactors.cli.group import CliError
@@ -24,7 +25,7 @@ def fresh(data: str) -> None:
         raise CliError(f"--fresh: {path} is not empty and has no {LEDGER_FILE}, so it does not look like a "
                        "memactors data folder; refusing to delete it")
     if os.path.exists(Layout(path).runtime_file):
-        raise CliError(f"--fresh: a runtime is up on {path}; run `memactors down --data {data}` first")
+        raise CliError(f"--fresh: a runtime is up on {path}; run `memactors down --data {shlex.quote(data)}` first")
     if folder_in_use(path):
         raise CliError(f"--fresh: {path} is open by another memactors runtime; refusing to delete it")
     shutil.rmtree(path)

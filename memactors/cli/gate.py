@@ -11,6 +11,7 @@ from rich.text import Text
 from memactors.cli.group import cli
 from memactors.cli.output import Out, decision_text
 from memactors.core import records as R
+from memactors.core import validate as V
 from memactors.gate.policy import DECISION
 
 
@@ -28,6 +29,9 @@ def scan(text: str | None, source: str, as_json: bool) -> None:
 
     if text is None:
         text = sys.stdin.read()
+    # What a write refuses before its gate (empty, too long, lone surrogates) is refused here too:
+    # scan never calls "accepted" a text no write would take.
+    V.text(text, "text", R.MAX_CONTENT_CHARS)
     assumed = click.get_current_context().get_parameter_source("source") is ParameterSource.DEFAULT
     report = Gate().scan(text, source)
     deciders = sorted({h.rule for h in report.hits if DECISION[h.action] == report.decision})

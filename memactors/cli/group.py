@@ -4,6 +4,7 @@ error a command raises for a user error it detects itself. Command modules impor
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,10 @@ class Group(click.Group):
             msg = str(exc) or type(exc).__name__
             click.echo(f"error: {msg.splitlines()[0] if msg else msg}", err=True)
             ctx.exit(2)
+        except OSError as exc:  # the machine's refusal (permissions, a missing folder, a full disk): one line
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or type(exc).__name__}{where}", err=True)
+            ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("error: interrupted", err=True)
             ctx.exit(130)
@@ -62,12 +67,24 @@ def parse_point(value: str) -> int | str:
     return int(value) if value.isdigit() else value
 
 
+def data_folder(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """``--data``: refused when empty (an unset shell variable: never the current folder) or when
+    it names something that is not a folder (a file), before any verb reads or makes it."""
+    if not value.strip():
+        raise CliError("--data is empty: name the data folder (or leave --data out for "
+                       f"{DEFAULT_DATA})")
+    if os.path.exists(value) and not os.path.isdir(value):
+        raise CliError(f"--data {value} is a file, not a data folder")
+    return value
+
+
 def common(fn: Callable) -> Callable:
     """Add ``--data DIR`` and ``--json`` to a command that works on a data folder."""
     fn = click.option("--json", "as_json", is_flag=True,
                       help="Print machine-readable JSON (one object per line) instead of tables.")(fn)
     fn = click.option("--data", default=DEFAULT_DATA, show_default=True, envvar="MEMACTORS_DATA",
-                      metavar="DIR", help="The data folder (ledger, L2 store, runtime.json).")(fn)
+                      metavar="DIR", callback=data_folder,
+                      help="The data folder (ledger, L2 store, runtime.json).")(fn)
     return fn
 
 

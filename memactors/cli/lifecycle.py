@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from memactors.cli.group import CliError, cli, common
-from memactors.cli.output import Out, fmt, short
+from memactors.cli.group import CliError, Group, cli, common
+from memactors.cli.output import Out, fmt
 from memactors.core import records as R
 from memactors.core.scopes import check_identifier, parse_scope
 from memactors.server import open_runtime
@@ -41,7 +41,7 @@ def gc(dry_run: bool, scope: str | None, workers: int | None, data: str, as_json
     out.line(res.summary())
 
 
-@cli.group()
+@cli.group(cls=Group)
 def contradictions() -> None:
     """Close calls between versions of one fact from different sources, waiting for a reviewer."""
 
@@ -83,7 +83,7 @@ def contradictions_resolve(memory_id: str, actor: str, reason: str, data: str, a
     if as_json:
         out.json(res)
         return
-    out.kv([("kept", short(res["memory_id"], 32)), ("superseded", ", ".join(res["superseded"]) or "-")])
+    out.kv([("kept", res["memory_id"]), ("superseded", ", ".join(res["superseded"]) or "-")])
 
 
 @cli.command()

@@ -3,16 +3,17 @@ and `memactors mcp token`: a bearer token for the HTTP transport."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
-from memactors.cli.group import CliError, cli, common
+from memactors.cli.group import CliError, Group, cli, common
 from memactors.cli.output import Out
 from memactors.core.scopes import check_identifier
 
 
-@cli.group(invoke_without_command=True)
+@cli.group(cls=Group, invoke_without_command=True)
 @click.option("--actor", help="stdio: the actor every call is made as (needs grants).")
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP instead of stdio (bearer tokens).")
 @click.option("--host", "bind", default="127.0.0.1", show_default=True,
@@ -77,6 +78,8 @@ def token(actor: str, tokens: str, as_json: bool) -> None:
     """A new bearer token for ACTOR: its SHA-256 digest is added to FILE, the token printed once."""
     from memactors.integrations.mcp.tokens import mint
 
+    if not tokens.strip() or not os.path.isdir(os.path.dirname(os.path.abspath(tokens))):
+        raise CliError(f"--tokens {tokens!r}: name a file in a folder that exists")
     tok = mint(tokens, actor)
     out = Out(as_json)
     if as_json:

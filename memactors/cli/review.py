@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from memactors.cli.group import CliError, cli, common
-from memactors.cli.output import Out, decision_text, fmt, short
+from memactors.cli.group import CliError, Group, cli, common
+from memactors.cli.output import Out, decision_text, when
 from memactors.core import records as R
 from memactors.core.scopes import check_identifier, parse_scope
 from memactors.server import open_runtime
@@ -14,7 +14,7 @@ from memactors.server import open_runtime
 REVIEW_COLUMNS = ["memory id", "scope", "source", "created", "content (as stored, redacted)"]
 
 
-@cli.group()
+@cli.group(cls=Group)
 def review() -> None:
     """The review queues: writes the gate held as pending (instructions from untrusted sources),
     and memories due for their periodic review (entity facts, instructions)."""
@@ -34,7 +34,7 @@ def review_list(scope: str, actor: str, data: str, as_json: bool) -> None:
     if as_json:
         out.json({"pending": items})
         return
-    out.table(REVIEW_COLUMNS, [[i["memory_id"], i["scope"], i["source_kind"], fmt(i["created_at"]), i["content"]]
+    out.table(REVIEW_COLUMNS, [[i["memory_id"], i["scope"], i["source_kind"], when(i["created_at"]), i["content"]]
                                for i in items], title=f"pending in {scope}", empty="nothing pending")
 
 
@@ -53,7 +53,7 @@ def review_due(scope: str, actor: str, data: str, as_json: bool) -> None:
         out.json({"due": items})
         return
     out.table(["memory id", "scope", "category", "updated", "content"],
-              [[i["memory_id"], i["scope"], i["category"], fmt(i["updated_at"]), i["content"]] for i in items],
+              [[i["memory_id"], i["scope"], i["category"], when(i["updated_at"]), i["content"]] for i in items],
               title=f"due for review in {scope}", empty="nothing due")
 
 
@@ -68,7 +68,7 @@ def _answer(keep: bool, memory_id: str, actor: str, reason: str, data: str, as_j
     if as_json:
         out.json(res)
         return
-    out.kv([("decision", decision_text(res["decision"])), ("memory id", short(res.get("memory_id"), 32))])
+    out.kv([("decision", decision_text(res["decision"])), ("memory id", res.get("memory_id"))])
 
 
 @review.command("confirm")
@@ -102,7 +102,7 @@ def _decide(approve: bool, memory_id: str, actor: str, reason: str, data: str, a
     if as_json:
         out.json(res)
         return
-    out.kv([("decision", decision_text(res["decision"])), ("memory id", short(res.get("memory_id"), 32)),
+    out.kv([("decision", decision_text(res["decision"])), ("memory id", res.get("memory_id")),
             ("outcome", res.get("outcome", "-"))])
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from rich.text import Text
 
 from memactors import head, server
@@ -30,7 +32,7 @@ def up(data: str, as_json: bool) -> None:
         out.kv([("status", Text("up", style="green")), ("address", res["address"]), ("namespace", res["namespace"]),
                 ("data", res["data_dir"]), ("auth", _auth(res)), ("ray pid", res["ray_pid"]),
                 ("ray log", head.log_path(res)), ("took", f"{res['seconds']:.1f} s")])
-        out.line(Text(f"stop it with: memactors down --data {data}", style="dim"))
+        out.line(Text(f"stop it with: memactors down --data {shlex.quote(data)}", style="dim"))
 
 
 def _auth(res: dict) -> str:

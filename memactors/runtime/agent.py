@@ -15,6 +15,7 @@ from typing import Any
 from .. import ops as O
 from ..core.errors import InvalidRecord
 from ..core import records as R
+from ..core.scopes import parse_scope
 from ..core.records import WriteResult
 from .arguments import typed_calls
 from .results import ForgetResult, Memory, RecallResult
@@ -25,14 +26,18 @@ class Agent:
     def __init__(self, rt, actor: str, *, scopes: list[str], task_id: str = R.UNSPECIFIED, purpose: str = R.UNSPECIFIED,
                  home: str | None = None) -> None:
         ids = rt._ids
-        if not isinstance(scopes, (list, tuple)) or not scopes:
+        if not isinstance(scopes, (list, tuple)):  # a set has no first scope to be home
+            raise InvalidRecord(f"an agent's scopes are a list: scopes=[...], not {type(scopes).__name__}")
+        if not scopes:
             raise InvalidRecord("an agent reads at least one scope: scopes=[...]")
         self._rt = rt
         self.actor = ids.id(actor, "actor")
         self.task_id = ids.id(task_id, "task_id")
         self.purpose = ids.purpose(purpose, rt.gate.redact_all)
-        self.scopes = ids.scopes(list(scopes))
-        self.home = ids.scope(home) if home is not None else self.scopes[0]  # where remember() writes
+        # Parsed now: a malformed scope or home is refused here, not at the agent's first call.
+        self.scopes = [str(parse_scope(s)) for s in ids.scopes(list(scopes))]
+        # where remember() writes
+        self.home = str(parse_scope(ids.scope(home))) if home is not None else self.scopes[0]
 
     def __repr__(self) -> str:
         return f"Agent(actor={self.actor!r}, task_id={self.task_id!r}, scopes={self.scopes!r})"
