@@ -214,7 +214,7 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
     keys destroyed in the same transaction. A memory claimed from others too, or from another
     scope, is kept and flagged (``review = "source_forgotten"``)."""
     if not targets:
-        raise NotFound(f"no memory {op.memory_id} to forget")
+        raise NotFound(op.MISSING.format(id=op.memory_id))
     gone, flagged = erasure.closure(targets, records or {}, list(edges))
     root = targets[0]["memory_id"]
     changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"},
@@ -234,7 +234,7 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
     held working item simply becomes live in L1); never by ``author``, the actor whose write
     the gate held. Reject: it is erased (its data key destroyed); the decision stays in the ledger."""
     if rec is None or rec["status"] != "pending":
-        raise NotFound(f"no pending memory {op.memory_id} to review")
+        raise NotFound(op.MISSING.format(id=op.memory_id))
     if not op.approve:
         out = decide_forget(ForgetOp(op.memory_id, op.actor, f"rejected in review: {op.reason}", op.idem_key), [rec])
         out.result = dict(out.result, decision="rejected")
@@ -281,7 +281,7 @@ def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
     memory can turn stale; a held (pending) write becomes live only through review; a memory
     made live again supersedes the live version of its fact, so a fact never has two."""
     if rec is None or rec["status"] == "tombstoned":
-        raise NotFound(f"no memory {op.memory_id} to change")
+        raise NotFound(op.MISSING.format(id=op.memory_id))
     old, new = rec["status"], op.status
     if rec.get("pool") == "working" and (old not in (*R.LIVE, "pending") or new not in ("superseded", "evicted")):
         # An L1 item only leaves L1 this way (its fact promoted, its session ended), and only once.

@@ -44,6 +44,10 @@ class Routing:
       (what an erasure takes with it), "vector" (the memory's vector), "verdict" (the gate's
       verdict on the memory as stored), "source" (the memory it names, in another scope, with a
       read grant on it), "author" (who wrote the memory it names);
+    - ``SEES``: a caller's decision on the memory it names (erase, review, resolve): the actor
+      must see that memory (its clearance in the memory's scope), else it is not there for it;
+    - ``MISSING``: its refusal when the memory it names is not there for its actor (unknown,
+      erased, unreadable or above the actor's clearance alike: the words never tell them apart);
     - ``key`` and ``author`` (properties): its idempotency key, and who the ledger records.
     """
 
@@ -53,6 +57,8 @@ class Routing:
     SYSTEM = False
     BULK = False
     GATHER = frozenset({"record"})
+    SEES = False
+    MISSING = "no memory {id} to change"
 
     @property
     def key(self) -> str:
@@ -77,6 +83,7 @@ class ForgetOp(Routing):
     version of its fact)."""
 
     GATHER = frozenset({"record", "versions", "provenance"})
+    SEES, MISSING = True, "no memory {id} to forget"
 
     memory_id: str
     actor: str
@@ -100,6 +107,7 @@ class ReviewOp(Routing):
     reject erases it."""
 
     GATHER = frozenset({"record", "author"})
+    SEES, MISSING = True, "no pending memory {id} to review"
 
     memory_id: str
     actor: str
@@ -215,6 +223,8 @@ class SweepOp(Routing):
 class ResolveOp(Routing):
     """A reviewer settles a contradiction: ``memory_id`` (one of the flagged versions of a
     fact) stays live, the others flagged with it are superseded."""
+
+    SEES = True
 
     memory_id: str
     actor: str
@@ -335,6 +345,8 @@ class ReviewDueOp(Routing):
     sweep's review_due rule): ``keep`` confirms it (its review clock restarts: refreshed as if
     written again, the flag cleared); otherwise it is retired (evicted: out of recall and L2, its
     history kept, undoable by rollback)."""
+
+    SEES = True
 
     memory_id: str
     actor: str

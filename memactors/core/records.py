@@ -500,6 +500,15 @@ def fingerprint(req: WriteRequest, key: bytes) -> bytes:
     return hmac.digest(key, body, "sha256")
 
 
+def op_fingerprint(op, key: bytes) -> bytes:
+    """``fingerprint`` for a caller's decision on a memory (a forget, a review): its kind and
+    every field but its key, so that a key reused for another memory is a conflict, never the
+    first one's result while nothing happens to the second."""
+    body = orjson.dumps([type(op).__name__, *[getattr(op, k) for k in op.__dataclass_fields__ if k != "idem_key"]],
+                        default=str)
+    return hmac.digest(key, body, "sha256")
+
+
 _FP_NAMES = [k for k in WriteRequest.__dataclass_fields__ if k != "idempotency_key"]
 _FP_FIELDS = operator.attrgetter(*_FP_NAMES)
 _FP_FIELDS_NO_EMBED = operator.attrgetter(*[k for k in _FP_NAMES if k != "embed_text"])

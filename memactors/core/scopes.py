@@ -168,7 +168,15 @@ def _form_error(text: str) -> str:
 def parse_scope(value: str | Scope) -> Scope:
     """Parse a scope path; raise InvalidScope or InvalidIdentifier if it is not one."""
     if isinstance(value, Scope):
-        return value
+        # A Scope is trusted only as this module makes it: one built by hand (any segments, of
+        # any type) is parsed again from its path, so no unchecked identifier reaches a grant
+        # check or a filter.
+        segs = value.segments
+        if type(segs) is tuple and all(type(x) is str for x in segs):
+            canon = _parse("/" + "/".join(segs) + "/")
+            if canon.segments == segs:
+                return value
+        raise InvalidScope("scope is not a node of the scope tree: build one with parse_scope('/org/ORG/...')")
     if not isinstance(value, str):
         raise InvalidScope("scope must be a string such as '/org/acme/user/alice/'")
     return _parse(value)

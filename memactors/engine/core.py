@@ -291,10 +291,11 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 continue
             if "prepared" in op.GATHER:  # a caller's write, its key maybe the caller's: its request's digest
                 fps[i] = R.fingerprint(op, self._fp_key)
+            elif op.SEES:  # a caller's decision on a memory (a forget, a review), its key maybe the caller's
+                fps[i] = R.op_fingerprint(op, self._fp_key)
             seen = self.idem.lookup(op.key, fps[i])
             if seen == CONFLICT:
-                results[i] = errors.encode(IdempotencyConflict(
-                    "this idempotency key was first used for a different write; nothing was written for it"))
+                results[i] = errors.encode(_conflict(op))
             elif seen is not None:
                 results[i] = orjson.loads(seen)
             else:
@@ -437,8 +438,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 continue
             todo.remove(i)
             if seen == CONFLICT:
-                results[i] = errors.encode(IdempotencyConflict(
-                    "this idempotency key was first used for a different write; nothing was written for it"))
+                results[i] = errors.encode(_conflict(ops[i]))
             elif isinstance(seen, tuple):
                 results[i] = ("same", seen[1])  # filled in from the first once it is decided
             else:
@@ -541,8 +541,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             op = ops[i]
             if status in ("dup", "conflict"):
                 # A retry raced its original into the ledger: rebuild from the ledger.
-                results[i] = orjson.loads(payload) if status == "dup" else errors.encode(IdempotencyConflict(
-                    "this idempotency key was first used for a different write; nothing was written for it"))
+                results[i] = orjson.loads(payload) if status == "dup" else errors.encode(_conflict(op))
                 rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
                 continue
             self.idem.put(op.key, fps[i], stored, now_us)
@@ -622,6 +621,11 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             if rec is None and op.memory_id not in erased:
                 rec = pre.records[op.memory_id] if pre is not None and op.memory_id in pre.records \
                     else await self._record(op.memory_id)
+            if rec is not None and op.SEES and rec.get("sensitivity") not in self.grants.sees(
+                    op.actor, parse_scope(rec["scope"])):
+                # Above the actor's clearance in its scope (or in a scope it cannot read): a memory
+                # it may not see is one it may not erase or decide on either (op.MISSING).
+                rec = None
             ctx.record = rec
             if rec is not None and "versions" in need and op.all_versions and rec.get("entity_key"):
                 fact = (rec["scope"], rec["entity_key"])
@@ -769,6 +773,13 @@ class _PoolEmbedder:
         import numpy as np
 
         return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _conflict(op) -> IdempotencyConflict:
+    if "prepared" in op.GATHER:
+        return IdempotencyConflict("this idempotency key was first used for a different write; nothing was written "
+                                   "for it")
+    return IdempotencyConflict("this idempotency key was first used for another request; nothing was done for it")
 
 
 def _system(op) -> bool:

@@ -617,7 +617,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             oi = owner_index(parse_scope(scope), n)
             if oi in tried:
                 break
-        raise NotFound(f"no memory {op.memory_id} to change")
+        raise NotFound(op.MISSING.format(id=op.memory_id))
 
     # --- maintenance -----------------------------------------------------------------------
 
