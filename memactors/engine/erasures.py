@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..store import filters as F
+
 
 @dataclass(slots=True)
 class Gathered:
@@ -59,17 +61,45 @@ class ErasureMixin:
         return out
 
     async def _versions(self, facts: list[tuple[str, str]]) -> list[dict]:
-        """Every row of these facts, read from L2 once it holds all that is committed of them.
+        """Every version of these facts: the rows L2 holds, read once it holds all that is
+        committed of them, and the versions it does not (``_off_l2_versions``).
         The outbox is flushed first only when it holds something of theirs (a flush of every
         pending write was most of an erasure's time); under the flush lock, so no batch is
         half way to Lance while L2 and the outbox are compared. The caller holds the facts'
         scope locks: nothing new of them is committed meanwhile."""
         async with self._flush_lock:
             rows = await asyncio.to_thread(self.l2.versions_of_many, facts)
-            if not self.outbox.touches(set(facts), {r["memory_id"] for r in rows}):
-                return rows
-        await self._flush()  # versions still in the outbox must be in L2 to be found
-        return await asyncio.to_thread(self.l2.versions_of_many, facts)
+            current = not self.outbox.touches(set(facts), {r["memory_id"] for r in rows})
+        if not current:
+            await self._flush()  # versions still in the outbox must be in L2 to be found
+            rows = await asyncio.to_thread(self.l2.versions_of_many, facts)
+        return rows + await self._off_l2_versions(facts, rows)
+
+    async def _off_l2_versions(self, facts: list[tuple[str, str]], rows: list[dict]) -> list[dict]:
+        """The versions of these facts that L2 does not hold, from the ledger: an evicted one (a
+        rollback undid it, a sweep evicted or archived it: its row left L2, its data key stays
+        so a rollback can reinstate it) and an L1 item of the fact (L2 never holds one). Each
+        is a version of the fact as its history shows it; an erasure of the fact that left one
+        left its text readable (history) and restorable (a rollback ``at=`` an earlier point).
+        Read: the scopes' memory ids from the ledger, less those L2 holds and L1 items, whose
+        records this core has; only what is left is decoded."""
+        want = set(facts)
+        scopes = sorted({s for s, _ in facts})
+        out = {r["memory_id"]: r for s in scopes for r in self.working.items(s)
+               if (r["scope"], r.get("entity_key")) in want}
+        ids = set(await self.ledger.history_call("changed_since", scopes, 0))
+        ids -= {r["memory_id"] for s in scopes for r in self.working.items(s)}
+        ids -= {r["memory_id"] for r in rows}
+        if ids:
+            where = F.scope_in(scopes)
+            held = await asyncio.to_thread(lambda: self.l2._select(where, ["memory_id"]).column("memory_id").to_pylist())
+            ids -= set(held)
+        if ids:
+            for mid, rec in (await self._records(sorted(ids))).items():
+                if rec is not None and rec.get("status") != "tombstoned" \
+                        and (rec["scope"], rec.get("entity_key")) in want:
+                    out[mid] = rec
+        return [out[m] for m in sorted(out)]
 
     async def _linked_versions(self, rec: dict, state) -> list[dict]:
         """The other versions of a text-only memory's fact: those its updates linked (no subject

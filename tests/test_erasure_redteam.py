@@ -1,0 +1,143 @@
+"""Red-team cases of erasure (DESIGN section 8): versions of a fact that L2 no longer holds,
+retried erasures, and what a forgotten fact leaves behind. Process host, a tmp folder each."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import memactors
+import memactors.ops as O
+
+S = "/org/redteam/user/zed/"
+
+
+def _rt(tmp_path, name: str = "data"):
+    return memactors.connect(str(tmp_path / name), host="process",
+                             config={"runtime": {"num_owners": 1, "l2_flush_interval_s": 0.2,
+                                                 "key_dir": str(tmp_path / "keys")}})
+
+
+def _in_files(root: str, needle: bytes) -> list[str]:
+    out = []
+    for d, _, files in os.walk(root):
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                if needle in fh.read():
+                    out.append(os.path.join(d, f))
+    return out
+
+
+def _pin_fact(rt, tok: str):
+    rt.grant("ag", S, write=True)
+    v1 = rt.write(S, f"Zed's pin word is {tok}a", actor="ag", subject="zed", predicate="pin", object=tok + "a")
+    v2 = rt.write(S, f"Zed's pin word is {tok}b", actor="ag", subject="zed", predicate="pin", object=tok + "b")
+    assert v2.supersedes == v1.memory_id
+    return v1, v2
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_erasing_a_fact_erases_its_rolled_back_version(tmp_path, batched):
+    """A version a rollback undid is evicted: its row leaves L2 but its key stays (a rollback
+    can reinstate it). erase="fact" read the fact's versions from L2 only, so it left that one
+    readable in history and brought back by a rollback to before the undo."""
+    tok = "zq9rb7734"
+    rt = _rt(tmp_path)
+    try:
+        v1, v2 = _pin_fact(rt, tok)
+        other = rt.write(S, "zed likes tea", actor="ag")
+        before_undo = rt.audit.head()["seq"]
+        rt.rollback(memory_id=v2.memory_id, actor="ag", reason="bad import")  # v2 evicted, v1 live again
+        rt.flush()
+        if batched:
+            forgotten = rt.batch([O.Forget(v1.memory_id, "ag", "the user asked", erase="fact"),
+                                  O.Forget(other.memory_id, "ag", "the user asked")])[0].forgotten
+        else:
+            forgotten = rt.forget(v1.memory_id, actor="ag", reason="the user asked", erase="fact")["forgotten"]
+        assert set(forgotten) >= {v1.memory_id, v2.memory_id}
+        assert rt.audit.erased(v2.memory_id, actor="ag")["key_destroyed"]
+        h = rt.history(v1.memory_id, actor="ag")
+        assert all(v["content"] is None for v in h["versions"])
+        rt.rollback(at=before_undo, actor="ag", reason="undo the undo")
+        hits = rt.recall(f"pin word {tok}b", actor="ag", task_id="t", allowed_scopes=[S], purpose="p",
+                         threshold=0.0, top_k=20).hits
+        assert not [h for h in hits if tok in (h.content or "")]
+        rt.purge()
+        assert rt.audit.verify()["ok"]
+    finally:
+        rt.close()
+    assert _in_files(str(tmp_path / "data"), tok.encode()) == []
+
+
+def test_erasing_a_fact_keeps_other_facts_evicted_versions(tmp_path):
+    """Not over-broad: an evicted version of another fact of the same scope stays (its key too)."""
+    rt = _rt(tmp_path)
+    try:
+        v1, v2 = _pin_fact(rt, "zq9keep1")
+        o1 = rt.write(S, "Zed's city is Porto", actor="ag", subject="zed", predicate="city", object="Porto")
+        o2 = rt.write(S, "Zed's city is Braga", actor="ag", subject="zed", predicate="city", object="Braga")
+        rt.rollback(memory_id=o2.memory_id, actor="ag", reason="wrong")  # o2 evicted, o1 live
+        rt.rollback(memory_id=v2.memory_id, actor="ag", reason="wrong")
+        sib = "/org/redteam/user/zed2/"  # the same subject and predicate in a sibling scope: another fact
+        rt.grant("ag", sib, write=True)
+        s1 = rt.write(sib, "Zed's pin word is sibling1", actor="ag", subject="zed", predicate="pin", object="s1")
+        s2 = rt.write(sib, "Zed's pin word is sibling2", actor="ag", subject="zed", predicate="pin", object="s2")
+        rt.rollback(memory_id=s2.memory_id, actor="ag", reason="wrong")
+        out = rt.forget(v1.memory_id, actor="ag", reason="asked", erase="fact")
+        assert set(out["forgotten"]) == {v1.memory_id, v2.memory_id}
+        assert not rt.audit.erased(o2.memory_id, actor="ag")["key_destroyed"]
+        assert not rt.audit.erased(s2.memory_id, actor="ag")["key_destroyed"]
+        assert [v["content"] for v in rt.history(s1.memory_id, actor="ag")["versions"]] == \
+            ["Zed's pin word is sibling1", "Zed's pin word is sibling2"]
+        assert [v["content"] for v in rt.history(o1.memory_id, actor="ag")["versions"]] == \
+            ["Zed's city is Porto", "Zed's city is Braga"]
+    finally:
+        rt.close()
+
+
+def test_erasing_a_fact_erases_its_working_pool_version(tmp_path):
+    """A session's observation of the fact (same subject and predicate, an L1 item: L2 never
+    holds one) is a version of it in its history; erase="fact" left it in L1, in the history
+    with its text and in the session's prompt."""
+    tok = "zq9wk9956"
+    rt = _rt(tmp_path)
+    try:
+        rt.grant("ag", S, write=True)
+        a = rt.write(S, f"Zed's blood type is {tok}", actor="ag", subject="zed", predicate="blood_type", object=tok)
+        keep = rt.write(S, "Zed lives in Porto", actor="ag", subject="zed", predicate="city", object="Porto")
+        s = rt.session(S, actor="ag", task_id="t1", goal="help zed")
+        s.start()
+        s.observe("user", f"my blood type is {tok}", subject="zed", predicate="blood_type", object=tok)
+        s.observe("user", "I live in Porto", subject="zed", predicate="city", object="Porto")
+        assert tok in s.before_llm().text
+        out = rt.forget(a.memory_id, actor="ag", reason="asked", erase="fact")
+        assert len(out["forgotten"]) == 2
+        assert tok not in s.before_llm().text
+        assert "I live in Porto" in s.before_llm().text  # the other fact's L1 item stays
+        assert all(v["content"] is None for v in rt.history(a.memory_id, actor="ag")["versions"])
+        assert [v["content"] for v in rt.history(keep.memory_id, actor="ag")["versions"]][0] == "Zed lives in Porto"
+        rt.purge()
+    finally:
+        rt.close()
+    assert _in_files(str(tmp_path / "data"), tok.encode()) == []
+
+
+def test_an_idempotency_key_reused_for_another_erasure_is_a_conflict_not_a_silent_no_op(tmp_path):
+    """A forget's key reused for another memory returned the first forget's result and erased
+    nothing. Now: the same forget again answers as the first did; another memory under that key
+    is an IdempotencyConflict, and it stays; so does a reject under a forget's key."""
+    rt = _rt(tmp_path)
+    try:
+        rt.grant("ag", S, write=True)
+        a = rt.write(S, "zed's locker code is 4471", actor="ag").memory_id
+        b = rt.write(S, "zed likes tea", actor="ag").memory_id
+        first = rt.batch([O.Forget(a, "ag", "asked", idempotency_key="ticket-7")])[0]
+        again = rt.batch([O.Forget(a, "ag", "asked", idempotency_key="ticket-7")])[0]
+        assert first.forgotten == again.forgotten == [a]
+        out = rt.batch([O.Forget(b, "ag", "asked", idempotency_key="ticket-7")], return_errors=True)[0]
+        assert isinstance(out, memactors.IdempotencyConflict) and "another request" in str(out)
+        assert rt.history(b, actor="ag")["versions"][0]["status"] == "active"
+        assert rt.forget(b, actor="ag", reason="asked")["forgotten"] == [b]  # under a key of its own
+    finally:
+        rt.close()
