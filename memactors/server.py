@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -187,15 +188,20 @@ def open_runtime(data_dir: str | os.PathLike, *, create: bool = False) -> Iterat
         rt, mode = memactors.connect(shown, detached=True), "attached"
     elif not create and not os.path.exists(Layout(resolve(data_dir)).ledger):
         raise StoreError(f"{shown} is not a memactors data folder (no ledger); `memactors grant ACTOR SCOPE "
-                         f"--data {shown}` starts one")
+                         f"--data {shlex.quote(shown)}` starts one")
     else:
         # One verb's work needs no cluster: the process host opens the folder in this process
         # (about a second, no Ray processes); MEMACTORS_HOST=ray asks for a new local Ray instead.
         rt, mode = memactors.connect(shown, host=os.environ.get("MEMACTORS_HOST") or "process"), "embedded"
     try:
         yield rt, mode
-    finally:
-        rt.close()
+    except BaseException:
+        # The work's own error is the one to report: closing over a damaged ledger fails too
+        # (its flush reads the same file), and that error would replace it.
+        with contextlib.suppress(memactors.MemactorsError):
+            rt.close()
+        raise
+    rt.close()
 
 
 def folder_in_use(data_dir: str | os.PathLike) -> bool:

@@ -9,6 +9,7 @@ puts its batch back and the loop retries; the ledger still holds everything mean
 from __future__ import annotations
 
 import asyncio
+import shlex
 import logging
 import time
 from collections import Counter
@@ -245,4 +246,4 @@ def l2_unreadable(data_dir: str, exc: BaseException) -> StoreError:
     # data). By name: importing store.lance_store here would load lancedb into every driver.
     why = str(exc) if type(exc).__name__ == "L2FileDamaged" else type(exc).__name__
     return StoreError(f"L2 under {data_dir}/l2 cannot be read ({why}); the ledger holds every "
-                      f"change: rebuild L2 from it with `memactors rebuild --data {data_dir}`, then connect again")
+                      f"change: rebuild L2 from it with `memactors rebuild --data {shlex.quote(data_dir)}`, then connect again")

@@ -11,6 +11,8 @@ buffered and committed with the next group, never on a caller's path.
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
 import time
 import fcntl
@@ -34,6 +36,7 @@ from ..core import events as E
 from ..core.idempotency import IdempotencyCache
 from ..store.entries import EMPTY, merge
 from ..store.ledger import Ledger
+from ..store.ledger_checks import damaged, ledger_error
 
 # The writer folds the ledger's log into its file once it has been idle this long with half
 # of ledger_wal_max_mb logged; DuckDB does it inside a commit at the whole size. Each
@@ -49,6 +52,34 @@ SIDE_RECALLS = 128
 SQL_QUEUE = 16
 
 
+def _typed_errors(cls):
+    """A DuckDB error leaving a public method of ``cls`` becomes the project's (``_typed``): on
+    the process host it would reach the caller as it is, and on the Ray host as "an actor
+    failed", when the file is damaged (a block read for the first time long after open)."""
+    def typed(fn):
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def call(self, *args, **kw):
+                try:
+                    return await fn(self, *args, **kw)
+                except duckdb.Error as exc:
+                    raise self._typed(exc) from None
+        else:
+            @functools.wraps(fn)
+            def call(self, *args, **kw):
+                try:
+                    return fn(self, *args, **kw)
+                except duckdb.Error as exc:
+                    raise self._typed(exc) from None
+        return call
+
+    for name, fn in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(fn):
+            setattr(cls, name, typed(fn))
+    return cls
+
+
+@_typed_errors
 class LedgerCore:
     def __init__(self, data_dir: str, config: dict, peers=None, rebuild=None) -> None:
         """``peers``: ``owner(i)`` ports (a purge calls the owners); ``rebuild``: the host's
@@ -77,9 +108,19 @@ class LedgerCore:
                                       "writable folder with free space (`memactors audit verify` checks it "
                                       "read-only)")
         except duckdb.Error as exc:
-            self._failed = StoreError(f"cannot open the ledger in {data_dir}: {_what(exc)}; if the disk is full or "
-                                      "read-only, fix that and connect again; if the file is damaged, restore the "
-                                      "data folder from a backup (the ledger is the source of truth)")
+            if damaged(exc):  # LedgerTampered: `audit verify` then reads the file itself and names the table
+                self._failed = ledger_error(exc, os.path.join(data_dir, "ledger.duckdb"))
+            else:
+                self._failed = StoreError(f"cannot open the ledger in {data_dir}: {_what(exc)}; if the disk is full or "
+                                          "read-only, fix that and connect again; if the file is damaged, restore "
+                                          "the data folder from a backup (the ledger is the source of truth)")
+        if self._failed is not None and getattr(self, "ledger", None) is not None:
+            # Opened, then failed reading (a damaged block): closed, or DuckDB keeps the file
+            # open read-write in this process and `audit verify` cannot open it read-only next.
+            try:
+                self.ledger.con.close()
+            except duckdb.Error:
+                pass
         if self._failed is not None and getattr(self, "_lock", None) is not None:
             self._lock.close()  # releases the folder's lock if this process took it
 
@@ -116,6 +157,9 @@ class LedgerCore:
         self._held: list[tuple[asyncio.Future, int]] = []
         self._wake: asyncio.Event | None = None
         self._loop_task = None
+
+    def _typed(self, exc: BaseException) -> StoreError:
+        return ledger_error(exc, os.path.join(getattr(self, "data_dir", "?"), "ledger.duckdb"))
 
     async def _purge_loop(self) -> None:
         while True:
@@ -223,7 +267,7 @@ class LedgerCore:
                         if recalls or applied:
                             await asyncio.to_thread(self.ledger.log_side, recalls, applied)
                 except Exception as exc:  # the group failed: every caller not yet answered hears it, typed
-                    err = exc if isinstance(exc, MemactorsError) else StoreError(
+                    err = exc if isinstance(exc, MemactorsError) else self._typed(exc) if damaged(exc) else StoreError(
                         f"the ledger could not commit ({_what(exc)}); nothing of this batch was written: "
                         "retry with the same idempotency keys once the disk has room and is writable")
                     failed, self._held = [f for _, f in writes] + [f for f, _ in self._held], []

@@ -14,6 +14,7 @@ import asyncio
 import concurrent.futures as cf
 import inspect
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -123,11 +124,16 @@ class ProcessHost:
             for i in range(config.runtime.num_owners):
                 owners.append(ScopeCore(i, data_dir, cfg, peers, LocalPools))
                 peers.objects[f"owner-{i}"] = owners[-1]
-            try:
-                await asyncio.gather(*[o.stats() for o in owners])  # each opens L2 and replays the ledger
-            except BaseException:
-                await ledger.shutdown()
-                raise
+            # Each opens L2 and replays the ledger. All of them finish before a failure is raised:
+            # the ledger's connection refuses to close under another owner's read still running.
+            done = await asyncio.gather(*[o.stats() for o in owners], return_exceptions=True)
+            failed = next((r for r in done if isinstance(r, BaseException)), None)
+            if failed is not None:
+                try:
+                    await ledger.shutdown()
+                except Exception:  # noqa: BLE001 - the owner's error is the one to report
+                    pass
+                raise failed
             return ledger, owners
 
         try:
@@ -162,7 +168,14 @@ class ProcessHost:
         return list(done)
 
     def typed(self, exc: BaseException, timeout_s: float | None = None) -> BaseException:
-        return exc  # the cores raise the project's errors themselves
+        """The cores raise the project's errors themselves; a DuckDB error that still gets out
+        (the ledger file damaged under a read no core expected to fail) is typed here."""
+        duckdb = sys.modules.get("duckdb")
+        if duckdb is not None and isinstance(exc, duckdb.Error):
+            from ..store.ledger_checks import ledger_error
+
+            return ledger_error(exc, "of this data folder")
+        return exc
 
     def is_failure(self, exc: BaseException) -> bool:
         return False

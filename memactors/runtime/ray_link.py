@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import shlex
 import socket
 import tempfile
 import time
@@ -251,7 +252,7 @@ def _attach(info: dict, namespace: str, shown: str) -> None:
             raise ServerError(f"the runtime of {shown} does not answer at {address} although its head "
                               f"(pid {info['ray_pid']}) runs; wait a moment and retry, or see {log}")
         raise ServerError(f"nothing answers at {address}, the address in {Layout(shown).runtime_file}: its runtime "
-                          f"is gone; run `memactors down --data {shown}` to clean up")
+                          f"is gone; run `memactors down --data {shlex.quote(shown)}` to clean up")
     try:
         with _env(_TRIES, _KEEP):
             ray.init(address=address, namespace=namespace, **_INIT)

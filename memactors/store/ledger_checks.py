@@ -4,7 +4,9 @@ What they prove, and against whom: docs/threat-model.md. The chain (``memactors.
 proves order and content to whoever trusts the file; the MACs under the ledger key (kept
 outside the data folder, ``memactors.store.ledger_key``) and the anchor beside it prove that
 nobody without that key appended, edited, re-chained or truncated events; the table checks
-find data keys and idempotency rows deleted behind the runtime's back.
+find data keys and idempotency rows deleted behind the runtime's back; the full walk also reads
+every other table to its last byte, so a damaged file (a block that fails DuckDB's checksum) is
+a finding here rather than an error in whatever call reads that block next.
 """
 
 from __future__ import annotations
@@ -17,6 +19,36 @@ import duckdb
 from ..core import events as E
 from ..core.errors import LedgerTampered, StoreError
 from .ledger_key import key_dir as resolve_key_dir
+
+# Every table of the ledger besides ``events`` (which the walk reads whole): what the full
+# walk reads to the end, in this order (the ones a runtime reads at open first).
+OTHER_TABLES = ("meta", "keys", "idempotency", "l2_applied", "recalls", "citations", "access", "provenance",
+                "actions")
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether a DuckDB error says the file itself is damaged (a block fails its checksum, the
+    file is cut short or holds what no writer wrote), not the machine (a full disk, memory) or
+    a busy connection."""
+    text = str(exc).lower()
+    return any(m in text for m in ("corrupt", "checksum", "could not read enough bytes", "could not read all bytes",
+                                   "failed to deserialize"))
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def ledger_error(exc: BaseException, path: str) -> StoreError:
+    """The project's error for a DuckDB error on the ledger file at ``path``: LedgerTampered
+    when the file is damaged (nothing a retry mends; `audit verify` names the table), else
+    StoreError."""
+    if damaged(exc):
+        return LedgerTampered(f"the ledger file {path} is damaged ({first_line(exc)}): it was changed outside "
+                              "memactors or by the disk. `memactors audit verify` shows the finding; restore the "
+                              "data folder from a backup")
+    return StoreError(f"the ledger file {path} could not be read or written ({first_line(exc)}); if the disk is "
+                      "full or read-only, fix that and retry")
 
 
 @dataclass(slots=True)
@@ -41,11 +73,27 @@ class LedgerChecks:
     def verify(self, chunk: int = 50_000, *, tail: bool = False) -> VerifyResult:
         """Walk the chain up to the newest committed event (a snapshot: commits meanwhile are
         not mistaken for breaks), check every stored MAC and that the last event has one, the
-        anchor outside the folder, and the tables that must agree with the events.
+        anchor outside the folder, and the tables that must agree with the events; then read
+        every other table whole. A file DuckDB finds damaged on the way is a finding (not ok,
+        ``table`` the one that cannot be read), not an error.
 
         ``tail=True`` (a rollback's check before it appends): walk only from where the last
         successful walk of this process ended, after checking that event's hash is unchanged;
-        the table checks are left to the full walk. The first call is always a full walk."""
+        the table checks and reads are left to the full walk. The first call is always a full walk."""
+        at = {"table": "events", "events": 0}  # where the walk is: named when the file turns out damaged
+        try:
+            return self._verify(chunk, tail, at)
+        except duckdb.Error as exc:
+            table = at["table"]
+            if damaged(exc):
+                return VerifyResult(False, at["events"], None, f"the ledger file is damaged: table {table} cannot be "
+                                    f"read ({first_line(exc)}); restore the data folder from a backup", table)
+            if isinstance(exc, (duckdb.CatalogException, duckdb.BinderException)):  # a table dropped or altered by hand
+                return VerifyResult(False, at["events"], None, f"a ledger table is missing or malformed "
+                                    f"({type(exc).__name__}, reading {table})", table)
+            raise
+
+    def _verify(self, chunk: int, tail: bool, at: dict) -> VerifyResult:
         upto = self.last_seq
         prev, expect, count, vouched = E.GENESIS, 1, 0, 0
         if tail and self._verified is not None:
@@ -75,6 +123,7 @@ class LedgerChecks:
                     elif r["action"] == E.GRANT:
                         return VerifyResult(False, count, r["seq"], "a grant event without its MAC (forged)")
                 count += batch.num_rows
+                at["events"] = count
         finally:
             cur.close()
         if expect - 1 != upto:
@@ -82,11 +131,28 @@ class LedgerChecks:
         if vouched != upto:
             return VerifyResult(False, count, vouched + 1,
                                 f"events after seq {vouched} are not vouched for by the ledger key (appended by hand?)")
-        problem = self._check_anchor() or (None if tail else self._check_tables())
+        problem = self._check_anchor()
+        if problem is None and not tail:
+            problem = self._check_tables(at)
         if problem is not None:
             return VerifyResult(False, count, *problem)
+        if not tail:
+            self._read_tables(at)
         self._verified = (upto, prev) if upto else None
         return VerifyResult(True, count, None, "ok")
+
+    def _read_tables(self, at: dict) -> None:
+        """Read every value of every other table (each column's hash forces its bytes off the
+        disk, the DuckDB side only): a damaged block raises here, naming its table in
+        ``at``. Tables the walk never touches (recall evidence, access counts) are read
+        only now and then by a runtime, which would otherwise fail there, long after an ok."""
+        cur = self.con.cursor()
+        try:
+            for table in OTHER_TABLES:
+                at["table"] = table
+                cur.execute(f"SELECT count(*), max(hash(COLUMNS(*))) FROM {table}").fetchall()
+        finally:
+            cur.close()
 
     def open_check(self) -> None:
         """What opening checks, cheaply, before anything is served: the anchor, the events
@@ -139,10 +205,12 @@ class LedgerChecks:
                 return (r["seq"], "a grant event the ledger key does not vouch for (forged)")
         return None
 
-    def _check_tables(self) -> tuple | None:
+    def _check_tables(self, at: dict | None = None) -> tuple | None:
         """Tables the events imply: a key for every memory written and not erased, an
-        idempotency row for every key an event carries."""
+        idempotency row for every key an event carries. ``at["table"]``: the one being read."""
+        at = {} if at is None else at
         cur = self.con.cursor()
+        at["table"] = "keys"
         n, example = cur.execute(
             """SELECT count(*), min(e.seq) FROM events e
                WHERE e.action IN ('write', 'write_working') AND e.encrypted
@@ -161,6 +229,7 @@ class LedgerChecks:
         if n:
             return (None, f"{n} erased memories have a data key again (first erased at seq {example}): keys were "
                           "added", "keys")
+        at["table"] = "idempotency"
         n, example = cur.execute(
             """SELECT count(*), min(e.seq) FROM (SELECT idem_key, min(seq) AS seq FROM events
                  WHERE idem_key IS NOT NULL GROUP BY idem_key) e
@@ -183,6 +252,9 @@ def verify_folder(data_dir: str, key_dir: str = "") -> dict:
     try:
         led = Ledger(path, resolve_key_dir(key_dir), read_only=True)
     except duckdb.Error as exc:
+        if damaged(exc):  # a finding: the file fails DuckDB's own checks before the walk begins
+            return VerifyResult(False, 0, None, f"the ledger file is damaged: it cannot be opened ({first_line(exc)}); "
+                                "restore the data folder from a backup").to_dict()
         raise StoreError(f"cannot open {path} read-only ({(str(exc).splitlines() or ['?'])[0][:120]}); "
                          "if a runtime has it open, use runtime.audit.verify()") from None
     try:

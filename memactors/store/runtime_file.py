@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 
 import orjson
 
@@ -110,9 +111,9 @@ def attachable(data_dir: str, shown: str) -> dict | None:
     path = Layout(data_dir).runtime_file
     if not belongs(info, data_dir):
         raise ServerError(f"{path} was copied from {info.get('data_dir')} (this folder is a copy), so its runtime "
-                          f"is not this folder's; `memactors down --data {shown}` removes the copied file and leaves "
-                          "that runtime running")
+                          f"is not this folder's; `memactors down --data {shlex.quote(shown)}` removes the copied "
+                          "file and leaves that runtime running")
     if not head_alive(info):
         raise ServerError(f"{path} names a runtime that is no longer running; "
-                          f"run `memactors down --data {shown}` to clean up")
+                          f"run `memactors down --data {shlex.quote(shown)}` to clean up")
     return info
