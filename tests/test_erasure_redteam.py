@@ -141,3 +141,55 @@ def test_an_idempotency_key_reused_for_another_erasure_is_a_conflict_not_a_silen
         assert rt.forget(b, actor="ag", reason="asked")["forgotten"] == [b]  # under a key of its own
     finally:
         rt.close()
+
+
+def test_a_summary_goes_with_the_last_of_its_sources_erased_one_at_a_time():
+    """closure: a memory claimed from sources of its scope only goes once the last of them is
+    erased, whether they go at once or one after the other (those erased before come as
+    tombstoned stubs); one with a live source left, or a source in another scope, is flagged."""
+    from memactors.core.erasure import CLAIM, closure
+
+    def rec(m, scope=S, status="active"):
+        return {"memory_id": m, "scope": scope, "status": status}
+
+    edges = [("sum", "a", CLAIM), ("sum", "b", CLAIM)]
+    gone, flagged = closure([rec("a")], {"sum": rec("sum"), "b": rec("b")}, edges)  # b still live
+    assert [r["memory_id"] for r in gone] == ["a"] and [r["memory_id"] for r in flagged] == ["sum"]
+    gone, flagged = closure([rec("b")], {"sum": rec("sum"), "a": rec("a", status="tombstoned")}, edges)
+    assert [r["memory_id"] for r in gone] == ["b", "sum"] and flagged == []
+    gone, _ = closure([rec("a"), rec("b")], {"sum": rec("sum")}, edges)  # both at once, as before
+    assert [r["memory_id"] for r in gone] == ["a", "b", "sum"]
+    other = "/org/redteam/user/amy/"
+    gone, flagged = closure([rec("b")], {"sum": rec("sum"), "a": rec("a", other, "tombstoned")}, edges)
+    assert [r["memory_id"] for r in gone] == ["b"] and [r["memory_id"] for r in flagged] == ["sum"]
+    # a stub is never erased again, down or up a copy edge
+    gone, _ = closure([rec("c")], {"a": rec("a", status="tombstoned")}, [("c", "a", "copy"), ("a", "c", "copy")])
+    assert [r["memory_id"] for r in gone] == ["c"]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_summary_is_erased_with_the_second_of_its_sources_forgotten_one_at_a_time(tmp_path, batched):
+    """A summary claimed from A and B (its scope): forgetting A flags it (B is still there);
+    forgetting B then erases it, as forgetting both at once does. It stayed, recallable."""
+    rt = _rt(tmp_path)
+    try:
+        rt.grant("ag", S, write=True)
+        a = rt.write(S, "zed visited Oslo in May", actor="ag").memory_id
+        b = rt.write(S, "zed visited Rome in June", actor="ag").memory_id
+        keep = rt.write(S, "zed likes tea", actor="ag").memory_id
+        summ = rt.write(S, "summary: zed visited Oslo and Rome", actor="ag", derived_from=[a, b]).memory_id
+        other = rt.write(S, "zed's trips: Oslo, and tea at home", actor="ag", derived_from=[a, keep]).memory_id
+        first = rt.forget(a, actor="ag", reason="asked")
+        assert first["forgotten"] == [a] and set(first["flagged"]) == {summ, other}
+        if batched:
+            second = rt.batch([O.Forget(keep, "ag", "asked"), O.Forget(b, "ag", "asked")])[1]
+            assert set(second.forgotten) == {b, summ}
+        else:
+            assert set(rt.forget(b, actor="ag", reason="asked")["forgotten"]) == {b, summ}
+        assert rt.audit.erased(summ, actor="ag")["key_destroyed"]
+        assert (rt.audit.erased(other, actor="ag")["key_destroyed"]) == batched  # its other source: kept unless erased
+        hits = rt.recall("zed visited Oslo Rome", actor="ag", task_id="t", allowed_scopes=[S], purpose="p",
+                         threshold=0.0).hits
+        assert summ not in {h.memory_id for h in hits}
+    finally:
+        rt.close()

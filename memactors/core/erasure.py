@@ -16,7 +16,9 @@ A memory's provenance has three kinds of edges (``edges``: (memory id, source id
   re-derive it.
 
 ``closure`` returns what to erase and what to flag; ``changes.decide_forget`` turns that into
-ledger changes. Records are those the ledger still holds (an erased memory is not among them).
+ledger changes. Records are those the ledger still holds, and the claim sources of those it
+erased before, each as a stub of its scope with the status ``tombstoned``: a summary of two
+sources erased one after the other goes with the second, as it would with both at once.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def closure(roots: list[dict], records: dict[str, dict], edges: list[tuple[str, 
     """(records to erase, roots first; records to flag) when ``roots`` are erased. ``records``:
     the candidates by id (any the edges name that still exist), ``edges``: every edge among them."""
     erased = {r["memory_id"]: r for r in roots}
+    before = {m: r for m, r in records.items() if r.get("status") == "tombstoned"}  # erased earlier
     claims: dict[str, set[str]] = {}
     for mid, src, kind in edges:
         if kind == CLAIM:
@@ -50,19 +53,19 @@ def closure(roots: list[dict], records: dict[str, dict], edges: list[tuple[str, 
         for mid, src, kind in edges:
             if kind == CLAIM:
                 continue
-            if src in erased and mid not in erased and mid in records:  # down: a copy, or words carried
-                erased[mid] = records[mid]
+            if src in erased and mid not in erased and mid in records and mid not in before:
+                erased[mid] = records[mid]  # down: a copy, or words carried
                 grew = True
-            elif kind == COPY and mid in erased and src not in erased and src in records:  # up: the original
+            elif kind == COPY and mid in erased and src not in erased and src in records and src not in before:  # up
                 erased[src] = records[src]
                 grew = True
         for mid, srcs in claims.items():  # a summary of a summary of an erased memory goes too
             rec = records.get(mid)
-            if rec is None or mid in erased or not srcs <= erased.keys():
+            if rec is None or mid in erased or mid in before or not srcs <= erased.keys() | before.keys():
                 continue
-            if all(erased[s]["scope"] == rec["scope"] for s in srcs):
+            if srcs & erased.keys() and all((erased.get(s) or before[s])["scope"] == rec["scope"] for s in srcs):
                 erased[mid] = rec
                 grew = True
     flagged = [records[m] for m, srcs in sorted(claims.items())
-               if m not in erased and m in records and srcs & erased.keys()]
+               if m not in erased and m in records and m not in before and srcs & erased.keys()]
     return list(erased.values()), flagged

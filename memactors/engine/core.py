@@ -640,9 +640,10 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 roots = [rec["memory_id"], *[v["memory_id"] for v in ctx.versions]]
                 ctx.provenance = pre.provenance if pre is not None and pre.roots.issuperset(roots) \
                     else await self.ledger.provenance(roots)
-                if erased:
+                if erased:  # erased by an earlier op of the batch: as the ledger shows one erased before
                     records, edges = ctx.provenance
-                    ctx.provenance = ({m: r for m, r in records.items() if m not in erased}, edges)
+                    ctx.provenance = ({m: r if m not in erased else {**r, "status": "tombstoned"}
+                                       for m, r in records.items()}, edges)
         if need & GATHERED_ELSEWHERE:
             await self._gather_more(op, ctx)  # the source record, vectors, the gate's verdict, the author
         return C.decide(op, ctx), ctx.record

@@ -22,7 +22,7 @@ import orjson
 import pyarrow as pa
 
 from ..core import events as E
-from ..core.erasure import COPY, edges_of
+from ..core.erasure import CLAIM, COPY, edges_of
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
@@ -565,6 +565,13 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         keep = ("memory_id", "scope", "version", "status", "pool", "derived_from", "copy_of", "context_of")
         records = {m: {k: r.get(k) for k in keep} for m, r in self.fold("list_contains(?, e.memory_id)",
                                                                          [ids]).records.items()}
+        # Claim sources erased before: a stub each (its scope, tombstoned), so that a memory
+        # claimed from them and from one erased now goes with it (``closure``).
+        claimed = sorted({src for _, src, kind in edges if kind == CLAIM} - records.keys())
+        if claimed:
+            for m, scope in self._q("SELECT memory_id, any_value(scope) FROM events WHERE action = 'forget' "
+                                    "AND list_contains(?, memory_id) GROUP BY memory_id", [claimed]):
+                records[m] = {"memory_id": m, "scope": scope, "status": "tombstoned"}
         return records, edges
 
     def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
