@@ -193,3 +193,63 @@ def test_a_summary_is_erased_with_the_second_of_its_sources_forgotten_one_at_a_t
         assert summ not in {h.memory_id for h in hits}
     finally:
         rt.close()
+
+
+def _key_of(data: str, memory_id: str) -> bytes:
+    import duckdb
+
+    con = duckdb.connect(os.path.join(data, "ledger.duckdb"), read_only=True)
+    try:
+        return bytes(con.execute("SELECT key FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_closing_purges_what_its_erasures_left_on_disk(tmp_path):
+    """An erasure's bytes (the text in Lance's files and old versions, the data key in the
+    ledger's freed blocks) leave with its purge, due [lifecycle].purge_delay_s later: a runtime
+    closed before then (every `memactors forget`) left them there for good. close() purges."""
+    tok = "zq9close4471"
+    data = str(tmp_path / "data")
+    rt = _rt(tmp_path)  # the default delay: 300 s
+    rt.grant("ag", S, write=True)
+    mid = rt.write(S, f"Zed's locker word is {tok}", actor="ag").memory_id
+    rt.write(S, "zed likes tea", actor="ag")
+    rt.close()
+    key = _key_of(data, mid)
+    rt = _rt(tmp_path)
+    rt.forget(mid, actor="ag", reason="asked")
+    rt.close()
+    assert _in_files(data, tok.encode()) == [] and _in_files(data, key) == []
+    rt = _rt(tmp_path)  # and what was kept is all there
+    assert [h.content for h in rt.recall("zed tea", actor="ag", task_id="t", allowed_scopes=[S], purpose="p",
+                                         threshold=0.0).hits] == ["zed likes tea"]
+    rt.close()
+
+
+def test_a_purge_a_process_did_not_live_to_do_is_done_when_the_folder_is_next_opened(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    tok = "zq9crash2290"
+    data = str(tmp_path / "data")
+    rt = _rt(tmp_path)
+    rt.grant("ag", S, write=True)
+    mid = rt.write(S, f"Zed's locker word is {tok}", actor="ag").memory_id
+    rt.close()
+    key = _key_of(data, mid)
+    script = (f"import os, memactors\nrt = memactors.connect({data!r}, host='process', config={{'runtime': "
+              f"{{'num_owners': 1, 'key_dir': {str(tmp_path / 'keys')!r}}}}})\n"
+              f"rt.forget({mid!r}, actor='ag', reason='asked')\nrt.flush()\nos._exit(0)  # dies before its purge\n")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert _in_files(data, tok.encode())  # still there: nobody purged
+    rt = memactors.connect(data, host="process", config={"runtime": {"num_owners": 1, "key_dir": str(tmp_path / "keys")},
+                                                         "lifecycle": {"purge_delay_s": 0.5}})
+    try:
+        deadline = time.monotonic() + 30
+        while (_in_files(data, tok.encode()) or _in_files(data, key)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _in_files(data, tok.encode()) == [] and _in_files(data, key) == []
+    finally:
+        rt.close()

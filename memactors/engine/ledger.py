@@ -147,6 +147,8 @@ class LedgerCore:
         self.grant_table = GrantTable()
         self.grant_seq = 0
         self._refresh_grants()
+        if self.ledger.unpurged():  # a purge due when this folder was last closed (or its process died)
+            self._purge_due = time.monotonic() + self.lifecycle.purge_delay_s
         self.queue: list[tuple[dict, asyncio.Future, int]] = []  # (batch, its future, recall rows in then)
         self.recall_buffer: list[dict] = []
         self.applied_buffer: list[int] = []
@@ -178,6 +180,7 @@ class LedgerCore:
         from .leases import aheld
 
         self._purge_due = None
+        upto = self.ledger.last_seq  # an erasure committed from here on is due again (_commit)
         async with self.exclusive():  # not while a backup reads an older version and the ledger file
             owners = [self.peers.owner(i) for i in range(self.num_owners)]
             await asyncio.gather(*[o.flush() for o in owners])
@@ -186,7 +189,13 @@ class LedgerCore:
             await self.flush()
             async with self._con_lock:
                 ledger = await asyncio.to_thread(self.ledger.compact_file)
+                await asyncio.to_thread(self.ledger.mark_purged, upto)
         return {"l2": l2, "ledger": ledger}
+
+    async def purge_if_due(self) -> dict | None:
+        """``purge`` now if an erasure's is due (a runtime closing does not leave it for a timer
+        that stops with it); None if none is."""
+        return await self.purge() if self._purge_due is not None else None
 
     def exclusive(self) -> asyncio.Lock:
         """Held by a purge and by a backup: one drops the old Lance versions and rewrites the

@@ -8,6 +8,7 @@ half lives in ``recall_api.RecallAPI``, the async twins in ``async_api.AsyncAPI`
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -59,6 +60,8 @@ from .renamed import UNSET, renamed
 from .review import Review
 from .session import Session
 from .versions_api import VersionsAPI
+
+log = logging.getLogger("memactors.runtime")
 
 
 def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
@@ -715,6 +718,15 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             self._evidence.close()
             self.flush()
             self._calls.get(self._ledger.flush.remote(), timeout=30)
+            if not self._detached_runtime():  # this runtime stops: its erasures' purge is done now, not on a timer
+                try:
+                    self._calls.get(self._ledger.purge_if_due.remote(),
+                                    timeout=max(600.0, self.config.runtime.call_timeout_s))
+                except Unavailable:
+                    raise
+                except MemactorsError as exc:  # still due: the ledger keeps it, the next open does it
+                    log.warning("the purge of this runtime's erasures failed at close (%s); it runs when the "
+                                "folder is next opened", type(exc).__name__)
             self._alerts.drain()
         except Unavailable:
             if self._calls.still_there():

@@ -698,6 +698,20 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
             "SELECT DISTINCT memory_id FROM citations WHERE recall_id = ? ORDER BY memory_id", [recall_id]).fetchall()
         return [r[0] for r in rows]
 
+    def unpurged(self) -> bool:
+        """Whether an erasure was committed after the last purge finished (``mark_purged``): its
+        bytes may still be in old Lance versions and freed blocks of this file."""
+        done = self._meta("purged_seq")
+        return bool(self._q("SELECT 1 FROM events WHERE action = 'forget' AND seq > ? LIMIT 1",
+                            [int(done) if done else 0]))
+
+    def mark_purged(self, seq: int) -> None:
+        """Every erasure up to ``seq`` is purged (kept in the file: a purge due when a runtime
+        closed or died is done when the folder is next opened)."""
+        with self._transaction():
+            self._x("DELETE FROM meta WHERE key = 'purged_seq'")
+            self._x("INSERT INTO meta VALUES ('purged_seq', ?)", [str(int(seq)).encode()])
+
     def compact_file(self) -> dict:
         """Rewrite the ledger file with its live rows only. DuckDB leaves deleted rows' bytes in
         freed blocks: a destroyed data key would stay readable in the file until this runs (the
