@@ -75,6 +75,15 @@ class IdempotencyCache:
             self.newest = ts
             self._prune()
 
+    def unpin(self, keys: list[str]) -> None:
+        """Forget the requests these keys were first used for (their results stay): a retry of
+        an erased memory's write under its key must not confirm a guess of the erased text (the
+        same text was the first result again, any other a conflict)."""
+        for k in keys:
+            seen = self._seen.get(k)
+            if seen is not None:
+                self._seen[k] = (None, seen[1])
+
     def load(self, rows: dict[str, tuple[bytes | None, bytes]], ts: dict[str, int] | None = None) -> None:
         """Keys read back from the ledger at start (already within the window)."""
         for k, v in rows.items():

@@ -558,6 +558,9 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         for i, r in enumerate(results):
             if isinstance(r, tuple):  # a key repeated in the batch gets its first item's result
                 results[i] = results[r[1]]
+        gone = [m for (_, out, _), (status, _) in zip(done, outcome) if status == "ok" for m in out.destroy_keys]
+        if gone:  # the erased memories' writes: a retry under their keys must not test a guess of their text
+            self.idem.unpin(await self.ledger.write_keys_of(gone))
         for s in staged if not in_place else ():
             if s not in rebuild:
                 if s in nears:
@@ -600,6 +603,9 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                 self._fold(ch, None, seq, None, new=False)
             for s, st in staged.items():
                 self.hot.commit(s, st)
+            gone = [ch.memory_id for _, ch in items if ch.action == E.FORGET]
+            if gone:  # as _decide_and_commit: their writes' requests forgotten here too
+                self.idem.unpin(await self.ledger.write_keys_of(gone))
         finally:
             for lk in locks:
                 lk.release()

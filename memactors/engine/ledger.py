@@ -371,6 +371,11 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.successions, scope, memory_id)
 
+    async def write_keys_of(self, memory_ids: list[str]) -> list[str]:
+        """The idempotency keys of the writes that made these memories (committed: an owner asks
+        once its erasure is durable, ``IdempotencyCache.unpin``)."""
+        return await asyncio.to_thread(self.ledger.write_keys_of, memory_ids)
+
     async def scopes_of(self, memory_ids: list[str]) -> dict[str, str]:
         await self.flush()
         return await asyncio.to_thread(self.ledger.scopes_of, memory_ids)

@@ -352,6 +352,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
         taken = set(ev_idx) if len(take) != n_items else None
         prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]
+        unpinned: list[str] = []
         with self._transaction():
             if seqs:
                 self._insert("events", ev, _EVENT_SCHEMA)
@@ -359,6 +360,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                 self._insert("keys", {"memory_id": key_ids, "key": keys}, _KEY_SCHEMA)
             if destroy:
                 self._x("DELETE FROM keys WHERE list_contains(?, memory_id)", [destroy])
+                unpinned = self._unpin(destroy)
             if applied:
                 self._insert_applied(applied)
             if prov:
@@ -373,7 +375,23 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
             known.put(batch["idem_key"][i], batch["fingerprint"][i], batch["result"][i],
                       batch["ts"][first] if n else known.newest)
             k += n
+        known.unpin(unpinned)
         return out
+
+    def write_keys_of(self, memory_ids: list[str]) -> list[str]:
+        """The idempotency keys of the writes that made these memories."""
+        return [r[0] for r in self._q("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', 'write_working') "
+                                      "AND idem_key IS NOT NULL AND list_contains(?, memory_id)",
+                                      [sorted(set(memory_ids))])]
+
+    def _unpin(self, erased: list[str]) -> list[str]:
+        """In an erasure's transaction: the requests of the erased memories' writes forgotten
+        (``IdempotencyCache.unpin``; their results stay). Returns their keys."""
+        keys = [r[0] for r in self._x("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', 'write_working') "
+                                      "AND idem_key IS NOT NULL AND list_contains(?, memory_id)", [erased])]
+        if keys:
+            self._x("UPDATE idempotency SET fingerprint = NULL WHERE list_contains(?, idem_key)", [keys])
+        return keys
 
     def wal_bytes(self) -> int:
         try:
