@@ -498,13 +498,18 @@ def test_derived_from_above_clearance_reads_as_unknown(cleared):
     assert rt.write(U1, "a note on asthma", actor="owner", derived_from=[mid]).decision == "accepted"
 
 
-@pytest.mark.xfail(strict=True, reason="engine/ledger.py LedgerWriter.erasure checks the scope's read grant, "
-                                       "not the clearance: an erasure proof names a memory above it")
 def test_erasure_proof_above_clearance_is_not_found(cleared):
     rt = cleared
     mid = rt.write(U1, "u1 medical condition is asthma", actor="owner", sensitivity="restricted").memory_id
-    with pytest.raises(NotFound):
-        rt.audit.erased(mid, actor="pub")
+    pub = rt.write(U1, "u1 likes green tea", actor="owner", sensitivity="public").memory_id
+    for erased in (False, True):  # live, then erased: the tombstone keeps the sensitivity
+        if erased:
+            rt.forget(mid, actor="owner", reason="asked")
+            rt.forget(pub, actor="owner", reason="asked")
+        with pytest.raises(NotFound):
+            rt.audit.erased(mid, actor="pub")
+        assert rt.audit.erased(mid, actor="owner")["key_destroyed"] is erased
+        assert rt.audit.erased(pub, actor="pub")["key_destroyed"] is erased
 
 
 @pytest.mark.xfail(strict=True, reason="engine/ledger.py sql / store/ledger.py Ledger.readable_tables filter "
@@ -531,15 +536,16 @@ def test_a_write_never_names_or_ends_a_version_above_the_writers_clearance(clear
     assert rt.history(old.memory_id, actor="owner")["versions"][0]["status"] == "active"
 
 
-@pytest.mark.xfail(strict=True, reason="engine/ledger.py _cleared keeps erased versions whatever their "
-                                       "sensitivity was: history shows a reader the id, times, actors and reasons "
-                                       "of an erased memory above its clearance")
 def test_history_hides_erased_versions_above_clearance(cleared):
     rt = cleared
     mid = rt.write(U1, "u1 medical condition is asthma", actor="owner", sensitivity="restricted").memory_id
+    pub = rt.write(U1, "u1 likes green tea", actor="owner", sensitivity="public").memory_id
     rt.forget(mid, actor="owner", reason="patient asked")
+    rt.forget(pub, actor="owner", reason="asked")
     with pytest.raises(NotFound):
         rt.history(mid, actor="pub")
+    assert rt.history(mid, actor="owner")["versions"][0]["erased"]
+    assert rt.history(pub, actor="pub")["versions"][0]["erased"]
 
 
 def test_messages_of_refusals_name_only_what_the_caller_gave(rt):

@@ -217,7 +217,10 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
         raise NotFound(op.MISSING.format(id=op.memory_id))
     gone, flagged = erasure.closure(targets, records or {}, list(edges))
     root = targets[0]["memory_id"]
-    changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch={"status": "tombstoned"},
+    # The tombstone keeps the erased memory's sensitivity (in clear, as its other events' fields):
+    # what is left of it in the ledger (its history, the erasure's proof) is shown only to
+    # readers cleared for that.
+    changes = [Change(E.FORGET, t["scope"], t["memory_id"], patch=_tombstone(t),
                       reason=op.reason if t["memory_id"] == root else f"erased with {root}: {op.reason}",
                       of_version=t.get("version")) for t in gone]
     changes += [Change(E.ANNOTATE, d["scope"], d["memory_id"], patch={"review": "source_forgotten"},
@@ -226,6 +229,11 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
     return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": targets[0]["scope"],
                              "forgotten": ids, "flagged": [d["memory_id"] for d in flagged]}, destroy_keys=ids,
                    bases={t["memory_id"]: t for t in gone})
+
+
+def _tombstone(rec: dict) -> dict:
+    return {"status": "tombstoned", "sensitivity": rec["sensitivity"]} if rec.get("sensitivity") else \
+        {"status": "tombstoned"}
 
 
 def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int, author: str | None = None

@@ -540,6 +540,9 @@ class LedgerCore:
         try:
             if out is not None:
                 self.grant_table.check_recall(actor, [parse_scope(out["scope"])])
+                level = await asyncio.to_thread(self.ledger.sensitivity_of, memory_id)
+                if level is not None and level not in self.grant_table.sees(actor, parse_scope(out["scope"])):
+                    out = None  # above the reader's clearance: not there for it, as in a recall
         except AccessDenied:
             out = None
         if out is None:
@@ -652,8 +655,13 @@ def _cleared(out: dict, sees: frozenset[str], memory_id: str | None) -> dict | N
     """A fact's history (``Ledger.fact_history``) without the versions above the reader's
     clearance in its scope: for that reader they are not there (a recall would not show them
     either); None when the version asked for is one of them or nothing is left. An erased
-    version (its record gone with its key) stays: it shows no content."""
-    hidden = {m for m, r in out["records"].items() if r is not None and r.get("sensitivity") not in sees}
+    version (its record gone with its key) is judged by the sensitivity its tombstone kept."""
+    level = {m: r.get("sensitivity") for m, r in out["records"].items() if r is not None}
+    for e in out["events"]:  # an erased version: the sensitivity its tombstone kept (older ones kept none)
+        kept = (e["patch"] or {}).get("sensitivity") if e["action"] == E.FORGET else None
+        if kept and out["records"].get(e["memory_id"]) is None:
+            level[e["memory_id"]] = kept
+    hidden = {m for m, v in level.items() if v not in sees}
     if not hidden:
         return out
     ids = [m for m in out["ids"] if m not in hidden]

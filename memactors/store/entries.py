@@ -48,8 +48,8 @@ def _payload(ch: Change, patches: dict[int, bytes]) -> bytes:
     sweep's thousands of changes share a few patch dicts, alive all along: an id is never reused)."""
     if ch.record is not None:
         return orjson.dumps(ch.record)
-    if ch.action == E.FORGET:
-        return _TOMBSTONE
+    if ch.action == E.FORGET:  # the erased memory's sensitivity with it, if known (older ones: none)
+        return _TOMBSTONE if not ch.patch or set(ch.patch) == {"status"} else orjson.dumps(ch.patch)
     if ch.patch is None:
         return orjson.dumps(ch.data or {})
     p = patches.get(id(ch.patch))

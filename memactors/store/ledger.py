@@ -663,6 +663,16 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         has_key = cur.execute("SELECT count(*) FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0] > 0
         return {"memory_id": memory_id, "scope": row[0], "tombstone_seq": tomb, "key_destroyed": not has_key}
 
+    def sensitivity_of(self, memory_id: str) -> str | None:
+        """A memory's sensitivity: its record's, or once erased what its tombstone kept (None
+        for a tombstone from before they kept it)."""
+        rec = self.fold("list_contains(?, e.memory_id)", [[memory_id]]).records.get(memory_id)
+        if rec is not None:
+            return rec.get("sensitivity")
+        row = self._q("SELECT snapshot FROM events WHERE memory_id = ? AND action = 'forget' ORDER BY seq LIMIT 1",
+                      [memory_id])
+        return orjson.loads(bytes(row[0][0])).get("sensitivity") if row and row[0][0] else None
+
     def readable_tables(self, prefixes: list[str] | None) -> dict[str, pa.Table]:
         """``events``, ``recalls`` and ``citations`` as an actor may read them: events in scopes
         under one of ``prefixes`` (the actor's read grants, canonical scope paths, so a prefix
