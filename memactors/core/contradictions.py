@@ -68,7 +68,12 @@ from itertools import repeat as _repeat
 
 _CONTRACTIONS = ((r"\bcan(?:'t|not) (?:stand|bear)\b", "hate"), (r"\bis fond of\b", "likes"), (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"), (r"\bwon't\b", "will not"),
                  (r"\bshan't\b", "shall not"), (r"n't\b", " not"), (r"\bno longer\b", "not"))
-_NEG_EN = frozenset("not no never none nobody nothing neither nor without".split())
+# English, and the commonest negators of a few languages written in Latin letters (German, French,
+# Dutch, Italian; Spanish "no" is English's): "Alice ist nicht Vegetarierin" is a near-copy of
+# "Alice ist Vegetarierin" to an embedder, as in English. Words of negative concord ("ne", "mai",
+# "nunca") are left out: counted beside "pas", "non" or "no" they would cancel the negation.
+_NEG_EN = frozenset("not no never none nobody nothing neither nor without "
+                    "nicht kein keine keinen keinem keiner keines nie niemals pas jamais niet geen nooit non".split())
 # Han negators; 没有 before 不 so that 没有 counts once.
 _NEG_ZH = ("没有", "不再", "从不", "从未", "绝不", "并非", "不", "没", "未", "别", "无")
 # (side a, side b): words (English) or strings (Chinese) of opposite sense.
@@ -101,7 +106,9 @@ _ANTONYMS_ZH = (
 )
 _CJK = _re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _ANTONYMS_ZH_LONGEST_FIRST = tuple(tuple(tuple(sorted(ws, key=len, reverse=True)) for ws in pair) for pair in _ANTONYMS_ZH)
-_WORD = _re.compile(r"[a-z]+|\d+(?:[.,:]\d+)*")
+# A number keeps a minus sign that starts it ("-18 degrees" is not "18 degrees"), never one
+# inside a word, range or date ("covid-19", "9-5", "2024-01-05").
+_WORD = _re.compile(r"[a-z]+|(?:(?<![a-z\d.,:])-)?\d+(?:[.,:]\d+)*")
 _NUM = _re.compile(r"\d+(?:[.,:]\d+)*")
 _ZH_NUM = _re.compile(r"[零一二两三四五六七八九十百千万\d]+")
 
@@ -239,14 +246,28 @@ def _en_parts_two_pass(t: str) -> tuple[int, set, set, tuple]:
     neg, sides, words = _en_cues(_WORD.findall(t))
     terms, nums = set(), []
     for i, w in enumerate(words):
-        if not w[0].isdigit():  # _WORD yields letters or a number, never both
+        if not w[-1].isdigit():  # _WORD yields letters or a number (maybe signed), never both
             if w not in _STOP:
                 terms.add(_stem(w))
         elif i > 0 and words[i - 1] in _LABEL_HEADS:
             terms.add(f"{words[i - 1]}#{w}")
         else:
-            nums.append(w)
+            nums.append(_number(w))
     return neg, sides, terms, tuple(nums)
+
+
+_THOUSANDS = _re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_ZERO_FRACTION = _re.compile(r"(-?\d+)\.0+")
+
+
+def _number(w: str) -> str:
+    """A number as the value it states: "1,000" is "1000" and "30.0" is "30" (else the same
+    value written two ways read as a changed value); a time ("9:30") or "3.5" as written."""
+    if "," in w and _THOUSANDS.fullmatch(w):
+        w = w.replace(",", "")
+    if "." in w and (m := _ZERO_FRACTION.fullmatch(w)):
+        w = m.group(1)
+    return "0" if w == "-0" else w
 
 
 _NEG, _NUMBER, _STOPWORD = object(), object(), object()
@@ -260,7 +281,7 @@ def _kind(w: str) -> object:
     sides = _SIDES_EN.get(w)
     if sides:
         return sides
-    if w[0].isdigit():
+    if w[-1].isdigit():
         return _NUMBER
     return _STOPWORD if w in _STOP else _stem(w)
 
@@ -286,7 +307,7 @@ def _en_parts(t: str) -> tuple[int, set, set, tuple]:
             if prev in _LABEL_HEADS:
                 terms.add(f"{prev}#{w}")
             else:
-                nums.append(w)
+                nums.append(_number(w))
         elif k is not _STOPWORD:
             terms.add(k)
         prev = w
@@ -372,17 +393,56 @@ def text_contradiction(a: str, b: str) -> str | None:
     na, sa, ta, va = pa
     if not ta:
         return None
-    overlap = len(ta & tb) / max(len(ta), len(tb))  # "Frank likes dogs" / "Frank's sister dislikes dogs": no
+    overlap = len(ta & tb) / max(len(ta), len(tb))
     if overlap < MIN_OVERLAP:
         return None
     # Polarity: negations flip it; an antonym pair shared across the two texts flips one side.
     shared = {i for i, _ in sa} & {i for i, _ in sb}
     flip = any(((i, 0) in sa) != ((i, 0) in sb) for i in shared)
     if (na % 2 != nb % 2) != flip:
+        if _other_subjects(a, b, ta, tb):  # "Frank likes dogs" / "Frank's sister dislikes dogs": no
+            return None
         return "antonym" if flip else "negation"
     if not flip and na % 2 == nb % 2 and va and vb and len(va) == len(vb) and va != vb and ta == tb:
         return "value"
     return None
+
+
+_LEAD = _re.compile(r"([a-z]+)('s(?![a-z]))?|(?:(?<![a-z\d.,:])-)?\d+(?:[.,:]\d+)*")
+
+
+def _lead(text: str) -> tuple | None:
+    """The stems of an English text's first term and the possessive chain after it ("Frank's
+    sister" -> ("frank", "sister")): who or what it is about. None for a Chinese text or one
+    without a term."""
+    t = _norm(text)
+    if not t.isascii() and _CJK.search(t):
+        return None
+    out, chain = [], False
+    for m in _LEAD.finditer(t):
+        k = _kind(m.group(1)) if m.group(1) else _NUMBER
+        if k.__class__ is not str:  # a stop word, a cue word or a number
+            if out:
+                break
+            continue
+        if out and not chain:
+            break
+        out.append(k)
+        chain = m.group(2) is not None
+    return tuple(out) or None
+
+
+def _other_subjects(a: str, b: str, ta: frozenset, tb: frozenset) -> bool:
+    """Whether two texts that overlap enough are about different subjects: one's lead is the
+    other's with a possessive after it ("Frank" / "Frank's sister"), or neither's lead is among
+    the other's terms ("Alice likes green tea" / "Bob hates green tea"). Only a pair found
+    opposite gets here (rare), so its leads are read each time."""
+    la, lb = _lead(a), _lead(b)
+    if la is None or lb is None or la == lb:
+        return False
+    if la[:len(lb)] == lb or lb[:len(la)] == la:
+        return True
+    return not set(la) <= tb and not set(lb) <= ta
 
 
 # --- which memories a text could contradict, from counts (no pair compared) ------------------

@@ -112,13 +112,22 @@ def ttl_policy(category: str | None, ttl_days: object = None, soft_ttl_days: obj
     period is cut to an explicit shorter ``ttl_days``.
     """
     base = _policy(category, lifecycle_config(cfg))
-    soft = base.soft_days if soft_ttl_days is None else days_value(soft_ttl_days, "soft_ttl_days", error=InvalidRecord)
-    hard = base.hard_days if ttl_days is None else days_value(ttl_days, "ttl_days", error=InvalidRecord)
+    soft = base.soft_days if soft_ttl_days is None else _write_days(soft_ttl_days, "soft_ttl_days")
+    hard = base.hard_days if ttl_days is None else _write_days(ttl_days, "ttl_days")
     if soft is not None and hard is not None and soft > hard:
         if soft_ttl_days is not None:
             raise InvalidRecord("soft_ttl_days must not exceed the hard TTL (ttl_days, or the category's)")
         soft = hard
     return soft, hard
+
+
+def _write_days(value: object, what: str) -> float | None:
+    """A write's own TTL (``days_value``), at least a microsecond: a shorter one (1e-12 days)
+    made a memory expired at the instant it was written, acknowledged "accepted" and never recalled."""
+    days = days_value(value, what, error=InvalidRecord)
+    if days is not None and days * US_PER_DAY < 1:
+        raise InvalidRecord(f"{what} must be at least a microsecond (1/{US_PER_DAY:,} of a day) or \"never\"")
+    return days
 
 
 def review_days(category: str | None, cfg: LifecycleConfig | Config | None = None) -> float | None:

@@ -196,9 +196,14 @@ _EDGE_PUNCT = " \t\n.,;:!?。，；：！？、\"'`~-_()[]{}<>「」『』（）
 
 
 def normalise(text: str) -> str:
-    """The form content is deduplicated on: NFKC, case-folded, white space collapsed."""
-    t = unicodedata.normalize("NFKC", text).casefold()
-    return _SPACE.sub(" ", t).strip(_EDGE_PUNCT)
+    """The form content is deduplicated on: NFKC, case-folded, white space collapsed, edge
+    punctuation dropped, but for the minus sign of a leading number ("-5 degrees" is not "5
+    degrees": one was refreshed by the other, the new value lost)."""
+    t = _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    out = t.strip(_EDGE_PUNCT)
+    if out[:1].isdigit() and t[:len(t) - len(t.lstrip(_EDGE_PUNCT))].endswith("-"):
+        return "-" + out
+    return out
 
 
 def content_hash(text: str) -> str:
