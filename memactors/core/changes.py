@@ -22,7 +22,8 @@ from .ops import (DemoteOp, ForgetOp, GrantOp, MarkOp, PromoteOp, ResolveOp, Rev
 from .project import Change, patch_of
 from . import erasure, lifecycle
 from .config import LifecycleConfig
-from .versions import CONTRADICTION_FLAG, Rules, ScopeState, _inherit_ttl, decide_write, refresh_patch, refreshed
+from .versions import (CONTRADICTION_FLAG, Rules, ScopeState, _inherit_ttl, decide_write, expired, refresh_patch,
+                       refreshed, same_value)
 
 
 @dataclass(slots=True)
@@ -153,7 +154,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
             why = f"superseded by {memory_id}"
             if d.judged:
                 why += f": contradiction judged by {d.judged}"
-            elif old.get("source_kind") != d.record.get("source_kind"):
+            elif old.get("source_kind") != d.record.get("source_kind") and not expired(old, now_us) \
+                    and not same_value(old, d.record):  # another value, not a version that had run out
                 why += ": contradiction resolved by a confidence gap"
             changes.append(Change(E.STATUS, old["scope"], old["memory_id"],
                                   patch={"status": old["status"], "updated_at": old["updated_at"]},

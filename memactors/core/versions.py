@@ -447,7 +447,9 @@ def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]
     """How a write fares against one live version: "beat", "lose" or "close" (a contradiction
     for review), and the judge's name if a judge decided it."""
     gap = float(rec["confidence"]) - float(old["confidence"])
-    if rec["source_kind"] == old["source_kind"]:
+    if rec["source_kind"] == old["source_kind"] or same_value(old, rec):
+        # The same value in other words ("Paris" / "Paris, France" with object "paris") is no
+        # contradiction, whatever the sources: the stronger one is the live version.
         return ("beat" if gap >= 0 else "lose"), None
     if abs(gap) > rules.contradiction_gap:
         return ("beat" if gap > 0 else "lose"), None
@@ -460,6 +462,13 @@ def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]
 
 
 CONTRADICTION_FLAG = "contradiction"
+
+
+def same_value(old: dict, rec: dict) -> bool:
+    """Whether two versions of a fact state one value (their objects, normalised; a version
+    without an object states its value in its text only, so never)."""
+    a, b = R.normalise(old.get("object") or ""), R.normalise(rec.get("object") or "")
+    return bool(a) and a == b
 
 
 SCREEN_FROM = 64  # live text-only memories in a scope from which its cue keys are counted
