@@ -287,3 +287,10 @@ def test_an_expired_version_superseded_is_not_a_contradiction_resolved(rt):
     assert rt.stats()["counters"]["contradictions"]["auto"] == 0
     rt.write(A, "Alice lives in Oslo", object="Oslo", **f)  # the user's word over a pattern's: a gap of 0.3
     assert rt.stats()["counters"]["contradictions"]["auto"] == 1
+
+
+def test_texts_of_punctuation_only_are_not_one_another():
+    from memactors.core.records import normalise
+
+    assert normalise("...") != normalise("!!!") and normalise("...") == normalise(" ... ")
+    assert normalise("Hello, world!") == normalise("hello, world") and normalise("-5 degrees") != normalise("5 degrees")

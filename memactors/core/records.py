@@ -203,7 +203,7 @@ def normalise(text: str) -> str:
     out = t.strip(_EDGE_PUNCT)
     if out[:1].isdigit() and t[:len(t) - len(t.lstrip(_EDGE_PUNCT))].endswith("-"):
         return "-" + out
-    return out
+    return out or t.strip()  # punctuation only: itself ("..." is not "!!!")
 
 
 def content_hash(text: str) -> str:
