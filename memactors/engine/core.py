@@ -502,11 +502,14 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                         staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         if ch.action == E.WRITE and rec is not None and rec.get("entity_key") is None:
                             nears[ch.scope].add(ch.memory_id, out.vectors[ch.memory_id])
-                    elif rec is not None and prior is None and rec["status"] in R.LIVE and b is not None \
-                            and self.working.find(ch.memory_id) is None:
-                        # made live again (a superseded or evicted one): its vector comes back too
+                    elif rec is not None and prior is None and b is not None and self.working.find(ch.memory_id) is None \
+                            and (rec["status"] in R.LIVE or (b.get("status") in R.GONE and rec["status"] not in R.GONE
+                                                            and rec.get("pool") != "working")):
+                        # made live again (a superseded or evicted one), or an evicted one brought back
+                        # as it was (superseded, held: a rollback): its vector comes back too, and its
+                        # row to Lance whole (an evicted row is gone there: a patch would find none)
                         out.vectors[ch.memory_id] = (await self._embed([R.embedded_text(rec)]))[0]
-                        if rec.get("pool") != "working":  # an L1 item goes back to the pool, not to the hot state
+                        if rec.get("pool") != "working" and rec["status"] in R.LIVE:  # L1 items go to the pool
                             view.vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         out.revived[ch.memory_id] = rec
                     l2.append(l2_effect(ch, self._in_pool(ch, rec)) is not None)

@@ -84,6 +84,13 @@ class StateMixin:
         for (sc, rec), vec in zip(back, await self._embed([R.embedded_text(r) for _, r in back]) if back else []):
             fresh[sc].vectors[rec["memory_id"]] = vec  # live again: its vector, and its row written whole
             self.outbox.row(rec, vec, new=False)
+        # Brought back as it was, not live (an evicted version a rollback made superseded or held
+        # again): no hot state holds it, and Lance may hold no row of it to patch: written whole.
+        held = {rec["memory_id"] for _, rec in back}
+        kept = [r for m in absent if m not in held and (r := bases.get(m)) is not None
+                and r["status"] not in R.GONE and r.get("pool") != "working"]
+        for rec, vec in zip(kept, await self._embed([R.embedded_text(r) for r in kept]) if kept else []):
+            self.outbox.row(rec, vec, new=False)
         for sc, st in fresh.items():
             self.hot.install(sc, st)
         if unapplied:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from ..core import records as R
 from ..core import validate as V
-from ..core.errors import InvalidRecord, LedgerTampered, MemactorsError, NotFound
+from ..core.errors import AccessDenied, InvalidRecord, LedgerTampered, MemactorsError, NotFound
 from ..core.ops import RollbackOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
@@ -35,10 +35,11 @@ def point(rt, at) -> int:
     if isinstance(at, bool):
         raise InvalidRecord("a point in time is a ledger seq (int), an ISO time (str) or a datetime")
     if isinstance(at, int):
-        first, last, _ = rt._calls.get(rt._ledger.history_call.remote("bounds"))  # noqa: SLF001
+        # A seq inside one change's events stands for the end of that change (``whole``).
+        first, last, _, end = rt._calls.get(rt._ledger.history_call.remote("bounds", at))  # noqa: SLF001
         if not first <= at <= last:
             raise NotFound(f"seq {at} is outside this ledger ({first}..{last})")
-        return at
+        return end
     ts = _as_us(at)
     if ts > rt.clock.now_us():
         raise InvalidRecord("that point in time is in the future")
@@ -198,6 +199,7 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         raise LedgerTampered(f"the ledger does not verify (first bad seq {v['first_bad_seq']}, table {v['table']}): "
                              "a rollback refuses a broken chain")
     after = point(rt, to) if to is not None else None
+    rt._sync_grants()  # noqa: SLF001 - grants and clearances as they are now (another driver may change them)
     ids = [R.check_memory_id(memory_id)] if memory_id is not None else None
     if where is not None:
         where = _where(where)
@@ -213,6 +215,8 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
     undo, pairs = got["targets"]["undo"], got["pairs"]
     if memory_id is not None and memory_id not in undo:
         raise NotFound(f"no memory {memory_id} in the ledger")
+    if memory_id is not None and not _cleared(rt, actor, pairs[memory_id][0]):  # as history answers it
+        raise NotFound(f"no memory {memory_id} in the ledger")
     plan = RollbackPlan(restore_at=after, dry_run=dry_run)
     rows: dict[str, tuple] = {}
     if after is not None:  # point in time: every memory back to its state then
@@ -223,9 +227,18 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         for mid in undo:
             now, _ = pairs[mid]
             _plan_row(plan, rows, mid, now, None, "undo")
-        for mid, (now, _) in got["older"].items():
-            if now is not None and now["status"] == "superseded":
-                _plan_row(plan, rows, mid, now, dict(now, status="active"), "reinstate")
+        # Only the undo of a live version leaves its fact without one: what that version
+        # superseded comes back. A superseded or already undone version's predecessor stays as
+        # it is (else two versions of a fact were live: undo v2 of v1..v3, or undo v2 again
+        # once v2' replaced it).
+        for mid in undo:
+            now, _ = pairs[mid]
+            if now is None or now["status"] not in R.LIVE:
+                continue
+            for old in got["reinstates"].get(mid, ()):
+                was, _ = got["older"][old]
+                if was is not None and was["status"] == "superseded" and old not in rows:
+                    _plan_row(plan, rows, old, was, dict(was, status="active"), "reinstate")
         # derived from an undone memory and from others too: kept, flagged for whoever re-derives it
         for mid, (now, _) in got["flagged"].items():
             if now is not None and now["status"] not in R.GONE:
@@ -241,6 +254,12 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
                         it["action"], it["to"] = "left_to_its_scope", it["from"]
     rt._check_write([(actor, parse_scope(s)) for s in sorted({r[1] for r in rows.values()})],  # noqa: SLF001
                     named="some of the memories this rollback touches (scope= keeps it to a subtree)")
+    # A plan names what it changes: one above the actor's clearance is neither shown nor changed
+    # by it (history, recall and audit.at do not show it either). No id in the message.
+    hidden = sum(not _cleared(rt, actor, r[2]) for r in rows.values())
+    if hidden:
+        raise AccessDenied(f"actor {actor!r} may not roll back {hidden} of the memories this rollback touches: "
+                           "they are above its clearance in their scope")
     touched = sorted({it["memory_id"] for it in plan.items if it["action"] in ("undo", "restore")})
     if touched:
         plan.affected_actions = calls.get(ledger.actions_on_many.remote(touched, actor))
@@ -281,6 +300,14 @@ def _may(rt, actor: str, scope: str, mode: str) -> bool:
     except MemactorsError:
         return False
     return True
+
+
+def _cleared(rt, actor: str, rec: dict | None) -> bool:
+    """Whether ``actor``'s clearance in the record's scope covers it (an erased one: nothing of
+    it is shown)."""
+    if rec is None:
+        return True
+    return rec.get("sensitivity") in rt._grants.sees(actor, parse_scope(rec["scope"]))  # noqa: SLF001
 
 
 def _plan_row(plan: RollbackPlan, rows: dict, mid: str, now: dict | None, target: dict | None, mode: str) -> None:

@@ -31,17 +31,42 @@ class LedgerHistory:
     """Needs ``_changes``, ``_q``, ``_x``, ``con`` and ``last_seq`` of ``Ledger``."""
 
     def seq_at(self, ts_us: int) -> int:
-        """The newest seq committed at or before ``ts_us`` (0: before the first event)."""
-        return int(self._q("SELECT coalesce(max(seq), 0) FROM events WHERE ts <= ?", [int(ts_us)])[0][0])
+        """The newest seq committed at or before ``ts_us`` (0: before the first event), at the
+        end of the change it belongs to (``whole``)."""
+        seq = int(self._q("SELECT coalesce(max(seq), 0) FROM events WHERE ts <= ?", [int(ts_us)])[0][0])
+        return self.whole(seq) if seq else 0
+
+    def whole(self, seq: int) -> int:
+        """The last seq of the change ``seq`` is part of. One write, forget, rollback or sweep
+        share commits its events together, under one idempotency key and at consecutive seqs: a
+        point inside them is a state that never stood (a write that superseded v1, seen before
+        v1's status event, has two live versions)."""
+        row = self._q("SELECT idem_key FROM events WHERE seq = ?", [int(seq)])
+        if not row or row[0][0] is None:
+            return int(seq)
+        key = row[0][0]
+        start, span = int(seq), 1024
+        while True:  # windows: a min() over every later event scanned the whole tail
+            nxt = self._q("SELECT min(seq) FROM events WHERE seq > ? AND seq <= ? "
+                          "AND (idem_key IS NULL OR idem_key != ?)", [start, start + span, key])[0][0]
+            if nxt is not None:
+                return int(nxt) - 1
+            if start + span >= self.last_seq:
+                return int(self.last_seq)
+            start, span = start + span, span * 2
 
     def ts_of(self, seq: int) -> int | None:
         rows = self._q("SELECT ts FROM events WHERE seq = ?", [int(seq)])
         return int(rows[0][0]) if rows else None
 
-    def bounds(self) -> tuple[int, int, int]:
-        """(first seq, last seq, first ts) of the ledger."""
+    def bounds(self, within: int | None = None) -> tuple:
+        """(first seq, last seq, first ts) of the ledger; with ``within`` (a seq), also the
+        end of the change it is part of (``whole``), where a point given as that seq stands."""
         row = self._q("SELECT coalesce(min(seq), 0), coalesce(max(seq), 0), coalesce(min(ts), 0) FROM events")[0]
-        return int(row[0]), int(row[1]), int(row[2])
+        out = (int(row[0]), int(row[1]), int(row[2]))
+        if within is None:
+            return out
+        return (*out, self.whole(within) if out[0] <= int(within) <= out[1] else int(within))
 
     def fold(self, where: str, params: list | None = None) -> Rows:
         rows = Rows()
@@ -222,14 +247,31 @@ class LedgerHistory:
                         under: str | None) -> dict:
         """Everything a rollback plan reads, in one call: ``{"targets"`` (``rollback_targets``),
         ``"pairs"`` (now and at ``after`` of each target), and for a targeted rollback
-        ``"older"`` (now, of what the targets superseded) and ``"flagged"`` (now, of what is
-        derived from them and others)``}``."""
+        ``"older"`` (now, of what the targets superseded), ``"reinstates"`` (target -> what it
+        superseded, through other targets) and ``"flagged"`` (now, of what is derived from them
+        and others)``}``."""
         t = self.rollback_targets(after, memory_ids, where, cascade, under)
         undo = t["undo"]
         out = {"targets": t, "pairs": self.now_and_then(undo, after), "older": {}, "flagged": {}}
         if after is None:
+            # What each undone memory superseded, through undone ones (v3 and v2 undone
+            # together: v1 is what v3's undo brings back, v2 being undone too).
             sup, skip = self.superseded_by(undo), set(undo)
-            out["older"] = self.now_and_then(sorted({o for m in undo for o in sup[m] if o not in skip}), None)
+            reinstates: dict[str, list[str]] = {}
+            for m in undo:
+                found, seen, todo = set(), {m}, list(sup[m])
+                while todo:
+                    o = todo.pop()
+                    if o in seen:
+                        continue
+                    seen.add(o)
+                    if o in skip:
+                        todo += sup.get(o, ())
+                    else:
+                        found.add(o)
+                reinstates[m] = sorted(found)
+            out["reinstates"] = reinstates
+            out["older"] = self.now_and_then(sorted({o for f in reinstates.values() for o in f}), None)
             out["flagged"] = self.now_and_then(t["flag"], None)
         return out
 
