@@ -502,7 +502,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                         staged[ch.scope].vectors[ch.memory_id] = out.vectors[ch.memory_id]
                         if ch.action == E.WRITE and rec is not None and rec.get("entity_key") is None:
                             nears[ch.scope].add(ch.memory_id, out.vectors[ch.memory_id])
-                    elif rec is not None and prior is None and b is not None and self.working.find(ch.memory_id) is None \
+                    elif rec is not None and prior is None and b is not None \
+                            and self.working.find(ch.memory_id) is None \
                             and (rec["status"] in R.LIVE or (b.get("status") in R.GONE and rec["status"] not in R.GONE
                                                             and rec.get("pool") != "working")):
                         # made live again (a superseded or evicted one), or an evicted one brought back

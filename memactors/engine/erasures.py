@@ -92,7 +92,8 @@ class ErasureMixin:
         ids -= {r["memory_id"] for r in rows}
         if ids:
             where = F.scope_in(scopes)
-            held = await asyncio.to_thread(lambda: self.l2._select(where, ["memory_id"]).column("memory_id").to_pylist())
+            rows = await asyncio.to_thread(self.l2._select, where, ["memory_id"])
+            held = rows.column("memory_id").to_pylist()
             ids -= set(held)
         if ids:
             for mid, rec in (await self._records(sorted(ids))).items():

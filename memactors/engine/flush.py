@@ -245,5 +245,5 @@ def l2_unreadable(data_dir: str, exc: BaseException) -> StoreError:
     # Our own finding is said in full, a library's error by its type only (its text may quote
     # data). By name: importing store.lance_store here would load lancedb into every driver.
     why = str(exc) if type(exc).__name__ == "L2FileDamaged" else type(exc).__name__
-    return StoreError(f"L2 under {data_dir}/l2 cannot be read ({why}); the ledger holds every "
-                      f"change: rebuild L2 from it with `memactors rebuild --data {shlex.quote(data_dir)}`, then connect again")
+    return StoreError(f"L2 under {data_dir}/l2 cannot be read ({why}); the ledger holds every change: rebuild "
+                      f"L2 from it with `memactors rebuild --data {shlex.quote(data_dir)}`, then connect again")
