@@ -81,6 +81,11 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
                    "query_digest", "top_k", "hits", "filters", "removed")
 
 
+# The idempotency keys of the writes that made some memories (``write_keys_of``, ``_unpin``).
+_WRITE_KEYS = ("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', 'write_working') "
+               "AND idem_key IS NOT NULL AND list_contains(?, memory_id)")
+
+
 class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
                  wal_max_mb: int = 16) -> None:
@@ -380,15 +385,12 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
 
     def write_keys_of(self, memory_ids: list[str]) -> list[str]:
         """The idempotency keys of the writes that made these memories."""
-        return [r[0] for r in self._q("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', 'write_working') "
-                                      "AND idem_key IS NOT NULL AND list_contains(?, memory_id)",
-                                      [sorted(set(memory_ids))])]
+        return [r[0] for r in self._q(_WRITE_KEYS, [sorted(set(memory_ids))])]
 
     def _unpin(self, erased: list[str]) -> list[str]:
         """In an erasure's transaction: the requests of the erased memories' writes forgotten
         (``IdempotencyCache.unpin``; their results stay). Returns their keys."""
-        keys = [r[0] for r in self._x("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', 'write_working') "
-                                      "AND idem_key IS NOT NULL AND list_contains(?, memory_id)", [erased])]
+        keys = [r[0] for r in self._x(_WRITE_KEYS, [erased])]
         if keys:
             self._x("UPDATE idempotency SET fingerprint = NULL WHERE list_contains(?, idem_key)", [keys])
         return keys
