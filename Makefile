@@ -32,7 +32,7 @@ run: compile
 demo: compile
 	$(BIN)/memactors demo --data $(DATA) --fresh
 
-# Two workers, one test file each at a time (a file shares one runtime): 4-7 min on 2 cores (benchmarks/RESULTS.md).
+# Two workers, one test file each at a time (a file shares one runtime): 4-5 min on 2 cores (benchmarks/RESULTS.md).
 test: compile
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -n 2 --dist loadfile
 
