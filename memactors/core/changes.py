@@ -85,6 +85,7 @@ class Ctx:
     copy_of: list | None = None  # a write the runtime makes as a copy of these memories (promotion)
     carried: object = None  # content hashes -> ids of the scope's memories with that text (context_of)
     author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
+    accessed: dict | None = None  # a sweep: memory id -> its last recall (us), as the ledger has it
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -380,6 +381,14 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
             values = list(zip(*map(itemgetter(*_RECHECK), hot)))
         except KeyError:  # a record without every field (an older one): the slow way
             values = [[r.get(k) for r in hot] for k in _RECHECK]
+        if ctx.accessed:  # recalled since the plan (or since L2 last heard): a hot record does not say
+            k = _RECHECK.index("last_accessed_at")
+            col = list(values[k])
+            for j, r in enumerate(hot):
+                a = ctx.accessed.get(r["memory_id"])
+                if a is not None and (col[j] is None or a > col[j]):
+                    col[j] = a
+            values[k] = col
         codes = lifecycle.rules(dict(zip(_RECHECK, values)), ctx.now_us, ctx.lifecycle)
         still = dict(zip([r["memory_id"] for r in hot], codes.tolist()))
     changes, counts, skipped, evicted = [], {}, 0, {}

@@ -191,7 +191,8 @@ class SweepOp(Routing):
     becomes a status change (evicted, or stale) with its rule as the reason, unless the memory
     changed since the plan was made (the owner checks the rule again against a hot record)."""
 
-    ADDRESS, SYSTEM, BULK, GATHER = "rows", True, True, frozenset()
+    # "access": the ledger's last recall of each hot row (a recall updates no hot record)
+    ADDRESS, SYSTEM, BULK, GATHER = "rows", True, True, frozenset({"access"})
 
     rows: list  # [(memory_id, scope, rule code)]
     actor: str

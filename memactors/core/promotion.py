@@ -12,7 +12,8 @@ Never promoted (checked first, in this order; the first that applies is the reas
   ``scratchpad``, source kinds ``agent_inferred`` and ``pattern``);
 - ``untrusted_source``: web pages and documents (a page repeated three times must not become
   a fact: they reach the vault only through an explicit write and a reviewer's approval, as the
-  gate holds them by default; ``pending_source``);
+  gate holds them by default; ``pending_source``), and anything held for its source (a source
+  added to the gate's ``pending_sources``);
 - ``transient_tool_output``: tool output without structured fields (subject, predicate, object).
 
 Promoted (the first rule that applies names the promotion):
@@ -25,7 +26,7 @@ Promoted (the first rule that applies names the promotion):
   normalised text) observed in at least ``min_turns`` (3) distinct turns of the session.
 
 Anything else stays in L1 (reason ``no_rule``). Of several new items stating one fact, only
-the newest is promoted (the vault would only refresh it again).
+the newest a rule promotes is promoted (the vault would only refresh it again).
 
 Demotion: a live vault memory returned ``n`` times in a row without being cited (the ledger's
 ``uncited_streak``; a citation resets it) goes back to the working pool as a copy made from it;
@@ -98,7 +99,8 @@ def fact_key(c: Candidate) -> str:
 
 def refusal(c: Candidate) -> str | None:
     """The never-promoted rule that applies to ``c``, or None."""
-    # Held only for coming from the web or a document: named for that (the rule below), not "risky".
+    # Held only for its source (the gate's pending_sources): named for that (the rule below), not
+    # "risky"; any such source is untrusted, a configured one (a tool, the user) as much as the web.
     by_source = "pending_source" in c.gate_tags
     if (c.gate_decision == R.BLOCKED or (c.gate_decision == R.PENDING or c.status == "pending") and not by_source
             or RISKY_TAGS.intersection(c.gate_tags)):
@@ -109,7 +111,7 @@ def refusal(c: Candidate) -> str | None:
         return "risky"
     if c.slot in REASONING_SLOTS or c.source_kind in REASONING_SOURCES:
         return "intermediate_reasoning"
-    if c.source_kind in UNTRUSTED:
+    if c.source_kind in UNTRUSTED or by_source:
         return "untrusted_source"
     if c.source_kind == "tool" and not c.structured:
         return "transient_tool_output"
@@ -141,32 +143,37 @@ def decide(new: list[Candidate], history: list[Candidate] = (), *, min_turns: in
     for c in (*history, *new):
         if refusal(c) is None:
             turns.setdefault(fact_key(c), set()).add(c.turn)
-    newest: dict[str, Candidate] = {}  # per fact, the newest new item (a later one wins a tie)
-    for c in new:
-        k = fact_key(c)
-        if k not in newest or c.turn >= newest[k].turn:
-            newest[k] = c
-    out = []
+    ruled = []  # (item, refusal or rule, category or None)
     for c in new:
         why = refusal(c)
         if why is not None:
-            out.append(Verdict(c.memory_id, False, why))
+            ruled.append((c, why, None))
             continue
-        key = fact_key(c)
         explicit = _explicit(c)
         if explicit is not None:
-            rule, cat = "explicit", _category(c, explicit)
+            ruled.append((c, "explicit", _category(c, explicit)))
         elif c.source_kind == "tool" and c.structured:
-            rule, cat = "structured_tool_data", _category(c, "observation")
-        elif len(turns.get(key, ())) >= min_turns:
-            rule, cat = "seen_in_turns", _category(c, "task_learning")
+            ruled.append((c, "structured_tool_data", _category(c, "observation")))
+        elif len(turns.get(fact_key(c), ())) >= min_turns:
+            ruled.append((c, "seen_in_turns", _category(c, "task_learning")))
         else:
-            out.append(Verdict(c.memory_id, False, "no_rule"))
-            continue
-        if newest[key] is not c:
+            ruled.append((c, "no_rule", None))
+    # Per fact, the newest item a rule promotes (a later one wins a tie): a refused or unruled
+    # copy after it (the same text from a page, the agent restating a tool's result) must not
+    # take the promotion away from it, or the fact never reached the vault.
+    newest: dict[str, Candidate] = {}
+    for c, rule, _ in ruled:
+        k = fact_key(c)
+        if rule in RULES and (k not in newest or c.turn >= newest[k].turn):
+            newest[k] = c
+    out = []
+    for c, rule, cat in ruled:
+        if rule not in RULES:
+            out.append(Verdict(c.memory_id, False, rule))
+        elif newest[fact_key(c)] is not c:
             out.append(Verdict(c.memory_id, False, "newer_item_of_same_fact"))
-            continue
-        out.append(Verdict(c.memory_id, True, rule, cat))
+        else:
+            out.append(Verdict(c.memory_id, True, rule, cat))
     return out
 
 

@@ -471,7 +471,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             op = ops[i]
             try:
                 if scope_of[i] is None:
-                    ctx = C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get, flagged_of=flagged.get)
+                    ctx = C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get, flagged_of=flagged.get,
+                                accessed=await self._accessed(op, staged) if "access" in op.GATHER else None)
                     out, base = C.decide(op, ctx), None
                 else:
                     near = nears.get(scope_of[i])
@@ -657,6 +658,12 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         if need & GATHERED_ELSEWHERE:
             await self._gather_more(op, ctx)  # the source record, vectors, the gate's verdict, the author
         return C.decide(op, ctx), ctx.record
+
+    async def _accessed(self, op, staged: dict) -> dict[str, int]:
+        """The last recall of each row of a sweep's share this core holds hot (what its re-check
+        reads: recalls reach the ledger, and L2 later, never the hot records)."""
+        ids = [mid for mid, scope, _ in op.rows if (st := staged.get(scope)) is not None and st.get(mid) is not None]
+        return await self.ledger.last_access(ids) if ids else {}
 
     def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
         """Memories of ``scope`` (vault or L1) whose text hashes to one of ``hashes``: those a

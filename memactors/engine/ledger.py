@@ -371,6 +371,11 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.successions, scope, memory_id)
 
+    async def last_access(self, memory_ids: list[str]) -> dict[str, int]:
+        """``Ledger.last_access``, once the recall rows handed in before are committed."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.last_access, memory_ids)
+
     async def write_keys_of(self, memory_ids: list[str]) -> list[str]:
         """The idempotency keys of the writes that made these memories (committed: an owner asks
         once its erasure is durable, ``IdempotencyCache.unpin``)."""

@@ -60,9 +60,16 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
     if not dry_run and not rt._calls.get(ledger.sweep_lease.remote(holder, LEASE_S)):  # noqa: SLF001
         raise BackPressure("another sweep of this data folder is running; retry when it has ended")
     host = rt._calls.host  # noqa: SLF001
+
+    def step(name: str) -> None:
+        if progress is not None:
+            progress(name)
+        if name == "apply":  # the recalls made since the plan reach the ledger, where the owners' re-check reads them
+            rt._evidence.flush()  # noqa: SLF001
+
     try:
         out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
-                          dry_run=dry_run, scope=scope, workers=workers, progress=progress, host=host)
+                          dry_run=dry_run, scope=scope, workers=workers, progress=step, host=host)
     except Exception as exc:  # an owner killed mid-sweep: typed, and what a rerun does
         if isinstance(exc, MemactorsError) or not host.is_failure(exc):
             raise

@@ -481,6 +481,17 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
             self.con.execute("UPDATE access SET synced = greatest(access.synced, done.ver) FROM done "
                              "WHERE access.memory_id = done.memory_id").fetchall()
 
+    def last_access(self, memory_ids: list[str]) -> dict[str, int]:
+        """When each of these memories was last recalled (those ever recalled), by a join: a
+        sweep's share names thousands."""
+        ids = pa.table({"memory_id": pa.array(memory_ids, pa.string())})  # noqa: F841 - replacement scan
+        cur = self.con.cursor()
+        try:
+            return dict(cur.execute("SELECT a.memory_id, a.last_accessed_at FROM access a JOIN ids USING (memory_id) "
+                                    "WHERE a.last_accessed_at IS NOT NULL").fetchall())
+        finally:
+            cur.close()
+
     def access_of(self, memory_ids: list[str]) -> dict[str, dict]:
         rows = self._q("SELECT memory_id, retrieved_count, cited_count, last_accessed_at, uncited_streak FROM access "
                        "WHERE list_contains(?, memory_id)", [sorted(set(memory_ids))])

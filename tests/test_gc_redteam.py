@@ -1,0 +1,280 @@
+"""Lifecycle sequences found by red-teaming sweeps, TTLs and promotion, on the process host with
+a simulated clock. ``progress`` hears each step of ``rt.gc()``: a call made when it hears
+"apply" lands between the plan and its application, as a concurrent caller's would.
+
+The strict xfails are defects outside the lifecycle modules; each names the place to fix."""
+
+from __future__ import annotations
+
+import pytest
+
+import memactors
+from memactors.core import promotion as P
+from memactors.testing import drop_hot
+
+S = "/org/acme/user/alice/"
+S2 = "/org/beta/user/bob/"
+A = "agent"
+NEVER = {"ttl_days": "never", "soft_ttl_days": "never"}
+
+
+def _connect(path, clock, **kw):
+    return memactors.connect(str(path), host="process", clock=clock, **kw)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    clock = memactors.ManualClock()
+    rt = _connect(tmp_path / "d", clock)
+    rt.grant(A, S, write=True)
+    rt.grant(A, S2, write=True)
+    rt.grant("reviewer", S, write=True)
+    yield rt, clock, tmp_path / "d"
+    rt.close()
+
+
+def _recall_one(rt, query):
+    return rt.recall(query, actor=A, task_id="t", allowed_scopes=[S], purpose="test", top_k=1)
+
+
+def _status(rt, mid):
+    return next(v for v in rt.history(mid, actor=A)["versions"] if v["memory_id"] == mid)
+
+
+def _live(rule_counts):
+    return {k: v for k, v in rule_counts.items() if v}
+
+
+# --- promotion (fixed in core/promotion.py) -----------------------------------------------------
+
+def _cand(mid, content, source, *, spo=(None, None, None), category="default", slot="observation", **kw):
+    return P.Candidate(mid, content, source, 0, slot, *spo, category, **kw)
+
+
+def test_a_refused_copy_of_a_fact_after_it_does_not_take_its_promotion():
+    """The newest item of a fact used to win even when it was refused: a page repeating the
+    user's preference, or the agent restating a tool's result, later in the same turn, left the
+    fact out of the vault (the promotable item "newer_item_of_same_fact", the copy refused)."""
+    spo = ("TP123", "price", "320 EUR")
+    vs = P.decide([_cand("u", "I prefer window seats", "user_stated", category="preference"),
+                   _cand("w", "I prefer window seats", "web", gate_decision="pending", gate_tags=("pending_source",),
+                         status="pending")])
+    assert [(v.memory_id, v.promote, v.rule) for v in vs] == [("u", True, "explicit"), ("w", False, "untrusted_source")]
+    vs = P.decide([_cand("t", "TP123 costs 320 EUR", "tool", spo=spo),
+                   _cand("r", "TP123 costs 320 EUR", "agent_inferred", spo=spo, slot="reasoning"),
+                   _cand("n", "TP123 costs 320 EUR", "user_stated")])  # no rule of its own: no fact key shared
+    assert [(v.memory_id, v.promote, v.rule) for v in vs] == [
+        ("t", True, "structured_tool_data"), ("r", False, "intermediate_reasoning"), ("n", False, "no_rule")]
+    # two promotable items of one fact: still only the newest
+    vs = P.decide([_cand("a", "I prefer aisle seats", "user_stated", category="preference"),
+                   _cand("b", "I prefer aisle seats", "user_stated", category="preference"),
+                   _cand("c", "I prefer aisle seats", "web", gate_decision="pending", gate_tags=("pending_source",))])
+    assert [(v.promote, v.rule) for v in vs] == [(False, "newer_item_of_same_fact"), (True, "explicit"),
+                                                 (False, "untrusted_source")]
+
+
+@pytest.mark.parametrize("source, spo, category", [
+    ("tool", ("TP123", "price", "320 EUR"), "default"),
+    ("user_stated", (None, None, None), "preference"),
+])
+def test_an_item_held_for_a_configured_source_is_never_promoted(source, spo, category):
+    """A source added to the gate's pending_sources holds what it writes; promotion used to
+    promote such a held tool result or user preference (the owner then refused: a NotFound in
+    the session's errors), as only web and document were taken for untrusted."""
+    c = _cand("h", "TP123 costs 320 EUR", source, spo=spo, category=category, gate_decision="pending",
+              gate_tags=("pending_source",), status="pending")
+    assert P.refusal(c) == "untrusted_source"
+    [v] = P.decide([c])
+    assert (v.promote, v.rule) == (False, "untrusted_source")
+
+
+def test_a_session_promotes_a_preference_a_page_repeats_in_the_same_turn(tmp_path):
+    clock = memactors.ManualClock()
+    with _connect(tmp_path / "d", clock, config={"gate": {"pending_sources": ["web", "document", "tool"]}}) as rt:
+        rt.grant(A, S, write=True)
+        s = rt.session(S, actor=A, task_id="t1", goal="Book a flight to Lisbon")
+        s.start()
+        s.observe("user", "I prefer window seats", category="preference")
+        s.observe("web", "I prefer window seats")
+        s.observe("tool:search", "TP123 costs 320 EUR", subject="TP123", predicate="price", object="320 EUR")
+        tr = s.end_turn()
+        assert [p["rule"] for p in tr.promoted] == ["explicit"]
+        assert tr.kept == {"untrusted_source": 2} and tr.errors == [] and s.errors == []
+        vault = {h.content: h.pool for h in rt.recall("window seats", actor=A, task_id="t", allowed_scopes=[S],
+                                                      purpose="test", top_k=5).hits}
+        assert vault.get("I prefer window seats") == "vault"
+
+
+# --- sweeps: promises that hold (guards) -----------------------------------------------------------
+
+@pytest.mark.parametrize("cold", [False, True], ids=["hot", "cold"])
+def test_a_memory_recalled_before_the_sweep_survives_soft_expiry(folder, cold):
+    rt, clock, path = folder
+    used = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days=300)
+    unused = rt.write(S, "Alice owns a red bicycle", actor=A, soft_ttl_days=10, ttl_days=300)
+    clock.advance(days=45)
+    assert [h.memory_id for h in _recall_one(rt, "parks on level three").hits] == [used.memory_id]
+    if cold:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        dry = rt.gc(dry_run=True)
+        assert dry.plan.ids("soft_expired_unused").to_pylist() == [unused.memory_id]
+        res = rt.gc()
+        assert _live(res.by_rule) == _live(dry.by_rule) == {"soft_expired_unused": 1}
+        assert _status(rt, used.memory_id)["status"] == "active"
+        assert rt.stats()["counters"]["evictions"] == {"soft_expired_unused": 1}
+    finally:
+        rt.close()
+
+
+def test_a_memory_refreshed_after_the_plan_is_checked_again_and_kept(folder):
+    rt, clock, _ = folder
+    m = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days=300)
+    rt.write(S, "Alice owns a red bicycle", actor=A, soft_ttl_days=10, ttl_days=300)
+    clock.advance(days=45)
+
+    def refresh(step):
+        if step == "apply":
+            assert rt.write(S, "Alice parks on level three", actor=A).decision == "refreshed"
+
+    res = rt.gc(progress=refresh)
+    assert (_live(res.by_rule), res.applied["skipped"]) == ({"soft_expired_unused": 1}, 1)
+    assert _status(rt, m.memory_id)["status"] == "active"
+
+
+def test_a_sweep_limited_to_a_scope_touches_no_other(folder):
+    rt, clock, _ = folder
+    here = rt.write(S, "Alice's parking note", actor=A, ttl_days=5)
+    there = rt.write(S2, "Bob's parking note", actor=A, ttl_days=5)
+    clock.advance(days=6)
+    assert rt.gc(dry_run=True, scope="/org/acme/user/ali/").plan.planned == 0  # a prefix is not a parent
+    res = rt.gc(scope="/org/acme/")
+    assert (res.by_rule["hard_expired"], res.by_tenant) == (1, {"acme": 1})
+    assert _status(rt, here.memory_id)["status"] == "evicted"
+    assert rt.gc(dry_run=True).plan.ids("hard_expired").to_pylist() == [there.memory_id]
+
+
+def test_a_periodic_review_kept_restarts_its_clock_and_retired_evicts(folder):
+    rt, clock, _ = folder
+    kept = rt.write(S, "Always answer Alice in French", actor=A, category="instruction")
+    gone = rt.write(S, "Never call Alice before nine", actor=A, category="instruction")
+    clock.advance(days=91)
+    assert _live(rt.gc().by_rule) == {"review_due": 2}
+    assert {d["memory_id"] for d in rt.review.due(S, actor=A)} == {kept.memory_id, gone.memory_id}
+    rt.review.confirm(kept.memory_id, actor="reviewer", reason="still wanted")
+    rt.review.retire(gone.memory_id, actor="reviewer", reason="no longer")
+    assert rt.gc(dry_run=True).plan.planned == 0 and rt.review.due(S, actor=A) == []
+    assert _status(rt, gone.memory_id)["status"] == "evicted"
+    clock.advance(days=90)
+    assert rt.gc(dry_run=True).plan.ids("review_due").to_pylist() == [kept.memory_id]
+
+
+# --- defects outside the lifecycle modules (strict xfails naming the place) ----------------------
+
+def test_a_memory_recalled_after_the_plan_is_not_evicted(folder):
+    rt, clock, _ = folder
+    m = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days=300)
+    rt.write(S, "Alice owns a red bicycle", actor=A, soft_ttl_days=10, ttl_days=300)
+    clock.advance(days=45)
+
+    def recall(step):
+        if step == "apply":
+            assert [h.memory_id for h in _recall_one(rt, "parks on level three").hits] == [m.memory_id]
+
+    res = rt.gc(progress=recall)
+    assert _status(rt, m.memory_id)["status"] == "active"
+    assert (res.by_rule["soft_expired_unused"], res.applied["skipped"]) == (1, 1)
+
+
+def test_a_dry_run_equals_the_applied_sweep_for_a_memory_last_recalled_weeks_ago(folder):
+    rt, clock, _ = folder
+    m = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days="never")
+    clock.advance(days=500)
+    assert [h.memory_id for h in _recall_one(rt, "parks on level three").hits] == [m.memory_id]
+    clock.advance(days=25)  # recalled 25 days ago: not unused for 30, but stale (0.4*age + 0.3*disuse > 0.5)
+    dry = rt.gc(dry_run=True)
+    assert _live(dry.by_rule) == {"staleness_stale": 1}
+    res = rt.gc()
+    assert (_live(res.by_rule), res.applied["skipped"]) == ({"staleness_stale": 1}, 0)
+
+
+@pytest.mark.xfail(strict=True, reason="core/changes.py decide_sweep takes a planned row its hot state no longer holds "
+                                       "(erased since the plan) as planned: a 'gc:' status event after the "
+                                       "tombstone, counted as an eviction / stale mark")
+@pytest.mark.parametrize("rule, ttl", [("soft_expired_unused", {"soft_ttl_days": 10, "ttl_days": 300}),
+                                       ("staleness_stale", NEVER)])
+def test_a_memory_erased_after_the_plan_gets_no_sweep_event(folder, rule, ttl):
+    rt, clock, _ = folder
+    m = rt.write(S, "Alice parks on level three", actor=A, **ttl)
+    rt.write(S, "Alice owns a red bicycle", actor=A, **ttl)
+    clock.advance(days=200)
+
+    def forget(step):
+        if step == "apply":
+            rt.forget(m.memory_id, actor=A, reason="user asked")
+
+    res = rt.gc(progress=forget)
+    assert m.memory_id not in {h.memory_id for h in rt.recall("parks level three", actor=A, task_id="t",
+                                                              allowed_scopes=[S], purpose="test", top_k=5,
+                                                              threshold=0.0).hits}
+    actions = [c["reason"] for c in _status(rt, m.memory_id)["changes"]]
+    assert actions == ["user asked"]
+    assert (res.by_rule[rule], res.applied["skipped"]) == (1, 1)
+
+
+@pytest.mark.xfail(strict=True, reason="core/changes.py decide_sweep takes rows of a scope its owner no longer holds "
+                                       "hot as planned: a memory refreshed after the plan, its scope then dropped "
+                                       "from memory, is evicted")
+def test_a_memory_refreshed_after_the_plan_is_kept_when_its_scope_went_cold(folder):
+    rt, clock, _ = folder
+    m = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days=300)
+    clock.advance(days=45)
+
+    def refresh(step):
+        if step == "apply":
+            assert rt.write(S, "Alice parks on level three", actor=A).decision == "refreshed"
+            drop_hot(rt)
+
+    rt.gc(progress=refresh)
+    assert _status(rt, m.memory_id)["status"] == "active"
+
+
+@pytest.mark.xfail(strict=True, reason="core/changes.py decide_resolve supersedes the rivals with a patch of status "
+                                       "alone: their updated_at stays the write's, so superseded_old (superseded "
+                                       ">= 90 days ago) evicts a version superseded the day before")
+def test_a_version_superseded_by_resolving_a_contradiction_is_kept_90_days(folder):
+    rt, clock, _ = folder
+    paris = rt.write(S, "Alice lives in Paris", actor=A, subject="alice", predicate="city", object="paris",
+                     confidence=0.8, source="user_stated", **NEVER)
+    clock.advance(days=100)
+    rome = rt.write(S, "Alice lives in Rome", actor=A, subject="alice", predicate="city", object="rome",
+                    confidence=0.7, source="tool", **NEVER)
+    assert rome.decision == "contradiction_queued"
+    rt.contradictions.resolve(rome.memory_id, actor=A, reason="checked")
+    clock.advance(days=1)
+    assert _status(rt, paris.memory_id)["status"] == "superseded"
+    assert rt.gc(dry_run=True).plan.ids("superseded_old").to_pylist() == []
+
+
+@pytest.mark.xfail(strict=True, reason="core/versions.py refresh_patch (and core/changes.py decide_review_due) keep a "
+                                       "sweep's stale mark through a refresh or a confirmed review: nothing makes a "
+                                       "stale memory active again, it ranks at x0.5 for good")
+@pytest.mark.parametrize("how", ["refresh", "confirm"])
+def test_a_stale_memory_refreshed_or_confirmed_is_active_again(folder, how):
+    rt, clock, _ = folder
+    if how == "refresh":
+        m = rt.write(S, "Alice's favourite museum is the Louvre", actor=A, confidence=0.2, source="agent_inferred",
+                     **NEVER)
+        clock.advance(days=61)
+        assert _live(rt.gc().by_rule) == {"low_confidence_stale": 1}
+        assert rt.write(S, "Alice's favourite museum is the Louvre", actor=A, confidence=0.2,
+                        source="agent_inferred").decision == "refreshed"
+    else:
+        m = rt.write(S, "Alice was born in Lyon", actor=A, category="entity_fact")
+        clock.advance(days=181)
+        assert _live(rt.gc().by_rule) == {"staleness_stale": 1}
+        assert _live(rt.gc().by_rule) == {"review_due": 1}  # a stale mark beats a review flag: flagged next
+        rt.review.confirm(m.memory_id, actor="reviewer", reason="still true")
+    assert _status(rt, m.memory_id)["status"] == "active"
+    assert [h.stale for h in _recall_one(rt, "favourite museum Louvre born Lyon").hits] == [False]
