@@ -97,6 +97,17 @@ _EN_PW = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode|pi
                     r"|(?:changed|set|updated|reset) to|is now|became|is|was|=|:)"
                     r"\s*[\"'“`]?([^\s\"'”`，。；,;]{4,64})", re.I)
 _ZH_PW = re.compile(r"(?:密码|口令|pin码|PIN码)\s*(?:是|为|：|:|=|改成了?|改为|设置为|设为|换成了?)\s*[\"'“`]?([!-~]{4,64})")
+# The same in the languages a user of a European or East Asian product says it in: the word for a
+# password, a copula or a colon, the value (judged as the English one is: a digit, a symbol or mixed case).
+_INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|kennwort|mot de passe|senha|wachtwoord|parola|"
+                      r"lösenord|losenord|hasło|haslo|salasana|пароль)|パスワード|暗証番号|비밀번호|암호)"
+                      # of what: "del wifi", "für das WLAN", "du routeur", "da conta"
+                      r"(?:\s+(?:del|de|für|vom|von|des|du|da|do|della|di)(?:\s+(?:la|el|mi|das|den|die|meinen?|"
+                      r"le|mon|ma|a|o|il|mio))?\s+[\w\-]+){0,2}"
+                      r"\s*(?:(?:\b(?:es|era|is|ist|war|lautet|est|était|etait|é|è|är|jest)\b|[:：=—\-]|は|が|는|은)\s*)+"
+                      r"[\"'“`«„]?([!-~]{4,64})", re.I)
+_INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de passe", "senha", "wachtwoord", "parola",
+               "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호")
 _EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|令牌|秘钥)\s*(?:is|was|:|=|是|为|：)\s*"
                        r"[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
 _TRAIL = ".,!?:;)]}>\"'”’`"
@@ -118,7 +129,13 @@ _LEET = str.maketrans("@4$50", "aasso")
 
 def _phrase(node, ctx: Ctx):
     leet = _LEET_NAME.search(ctx.text, node.start, node.end) is not None
-    for rx, ok in ((_EN_PW, _strong_value), (_ZH_PW, _passwordish), (_EN_TOKEN, secretish)):
+    # "pass" selects the rule in "passed" too: the other languages' pattern runs only where one of its words is
+    intl = ctx.cache.get("intl_pw")
+    if intl is None:
+        intl = ctx.cache["intl_pw"] = any(w in ctx.lower for w in _INTL_WORDS)
+    for rx, ok in ((_EN_PW, _strong_value), (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_EN_TOKEN, secretish)):
+        if rx is _INTL_PW and not intl:
+            continue
         read = ctx.text.translate(_LEET) if leet and rx is _EN_PW else ctx.text
         for m in rx.finditer(read, node.start, node.end):
             s, e = m.span(1)
@@ -132,7 +149,8 @@ register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(SENTENCE,), find=_phrase, trigger=found(_LEET_NAME.pattern, ascii=True),
     itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "密码", "口令", "api", "access key", "secret", "token", "密钥", "令牌",
-               "秘钥"),
+               "秘钥", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
+               "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호"),
     reason="a password or token stated in a sentence (is/是/为/: + value)",
     origin="detect-secrets KeywordDetector's 'password is' forms, extended to Chinese (密码是/为)",
 ))

@@ -25,12 +25,20 @@ _IGNORE_EN = (rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:ev
               r"|\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|of\s+)*your\s+(?:own\s+|safety\s+|"
               r"content\s+|ethical\s+|core\s+)?(?:instructions|prompts?|rules|guidelines|directives|programming|"
               r"training|"
-              r"constraints|restrictions|filters|polic(?:y|ies))\b")
+              r"constraints|restrictions|filters|polic(?:y|ies))\b"
+              # "forget everything you were told", "ignore the above." (the above what: nothing after it)
+              r"|\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all(?:\s+of\s+(?:it|that|this))?|anything)\s+"
+              r"(?:(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed|taught)|(?:written\s+|said\s+)?"
+              r"(?:above|before\s+this|previously|prior|so\s+far))\b"
+              r"|\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:of\s+)?the\s+above(?=\s*(?:[.,;:!]|and\b|$))")
 _IGNORE_ZH = (r"(?:忽略|无视|忽视|不要理会|不用管|忘记|忘掉|抛开|跳过)(?:掉)?(?:你|您)?(?:之前|以前|先前|上面|以上|前面|上述|原来|原有|原先|所有|全部|系统)"
               r"(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|提示词?|说明|规则|要求|设定|约束|命令|内容)")
 # The same order in the other languages injected pages use most (es, pt, fr, de, it): the verb,
 # then "all (the) previous/above instructions|rules|prompt" in that language's word order.
 _IGNORE_EU = (
+    # "forget everything" (that came before): vergiss alles, olvida todo, oublie tout, dimentica tutto, esqueça tudo
+    r"\b(?:vergiss|vergessen\s+sie|olvida|olvide|oublie|oubliez|dimentica|esque[cç]a)\s+(?:alles|todo|tout|tutto|tudo)\b"
+    r"(?!\s+(?:über|sobre|sur|su|de|del|sul|que|was\s+ich))|"
     r"\b(?:ignor[ae]|ignore[zr]?|olvid[ae]|descart[ae]|esque[cç]a|oubliez?|ignoriere|ignorier|vergiss|missachte|"
     r"dimentica)\s+(?:(?:todas?|todos|toutes|tous|alle|tutte|tutti)\s+)?(?:(?:las|los|as|os|les|die|le|gli|i)\s+)?"
     r"(?:(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+)?"
@@ -71,7 +79,10 @@ _ROLE = re.compile(
     r"\byou are now\b[^.\n]{0,40}?\b(?:ai|assistant|model|bot|chatbot|gpt|llm|dan|unrestricted|unfiltered|jailbroken|"
     r"persona|character|mode|no longer bound|free from|not bound)\b|\b(?:new|updated|real|actual)\s+(?:system\s+)?"
     r"(?:instructions?|prompt|rules)\s*[:：]|\bsystem\s+prompt\s*[:：]|\b(?:developer|god|dan|jailbreak)\s+mode\b"
-    r"|\bdo not (?:tell|inform|reveal to|let) the user\b|\b(?:reveal|print|repeat|output)\s+(?:your|the)\s+"
+    r"|\bdo not (?:tell|inform|reveal to|let) the user\b"
+    # a task handed over in the text itself: "your new task is to ...", "new objective: ..."
+    r"|\byour\s+(?:new|real|actual|true|only)\s+(?:task|goal|objective|mission|instructions?|purpose|directive)\s+"
+    r"(?:is|are|will\s+be|now\s+is)\b|\bnew\s+(?:task|goal|objective|mission|directive)\s*[:：]|\b(?:reveal|print|repeat|output)\s+(?:your|the)\s+"
     r"(?:system\s+prompt|instructions|hidden prompt)\b"
     # role-play jailbreaks: DAN ("do anything now"), "stay in character", an AI "without any rules"
     r"|\bdo anything now\b|\bstay in character\b|\b(?:act|behave|respond)\s+(?:as|like)\s+(?:an?\s+)?(?:unrestricted|"
@@ -95,7 +106,7 @@ for _id, _rx, _trig, _why in (
     ("injection.ignore_previous", _IGNORE, ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop",
                                             "忽略", "无视", "忽视", "不要理会", "不用管", "忘记", "忘掉", "抛开", "跳过",
                                             "ignora", "olvid", "descart", "esque", "oubli", "ignorier", "vergiss",
-                                            "missachte", "dimentica", "無視", "忘れ", "무시", "잊", "игнорир",
+                                            "missachte", "dimentica", "無視", "忘れ", "무시", "잊", "игнорир", "olvide",
                                             "проигнорир", "забуд", "отбрось", "не обращай"),
      "asks to ignore or override previous instructions"),
     ("injection.chat_template", _TEMPLATE, ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>",
@@ -105,6 +116,8 @@ for _id, _rx, _trig, _why in (
                                             "always", "never", "以后", "今后", "从现在", "永远", "始终", "总是"),
      "gives a standing order for all future answers"),
     ("injection.role_override", _ROLE, ("you are now", "instruction", "prompt", "rules", "mode", "the user",
+                                        "your new", "your real", "your actual", "your true", "your only",
+                                        "new task", "new goal", "new objective", "new mission", "new directive",
                                         "你现在", "指令", "提示", "规则", "用户", "模式", "anything now", "in character",
                                         "unrestricted", "unfiltered", "uncensored", "jailbroken", "amoral", "restrictions",
                                         "filters", "limits", "limitations", "guidelines", "polic", "constraints"),

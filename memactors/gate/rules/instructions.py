@@ -60,7 +60,9 @@ _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assis
 # word by word at every position); what RE2 cannot say (a look-ahead) is a Python check after.
 _IMPERATIVE = rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?(?:{_VERB})\b"
 # The word after the verb is not a verb form or an id (a log line: "request req_8f2 completed").
-_NOT_A_COMMAND = r"(?:\s+(?:of|is|was|are|were|has|had)\b|\s+\S*[_=\d/#])"
+# Nor a label that opens a line of tool output ("Return value: 42", "Call stack:", "Update: ..."):
+# the verb, at most one more word, then a colon and a space.
+_NOT_A_COMMAND = r"(?:\s+(?:of|is|was|are|were|has|had)\b|\s+\S*[_=\d/#]|(?:\s+[a-z]+)?:\s)"
 # Social imperatives between people ("take a look", "keep it up"): said to a friend, not orders to an agent.
 _SOCIAL = (r"(?i)\b(?:take a look|look at (?:this|that|these|it)|keep it up|keep (?:going|smiling|rocking|at it)|"
                      r"take care|let me know|let's|check (?:it|this|that) out|have (?:fun|a (?:great|good|nice))|enjoy|"

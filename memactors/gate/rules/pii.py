@@ -28,8 +28,9 @@ register(Rule(
 
 # Resident identity numbers (GB 11643-1999): 6-digit region, 8-digit birth date, 3-digit
 # sequence, check character. stdnum.cn.ric checks the date and the ISO 7064 mod 11-2 check.
-_RIC = re.compile(r"(?<![0-9A-Za-z])[1-9][0-9]{5}(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9][0-9]{3}[0-9Xx](?![0-9A-Za-z])",
-                  re.ASCII)
+# Grouped as the card prints it (region, birth date, sequence: 6-8-4) with spaces or dashes too.
+_RIC = re.compile(r"(?<![0-9A-Za-z])[1-9][0-9]{5}([ \-]?)(?:18|19|20)[0-9]{2}[01][0-9][0-3][0-9]\1[0-9]{3}[0-9Xx]"
+                  r"(?![0-9A-Za-z])", re.ASCII)
 
 
 
@@ -37,7 +38,7 @@ def _ric_ok(text: str, m: re.Match) -> bool:
     """Check character and birth date by stdnum; not ``ric.is_valid``, which also requires the
     region code to have existed in the birth year, while the code is the place of registration
     when the card was issued (a 1990-born resident of a 1998 district has a valid ID)."""
-    n = m.group().upper()
+    n = m.group().upper().replace(" ", "").replace("-", "")
     from stdnum.cn import ric  # imported with the first ID candidate: not a start's cost
 
     if ric.calc_check_digit(n) != n[-1]:
@@ -61,17 +62,50 @@ _EMAIL = re.compile(
     r"(?<![\w.+%-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
     r"([A-Za-z]{2,24})(?![\w-])", re.ASCII)
 _FILE_EXT = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "pdf", "js", "ts", "css", "py", "md", "json"}
+# The same address with its @ (and dots) written so a scraper misses it and a reader does not: URL-
+# or HTML-encoded (alice%40example.com, alice&#64;example.com, as links and pages carry them) or
+# spelled (alice [at] example [dot] com, alice at example dot com). A bare " at " counts only with a
+# spelled dot too ("works at example.com" is a workplace), and not before "the dot com ..." (prose).
+_EMAIL_HIDDEN = re.compile(
+    r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._+-]{0,63}(?i:(%40|&#0*64;|&#x0*40;|&commat;|\s*[\[({<]\s*at\s*[\])}>]\s*)"
+    r"|(\s+at\s+))(?:(?!(?i:the|a|an|this|that|my|your|our)\s)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?i:\.|&#0*46;|&period;|(\s*[\[({<]\s*dot\s*[\])}>]\s*|\s+dot\s+)))+([A-Za-z]{2,24})(?![\w-])", re.ASCII)
+
+
+_HIDDEN_AT = ("%40", "&#", "&commat;", "at]", "at)", "at}", "at>", " at ")
+
+
+def _email(node, ctx: Ctx):
+    for m in _EMAIL.finditer(ctx.text, node.start, node.end):
+        # git@host:org/repo (an SSH remote) names a service account, not a person
+        if m.group(1).lower() not in _FILE_EXT and not ctx.text.startswith("git@", m.start()):
+            yield m.span()
+    if not any(w in ctx.lower for w in _HIDDEN_AT):  # most addresses are plain: no second pattern
+        return
+    for m in _EMAIL_HIDDEN.finditer(ctx.text, node.start, node.end):
+        if (m.group(1) or m.group(3)) and m.group(4).lower() not in _FILE_EXT:
+            yield m.span()
+
 
 register(Rule(
     id="pii.email", category=PII, sensitivity=CONFIDENTIAL, placeholder="[EMAIL]", risk=0.5,
-    binds=(DOC,), find=regex_find(_EMAIL, check=lambda t, m: m.group(1).lower() not in _FILE_EXT), triggers=("@",),
-    reason="e-mail address", origin="WHATWG HTML 'valid e-mail address', letter TLD required",
+    binds=(DOC,), find=_email, triggers=("@",),
+    itriggers=("%40", "&#64;", "&#064;", "&#x40;", "&commat;", "[at]", "(at)", "{at}", "<at>", "[ at ]", "( at )",
+               " dot ", "[dot]", "(dot)"),
+    reason="e-mail address",
+    origin="WHATWG HTML 'valid e-mail address', letter TLD required; URL/HTML-encoded and spelled @ as address "
+           "obfuscation writes it",
 ))
 
 # Bank cards: 13-19 digits (ISO/IEC 7812) with a Luhn check digit (stdnum.luhn). Luhn alone
 # passes one random number in ten (a 13-digit millisecond timestamp, an order number), so a
 # card also needs either card words nearby, or a known IIN range AND the printed grouping.
 _CARD = re.compile(r"(?<![0-9A-Za-z.\-])[0-9](?:[ \-]?[0-9]){12,18}(?![0-9A-Za-z]|\.[0-9])", re.ASCII)
+# Grouped with dots, slashes or underscores ("4111.1111.1111.1111", what some forms and receipts
+# print): the same card, counted only with card words nearby (a dotted run is a version too).
+_CARD_ODD = re.compile(r"(?<![0-9A-Za-z.\-/_])[0-9]{4}([./_])[0-9]{4,6}\1[0-9]{4,5}(?:\1[0-9]{1,7})?(?![0-9A-Za-z]|[./_][0-9])",
+                       re.ASCII)
+_CARD_TRIGGER = r"\d[\d \-]{5,}\d|\d{4}[./_]\d{4}"
 _GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-9]{1,3})?|[0-9]{4}([ \-])[0-9]{6}\2[0-9]{4,5}"
                       r"|[0-9]{6}([ \-])[0-9]{13})$")
 # IIN ranges by brand (ISO/IEC 7812 registry as summarised in Wikipedia "Payment card number"):
@@ -97,11 +131,16 @@ def _card(node, ctx: Ctx):
         near = window(ctx, m.start(), end, 30, 20)
         if any(w in near for w in _CARD_WORDS) or (_IIN.match(digits) and _GROUPED.match(raw)):
             yield m.start(), end
+    for m in _CARD_ODD.finditer(ctx.text, node.start, node.end):
+        digits = re.sub(r"\D", "", m.group())
+        if 13 <= len(digits) <= 19 and luhn.is_valid(digits) and any(
+                w in window(ctx, m.start(), m.end(), 30, 20) for w in _CARD_WORDS):
+            yield m.span()
 
 
 register(Rule(
     id="pii.bank_card", category=PII, sensitivity=CONFIDENTIAL, placeholder="[BANK_CARD]", risk=0.8,
-    binds=(DOC,), find=_card, trigger=_digits,
+    binds=(DOC,), find=_card, trigger=found(_CARD_TRIGGER),
     reason="13-19 digit card number, Luhn-valid, with card context or a known IIN and card grouping",
     origin="ISO/IEC 7812 lengths and IIN ranges; Luhn from python-stdnum stdnum.luhn",
 ))
@@ -154,7 +193,7 @@ register(Rule(
 # spaced or run together only with SSN words nearby (nine digits alone are anything). stdnum.us.ssn
 # refuses what the SSA never issues (area 000, 666, 900-999; group 00; serial 0000) and the
 # numbers published as examples. Redacted, not blocked: a 3-2-4 order number may look the same.
-_SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
+_SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-.]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
 _SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ")
 
 
@@ -170,7 +209,7 @@ def _ssn(node, ctx: Ctx):
 
 register(Rule(
     id="pii.ssn_us", category=PII, sensitivity=CONFIDENTIAL, placeholder="[SSN]", risk=0.8,
-    binds=(DOC,), find=_ssn, trigger=found(r"\d{3}[ \-]?\d{2}[ \-]?\d{4}"),
+    binds=(DOC,), find=_ssn, trigger=found(r"\d{3}[ \-.]?\d{2}[ \-.]?\d{4}"),
     reason="US Social Security number (3-2-4 dashed, or nine digits next to SSN words), as the SSA issues them",
     origin="SSA numbering (area, group, serial); validity by python-stdnum stdnum.us.ssn; Presidio UsSsnRecognizer",
 ))
@@ -179,24 +218,31 @@ register(Rule(
 # stdnum.iban checks the country's length and the ISO 7064 mod 97-10 check digits, so a run that
 # only looks like one passes. The longest run is tried first, then shorter ones (a word in
 # capitals after it is not part of it).
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}(?![a-z0-9])", re.ASCII)
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]){11,30}(?![a-z0-9])", re.ASCII)
+# Typed in lower or mixed case (de89 3704 ..., what a form or a phone keyboard gives) it is the
+# same account; only next to the word IBAN, since a lower-case hex id can start like one.
+_IBAN_ANY = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ \-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])", re.ASCII)
 
 
 def _iban(node, ctx: Ctx):
     from stdnum import iban
 
-    for m in _IBAN.finditer(ctx.text, node.start, node.end):
-        raw = m.group()
-        while len(raw.replace(" ", "")) >= 15:
-            if iban.is_valid(raw):
-                yield m.start(), m.start() + len(raw)
-                break
-            raw = raw[:-1].rstrip()
+    worded = "iban" in ctx.lower[node.start : node.end]
+    for rx in (_IBAN, _IBAN_ANY) if worded else (_IBAN,):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            raw = m.group()
+            if rx is _IBAN_ANY and (raw.isupper() or "iban" not in window(ctx, m.start(), m.end(), 40, 5)):
+                continue  # upper case: the first pattern's
+            while len(raw.replace(" ", "").replace("-", "")) >= 15:
+                if iban.is_valid(raw):
+                    yield m.start(), m.start() + len(raw)
+                    break
+                raw = raw[:-1].rstrip(" -")
 
 
 register(Rule(
     id="pii.iban", category=PII, sensitivity=CONFIDENTIAL, placeholder="[IBAN]", risk=0.8,
-    binds=(DOC,), find=_iban, trigger=found(r"[A-Z]{2}[0-9]{2} ?[A-Z0-9]{4}", ascii=True),
+    binds=(DOC,), find=_iban, trigger=found(r"[A-Z]{2}[0-9]{2}[ \-]?[A-Z0-9]{4}", ascii=True), itriggers=("iban",),
     reason="IBAN (country, check digits and account, mod-97 valid)",
     origin="ISO 13616; country lengths and the mod 97-10 check by python-stdnum stdnum.iban; Presidio IbanRecognizer",
 ))

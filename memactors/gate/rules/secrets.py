@@ -125,10 +125,16 @@ register(Rule(id="secret.jwt", category=SECRET, sensitivity=RESTRICTED, placehol
               origin="gitleaks jwt; detect-secrets JwtTokenDetector (header decoded)"))
 
 # PEM / OpenSSH / PGP private keys: the whole block, or to the end if the END line is missing.
-_PEM = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+# The key is its body, not its armour: a header retyped in lower case, with more or fewer dashes,
+# doubled spaces or no dashes at all (then a base64 line must follow) still wraps the same key.
+_PEM_HEAD = r"BEGIN[ \t]+(?:[A-Z0-9]+[ \t]+)*PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?"
+_PEM_END = r"-{2,}[ \t]*END[ \t]+(?:[A-Z0-9]+[ \t]+)*PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?[ \t]*-{2,}"
+_PEM = re.compile(rf"(?i:-{{2,}}[ \t]*{_PEM_HEAD}[ \t]*-{{2,}}|(?<![\w-]){_PEM_HEAD}[ \t]*-*[ \t]*\r?\n"
+                  rf"(?=[A-Za-z0-9+/=:\- ]*\r?\n?[A-Za-z0-9+/=]{{40}})).*?(?:(?i:{_PEM_END})|\Z)"
                   r"|PuTTY-User-Key-File-\d:.*?(?:Private-MAC:[^\n]*|\Z)", re.S)
 register(Rule(id="secret.private_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[PRIVATE_KEY]", risk=1.0,
-              binds=(DOC,), find=regex_find(_PEM), triggers=("PRIVATE KEY", "PuTTY-User-Key-File"),
+              binds=(DOC,), find=regex_find(_PEM), triggers=("PuTTY-User-Key-File",),
+              trigger=found(r"(?i)private[ \t]+key"),
               reason="private-key block (PEM, OpenSSH, PGP or PuTTY)",
               origin="gitleaks private-key; detect-secrets PrivateKeyDetector"))
 
