@@ -11,6 +11,8 @@ Input and output are columns (lists), cheap to send between processes.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..core import records as R
@@ -19,6 +21,7 @@ from ..core.contradictions import remember_cues, text_cues
 from ..core.scoring import tokenize
 from ..gate import Gate
 from ..gate.rules.base import RULES
+from ..gate.policy import DECISION, RANK
 from ..gate.scanner import combine
 
 _RANK = {s: i for i, s in enumerate(R.SENSITIVITIES)}
@@ -55,6 +58,7 @@ def prepare(gate: Gate, cols: dict, embedder=None, cues: bool = False) -> dict:
     reports: list[dict] = [{} for _ in range(n)]
     for i, f, v in jobs:
         reports[i][f] = gate.scan(v, sources[i])
+    _pairs(gate, cols, sources, reports)
     merged = [combine(r) for r in reports]
     contexts = cols.get("context") or [None] * n
     out = {"decision": [], "text": [], "fields": [], "gate": [], "content_hash": [], "search_text": [],
@@ -80,6 +84,32 @@ def prepare(gate: Gate, cols: dict, embedder=None, cues: bool = False) -> dict:
     if cues:  # a gate worker: the kept texts' contradiction cues too, read off the owner's core
         out["cues"] = text_cues(out["text"])
     return out
+
+
+_STRICT = {d: RANK[a] for a, d in DECISION.items() if a != "ignore"}  # a decision's strictness
+
+
+def _pairs(gate: Gate, cols: dict, sources: list, reports: list[dict]) -> None:
+    """A fact's predicate and object read together, as a reader reads them: predicate "password"
+    and object "Hunter2!" each pass alone, "password: Hunter2!" does not. What the pair finds
+    beyond the object's own scan is the object's: the write is blocked, or the object kept as
+    the pair's redaction left it (whole placeholder when the redaction reached the predicate)."""
+    preds, objs = cols.get("predicate"), cols.get("object")
+    if not preds or not objs:
+        return
+    for i, (p, o) in enumerate(zip(preds, objs)):
+        if not p or not o or "object" not in reports[i]:
+            continue
+        head = f"{p}: "
+        pair = gate.scan(head + o, sources[i])
+        alone = [reports[i]["object"], *([reports[i]["predicate"]] if "predicate" in reports[i] else [])]
+        if _STRICT[pair.decision] <= max(_STRICT[r.decision] for r in alone) \
+                and len(pair.hits) <= sum(len(r.hits) for r in alone):
+            continue  # nothing the two fields' own scans missed
+        kept = pair.text
+        if kept is not None:
+            kept = kept[len(head):] if kept.startswith(head) else "[REDACTED]"
+        reports[i]["object"] = replace(pair, text=kept)
 
 
 def embed_kept(embedder, texts: list[str | None]) -> np.ndarray:
