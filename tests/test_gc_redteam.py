@@ -240,9 +240,6 @@ def test_a_memory_refreshed_after_the_plan_is_kept_when_its_scope_went_cold(fold
     assert _status(rt, m.memory_id)["status"] == "active"
 
 
-@pytest.mark.xfail(strict=True, reason="core/changes.py decide_resolve supersedes the rivals with a patch of status "
-                                       "alone: their updated_at stays the write's, so superseded_old (superseded "
-                                       ">= 90 days ago) evicts a version superseded the day before")
 def test_a_version_superseded_by_resolving_a_contradiction_is_kept_90_days(folder):
     rt, clock, _ = folder
     paris = rt.write(S, "Alice lives in Paris", actor=A, subject="alice", predicate="city", object="paris",
@@ -257,9 +254,6 @@ def test_a_version_superseded_by_resolving_a_contradiction_is_kept_90_days(folde
     assert rt.gc(dry_run=True).plan.ids("superseded_old").to_pylist() == []
 
 
-@pytest.mark.xfail(strict=True, reason="core/versions.py refresh_patch (and core/changes.py decide_review_due) keep a "
-                                       "sweep's stale mark through a refresh or a confirmed review: nothing makes a "
-                                       "stale memory active again, it ranks at x0.5 for good")
 @pytest.mark.parametrize("how", ["refresh", "confirm"])
 def test_a_stale_memory_refreshed_or_confirmed_is_active_again(folder, how):
     rt, clock, _ = folder

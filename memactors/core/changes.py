@@ -314,7 +314,7 @@ def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
                              "status": new, "previous": old})
 
 
-def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState) -> Outcome:
+def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState, now_us: int) -> Outcome:
     """The reviewer's pick stays live, its flag cleared; the other flagged live versions of the
     same fact are superseded."""
     if rec is None or rec["status"] not in R.LIVE or rec.get("review") != CONTRADICTION_FLAG:
@@ -327,7 +327,9 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState) -> Outcom
 
         rivals = [r for r in rivals if r.get("content") and rec.get("content")
                   and text_contradiction(r["content"], rec["content"])]
-    changes = [Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded", "review": None},
+    # Superseded now: superseded_old counts from here (a status alone left it superseded since its write)
+    changes = [Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded", "review": None,
+                                                                  "updated_at": now_us},
                       reason=f"contradiction resolved for {rec['memory_id']}: {op.reason}", of_version=r["version"])
                for r in rivals]
     changes.append(Change(E.ANNOTATE, rec["scope"], rec["memory_id"], patch={"review": None},
@@ -618,7 +620,7 @@ DECIDERS = {
     ForgetOp: _forget,
     ReviewOp: lambda op, ctx: decide_review(op, ctx.record, ctx.state, ctx.now_us, ctx.author),
     StatusOp: lambda op, ctx: decide_status(op, ctx.record, ctx.state),
-    ResolveOp: lambda op, ctx: decide_resolve(op, ctx.record, ctx.state),
+    ResolveOp: lambda op, ctx: decide_resolve(op, ctx.record, ctx.state, ctx.now_us),
     SweepOp: decide_sweep,
     RollbackOp: decide_rollback,
     GrantOp: lambda op, ctx: decide_grant(op),

@@ -197,8 +197,11 @@ def refreshed(record: dict, now_us: int, cfg: LifecycleConfig | Config | None = 
     """The fields a refresh (the same content written again) changes: ``updated_at`` is now,
     the expiries restart under the same policy, confidence rises."""
     soft, hard = restart_expiries(record["updated_at"], record.get("soft_expires_at"), record.get("hard_expires_at"), now_us)
-    return {"updated_at": _as_us(now_us, "now_us", optional=False), "soft_expires_at": soft, "hard_expires_at": hard,
-            "confidence": refreshed_confidence(record["confidence"], cfg)}
+    out = {"updated_at": _as_us(now_us, "now_us", optional=False), "soft_expires_at": soft, "hard_expires_at": hard,
+           "confidence": refreshed_confidence(record["confidence"], cfg)}
+    if record.get("status") == "stale":  # confirmed again: fresh, no longer ranked at half
+        out["status"] = "active"
+    return out
 
 
 # --- columns --------------------------------------------------------------------------------------

@@ -534,6 +534,8 @@ def refreshed(old: dict, now_us: int, bump: float = 0.0) -> dict:
     """The record written again: the TTL clock restarts from now (expiry is measured from
     ``updated_at``) and confidence rises by ``bump`` (capped at 1)."""
     rec = dict(old, updated_at=now_us)
+    if rec.get("status") == "stale":  # written or confirmed again: fresh, no longer ranked at half
+        rec["status"] = "active"
     for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
         if rec.get(days):
             rec[at] = now_us + int(rec[days] * US_PER_DAY)
@@ -544,5 +546,5 @@ def refreshed(old: dict, now_us: int, bump: float = 0.0) -> dict:
 
 def refresh_patch(old: dict, new: dict) -> dict:
     """The fields a refresh changes (what its ledger event carries)."""
-    return {k: new[k] for k in ("updated_at", "soft_expires_at", "hard_expires_at", "confidence")
-            if new.get(k) != old.get(k) or k == "updated_at"}
+    return {k: new[k] for k in ("updated_at", "soft_expires_at", "hard_expires_at", "confidence", "status")
+            if k in new and (new[k] != old.get(k) or k == "updated_at")}
