@@ -32,11 +32,11 @@ def _in_files(root: str, needle: bytes) -> list[str]:
     return out
 
 
-def _pin_fact(rt, tok: str):
+def _fact(rt, tok: str):
     rt.grant("ag", S, write=True)
-    v1 = rt.write(S, f"Zed's pin word is {tok}a", actor="ag", subject="zed", predicate="pin", object=tok + "a")
-    v2 = rt.write(S, f"Zed's pin word is {tok}b", actor="ag", subject="zed", predicate="pin", object=tok + "b")
-    assert v2.supersedes == v1.memory_id
+    v1 = rt.write(S, f"Zed's nickname is {tok}a", actor="ag", subject="zed", predicate="nickname", object=tok + "a")
+    v2 = rt.write(S, f"Zed's nickname is {tok}b", actor="ag", subject="zed", predicate="nickname", object=tok + "b")
+    assert v1.memory_id and v2.supersedes == v1.memory_id
     return v1, v2
 
 
@@ -48,7 +48,7 @@ def test_erasing_a_fact_erases_its_rolled_back_version(tmp_path, batched):
     tok = "zq9rb7734"
     rt = _rt(tmp_path)
     try:
-        v1, v2 = _pin_fact(rt, tok)
+        v1, v2 = _fact(rt, tok)
         other = rt.write(S, "zed likes tea", actor="ag")
         before_undo = rt.audit.head()["seq"]
         rt.rollback(memory_id=v2.memory_id, actor="ag", reason="bad import")  # v2 evicted, v1 live again
@@ -63,7 +63,7 @@ def test_erasing_a_fact_erases_its_rolled_back_version(tmp_path, batched):
         h = rt.history(v1.memory_id, actor="ag")
         assert all(v["content"] is None for v in h["versions"])
         rt.rollback(at=before_undo, actor="ag", reason="undo the undo")
-        hits = rt.recall(f"pin word {tok}b", actor="ag", task_id="t", allowed_scopes=[S], purpose="p",
+        hits = rt.recall(f"nickname {tok}b", actor="ag", task_id="t", allowed_scopes=[S], purpose="p",
                          threshold=0.0, top_k=20).hits
         assert not [h for h in hits if tok in (h.content or "")]
         rt.purge()
@@ -77,22 +77,22 @@ def test_erasing_a_fact_keeps_other_facts_evicted_versions(tmp_path):
     """Not over-broad: an evicted version of another fact of the same scope stays (its key too)."""
     rt = _rt(tmp_path)
     try:
-        v1, v2 = _pin_fact(rt, "zq9keep1")
+        v1, v2 = _fact(rt, "zq9keep1")
         o1 = rt.write(S, "Zed's city is Porto", actor="ag", subject="zed", predicate="city", object="Porto")
         o2 = rt.write(S, "Zed's city is Braga", actor="ag", subject="zed", predicate="city", object="Braga")
         rt.rollback(memory_id=o2.memory_id, actor="ag", reason="wrong")  # o2 evicted, o1 live
         rt.rollback(memory_id=v2.memory_id, actor="ag", reason="wrong")
         sib = "/org/redteam/user/zed2/"  # the same subject and predicate in a sibling scope: another fact
         rt.grant("ag", sib, write=True)
-        s1 = rt.write(sib, "Zed's pin word is sibling1", actor="ag", subject="zed", predicate="pin", object="s1")
-        s2 = rt.write(sib, "Zed's pin word is sibling2", actor="ag", subject="zed", predicate="pin", object="s2")
+        s1 = rt.write(sib, "Zed's nickname is sibling1", actor="ag", subject="zed", predicate="nickname", object="s1")
+        s2 = rt.write(sib, "Zed's nickname is sibling2", actor="ag", subject="zed", predicate="nickname", object="s2")
         rt.rollback(memory_id=s2.memory_id, actor="ag", reason="wrong")
         out = rt.forget(v1.memory_id, actor="ag", reason="asked", erase="fact")
         assert set(out["forgotten"]) == {v1.memory_id, v2.memory_id}
         assert not rt.audit.erased(o2.memory_id, actor="ag")["key_destroyed"]
         assert not rt.audit.erased(s2.memory_id, actor="ag")["key_destroyed"]
         assert [v["content"] for v in rt.history(s1.memory_id, actor="ag")["versions"]] == \
-            ["Zed's pin word is sibling1", "Zed's pin word is sibling2"]
+            ["Zed's nickname is sibling1", "Zed's nickname is sibling2"]
         assert [v["content"] for v in rt.history(o1.memory_id, actor="ag")["versions"]] == \
             ["Zed's city is Porto", "Zed's city is Braga"]
     finally:
