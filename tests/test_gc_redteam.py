@@ -199,9 +199,6 @@ def test_a_dry_run_equals_the_applied_sweep_for_a_memory_last_recalled_weeks_ago
     assert (_live(res.by_rule), res.applied["skipped"]) == ({"staleness_stale": 1}, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="core/changes.py decide_sweep takes a planned row its hot state no longer holds "
-                                       "(erased since the plan) as planned: a 'gc:' status event after the "
-                                       "tombstone, counted as an eviction / stale mark")
 @pytest.mark.parametrize("rule, ttl", [("soft_expired_unused", {"soft_ttl_days": 10, "ttl_days": 300}),
                                        ("staleness_stale", NEVER)])
 def test_a_memory_erased_after_the_plan_gets_no_sweep_event(folder, rule, ttl):

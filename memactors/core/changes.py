@@ -86,6 +86,7 @@ class Ctx:
     carried: object = None  # content hashes -> ids of the scope's memories with that text (context_of)
     author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
     accessed: dict | None = None  # a sweep: memory id -> its last recall (us), as the ledger has it
+    erased: object = None  # a sweep: ids erased by this owner since it started (a container), or None
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -394,8 +395,9 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
         codes = lifecycle.rules(dict(zip(_RECHECK, values)), ctx.now_us, ctx.lifecycle)
         still = dict(zip([r["memory_id"] for r in hot], codes.tolist()))
     changes, counts, skipped, evicted = [], {}, 0, {}
+    gone = ctx.erased or ()
     for mid, scope, code in op.rows:
-        if still.get(mid, code) != code:
+        if still.get(mid, code) != code or mid in gone:  # changed since the plan, or erased since
             skipped += 1
             continue
         changes.append(Change(_SWEEP_ACTION[code], scope, mid, patch=_SWEEP_PATCH[code], reason=_SWEEP_REASON[code]))

@@ -126,6 +126,9 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         self._flushes = 0
         self._unindexed = 0  # rows appended since the scalar indexes were last brought up to date
         self._mine_memo: dict[str, bool] = {}  # scope -> held here (asked once per change)
+        # Ids this core erased (or was told of) since it started: a sweep planned before an
+        # erasure must not mark or evict what is gone (its plan read L2 before the tombstone).
+        self._erased: set[str] = set()
 
     # --- start-up and recovery -----------------------------------------------------------
 
@@ -472,7 +475,8 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
             try:
                 if scope_of[i] is None:
                     ctx = C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get, flagged_of=flagged.get,
-                                accessed=await self._accessed(op, staged) if "access" in op.GATHER else None)
+                                accessed=await self._accessed(op, staged) if "access" in op.GATHER else None,
+                                erased=self._erased)
                     out, base = C.decide(op, ctx), None
                 else:
                     near = nears.get(scope_of[i])
@@ -700,6 +704,10 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
     def _fold(self, ch: Change, vector, seq: int, revived: dict | None, *, new: bool = True) -> None:
         """A committed change reaches what this core keeps besides the hot state (which has it
         already): the grant table, L1, and the L2 outbox as ``project.l2_effect`` says."""
+        if ch.action == E.FORGET:
+            if len(self._erased) >= 1_000_000:  # a bound on memory: a sweep's plan is minutes old at most
+                self._erased.clear()
+            self._erased.add(ch.memory_id)
         if ch.action == E.GRANT:
             self.grants.put(GrantTable.from_event(ch.data, ch.scope))
         elif ch.action == E.WRITE_WORKING:
