@@ -485,8 +485,6 @@ def test_forgetting_an_erased_memory_reads_as_an_unknown_one(cleared):
     assert (a[0], a[1].replace(mid, "<id>")) == (b[0], b[1].replace(bogus, "<id>"))
 
 
-@pytest.mark.xfail(strict=True, reason="engine/core.py ScopeCore._check_claims checks derived_from ids with "
-                                       "check_recall (the scope) only, not the reader's clearance")
 def test_derived_from_above_clearance_reads_as_unknown(cleared):
     rt = cleared
     mid = rt.write(U1, "u1 medical condition is asthma", actor="owner", sensitivity="restricted").memory_id

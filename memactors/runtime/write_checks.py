@@ -40,7 +40,7 @@ class WriteChecks:
                     except MemactorsError as exc:
                         reqs[i] = type(exc)(f"write at position {i}: {exc}")
             good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
-            for j, exc in self._refused_claims([reqs[i] for i in good]).items():
+            for j, exc in self._refused_claims([reqs[i] for i in good], not sessions).items():
                 reqs[good[j]] = type(exc)(f"write at position {good[j]}: {exc}")
         else:
             try:
@@ -52,7 +52,7 @@ class WriteChecks:
                     except MemactorsError as exc:
                         raise type(exc)(f"write at position {i}: {exc}") from None
                 raise
-            refused = self._refused_claims(reqs)
+            refused = self._refused_claims(reqs, not sessions)
             if refused:
                 i = min(refused)
                 raise type(refused[i])(f"write at position {i}: {refused[i]}")
@@ -63,15 +63,23 @@ class WriteChecks:
                 reqs[i].idempotency_key = f"{call}-{i}"
         return reqs
 
-    def _refused_claims(self, reqs: list[R.WriteRequest]) -> dict[int, MemactorsError]:
+    def _refused_claims(self, reqs: list[R.WriteRequest], cleared: bool = True) -> dict[int, MemactorsError]:
         """The writes (by position) whose ``derived_from`` names a memory their actor may not
         read. A claim needs a read grant on each source: checked here too, before anything is
         sent, so that a refused claim refuses its call (the owner checks again, as the
-        authority); one ledger call for all of them."""
+        authority); one ledger call for all of them. ``cleared``: a caller's claim also needs
+        the clearance to see each source (else a source above it read as there, an unknown id as
+        not); a session's own outcome claims its own items, whatever they were raised to."""
         claimed = [i for i, r in enumerate(reqs) if r.derived_from]
         if not claimed:
             return {}
-        where = self._calls.get(self._ledger.scopes_of.remote(sorted({m for i in claimed for m in reqs[i].derived_from})))
+        named = sorted({m for i in claimed for m in reqs[i].derived_from})
+        where = self._calls.get(self._ledger.scopes_of.remote(named))
+        level = {}
+        known = [m for m in named if m in where]
+        if cleared and known:  # each source's sensitivity, as the ledger projects it (an erased one has none)
+            now = self._calls.get(self._ledger.history_call.remote("now_and_then", known, None))
+            level = {m: rec.get("sensitivity") for m, (rec, _) in now.items() if rec is not None}
         out = {}
         for i in claimed:
             r = reqs[i]
@@ -79,6 +87,9 @@ class WriteChecks:
                 if any(m not in where for m in r.derived_from):
                     raise NotFound("unknown")
                 self._check_read(r.actor, [parse_scope(where[m]) for m in r.derived_from])
+                if any(m in level and level[m] not in self._grants.sees(r.actor, parse_scope(where[m]))
+                       for m in r.derived_from):
+                    raise NotFound("above the clearance")
             except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
                 out[i] = AccessDenied("derived_from names a memory this actor cannot read; nothing was written")
         return out
