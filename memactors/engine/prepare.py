@@ -21,7 +21,7 @@ from ..core.contradictions import remember_cues, text_cues
 from ..core.scoring import tokenize
 from ..gate import Gate
 from ..gate.rules.base import RULES
-from ..gate.policy import DECISION, RANK
+from ..gate.policy import DECISION_RANK
 from ..gate.scanner import combine
 
 _RANK = {s: i for i, s in enumerate(R.SENSITIVITIES)}
@@ -86,9 +86,6 @@ def prepare(gate: Gate, cols: dict, embedder=None, cues: bool = False) -> dict:
     return out
 
 
-_STRICT = {d: RANK[a] for a, d in DECISION.items() if a != "ignore"}  # a decision's strictness
-
-
 def _pairs(gate: Gate, cols: dict, sources: list, reports: list[dict]) -> None:
     """A fact's predicate and object read together, as a reader reads them: predicate "password"
     and object "Hunter2!" each pass alone, "password: Hunter2!" does not. What the pair finds
@@ -103,7 +100,7 @@ def _pairs(gate: Gate, cols: dict, sources: list, reports: list[dict]) -> None:
         head = f"{p}: "
         pair = gate.scan(head + o, sources[i])
         alone = [reports[i]["object"], *([reports[i]["predicate"]] if "predicate" in reports[i] else [])]
-        if _STRICT[pair.decision] <= max(_STRICT[r.decision] for r in alone) \
+        if DECISION_RANK[pair.decision] <= max(DECISION_RANK[r.decision] for r in alone) \
                 and len(pair.hits) <= sum(len(r.hits) for r in alone):
             continue  # nothing the two fields' own scans missed
         kept = pair.text

@@ -42,6 +42,8 @@ ACTIONS = ("ignore", "allow", "redact", "working_only", "pending", "block")
 RANK = {a: i for i, a in enumerate(ACTIONS)}
 DECISION = {"ignore": "accepted", "allow": "accepted", "redact": "redacted", "working_only": "working_only",
             "pending": "pending", "block": "blocked"}
+# A decision's strictness: its strictest action's rank ("accepted" is two actions')
+DECISION_RANK = {d: max(RANK[a] for a in ACTIONS if DECISION[a] == d) for d in set(DECISION.values())}
 SENSITIVITIES = (RESTRICTED, CONFIDENTIAL, INTERNAL)
 
 DEFAULTS: dict[str, Any] = {

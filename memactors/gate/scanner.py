@@ -21,7 +21,7 @@ import re2
 from ..core.errors import InvalidRecord
 from ..core.validate import got
 from .confusables import HINTS, fold
-from .policy import ACTIONS, DECISION, RANK, SOURCE_KINDS, GatePolicy
+from .policy import DECISION, DECISION_RANK, RANK, SOURCE_KINDS, GatePolicy
 from .rules import RULES, Ctx, Rule
 from .tree import parse
 
@@ -312,14 +312,12 @@ def _finds_more(alt: GateReport, rep: GateReport) -> bool:
     or a hit of a rule the first scan did not fire as often, or the same hits with more of a
     value taken out (typed "аlice@x.org" with a Cyrillic а kept "а[EMAIL]": its first letter)."""
     if alt.decision != rep.decision:
-        return _DECISION_RANK[alt.decision] > _DECISION_RANK[rep.decision]
+        return DECISION_RANK[alt.decision] > DECISION_RANK[rep.decision]
     if Counter(h.rule for h in alt.hits) - Counter(h.rule for h in rep.hits):
         return True
     return alt.text is not None and rep.text is not None and alt.text != (fold(rep.text) or rep.text)
 
 
-# A decision's strictness: its strictest action's rank (policy.RANK; "accepted" is two actions')
-_DECISION_RANK = {d: max(RANK[a] for a in ACTIONS if DECISION[a] == d) for d in set(DECISION.values())}
 
 
 def _check_text(text: object) -> None:
@@ -341,7 +339,7 @@ def combine(reports: dict[str, GateReport]) -> GateReport:
     if not hits:
         return GateReport(main.decision, main.text, [], 0.0, list(main.tags), main.source,
                           {k: r.text for k, r in reports.items() if k != "text"})
-    top = max(reports.values(), key=lambda r: _DECISION_RANK[r.decision]).decision
+    top = max(reports.values(), key=lambda r: DECISION_RANK[r.decision]).decision
     tags = sorted({t for r in reports.values() for t in r.tags})
     if top == "blocked":
         return GateReport(top, None, hits, _risk(hits), tags, main.source, {})
@@ -349,7 +347,6 @@ def combine(reports: dict[str, GateReport]) -> GateReport:
                       {k: r.text for k, r in reports.items() if k != "text"})
 
 
-_DECISION_RANK = {d: RANK[a] for a, d in DECISION.items() if a != "ignore"}
 
 
 def _without_low_value(r: GateReport) -> GateReport:

@@ -492,12 +492,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         finally:
             cur.close()
 
-    def access_of(self, memory_ids: list[str]) -> dict[str, dict]:
-        rows = self._q("SELECT memory_id, retrieved_count, cited_count, last_accessed_at, uncited_streak FROM access "
-                       "WHERE list_contains(?, memory_id)", [sorted(set(memory_ids))])
-        return {r[0]: {"retrieved_count": r[1], "cited_count": r[2], "last_accessed_at": r[3], "uncited_streak": r[4]}
-                for r in rows}
-
     def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
         """(memory_id, scope, uncited_streak) of memories returned at least ``min_streak`` times
         in a row without a citation, recalled at or after ``since_ts`` (a run that has not grown
