@@ -7,8 +7,8 @@ owners) and its prepare stage (gate and embedder, in a pool or in process).
 
 A core keeps the locks and the entry points; the rest is small parts of its own:
 ``HotCache`` (hot scopes' live memories and their indexes), ``WorkingPool`` (L1),
-``L2Outbox`` (what Lance has not seen yet), ``IdempotencyCache``; and mixins: recall
-(``engine.recall``), the L2 flush (``engine.flush``), hot state loaded, replayed and rebuilt
+``L2Outbox`` (what Lance has not seen yet), ``IdempotencyCache``; and mixins: the checks
+before anything is read (``engine.admission``), recall (``engine.recall``), the L2 flush (``engine.flush``), hot state loaded, replayed and rebuilt
 (``engine.state``), a session's gather (``engine.gather``), reads by key and the review queue
 (``engine.listing``).
 
@@ -39,8 +39,8 @@ from ..core import records as R
 from ..core.config import Config
 from ..core.contradictions import load_judge
 from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
-from ..core.grants import SYSTEM_ACTOR, GrantTable
-from ..core.idempotency import CONFLICT, IdempotencyCache, is_made_key
+from ..core.grants import GrantTable
+from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.ops import GATHERED_ELSEWHERE
 from ..core.project import COLUMNS, DELETE, PATCH_ACTIONS, ROW, Change, Rows, apply, apply_bulk, l2_effect
 from ..core.scopes import GLOBAL, parse_scope
@@ -48,8 +48,8 @@ from ..core.versions import ScopeState
 from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
-from ..gate.identifiers import screen_ids, screen_scope
 from ..store.entries import Entry, encode
+from .admission import AdmissionMixin, is_system
 from .naming import owner_index, tenant_tag
 from .erasures import ErasureMixin, Gathered
 from .flush import FlushMixin, l2_unreadable
@@ -84,7 +84,7 @@ class _NoView:
 NO_VIEW = _NoView()
 
 
-class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin, ErasureMixin):
+class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin, ErasureMixin):
     def __init__(self, index: int, data_dir: str, config: dict, peers, pools) -> None:
         """Core ``index`` of ``config``'s owners, on the data folder ``data_dir``. ``peers``:
         ``ledger()`` and ``owner(i)`` ports; ``pools``: ``gate_pool(gate, local_embedder)`` and
@@ -320,7 +320,7 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
                     todo.remove(i)
                     continue
                 try:  # the caller named an id, not a scope: the refusal names none either
-                    if op.CHECK == "write" and not _system(op):
+                    if op.CHECK == "write" and not is_system(op):
                         self.grants.check_write(op.actor, parse_scope(scope), named="that memory")
                 except MemactorsError as exc:
                     # One who cannot even read its scope learns nothing from the id, not that it exists.
@@ -347,49 +347,6 @@ class ScopeCore(StateMixin, RecallMixin, FlushMixin, SessionMixin, ListingMixin,
         if len(self.outbox) >= self.cfg.runtime.l2_flush_max_rows and not self._flush_deferred():
             asyncio.get_running_loop().create_task(self._flush())
         return results
-
-    def _authorise(self, op) -> None:
-        """What can be checked before anything is read: no id looks like personal data or a
-        secret (the runtime screened them already: a second look), the scope is this owner's
-        and the actor may write it (by-memory operations are checked once their scope is known)."""
-        _screen(op)
-        address = getattr(type(op), "ADDRESS", None)
-        if address is None:
-            raise R.InvalidRecord(f"an owner applies operations, not {type(op).__name__}")
-        if "prepared" not in op.GATHER:  # a write was checked where it arrived (write_batch)
-            op.validate()
-            if isinstance(getattr(op, "reason", None), str) and not _system(op):
-                # A caller's words, kept in clear in the ledger's events (history, audit): every
-                # PII or secret hit replaced by its placeholder. Never refused: an erasure or a
-                # review decision must not fail on the words of its stated reason.
-                op.reason = self.gate.redact_all(op.reason)
-        if address == "rows":
-            for s in op.scopes():
-                self._check_mine(s)
-                if not _system(op):
-                    self.grants.check_write(op.actor, parse_scope(s))
-        elif address == "scope":  # a promotion's source needs a read grant: checked once it is found
-            self._check_mine(op.scope)
-            if op.CHECK == "write":
-                self.grants.check_write(op.actor, parse_scope(op.scope))
-
-    async def _check_claims(self, ops: list, todo: list[int], results: list) -> None:
-        """A write that claims to be made from other memories (``derived_from``) needs a read grant
-        on each of them: a claim is recorded as the caller's, and an erasure or a rollback of
-        the source weighs it. Refused items leave ``todo``."""
-        claimed = {i: ops[i].derived_from for i in todo if "prepared" in ops[i].GATHER and ops[i].derived_from}
-        if not claimed:
-            return
-        where = await self.ledger.scopes_of(sorted({m for ids in claimed.values() for m in ids}))
-        for i, ids in claimed.items():
-            try:
-                if any(m not in where for m in ids):
-                    raise AccessDenied("unknown")
-                self.grants.check_recall(ops[i].actor, [parse_scope(where[m]) for m in ids])
-            except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
-                results[i] = errors.encode(AccessDenied(
-                    "derived_from names a memory this actor cannot read; nothing was written"))
-                todo.remove(i)
 
     async def _prepare(self, writes: dict) -> dict:
         """Gate, derive and embed a batch's writes (in the gate pool for big batches, off this
@@ -806,21 +763,6 @@ def _conflict(op) -> IdempotencyConflict:
         return IdempotencyConflict("this idempotency key was first used for a different write; nothing was written "
                                    "for it")
     return IdempotencyConflict("this idempotency key was first used for another request; nothing was done for it")
-
-
-def _system(op) -> bool:
-    """An operation the runtime built for its own work (a sweep's share, a demotion): it acts
-    as SYSTEM_ACTOR, which no caller can name (validated), and needs no grant."""
-    return op.SYSTEM and op.actor == SYSTEM_ACTOR
-
-
-def _screen(op) -> None:
-    key = getattr(op, "idempotency_key", None) or getattr(op, "idem_key", None)
-    screen_ids({"actor": getattr(op, "actor", None), "granting actor": getattr(op, "by", None),
-                "idempotency key": None if is_made_key(key) else key})
-    scope = getattr(op, "scope", None)
-    if isinstance(scope, str):  # anything else is the op's own validation to refuse
-        screen_scope(scope)
 
 
 def _typed(exc: BaseException) -> MemactorsError:
