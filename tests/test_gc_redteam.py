@@ -107,12 +107,18 @@ def test_a_session_promotes_a_preference_a_page_repeats_in_the_same_turn(tmp_pat
 
 # --- sweeps: promises that hold (guards) -----------------------------------------------------------
 
+def _soft_expired_pair(rt, clock):
+    """Two memories of S past their 10-day soft TTL, unused (their hard TTL 300 days off)."""
+    pair = [rt.write(S, t, actor=A, soft_ttl_days=10, ttl_days=300)
+            for t in ("Alice parks on level three", "Alice owns a red bicycle")]
+    clock.advance(days=45)
+    return pair
+
+
 @pytest.mark.parametrize("cold", [False, True], ids=["hot", "cold"])
 def test_a_memory_recalled_before_the_sweep_survives_soft_expiry(folder, cold):
     rt, clock, path = folder
-    used = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days=300)
-    unused = rt.write(S, "Alice owns a red bicycle", actor=A, soft_ttl_days=10, ttl_days=300)
-    clock.advance(days=45)
+    used, unused = _soft_expired_pair(rt, clock)
     assert [h.memory_id for h in _recall_one(rt, "parks on level three").hits] == [used.memory_id]
     if cold:
         rt.close()
@@ -130,9 +136,7 @@ def test_a_memory_recalled_before_the_sweep_survives_soft_expiry(folder, cold):
 
 def test_a_memory_refreshed_after_the_plan_is_checked_again_and_kept(folder):
     rt, clock, _ = folder
-    m = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days=300)
-    rt.write(S, "Alice owns a red bicycle", actor=A, soft_ttl_days=10, ttl_days=300)
-    clock.advance(days=45)
+    m, _ = _soft_expired_pair(rt, clock)
 
     def refresh(step):
         if step == "apply":
@@ -170,13 +174,11 @@ def test_a_periodic_review_kept_restarts_its_clock_and_retired_evicts(folder):
     assert rt.gc(dry_run=True).plan.ids("review_due").to_pylist() == [kept.memory_id]
 
 
-# --- defects outside the lifecycle modules (strict xfails naming the place) ----------------------
+# --- sweeps against changes made after the plan (the one left open is a strict xfail) -------------
 
 def test_a_memory_recalled_after_the_plan_is_not_evicted(folder):
     rt, clock, _ = folder
-    m = rt.write(S, "Alice parks on level three", actor=A, soft_ttl_days=10, ttl_days=300)
-    rt.write(S, "Alice owns a red bicycle", actor=A, soft_ttl_days=10, ttl_days=300)
-    clock.advance(days=45)
+    m, _ = _soft_expired_pair(rt, clock)
 
     def recall(step):
         if step == "apply":
