@@ -237,7 +237,7 @@ def test_versions_and_rivals_by_entity_key(store):
     assert sorted((r["scope"], r["memory_id"]) for r in many) == sorted(
         [(A, v1["memory_id"]), (A, v2["memory_id"]), ("/org/c/", org["memory_id"])])
     assert store.versions_of_many([]) == []
-    assert store.entity_versions([A]) == [(A, key, 1, v1["memory_id"])]
+    assert store.entity_versions([A]) == [(A, key, 1, v1["memory_id"], v1["sensitivity"])]
     rivals = store.rivals([A, "/org/c/"], [key], DAY)
     assert {r["memory_id"] for r in rivals} == {v2["memory_id"], org["memory_id"]}
 

@@ -87,6 +87,7 @@ class Ctx:
     author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
     accessed: dict | None = None  # a sweep: memory id -> its last recall (us), as the ledger has it
     erased: object = None  # a sweep: ids erased by this owner since it started (a container), or None
+    sees: frozenset | None = None  # a write: the sensitivities its writer may see in its scope (None: all)
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -134,7 +135,7 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         return _decide_update(req, rec, prep, ctx, vectors)
     near = (lambda r: ctx.near(prep.vector)) if ctx.near is not None and prep.vector is not None else None
     similar = (lambda r: ctx.similar(prep.vector)) if ctx.similar is not None and prep.vector is not None else None
-    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge, similar)
+    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge, similar, ctx.sees)
     decision = R.REDACTED if d.decision == R.ACCEPTED and prep.decision == R.REDACTED else d.decision
     result = write_result(decision, d.record, req.scope, prep.gate)
     if d.decision in (R.REFRESHED, R.MERGED):
@@ -181,7 +182,7 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
         new = refreshed(old, now_us, ctx.lifecycle.refresh_confidence_bump)
         return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
                                of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
-    rec["version"] = state.next_version(key) if key else int(old["version"]) + 1
+    rec["version"] = state.next_version(key, ctx.sees) if key else int(old["version"]) + 1
     if not rules_for(req, ctx.lifecycle).explicit_ttl:
         _inherit_ttl(rec, old, now_us)
     if rec["status"] == "pending":
@@ -200,7 +201,7 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
         # version (else it stayed flagged alone beside a second live version of the fact).
         value = R.normalise(rec.get("object") or "")
         for r in state.live_versions(key):
-            if r["memory_id"] == old_id:
+            if r["memory_id"] == old_id or (ctx.sees is not None and r["sensitivity"] not in ctx.sees):
                 continue
             if R.normalise(r.get("object") or "") == value:
                 changes.append(Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded",
@@ -240,8 +241,8 @@ def _tombstone(rec: dict) -> dict:
         {"status": "tombstoned"}
 
 
-def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int, author: str | None = None
-                  ) -> Outcome:
+def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int, author: str | None = None,
+                  sees: frozenset | None = None) -> Outcome:
     """Approve: the held write takes effect now, through versions and dedup like any write (a
     held working item simply becomes live in L1); never by ``author``, the actor whose write
     the gate held. Reject: it is erased (its data key destroyed); the decision stays in the ledger."""
@@ -271,7 +272,7 @@ def decide_review(op: ReviewOp, rec: dict | None, state: ScopeState, now_us: int
                                  "scope": rec["scope"], "version": rec["version"]})
     probe = state.stage()
     probe.remove(rec["memory_id"])
-    d = decide_write(probe, dict(rec, status="active", updated_at=now_us), now_us)
+    d = decide_write(probe, dict(rec, status="active", updated_at=now_us), now_us, sees=sees)  # the author's view
     if d.decision == R.REFRESHED:  # the same content is already live: keep that one
         d.changed.append(dict(rec, status="superseded", updated_at=now_us))
     changes = []
@@ -620,7 +621,7 @@ def decide_scope_promote(op: ScopePromoteOp, ctx: Ctx) -> Outcome:
 DECIDERS = {
     R.WriteRequest: decide_write_op,
     ForgetOp: _forget,
-    ReviewOp: lambda op, ctx: decide_review(op, ctx.record, ctx.state, ctx.now_us, ctx.author),
+    ReviewOp: lambda op, ctx: decide_review(op, ctx.record, ctx.state, ctx.now_us, ctx.author, ctx.sees),
     StatusOp: lambda op, ctx: decide_status(op, ctx.record, ctx.state),
     ResolveOp: lambda op, ctx: decide_resolve(op, ctx.record, ctx.state, ctx.now_us),
     SweepOp: decide_sweep,

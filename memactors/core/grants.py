@@ -52,10 +52,12 @@ class GrantTable:
 
     def __init__(self, grants: list[Grant] | None = None) -> None:
         self._by_actor: dict[str, dict[Scope, Grant]] = {}
+        self._views: dict[tuple[str, str], frozenset | None] = {}  # write_view's answers, until a grant changes
         for g in grants or []:
             self.put(g)
 
     def put(self, g: Grant) -> None:
+        self._views.clear()
         entries = self._by_actor.setdefault(g.actor, {})
         if g.read or g.write:
             entries[g.scope] = g
@@ -160,6 +162,19 @@ class GrantTable:
         alone (history, review lists, point-in-time listings)."""
         c = self.clearances(actor, [scope]).get(str(scope))
         return at_or_below(c) if c is not None else frozenset()
+
+    def write_view(self, actor: str, scope: str) -> frozenset | None:
+        """What a write of ``actor`` in ``scope`` decides against (``core.versions.decide_write``):
+        the sensitivities it may see there, or None for all of them (the usual case, and the
+        runtime's own writes). A write-only actor sees none: its writes never learn of others'."""
+        key = (actor, scope)
+        view = self._views.get(key, False)
+        if view is False:
+            if len(self._views) >= 4096:
+                self._views.clear()
+            view = None if actor == SYSTEM_ACTOR else self.sees(actor, parse_scope(scope))
+            self._views[key] = view = None if view is not None and len(view) == len(RANK) else view
+        return view
 
     def to_list(self) -> list[dict]:
         return [g.to_dict() for g in self.all()]

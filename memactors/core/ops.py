@@ -43,7 +43,8 @@ class Routing:
       prepare stage's verdict, hash, tokens and vector), "record" (the memory it names), "versions" (every version of that memory's fact, when it asks), "provenance"
       (what an erasure takes with it), "vector" (the memory's vector), "verdict" (the gate's
       verdict on the memory as stored), "source" (the memory it names, in another scope, with a
-      read grant on it), "author" (who wrote the memory it names);
+      read grant on it), "author" (who wrote the memory it names), "view" (what the memory's
+      writer may see of its scope: a write decides against that only);
     - ``SEES``: a caller's decision on the memory it names (erase, review, resolve): the actor
       must see that memory (its clearance in the memory's scope), else it is not there for it;
     - ``MISSING``: its refusal when the memory it names is not there for its actor (unknown,
@@ -106,7 +107,7 @@ class ReviewOp(Routing):
     """A reviewer's decision on a held (pending) write: approve makes it take effect now;
     reject erases it."""
 
-    GATHER = frozenset({"record", "author"})
+    GATHER = frozenset({"record", "author", "view"})
     SEES, MISSING = True, "no pending memory {id} to review"
 
     memory_id: str
@@ -274,7 +275,7 @@ class PromoteOp(Routing):
     ``memactors.core.promotion`` (``rule``) or the caller's explicit choice. The new memory is
     derived from the item (``derived_from``) and its ledger event names it."""
 
-    GATHER = frozenset({"record", "vector", "verdict"})
+    GATHER = frozenset({"record", "vector", "verdict", "view"})
 
     memory_id: str  # the working item
     actor: str
@@ -323,7 +324,7 @@ class ScopePromoteOp(Routing):
     ancestor of the source's scope) derived from the live vault memory ``memory_id``. Needs a
     write grant on ``scope`` and a read grant on the source's; the ledger event names both."""
 
-    ADDRESS, GATHER = "scope", frozenset({"source", "vector"})
+    ADDRESS, GATHER = "scope", frozenset({"source", "vector", "view"})
 
     memory_id: str  # the source memory
     scope: str  # the target scope

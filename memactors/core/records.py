@@ -269,7 +269,7 @@ class WriteRequest:
 
     # Its routing (see ``memactors.core.ops.Routing``): it names its scope, needs a write grant
     # there, and goes through the prepare stage (gate, derive, embed) before it is decided.
-    ADDRESS, CHECK, SYSTEM, BULK, GATHER = "scope", "write", False, False, frozenset({"prepared"})
+    ADDRESS, CHECK, SYSTEM, BULK, GATHER = "scope", "write", False, False, frozenset({"prepared", "view"})
 
     @property
     def key(self) -> str | None:

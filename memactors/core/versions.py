@@ -147,8 +147,9 @@ class ScopeState:
     # or superseded). The next version is one above the highest; an erased or evicted version leaves
     # no trace, its number included, so a reload from L2 numbers exactly as the hot state did.
     versions: dict[str, tuple] = field(default_factory=dict)
-    # entity_key -> the other live versions of a fact while a contradiction awaits review (by_entity
-    # holds the newest); tuples, so a copy shares them. Empty unless a close call is pending.
+    # entity_key -> the other live versions of a fact (by_entity holds the newest): while a
+    # contradiction awaits review, or written by writers not cleared to see each other's
+    # (``decide_write``); tuples, so a copy shares them. Usually empty.
     disputed: dict[str, tuple] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # memory_id -> unit vector
     # (ids, stacked vectors) of text-only live memories, for semantic dedup: a committed state's
@@ -163,6 +164,9 @@ class ScopeState:
     # memory_id -> entity_key of each version ``versions`` counts: a version no record here holds
     # (superseded, in L2 only) that a sweep evicts gives its number back as a reload would.
     key_of: dict = field(default_factory=dict, compare=False, repr=False)
+    # memory_id -> sensitivity of each version ``versions`` counts: a writer numbers its fact's
+    # versions among those it may see (``next_version``).
+    level_of: dict = field(default_factory=dict, compare=False, repr=False)
 
     def stage(self) -> ScopeState:
         """A staged state: reads see this one, changes stay aside until ``commit`` (records
@@ -171,7 +175,7 @@ class ScopeState:
         cue_of = None if self.cue_of is None else Layer(self.cue_of)
         return ScopeState(Layer(self.records), Layer(self.by_entity), Layer(self.by_hash), Layer(self.versions),
                           Layer(self.disputed), Layer(self.vectors), self.near_cache, self.gen, self, cues, cue_of,
-                          Layer(self.key_of))
+                          Layer(self.key_of), Layer(self.level_of))
 
     def commit(self) -> list[str]:
         """Write a staged state's changes into the state it was staged from. Returns the ids
@@ -179,7 +183,8 @@ class ScopeState:
         base, cache = self.base, self.near_cache
         if cache is not None and any(m not in cache.idset for m in self.by_hash.added()):
             cache = None  # a live text-only memory it does not hold (revived): stacked again when next needed
-        for f in (self.records, self.by_entity, self.by_hash, self.versions, self.disputed, self.vectors, self.key_of):
+        for f in (self.records, self.by_entity, self.by_hash, self.versions, self.disputed, self.vectors, self.key_of,
+                  self.level_of):
             f.commit()
         if isinstance(self.cues, Layer):
             self.cues.commit()
@@ -212,7 +217,7 @@ class ScopeState:
             if status in R.GONE:
                 self._release(key, mid)
             else:
-                self.hold_version(key, int(rec["version"]), mid)
+                self.hold_version(key, int(rec["version"]), mid, rec.get("sensitivity"))
         if vector is not None:
             self.vectors[mid] = vector
         if status in R.LIVE:
@@ -256,16 +261,25 @@ class ScopeState:
             self._release(key, memory_id)
         return rec
 
-    def next_version(self, key: str) -> int:
-        """The version a new write of this fact gets: one above the highest on record."""
+    def next_version(self, key: str, sees: frozenset | None = None) -> int:
+        """The version a new write of this fact gets: one above the highest on record (that
+        ``sees``, the writer's view, holds: a version it may not see takes no number from it)."""
         held = self.versions.get(key)
-        return held[-1][0] + 1 if held else 1
+        if not held:
+            return 1
+        if sees is None:
+            return held[-1][0] + 1
+        level_of = self.level_of
+        return max((v for v, m in held if level_of.get(m) in sees), default=0) + 1
 
-    def hold_version(self, key: str, version: int, memory_id: str) -> None:
-        """Count ``version`` of the fact as on record (a superseded row L2 holds, or a record put)."""
+    def hold_version(self, key: str, version: int, memory_id: str, level: str | None = None) -> None:
+        """Count ``version`` of the fact as on record (a superseded row L2 holds, or a record put),
+        of sensitivity ``level``."""
         # Tuples, replaced never edited: a copy of the state shares them.
         if self.key_of.get(memory_id) != key:
             self.key_of[memory_id] = key
+        if level is not None and self.level_of.get(memory_id) != level:
+            self.level_of[memory_id] = level
         held = self.versions.get(key)
         if held is None:
             self.versions[key] = ((version, memory_id),)
@@ -276,6 +290,7 @@ class ScopeState:
 
     def _release(self, key: str, memory_id: str) -> None:
         self.key_of.pop(memory_id, None)
+        self.level_of.pop(memory_id, None)
         held = self.versions.get(key)
         if held is None:
             return
@@ -363,7 +378,7 @@ class Rules:
 
 
 def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules(), near=None,
-                 judge=None, similar=None) -> Decision:
+                 judge=None, similar=None, sees: frozenset | None = None) -> Decision:
     """Decide a new record (status 'active' or 'pending', version unset) against ``state``.
 
     Entity writes (subject + predicate), against the live version of the fact:
@@ -379,25 +394,37 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     the caller) that says the opposite (``core.contradictions.text_contradiction``: negation,
     antonym, changed value) -> the judge decides, or both stay live, flagged for review; a vector
     within ``near`` (cosine at or above [lifecycle].dedup_cosine) -> merged.
+
+    All of this against the memories the writer may see (``sees``: the sensitivities its
+    clearance covers in the scope; None: all): one above it is as if absent (its fact's
+    versions are numbered without it), so a write's outcome tells its writer nothing of it and
+    never ends, refreshes or flags it. The two then stay live side by side, each seen by the
+    readers cleared for it (a reader cleared for both sees both; its next write decides
+    against both).
     """
     key = rec.get("entity_key")
     if rec["status"] == "pending":
-        rec["version"] = state.next_version(key) if key else 1
+        rec["version"] = state.next_version(key, sees) if key else 1
         return Decision(R.PENDING, rec)
     if key is None:
         existing_id = state.by_hash.get(rec["content_hash"])
-        if existing_id is not None:
+        if existing_id is not None and (sees is None or state.records[existing_id]["sensitivity"] in sees):
             return Decision(R.REFRESHED, refreshed(state.records[existing_id], now_us, rules.refresh_bump))
         rec["version"] = 1
         opposed = _text_contradictions(state, rec, similar, now_us)
+        if sees is not None:
+            opposed = [old for old in opposed if old["sensitivity"] in sees]
         if opposed:  # before the near-copy merge: "X is vegetarian" / "X is not vegetarian" are 0.97 apart
             return _text_close_calls(rec, opposed, now_us, judge)
         close_by = near(rec) if near is not None else None
-        if close_by is not None and close_by in state.records and not expired(state.records[close_by], now_us):
+        if close_by is not None and close_by in state.records and not expired(state.records[close_by], now_us) \
+                and (sees is None or state.records[close_by]["sensitivity"] in sees):
             return Decision(R.MERGED, refreshed(state.records[close_by], now_us, rules.refresh_bump))
         return Decision(R.ACCEPTED, rec)
-    rec["version"] = state.next_version(key)
+    rec["version"] = state.next_version(key, sees)
     live = state.live_versions(key)
+    if sees is not None:
+        live = [old for old in live if old["sensitivity"] in sees]
     if not live:
         return Decision(R.ACCEPTED, rec)
     for old in live:

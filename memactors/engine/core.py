@@ -618,6 +618,10 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                                        for m, r in records.items()}, edges)
         if need & GATHERED_ELSEWHERE:
             await self._gather_more(op, ctx)  # the source record, vectors, the gate's verdict, the author
+        if "view" in need:  # what the writer may see of the scope it writes: the decision reads only that
+            writer = ctx.author if "author" in need else op.actor
+            scope = getattr(op, "scope", None) or (ctx.record or {}).get("scope")
+            ctx.sees = self.grants.write_view(writer, scope) if writer is not None and scope else None
         return C.decide(op, ctx), ctx.record
 
     async def _accessed(self, op, staged: dict) -> dict[str, int]:

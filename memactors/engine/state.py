@@ -49,8 +49,8 @@ class StateMixin:
         fresh = {s: ScopeState() for s in scopes}
         for r, v in sorted(zip(rows, vecs), key=lambda rv: (rv[0]["version"], rv[0]["updated_at"])):
             fresh[r["scope"]].put(R.complete(r), v)
-        for scope, key, version, mid in versions:  # superseded ones count too: their numbers are taken
-            fresh[scope].hold_version(key, int(version), mid)
+        for scope, key, version, mid, level in versions:  # superseded ones count too: their numbers are taken
+            fresh[scope].hold_version(key, int(version), mid, level)
         return fresh
 
     async def _replay(self, only: set[str] | None) -> None:

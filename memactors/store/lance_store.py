@@ -503,11 +503,12 @@ class L2Store:
         where = f"{F.scope_in(scopes)} AND {F.status_in(statuses)}"
         return _rows(self._select(where))
 
-    def entity_versions(self, scopes: list[str]) -> list[tuple[str, str, int, str]]:
-        """(scope, entity key, version, memory id) of the superseded versions of these scopes'
-        facts: a reloaded scope must not give their version numbers again. Narrow columns."""
+    def entity_versions(self, scopes: list[str]) -> list[tuple[str, str, int, str, str]]:
+        """(scope, entity key, version, memory id, sensitivity) of the superseded versions of
+        these scopes' facts: a reloaded scope must not give their version numbers again. Narrow
+        columns."""
         where = f"{F.scope_in(scopes)} AND status = 'superseded' AND entity_key IS NOT NULL"
-        cols = ["scope", "entity_key", "version", "memory_id"]
+        cols = ["scope", "entity_key", "version", "memory_id", "sensitivity"]
         tbl = self._select(where, cols)
         return list(zip(*(tbl.column(c).to_pylist() for c in cols)))
 

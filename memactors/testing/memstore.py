@@ -75,7 +75,7 @@ class MemoryL2Store:
 
     def entity_versions(self, scopes):
         scopes = set(scopes)
-        return [(r["scope"], r["entity_key"], r["version"], r["memory_id"]) for r in self.rows.values()
+        return [(r["scope"], r["entity_key"], r["version"], r["memory_id"], r["sensitivity"]) for r in self.rows.values()
                 if r["scope"] in scopes and r["status"] == "superseded" and r.get("entity_key")]
 
     def versions_of_many(self, facts: list[tuple[str, str]]) -> list[dict]:
