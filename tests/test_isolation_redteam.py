@@ -510,20 +510,42 @@ def test_erasure_proof_above_clearance_is_not_found(cleared):
         assert rt.audit.erased(pub, actor="pub")["key_destroyed"] is erased
 
 
-@pytest.mark.xfail(strict=True, reason="engine/ledger.py sql / store/ledger.py Ledger.readable_tables filter "
-                                       "events by scope only: a reader sees the events (ids, actors, reasons in "
-                                       "clear) of memories above its clearance")
 def test_audit_sql_keeps_to_the_clearance(cleared):
     rt = cleared
     mid = rt.write(U1, "u1 medical condition is asthma", actor="owner", sensitivity="restricted").memory_id
     rt.forget(mid, actor="owner", reason="patient asked to remove the asthma diagnosis")
-    rows = rt.audit.sql("SELECT memory_id, reason FROM events WHERE memory_id IS NOT NULL", actor="pub")
-    assert mid not in {r[0] for r in rows}
+    pub = rt.write(U1, "u1 likes green tea", actor="owner", sensitivity="public").memory_id
+    q = "SELECT DISTINCT memory_id FROM events WHERE memory_id IS NOT NULL"
+    assert {r[0] for r in rt.audit.sql(q, actor="pub")} == {pub}
+    assert {r[0] for r in rt.audit.sql(q, actor="owner")} == {mid, pub}
+    # a recall is shown with its citations only if the reader may see every hit
+    def recall(actor):
+        return rt.recall("u1 likes green tea", actor=actor, task_id="t", allowed_scopes=[U1], purpose="test",
+                         top_k=5, threshold=0.0)
+    other = rt.write(U1, "u1 prefers green tea with lemon", actor="owner", sensitivity="restricted").memory_id
+    wide, narrow = recall("owner"), recall("pub")
+    assert other in {h.memory_id for h in wide.hits} and other not in {h.memory_id for h in narrow.hits}
+    rt.mark_cited(wide.recall_id, [other], actor="owner")
+    q = "SELECT recall_id FROM recalls UNION ALL SELECT recall_id FROM citations"
+    assert [r[0] for r in rt.audit.sql(q, actor="pub")] == [narrow.recall_id]
+    assert sorted(r[0] for r in rt.audit.sql(q, actor="owner")) == sorted([wide.recall_id] * 2 + [narrow.recall_id])
 
 
-@pytest.mark.xfail(strict=True, reason="core/changes.py (versions): a write supersedes the live version of its "
-                                       "fact whatever that version's sensitivity, and its result names it "
-                                       "(supersedes=<id>, version=n+1) to a writer that cannot see it")
+def test_audit_sql_takes_the_most_specific_grants_clearance(rt):
+    rt.grant("admin", ORG, write=True, clearance="restricted")
+    org = rt.write(ORG, "acme plans a merger", actor="admin", sensitivity="confidential").memory_id
+    hi = rt.write(U1, "u1 salary band is 7", actor="admin", sensitivity="confidential").memory_id
+    lo = rt.write(U1, "u1 likes tea", actor="admin", sensitivity="internal").memory_id
+    q = "SELECT DISTINCT memory_id FROM events WHERE memory_id IS NOT NULL"
+    rt.grant("hr", ORG, clearance="internal")
+    rt.grant("hr", U1, clearance="confidential")  # lifts just this subtree
+    assert {r[0] for r in rt.audit.sql(q, actor="hr")} == {hi, lo}
+    rt.grant("aud", "/global/", clearance="public")
+    assert {r[0] for r in rt.audit.sql(q, actor="aud")} == set()
+    rt.grant("aud", "/global/", clearance="confidential")
+    assert {r[0] for r in rt.audit.sql(q, actor="aud")} >= {org, hi, lo}
+
+
 def test_a_write_never_names_or_ends_a_version_above_the_writers_clearance(cleared):
     rt = cleared
     old = rt.write(U1, "u1 annual salary is 250k dollars", actor="owner", subject="u1", predicate="salary",
@@ -532,6 +554,43 @@ def test_a_write_never_names_or_ends_a_version_above_the_writers_clearance(clear
                    object="10k")
     assert new.supersedes != old.memory_id and new.version == 1
     assert rt.history(old.memory_id, actor="owner")["versions"][0]["status"] == "active"
+
+
+@pytest.mark.parametrize("guess", ["u1 hides the spare key under the blue flowerpot",     # was refreshed
+                                   "u1's hides the spare key under the blue flowerpot",    # was merged
+                                   "u1 does not hide the spare key under the blue flowerpot"])  # was flagged
+@pytest.mark.parametrize("actor", ["pub", "wo"])
+def test_a_write_tells_nothing_of_a_text_above_the_writers_clearance(cleared, actor, guess):
+    rt = cleared
+    secret = rt.write(U1, "u1 hides the spare key under the blue flowerpot", actor="owner",
+                      sensitivity="restricted").memory_id
+    res = rt.write(U1, guess, actor=actor, sensitivity="public")
+    assert (res.decision, res.version, res.supersedes) == ("accepted", 1, None) and res.memory_id != secret
+    h = rt.history(secret, actor="owner")["versions"][0]
+    assert (h["status"], h["review"], [c["action"] for c in h["changes"]]) == ("active", None, [])
+    if actor == "pub":  # what it wrote, it recalls; what it may see, it still dedups against
+        hits = rt.recall("spare key flowerpot", actor="pub", task_id="t", allowed_scopes=[U1], purpose="test",
+                         top_k=10, threshold=0.0).hits
+        assert [h.memory_id for h in hits] == [res.memory_id]
+        assert rt.write(U1, guess, actor="pub", sensitivity="public").decision == "refreshed"
+    # the owner, cleared for both, sees both and decides against both
+    assert rt.write(U1, guess, actor="owner", sensitivity="public").decision == "refreshed"
+
+
+def test_versions_a_writer_cannot_see_stay_live_beside_its_own(cleared):
+    rt = cleared
+    kw = dict(subject="u1", predicate="salary")
+    hi = rt.write(U1, "u1 annual salary is 250k", actor="owner", object="250k", sensitivity="restricted", **kw)
+    lo = rt.write(U1, "u1 annual salary is 10k", actor="pub", object="10k", sensitivity="public", **kw)
+    lo2 = rt.write(U1, "u1 annual salary is 12k", actor="pub", object="12k", sensitivity="public", **kw)
+    assert (lo.version, lo2.version, lo2.supersedes) == (1, 2, lo.memory_id)  # its own versions, numbered alone
+    assert rt.history(hi.memory_id, actor="owner")["versions"][0]["status"] == "active"
+    # a writer cleared for both decides against both: its new version ends them
+    top = rt.write(U1, "u1 annual salary is 300k", actor="owner", object="300k", sensitivity="restricted", **kw)
+    assert (top.decision, top.version) == ("superseded_previous", 3)
+    assert {v["memory_id"]: v["status"] for v in rt.history(top.memory_id, actor="owner")["versions"]}[
+        hi.memory_id] == "superseded"
+    assert rt.history(lo2.memory_id, actor="pub")["versions"][0]["status"] == "superseded"
 
 
 def test_history_hides_erased_versions_above_clearance(cleared):
@@ -560,3 +619,28 @@ def test_messages_of_refusals_name_only_what_the_caller_gave(rt):
     for t in texts:
         assert "u2" not in t and "codeword" not in t and "banana" not in t, t
         assert not re.search(r"/org/acme/user/u2", t)
+
+
+def test_a_ledger_from_before_the_sensitivity_index_gets_one_at_open(tmp_path):
+    import duckdb
+
+    path = str(tmp_path / "data")
+    rt = memactors.connect(path, host="process")
+    rt.grant("owner", U1, write=True, clearance="restricted")
+    rt.grant("pub", U1, clearance="public")
+    hi = rt.write(U1, "u1 medical condition is asthma", actor="owner", sensitivity="restricted").memory_id
+    gone = rt.write(U1, "u1 blood type is AB negative", actor="owner", sensitivity="restricted").memory_id
+    lo = rt.write(U1, "u1 likes green tea", actor="owner", sensitivity="public").memory_id
+    rt.forget(gone, actor="owner", reason="asked")
+    rt.close()
+    con = duckdb.connect(str(tmp_path / "data" / "ledger.duckdb"))
+    con.execute("DROP TABLE levels")
+    con.execute("DELETE FROM meta WHERE key = 'levels'")
+    con.close()
+    rt = memactors.connect(path, host="process")
+    try:
+        q = "SELECT DISTINCT memory_id FROM events WHERE memory_id IS NOT NULL"
+        assert {r[0] for r in rt.audit.sql(q, actor="pub")} == {lo}
+        assert {r[0] for r in rt.audit.sql(q, actor="owner")} == {hi, gone, lo}
+    finally:
+        rt.close()

@@ -609,10 +609,10 @@ class LedgerCore:
         (memactors.store.sandbox): never the ledger file itself, never keys."""
         sandbox.check_select(query)  # refused before anything is copied
         await self.flush()
-        reads = [g.scope for g in self.grant_table.grants_of(actor) if g.read]
+        reads = [("/" if g.scope == GLOBAL else str(g.scope), g.clearance)
+                 for g in self.grant_table.grants_of(actor) if g.read]
         if not reads:
             raise NoGrants(f"actor {actor!r} has no read grants; audit.sql shows only what an actor may read")
-        prefixes = None if GLOBAL in reads else sorted({str(s) for s in reads})
         if self._sql_waiting >= SQL_QUEUE:
             raise BackPressure(f"audit.sql: {self._sql_waiting} queries are running or waiting; retry later")
         self._sql_waiting += 1
@@ -622,7 +622,7 @@ class LedgerCore:
             if time.monotonic() - queued > self.cfg.call_timeout_s:  # its caller has stopped waiting
                 raise BackPressure("audit.sql: the query waited too long behind others; retry later")
             # The copy is made when the query's turn comes, not while it waits.
-            return self._sandbox.run(query, params, self.ledger.readable_tables(prefixes))
+            return self._sandbox.run(query, params, self.ledger.readable_tables(reads))
         try:
             return await asyncio.get_running_loop().run_in_executor(self._sql_pool, run)
         finally:

@@ -22,6 +22,7 @@ import orjson
 import pyarrow as pa
 
 from ..core import events as E
+from ..core import records as R
 from ..core.erasure import CLAIM, COPY, edges_of
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
@@ -57,6 +58,9 @@ _DDL = [
     # Provenance by id (core.erasure: copy, context, claim), written with the record's event and
     # derived from the sealed records (rebuildable from them): what an erasure follows.
     "CREATE TABLE IF NOT EXISTS provenance (memory_id VARCHAR, source VARCHAR, kind VARCHAR)",
+    # Each memory's sensitivity, written with its record's event (rebuildable from the records and
+    # tombstones): what audit.sql shows a reader checks its clearance against.
+    "CREATE TABLE IF NOT EXISTS levels (memory_id VARCHAR, sensitivity VARCHAR)",
     ACTIONS_DDL,  # what each completed tool call depended on (store.ledger_actions)
 ]
 
@@ -127,6 +131,8 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         self.pseudonym_key = self.key.subkey(PSEUDONYM)
         if self._meta("provenance") is None:
             self._index_provenance()
+        if self._meta("levels") is None:
+            self._index_levels()
 
     def _connect(self, read_only: bool = False) -> None:
         self.con = duckdb.connect(self.path, read_only=read_only)
@@ -244,6 +250,23 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                 self._insert_provenance(rows)
             self._x("INSERT INTO meta VALUES ('provenance', ?)", [b"1"])
 
+    def _index_levels(self) -> None:
+        """Fill the sensitivity index from the records, and the tombstones of those erased (a
+        ledger from before it, once)."""
+        rows: dict[str, str] = {}
+        for _, ch in self._changes("e.action IN ('write', 'write_working')"):
+            if ch is not None and ch.record and ch.record.get("sensitivity"):
+                rows[ch.memory_id] = ch.record["sensitivity"]
+        for mid, snap in self._q("SELECT memory_id, snapshot FROM events WHERE action = 'forget'"):
+            level = orjson.loads(bytes(snap)).get("sensitivity") if snap else None
+            if level and mid not in rows:
+                rows[mid] = level
+        with self._transaction():
+            self._x("DELETE FROM levels")
+            if rows:
+                self._insert("levels", {"memory_id": list(rows), "sensitivity": list(rows.values())})
+            self._x("INSERT INTO meta VALUES ('levels', ?)", [b"1"])
+
     def _insert_provenance(self, rows: list[tuple[str, str, str]]) -> None:
         self._insert("provenance", {"memory_id": [r[0] for r in rows], "source": [r[1] for r in rows],
                                     "kind": [r[2] for r in rows]})
@@ -357,6 +380,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
         taken = set(ev_idx) if len(take) != n_items else None
         prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]
+        levels = [p[1:] for p in batch.get("lvl", ()) if taken is None or p[0] in taken]
         unpinned: list[str] = []
         with self._transaction():
             if seqs:
@@ -370,6 +394,8 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                 self._insert_applied(applied)
             if prov:
                 self._insert_provenance(prov)
+            if levels:
+                self._insert("levels", {"memory_id": [r[0] for r in levels], "sensitivity": [r[1] for r in levels]})
             self._insert("idempotency", idem, _IDEM_SCHEMA)
         if seqs:
             self.last_seq, self.last_hash = seq, prev
@@ -680,26 +706,33 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                       [memory_id])
         return orjson.loads(bytes(row[0][0])).get("sensitivity") if row and row[0][0] else None
 
-    def readable_tables(self, prefixes: list[str] | None) -> dict[str, pa.Table]:
-        """``events``, ``recalls`` and ``citations`` as an actor may read them: events in scopes
-        under one of ``prefixes`` (the actor's read grants, canonical scope paths, so a prefix
-        match is a segment match), recalls whose every allowed scope lies there, and their
-        citations. ``None``: everything (a read grant on /global/). Never keys or idempotency."""
+    def readable_tables(self, reads: list[tuple[str, str]]) -> dict[str, pa.Table]:
+        """``events``, ``recalls`` and ``citations`` as an actor may read them, given its read
+        grants as (scope prefix, clearance) pairs ("/" for /global/: every scope; canonical
+        paths, so a prefix match is a segment match, and the longest match is the most specific
+        grant, whose clearance holds there, as ``GrantTable.clearances``): events in scopes under
+        a grant, of no memory or of a memory at or below that clearance; recalls whose every
+        allowed scope lies under a grant and every hit is such a memory; and their citations.
+        A memory whose sensitivity the ledger does not know counts as the highest. Never keys or
+        idempotency."""
         cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
-        if prefixes is None:
-            ev = cur.sql("SELECT * FROM events ORDER BY seq").to_arrow_table()
-            rc = cur.sql("SELECT * FROM recalls").to_arrow_table()
-            ct = cur.sql("SELECT * FROM citations").to_arrow_table()
-        else:
-            ev = cur.sql("""SELECT * FROM events e WHERE EXISTS (
-                                  SELECT 1 FROM unnest(?::VARCHAR[]) g(p) WHERE starts_with(e.scope, g.p))
-                                ORDER BY seq""", params=[prefixes]).to_arrow_table()
-            covered = """NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE NOT EXISTS (
-                           SELECT 1 FROM unnest(?::VARCHAR[]) g(p) WHERE starts_with(a.s, g.p)))"""
-            rc = cur.sql(f"SELECT * FROM recalls r WHERE {covered}", params=[prefixes]).to_arrow_table()
-            ct = cur.sql(f"""SELECT c.* FROM citations c WHERE c.recall_id IN (
-                               SELECT recall_id FROM recalls r WHERE {covered})""",
-                         params=[prefixes]).to_arrow_table()
+        params = [[p for p, _ in reads], [R.SENSITIVITIES.index(c) for _, c in reads], list(R.SENSITIVITIES)]
+        # The clearance (a rank) that holds in a scope: the most specific grant's; NULL outside them all.
+        cleared = """(SELECT g.c FROM (SELECT unnest($1::VARCHAR[]) p, unnest($2::INTEGER[]) c) g
+                      WHERE starts_with({scope}, g.p) ORDER BY length(g.p) DESC LIMIT 1)"""
+        rank = f"""coalesce((SELECT max(list_position($3::VARCHAR[], l.sensitivity)) - 1 FROM levels l
+                             WHERE l.memory_id = {{mid}}), {len(R.SENSITIVITIES) - 1})"""
+        ev = cur.sql(f"""SELECT * FROM events e WHERE {cleared.format(scope="e.scope")} IS NOT NULL
+                           AND (e.memory_id IS NULL
+                                OR {rank.format(mid="e.memory_id")} <= {cleared.format(scope="e.scope")})
+                         ORDER BY seq""", params=params).to_arrow_table()
+        shown = f"""NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE {cleared.format(scope="a.s")} IS NULL)
+                    AND NOT EXISTS (SELECT 1 FROM unnest(from_json(r.hits, '[{{"memory_id": "VARCHAR", "scope": "VARCHAR"}}]')) h(hit)
+                                    WHERE coalesce({rank.format(mid="h.hit.memory_id")}
+                                                   > {cleared.format(scope="h.hit.scope")}, true))"""
+        rc = cur.sql(f"SELECT * FROM recalls r WHERE {shown}", params=params).to_arrow_table()
+        ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r WHERE {shown})",
+                     params=params).to_arrow_table()
         return {"events": ev, "recalls": rc, "citations": ct}
 
     def recall_log(self, recall_id: str) -> dict | None:
