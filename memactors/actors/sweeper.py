@@ -70,8 +70,9 @@ def restrict(p: Plan, scope: str | None) -> Plan:
     return p
 
 
-def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTOR) -> dict:
-    """Apply a plan through the owners; returns counts by rule, skipped rows and events."""
+def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTOR, since: int | None = None) -> dict:
+    """Apply a plan through the owners; returns counts by rule, skipped rows and events.
+    ``since``: the ledger's last seq before the plan's sync (what changed after it is checked again)."""
     rows = plan_.rows
     if not rows.num_rows:
         return {"by_rule": {r: 0 for r in RULES[1:]}, "skipped": 0, "events": 0}
@@ -85,7 +86,7 @@ def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTO
     # each retry redoes its scan: 5-11 s a sweep of 200k, against ~1.5 s).
     with deferred(owners):
         t0 = time.perf_counter()
-        refs = [owners[oi].submit.remote([SweepOp(part, actor, f"gc-{sweep_id}-{oi}-{k}")], int(now_us))
+        refs = [owners[oi].submit.remote([SweepOp(part, actor, f"gc-{sweep_id}-{oi}-{k}", since)], int(now_us))
                 for oi, parts in by_owner.items() for k, part in enumerate(_slices(parts))]
         for out in get_all(refs):
             res = out[0]
@@ -140,9 +141,10 @@ STEPS = ("sync", "plan", "apply", "maintain")
 
 
 def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: bool = False,
-        scope: str | None = None, workers: int | None = None, progress=None) -> dict:
+        scope: str | None = None, workers: int | None = None, progress=None, since: int | None = None) -> dict:
     """A whole sweep (see the module docstring); returns the plan and, unless ``dry_run``, what
-    was applied and the maintenance done. ``progress(step)`` is called as each step starts."""
+    was applied and the maintenance done. ``progress(step)`` is called as each step starts.
+    ``since``: the ledger's last seq, read before the sync (see ``apply``)."""
     tell = progress or (lambda step: None)
     t0 = time.perf_counter()
     tell("sync")
@@ -157,7 +159,7 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: 
         return out
     t1 = time.perf_counter()
     tell("apply")
-    out["applied"] = apply(p, owners, now_us)
+    out["applied"] = apply(p, owners, now_us, since=since)
     out["apply_seconds"] = round(time.perf_counter() - t1, 3)
     t2 = time.perf_counter()
     tell("maintain")

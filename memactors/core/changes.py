@@ -86,6 +86,7 @@ class Ctx:
     carried: object = None  # content hashes -> ids of the scope's memories with that text (context_of)
     author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
     accessed: dict | None = None  # a sweep: memory id -> its last recall (us), as the ledger has it
+    current: dict | None = None  # a sweep: rows of scopes not held hot changed since the plan -> the ledger's record
     erased: object = None  # a sweep: ids erased by this owner since it started (a container), or None
     sees: frozenset | None = None  # a write: the sensitivities its writer may see in its scope (None: all)
 
@@ -372,12 +373,14 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
     been refreshed or recalled since the plan): no longer due, it is left alone. Rows come a
     scope at a time (the sweeper sorts them; any order is right, only slower), and the rules
     run once over the hot records as columns."""
-    records, hot, last_scope = None, [], None
+    records, hot, last_scope, current = None, [], None, ctx.current or {}
     for mid, scope, _ in op.rows:
         if scope != last_scope:
             state = ctx.state_of(scope)
             records, last_scope = (state.records if state is not None else None), scope
         if records is not None and (rec := records.get(mid)) is not None:
+            hot.append(rec)
+        elif (rec := current.get(mid)) is not None:
             hot.append(rec)
     still = {}
     if hot:

@@ -432,8 +432,9 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             try:
                 if scope_of[i] is None:
                     ctx = C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get, flagged_of=flagged.get,
-                                accessed=await self._accessed(op, staged) if "access" in op.GATHER else None,
                                 erased=self._erased)
+                    if "access" in op.GATHER:
+                        ctx.accessed, ctx.current = await self._since_plan(op, staged, now_us)
                     out, base = C.decide(op, ctx), None
                 else:
                     near = nears.get(scope_of[i])
@@ -624,11 +625,21 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             ctx.sees = self.grants.write_view(writer, scope) if writer is not None and scope else None
         return C.decide(op, ctx), ctx.record
 
-    async def _accessed(self, op, staged: dict) -> dict[str, int]:
-        """The last recall of each row of a sweep's share this core holds hot (what its re-check
-        reads: recalls reach the ledger, and L2 later, never the hot records)."""
-        ids = [mid for mid, scope, _ in op.rows if (st := staged.get(scope)) is not None and st.get(mid) is not None]
-        return await self.ledger.last_access(ids) if ids else {}
+    async def _since_plan(self, op, staged: dict, now_us: int) -> tuple[dict[str, int], dict[str, dict]]:
+        """What a sweep's share is checked again against: the last recall of each row this core
+        holds hot (recalls reach the ledger, and L2 later, never the hot records), and the
+        ledger's record of each other row that changed since the plan (an event after
+        ``op.since``, or a recall at or after the plan's ``now_us``), with its last recall."""
+        hot, other = [], []
+        for mid, scope, _ in op.rows:
+            (hot if (st := staged.get(scope)) is not None and st.get(mid) is not None else other).append(mid)
+        current = {}
+        if other and op.since is not None:
+            changed = await self.ledger.changed_since(other, op.since, now_us)
+            if changed:
+                current = {m: r for m, r in (await self._records(sorted(changed))).items() if r is not None}
+        ids = hot + list(current)
+        return (await self.ledger.last_access(ids) if ids else {}), current
 
     def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
         """Memories of ``scope`` (vault or L1) whose text hashes to one of ``hashes``: those a

@@ -376,6 +376,15 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.last_access, memory_ids)
 
+    async def changed_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
+        """``Ledger.changed_since``, once the recall rows handed in before are committed."""
+        await self.flush()
+        return await asyncio.to_thread(self.ledger.changed_since, memory_ids, seq, ts)
+
+    def seq(self) -> int:
+        """The last committed event's seq."""
+        return self.ledger.last_seq
+
     async def write_keys_of(self, memory_ids: list[str]) -> list[str]:
         """The idempotency keys of the writes that made these memories (committed: an owner asks
         once its erasure is durable, ``IdempotencyCache.unpin``)."""

@@ -59,6 +59,9 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
     ledger = rt._ledger  # noqa: SLF001
     if not dry_run and not rt._calls.get(ledger.sweep_lease.remote(holder, LEASE_S)):  # noqa: SLF001
         raise BackPressure("another sweep of this data folder is running; retry when it has ended")
+    # Before the sync: what is committed up to it reaches L2 there, so the plan sees it; what
+    # comes after, the owners check again (a memory refreshed or erased in a scope gone cold).
+    since = None if dry_run else rt._calls.get(ledger.seq.remote())  # noqa: SLF001
     host = rt._calls.host  # noqa: SLF001
 
     def step(name: str) -> None:
@@ -69,7 +72,7 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
 
     try:
         out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
-                          dry_run=dry_run, scope=scope, workers=workers, progress=step, host=host)
+                          dry_run=dry_run, scope=scope, workers=workers, progress=step, host=host, since=since)
     except Exception as exc:  # an owner killed mid-sweep: typed, and what a rerun does
         if isinstance(exc, MemactorsError) or not host.is_failure(exc):
             raise

@@ -518,6 +518,20 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         finally:
             cur.close()
 
+    def changed_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
+        """Those of these memories with an event after ``seq`` or a recall at or after ``ts``:
+        what a sweep planned as of that seq and time must check again. By a join, as
+        ``last_access``."""
+        ids = pa.table({"memory_id": pa.array(memory_ids, pa.string())})  # noqa: F841 - replacement scan
+        cur = self.con.cursor()
+        try:
+            return {r[0] for r in cur.execute(
+                "SELECT DISTINCT memory_id FROM (SELECT memory_id FROM events WHERE seq > ? UNION ALL "
+                "SELECT memory_id FROM access WHERE last_accessed_at >= ?) JOIN ids USING (memory_id)",
+                [seq, ts]).fetchall()}
+        finally:
+            cur.close()
+
     def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
         """(memory_id, scope, uncited_streak) of memories returned at least ``min_streak`` times
         in a row without a citation, recalled at or after ``since_ts`` (a run that has not grown
