@@ -635,7 +635,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             (hot if (st := staged.get(scope)) is not None and st.get(mid) is not None else other).append(mid)
         current = {}
         if other and op.since is not None:
-            changed = await self.ledger.changed_since(other, op.since, now_us)
+            changed = await self.ledger.touched_since(other, op.since, now_us)
             if changed:
                 current = {m: r for m, r in (await self._records(sorted(changed))).items() if r is not None}
         ids = hot + list(current)

@@ -376,10 +376,10 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.last_access, memory_ids)
 
-    async def changed_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
-        """``Ledger.changed_since``, once the recall rows handed in before are committed."""
+    async def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
+        """``Ledger.touched_since``, once the recall rows handed in before are committed."""
         await self.flush()
-        return await asyncio.to_thread(self.ledger.changed_since, memory_ids, seq, ts)
+        return await asyncio.to_thread(self.ledger.touched_since, memory_ids, seq, ts)
 
     def seq(self) -> int:
         """The last committed event's seq."""

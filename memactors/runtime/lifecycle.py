@@ -67,7 +67,9 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
     def step(name: str) -> None:
         if progress is not None:
             progress(name)
-        if name == "apply":  # the recalls made since the plan reach the ledger, where the owners' re-check reads them
+        # The recalls made before the sync reach the ledger, so the sync takes their access to L2
+        # and the plan sees them; those since the plan, where the owners' re-check reads them.
+        if name in ("sync", "apply"):
             rt._evidence.flush()  # noqa: SLF001
 
     try:

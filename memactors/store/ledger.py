@@ -518,7 +518,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         finally:
             cur.close()
 
-    def changed_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
+    def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
         """Those of these memories with an event after ``seq`` or a recall at or after ``ts``:
         what a sweep planned as of that seq and time must check again. By a join, as
         ``last_access``."""
@@ -732,8 +732,12 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
         params = [[p for p, _ in reads], [R.SENSITIVITIES.index(c) for _, c in reads], list(R.SENSITIVITIES)]
         # The clearance (a rank) that holds in a scope: the most specific grant's; NULL outside them all.
-        cleared = """(SELECT g.c FROM (SELECT unnest($1::VARCHAR[]) p, unnest($2::INTEGER[]) c) g
-                      WHERE starts_with({scope}, g.p) ORDER BY length(g.p) DESC LIMIT 1)"""
+        grants = "(SELECT unnest($1::VARCHAR[]) p, unnest($2::INTEGER[]) c)"
+        cleared = f"""(SELECT g.c FROM {grants} g WHERE starts_with({{scope}}, g.p) ORDER BY length(g.p) DESC LIMIT 1)"""
+        # A hit's: an ancestor no grant covers (a recall sees it, and /global/, through the scopes
+        # below it) takes the highest clearance of the grants below it, as ``GrantTable.clearances``.
+        hit_cleared = f"""coalesce({cleared.format(scope="h.hit.scope")}, (SELECT max(g.c) FROM {grants} g
+                                   WHERE starts_with(g.p, h.hit.scope) OR h.hit.scope = '/global/'))"""
         rank = f"""coalesce((SELECT max(list_position($3::VARCHAR[], l.sensitivity)) - 1 FROM levels l
                              WHERE l.memory_id = {{mid}}), {len(R.SENSITIVITIES) - 1})"""
         ev = cur.sql(f"""SELECT * FROM events e WHERE {cleared.format(scope="e.scope")} IS NOT NULL
@@ -742,8 +746,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                          ORDER BY seq""", params=params).to_arrow_table()
         shown = f"""NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE {cleared.format(scope="a.s")} IS NULL)
                     AND NOT EXISTS (SELECT 1 FROM unnest(from_json(r.hits, '[{{"memory_id": "VARCHAR", "scope": "VARCHAR"}}]')) h(hit)
-                                    WHERE coalesce({rank.format(mid="h.hit.memory_id")}
-                                                   > {cleared.format(scope="h.hit.scope")}, true))"""
+                                    WHERE coalesce({rank.format(mid="h.hit.memory_id")} > {hit_cleared}, true))"""
         rc = cur.sql(f"SELECT * FROM recalls r WHERE {shown}", params=params).to_arrow_table()
         ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r WHERE {shown})",
                      params=params).to_arrow_table()
