@@ -86,7 +86,8 @@ class Ctx:
     carried: object = None  # content hashes -> ids of the scope's memories with that text (context_of)
     author: str | None = None  # a review's approval: the actor whose write the gate held (the ledger's)
     accessed: dict | None = None  # a sweep: memory id -> its last recall (us), as the ledger has it
-    current: dict | None = None  # a sweep: rows of scopes not held hot changed since the plan -> the ledger's record
+    current: dict | None = None  # a sweep: rows changed since the plan, not held hot -> the ledger's record
+    touched: set | None = None  # a sweep: the rows changed since the plan (None: unknown, every hot row is checked)
     erased: object = None  # a sweep: ids erased by this owner since it started (a container), or None
     sees: frozenset | None = None  # a write: the sensitivities its writer may see in its scope (None: all)
 
@@ -369,12 +370,15 @@ _SWEEP_ACTION = {c: E.ANNOTATE if lifecycle.ACTION_OF[c] == lifecycle.REVIEW els
 
 def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
     """An applied GC plan's rows as status changes (evicted, or stale), each with its rule as
-    the reason. A memory the owner holds hot is checked again against the rule (it may have
-    been refreshed or recalled since the plan): no longer due, it is left alone. Rows come a
+    the reason. A memory changed since the plan (refreshed, recalled, erased: ``ctx.touched``,
+    or without it every memory the owner holds hot) is checked again against the rule, on its
+    hot record or the ledger's (``ctx.current``): no longer due, it is left alone. Rows come a
     scope at a time (the sweeper sorts them; any order is right, only slower), and the rules
-    run once over the hot records as columns."""
-    records, hot, last_scope, current = None, [], None, ctx.current or {}
+    run once over the records checked as columns."""
+    records, hot, last_scope, current, touched = None, [], None, ctx.current or {}, ctx.touched
     for mid, scope, _ in op.rows:
+        if touched is not None and mid not in touched:  # as the plan saw it: its rule stands
+            continue
         if scope != last_scope:
             state = ctx.state_of(scope)
             records, last_scope = (state.records if state is not None else None), scope

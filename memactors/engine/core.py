@@ -434,7 +434,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                     ctx = C.Ctx(None, now_us, self.cfg.lifecycle, state_of=staged.get, flagged_of=flagged.get,
                                 erased=self._erased)
                     if "access" in op.GATHER:
-                        ctx.accessed, ctx.current = await self._since_plan(op, staged, now_us)
+                        ctx.accessed, ctx.current, ctx.touched = await self._since_plan(op, staged, now_us)
                     out, base = C.decide(op, ctx), None
                 else:
                     near = nears.get(scope_of[i])
@@ -625,21 +625,22 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             ctx.sees = self.grants.write_view(writer, scope) if writer is not None and scope else None
         return C.decide(op, ctx), ctx.record
 
-    async def _since_plan(self, op, staged: dict, now_us: int) -> tuple[dict[str, int], dict[str, dict]]:
-        """What a sweep's share is checked again against: the last recall of each row this core
-        holds hot (recalls reach the ledger, and L2 later, never the hot records), and the
-        ledger's record of each other row that changed since the plan (an event after
-        ``op.since``, or a recall at or after the plan's ``now_us``), with its last recall."""
-        hot, other = [], []
-        for mid, scope, _ in op.rows:
-            (hot if (st := staged.get(scope)) is not None and st.get(mid) is not None else other).append(mid)
-        current = {}
-        if other and op.since is not None:
-            changed = await self.ledger.touched_since(other, op.since, now_us)
-            if changed:
-                current = {m: r for m, r in (await self._records(sorted(changed))).items() if r is not None}
-        ids = hot + list(current)
-        return (await self.ledger.last_access(ids) if ids else {}), current
+    async def _since_plan(self, op, staged: dict, now_us: int) -> tuple[dict[str, int], dict[str, dict], set | None]:
+        """What a sweep's share is checked again against: the rows that changed since the plan
+        (an event after ``op.since``, or a recall at or after the plan's ``now_us``: the others
+        are as the plan saw them), the ledger's record of those this core does not hold hot, and
+        the last recall of each (recalls reach the ledger, and L2 later, never the hot records).
+        Without ``op.since``: every row held hot, and its last recall."""
+        if op.since is None:
+            ids = [mid for mid, scope, _ in op.rows if (st := staged.get(scope)) is not None and st.get(mid) is not None]
+            return (await self.ledger.last_access(ids) if ids else {}), {}, None
+        touched = await self.ledger.touched_since([mid for mid, _, _ in op.rows], op.since, now_us)
+        if not touched:
+            return {}, {}, touched
+        other = sorted(mid for mid, scope, _ in op.rows if mid in touched
+                       and ((st := staged.get(scope)) is None or st.get(mid) is None))
+        current = {m: r for m, r in (await self._records(other)).items() if r is not None} if other else {}
+        return await self.ledger.last_access(sorted(touched)), current, touched
 
     def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
         """Memories of ``scope`` (vault or L1) whose text hashes to one of ``hashes``: those a
