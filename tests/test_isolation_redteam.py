@@ -518,6 +518,8 @@ def test_audit_sql_keeps_to_the_clearance(cleared):
     q = "SELECT DISTINCT memory_id FROM events WHERE memory_id IS NOT NULL"
     assert {r[0] for r in rt.audit.sql(q, actor="pub")} == {pub}
     assert {r[0] for r in rt.audit.sql(q, actor="owner")} == {mid, pub}
+    later = rt.write(U1, "u1 likes black coffee", actor="owner", sensitivity="public").memory_id
+    assert {r[0] for r in rt.audit.sql(q, actor="pub")} == {pub, later}  # written since the last query
     # a recall is shown with its citations only if the reader may see every hit
     def recall(actor):
         return rt.recall("u1 likes green tea", actor=actor, task_id="t", allowed_scopes=[U1], purpose="test",

@@ -618,6 +618,8 @@ class LedgerCore:
         (memactors.store.sandbox): never the ledger file itself, never keys."""
         sandbox.check_select(query)  # refused before anything is copied
         await self.flush()
+        async with self._con_lock:  # the sensitivities of the memories written since the last query
+            await asyncio.to_thread(self.ledger.index_levels)
         reads = [("/" if g.scope == GLOBAL else str(g.scope), g.clearance)
                  for g in self.grant_table.grants_of(actor) if g.read]
         if not reads:

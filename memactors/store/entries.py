@@ -62,7 +62,7 @@ def encode(entries: list[Entry]) -> dict:
     """Entries as columns: item columns, and event columns with the index of their item."""
     out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
            "ts": [], "scope": [], "action": [], "memory_id": [], "version": [], "actor": [], "reason": [],
-           "payload": [], "l2": [], "prov": [], "lvl": []}
+           "payload": [], "l2": [], "prov": []}
     patches: dict[int, bytes] = {}  # dumped once each (``_payload``)
     for e in entries:
         out["idem_key"].append(e.idem_key)
@@ -80,20 +80,16 @@ def encode(entries: list[Entry]) -> dict:
             out["reason"].append(ch.reason)
             out["payload"].append(_payload(ch, patches))
             out["l2"].append(bool(e.l2[i]) if e.l2 is not None else False)
-            rec = ch.record
-            if rec is None:
-                continue
-            if rec.get("sensitivity"):  # the ledger's sensitivity index (in clear, as a tombstone keeps it)
-                out["lvl"].append((len(out["ts"]) - 1, ch.memory_id, rec["sensitivity"]))
-            if rec.get("derived_from") or rec.get("copy_of") or rec.get("context_of"):
+            if ch.record is not None and (ch.record.get("derived_from") or ch.record.get("copy_of")
+                                          or ch.record.get("context_of")):
                 # The ledger's provenance index (ids only, in clear), by the index of its event.
-                out["prov"].extend((len(out["ts"]) - 1, *edge) for edge in edges_of(rec))
+                out["prov"].extend((len(out["ts"]) - 1, *edge) for edge in edges_of(ch.record))
     return out
 
 
 _ITEM_COLUMNS = ("idem_key", "fingerprint", "result", "destroy", "n_events")
 _EVENT_COLUMNS = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
-EMPTY: dict = {k: [] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS, "prov", "lvl")}
+EMPTY: dict = {k: [] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS, "prov")}
 
 
 def merge(batches: list[dict]) -> dict:
@@ -101,10 +97,9 @@ def merge(batches: list[dict]) -> dict:
     if len(batches) == 1:
         return batches[0]
     out = {k: [v for b in batches for v in b[k]] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS)}
-    out["prov"], out["lvl"], base = [], [], 0
-    for b in batches:  # index rows name their event by its index in the merged batch
+    out["prov"], base = [], 0
+    for b in batches:  # provenance rows name their event by its index in the merged batch
         out["prov"].extend((i + base, *rest) for i, *rest in b.get("prov", ()))
-        out["lvl"].extend((i + base, *rest) for i, *rest in b.get("lvl", ()))
         base += len(b["ts"])
     return out
 

@@ -58,8 +58,9 @@ _DDL = [
     # Provenance by id (core.erasure: copy, context, claim), written with the record's event and
     # derived from the sealed records (rebuildable from them): what an erasure follows.
     "CREATE TABLE IF NOT EXISTS provenance (memory_id VARCHAR, source VARCHAR, kind VARCHAR)",
-    # Each memory's sensitivity, written with its record's event (rebuildable from the records and
-    # tombstones): what audit.sql shows a reader checks its clearance against.
+    # Each memory's sensitivity, from its record (or its tombstone), indexed when audit.sql is
+    # next asked (``index_levels``: the write path pays nothing), up to the seq meta 'levels' holds:
+    # what audit.sql shows a reader checks its clearance against.
     "CREATE TABLE IF NOT EXISTS levels (memory_id VARCHAR, sensitivity VARCHAR)",
     ACTIONS_DDL,  # what each completed tool call depended on (store.ledger_actions)
 ]
@@ -131,8 +132,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         self.pseudonym_key = self.key.subkey(PSEUDONYM)
         if self._meta("provenance") is None:
             self._index_provenance()
-        if self._meta("levels") is None:
-            self._index_levels()
 
     def _connect(self, read_only: bool = False) -> None:
         self.con = duckdb.connect(self.path, read_only=read_only)
@@ -250,22 +249,28 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                 self._insert_provenance(rows)
             self._x("INSERT INTO meta VALUES ('provenance', ?)", [b"1"])
 
-    def _index_levels(self) -> None:
-        """Fill the sensitivity index from the records, and the tombstones of those erased (a
-        ledger from before it, once)."""
+    def index_levels(self) -> None:
+        """Bring the sensitivity index up to the last event: the records written since it was
+        last brought up (each opened once, ever), and the tombstones of those erased before."""
+        done = self._meta("levels")
+        since, upto = int(done) if done is not None else 0, self.last_seq
+        if upto <= since:
+            return
         rows: dict[str, str] = {}
-        for _, ch in self._changes("e.action IN ('write', 'write_working')"):
+        for _, ch in self._changes("e.action IN ('write', 'write_working') AND e.seq > ? AND e.seq <= ?",
+                                   [since, upto]):
             if ch is not None and ch.record and ch.record.get("sensitivity"):
                 rows[ch.memory_id] = ch.record["sensitivity"]
-        for mid, snap in self._q("SELECT memory_id, snapshot FROM events WHERE action = 'forget'"):
+        for mid, snap in self._q("SELECT memory_id, snapshot FROM events WHERE action = 'forget' AND seq > ? "
+                                 "AND seq <= ?", [since, upto]):
             level = orjson.loads(bytes(snap)).get("sensitivity") if snap else None
             if level and mid not in rows:
                 rows[mid] = level
         with self._transaction():
-            self._x("DELETE FROM levels")
             if rows:
                 self._insert("levels", {"memory_id": list(rows), "sensitivity": list(rows.values())})
-            self._x("INSERT INTO meta VALUES ('levels', ?)", [b"1"])
+            self._x("DELETE FROM meta WHERE key = 'levels'")
+            self._x("INSERT INTO meta VALUES ('levels', ?)", [str(upto).encode()])
 
     def _insert_provenance(self, rows: list[tuple[str, str, str]]) -> None:
         self._insert("provenance", {"memory_id": [r[0] for r in rows], "source": [r[1] for r in rows],
@@ -380,7 +385,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
         taken = set(ev_idx) if len(take) != n_items else None
         prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]
-        levels = [p[1:] for p in batch.get("lvl", ()) if taken is None or p[0] in taken]
         unpinned: list[str] = []
         with self._transaction():
             if seqs:
@@ -394,8 +398,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                 self._insert_applied(applied)
             if prov:
                 self._insert_provenance(prov)
-            if levels:
-                self._insert("levels", {"memory_id": [r[0] for r in levels], "sensitivity": [r[1] for r in levels]})
             self._insert("idempotency", idem, _IDEM_SCHEMA)
         if seqs:
             self.last_seq, self.last_hash = seq, prev
