@@ -575,7 +575,12 @@ def test_a_write_tells_nothing_of_a_text_above_the_writers_clearance(cleared, ac
                          top_k=10, threshold=0.0).hits
         assert [h.memory_id for h in hits] == [res.memory_id]
         assert rt.write(U1, guess, actor="pub", sensitivity="public").decision == "refreshed"
-    # the owner, cleared for both, sees both and decides against both
+    # the owner, cleared for both, recalls both (hot, then cold) and decides against both
+    for _ in range(2):
+        hits = rt.recall("spare key flowerpot", actor="owner", task_id="t", allowed_scopes=[U1], purpose="test",
+                         top_k=10, threshold=0.0).hits
+        assert {h.memory_id for h in hits} == {secret, res.memory_id}
+        drop_hot(rt)
     assert rt.write(U1, guess, actor="owner", sensitivity="public").decision == "refreshed"
 
 

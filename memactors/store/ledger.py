@@ -230,8 +230,12 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         if not pairs:
             return []
         now = int(time.time() * 1_000_000)
-        changes = [Change(E.FORGET, s, m, patch={"status": "tombstoned"}, reason=reason) for m, s in pairs]
         ids = [m for m, _ in pairs]
+        # The tombstone keeps the sensitivity where the record still opens here (a backup's; a
+        # fork's were erased in the original, their keys not copied): what its events are shown at.
+        level = {m: r.get("sensitivity") for m, r in self.fold("list_contains(?, e.memory_id)", [ids]).records.items()}
+        changes = [Change(E.FORGET, s, m, patch={"status": "tombstoned", **({"sensitivity": level[m]} if level.get(m)
+                                                                            else {})}, reason=reason) for m, s in pairs]
         self.commit(encode([Entry(idem_key, actor, now, changes, orjson.dumps({"decision": "forgotten",
                                                                                 "forgotten": ids}),
                                   destroy_keys=ids)]), IdempotencyCache(0))
@@ -629,7 +633,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         ids = sorted(found)
         edges = [tuple(r) for r in self._q("SELECT DISTINCT memory_id, source, kind FROM provenance "
                                            "WHERE list_contains(?, memory_id)", [ids])]
-        keep = ("memory_id", "scope", "version", "status", "pool", "derived_from", "copy_of", "context_of")
+        keep = ("memory_id", "scope", "version", "status", "pool", "sensitivity", "derived_from", "copy_of", "context_of")
         records = {m: {k: r.get(k) for k in keep} for m, r in self.fold("list_contains(?, e.memory_id)",
                                                                          [ids]).records.items()}
         # Claim sources erased before: a stub each (its scope, tombstoned), so that a memory
