@@ -1,8 +1,6 @@
 """Lifecycle sequences found by red-teaming sweeps, TTLs and promotion, on the process host with
 a simulated clock. ``progress`` hears each step of ``rt.gc()``: a call made when it hears
-"apply" lands between the plan and its application, as a concurrent caller's would.
-
-The strict xfails are defects outside the lifecycle modules; each names the place to fix."""
+"apply" lands between the plan and its application, as a concurrent caller's would."""
 
 from __future__ import annotations
 
@@ -174,7 +172,7 @@ def test_a_periodic_review_kept_restarts_its_clock_and_retired_evicts(folder):
     assert rt.gc(dry_run=True).plan.ids("review_due").to_pylist() == [kept.memory_id]
 
 
-# --- sweeps against changes made after the plan (the one left open is a strict xfail) -------------
+# --- sweeps against changes made after the plan, in scopes held hot and gone cold ----------------
 
 def test_a_memory_recalled_after_the_plan_is_not_evicted(folder):
     rt, clock, _ = folder

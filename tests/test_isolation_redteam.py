@@ -2,9 +2,7 @@
 
 Who may recall a memory is decided by the scope tree, the grants and the recall contract; an
 actor never sees a memory outside them (hot or cold), nor learns from an error that one exists.
-Each test names inputs that must be refused and inputs that must work. The ``xfail(strict=True)``
-tests are defects found here whose fix lies outside the files this red team could change: each
-says where; it turns into a failure (XPASS) once fixed, so the mark is removed then.
+Each test names inputs that must be refused and inputs that must work.
 """
 
 from __future__ import annotations

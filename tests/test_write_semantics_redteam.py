@@ -2,7 +2,7 @@
 never a near-copy or an exact duplicate, texts about different subjects are never flagged as
 contradicting each other, negation is read in a few more languages, a TTL that would expire a
 memory at the instant it is written is refused, and a batch means what the same writes one by
-one mean. Two known defects outside these modules are strict xfails naming their place."""
+one mean."""
 
 from __future__ import annotations
 
