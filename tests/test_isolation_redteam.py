@@ -446,7 +446,7 @@ def test_langgraph_store_keeps_to_its_actor(tmp_path):
         rt.close()
 
 
-# --- found, fixed elsewhere: each xfail names its place ---------------------------------------
+# --- clearance: decisions by id, audit, writes beside what a writer may not see ---------------
 
 @pytest.fixture
 def cleared(rt):
