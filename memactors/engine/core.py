@@ -636,11 +636,11 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             return (await self.ledger.last_access(ids) if ids else {}), {}, None
         touched = await self.ledger.touched_since([mid for mid, _, _ in op.rows], op.since, now_us)
         if not touched:
-            return {}, {}, touched
+            return {}, {}, set()
         other = sorted(mid for mid, scope, _ in op.rows if mid in touched
                        and ((st := staged.get(scope)) is None or st.get(mid) is None))
         current = {m: r for m, r in (await self._records(other)).items() if r is not None} if other else {}
-        return await self.ledger.last_access(sorted(touched)), current, touched
+        return {m: a for m, a in touched.items() if a is not None}, current, set(touched)
 
     def _carried(self, state: ScopeState, scope: str | None, hashes: list[str]) -> set[str]:
         """Memories of ``scope`` (vault or L1) whose text hashes to one of ``hashes``: those a

@@ -376,7 +376,7 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.last_access, memory_ids)
 
-    async def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
+    async def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> dict[str, int | None]:
         """``Ledger.touched_since``, once the recall rows handed in before are committed."""
         await self.flush()
         return await asyncio.to_thread(self.ledger.touched_since, memory_ids, seq, ts)

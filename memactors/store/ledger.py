@@ -22,13 +22,13 @@ import orjson
 import pyarrow as pa
 
 from ..core import events as E
-from ..core import records as R
 from ..core.erasure import CLAIM, COPY, edges_of
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
 from .entries import Entry, decode, encode, seal_all
 from .ledger_actions import ACTIONS_DDL, LedgerActions
+from .ledger_audit import LedgerAudit
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
 from .ledger_history import LedgerHistory
 from .ledger_key import DIGEST, FINGERPRINT, PSEUDONYM, LedgerKey, record_erased
@@ -91,7 +91,7 @@ _WRITE_KEYS = ("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', '
                "AND idem_key IS NOT NULL AND list_contains(?, memory_id)")
 
 
-class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
+class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
                  wal_max_mb: int = 16) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one
@@ -253,29 +253,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
                 self._insert_provenance(rows)
             self._x("INSERT INTO meta VALUES ('provenance', ?)", [b"1"])
 
-    def index_levels(self) -> None:
-        """Bring the sensitivity index up to the last event: the records written since it was
-        last brought up (each opened once, ever), and the tombstones of those erased before."""
-        done = self._meta("levels")
-        since, upto = int(done) if done is not None else 0, self.last_seq
-        if upto <= since:
-            return
-        rows: dict[str, str] = {}
-        for _, ch in self._changes("e.action IN ('write', 'write_working') AND e.seq > ? AND e.seq <= ?",
-                                   [since, upto]):
-            if ch is not None and ch.record and ch.record.get("sensitivity"):
-                rows[ch.memory_id] = ch.record["sensitivity"]
-        for mid, snap in self._q("SELECT memory_id, snapshot FROM events WHERE action = 'forget' AND seq > ? "
-                                 "AND seq <= ?", [since, upto]):
-            level = orjson.loads(bytes(snap)).get("sensitivity") if snap else None
-            if level and mid not in rows:
-                rows[mid] = level
-        with self._transaction():
-            if rows:
-                self._insert("levels", {"memory_id": list(rows), "sensitivity": list(rows.values())})
-            self._x("DELETE FROM meta WHERE key = 'levels'")
-            self._x("INSERT INTO meta VALUES ('levels', ?)", [str(upto).encode()])
-
     def _insert_provenance(self, rows: list[tuple[str, str, str]]) -> None:
         self._insert("provenance", {"memory_id": [r[0] for r in rows], "source": [r[1] for r in rows],
                                     "kind": [r[2] for r in rows]})
@@ -297,6 +274,11 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
     def _meta(self, name: str) -> bytes | None:
         rows = self._x("SELECT value FROM meta WHERE key = ?", [name])
         return bytes(rows[0][0]) if rows else None
+
+    def _set_meta(self, name: str, value: bytes) -> None:
+        """Replace one meta value (inside the caller's transaction)."""
+        self._x("DELETE FROM meta WHERE key = ?", [name])
+        self._x("INSERT INTO meta VALUES (?, ?)", [name, value])
 
     def _q(self, sql: str, params: list | None = None) -> list[tuple]:
         """A read on a cursor of its own: reads run beside the commit thread, and a DuckDB
@@ -524,17 +506,18 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         finally:
             cur.close()
 
-    def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> set[str]:
-        """Those of these memories with an event after ``seq`` or a recall at or after ``ts``:
-        what a sweep planned as of that seq and time must check again. By a join, as
-        ``last_access``."""
+    def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> dict[str, int | None]:
+        """Those of these memories with an event after ``seq`` or a recall at or after ``ts``
+        (what a sweep planned as of that seq and time must check again), each with its last
+        recall (None: never recalled). By a join, as ``last_access``."""
         ids = pa.table({"memory_id": pa.array(memory_ids, pa.string())})  # noqa: F841 - replacement scan
         cur = self.con.cursor()
         try:
-            return {r[0] for r in cur.execute(
-                "SELECT DISTINCT memory_id FROM (SELECT memory_id FROM events WHERE seq > ? UNION ALL "
-                "SELECT memory_id FROM access WHERE last_accessed_at >= ?) JOIN ids USING (memory_id)",
-                [seq, ts]).fetchall()}
+            return dict(cur.execute(
+                "SELECT t.memory_id, a.last_accessed_at FROM (SELECT DISTINCT memory_id FROM ("
+                "SELECT memory_id FROM events WHERE seq > ? UNION ALL "
+                "SELECT memory_id FROM access WHERE last_accessed_at >= ?) JOIN ids USING (memory_id)) t "
+                "LEFT JOIN access a USING (memory_id)", [seq, ts]).fetchall())
         finally:
             cur.close()
 
@@ -704,60 +687,6 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
             "reads": int(recalls), "hits": int(hits), "citations": int(cited), "events": sum(by_action.values()),
         }
 
-    def erasure(self, memory_id: str) -> dict | None:
-        """What the ledger can prove about a memory's erasure: its scope, the tombstone's seq
-        (None if never forgotten) and whether its data key is gone. None for an unknown id."""
-        cur = self.con.cursor()
-        row = cur.execute("SELECT scope FROM events WHERE memory_id = ? ORDER BY seq LIMIT 1", [memory_id]).fetchone()
-        if row is None:
-            return None
-        tomb = cur.execute("SELECT min(seq) FROM events WHERE memory_id = ? AND action = 'forget'",
-                           [memory_id]).fetchone()[0]
-        has_key = cur.execute("SELECT count(*) FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0] > 0
-        return {"memory_id": memory_id, "scope": row[0], "tombstone_seq": tomb, "key_destroyed": not has_key}
-
-    def sensitivity_of(self, memory_id: str) -> str | None:
-        """A memory's sensitivity: its record's, or once erased what its tombstone kept (None
-        for a tombstone from before they kept it)."""
-        rec = self.fold("list_contains(?, e.memory_id)", [[memory_id]]).records.get(memory_id)
-        if rec is not None:
-            return rec.get("sensitivity")
-        row = self._q("SELECT snapshot FROM events WHERE memory_id = ? AND action = 'forget' ORDER BY seq LIMIT 1",
-                      [memory_id])
-        return orjson.loads(bytes(row[0][0])).get("sensitivity") if row and row[0][0] else None
-
-    def readable_tables(self, reads: list[tuple[str, str]]) -> dict[str, pa.Table]:
-        """``events``, ``recalls`` and ``citations`` as an actor may read them, given its read
-        grants as (scope prefix, clearance) pairs ("/" for /global/: every scope; canonical
-        paths, so a prefix match is a segment match, and the longest match is the most specific
-        grant, whose clearance holds there, as ``GrantTable.clearances``): events in scopes under
-        a grant, of no memory or of a memory at or below that clearance; recalls whose every
-        allowed scope lies under a grant and every hit is such a memory; and their citations.
-        A memory whose sensitivity the ledger does not know counts as the highest. Never keys or
-        idempotency."""
-        cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
-        params = [[p for p, _ in reads], [R.SENSITIVITIES.index(c) for _, c in reads], list(R.SENSITIVITIES)]
-        # The clearance (a rank) that holds in a scope: the most specific grant's; NULL outside them all.
-        grants = "(SELECT unnest($1::VARCHAR[]) p, unnest($2::INTEGER[]) c)"
-        cleared = f"""(SELECT g.c FROM {grants} g WHERE starts_with({{scope}}, g.p) ORDER BY length(g.p) DESC LIMIT 1)"""
-        # A hit's: an ancestor no grant covers (a recall sees it, and /global/, through the scopes
-        # below it) takes the highest clearance of the grants below it, as ``GrantTable.clearances``.
-        hit_cleared = f"""coalesce({cleared.format(scope="h.hit.scope")}, (SELECT max(g.c) FROM {grants} g
-                                   WHERE starts_with(g.p, h.hit.scope) OR h.hit.scope = '/global/'))"""
-        rank = f"""coalesce((SELECT max(list_position($3::VARCHAR[], l.sensitivity)) - 1 FROM levels l
-                             WHERE l.memory_id = {{mid}}), {len(R.SENSITIVITIES) - 1})"""
-        ev = cur.sql(f"""SELECT * FROM events e WHERE {cleared.format(scope="e.scope")} IS NOT NULL
-                           AND (e.memory_id IS NULL
-                                OR {rank.format(mid="e.memory_id")} <= {cleared.format(scope="e.scope")})
-                         ORDER BY seq""", params=params).to_arrow_table()
-        shown = f"""NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE {cleared.format(scope="a.s")} IS NULL)
-                    AND NOT EXISTS (SELECT 1 FROM unnest(from_json(r.hits, '[{{"memory_id": "VARCHAR", "scope": "VARCHAR"}}]')) h(hit)
-                                    WHERE coalesce({rank.format(mid="h.hit.memory_id")} > {hit_cleared}, true))"""
-        rc = cur.sql(f"SELECT * FROM recalls r WHERE {shown}", params=params).to_arrow_table()
-        ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r WHERE {shown})",
-                     params=params).to_arrow_table()
-        return {"events": ev, "recalls": rc, "citations": ct}
-
     def recall_log(self, recall_id: str) -> dict | None:
         cur = self.con.cursor().execute(f"SELECT {', '.join(_RECALL_COLUMNS)} FROM recalls WHERE recall_id = ?", [recall_id])
         row = cur.fetchone()
@@ -800,8 +729,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions):
         """Every erasure up to ``seq`` is purged (kept in the file: a purge due when a runtime
         closed or died is done when the folder is next opened)."""
         with self._transaction():
-            self._x("DELETE FROM meta WHERE key = 'purged_seq'")
-            self._x("INSERT INTO meta VALUES ('purged_seq', ?)", [str(int(seq)).encode()])
+            self._set_meta("purged_seq", str(int(seq)).encode())
 
     def compact_file(self) -> dict:
         """Rewrite the ledger file with its live rows only. DuckDB leaves deleted rows' bytes in

@@ -1,0 +1,94 @@
+"""What the ledger shows a reader by clearance (DESIGN section 8): each memory's sensitivity,
+indexed from its record or its tombstone when ``audit.sql`` is next asked, the proof of an
+erasure, and the tables ``audit.sql`` reads, cut to the reader's grants and clearances.
+
+Mixed into ``memactors.store.ledger.Ledger``.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pyarrow as pa
+
+from ..core import records as R
+
+
+class LedgerAudit:
+    """Needs ``_changes``, ``fold``, ``_q``, ``_x``, ``_insert``, ``_meta``, ``_set_meta``,
+    ``_transaction``, ``con`` and ``last_seq`` of ``Ledger``."""
+
+    def index_levels(self) -> None:
+        """Bring the sensitivity index up to the last event: the records written since it was
+        last brought up (each opened once, ever), and the tombstones of those erased before."""
+        done = self._meta("levels")
+        since, upto = int(done) if done is not None else 0, self.last_seq
+        if upto <= since:
+            return
+        rows: dict[str, str] = {}
+        for _, ch in self._changes("e.action IN ('write', 'write_working') AND e.seq > ? AND e.seq <= ?",
+                                   [since, upto]):
+            if ch is not None and ch.record and ch.record.get("sensitivity"):
+                rows[ch.memory_id] = ch.record["sensitivity"]
+        for mid, snap in self._q("SELECT memory_id, snapshot FROM events WHERE action = 'forget' AND seq > ? "
+                                 "AND seq <= ?", [since, upto]):
+            level = orjson.loads(bytes(snap)).get("sensitivity") if snap else None
+            if level and mid not in rows:
+                rows[mid] = level
+        with self._transaction():
+            if rows:
+                self._insert("levels", {"memory_id": list(rows), "sensitivity": list(rows.values())})
+            self._set_meta("levels", str(upto).encode())
+
+    def erasure(self, memory_id: str) -> dict | None:
+        """What the ledger can prove about a memory's erasure: its scope, the tombstone's seq
+        (None if never forgotten) and whether its data key is gone. None for an unknown id."""
+        cur = self.con.cursor()
+        row = cur.execute("SELECT scope FROM events WHERE memory_id = ? ORDER BY seq LIMIT 1", [memory_id]).fetchone()
+        if row is None:
+            return None
+        tomb = cur.execute("SELECT min(seq) FROM events WHERE memory_id = ? AND action = 'forget'",
+                           [memory_id]).fetchone()[0]
+        has_key = cur.execute("SELECT count(*) FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0] > 0
+        return {"memory_id": memory_id, "scope": row[0], "tombstone_seq": tomb, "key_destroyed": not has_key}
+
+    def sensitivity_of(self, memory_id: str) -> str | None:
+        """A memory's sensitivity: its record's, or once erased what its tombstone kept (None
+        for a tombstone from before they kept it)."""
+        rec = self.fold("list_contains(?, e.memory_id)", [[memory_id]]).records.get(memory_id)
+        if rec is not None:
+            return rec.get("sensitivity")
+        row = self._q("SELECT snapshot FROM events WHERE memory_id = ? AND action = 'forget' ORDER BY seq LIMIT 1",
+                      [memory_id])
+        return orjson.loads(bytes(row[0][0])).get("sensitivity") if row and row[0][0] else None
+
+    def readable_tables(self, reads: list[tuple[str, str]]) -> dict[str, pa.Table]:
+        """``events``, ``recalls`` and ``citations`` as an actor may read them, given its read
+        grants as (scope prefix, clearance) pairs ("/" for /global/: every scope; canonical
+        paths, so a prefix match is a segment match, and the longest match is the most specific
+        grant, whose clearance holds there, as ``GrantTable.clearances``): events in scopes under
+        a grant, of no memory or of a memory at or below that clearance; recalls whose every
+        allowed scope lies under a grant and every hit is such a memory; and their citations.
+        A memory whose sensitivity the ledger does not know counts as the highest. Never keys or
+        idempotency."""
+        cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
+        params = [[p for p, _ in reads], [R.SENSITIVITIES.index(c) for _, c in reads], list(R.SENSITIVITIES)]
+        # The clearance (a rank) that holds in a scope: the most specific grant's; NULL outside them all.
+        grants = "(SELECT unnest($1::VARCHAR[]) p, unnest($2::INTEGER[]) c)"
+        cleared = f"""(SELECT g.c FROM {grants} g WHERE starts_with({{scope}}, g.p) ORDER BY length(g.p) DESC LIMIT 1)"""
+        # A hit's: an ancestor no grant covers (a recall sees it, and /global/, through the scopes
+        # below it) takes the highest clearance of the grants below it, as ``GrantTable.clearances``.
+        hit_cleared = f"""coalesce({cleared.format(scope="h.hit.scope")}, (SELECT max(g.c) FROM {grants} g
+                                   WHERE starts_with(g.p, h.hit.scope) OR h.hit.scope = '/global/'))"""
+        rank = f"""coalesce((SELECT max(list_position($3::VARCHAR[], l.sensitivity)) - 1 FROM levels l
+                             WHERE l.memory_id = {{mid}}), {len(R.SENSITIVITIES) - 1})"""
+        ev = cur.sql(f"""SELECT * FROM events e WHERE {cleared.format(scope="e.scope")} IS NOT NULL
+                           AND (e.memory_id IS NULL
+                                OR {rank.format(mid="e.memory_id")} <= {cleared.format(scope="e.scope")})
+                         ORDER BY seq""", params=params).to_arrow_table()
+        shown = f"""NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE {cleared.format(scope="a.s")} IS NULL)
+                    AND NOT EXISTS (SELECT 1 FROM unnest(from_json(r.hits, '[{{"memory_id": "VARCHAR", "scope": "VARCHAR"}}]')) h(hit)
+                                    WHERE coalesce({rank.format(mid="h.hit.memory_id")} > {hit_cleared}, true))"""
+        rc = cur.sql(f"SELECT * FROM recalls r WHERE {shown}", params=params).to_arrow_table()
+        ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r WHERE {shown})",
+                     params=params).to_arrow_table()
+        return {"events": ev, "recalls": rc, "citations": ct}
