@@ -477,7 +477,7 @@ def _contradictions_ended(state, gone, why: str) -> list[Change]:
     """A live memory left flagged ``contradiction`` with no rival once ``gone`` leave recall
     (erased, evicted by a sweep, rolled back) is no longer in one: its flag is cleared (else it
     stayed in ``contradictions.pending`` alone, its staleness counting a contradiction with
-    nothing). ``state``: the scope's records before the change (``get``, ``live``); only the
+    nothing). ``state``: the scope's records before the change (``get``, ``records``); only the
     flagged live ones are read."""
     from .contradictions import text_contradiction
 
@@ -485,7 +485,8 @@ def _contradictions_ended(state, gone, why: str) -> list[Change]:
     erased = [r for m in gone if (r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG]
     if not erased:
         return []
-    flagged = [r for r in state.live() if r["memory_id"] not in gone and r.get("review") == CONTRADICTION_FLAG]
+    flagged = [r for r in state.records.values()  # the flag first: most records have none
+               if r.get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE and r["memory_id"] not in gone]
 
     def rivals(rec: dict, among: list[dict]) -> list[dict]:
         key = rec.get("entity_key")

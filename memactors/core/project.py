@@ -83,14 +83,22 @@ def apply_bulk(view_of, changes: list[Change]) -> None:
     """A bulk operation's status changes (a sweep's share) on the views ``view_of(scope)`` gives
     (None: a scope not held): an evicted memory leaves its view (what ``apply`` does, without
     building the record it would drop at once), a stale mark or a review flag is applied."""
+    run, run_view = [], None  # consecutive evictions from one view, removed together (in order)
     for ch in changes:
         view = view_of(ch.scope)
+        gone = ch.patch.get("status") in R.GONE
+        if run and (view is not run_view or not gone):
+            run_view.remove_many(run)
+            run = []
         if view is None:
             continue
-        if ch.patch.get("status") in R.GONE:
-            view.remove(ch.memory_id)
+        if gone:
+            run.append(ch.memory_id)
+            run_view = view
         else:
             apply(view, ch)
+    if run:
+        run_view.remove_many(run)
 
 
 def patch_of(old: dict, new: dict, fields=PATCHABLE) -> dict:
@@ -138,6 +146,10 @@ class Rows:
 
     def remove(self, memory_id: str) -> None:
         self.records.pop(memory_id, None)
+
+    def remove_many(self, memory_ids: list[str]) -> None:
+        for m in memory_ids:
+            self.records.pop(m, None)
 
     def l2_rows(self) -> list[dict]:
         """The rows L2 holds for this state, in a stable order (by memory id)."""

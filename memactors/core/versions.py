@@ -249,17 +249,46 @@ class ScopeState:
             del self.by_hash[rec["content_hash"]]
 
     def remove(self, memory_id: str) -> dict | None:
-        rec = self.records.pop(memory_id, None)
-        self.vectors.pop(memory_id, None)
-        if self.cues is not None and memory_id in self.cue_of:
-            self._uncount(memory_id)
-        if rec is not None:
-            self._unindex(rec)
-            if rec.get("entity_key") is not None:
-                self._release(rec["entity_key"], memory_id)
-        elif (key := self.key_of.get(memory_id)) is not None:  # a superseded version, counted only
-            self._release(key, memory_id)
+        rec = self.records.get(memory_id)
+        self.remove_many([memory_id])
         return rec
+
+    def remove_many(self, memory_ids: list[str]) -> None:
+        """``remove`` of each id in turn (a sweep's evictions of one scope), with each fact's
+        versions rebuilt once for all its ids, not once an id."""
+        records, vectors, cue_of, key_of, level_of = self.records, self.vectors, self.cue_of, self.key_of, self.level_of
+        by_hash, by_entity, disputed = self.by_hash, self.by_entity, self.disputed
+        released: dict[str, set] = {}
+        for mid in memory_ids:
+            rec = records.pop(mid, None)
+            vectors.pop(mid, None)
+            if cue_of is not None and mid in cue_of:
+                self._uncount(mid)
+            if rec is None:
+                key = key_of.get(mid)
+            else:
+                key = rec.get("entity_key")
+                if key is None or key not in disputed:  # _unindex, inline for the usual case
+                    if key is not None and by_entity.get(key) == mid:
+                        del by_entity[key]
+                    if by_hash.get(h := rec["content_hash"]) == mid:
+                        del by_hash[h]
+                else:
+                    self._unindex(rec)
+            if key is not None:
+                released.setdefault(key, set()).add(mid)
+        versions = self.versions
+        for key, mids in released.items():
+            for m in mids:
+                key_of.pop(m, None)
+                level_of.pop(m, None)
+            held = versions.get(key)
+            if held is not None:
+                rest = tuple(p for p in held if p[1] not in mids)
+                if rest:
+                    versions[key] = rest
+                else:
+                    del versions[key]
 
     def next_version(self, key: str, sees: frozenset | None = None) -> int:
         """The version a new write of this fact gets: one above the highest on record (that

@@ -96,6 +96,3 @@ class _Flagged:
 
     def get(self, memory_id: str) -> dict | None:
         return self.records.get(memory_id)
-
-    def live(self) -> list[dict]:
-        return list(self.records.values())
