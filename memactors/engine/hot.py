@@ -45,12 +45,17 @@ def hit(rec: dict, score: float, components: dict, stale: bool, relevance: float
 
 
 def hit_base(rec: dict) -> dict:
-    """The record's fields a hit carries."""
-    return {k: rec.get(k) for k in R.HIT_FIELDS}
+    """The record's fields a hit carries, and its entity key for conflict resolution (the
+    caller's ``Hit`` has no such field: ``runtime.results.hit_from`` takes what it names)."""
+    out = {k: rec.get(k) for k in R.HIT_FIELDS}
+    out["entity_key"] = rec.get("entity_key")
+    return out
 
 
 def entity_keys(cands: list[dict]) -> set[str]:
-    return {R.entity_key(c["subject"], c["predicate"]) for c in cands if c.get("subject") is not None}
+    """The facts these candidates state (a hashed key a candidate: carried, or derived)."""
+    return {c.get("entity_key") or R.entity_key(c["subject"], c["predicate"])
+            for c in cands if c.get("subject") is not None}
 
 
 def score_rows(rows: list[dict], cosine, qterms: S.QueryTerms | None, now_us: int, weights: S.Weights) -> list[dict]:
