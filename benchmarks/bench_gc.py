@@ -59,6 +59,23 @@ def owners_cpu_s(rt) -> list[float]:
     return out
 
 
+def ledger_cpu_s() -> float | None:
+    """CPU seconds the ledger writer's process has used so far (found by its Ray process name;
+    None when there is not exactly one on this machine)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if not f.read().startswith(b"ray::LedgerWriter"):
+                    continue
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return found[0] if len(found) == 1 else None
+
+
 def owners_rss_mb(rt) -> list[float]:
     """Resident memory of each owner process (they run on this machine)."""
     out = []
@@ -168,17 +185,19 @@ def run(n: int, tenants: int, days: int, cycles: int, seed: int, root: str, rete
                                  "seconds": plan.seconds}
         # 2. the applied sweep, alone on the runtime
         users = [f"/org/t{t:04d}/user/u0/" for t in range(min(tenants, 20))]
-        t0, cpu0 = time.perf_counter(), owners_cpu_s(rt)
+        t0, cpu0, led0 = time.perf_counter(), owners_cpu_s(rt), ledger_cpu_s()
         res = rt.gc()
         wall = time.perf_counter() - t0
         owners_cpu = [round(b - a, 2) for a, b in zip(cpu0, owners_cpu_s(rt))]  # the maintenance step's too
+        led1 = ledger_cpu_s()
         ev = (res.applied or {}).get("events", 0)
         secs = res.seconds
         out["sweep"] = {"by_rule": res.by_rule, "events": ev, "wall_s": round(wall, 2), "seconds": secs,
                         "apply_parts": (res.applied or {}).get("seconds"),
                         "evictions_per_s_apply": round(ev / secs["apply_seconds"]) if secs.get("apply_seconds") else None,
                         "evictions_per_s_excl_maintenance": round(ev / (secs["seconds"] - secs.get("maintenance_seconds", 0)))
-                        if ev else None, "maintenance": res.maintenance, "owners_cpu_s": owners_cpu}
+                        if ev else None, "maintenance": res.maintenance, "owners_cpu_s": owners_cpu,
+                        "ledger_cpu_s": round(led1 - led0, 2) if None not in (led0, led1) else None}
         # The issue's "whole sweep" leaves compaction out (reported apart), not version cleanup.
         compaction = (res.maintenance or {}).get("compaction_seconds", 0.0)
         out["sweep"]["seconds_excl_compaction"] = round(secs["seconds"] - compaction, 2)

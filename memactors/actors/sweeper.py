@@ -38,7 +38,10 @@ from .flush_hold import deferred, held
 from .refs import get_all
 
 LIFECYCLE_ACTOR = SYSTEM_ACTOR  # sweeps act as the runtime itself: no caller can pass it, no grant names it
-SLICE = 10_000  # rows per SweepOp (whole scopes): one ledger group each
+# Rows per SweepOp (whole scopes): one ledger group each. Each slice asks the ledger what changed
+# since the plan, after the commits queued before it: 10,000 made twice the calls and commits
+# (a 1M sweep: 82.6-85.1k changes/s at 10k, 86.4k at 20k; 200k: +4%, 40k no better than 20k).
+SLICE = 20_000
 
 
 def _plan_task(path: str, now_us: int, cfg: Config, workers: int | None) -> Plan:
