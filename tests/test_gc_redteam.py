@@ -303,35 +303,3 @@ def test_a_stale_memory_refreshed_or_confirmed_is_active_again(folder, how):
         rt.review.confirm(m.memory_id, actor="reviewer", reason="still true")
     assert _status(rt, m.memory_id)["status"] == "active"
     assert [h.stale for h in _recall_one(rt, "favourite museum Louvre born Lyon").hits] == [False]
-
-
-def test_a_sweeps_watch_answers_as_the_events_do_and_ends_with_its_lease(folder):
-    # While a sweep holds its lease, the ledger keeps the ids its commits change (``watch``)
-    # and each share's touched_since reads them instead of scanning the events since the plan.
-    # Its answer must be the scan's, for changed and unchanged memories alike; and the watch
-    # must end with the lease (a later question reads the events again).
-    rt, clock, _ = folder
-    ids = [rt.write(S, f"note {i} about the garden", actor=A, **NEVER).memory_id for i in range(6)]
-    core, calls = rt._ledger._obj, rt._calls  # noqa: SLF001 - the process host's ledger core
-    assert calls.get(rt._ledger.sweep_lease.remote("sweep-1", 60.0))  # noqa: SLF001
-    since = calls.get(rt._ledger.watch.remote())  # noqa: SLF001
-    clock.advance(days=1)
-    rt.write(S, "note 1 about the garden", actor=A, **NEVER)  # a refresh: an event of ids[1]
-    rt.forget(ids[2], actor=A, reason="asked")
-    other = rt.write(S2, "a new note nobody planned", actor=A).memory_id
-    rt.flush()
-    ask = [*ids, other, "f" * 32]
-
-    def both():
-        watched = calls.get(rt._ledger.touched_since.remote(ask, since, 0))  # noqa: SLF001
-        scanned = core.ledger.touched_since(ask, since, 0)
-        return watched, scanned
-
-    watched, scanned = both()
-    assert core._watch is not None and watched == scanned  # noqa: SLF001
-    assert {ids[1], ids[2], other} <= set(watched) and ids[0] not in watched and "f" * 32 not in watched
-    rt._ledger.sweep_release.remote("sweep-1")  # noqa: SLF001
-    rt.write(S, "note 3 about the garden", actor=A, **NEVER)  # after the watch: found by the scan
-    rt.flush()
-    watched, scanned = both()
-    assert core._watch is None and watched == scanned and ids[3] in watched  # noqa: SLF001

@@ -50,8 +50,6 @@ SIDE_RECALLS = 128
 # audit.sql queries running or waiting at once (one runs at a time, up to sandbox.TIMEOUT_S
 # each); past this a query is refused with BackPressure rather than queued behind minutes of them.
 SQL_QUEUE = 16
-# Memory ids a sweep's watch keeps at most (~100 bytes each): a 1M sweep's own events are 650k.
-WATCH_MAX = 4_000_000
 
 
 def _typed_errors(cls):
@@ -159,9 +157,6 @@ class LedgerCore:
         # and waits (once out of the queue) among ``_held`` until that many are out.
         self._recalls_in = self._recalls_out = 0
         self._held: list[tuple[asyncio.Future, int]] = []
-        # A sweep's watch (``watch``): (the seq it started from, memory id -> the seq of the last
-        # committed event changing it since), kept while the sweep holds its lease.
-        self._watch: tuple[int, dict[str, int]] | None = None
         self._wake: asyncio.Event | None = None
         self._loop_task = None
 
@@ -306,7 +301,6 @@ class LedgerCore:
 
     def _commit(self, batch: dict):
         results = self.ledger.commit(batch, self.known)
-        self._remember(batch, results)
         if any(batch["destroy"]) and self._purge_due is None:
             # An erasure: its bytes leave old Lance versions and freed DuckDB blocks within the
             # configured delay (``purge`` does it at once).
@@ -383,50 +377,13 @@ class LedgerCore:
         return await asyncio.to_thread(self.ledger.last_access, memory_ids)
 
     async def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> dict[str, int | None]:
-        """``Ledger.touched_since``, once what was handed in before is committed. Under the watch
-        that began at ``seq`` or before it, the changed ones are read from the watch, and only
-        the recalls from the ledger (a sweep's share scanned the events since, its own sweep's
-        included: 52 ms a share of a 1M sweep, beside the commits)."""
+        """``Ledger.touched_since``, once the recall rows handed in before are committed."""
         await self.flush()
-        watch = self._watch  # one read: a commit may end it meanwhile
-        changed = None
-        if watch is not None and seq >= watch[0]:
-            last = watch[1]
-            changed = [m for m in memory_ids if last.get(m, -1) > seq]
-        return await asyncio.to_thread(self.ledger.touched_since, memory_ids, seq, ts, changed)
+        return await asyncio.to_thread(self.ledger.touched_since, memory_ids, seq, ts)
 
     def seq(self) -> int:
         """The last committed event's seq."""
         return self.ledger.last_seq
-
-    async def watch(self) -> int:
-        """The last committed event's seq, for the sweep holding the lease (``sweep_lease``):
-        from it on, until the lease ends, the ids of the memories committed events change are
-        kept for its shares' ``touched_since``."""
-        self._ensure_loop()
-        async with self._con_lock:  # no commit half done: each event after the seq is kept
-            self._watch = (self.ledger.last_seq, {})
-            return self.ledger.last_seq
-
-    def _remember(self, batch: dict, results: list) -> None:
-        """Keep a committed batch's changed memory ids in the watch (the commit's thread, under
-        the connection lock); end the watch with its sweep's lease, or past ``WATCH_MAX`` ids
-        (a sweep asking after that reads the events, as without a watch)."""
-        watch = self._watch
-        if watch is None:
-            return
-        lease = getattr(self, "_lease", None)
-        if lease is None or lease[1] < time.monotonic() or len(watch[1]) > WATCH_MAX:
-            self._watch = None
-            return
-        last, pos = watch[1], 0
-        ids = batch["memory_id"]
-        for (status, seqs), n in zip(results, batch["n_events"]):
-            if status == "ok":
-                for m, q in zip(ids[pos:pos + n], seqs):
-                    if m is not None:
-                        last[m] = q
-            pos += n
 
     async def write_keys_of(self, memory_ids: list[str]) -> list[str]:
         """The idempotency keys of the writes that made these memories (committed: an owner asks
@@ -526,7 +483,6 @@ class LedgerCore:
     def sweep_release(self, holder: str) -> None:
         if getattr(self, "_lease", None) and self._lease[0] == holder:
             self._lease = None
-            self._watch = None
 
     # --- history: point in time, rollback, fork -------------------------------------------------
 

@@ -61,7 +61,7 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
         raise BackPressure("another sweep of this data folder is running; retry when it has ended")
     # Before the sync: what is committed up to it reaches L2 there, so the plan sees it; what
     # comes after, the owners check again (a memory refreshed or erased in a scope gone cold).
-    since = None if dry_run else rt._calls.get(ledger.watch.remote())  # noqa: SLF001
+    since = None if dry_run else rt._calls.get(ledger.seq.remote())  # noqa: SLF001
     host = rt._calls.host  # noqa: SLF001
 
     def step(name: str) -> None:

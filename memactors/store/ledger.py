@@ -506,22 +506,18 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
         finally:
             cur.close()
 
-    def touched_since(self, memory_ids: list[str], seq: int, ts: int,
-                      changed: list[str] | None = None) -> dict[str, int | None]:
+    def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> dict[str, int | None]:
         """Those of these memories with an event after ``seq`` or a recall at or after ``ts``
         (what a sweep planned as of that seq and time must check again), each with its last
-        recall (None: never recalled). By a join, as ``last_access``. ``changed``: those with an
-        event after ``seq``, known already (a sweep's watch): the events are not read."""
+        recall (None: never recalled). By a join, as ``last_access``."""
         ids = pa.table({"memory_id": pa.array(memory_ids, pa.string())})  # noqa: F841 - replacement scan
-        known = pa.table({"memory_id": pa.array(changed or [], pa.string())})  # noqa: F841 - replacement scan
-        events = "SELECT memory_id FROM known" if changed is not None else "SELECT memory_id FROM events WHERE seq > ?"
         cur = self.con.cursor()
         try:
             return dict(cur.execute(
                 "SELECT t.memory_id, a.last_accessed_at FROM (SELECT DISTINCT memory_id FROM ("
-                f"{events} UNION ALL "
+                "SELECT memory_id FROM events WHERE seq > ? UNION ALL "
                 "SELECT memory_id FROM access WHERE last_accessed_at >= ?) JOIN ids USING (memory_id)) t "
-                "LEFT JOIN access a USING (memory_id)", ([ts] if changed is not None else [seq, ts])).fetchall())
+                "LEFT JOIN access a USING (memory_id)", [seq, ts]).fetchall())
         finally:
             cur.close()
 
