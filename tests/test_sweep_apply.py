@@ -65,7 +65,7 @@ def test_a_plans_rows_go_to_their_scopes_owners_sorted_by_scope_then_id(rows, ow
 
 
 def test_a_sweep_op_takes_canonical_scopes_and_rule_codes_only():
-    ok = SweepOp([(MID + "a", "/org/acme/user/u1/", 1)], "memactors-lifecycle", "gc-1-0-0")
+    ok = SweepOp([(MID + "a", "/org/acme/user/u1/", 1)], "memactors-lifecycle", "gc-1-0-0", 0)
     assert ok.validate() is ok
     for bad in ([(MID + "a", "/org/acme/user/u1", 1)],  # not canonical: the owner locks by the text
                 [(MID + "a", "/org/acme/../x/", 1)],
@@ -80,7 +80,7 @@ def test_a_sweep_op_takes_canonical_scopes_and_rule_codes_only():
                 [(f"{i:032x}", "/org/acme/user/u1/", 1) for i in range(500)] + [(MID + "g", "/org/acme/user/u1/", 1)],
                 [(f"{i:032x}", "/org/acme/user/u1/", 1) for i in range(500)] + [(7, "/org/acme/user/u1/", 1)]):
         with pytest.raises(ValidationError):
-            SweepOp(bad, "memactors-lifecycle", "gc-1-0-0").validate()
+            SweepOp(bad, "memactors-lifecycle", "gc-1-0-0", 0).validate()
 
 
 def _status_entries(n: int, k: int) -> dict:
@@ -129,7 +129,7 @@ def test_decide_sweep_checks_hot_memories_again_and_takes_cold_ones_as_planned()
     cold = R.new_memory_id()  # a memory of a scope this owner does not hold hot
     hard = L.RULES.index("hard_expired")
     rows = [(due["memory_id"], scope, hard), (refreshed["memory_id"], scope, hard), (cold, other, hard)]
-    out = decide_sweep(SweepOp(rows, "memactors-lifecycle", "gc-x-0-0"),
+    out = decide_sweep(SweepOp(rows, "memactors-lifecycle", "gc-x-0-0", 0),
                        Ctx(None, now, lc, state_of={scope: state}.get))
     assert out.result == {"decision": "swept", "by_rule": {"hard_expired": 2}, "skipped": 1}
     assert [(c.memory_id, c.patch, c.reason) for c in out.changes] == [

@@ -73,7 +73,7 @@ def restrict(p: Plan, scope: str | None) -> Plan:
     return p
 
 
-def apply(plan_: Plan, owners: list, now_us: int, *, actor: str = LIFECYCLE_ACTOR, since: int | None = None) -> dict:
+def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LIFECYCLE_ACTOR) -> dict:
     """Apply a plan through the owners; returns counts by rule, skipped rows and events.
     ``since``: the ledger's last seq before the plan's sync (what changed after it is checked again)."""
     rows = plan_.rows

@@ -190,9 +190,8 @@ class GrantOp(Routing):
 class SweepOp(Routing):
     """One owner's share of an applied GC plan: (memory id, scope, rule code) rows. Each row
     becomes a status change (evicted, or stale) with its rule as the reason, unless the memory
-    changed since the plan was made (the owner checks the rule again against a hot record, or
-    against the ledger's for a row of a scope not held hot with an event after ``since``, or
-    recalled since the plan)."""
+    changed since the plan was made: a row with an event after ``since``, or recalled since the
+    plan, is checked against the rule again (on its hot record, or the ledger's)."""
 
     # "access": the ledger's last recall of each row checked again (a recall updates no hot record)
     ADDRESS, SYSTEM, BULK, GATHER = "rows", True, True, frozenset({"access"})
@@ -200,7 +199,7 @@ class SweepOp(Routing):
     rows: list  # [(memory_id, scope, rule code)]
     actor: str
     idem_key: str
-    since: int | None = None  # the ledger's last seq before the plan's sync (None: rows not hot are not checked)
+    since: int  # the ledger's last seq before the plan's sync
 
     def scopes(self) -> set[str]:
         return {row[1] for row in self.rows}
@@ -210,8 +209,7 @@ class SweepOp(Routing):
 
         check_system_or_identifier(self.actor, "actor")
         check_identifier(self.idem_key, "idempotency key")
-        if self.since is not None:
-            V.integer(self.since, "since", 0, None)
+        V.integer(self.since, "since", 0, None)
         if not isinstance(self.rows, list) or any(not isinstance(r, (tuple, list)) or len(r) != 3 for r in self.rows):
             raise InvalidRecord("a sweep's rows are (memory_id, scope, rule) tuples")
         ids, scopes, rules = zip(*self.rows) if self.rows else ((), (), ())

@@ -215,7 +215,7 @@ class ScopeState:
                 self._count(mid, rec)
         if key is not None:
             if status in R.GONE:
-                self._release(key, mid)
+                self._release(key, {mid})
             else:
                 self.hold_version(key, int(rec["version"]), mid, rec.get("sensitivity"))
         if vector is not None:
@@ -256,39 +256,22 @@ class ScopeState:
     def remove_many(self, memory_ids: list[str]) -> None:
         """``remove`` of each id in turn (a sweep's evictions of one scope), with each fact's
         versions rebuilt once for all its ids, not once an id."""
-        records, vectors, cue_of, key_of, level_of = self.records, self.vectors, self.cue_of, self.key_of, self.level_of
-        by_hash, by_entity, disputed = self.by_hash, self.by_entity, self.disputed
+        records, vectors, cue_of = self.records, self.vectors, self.cue_of
         released: dict[str, set] = {}
         for mid in memory_ids:
             rec = records.pop(mid, None)
             vectors.pop(mid, None)
             if cue_of is not None and mid in cue_of:
                 self._uncount(mid)
-            if rec is None:
-                key = key_of.get(mid)
-            else:
+            if rec is not None:
+                self._unindex(rec)
                 key = rec.get("entity_key")
-                if key is None or key not in disputed:  # _unindex, inline for the usual case
-                    if key is not None and by_entity.get(key) == mid:
-                        del by_entity[key]
-                    if by_hash.get(h := rec["content_hash"]) == mid:
-                        del by_hash[h]
-                else:
-                    self._unindex(rec)
+            else:  # a superseded version, counted only
+                key = self.key_of.get(mid)
             if key is not None:
                 released.setdefault(key, set()).add(mid)
-        versions = self.versions
         for key, mids in released.items():
-            for m in mids:
-                key_of.pop(m, None)
-                level_of.pop(m, None)
-            held = versions.get(key)
-            if held is not None:
-                rest = tuple(p for p in held if p[1] not in mids)
-                if rest:
-                    versions[key] = rest
-                else:
-                    del versions[key]
+            self._release(key, mids)
 
     def next_version(self, key: str, sees: frozenset | None = None) -> int:
         """The version a new write of this fact gets: one above the highest on record (that
@@ -317,13 +300,15 @@ class ScopeState:
         elif held[-1] != (version, memory_id) and (version, memory_id) not in held:  # else: a patch, counted already
             self.versions[key] = tuple(sorted([*(p for p in held if p[1] != memory_id), (version, memory_id)]))
 
-    def _release(self, key: str, memory_id: str) -> None:
-        self.key_of.pop(memory_id, None)
-        self.level_of.pop(memory_id, None)
+    def _release(self, key: str, memory_ids: set[str]) -> None:
+        """These versions of the fact ``key`` are no longer on record: their numbers are free."""
+        for m in memory_ids:
+            self.key_of.pop(m, None)
+            self.level_of.pop(m, None)
         held = self.versions.get(key)
         if held is None:
             return
-        rest = tuple(p for p in held if p[1] != memory_id)
+        rest = tuple(p for p in held if p[1] not in memory_ids)
         if rest:
             self.versions[key] = rest
         else:

@@ -625,15 +625,11 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             ctx.sees = self.grants.write_view(writer, scope) if writer is not None and scope else None
         return C.decide(op, ctx), ctx.record
 
-    async def _since_plan(self, op, staged: dict, now_us: int) -> tuple[dict[str, int], dict[str, dict], set | None]:
+    async def _since_plan(self, op, staged: dict, now_us: int) -> tuple[dict[str, int], dict[str, dict], set]:
         """What a sweep's share is checked again against: the rows that changed since the plan
         (an event after ``op.since``, or a recall at or after the plan's ``now_us``: the others
         are as the plan saw them), the ledger's record of those this core does not hold hot, and
-        the last recall of each (recalls reach the ledger, and L2 later, never the hot records).
-        Without ``op.since``: every row held hot, and its last recall."""
-        if op.since is None:
-            ids = [mid for mid, scope, _ in op.rows if (st := staged.get(scope)) is not None and st.get(mid) is not None]
-            return (await self.ledger.last_access(ids) if ids else {}), {}, None
+        the last recall of each (recalls reach the ledger, and L2 later, never the hot records)."""
         touched = await self.ledger.touched_since([mid for mid, _, _ in op.rows], op.since, now_us)
         if not touched:
             return {}, {}, set()

@@ -371,11 +371,6 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.successions, scope, memory_id)
 
-    async def last_access(self, memory_ids: list[str]) -> dict[str, int]:
-        """``Ledger.last_access``, once the recall rows handed in before are committed."""
-        await self.flush()
-        return await asyncio.to_thread(self.ledger.last_access, memory_ids)
-
     async def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> dict[str, int | None]:
         """``Ledger.touched_since``, once the recall rows handed in before are committed."""
         await self.flush()

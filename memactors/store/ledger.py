@@ -495,21 +495,10 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
             self.con.execute("UPDATE access SET synced = greatest(access.synced, done.ver) FROM done "
                              "WHERE access.memory_id = done.memory_id").fetchall()
 
-    def last_access(self, memory_ids: list[str]) -> dict[str, int]:
-        """When each of these memories was last recalled (those ever recalled), by a join: a
-        sweep's share names thousands."""
-        ids = pa.table({"memory_id": pa.array(memory_ids, pa.string())})  # noqa: F841 - replacement scan
-        cur = self.con.cursor()
-        try:
-            return dict(cur.execute("SELECT a.memory_id, a.last_accessed_at FROM access a JOIN ids USING (memory_id) "
-                                    "WHERE a.last_accessed_at IS NOT NULL").fetchall())
-        finally:
-            cur.close()
-
     def touched_since(self, memory_ids: list[str], seq: int, ts: int) -> dict[str, int | None]:
         """Those of these memories with an event after ``seq`` or a recall at or after ``ts``
         (what a sweep planned as of that seq and time must check again), each with its last
-        recall (None: never recalled). By a join, as ``last_access``."""
+        recall (None: never recalled). By a join: a sweep's share names thousands."""
         ids = pa.table({"memory_id": pa.array(memory_ids, pa.string())})  # noqa: F841 - replacement scan
         cur = self.con.cursor()
         try:
