@@ -22,32 +22,26 @@ from memactors.store.ledger import Ledger
 MID = "0" * 31
 
 
+def _reference_slices(rows: list, size: int) -> list[list]:
+    """An owner's rows sorted by (scope, id) cut the plain way: a slice ends where the scope
+    it reaches ``size`` in ends."""
+    out, start = [], 0
+    while start < len(rows):
+        end = min(start + size, len(rows))
+        while end < len(rows) and rows[end][1] == rows[end - 1][1]:
+            end += 1
+        out.append(rows[start:end])
+        start = end
+    return out
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 30), max_size=400), st.integers(1, 50))
-def test_slices_keep_every_row_in_order_and_never_split_a_scope(scope_ids, size):
-    rows = [(f"{MID}{i % 10}", f"/org/t{s:02d}/", 1) for i, s in enumerate(sorted(scope_ids))]
-    old = sweeper.SLICE
-    sweeper.SLICE = size
-    try:
-        parts = sweeper._slices(rows)
-    finally:
-        sweeper.SLICE = old
-    assert [r for p in parts for r in p] == rows
-    seen: set = set()
-    for p in parts:
-        scopes = {r[1] for r in p}
-        assert not scopes & seen  # a scope's rows all in one slice: its lock is taken once
-        seen |= scopes
-        # A slice grows past the size only to finish the scope it ends in.
-        assert len(p) <= size or len(p) - size < sum(1 for r in p if r[1] == p[-1][1])
-
-
-@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 999), st.integers(1, 6)), max_size=300),
-       st.integers(1, 5))
-def test_a_plans_rows_go_to_their_scopes_owners_sorted_by_scope_then_id(rows, owners):
-    # by column (sweeper._by_owner) as a loop over the rows does it: every row once, to the
-    # owner of its scope's tenant, each owner's rows sorted by (scope, id), codes as ints
+       st.integers(1, 5), st.integers(1, 50), st.booleans())
+def test_a_plans_rows_reach_their_scopes_owners_in_slices_of_whole_scopes(rows, owners, size, chunked):
+    # by column (sweeper.owner_slices) as a loop over the rows does it: every row once, to the
+    # owner of its scope's tenant, each owner's slices in order its rows sorted by (scope, id)
+    # cut where a scope ends once ``size`` are reached, codes as ints; owners take turns
     import pyarrow as pa
 
     from memactors.core.scopes import parse_scope
@@ -57,11 +51,26 @@ def test_a_plans_rows_go_to_their_scopes_owners_sorted_by_scope_then_id(rows, ow
     plan = list({r[0]: r for r in plan}.values())  # a plan names a memory once
     table = pa.table({"memory_id": [r[0] for r in plan], "scope": [r[1] for r in plan],
                       "rule": pa.array([r[2] for r in plan], pa.int8())})
+    if chunked and table.num_rows > 1:  # a plan gathered from several fragments' tasks
+        half = table.num_rows // 2
+        table = pa.concat_tables([table.slice(0, half), table.slice(half)])
     want: dict = {}
     for r in sorted(plan, key=lambda r: (r[1], r[0])):
         want.setdefault(owner_index(parse_scope(r[1]), owners), []).append(r)
-    got = sweeper._by_owner(table, owners)
-    assert got == want and all(type(r[2]) is int for part in got.values() for r in part)
+    old = sweeper.SLICE
+    sweeper.SLICE = size
+    try:
+        got = list(sweeper.owner_slices(table, owners))
+    finally:
+        sweeper.SLICE = old
+    by_owner: dict = {}
+    for oi, k, part in got:
+        assert k == len(by_owner.setdefault(oi, []))  # each owner's slices in order
+        by_owner[oi].append(part)
+    assert by_owner == {oi: _reference_slices(part, size) for oi, part in want.items()}
+    assert all(type(r[2]) is int for _, _, part in got for r in part)
+    firsts = [oi for oi, k, _ in got if k == 0]
+    assert [oi for oi, _, _ in got[:len(firsts)]] == sorted(firsts)  # every owner's first slice first
 
 
 def test_a_sweep_op_takes_canonical_scopes_and_rule_codes_only():

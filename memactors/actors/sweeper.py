@@ -80,17 +80,19 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
     if not rows.num_rows:
         return {"by_rule": {r: 0 for r in RULES[1:]}, "skipped": 0, "events": 0}
     t0 = time.perf_counter()
-    by_owner = _by_owner(rows, len(owners))
     sweep_id = uuid.uuid4().hex[:16]
-    by_rule, skipped = {r: 0 for r in RULES[1:]}, 0
-    seconds = {"group": round(time.perf_counter() - t0, 3)}
+    by_rule, skipped, seconds = {r: 0 for r in RULES[1:]}, 0, {}
     # The owners' own flushes wait while they commit: then each owner's share reaches Lance
     # in one commit, one owner after another (concurrent deletes of one table conflict, and
     # each retry redoes its scan: 5-11 s a sweep of 200k, against ~1.5 s).
     with deferred(owners):
-        t0 = time.perf_counter()
-        refs = [owners[oi].submit.remote([SweepOp(part, actor, f"gc-{sweep_id}-{oi}-{k}", since)], int(now_us))
-                for oi, parts in by_owner.items() for k, part in enumerate(_slices(parts))]
+        # Each slice is sent as soon as it is cut: the owners decide the first ones while the
+        # rest are sorted (sorting first held both owners idle for 0.4-0.6 s of a 1M sweep).
+        refs = []
+        for oi, k, part in owner_slices(rows, len(owners)):
+            refs.append(owners[oi].submit.remote([SweepOp(part, actor, f"gc-{sweep_id}-{oi}-{k}", since)],
+                                                 int(now_us)))
+            seconds.setdefault("group", round(time.perf_counter() - t0, 3))
         for out in get_all(refs):
             res = out[0]
             if "error" in res:
@@ -100,7 +102,7 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
             for r, n in res["by_rule"].items():
                 by_rule[r] += n
             skipped += res["skipped"]
-        seconds["decide_and_commit"] = round(time.perf_counter() - t0, 3)
+        seconds["decide_and_commit"] = round(time.perf_counter() - t0 - seconds["group"], 3)
         t0 = time.perf_counter()
         for o in owners:  # no compaction of small fragments here: the maintenance step compacts next
             get_all([o.flush.remote(compact=False)])
@@ -108,36 +110,50 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
     return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values()), "seconds": seconds}
 
 
-def _by_owner(rows: pa.Table, num_owners: int) -> dict[int, list]:
-    """The plan's rows as ``(memory_id, scope, rule code)`` by owner, each owner's sorted by
-    scope then id: the owner computed once a scope, the rows split by column (a loop a row
-    was half a second of a 1M sweep)."""
+def owner_slices(rows: pa.Table, num_owners: int):
+    """The plan's rows as ``(owner, k, slice)``: each slice about ``SLICE`` rows of whole scopes
+    of one owner (its scope locks taken once, so an owner decides its next slice while the
+    ledger commits this one), ``(memory_id, scope, rule code)`` sorted by scope then id; an
+    owner's slices in order (k = 0, 1, ...) are its rows sorted so, cut where a scope ends once
+    ``SLICE`` are reached. Owners take turns, each slice yielded as soon as it is cut. The
+    owner is computed once a scope and rows are taken by column (a loop a row was half a
+    second of a 1M sweep)."""
     import pyarrow.compute as pc  # loaded when first used: not on a first write's path
-    rows = rows.take(pc.sort_indices(rows, sort_keys=[("scope", "ascending"), ("memory_id", "ascending")]))
+    rows = rows.combine_chunks()  # a slice's take from one chunk a column, not from each
     scopes = rows["scope"].combine_chunks().dictionary_encode()
-    owner_of = np.array([owner_index(parse_scope(s), num_owners) for s in scopes.dictionary.to_pylist()],
-                        dtype=np.int64)
-    row_owner = owner_of[scopes.indices.to_numpy()]
-    out = {}
-    for oi in np.unique(row_owner).tolist():
-        part = rows.take(pa.array(np.flatnonzero(row_owner == oi)))
-        out[oi] = list(zip(part["memory_id"].to_pylist(), part["scope"].to_pylist(),
-                           part["rule"].cast(pa.int64()).to_pylist()))
-    return out
+    names = scopes.dictionary.to_pylist()
+    of_row = scopes.indices.to_numpy()
+    by_scope = np.argsort(of_row, kind="stable")  # row numbers grouped by scope
+    ends = np.cumsum(np.bincount(of_row, minlength=len(names)))
+    plans = {}  # owner -> its scopes (dictionary numbers), in scope order
+    for s in sorted(range(len(names)), key=names.__getitem__):
+        plans.setdefault(owner_index(parse_scope(names[s]), num_owners), []).append(s)
 
+    def cut(scopes_of: list[int]):
+        part, n = [], 0
+        for s in scopes_of:
+            part.append(s)
+            n += int(ends[s] - (ends[s - 1] if s else 0))
+            if n >= SLICE:
+                yield part
+                part, n = [], 0
+        if part:
+            yield part
 
-def _slices(rows: list) -> list[list]:
-    """An owner's rows (sorted by scope) in slices of about ``SLICE`` that never split a scope:
-    slices hold disjoint scope locks, so an owner decides the next while the ledger commits
-    this one."""
-    out, start = [], 0
-    while start < len(rows):
-        end = min(start + SLICE, len(rows))
-        while end < len(rows) and rows[end][1] == rows[end - 1][1]:
-            end += 1
-        out.append(rows[start:end])
-        start = end
-    return out
+    def rows_of(part: list[int]) -> list:
+        take = np.concatenate([by_scope[(ends[s - 1] if s else 0):ends[s]] for s in part])
+        t = rows.take(pa.array(take))
+        t = t.take(pc.sort_indices(t, sort_keys=[("scope", "ascending"), ("memory_id", "ascending")]))
+        return list(zip(t["memory_id"].to_pylist(), t["scope"].to_pylist(), t["rule"].cast(pa.int64()).to_pylist()))
+
+    cutters = {oi: enumerate(cut(ss)) for oi, ss in sorted(plans.items())}
+    while cutters:
+        for oi in list(cutters):
+            nxt = next(cutters[oi], None)
+            if nxt is None:
+                del cutters[oi]
+            else:
+                yield oi, nxt[0], rows_of(nxt[1])
 
 
 STEPS = ("sync", "plan", "apply", "maintain")
