@@ -8,6 +8,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memactors.engine.outbox import L2Outbox
 from memactors.core import records as R
@@ -71,6 +73,44 @@ def test_patches_change_only_their_columns_and_deletes_remove(store):
     assert rows[0]["content"] == "one" and np.allclose(vecs[0], vec(1))
     push(store, patches=[("f" * 32, A, {"status": "stale"})])  # a patch never creates a row
     assert store.count() == 1
+
+
+def test_patches_of_several_column_sets_land_whole_and_never_touch_other_columns(store):
+    # A sweep's batch: stale marks, a stale mark that also ends a review, review flags alone,
+    # access counts beside one that also changed a status. Each row ends with exactly its
+    # patch's columns set, whatever merges carried them.
+    recs = [dict(rec(A, f"memory {i}"), review="contradiction") for i in range(6)]
+    push(store, new=[(r, vec(i)) for i, r in enumerate(recs)])
+    patches = [{"status": "stale"}, {"status": "stale", "review": None}, {"review": "periodic"},
+               {"retrieved_count": 4, "cited_count": 1}, {"retrieved_count": 2, "cited_count": 2, "status": "stale"},
+               {"review": None, "retrieved_count": 7}]
+    push(store, patches=[(r["memory_id"], A, p) for r, p in zip(recs, patches)])
+    rows = {r["memory_id"]: r for r in store.get([r["memory_id"] for r in recs])[0]}
+    for r, p in zip(recs, patches):
+        want = {**{k: R.complete(r)[k] for k in ("status", "review", "retrieved_count", "cited_count")}, **p}
+        assert {k: rows[r["memory_id"]][k] for k in want} == want, p
+        assert rows[r["memory_id"]]["content"] == r["content"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text("0123456789abcdef", min_size=1, max_size=3),
+                       st.sets(st.sampled_from(["status", "review", "retrieved_count", "cited_count", "scope"])),
+                       max_size=30))
+def test_column_groups_write_each_row_exactly_its_columns_once_a_merge(columns_of):
+    # the merges L2Store.apply makes of a batch's patches: each row's columns set exactly (no
+    # column of another's), no row twice in one merge (Lance refuses duplicate keys), never more
+    # merges than distinct column sets
+    from memactors.store.lance_store import column_groups
+
+    patches = {m: {c: 1 for c in cols} for m, cols in columns_of.items()}
+    groups = column_groups(patches)
+    written: dict = {}
+    for cols, ids in groups:
+        assert len(ids) == len(set(ids)) and cols and "scope" not in cols
+        for m in ids:
+            written.setdefault(m, set()).update(cols)
+    assert written == {m: set(c) - {"scope"} for m, c in columns_of.items() if set(c) - {"scope"}}
+    assert len(groups) <= len({frozenset(c) - {"scope"} for c in columns_of.values()} - {frozenset()})
 
 
 def test_whole_row_upserts_replace_or_insert(store):

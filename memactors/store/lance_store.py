@@ -80,6 +80,26 @@ def _check_files(ds, folder: str) -> None:
                                     f"its manifest says {f.file_size_bytes}")
 
 
+def column_groups(patches: dict[str, dict]) -> list[tuple[tuple, list[str]]]:
+    """Patched rows grouped by the columns they set: one merge a group. A group whose columns
+    are the union of smaller groups' rides on those (its rows written in each): each merge
+    costs about the same whatever its size (~0.05-0.3 s on a 1M table), and a sweep's few stale
+    marks that also end a review (status and review) made a third merge beside the stale marks
+    and the review flags, as the odd access count that also changed a status did beside both."""
+    groups: dict[frozenset, dict[str, None]] = {}  # columns -> ids (a dict: in order, each once)
+    for mid, p in patches.items():
+        cols = frozenset(k for k in p if k != "scope")
+        if cols:
+            groups.setdefault(cols, {})[mid] = None
+    for cols in sorted(groups, key=len, reverse=True):
+        parts = [c for c in groups if c < cols]
+        if parts and frozenset().union(*parts) == cols:
+            for c in parts:  # parts may overlap: a row written twice in one merge never
+                groups[c].update(groups[cols])
+            del groups[cols]
+    return [(tuple(sorted(c)), list(ids)) for c, ids in groups.items()]
+
+
 class L2Store:
     def __init__(self, path: str, embedder_name: str, dim: int, *, cache_mb: int = 512,
                  replace_with: pa.Table | None = None) -> None:
@@ -310,12 +330,8 @@ class L2Store:
                 self._merged(tbl, lambda t: self.table.merge_insert("memory_id").when_matched_update_all()
                              .when_not_matched_insert_all().execute(t), ROW_MERGE_ROWS)
                 self._count(tbl)  # some may be new here (a replay): counted again, never too few
-            by_columns: dict[tuple, list[str]] = {}
-            for mid, p in batch.patches.items():
-                by_columns.setdefault(tuple(sorted(k for k in p if k != "scope")), []).append(mid)
-            for cols, ids in by_columns.items():
-                if cols:
-                    self._merge_columns(ids, {c: [batch.patches[m][c] for m in ids] for c in cols})
+            for cols, ids in column_groups(batch.patches):
+                self._merge_columns(ids, {c: [batch.patches[m][c] for m in ids] for c in cols})
             if batch.deletes:
                 self._delete(sorted(batch.deletes))
 
