@@ -303,8 +303,8 @@ def test_a_flush_hold_is_a_lease_its_dead_holder_cannot_keep(ray_runtime):
 
 
 def test_deferred_flushes_wait_but_a_flush_asked_for_runs_and_nothing_waits_on_them(env, user):
-    """A sweep defers the owners' own L2 flushes while its changes land (then each owner's
-    share is one Lance commit). Deferring blocks nobody: writes are acknowledged, an erasure
+    """A sweep defers the owners' own L2 flushes while its changes land (then the owners'
+    shares land in one pass). Deferring blocks nobody: writes are acknowledged, an erasure
     of every version (which flushes under its scope's lock) and an explicit flush run at once;
     a hold there once deadlocked with the sweep waiting on that lock."""
     import time

@@ -6,7 +6,7 @@ them in force for one lease at most.
   sweep's compaction, a purge): their updates would preempt its rewrite commit. Writers that
   wait on a flush wait as long.
 - ``deferred``: the owners' own background flushes wait while a sweep's changes land, so each
-  owner's share then reaches Lance in one commit; a flush someone asks for still runs.
+  owner's share then reaches Lance in one pass; a flush someone asks for still runs.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def held(owners: list):
 
 def deferred(owners: list):
     """``with deferred(owners):`` the owners' own flushes (the flush loop, a full outbox) wait
-    while a sweep's changes land, so that the sweeper then has each owner write its share to
-    Lance in one commit, one owner after another. Unlike a hold this blocks no one: a flush
+    while a sweep's changes land, so that the sweeper then has the owners' shares written to
+    Lance in one pass (``ScopeCore.apply_joint``). Unlike a hold this blocks no one: a flush
     someone asks for (``flush``, a recall as of a past point, an erasure of every version) runs
     at once; and it takes no lock an owner could need while deciding the sweep."""
     return _leased(lambda: [o.defer_flushes.remote(LEASE_S) for o in owners],

@@ -32,6 +32,21 @@ class Batch:
         return self.touched
 
 
+def joined(batches: list[Batch]) -> Batch:
+    """Several owners' batches as one for Lance (a sweep's joint flush): their memories are
+    disjoint (each scope has one owner), so each part is the union. Seqs are left out: each
+    owner marks its own once Lance has the whole."""
+    out = Batch()
+    for b in batches:
+        out.new.update(b.new)
+        out.rows.update(b.rows)
+        out.patches.update(b.patches)
+        out.deletes |= b.deletes
+        out.vectors.update(b.vectors)
+        out.touched |= b.touched
+    return out
+
+
 class L2Outbox:
     def __init__(self) -> None:
         self._b = Batch()
