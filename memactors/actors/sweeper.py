@@ -128,7 +128,9 @@ def owner_slices(rows: pa.Table, num_owners: int):
     names = scopes.dictionary.to_pylist()
     of_row = scopes.indices.to_numpy()
     by_scope = np.argsort(of_row, kind="stable")  # row numbers grouped by scope
-    ends = np.cumsum(np.bincount(of_row, minlength=len(names)))
+    counts = np.bincount(of_row, minlength=len(names))
+    ends = np.cumsum(counts)
+    starts = ends - counts
     plans = {}  # owner -> its scopes (dictionary numbers), in scope order
     for s in sorted(range(len(names)), key=names.__getitem__):
         plans.setdefault(owner_index(parse_scope(names[s]), num_owners), []).append(s)
@@ -137,7 +139,7 @@ def owner_slices(rows: pa.Table, num_owners: int):
         part, n = [], 0
         for s in scopes_of:
             part.append(s)
-            n += int(ends[s] - (ends[s - 1] if s else 0))
+            n += int(counts[s])
             if n >= SLICE:
                 yield part
                 part, n = [], 0
@@ -145,7 +147,7 @@ def owner_slices(rows: pa.Table, num_owners: int):
             yield part
 
     def rows_of(part: list[int]) -> list:
-        take = np.concatenate([by_scope[(ends[s - 1] if s else 0):ends[s]] for s in part])
+        take = np.concatenate([by_scope[starts[s]:ends[s]] for s in part])
         t = rows.take(pa.array(take))
         t = t.take(pc.sort_indices(t, sort_keys=[("scope", "ascending"), ("memory_id", "ascending")]))
         return list(zip(t["memory_id"].to_pylist(), t["scope"].to_pylist(), t["rule"].cast(pa.int64()).to_pylist()))

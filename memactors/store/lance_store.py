@@ -85,7 +85,7 @@ def column_groups(patches: dict[str, dict]) -> list[tuple[tuple, list[str]]]:
     are the union of smaller groups' rides on those (its rows written in each): each merge
     costs about the same whatever its size (~0.05-0.3 s on a 1M table), and a sweep's few stale
     marks that also end a review (status and review) made a third merge beside the stale marks
-    and the review flags, as the odd access count that also changed a status did beside both."""
+    and the review flags (as an access count with a status change does beside each alone)."""
     groups: dict[frozenset, dict[str, None]] = {}  # columns -> ids (a dict: in order, each once)
     for mid, p in patches.items():
         cols = frozenset(k for k in p if k != "scope")
@@ -94,7 +94,7 @@ def column_groups(patches: dict[str, dict]) -> list[tuple[tuple, list[str]]]:
     for cols in sorted(groups, key=len, reverse=True):
         parts = [c for c in groups if c < cols]
         if parts and frozenset().union(*parts) == cols:
-            for c in parts:  # parts may overlap: a row written twice in one merge never
+            for c in parts:  # parts may overlap; each merge still holds a row once (Lance refuses a key twice)
                 groups[c].update(groups[cols])
             del groups[cols]
     return [(tuple(sorted(c)), list(ids)) for c, ids in groups.items()]
