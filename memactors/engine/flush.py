@@ -221,10 +221,11 @@ class FlushMixin:
 
     def _joint_expired(self, key: str) -> None:
         _, parts, _ = self._joints.pop(key, (0, [], None))
+        err = StoreError(f"a joint L2 flush did not gather its owners' batches in {JOINT_WAIT_S:g} s; "
+                         "each owner keeps its own and writes it with its next flush")
         for _, f in parts:
             if not f.done():
-                f.set_exception(StoreError(f"a joint L2 flush did not gather its owners' batches in {JOINT_WAIT_S:g} s; "
-                                           "each owner keeps its own and writes it with its next flush"))
+                f.set_exception(err)
 
     _hold: asyncio.TimerHandle | None = None
     _hold_token: str | None = None  # whose hold it is (flush_hold: a lease its holder renews)
