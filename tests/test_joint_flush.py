@@ -75,3 +75,36 @@ def test_an_owner_whose_partner_never_sends_keeps_its_batch_for_its_next_flush(w
         assert _table(rt).count_rows(filter=f"memory_id = '{w.memory_id}'") == 0
     rt._calls.get(owner.flush.remote())  # noqa: SLF001 - its own flush writes what it kept
     assert _table(rt).count_rows(filter=f"memory_id = '{w.memory_id}'") == 1
+
+
+def test_a_joint_whose_partner_fails_is_called_off_at_once(world):
+    # The partner's flush fails before it sends its share (its process gone, its ledger
+    # unreachable): the sweeper calls the joint off, so the first owner's flush fails now, not
+    # after JOINT_WAIT_S (30 s), keeps its batch, and a share arriving late fails at once.
+    import concurrent.futures as cf
+    import time
+
+    from memactors.actors import sweeper
+    from memactors.actors.flush_hold import deferred
+    from memactors.engine.outbox import Batch
+
+    rt, clock, scopes, actor = world
+    rt.write(scopes[1], "a first note: the table exists", actor=actor)
+    rt.flush()
+    owner = rt._owner(scopes[0])  # noqa: SLF001
+    with deferred(rt._owners):  # noqa: SLF001
+        w = rt.write(scopes[0], "a note whose partner fails", actor=actor)
+        mine = owner.flush.remote(joint=("partner-fails", 2, None))
+        gone = cf.Future()
+        gone.set_exception(memactors.StoreError("the partner's flush failed"))
+        t0 = time.monotonic()
+        with pytest.raises(memactors.StoreError, match="partner's flush failed"):
+            sweeper._joint_flush([mine, gone], owner, "partner-fails")  # noqa: SLF001
+        assert time.monotonic() - t0 < 10 and flush_mod.JOINT_WAIT_S >= 30
+        with pytest.raises(memactors.StoreError):
+            mine.result(timeout=5)
+        assert _table(rt).count_rows(filter=f"memory_id = '{w.memory_id}'") == 0
+        with pytest.raises(memactors.StoreError, match="called off"):
+            owner.apply_joint.remote("partner-fails", 2, Batch()).result(timeout=5)
+    rt._calls.get(owner.flush.remote())  # noqa: SLF001 - its own flush writes what it kept
+    assert _table(rt).count_rows(filter=f"memory_id = '{w.memory_id}'") == 1

@@ -20,6 +20,7 @@ changed), the others are planned again; nothing is applied twice.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 
@@ -108,10 +109,26 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
         # one merge per column set for all (owners one after another made each of those once an
         # owner: 2.2 s of a 1M sweep). No compaction of small fragments here: maintenance is next.
         joint = f"gc-{sweep_id}"
-        get_all([o.flush.remote(compact=False, joint=(joint, len(owners), None if i == 0 else owners[0]))
-                 for i, o in enumerate(owners)])
+        _joint_flush([o.flush.remote(compact=False, joint=(joint, len(owners), None if i == 0 else owners[0]))
+                      for i, o in enumerate(owners)], owners[0], joint)
         seconds["l2"] = round(time.perf_counter() - t0, 3)
     return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values()), "seconds": seconds}
+
+
+def _joint_flush(flushes: list, applier, key: str) -> None:
+    """Wait for the owners' joint flush (``flushes[0]`` the first owner's, which writes them
+    all). An owner's flush that fails (its process gone, its ledger unreachable) sends no share:
+    the joint is called off at once rather than after the first owner's ``JOINT_WAIT_S``, and
+    every owner keeps its batch for its own next flush."""
+    try:
+        get_all(flushes[1:])  # each returns once the joint has landed, or failed
+    except Exception:
+        with contextlib.suppress(Exception):  # the first owner gone too: its flush fails anyway
+            get_all([applier.abort_joint.remote(key)])
+        with contextlib.suppress(Exception):  # its failure says no more than the one raised here
+            get_all(flushes[:1])
+        raise
+    get_all(flushes[:1])
 
 
 def owner_slices(rows: pa.Table, num_owners: int):

@@ -197,6 +197,9 @@ class FlushMixin:
         loop = asyncio.get_running_loop()
         if self._joints is None:
             self._joints = {}
+        if key in self._aborted:
+            raise StoreError("a joint L2 flush was called off (another owner's share could not come); "
+                             "each owner keeps its own and writes it with its next flush")
         if key not in self._joints:
             self._joints[key] = (n, [], loop.call_later(JOINT_WAIT_S, self._joint_expired, key))
         want, parts, timer = self._joints[key]
@@ -219,13 +222,26 @@ class FlushMixin:
                         f.set_result(None)
         await fut
 
-    def _joint_expired(self, key: str) -> None:
-        _, parts, _ = self._joints.pop(key, (0, [], None))
-        err = StoreError(f"a joint L2 flush did not gather its owners' batches in {JOINT_WAIT_S:g} s; "
+    def _joint_expired(self, key: str, why: str = "") -> None:
+        _, parts, timer = self._joints.pop(key, (0, [], None))
+        if timer is not None:
+            timer.cancel()
+        err = StoreError(why or f"a joint L2 flush did not gather its owners' batches in {JOINT_WAIT_S:g} s; "
                          "each owner keeps its own and writes it with its next flush")
         for _, f in parts:
             if not f.done():
                 f.set_exception(err)
+
+    _aborted: set = frozenset()  # joints called off (``abort_joint``): a part arriving later fails at once
+
+    async def abort_joint(self, key: str) -> None:
+        """Call off a joint flush (the sweeper, once another owner's flush failed: its share will
+        not come): the parts here, and any that arrive later, fail now instead of after
+        ``JOINT_WAIT_S``; each owner keeps its batch for its own next flush."""
+        self._aborted = {*self._aborted, key}
+        if self._joints and key in self._joints:
+            self._joint_expired(key, "a joint L2 flush was called off (another owner's share could not come); "
+                                     "each owner keeps its own and writes it with its next flush")
 
     _hold: asyncio.TimerHandle | None = None
     _hold_token: str | None = None  # whose hold it is (flush_hold: a lease its holder renews)
