@@ -26,6 +26,8 @@ log = logging.getLogger("memactors.owner")
 # all (each owner then keeps its batch for its own flush loop): an owner restarting, or one
 # whose flush lock another holds, must not keep the others' batches waiting longer.
 JOINT_WAIT_S = 30.0
+_CALLED_OFF = ("a joint L2 flush was called off (another owner's share could not come); "
+               "each owner keeps its own and writes it with its next flush")
 
 
 class FlushMixin:
@@ -198,8 +200,7 @@ class FlushMixin:
         if self._joints is None:
             self._joints = {}
         if key in self._aborted:
-            raise StoreError("a joint L2 flush was called off (another owner's share could not come); "
-                             "each owner keeps its own and writes it with its next flush")
+            raise StoreError(_CALLED_OFF)
         if key not in self._joints:
             self._joints[key] = (n, [], loop.call_later(JOINT_WAIT_S, self._joint_expired, key))
         want, parts, timer = self._joints[key]
@@ -240,8 +241,7 @@ class FlushMixin:
         ``JOINT_WAIT_S``; each owner keeps its batch for its own next flush."""
         self._aborted = {*self._aborted, key}
         if self._joints and key in self._joints:
-            self._joint_expired(key, "a joint L2 flush was called off (another owner's share could not come); "
-                                     "each owner keeps its own and writes it with its next flush")
+            self._joint_expired(key, _CALLED_OFF)
 
     _hold: asyncio.TimerHandle | None = None
     _hold_token: str | None = None  # whose hold it is (flush_hold: a lease its holder renews)
