@@ -108,3 +108,37 @@ def test_a_joint_whose_partner_fails_is_called_off_at_once(world):
             owner.apply_joint.remote("partner-fails", 2, Batch()).result(timeout=5)
     rt._calls.get(owner.flush.remote())  # noqa: SLF001 - its own flush writes what it kept
     assert _table(rt).count_rows(filter=f"memory_id = '{w.memory_id}'") == 1
+
+
+def test_a_joint_of_three_is_called_off_when_its_third_fails_while_the_second_waits(world):
+    # The sweeper watches the owners' flushes in turn: the second owner's waits on the joint,
+    # the third's fails; the joint is called off at once all the same, and both waiting owners
+    # keep their batches.
+    import concurrent.futures as cf
+    import time
+
+    from memactors.actors import sweeper
+    from memactors.actors.flush_hold import deferred
+
+    rt, clock, scopes, actor = world
+    rt.write(scopes[1], "a first note: the table exists", actor=actor)
+    rt.flush()
+    first, second = rt._owner(scopes[0]), rt._owner(scopes[1])  # noqa: SLF001
+    with deferred(rt._owners):  # noqa: SLF001
+        w = [rt.write(s, f"a note in a joint of three, {s}", actor=actor) for s in scopes]
+        key = ("joint-of-three", 3)
+        mine = first.flush.remote(joint=(*key, None))
+        waits = second.flush.remote(joint=(*key, first))
+        gone = cf.Future()
+        gone.set_exception(memactors.StoreError("the third owner's flush failed"))
+        t0 = time.monotonic()
+        with pytest.raises(memactors.StoreError, match="third owner's flush failed"):
+            sweeper._joint_flush([mine, waits, gone], first, key[0])  # noqa: SLF001
+        assert time.monotonic() - t0 < 10
+        for ref in (mine, waits):
+            with pytest.raises(memactors.StoreError):
+                ref.result(timeout=5)
+        assert all(_table(rt).count_rows(filter=f"memory_id = '{x.memory_id}'") == 0 for x in w)
+    for o in (first, second):
+        rt._calls.get(o.flush.remote())  # noqa: SLF001
+    assert all(_table(rt).count_rows(filter=f"memory_id = '{x.memory_id}'") == 1 for x in w)

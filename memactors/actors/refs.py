@@ -16,7 +16,8 @@ def get_one(ref, timeout: float | None = None):
     return ray.get(ref, timeout=timeout)
 
 
-def _timeout(exc: BaseException) -> bool:
+def timed_out(exc: BaseException) -> bool:
+    """Whether ``exc`` is a wait that timed out (Ray's or a future's), not the call failing."""
     if isinstance(exc, cf.TimeoutError):
         return True
     import sys
@@ -35,7 +36,7 @@ def get_all(refs: list, timeout: float | None = None, get=get_one) -> list:
         try:
             out.append(get(ref, left))
         except Exception as exc:  # noqa: BLE001 - raised below, after the others are awaited
-            if _timeout(exc):
+            if timed_out(exc):
                 raise
             first = first or exc
             out.append(None)

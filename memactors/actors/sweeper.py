@@ -36,13 +36,14 @@ from ..core.scopes import parse_scope
 from ..engine.l2_pending import l2_table_exists
 from ..engine.naming import owner_index
 from .flush_hold import deferred, held
-from .refs import get_all
+from .refs import get_all, get_one, timed_out
 
 LIFECYCLE_ACTOR = SYSTEM_ACTOR  # sweeps act as the runtime itself: no caller can pass it, no grant names it
 # Rows per SweepOp (whole scopes): one ledger group each. Each slice asks the ledger what changed
 # since the plan, after the commits queued before it: 10,000 made twice the calls and commits
 # (a 1M sweep: 85,134 changes/s at 10,000, 86,422 at 20,000; at 200k +4%, 40,000 no better).
 SLICE = 20_000
+JOINT_POLL_S = 0.05  # how long the sweeper waits on one owner's joint flush before looking at the next
 
 
 def _plan_task(path: str, now_us: int, cfg: Config, workers: int | None) -> Plan:
@@ -119,14 +120,24 @@ def _joint_flush(flushes: list, applier, key: str) -> None:
     """Wait for the owners' joint flush (``flushes[0]`` the first owner's, which writes them
     all). An owner's flush that fails (its process gone, its ledger unreachable) sends no share:
     the joint is called off at once rather than after the first owner's ``JOINT_WAIT_S``, and
-    every owner keeps its batch for its own next flush."""
+    every owner keeps its batch for its own next flush. The others' flushes return only once the
+    joint has landed or failed, so they are watched in turn, briefly each, for the first that fails."""
+    pending = list(flushes[1:])
     try:
-        get_all(flushes[1:])  # each returns once the joint has landed, or failed
+        while pending:
+            for ref in list(pending):
+                try:
+                    get_one(ref, JOINT_POLL_S if len(pending) > 1 else None)
+                except Exception as exc:  # noqa: BLE001 - a timeout: still waiting on the joint
+                    if not timed_out(exc):
+                        raise
+                    continue
+                pending.remove(ref)
     except Exception:
         with contextlib.suppress(Exception):  # the first owner gone too: its flush fails anyway
             get_all([applier.abort_joint.remote(key)])
-        with contextlib.suppress(Exception):  # its failure says no more than the one raised here
-            get_all(flushes[:1])
+        with contextlib.suppress(Exception):  # theirs say no more than the failure raised here
+            get_all(flushes)
         raise
     get_all(flushes[:1])
 
