@@ -49,14 +49,16 @@ def folder_counts(data_dir: str) -> dict:
     return {"files": files, "lance_versions": versions, "mb": round(size / 1e6, 1)}
 
 
+def cpu_s(pid) -> float:
+    """CPU seconds (user + system) process ``pid`` on this machine has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def owners_cpu_s(rt) -> list[float]:
-    """CPU seconds each owner process has used so far (user + system; they run on this machine)."""
-    out = []
-    for pid in rt._calls.get([o.pid.remote() for o in rt._owners]):
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        out.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
-    return out
+    """CPU seconds each owner process has used so far (they run on this machine)."""
+    return [cpu_s(pid) for pid in rt._calls.get([o.pid.remote() for o in rt._owners])]
 
 
 def ledger_cpu_s() -> float | None:
@@ -66,13 +68,10 @@ def ledger_cpu_s() -> float | None:
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if not f.read().startswith(b"ray::LedgerWriter"):
-                    continue
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
+                if f.read().startswith(b"ray::LedgerWriter"):
+                    found.append(cpu_s(pid))
+        except OSError:  # a process gone meanwhile
             continue
-        found.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
     return found[0] if len(found) == 1 else None
 
 
