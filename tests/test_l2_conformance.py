@@ -368,6 +368,38 @@ def test_small_fragments_are_compacted_once_due_and_every_row_stays_found(tmp_pa
     assert hits[0]["memory_id"] == recs[37]["memory_id"] and hits[0]["cosine"] == pytest.approx(1.0, abs=1e-5)
 
 
+def test_fragments_past_a_read_batch_with_deleted_rows_compact_and_keep_their_rows(tmp_path):
+    # Lance (pylance 14) could not rewrite a struct column read back from its files whenever a
+    # compaction cut one of its 8,192-row read batches ("null_bit_buffer size too small"): the
+    # record's session was such a column, and a table of large fragments that a sweep had
+    # deleted from failed every compaction. Fragments past 8,192 rows, a fifth of each deleted,
+    # compacted into smaller ones: every row left is read back whole, a session included.
+    import pyarrow as pa
+
+    from memactors.store.lance_store import L2Store
+
+    store = L2Store(str(tmp_path / "l2"), "hash-ngram-v1", DIM)
+    sizes, first = (9_000, 3_000, 700, 12_000), 0
+    for n in sizes:
+        ids = [f"{i:032x}" for i in range(first, first + n)]
+        first += n
+        store.table.add(R.fill_columns({
+            "memory_id": pa.array(ids), "scope": pa.array([A] * n), "content": pa.array([f"n{i}" for i in range(n)]),
+            "source_kind": pa.array(["user_stated"] * n), "content_hash": pa.array(ids),
+            "created_at": pa.array([DAY] * n, R.TS), "updated_at": pa.array([DAY] * n, R.TS)}, n, DIM))
+    kept = rec(A, "a memory of a session")
+    kept["session"] = {"id": "s1", "task": "t1", "actor": "ag", "turn": 2, "slot": "goal", "n": 0, "critical": True}
+    push(store, new=[(kept, vec(1))])
+    gone = [f"{i:032x}" for i in range(first) if i % 5 == 0]
+    push(store, deletes=gone)
+    done = store.compact_small(1, 5_000)
+    assert done is not None and done["fragments_removed"] >= len(sizes)
+    assert store.count() == first + 1 - len(gone)
+    assert store.get([kept["memory_id"]])[0][0]["session"] == kept["session"]
+    left = store.get([f"{i:032x}" for i in range(0, first, 7)])[0]
+    assert sorted(r["memory_id"] for r in left) == [f"{i:032x}" for i in range(0, first, 7) if i % 5]
+
+
 def test_owners_of_one_table_never_compact_it_at_once(tmp_path):
     # Two owners (two handles, here of one process: the process host) flush into one table. While
     # one compacts, the other's due compaction is not attempted (two overlapping ones conflict at

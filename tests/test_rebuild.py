@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import memactors
+from memactors.core import records as R
 from memactors.server import rebuild
 
 ALICE, BOB = "/org/rb/user/alice/", "/org/rb/user/bob/"
@@ -189,17 +190,23 @@ def test_rebuild_refuses_an_open_folder(ray_session, tmp_path):
         rt.close()
 
 
-def _as_schema_3(data_dir) -> None:
-    """Make the folder's L2 table what a runtime of record schema 3 left: no session column,
-    schema version 3 in its metadata."""
+def _as_schema(data_dir, version: int) -> None:
+    """Make the folder's L2 table what a runtime of an older record schema left: 3, no session
+    column; 5, the session as a struct column (a table of it could fail every compaction).
+    The version in its metadata."""
     db = lancedb.connect(os.path.join(data_dir, "l2"))
     old = db.open_table("memories").to_arrow()
-    old = old.drop_columns(["session"])
-    meta = {**(old.schema.metadata or {}), b"memactors.schema_version": b"3"}
+    if version < 4:
+        old = old.drop_columns(["session"])
+    else:
+        at = old.schema.get_field_index("session")
+        old = old.set_column(at, pa.field("session", R.SESSION), pa.nulls(old.num_rows, R.SESSION))
+    meta = {**(old.schema.metadata or {}), b"memactors.schema_version": str(version).encode()}
     db.create_table("memories", data=old.replace_schema_metadata(meta), mode="overwrite")
 
 
-def test_a_folder_of_the_previous_record_schema_opens_and_sessions_work(ray_session, tmp_path):
+@pytest.mark.parametrize("version", [3, 5])
+def test_a_folder_of_an_older_record_schema_opens_and_sessions_work(ray_session, tmp_path, version):
     from memactors.store.lance_store import L2Store
 
     data = str(tmp_path / "data")
@@ -211,11 +218,11 @@ def test_a_folder_of_the_previous_record_schema_opens_and_sessions_work(ray_sess
         rt.flush()
     finally:
         rt.close()
-    _as_schema_3(data)
+    _as_schema(data, version)
     assert L2Store.outdated(os.path.join(data, "l2"))
     rt = memactors.connect(data, config=cfg)  # rebuilt from the ledger at connect
     try:
-        assert not L2Store.outdated(os.path.join(data, "l2")) and "session" in _table(data).column_names
+        assert not L2Store.outdated(os.path.join(data, "l2")) and _table(data).schema.field("session").type == pa.string()
         assert rt.audit.verify()["ok"]
         hits = rt.recall("what does alice drink", actor="ag", task_id="t", allowed_scopes=[ALICE], purpose="p").hits
         assert [h.object for h in hits if h.subject == "alice"] == ["tea"]

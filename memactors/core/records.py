@@ -29,8 +29,9 @@ from .scopes import Scope, check_identifier, parse_scope
 # context_of) beside the caller's claim (derived_from). 4: the session a working item belongs
 # to. An L2 table of an older version is rebuilt from the ledger when opened (a record from an
 # older ledger gets the new fields' defaults: ``complete``). 5: the text a memory's vector is
-# of when it is not its content (``embed_text``, e.g. a LangGraph item's indexed field).
-SCHEMA_VERSION = 5
+# of when it is not its content (``embed_text``, e.g. a LangGraph item's indexed field). 6: the
+# session as JSON text in L2, no longer a struct column (``SESSION``).
+SCHEMA_VERSION = 6
 TS = pa.timestamp("us", tz="UTC")
 # The session a working item belongs to, set by the runtime for a session's own items (never
 # from a caller's write): which session (a runtime-made id), its task and actor, and the item's
@@ -96,7 +97,7 @@ _FIELDS = (
     ("soft_expires_at", TS, True, ""),
     ("hard_expires_at", TS, True, ""),
     ("review", pa.string(), True, "hit"),  # e.g. "contradiction": waiting for a reviewer, flagged at recall
-    ("session", SESSION, True, ""),  # a session's own working item: its session and place in L0
+    ("session", pa.string(), True, ""),  # a session's own working item: its session and place in L0 (JSON)
     # Derived, for keyword search: tokens of the content as stored (words, CJK bigrams), plus
     # those of retrieval context from the write's session (e.g. the turn before).
     ("search_text", pa.string(), True, ""),
@@ -144,8 +145,6 @@ def fill_columns(cols: dict, n: int, dim: int) -> pa.Table:
             out[f.name] = cols[f.name]
         elif f.name in _DEFAULTS and not f.nullable:
             out[f.name] = pa.array([_DEFAULTS[f.name]] * n, f.type)
-        elif pa.types.is_struct(f.type):  # Lance cannot split pa.nulls' struct into files (pylance 14)
-            out[f.name] = pa.array([None] * n, f.type)
         else:
             out[f.name] = pa.nulls(n, f.type)
     return pa.table(out, schema=schema)
@@ -162,7 +161,8 @@ def to_arrow(records: list[dict], vectors, dim: int) -> pa.Table:
     # Each record read once, all its fields at a time, then the columns made: 2x faster than
     # a pass over the records per column (from_pylist's way) once they are many and scattered
     # in memory (a rebuild's folded records: 50,000 in 0.3 s instead of 0.7).
-    columns = zip(*map(_ROW, map(complete, records))) if records else [[] for _ in _BODY]
+    columns = list(zip(*map(_ROW, map(complete, records)))) if records else [[] for _ in _BODY]
+    columns[_SESSION_AT] = [None if v is None else orjson.dumps(v).decode() for v in columns[_SESSION_AT]]
     arrays = [pa.array(list(c), schema.field(n).type) for n, c in zip(_BODY, columns)]
     arrays.insert(schema.get_field_index("vector"), vec)
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -170,6 +170,12 @@ def to_arrow(records: list[dict], vectors, dim: int) -> pa.Table:
 
 _BODY = tuple(f for f in FIELDS if f != "vector")
 _ROW = itemgetter(*_BODY)
+_SESSION_AT = _BODY.index("session")
+
+
+def session_of(stored: str | None) -> dict | None:
+    """A record's session as L2 stores it (``to_arrow``) back as the record has it."""
+    return None if stored is None else orjson.loads(stored)
 
 
 def to_json(record: dict) -> bytes:

@@ -634,7 +634,11 @@ def _rows(tbl: pa.Table) -> tuple[list[dict], list]:
         if tbl.num_rows:
             vecs = list(tbl.column("vector").combine_chunks().flatten().to_numpy().reshape(tbl.num_rows, -1))
         tbl = tbl.drop_columns(["vector"])
-    return _plain(tbl).to_pylist(), vecs
+    rows = _plain(tbl).to_pylist()
+    if "session" in tbl.column_names and tbl.column("session").null_count < tbl.num_rows:
+        for r in rows:
+            r["session"] = R.session_of(r["session"])
+    return rows, vecs
 
 
 def _plain(tbl: pa.Table) -> pa.Table:
