@@ -26,6 +26,10 @@ MUST_MATCH = [
     ("378282246310005", "card"), ("6011000990139424", "card"), ("3530111333300000", "card"),
     ("36227206271667", "card"), ("2223003122003222", "card"), ("4111.1111.1111.1111", "card"),
     ("4222222222222", "card"), ("acct-4111111111111111-x", "card"),
+    # a token with a word joined on by "-" or "_" (a prefix, a suffix) is still the token
+    ("k-" + GITHUB, "GitHub"), ("k_" + GITHUB, "GitHub"), (GITHUB + "-retry1", "GitHub"), ("id-" + SLACK, "Slack"),
+    ("u-hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "HuggingFace"), ("pay-sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Stripe"),
+    ("g-AIzaSyA1234567890abcdefghijklmnopqrstuv", "Google"), ("agent-sk-proj-" + "Ab1" * 10 + "_v2", "OpenAI"),
 ]
 MUST_PASS = [
     "42", "1001", "user-42", "u1001", "alice", "acme", "org_7", "t0-abc123", "task-2024-11-30", "default",

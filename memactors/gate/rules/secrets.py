@@ -15,8 +15,8 @@ import re
 from ..tree import DOC
 from .base import RESTRICTED, SECRET, Ctx, Rule, found, has_token, regex_find, register, tokenish
 
-_B = r"(?<![A-Za-z0-9_\-])"  # not inside a longer token
-_E = r"(?![A-Za-z0-9_\-])"
+_B = r"(?<![A-Za-z0-9])"  # not inside a longer word; "x-", "prod_" before a key do not hide it
+_E = r"(?![A-Za-z0-9])"
 
 
 def _provider(id: str, rx: str, triggers: tuple[str, ...], reason: str, origin: str, *, tokens: bool = True,
