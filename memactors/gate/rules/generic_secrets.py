@@ -91,11 +91,23 @@ register(Rule(
 ))
 
 # The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
-_EN_PW = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)\b"
-                    r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?[\w\-]+){0,2}\s*"
+_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)"
+_PW_VALUE = r"[\"'“`]?([^\s\"'”`，。；,;]{4,64})"
+# "<name> [for|of|to|on|at <up to four words>] is|was|:|'s ... <value>": "the password for the
+# staging server is ...", "Alice's password's ..."
+_EN_PW = re.compile(r"(?:\b|(?<=_))" + _PW_NAME + r"\b"
+                    r"(?:\s+(?:for|of|to|on|at)(?:\s+(?!(?:is|was|has|had|became)\b)[\w\-'’]+){1,4}?)?\s*"
                     r"(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)\s+to"
-                    r"|(?:changed|set|updated|reset) to|is now|became|is|was|=|:)"
-                    r"\s*[\"'“`]?([^\s\"'”`，。；,;]{4,64})", re.I)
+                    r"|(?:changed|set|updated|reset) to|is now|became|is|was|'s|’s|=|:)"
+                    r"\s*" + _PW_VALUE, re.I)
+# "changed her password to ...", "set the wifi password to ...": the verb before the name
+_EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+\s+){0,4}?" + _PW_NAME
+                        + r"\s+(?:to|as)\s+" + _PW_VALUE, re.I)
+# "use ... as the VPN password": the value before the name, the name last ("as the password
+# manager" names no password)
+_EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?"
+                        r"(?:[\w\-]+\s+){0,2}" + _PW_NAME + r"\b(?!\s*[\w\-])", re.I)
+_EN_FORMS = (_EN_PW, _EN_PW_SET, _EN_PW_USE)
 _ZH_PW = re.compile(r"(?:密码|口令|pin码|PIN码)\s*(?:是|为|：|:|=|改成了?|改为|设置为|设为|换成了?)\s*[\"'“`]?([!-~]{4,64})")
 # The same in the languages a user of a European or East Asian product says it in: the word for a
 # password, a copula or a colon, the value (judged as the English one is: a digit, a symbol or mixed case).
@@ -113,12 +125,17 @@ _EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|�
 _TRAIL = ".,!?:;)]}>\"'”’`"
 
 
+_DESCRIPTOR = re.compile(r"[a-z]+-[a-z]+")  # "case-sensitive", "auto-generated": what a password is like
+
+
 def _strong_value(v: str) -> bool:
-    """A password said in prose: has a digit, a symbol or mixed case (not 'stored', 'the')."""
-    if not _passwordish(v):
+    """A password said in prose: has a digit, a symbol or mixed case (not 'stored', 'the', nor
+    two lower-case words hyphenated: 'case-sensitive'), or is a run of 18 letters or more (a
+    passphrase run together: 'correcthorsebattery'; an English word that long is rare)."""
+    if not _passwordish(v) or _DESCRIPTOR.fullmatch(v):
         return False
     return (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v)
-            or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v))
+            or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v) or len(v) >= 18 and v.isalpha())
 
 
 # "p@ssw0rd", "pa$$word", "P4SSWORD": the name read with its look-alike characters as letters
@@ -133,11 +150,17 @@ def _phrase(node, ctx: Ctx):
     intl = ctx.cache.get("intl_pw")
     if intl is None:
         intl = ctx.cache["intl_pw"] = any(w in ctx.lower for w in _INTL_WORDS)
-    for rx, ok in ((_EN_PW, _strong_value), (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_EN_TOKEN, secretish)):
+    for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
+                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_EN_TOKEN, secretish)):
         if rx is _INTL_PW and not intl:
             continue
-        read = ctx.text.translate(_LEET) if leet and rx is _EN_PW else ctx.text
-        for m in rx.finditer(read, node.start, node.end):
+        read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
+        # "Use Hunter2! as the VPN password": the value's "!" ends a sentence before the name;
+        # a use-form starting in this sentence is read on to the end of its block
+        end = node.parent.end if rx is _EN_PW_USE and node.parent is not None else node.end
+        for m in rx.finditer(read, node.start, end):
+            if m.start() >= node.end:
+                break
             s, e = m.span(1)
             while e > s and ctx.text[e - 1] in _TRAIL:
                 e -= 1
