@@ -61,6 +61,33 @@ def test_each_actor_sees_exactly_up_to_its_clearance(world, path, monkeypatch):
             assert res.path == "cold"
 
 
+@pytest.mark.parametrize("path", ["hot", "cold"])
+def test_a_lower_writers_version_never_hides_a_higher_one_from_a_reader_cleared_for_both(world, path):
+    # "dflt" (confidential) cannot see the restricted version of a fact, so its write takes no
+    # part against it and both stay live. A reader cleared for both recalls both, flagged; one
+    # cleared for the lower sees its own only, with no sign of the other.
+    rt, scope, _ = world
+    rt.grant("dflt", scope, write=True)
+    hi = rt.write(scope, "alice passport status flagged by border control", actor="writer", sensitivity="restricted",
+                  subject="alice", predicate="passport_status", object="flagged")
+    lo = rt.write(scope, "alice passport status valid", actor="dflt", subject="alice", predicate="passport_status",
+                  object="valid")
+    assert lo.decision == "accepted" and lo.version == 1
+    if path == "cold":
+        drop_hot(rt)
+
+    def passport(actor):
+        res = rt.recall("alice passport status", actor=actor, task_id="t", allowed_scopes=[scope], purpose="p",
+                        top_k=20, threshold=0.0)
+        return {h.memory_id: h.conflict for h in res.hits if h.subject == "alice" and h.predicate == "passport_status"}
+
+    both = passport("res")
+    assert set(both) == {hi.memory_id, lo.memory_id}
+    assert both[hi.memory_id] == {"overrides": [], "reason": "written_apart", "with": [lo.memory_id]}
+    assert both[lo.memory_id] == {"overrides": [], "reason": "written_apart", "with": [hi.memory_id]}
+    assert passport("dflt") == {lo.memory_id: None}
+
+
 def test_recall_many_and_the_agent_handle(world):
     rt, scope, ids = world
     reqs = [dict(query="alice travel note marked", actor=a, task_id="t", allowed_scopes=[scope], purpose="p",

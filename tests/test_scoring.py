@@ -175,6 +175,26 @@ def test_conflict_same_scope_depth_confidence_then_newest():
     assert [h["memory_id"] for h in kept] == ["a"] and kept[0]["conflict"]["reason"] == "newer"
 
 
+def test_versions_of_one_scope_written_apart_are_both_kept_and_flagged():
+    # Two live versions of one fact in one scope at other sensitivities: their writers were not
+    # cleared to see each other. A reader cleared for both sees both, each flagged; the same
+    # scope at one sensitivity, or another scope, resolves as before.
+    s = "/org/acme/user/alice/"
+    hi = dict(_rec("hi", s, "flagged", upd=NOW - DAY), sensitivity="restricted")
+    lo = dict(_rec("lo", s, "valid", upd=NOW), sensitivity="confidential")
+    kept, removed, _ = S.resolve_conflicts([lo, hi])
+    assert [h["memory_id"] for h in kept] == ["lo", "hi"] and removed == []
+    assert kept[0]["conflict"] == {"overrides": [], "reason": "written_apart", "with": ["hi"]}
+    assert kept[1]["conflict"] == {"overrides": [], "reason": "written_apart", "with": ["lo"]}
+    same = dict(_rec("old", s, "expired", upd=NOW - 2 * DAY), sensitivity="confidential")
+    kept, removed, _ = S.resolve_conflicts([lo, same])
+    assert [h["memory_id"] for h in kept] == ["lo"] and kept[0]["conflict"]["reason"] == "newer"
+    org = dict(_rec("org", "/org/acme/", "unknown", upd=NOW), sensitivity="restricted")
+    kept, removed, _ = S.resolve_conflicts([org, lo, hi])
+    assert [h["memory_id"] for h in kept] == ["lo", "hi"] and [r["memory_id"] for r in removed] == ["org"]
+    assert kept[0]["conflict"] == {"overrides": ["org"], "reason": "more_specific_scope"}
+
+
 def test_agreement_is_not_a_conflict_and_rivals_are_promoted():
     same = [_rec("a", "/org/acme/", "Tea"), _rec("b", "/org/acme/user/alice/", "tea ")]
     kept, removed, _ = S.resolve_conflicts(same)

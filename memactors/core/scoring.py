@@ -463,6 +463,15 @@ def resolve_conflicts(hits: list[dict], rivals: list[dict] = ()) -> tuple[list[d
                 flags[r["memory_id"]] = {"overrides": [], "reason": "contradiction_in_review",
                                          "with": sorted(x["memory_id"] for x in [best, *pending] if x is not r)}
             losers = [r for r in losers if r not in pending]
+        # Versions of one scope at other sensitivities were written by writers not cleared to
+        # see each other (neither decided against the other): a reader cleared for both sees
+        # both, each flagged, as for a close call (docs/governance.md).
+        apart = [r for r in losers if r["scope"] == best["scope"] and r.get("sensitivity") != best.get("sensitivity")]
+        if apart:
+            for r in [best, *apart]:
+                flags.setdefault(r["memory_id"], {"overrides": [], "reason": "written_apart",
+                                                  "with": sorted(x["memory_id"] for x in [best, *apart] if x is not r)})
+            losers = [r for r in losers if r not in apart]
         if not losers:
             continue
         top_loser = max(losers, key=_rank_key)

@@ -45,10 +45,12 @@ def hit(rec: dict, score: float, components: dict, stale: bool, relevance: float
 
 
 def hit_base(rec: dict) -> dict:
-    """The record's fields a hit carries, and its entity key for conflict resolution (the
-    caller's ``Hit`` has no such field: ``runtime.results.hit_from`` takes what it names)."""
+    """The record's fields a hit carries, and its entity key and sensitivity for conflict
+    resolution (the caller's ``Hit`` has no such fields: ``runtime.results.hit_from`` takes
+    what it names)."""
     out = {k: rec.get(k) for k in R.HIT_FIELDS}
     out["entity_key"] = rec.get("entity_key")
+    out["sensitivity"] = rec.get("sensitivity")
     return out
 
 

@@ -37,7 +37,8 @@ TABLE = "memories"
 # load for the hot index reads that). The rest of the record (provenance lists, the session
 # struct, counters) is not read, and each column costs its own take: 24.8 against 31.3 ms for a
 # vector query of 30 rows at 100,000 (RESULTS).
-RECALL_COLUMNS = [*dict.fromkeys([*R.HIT_FIELDS, "search_text", "soft_expires_at", "hard_expires_at", "entity_key"])]
+RECALL_COLUMNS = [*dict.fromkeys([*R.HIT_FIELDS, "search_text", "soft_expires_at", "hard_expires_at", "entity_key",
+                                  "sensitivity"])]
 # The indexes (``l2_parts`` defines them) as LanceDB's configurations. A folder opened without
 # one gets it built then.
 SCALAR_INDEXES = {col: {"BTREE": BTree, "BITMAP": Bitmap}[kind] for col, kind in P.SCALAR_INDEXES.items()}
