@@ -44,6 +44,8 @@ def test_the_labelled_set_meets_precision_and_recall():
     ("孙丽有两个孩子", "孙丽有三个孩子", "value"),
     ("The store opens at 8", "The store opens at 10", "value"),
     ("TP123 costs 320 EUR", "TP123 costs 400 EUR", "value"),
+    ("The build passes on the main branch", "The build does not pass on the main branch", "negation"),
+    ("Alice never eats melons", "Alice eats melons", "negation"),
 ])
 def test_opposites_are_found(a, b, cue):
     assert text_contradiction(a, b) == cue and text_contradiction(b, a) == cue
@@ -60,6 +62,10 @@ def test_opposites_are_found(a, b, cue):
     ("fact number 3", "fact number 4"),
     ("Room 101 is booked", "Room 102 is booked"),
     ("step 2 is done", "step 3 is done"),
+    # each says something the other does not: other things, not opposites
+    ("Alice never eats melons", "Alice eats grapes"),
+    ("Alice never drinks coffee after noon", "Alice drinks tea after noon"),
+    ("Alice dislikes brand X", "Alice likes brand Y"),
 ])
 def test_agreements_and_other_subjects_are_not(a, b):
     assert text_contradiction(a, b) is None

@@ -236,7 +236,10 @@ def _en_cues(words: list[str]) -> tuple[int, set, list[str]]:
 
 
 def _stem(w: str) -> str:
-    """A crude plural / third-person cut, enough to pair "smokes" with "smoke"."""
+    """A crude plural / third-person cut, enough to pair "smokes" with "smoke" and "passes"
+    with "pass" ("-ches" keeps its e: "caches" is "cache")."""
+    if len(w) > 4 and w.endswith(("sses", "shes", "xes", "zzes")):
+        return w[:-2]
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
@@ -401,6 +404,11 @@ def text_contradiction(a: str, b: str) -> str | None:
     flip = any(((i, 0) in sa) != ((i, 0) in sb) for i in shared)
     if (na % 2 != nb % 2) != flip:
         if _other_subjects(a, b, ta, tb):  # "Frank likes dogs" / "Frank's sister dislikes dogs": no
+            return None
+        if ta - tb and tb - ta and not _CJK.search(a + b):
+            # each says something the other does not: about other things ("Alice never eats
+            # melons" / "Alice eats grapes"). (A Chinese text's bigrams span its cue words, so
+            # two opposite ones differ in a few bigrams either way.)
             return None
         return "antonym" if flip else "negation"
     if not flip and na % 2 == nb % 2 and va and vb and len(va) == len(vb) and va != vb and ta == tb:
