@@ -93,9 +93,11 @@ def _offset(src: str, starts: list[int], line: int, col_bytes: int) -> int:
     return s + len(text.encode("utf-8")[:col_bytes].decode("utf-8", "ignore"))
 
 
-def _in_scope(node, ctx: Ctx) -> bool:
-    """Code blocks always; prose blocks only in tool output (a command log is code)."""
-    return node.kind == CODE or ctx.source == "tool"
+def _in_scope(node, ctx: Ctx, prose: bool = False) -> bool:
+    """Code blocks always; prose blocks in tool output (a command log is code), and from every
+    source for the rules with no harmless reading in prose (``prose``: a download run, a shell
+    handed out, a disk wiped). A person's "never run rm -rf / on prod" is a rule worth keeping."""
+    return node.kind == CODE or prose or ctx.source == "tool"
 
 
 def _py_rule(names: set[str], prefix: str | None, fallback: re.Pattern[str]):
@@ -129,9 +131,9 @@ for _id, _names, _prefix, _fallback, _why, _bandit in (
 
 
 def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str,
-                itriggers: tuple[str, ...] = ()) -> None:
+                itriggers: tuple[str, ...] = (), prose: bool = False) -> None:
     def find(node, ctx: Ctx):
-        if _in_scope(node, ctx):
+        if _in_scope(node, ctx, prose):
             for m in rx.finditer(ctx.text, node.start, node.end):
                 yield m.span()
 
@@ -149,14 +151,14 @@ _shell_rule("code.sh_rm_root", re.compile(
 _shell_rule("code.sh_pipe_to_shell", re.compile(
     r"\b(?:curl|wget|fetch)\b[^\n|;]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b"
     r"|\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?\s*[<$]\(\s*(?:curl|wget)\b"), ("curl", "wget"),
-    "download piped to a shell (curl ... | sh)", "Semgrep bash.curl.security.curl-pipe-bash")
+    "download piped to a shell (curl ... | sh)", "Semgrep bash.curl.security.curl-pipe-bash", prose=True)
 _shell_rule("code.sh_chmod_777", re.compile(
     r"\bchmod\s+(?:-[a-zA-Z]+\s+)*(?:0?777|a\+rwx|ugo\+rwx|o\+w)(?=$|\s)"), ("chmod",),
     "world-writable permissions (chmod 777)", "Semgrep/ShellCheck guidance on world-writable files (CWE-732)")
 _shell_rule("code.sh_disk_wipe", re.compile(
     r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/|\bdd\s+[^\n]*\bof=/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
     r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|>\s*/dev/sd[a-z]\b"), ("mkfs", "of=/dev/", ":()", "/dev/sd"),
-    "disk wipe or fork bomb (mkfs/dd to a device, :(){ :|:& };:)", "well-known destructive one-liners: mkfs/dd onto a device, the bash fork bomb")
+    "disk wipe or fork bomb (mkfs/dd to a device, :(){ :|:& };:)", "well-known destructive one-liners: mkfs/dd onto a device, the bash fork bomb", prose=True)
 # A shell handed to a remote host: bash's /dev/tcp, netcat/ncat -e, a fifo piped through nc,
 # socat exec:, as the reverse-shell cheat sheets write them.
 _shell_rule("code.sh_reverse_shell", re.compile(
@@ -166,7 +168,7 @@ _shell_rule("code.sh_reverse_shell", re.compile(
     r"|\bsocat\b[^\n]*\bexec:[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh\b", re.I),
     ("/dev/tcp", "/dev/udp", "mkfifo"), "reverse shell (/dev/tcp redirect, nc -e, socat exec:)",
     "MITRE ATT&CK T1059.004; PayloadsAllTheThings reverse-shell cheat sheet forms",
-    itriggers=("nc ", "ncat", "netcat", "socat"))
+    itriggers=("nc ", "ncat", "netcat", "socat"), prose=True)
 # PowerShell fetching a script and running it: IEX with a download, a download piped to iex, an
 # encoded command.
 _shell_rule("code.ps_download_exec", re.compile(
@@ -176,7 +178,7 @@ _shell_rule("code.ps_download_exec", re.compile(
     r"|\bpowershell(?:\.exe)?\b[^\n]*\s-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/]{20,}={0,2}", re.I),
     (), "PowerShell download-and-run (IEX with DownloadString, iwr | iex, -EncodedCommand)",
     "MITRE ATT&CK T1059.001; Sigma rules for PowerShell download cradles and encoded commands",
-    itriggers=("iex", "invoke-expression", "powershell"))
+    itriggers=("iex", "invoke-expression", "powershell"), prose=True)
 # SQL that destroys data: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE without WHERE. A
 # statement, not prose: the object name ends the statement (";", the line, CASCADE), so
 # "drop table tennis from the list" is not one.
