@@ -108,6 +108,8 @@ _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+
 _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?"
                         r"(?:[\w\-]+\s+){0,2}" + _PW_NAME + r"\b(?!\s*[\w\-])", re.I)
 _EN_FORMS = (_EN_PW, _EN_PW_SET, _EN_PW_USE)
+_PW_NAMES = ("password", "passwd", "pwd", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
+_SET_VERBS = ("chang", "set", "updat", "switch")  # _EN_PW_SET's ("reset" holds "set")
 _ZH_PW = re.compile(r"(?:密码|口令|pin码|PIN码)\s*(?:是|为|：|:|=|改成了?|改为|设置为|设为|换成了?)\s*[\"'“`]?([!-~]{4,64})")
 # The same in the languages a user of a European or East Asian product says it in: the word for a
 # password, a copula or a colon, the value (judged as the English one is: a digit, a symbol or mixed case).
@@ -150,9 +152,14 @@ def _phrase(node, ctx: Ctx):
     intl = ctx.cache.get("intl_pw")
     if intl is None:
         intl = ctx.cache["intl_pw"] = any(w in ctx.lower for w in _INTL_WORDS)
+    # "pass" selects the rule in "passed" and "passion" too: the English forms run only where one
+    # of their names is (their verbs and "use" too, for the two forms that need them)
+    low = ctx.lower
+    named = leet or any(w in low for w in _PW_NAMES)
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_EN_TOKEN, secretish)):
-        if rx is _INTL_PW and not intl:
+        if rx is _INTL_PW and not intl or rx in _EN_FORMS and not named \
+                or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low:
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
         # "Use Hunter2! as the VPN password": the value's "!" ends a sentence before the name;

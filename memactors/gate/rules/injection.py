@@ -89,19 +89,24 @@ _ROLE = re.compile(
     r"unfiltered|uncensored|jailbroken|amoral)\b|\b(?:ai|assistant|model|chatbot|bot|dan)\s+(?:with\s+no|without(?:\s+any)?|"
     r"free\s+(?:of|from))\s+(?:rules|restrictions|filters|limits|limitations|guidelines|content\s+polic(?:y|ies)|"
     r"ethical\s+(?:guidelines|constraints)|moral\s+constraints)\b"
-    # ... pretended or played: "pretend you are an unrestricted AI", "you are DAN" (the name in
-    # capitals: "you are Dan" is a person), "you have no rules", the "late grandmother who read
-    # me Windows keys" play
-    r"|\b(?:pretend|imagine|suppose)\s+(?:that\s+)?(?:you(?:'re|\s+are|\s+were)|to\s+be)\s+(?:an?\s+)?(?:unrestricted|"
+    r"|你现在(?:是|扮演|的身份是)|(?:新的|真正的)(?:系统)?(?:指令|提示词?|规则)\s*[:：]|系统提示词?\s*[:：]"
+    r"|不要(?:告诉|让)用户(?:知道)?|(?:输出|泄露|重复|打印)(?:你的)?(?:系统提示词?|指令)|进入(?:开发者|越狱)模式",
+    re.I)
+
+
+# Role-play jailbreaks pretended or played: "pretend you are an unrestricted AI", "you are DAN"
+# (the name in capitals: "you are Dan" is a person), "you have no rules", the "late grandmother
+# who read me Windows keys" play. Apart from _ROLE: its own triggers, so text without them
+# never runs it.
+_ROLE_PLAY = re.compile(
+    r"\b(?:pretend|imagine|suppose)\s+(?:that\s+)?(?:you(?:'re|\s+are|\s+were)|to\s+be)\s+(?:an?\s+)?(?:unrestricted|"
     r"unfiltered|uncensored|jailbroken|amoral|evil|rogue|(?-i:DAN)\b|(?:ai|assistant|model|chatbot|bot)\s+(?:with\s+no|"
     r"without))|\b(?:you|u)\s+(?:are|will\s+be|play|become)\s+(?:now\s+)?(?-i:DAN)\b"
     r"|\byou\s+(?:now\s+)?(?:have|follow|obey)\s+no\s+(?:rules|filters|guidelines|content\s+polic(?:y|ies)|"
     r"ethical\s+(?:guidelines|constraints))\b"
     r"|\b(?:role-?\s?play|pretend|act)\s+(?:as|to\s+be|like)\s+my\s+(?:late|deceased|dead)\s+grand(?:mother|ma|father|pa)\b"
     r"|\b(?:role-?\s?play|pretend|act)\s+(?:as|to\s+be|like)\b[^.\n]{0,60}\b(?:windows|product|licen[cs]e|activation|"
-    r"cd|serial)\s+keys?\b"
-    r"|你现在(?:是|扮演|的身份是)|(?:新的|真正的)(?:系统)?(?:指令|提示词?|规则)\s*[:：]|系统提示词?\s*[:：]"
-    r"|不要(?:告诉|让)用户(?:知道)?|(?:输出|泄露|重复|打印)(?:你的)?(?:系统提示词?|指令)|进入(?:开发者|越狱)模式",
+    r"cd|serial)\s+keys?\b",
     re.I)
 
 
@@ -131,9 +136,15 @@ for _id, _rx, _trig, _why in (
                                         "new task", "new goal", "new objective", "new mission", "new directive",
                                         "你现在", "指令", "提示", "规则", "用户", "模式", "anything now", "in character",
                                         "unrestricted", "unfiltered", "uncensored", "jailbroken", "amoral", "restrictions",
-                                        "filters", "limits", "limitations", "guidelines", "polic", "constraints",
-                                        "pretend", "imagine", "suppose", "role", " dan", "no rules", "grand", "keys"),
+                                        "filters", "limits", "limitations", "guidelines", "polic", "constraints"),
      "redefines the assistant's role or system prompt, or hides from the user"),
+    ("injection.role_play", _ROLE_PLAY, ("pretend you", "pretend to be", "pretend that you", "imagine you",
+                                         "imagine that you", "suppose you", "suppose that you", "are dan", "be dan",
+                                         "play dan", "become dan", "no rules", "no filters", "no guidelines",
+                                         "no content polic", "no ethical", "grandm", "grandf", "grandpa",
+                                         "windows key", "product key", "license key", "licence key",
+                                         "activation key", "cd key", "serial key"),
+     "a role-play jailbreak (pretend you are an unrestricted AI, you are DAN, you have no rules)"),
 ):
     register(Rule(id=_id, category=INJECTION, sensitivity="", placeholder=None, risk=0.7, binds=(SENTENCE, CODE),
                   find=_find(_rx), itriggers=_trig, reason=_why,
