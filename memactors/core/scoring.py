@@ -466,7 +466,9 @@ def resolve_conflicts(hits: list[dict], rivals: list[dict] = ()) -> tuple[list[d
         # Versions of one scope at other sensitivities were written by writers not cleared to
         # see each other (neither decided against the other): a reader cleared for both sees
         # both, each flagged, as for a close call (docs/governance.md).
-        apart = [r for r in losers if r["scope"] == best["scope"] and r.get("sensitivity") != best.get("sensitivity")]
+        level = best.get("sensitivity")
+        apart = [r for r in losers if r["scope"] == best["scope"] and level is not None
+                 and r.get("sensitivity") not in (None, level)]
         if apart:
             for r in [best, *apart]:
                 flags.setdefault(r["memory_id"], {"overrides": [], "reason": "written_apart",
