@@ -169,13 +169,34 @@ def test_a_mapped_namespace_is_searched_in_its_own_scope(rt):
     assert rt.agent("mapper", scopes=["/org/acme/user/carol/"]).list()[0].scope == "/org/acme/user/carol/"
     hits = store.search(("users", "carol"), query="who keeps bees?")
     assert [h.value["text"] for h in hits] == ["Carol keeps bees"]
-    assert store.search(("users",), query="bees") == []  # a partial prefix reads the store's scopes: the root only
+    # a partial prefix reads every scope under the store's root that holds memories
+    assert {"Carol keeps bees", "Dave keeps bees too"} <= {h.value.get("text") for h in store.search(("users",), query="bees")}
     both = MemactorsStore(rt, actor="mapper", root="/org/acme/", scope_of=lambda ns: f"/org/acme/user/{ns[1]}/",
                           scopes=["/org/acme/user/carol/", "/org/acme/user/dave/"])
     assert sorted(h.value["text"] for h in both.search(("users",), query="who keeps bees?")) == \
         ["Carol keeps bees", "Dave keeps bees too"]
     listed = store.search(("users", "dave", "m"))
     assert [h.value["text"] for h in listed] == ["Dave keeps bees too"]
+
+
+def test_a_mapped_stores_listing_and_searches_find_every_namespace_it_put(rt):
+    # BaseStore's contract: what was put is listed and found, also when scope_of puts each
+    # namespace in a scope of its own below the store's root (no scopes= given). Another
+    # root's scopes stay out, though the actor may read them.
+    rt.grant("teams", "/org/teamco/", write=True)
+    rt.grant("teams", "/org/acme/user/erin/", write=True)
+    store = MemactorsStore(rt, actor="teams", root="/org/teamco/",
+                           scope_of=lambda ns: f"/org/teamco/project/{ns[0]}/")
+    store.put(("red", "notes"), "n1", {"text": "the red team meets on Mondays"})
+    store.put(("blue", "notes"), "n1", {"text": "the blue team meets on Fridays"})
+    MemactorsStore(rt, actor="teams", root="/org/acme/user/erin/").put(("erin",), "n1", {"text": "erin meets the team"})
+    assert store.list_namespaces() == [("blue", "notes"), ("red", "notes")]
+    assert store.list_namespaces(prefix=("red",)) == [("red", "notes")]
+    assert sorted(i.value["text"] for i in store.search(())) == ["the blue team meets on Fridays",
+                                                                 "the red team meets on Mondays"]
+    assert sorted(i.value["text"] for i in store.search((), query="when does the team meet?")) == \
+        ["the blue team meets on Fridays", "the red team meets on Mondays"]
+    assert asyncio.run(store.alist_namespaces()) == [("blue", "notes"), ("red", "notes")]
 
 
 def test_a_search_scores_by_the_cosine_of_the_best_indexed_field(rt):
@@ -278,6 +299,15 @@ def test_one_indexed_text_is_the_records_vector_and_older_items_still_score():
         assert np.isfinite(q).all()
 
 
+def test_a_ttl_of_zero_minutes_is_expired_once_put(rt, store):
+    store.put(NS, "gone", {"text": "expired as it is put"}, ttl=0)
+    rt.clock.advance(seconds=0.001)  # the runtime's clock (manual here) is a microsecond on
+    assert store.get(NS, "gone") is None and all(i.key != "gone" for i in store.search(NS))
+    assert store._stored(NS, "gone") is not None  # noqa: SLF001 - held until a sweep takes it
+    store.sweep_ttl()
+    assert store._stored(NS, "gone") is None  # noqa: SLF001
+
+
 def test_an_item_without_a_ttl_lives_until_deleted():
     """LangGraph's item has no lifetime but its TTL: no category's soft or hard expiry applies."""
     clock = ManualClock()
@@ -353,7 +383,8 @@ def test_a_number_leaf_the_gate_redacts_comes_back_as_its_placeholder(store):
     assert ("contacts",) in store.list_namespaces()
 
 
-@pytest.mark.parametrize("value", [{"a": b"x"}, {"a": {1, 2}}, {"a": object()}, {"a": {2: "x", "3": "y"}}])
+@pytest.mark.parametrize("value", [{"a": b"x"}, {"a": {1, 2}}, {"a": object()}, {"a": {2: "x", "3": "y"}},
+                                   [1, 2], "a string", 5, [("a", 1)]])
 def test_a_value_that_is_not_json_is_refused_typed_and_stores_nothing(store, value):
     from memactors.core.errors import InvalidRecord
 

@@ -63,6 +63,16 @@ class ListingMixin:
         out.sort(key=lambda r: (r["created_at"], r["memory_id"]))
         return out[offset:offset + limit] if limit is not None else out[offset:]
 
+    async def scopes_under(self, under: str, actor: str) -> list[str]:
+        """The scopes of this owner under ``under`` (itself included) that hold memories (in L2,
+        hot, or on their way to L2) and that ``actor`` may read: what a store that keeps its
+        namespaces in scopes of their own lists and searches (the LangGraph store's ``scope_of``)."""
+        await self._ready()
+        root = parse_scope(under)
+        held = set(self.l2_scopes) | set(self.hot.states) | self.outbox.dirty_scopes()
+        return sorted(s for s in held if self._mine(s) and root.is_ancestor_or_self(p := parse_scope(s))
+                      and self.grants.reads(actor, p))
+
     # --- the review queue ------------------------------------------------------------------
 
     async def review_list(self, scopes: list[str], actor: str, kind: str = "pending") -> list[dict]:

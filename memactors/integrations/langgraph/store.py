@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from langgraph.store.base import (BaseStore, GetOp, IndexConfig, Item, ListNamespacesOp, Op, PutOp, Result,
@@ -42,6 +42,9 @@ BY_SIMILARITY = Weights(vector=1.0, keyword=0.0, recency=1e-6, importance=1e-6)
 # below, so it renews an unchanged item (same content: refreshed) but loses to a put made since
 # it read (a race of threads), never writing the older value back over it.
 PUT_CONFIDENCE, REFRESH_CONFIDENCE = 1.0, 0.99
+# put(ttl=0): expired as it is written, as LangGraph's stores have it (the shortest TTL there is
+# here: a microsecond)
+AT_ONCE_DAYS = 1 / 86_400_000_000
 
 
 class MemactorsStore(BaseStore):
@@ -120,7 +123,10 @@ class MemactorsStore(BaseStore):
         reads = [(i, op) for i, op in enumerate(ops) if not isinstance(op, PutOp)]
         if reads:
             refresh: list = []
-            asks = [self._read_ops(op) for _, op in reads]
+            scopes = self._agent.scopes
+            if self._needs_mapped([op for _, op in reads]):
+                scopes = self._with_mapped([await self._rt._calls.aget(r) for r in self._mapped_refs()])  # noqa: SLF001
+            asks = [self._read_ops(op, scopes) for _, op in reads]
             self._fill(results, reads, asks, await self._call([q for a in asks for q in a]), refresh)
             if refresh:  # reading restarts the TTL of the items read: each written again (a refresh)
                 await self._call(refresh, return_errors=True)
@@ -134,7 +140,10 @@ class MemactorsStore(BaseStore):
         results: list = [None] * len(ops)
         refresh: list = []
         reads = list(enumerate(ops))
-        asks = [self._read_ops(op) for op in ops]
+        scopes = self._agent.scopes
+        if self._needs_mapped(ops):
+            scopes = self._with_mapped(self._rt._calls.get(self._mapped_refs()))  # noqa: SLF001
+        asks = [self._read_ops(op, scopes) for op in ops]
         self._fill(results, reads, asks, self._rt.batch([q for a in asks for q in a]), refresh)
         if refresh:
             self._rt.batch(refresh, return_errors=True)
@@ -171,6 +180,8 @@ class MemactorsStore(BaseStore):
         ttl = op.ttl
         own = op.index if isinstance(op.index, list) else None  # the put's own field paths, kept with it
         fields = own if own is not None else self._fields
+        if not isinstance(op.value, Mapping):  # LangGraph's values are dicts: a list of pairs is not one
+            raise InvalidRecord(f"a store item's value is a dict (a JSON object), not {type(op.value).__name__}")
         value = dict(op.value)
         M.content_of(op.namespace, op.key, value, ttl)  # a value that is not JSON: refused typed, before its texts are read
         if M.keys_collide(value, self._rt.gate.redact_all):
@@ -185,14 +196,29 @@ class MemactorsStore(BaseStore):
             subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
             confidence=confidence,
             # LangGraph's item lives until deleted or its TTL runs out: no category lifetime
-            ttl_days=ttl / 1440.0 if ttl else "never", soft_ttl_days="never",
+            ttl_days=("never" if ttl is None else ttl / 1440.0 if ttl else AT_ONCE_DAYS), soft_ttl_days="never",
             context=None if op.index is False else M.index_text(texts, fields), embed_text=embed)
 
     def _fact(self, op) -> O.Lookup:
         return self._agent.lookup_op(scope=self._scope_of(op.namespace),
                                      facts=[(M.subject_of(op.namespace), M.predicate_of(op.namespace, op.key))])
 
-    def _read_ops(self, op) -> list:
+    # With a ``scope_of`` of the caller's, namespaces live in scopes of their own, under the
+    # store's: a listing or a search not narrowed to one of them reads every such scope the
+    # runtime holds memories of (each owner says which of its scopes under the store's are
+    # readable by the store's actor), not only the store's own.
+    def _needs_mapped(self, ops: list) -> bool:
+        return self._mapped and any(isinstance(op, ListNamespacesOp) or isinstance(op, SearchOp)
+                                    and self._prefix_scope(op.namespace_prefix) is None for op in ops)
+
+    def _mapped_refs(self) -> list:
+        return [o.scopes_under.remote(root, self._agent.actor) for root in self._agent.scopes
+                for o in self._rt._owners]  # noqa: SLF001
+
+    def _with_mapped(self, found: list[list[str]]) -> list[str]:
+        return list(dict.fromkeys([*self._agent.scopes, *(s for part in found for s in part)]))
+
+    def _read_ops(self, op, scopes: list[str]) -> list:
         if isinstance(op, GetOp):
             return [self._fact(op)]
         if isinstance(op, (SearchOp, ListNamespacesOp)):
@@ -209,14 +235,13 @@ class MemactorsStore(BaseStore):
             wide = window if self._one_text else max(window, SCORED_WINDOW)
             top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100) if narrow else wide)
             return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0, weights=BY_SIMILARITY,
-                                          scopes=[only] if only is not None else None)]
+                                          scopes=[only] if only is not None else scopes)]
         if isinstance(op, SearchOp):
             prefix = M.subject_of(op.namespace_prefix) if op.namespace_prefix else None
             only = self._prefix_scope(op.namespace_prefix)
-            return [self._agent.lookup_op(scope=s, subject_prefix=prefix)
-                    for s in ([only] if only is not None else self._agent.scopes)]
+            return [self._agent.lookup_op(scope=s, subject_prefix=prefix) for s in ([only] if only is not None else scopes)]
         if isinstance(op, ListNamespacesOp):
-            return [self._agent.lookup_op(scope=s) for s in self._agent.scopes]
+            return [self._agent.lookup_op(scope=s) for s in scopes]
         raise ValueError(f"unknown LangGraph op {type(op).__name__}")
 
     def _prefix_scope(self, prefix: tuple) -> str | None:
