@@ -142,6 +142,27 @@ def test_cli_audit_verify_prints_the_failed_verdict_and_exits_1(tmp_path, table)
     assert v["ok"] is False and v["table"] == table and "damaged" in v["reason"]
 
 
+@pytest.mark.parametrize("how", ["overwritten", "cut short"])
+def test_cli_audit_verify_exits_1_for_a_ledger_file_that_is_not_one(tmp_path, how):
+    # Exit code 1 means broken, however the file is: overwritten with other bytes or cut short.
+    from memactors import cli as cli_mod
+
+    data_dir = _folder(str(tmp_path / "d"))
+    path = os.path.join(data_dir, "ledger.duckdb")
+    if how == "overwritten":
+        with open(path, "wb") as f:
+            f.write(b"not a database\n")
+    else:
+        with open(path, "r+b") as f:
+            f.truncate(4096)
+    res = CliRunner().invoke(cli_mod.cli, ["audit", "verify", "--json", "--data", data_dir])
+    assert res.exit_code == 1, (res.output, res.exception)
+    v = json.loads(res.output)
+    assert v["ok"] is False and "damaged" in v["reason"]
+    with pytest.raises(LedgerTampered, match="damaged"):
+        memactors.connect(data_dir, config=CFG, host="process")
+
+
 def test_open_runtime_reports_the_work_s_error_not_close_s(tmp_path):
     from memactors.server import open_runtime
 

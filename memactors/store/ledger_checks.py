@@ -32,7 +32,7 @@ def damaged(exc: BaseException) -> bool:
     a busy connection."""
     text = str(exc).lower()
     return any(m in text for m in ("corrupt", "checksum", "could not read enough bytes", "could not read all bytes",
-                                   "failed to deserialize"))
+                                   "failed to deserialize", "not a valid duckdb database"))
 
 
 def first_line(exc: BaseException) -> str:
