@@ -485,7 +485,7 @@ def test_a_key_less_backup_edited_and_rechained_is_refused(rt, tmp_path, fast_se
     refused(bk2, str(tmp_path / "r5"), LedgerKeyMissing, config=keys_cfg(tmp_path / "k5"), key_passphrase=PW)
     # The forgery itself is sound: with nothing to check it against (no key folder, no
     # passphrase), a backup carrying its key in clear restores it. Hence no clear key in a backup.
-    out = memactors.restore(bk2, str(tmp_path / "r6"), config=keys_cfg(tmp_path / "k6"))
+    out = memactors.restore(bk2, str(tmp_path / "r6"), config=keys_cfg(tmp_path / "k6"), accept_lost_erasures=True)
     assert out["key_from"] == "clear" and out["verified"]["ok"]
 
 
@@ -500,15 +500,39 @@ def test_a_sealed_backup_restores_without_the_key_folder(rt, tmp_path):
     assert holds_key(bk, secret) == []  # the sealed file holds it encrypted only
     sealed = orjson.loads(open(os.path.join(bk, "key", f"{fid}.key.sealed"), "rb").read())
     assert sealed["kdf"] == "scrypt" and sealed["n"] >= 2**15 and sealed["cipher"] == "aes-256-gcm"
-    keys = tmp_path / "new-keys"  # the machine lost its key folder
+    keys = tmp_path / "new-keys"  # the machine lost its key folder, and the erasure journal in it
+    msg = refused(bk, str(tmp_path / "r"), StoreError, config=keys_cfg(keys), key_passphrase=PW)
+    assert "erasure journal" in msg and "accept_lost_erasures" in msg
     t0 = time.perf_counter()
-    out = memactors.restore(bk, str(tmp_path / "r"), config=keys_cfg(keys), key_passphrase=PW)
+    out = memactors.restore(bk, str(tmp_path / "r"), config=keys_cfg(keys), key_passphrase=PW, accept_lost_erasures=True)
     assert out["verified"]["ok"] and out["key_from"] == "sealed" and out["rows"] == 1
     assert time.perf_counter() - t0 < 10
     assert sorted(os.listdir(keys)) == sorted([f"{out['folder_id']}.key", f"{out['folder_id']}.head"])
     with memactors.connect(str(tmp_path / "r"), config=keys_cfg(keys)) as r2:
         assert len(recall_ids(r2, "bees")) == 1 and r2.audit.verify()["ok"]
         assert r2.grants("agent")
+
+
+def test_a_sealed_restore_erases_again_what_the_key_folders_journal_names(rt, tmp_path, fast_seal):
+    # The key gone from the key folder but its erasure journal there: the sealed key restores,
+    # and what was erased after the backup is erased again (no acceptance needed).
+    kept = rt.write(S, "alice keeps bees on the roof", actor="agent")
+    gone = rt.write(S, "alice hides a spare key under the mat", actor="agent")
+    fid, _ = ledger_key(rt)
+    bk = str(tmp_path / "bk")
+    rt.backup(bk, key_passphrase=PW)
+    rt.forget(gone.memory_id, actor="agent", reason="asked")
+    kd = rt.config.runtime.key_dir
+    journal = [f for f in os.listdir(kd) if f.endswith(".erased")]
+    assert journal
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    for f in journal:  # the journal survives, the key does not
+        (keys / f).write_bytes(open(os.path.join(kd, f), "rb").read())
+    out = memactors.restore(bk, str(tmp_path / "r"), config=keys_cfg(keys), key_passphrase=PW)
+    assert out["key_from"] == "sealed" and out["erased_again"] == 1 and out["erasure_journal"]
+    with memactors.connect(str(tmp_path / "r"), config=keys_cfg(keys)) as r2:
+        assert recall_ids(r2, "alice") == {kept.memory_id}
 
 
 def test_a_sealed_key_opens_only_with_its_passphrase(rt, tmp_path, fast_seal):
@@ -540,7 +564,8 @@ def test_a_sealed_key_opens_only_with_its_passphrase(rt, tmp_path, fast_seal):
         with open(os.path.join(bk, path), "wb") as f:
             f.write(changed)
         refused(bk, str(tmp_path / "r"), LedgerTampered, config=keys, key_passphrase=PW)
-    out = memactors.restore(good, str(tmp_path / "r"), config=keys, key_passphrase=PW)  # untouched: it opens
+    out = memactors.restore(good, str(tmp_path / "r"), config=keys, key_passphrase=PW,
+                            accept_lost_erasures=True)  # untouched: it opens
     assert out["key_from"] == "sealed" and out["verified"]["ok"]
     # Both the key folder's key and the sealed one: they must be the same key.
     out = memactors.restore(good, str(tmp_path / "r2"), key_passphrase=PW)
@@ -561,7 +586,7 @@ def test_a_format_1_backup_with_the_key_in_clear_still_restores(rt, tmp_path):
     rt.backup(bk)
     LedgerKey.open(rt.config.runtime.key_dir, fid, create=False).install(os.path.join(bk, "key"))
     rewrite_manifest(bk, format=1, key=None)
-    out = memactors.restore(bk, str(tmp_path / "r"), config=keys_cfg(tmp_path / "keys"))
+    out = memactors.restore(bk, str(tmp_path / "r"), config=keys_cfg(tmp_path / "keys"), accept_lost_erasures=True)
     assert out["key_from"] == "clear" and out["verified"]["ok"] and out["rows"] == 1
     out = memactors.restore(bk, str(tmp_path / "r2"))  # the key folder has it too: that one is used
     assert out["key_from"] == "key_dir" and out["verified"]["ok"]
@@ -603,6 +628,8 @@ def test_cli_backup_and_restore_with_a_key_passphrase(rt, tmp_path, monkeypatch,
     res = run(cli, args[:4], env={"MEMACTORS_KEY_DIR": keys})
     assert res.exit_code == 2 and "passphrase" in res.output and not os.path.exists(tmp_path / "r")
     res = run(cli, args + ["--json"], env={"BK_PW": PW, "MEMACTORS_KEY_DIR": keys})
+    assert res.exit_code == 2 and "--accept-lost-erasures" in res.output and not os.path.exists(tmp_path / "r")
+    res = run(cli, args + ["--json", "--accept-lost-erasures"], env={"BK_PW": PW, "MEMACTORS_KEY_DIR": keys})
     assert res.exit_code == 0, res.output
     got = orjson.loads(res.output)
     assert got["key_from"] == "sealed" and got["verified"]["ok"]

@@ -60,9 +60,12 @@ def backup(dest: str, passphrase_env: str | None, data: str, as_json: bool) -> N
 @click.option("--key-passphrase-env", "passphrase_env", metavar="NAME",
               help="Open the key sealed in the backup (needed when the key folder lacks the key). " + PASSPHRASE_HELP)
 @click.option("--no-verify", is_flag=True, help="Skip opening the restored folder to run audit verify.")
+@click.option("--accept-lost-erasures", is_flag=True,
+              help="Restore with the key sealed in the backup although the key folder holds no erasure journal for "
+                   "it: memories erased after the backup come back (erase them again).")
 @common
-def restore(src: str, to: str | None, config: str | None, passphrase_env: str | None, no_verify: bool, data: str,
-            as_json: bool) -> None:
+def restore(src: str, to: str | None, config: str | None, passphrase_env: str | None, no_verify: bool,
+            accept_lost_erasures: bool, data: str, as_json: bool) -> None:
     """Restore the backup SRC as the new data folder DIR: the key is read from the key folder
     (or opened from the backup with --key-passphrase-env), the backup is verified under it (a
     changed one is refused), restored under a new folder id with the same key, what its folder
@@ -76,7 +79,7 @@ def restore(src: str, to: str | None, config: str | None, passphrase_env: str | 
     if to is not None and not to.strip():
         raise CliError("--to is empty: name the new folder to restore into")
     res = do_restore(src, data if to is None else to, config=config, verify=not no_verify,
-                     key_passphrase=passphrase)
+                     key_passphrase=passphrase, accept_lost_erasures=accept_lost_erasures)
     if as_json:
         out.json(res)
         return

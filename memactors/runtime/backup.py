@@ -63,7 +63,7 @@ class BackupAPI:
 
 
 def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verify: bool = True,
-            key_passphrase: str | None = None) -> dict:
+            key_passphrase: str | None = None, accept_lost_erasures: bool = False) -> dict:
     """Bring the backup at ``src`` back as the new data folder ``to``.
 
     The key: the backup holds none in clear, so it is read from the key folder of ``config``
@@ -76,15 +76,18 @@ def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verif
     The backup is verified under that key first (chain, MACs, its anchor, its tables: a
     changed backup is refused with LedgerTampered), then restored under a new folder id with
     the same key, installed in that key folder, and everything its folder erased after the
-    backup (that key folder's erasure journal) is erased again. ``verify``: open the result on
+    backup (that key folder's erasure journal) is erased again; a key opened from the backup
+    with no journal in the key folder (the folder lost with the key) is refused with
+    StoreError unless ``accept_lost_erasures``: what was erased after the backup would come
+    back. ``verify``: open the result on
     the process host and run ``audit.verify()`` (ledger and L2) before returning. A refused or
     failed restore leaves no folder and no key behind. Open the result with
     ``memactors.connect(to)``; ``key_from`` says where the key came from ("key_dir",
     "sealed", "clear")."""
     from .facade import load_config
 
-    if not isinstance(verify, bool):
-        raise InvalidRecord("verify is true or false")
+    if not isinstance(verify, bool) or not isinstance(accept_lost_erasures, bool):
+        raise InvalidRecord("verify and accept_lost_erasures are true or false")
     if key_passphrase is not None:
         check_passphrase(key_passphrase)
     cfg = load_config(config)
@@ -95,7 +98,7 @@ def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verif
     t0 = time.perf_counter()
     made_kd = not os.path.exists(kd)
     try:
-        out = _restore(src, to, cfg, kd, verify, key_passphrase)
+        out = _restore(src, to, cfg, kd, verify, key_passphrase, accept_lost_erasures)
     except BaseException:
         if made_kd:  # a key folder this restore made, left empty: it goes too
             try:
@@ -107,13 +110,13 @@ def restore(src: str | os.PathLike, to: str | os.PathLike, *, config=None, verif
     return out
 
 
-def _restore(src: str, to, cfg, kd: str, verify: bool, key_passphrase: str | None) -> dict:
+def _restore(src: str, to, cfg, kd: str, verify: bool, key_passphrase: str | None, accept_lost_erasures: bool) -> dict:
     from .facade import connect
 
     with new_folder(to, "restore", outside=None) as dest:  # a refused or failed restore leaves no folder
         if os.path.commonpath([dest, src]) == src:
             raise StoreError("restore needs a folder outside the backup")
-        out = B.restore_files(src, dest, kd, key_passphrase)
+        out = B.restore_files(src, dest, kd, key_passphrase, accept_lost_erasures=accept_lost_erasures)
         if verify:
             cfg.runtime.key_dir, cfg.runtime.host, cfg.grants = kd, "process", []  # nothing granted by the check
             t1 = time.perf_counter()

@@ -296,14 +296,18 @@ def verify_backup(src: str, manifest: dict, key: LedgerKey, key_dir: str) -> dic
     return v
 
 
-def restore_files(src: str, dest: str, key_dir: str, passphrase: str | None = None) -> dict:
+def restore_files(src: str, dest: str, key_dir: str, passphrase: str | None = None, *,
+                  accept_lost_erasures: bool = False) -> dict:
     """Bring a backup back as a new data folder ``dest``: the key found (``backup_key``:
     ``key_dir``, else the sealed copy opened with ``passphrase``) verifies the backup; the
     ledger goes under a new folder id with the same key (so its MACs, digests and pseudonyms
     hold), anchored in ``key_dir``; every memory its line erased after the backup (the erasure
     journal in ``key_dir``) is erased again, its key destroyed and its row left out of L2, and
     the ledger file rewritten without the freed blocks. L2 is written anew with its indexes.
-    Returns what was done (``key_from``: "key_dir", "sealed" or "clear")."""
+    A key not found in ``key_dir`` means its journal is likely gone with it: with no journal
+    there the restore is refused (StoreError) unless ``accept_lost_erasures``, for what the line
+    erased after the backup would come back. Returns what was done (``key_from``: "key_dir",
+    "sealed" or "clear")."""
     import duckdb
 
     from . import lancedb_import  # noqa: F401 - before lancedb
@@ -331,6 +335,10 @@ def restore_files(src: str, dest: str, key_dir: str, passphrase: str | None = No
                                    GROUP BY e.memory_id""").fetchall())
     finally:
         con.close()
+    if source != "key_dir" and read_erased(key_dir, lineage) is None and not accept_lost_erasures:
+        raise StoreError("the key folder holds neither this folder's key nor its erasure journal (lost with the key?): "
+                         "memories erased after this backup was taken would come back. Restore with the key folder, "
+                         "or accept that (accept_lost_erasures=True, --accept-lost-erasures) and erase them again")
     key.install(key_dir, new_id).write_head(m["seq"], bytes.fromhex(m["hash"]))
     try:
         journal = read_erased(key_dir, lineage)
