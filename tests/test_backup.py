@@ -576,6 +576,29 @@ def test_a_sealed_key_opens_only_with_its_passphrase(rt, tmp_path, fast_seal):
                                key_passphrase=PW)
 
 
+def test_a_backup_of_the_previous_record_schema_restores(rt, tmp_path):
+    """A backup taken before record schema 6 holds the session as a struct column in L2: its
+    rows come back in today's schema (pyarrow cannot cast the struct to text)."""
+    import lancedb
+    import pyarrow as pa
+
+    from memactors.core import records as R
+
+    rt.write(S, "alice likes green tea", actor="agent")
+    bk = str(tmp_path / "bk")
+    rt.backup(bk)
+    db = lancedb.connect(os.path.join(bk, "l2"))
+    old = db.open_table("memories").to_arrow()
+    at = old.schema.get_field_index("session")
+    old = old.set_column(at, pa.field("session", R.SESSION), pa.nulls(old.num_rows, R.SESSION))
+    meta = {**(old.schema.metadata or {}), b"memactors.schema_version": b"5"}
+    db.create_table("memories", data=old.replace_schema_metadata(meta), mode="overwrite")
+    out = memactors.restore(bk, str(tmp_path / "r"))
+    assert out["verified"]["ok"] and out["rows"] == 1
+    with memactors.connect(str(tmp_path / "r"), config=CFG) as r2:
+        assert len(recall_ids(r2, "tea")) == 1
+
+
 def test_a_format_1_backup_with_the_key_in_clear_still_restores(rt, tmp_path):
     """Written the way format 1 wrote it: the key in clear in key/<id>.key, no "key" field."""
     from memactors.store.ledger_key import LedgerKey

@@ -150,6 +150,19 @@ def fill_columns(cols: dict, n: int, dim: int) -> pa.Table:
     return pa.table(out, schema=schema)
 
 
+def upgraded(tbl: pa.Table, dim: int) -> pa.Table:
+    """An L2 table of an older record schema (a backup's) in this one: the session as JSON text
+    (schema 6), the fields it predates at their defaults (or null)."""
+    cols = {}
+    for f in memory_schema(dim):
+        if f.name in tbl.column_names:
+            col = tbl.column(f.name)
+            if f.name == "session" and pa.types.is_struct(col.type):
+                col = pa.array([None if v is None else orjson.dumps(v).decode() for v in col.to_pylist()], pa.string())
+            cols[f.name] = col
+    return fill_columns(cols, tbl.num_rows, dim)
+
+
 def to_arrow(records: list[dict], vectors, dim: int) -> pa.Table:
     """Records and their vectors (a (n, dim) array, or None for zeros) to one Arrow table of
     the memory schema."""

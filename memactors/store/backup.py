@@ -313,7 +313,8 @@ def restore_files(src: str, dest: str, key_dir: str, passphrase: str | None = No
     from . import lancedb_import  # noqa: F401 - before lancedb
     import lancedb
 
-    from .lance_store import META_DIM, META_EMBEDDER, L2Store
+    from ..core import records as R
+    from .lance_store import META_DIM, META_EMBEDDER, SCHEMA_KEY, L2Store
     from .ledger import Ledger
 
     m = read_manifest(src)
@@ -358,6 +359,9 @@ def restore_files(src: str, dest: str, key_dir: str, passphrase: str | None = No
             raise StoreError("the backup's L2 table is missing or cannot be read") from None
         meta = table.schema.metadata or {}
         data = table.to_arrow()
+        version = int(meta.get(SCHEMA_KEY, b"1"))
+        if version < R.SCHEMA_VERSION:  # a backup of an older runtime: its rows in today's schema
+            data = R.upgraded(data, int(meta[META_DIM]))
         if again:
             import pyarrow as pa
             import pyarrow.compute as pc
