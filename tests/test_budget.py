@@ -51,3 +51,19 @@ def test_pull_without_budget_and_custom_text():
     assert len(sel) == 1
     with pytest.raises(ValueError):
         B.select([], max_items=-1)
+
+
+def test_copies_of_one_text_in_one_scope_take_one_slot():
+    # Working items are never deduplicated at write: a recall keeps the best of each text of a
+    # scope (as dedup reads it), counts the rest, and keeps the same text of another scope.
+    from memactors.core.selection import finalize
+
+    def hit(mid, scope, text, score):
+        return {"memory_id": mid, "scope": scope, "content": text, "score": score, "relevance": score}
+
+    a, b = "/org/o/user/a/", "/org/o/user/b/"
+    cands = [hit("1", a, "The hotel Avenida is near the station", 0.9), hit("2", a, "the hotel avenida is near the station.", 0.8),
+             hit("3", b, "The hotel Avenida is near the station", 0.7), hit("4", a, "The hotel Avenida has a pool", 0.6),
+             hit("5", a, "The hotel Avenida is near the station", 0.5)]
+    chosen, info = finalize(cands, threshold=0.0, max_items=10, token_budget=None)
+    assert [h["memory_id"] for h in chosen] == ["1", "3", "4"] and info["removed"]["duplicate"] == 2

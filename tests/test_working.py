@@ -91,3 +91,17 @@ def test_a_callers_write_cannot_set_the_session_field(value):
     req = R.write_request({"scope": "/org/o/user/u/", "text": "x", "actor": "ag", "pool": "working",
                            "source_id": "l0/t1/0/constraint/0/c/task"})
     assert req.session is None and R.build_record(req, "x", "cd" * 16, 0)["session"] is None
+
+
+def test_a_recall_shows_one_of_identical_working_items():
+    import memactors
+
+    with memactors.connect("memory://") as rt:
+        rt.grant("ag", "/org/o/user/u/", write=True)
+        ids = [rt.write("/org/o/user/u/", "The hotel Avenida is near the station", actor="ag", pool="working").memory_id
+               for _ in range(3)]
+        assert len(set(ids)) == 3  # each kept: a working write is not deduplicated
+        res = rt.recall("hotel near the station", actor="ag", task_id="t", allowed_scopes=["/org/o/user/u/"],
+                        purpose="p", threshold=0.0)
+        assert [h.content for h in res.hits] == ["The hotel Avenida is near the station"]
+        assert res.removed["duplicate"] == 2

@@ -1,7 +1,8 @@
 """From scored candidates to what a recall returns (DESIGN section 5), counting what each rule
 removed, for the evidence log. Pure.
 
-Order: conflicts first (a losing org default must not take a slot), then the relevance
+Order: conflicts first (a losing org default must not take a slot), copies of one text in
+one scope (the best kept), then the relevance
 threshold (on each hit's ``relevance``: a stale hit is judged before its x0.5, which only
 ranks it), then the item count and the token budget (push and pull share this path).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from .budget import select
 from .errors import InvalidRecord
+from .records import normalise
 from .scoring import resolve_conflicts
 
 
@@ -18,14 +20,31 @@ def finalize(cands: list[dict], *, threshold: float, max_items: int, token_budge
     removed, the tokens used, the best relevance the threshold removed (``best_below``, None when
     it removed none) and the conflicts won."""
     kept, lost, _ = resolve_conflicts(cands)
+    kept, copies = _one_of_each_text(kept)
     passed = [h for h in kept if h.get("relevance", h["score"]) >= threshold]
     chosen, info = select(passed, max_items=max_items, token_budget=token_budget)
-    removed = {"conflict": len(lost), "threshold": len(kept) - len(passed), "max_items": info["removed"]["max_items"],
-               "budget": info["removed"]["budget"]}
+    removed = {"conflict": len(lost), "duplicate": copies, "threshold": len(kept) - len(passed),
+               "max_items": info["removed"]["max_items"], "budget": info["removed"]["budget"]}
     below = [h.get("relevance", h["score"]) for h in kept if h.get("relevance", h["score"]) < threshold]
     return chosen, {"removed": removed, "tokens": info["tokens"], "best_below": max(below) if below else None,
                     "conflicts": [
         {"winner": h["memory_id"], **h["conflict"]} for h in chosen if h.get("conflict")]}
+
+
+def _one_of_each_text(hits: list[dict]) -> tuple[list[dict], int]:
+    """The best of the hits of one scope that say the same text (as dedup reads it): working
+    items are never deduplicated at write (a session's turns may each see the same tool output),
+    and copies would take the slots of other memories. Returns (kept, how many were left out)."""
+    seen, out = set(), []
+    for h in hits:
+        text = h.get("content")
+        key = (h.get("scope"), normalise(text)) if isinstance(text, str) else None
+        if key is not None and key in seen:
+            continue
+        if key is not None:
+            seen.add(key)
+        out.append(h)
+    return out, len(hits) - len(out)
 
 
 def finish(cands: list[dict], how: dict) -> tuple[list[dict], dict, int]:
