@@ -54,16 +54,17 @@ def test_pull_without_budget_and_custom_text():
 
 
 def test_copies_of_one_text_in_one_scope_take_one_slot():
-    # Working items are never deduplicated at write: a recall keeps the best of each text of a
-    # scope (as dedup reads it), counts the rest, and keeps the same text of another scope.
+    # Working items are never deduplicated at write: a recall leaves out those that copy a better
+    # hit's text in their scope (as dedup reads it), counts them, keeps another scope's and a vault memory.
     from memactors.core.selection import finalize
 
-    def hit(mid, scope, text, score):
-        return {"memory_id": mid, "scope": scope, "content": text, "score": score, "relevance": score}
+    def hit(mid, scope, text, score, pool="working"):
+        return {"memory_id": mid, "scope": scope, "content": text, "score": score, "relevance": score, "pool": pool}
 
     a, b = "/org/o/user/a/", "/org/o/user/b/"
     cands = [hit("1", a, "The hotel Avenida is near the station", 0.9), hit("2", a, "the hotel avenida is near the station.", 0.8),
              hit("3", b, "The hotel Avenida is near the station", 0.7), hit("4", a, "The hotel Avenida has a pool", 0.6),
-             hit("5", a, "The hotel Avenida is near the station", 0.5)]
+             hit("5", a, "The hotel Avenida is near the station", 0.5),
+             hit("6", a, "The hotel Avenida is near the station", 0.4, pool="vault")]  # a vault memory: always kept
     chosen, info = finalize(cands, threshold=0.0, max_items=10, token_budget=None)
-    assert [h["memory_id"] for h in chosen] == ["1", "3", "4"] and info["removed"]["duplicate"] == 2
+    assert [h["memory_id"] for h in chosen] == ["1", "3", "4", "6"] and info["removed"]["duplicate"] == 2

@@ -1,8 +1,8 @@
 """From scored candidates to what a recall returns (DESIGN section 5), counting what each rule
 removed, for the evidence log. Pure.
 
-Order: conflicts first (a losing org default must not take a slot), copies of one text in
-one scope (the best kept), then the relevance
+Order: conflicts first (a losing org default must not take a slot), working items that copy a
+better hit's text, then the relevance
 threshold (on each hit's ``relevance``: a stale hit is judged before its x0.5, which only
 ranks it), then the item count and the token budget (push and pull share this path).
 """
@@ -32,14 +32,15 @@ def finalize(cands: list[dict], *, threshold: float, max_items: int, token_budge
 
 
 def _one_of_each_text(hits: list[dict]) -> tuple[list[dict], int]:
-    """The best of the hits of one scope that say the same text (as dedup reads it): working
-    items are never deduplicated at write (a session's turns may each see the same tool output),
-    and copies would take the slots of other memories. Returns (kept, how many were left out)."""
+    """Working items that say the text of a better hit of their scope (as dedup reads it) left
+    out: they are never deduplicated at write (a session's turns may each see the same tool
+    output), and copies would take the slots of other memories. A vault memory is always kept.
+    Returns (kept, how many were left out)."""
     seen, out = set(), []
     for h in hits:
         text = h.get("content")
         key = (h.get("scope"), normalise(text)) if isinstance(text, str) else None
-        if key is not None and key in seen:
+        if key is not None and key in seen and h.get("pool") == "working":
             continue
         if key is not None:
             seen.add(key)
