@@ -150,6 +150,26 @@ def fill_columns(cols: dict, n: int, dim: int) -> pa.Table:
     return pa.table(out, schema=schema)
 
 
+# The fields of an L2 row that only the ledger's events set (what a memory says, where, how
+# sensitive, its status and version): ``audit.verify`` compares their digest in each L2 row with
+# the ledger's own fold of the record, so a row edited in Lance's files is found.
+GOVERNED = ("memory_id", "scope", "subject", "predicate", "object", "content", "source_kind", "sensitivity",
+            "category", "pool", "status", "version", "supersedes", "entity_key", "content_hash", "review")
+
+
+DIGESTS = pa.schema([("memory_id", pa.string()), ("scope", pa.string()), ("digest", pa.binary())])
+
+
+def governed_digest(rec: dict) -> bytes:
+    return hashlib.blake2b(orjson.dumps([rec.get(f) for f in GOVERNED]), digest_size=16).digest()
+
+
+def digests_of(rows: list[dict]) -> pa.Table:
+    """(memory_id, scope, digest) of records or L2 rows (``DIGESTS``)."""
+    return pa.table({"memory_id": [r["memory_id"] for r in rows], "scope": [r["scope"] for r in rows],
+                     "digest": [governed_digest(r) for r in rows]}, schema=DIGESTS)
+
+
 def upgraded(tbl: pa.Table, dim: int) -> pa.Table:
     """An L2 table of an older record schema (a backup's) in this one: the session as JSON text
     (schema 6), the fields it predates at their defaults (or null)."""

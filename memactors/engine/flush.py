@@ -290,33 +290,39 @@ class FlushMixin:
         async with self._flush_lock:
             return await asyncio.to_thread(self.l2.purge)
 
-    async def check_l2(self) -> dict:
+    async def check_l2(self, digests: bool = False) -> dict:
         """Compare the L2 rows of this owner's scopes with what the ledger's applied events say
-        they must be: rows missing (deleted behind our back) and rows the ledger does not know
-        (added behind our back). Consistent under concurrent writes: no flush of this owner
-        runs while it compares, and events not yet applied are in neither side."""
+        they must be: rows missing (deleted behind our back), rows the ledger does not know
+        (added behind our back) and rows changed (edited behind our back): moved to another
+        scope, or with ``digests`` (``audit.verify``; opening checks without) any governed
+        column (``records.GOVERNED``: content, sensitivity, status, ...) other than the
+        ledger's fold of the record says. Consistent under concurrent writes: no flush of this
+        owner runs while it compares, and events not yet applied are in neither side."""
         await self._ready()
         await self._flush()
         async with self._flush_lock:
-            expected = await self.ledger.l2_expected()
+            expected = await self.ledger.l2_expected(digests)
             try:
-                have = await asyncio.to_thread(self.l2.ids_and_scopes)
+                have = await asyncio.to_thread(self.l2.governed_digests if digests else self.l2.ids_and_scopes)
             except Exception as exc:  # a damaged data file: L2 is a projection, rebuilt from the ledger
                 raise l2_unreadable(self.data_dir, exc) from exc
+        col = "digest" if digests else "scope"
 
-        def mine(tbl) -> list[str]:
-            ids, scopes = tbl.column("memory_id").to_pylist(), tbl.column("scope").to_pylist()
+        def mine(tbl) -> list[tuple[str, object]]:
+            ids, scopes, marks = (tbl.column(c).to_pylist() for c in ("memory_id", "scope", col))
             keep = {s for s in set(scopes) if self._mine(s)}
-            return [m for m, s in zip(ids, scopes) if s in keep]
+            return [(m, k) for m, s, k in zip(ids, scopes, marks) if s in keep]
 
         rows = mine(have)
-        want, got = set(mine(expected)), set(rows)
+        want, got = dict(mine(expected)), dict(rows)
         # A second row of one memory is a row the ledger does not know either (appended behind our
         # back: a cold recall would return the memory twice). Rows are written by id (replays upsert).
-        twice = sorted(m for m, n in Counter(rows).items() if n > 1) if len(rows) != len(got) else []
-        missing, unknown = sorted(want - got), sorted(got - want)
+        twice = sorted(m for m, n in Counter(m for m, _ in rows).items() if n > 1) if len(rows) != len(got) else []
+        missing, unknown = sorted(want.keys() - got.keys()), sorted(got.keys() - want.keys())
+        changed = sorted(m for m, k in rows if m in want and k != want[m])
         return {"owner": self.index, "rows": len(rows), "missing": len(missing),
-                "unknown": len(unknown) + len(rows) - len(got), "example": (missing or unknown or twice or [None])[0]}
+                "unknown": len(unknown) + len(rows) - len(got), "changed": len(changed),
+                "example": (missing or unknown or twice or changed or [None])[0]}
 
 
 def l2_unreadable(data_dir: str, exc: BaseException) -> StoreError:

@@ -48,6 +48,13 @@ class PendingL2:
             return pa.table({"memory_id": pa.array([], pa.string()), "scope": pa.array([], pa.string())})
         return self.opened().ids_and_scopes()
 
+    def governed_digests(self):
+        if self._absent():
+            from ..core.records import DIGESTS
+
+            return DIGESTS.empty_table()
+        return self.opened().governed_digests()
+
     def counts(self, now_us: int) -> dict:
         if self._absent():
             from ..store.l2_counts import empty, table_counts

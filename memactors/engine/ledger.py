@@ -538,10 +538,10 @@ class LedgerCore:
         async with self._con_lock:
             await asyncio.to_thread(self.ledger.access_synced, pairs)
 
-    async def l2_expected(self):
+    async def l2_expected(self, digests: bool = False):
         """What L2 should hold by the events applied so far (owners compare it with Lance)."""
         await self.flush()
-        return await asyncio.to_thread(self.ledger.l2_expected)
+        return await asyncio.to_thread(self.ledger.l2_expected, digests)
 
     async def erasure(self, memory_id: str, actor: str) -> dict:
         await self.flush()

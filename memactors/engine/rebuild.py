@@ -27,9 +27,8 @@ import pyarrow as pa
 
 from ..core import records as R
 from ..core.config import Config
-from ..core.project import Rows, apply
 from ..embed import get_embedder
-from ..store.entries import decode
+from ..store.entries import fold_rows
 from ..store.layout import L2_DIR, L2_TABLE
 from ..store.ledger_key import key_dir
 
@@ -45,14 +44,7 @@ _COLUMNS = "e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snap
 
 def fold_part(events: pa.Table, embedder: tuple[str, int]) -> pa.Table:
     """Fold one part of the ledger (whole memories, in seq order) into its L2 rows, by memory id."""
-    rows = Rows()
-    cols = {c: events.column(c).to_pylist() for c in events.column_names}
-    for i in range(events.num_rows):
-        ch = decode(cols["action"][i], cols["scope"][i], cols["memory_id"][i], cols["reason"][i],
-                    cols["encrypted"][i], cols["snapshot"][i] or b"", cols["key"][i])
-        if ch is not None:
-            apply(rows, ch)
-    out = rows.l2_rows()
+    out = fold_rows(events)
     vecs = get_embedder(*embedder).embed([R.embedded_text(r) for r in out]) if out else np.zeros((0, embedder[1]))
     return R.to_arrow(out, vecs, embedder[1])
 

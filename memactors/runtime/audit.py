@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core import records as R
 from ..core import validate as V
+from ..core.errors import LedgerTampered
 from ..core.grants import GrantTable
 from ..gate.identifiers import Identifiers
 from ..store import sandbox
@@ -33,9 +34,12 @@ class Audit:
             raise R.InvalidRecord(f"tail is true or false, not {V.got(tail)}")
         out = self._calls.get(self._ledger.verify.remote(tail))
         if out["ok"] and not tail:
-            problem = l2_problem(self._calls.get([o.check_l2.remote() for o in self._owners]))
+            try:
+                problem, table = l2_problem(self._calls.get([o.check_l2.remote(True) for o in self._owners])), "l2"
+            except LedgerTampered as exc:  # a record its data key does not open: the key was swapped
+                problem, table = str(exc), "keys"
             if problem:
-                out.update(ok=False, reason=problem, table="l2")
+                out.update(ok=False, reason=problem, table=table)
         if not out["ok"] and self._alerts is not None:
             self._alerts.verify_failed(out)
         return out
@@ -104,12 +108,13 @@ class Audit:
 
 
 def l2_problem(checks: list[dict]) -> str | None:
-    bad = [c for c in checks if c["missing"] or c["unknown"]]
+    bad = [c for c in checks if c["missing"] or c["unknown"] or c.get("changed")]
     if not bad:
         return None
     missing, unknown = sum(c["missing"] for c in bad), sum(c["unknown"] for c in bad)
-    return (f"L2 disagrees with the ledger: {missing} rows missing, {unknown} rows the ledger does not know "
-            f"(e.g. memory {bad[0]['example']})")
+    changed = sum(c.get("changed", 0) for c in bad)
+    return (f"L2 disagrees with the ledger: {missing} rows missing, {unknown} rows the ledger does not know, "
+            f"{changed} rows changed (e.g. memory {bad[0]['example']})")
 
 
 def check_recall_id(recall_id: object) -> str:

@@ -146,3 +146,19 @@ def decode(action: str, scope: str, memory_id: str | None, reason: str | None, e
     if action in (E.BLOCK, E.GRANT, E.MARK):
         return Change(action, scope, memory_id, data=body, reason=reason)
     return Change(action, scope, memory_id, patch=body, reason=reason, of_version=version)
+
+
+def fold_rows(events) -> list[dict]:
+    """The L2 rows whole memories' events (an Arrow table of ``action, scope, memory_id, reason,
+    encrypted, snapshot, key``, in seq order) fold into through the one projection: what a
+    rebuild writes, and what ``audit.verify`` compares L2 with."""
+    from ..core.project import Rows, apply
+
+    rows = Rows()
+    cols = {c: events.column(c).to_pylist() for c in events.column_names}
+    for i in range(events.num_rows):
+        ch = decode(cols["action"][i], cols["scope"][i], cols["memory_id"][i], cols["reason"][i],
+                    cols["encrypted"][i], cols["snapshot"][i] or b"", cols["key"][i])
+        if ch is not None:
+            apply(rows, ch)
+    return rows.l2_rows()

@@ -301,6 +301,15 @@ class L2Store:
         _check_files(ds, os.path.join(self.path, f"{TABLE}.lance"))
         return ds.to_table(columns=["memory_id", "scope"])
 
+    def governed_digests(self) -> pa.Table:
+        """(memory_id, scope, digest) of every row, the digest ``records.governed_digest`` of
+        its governed columns: for ``audit.verify``'s check against the ledger. Raises
+        ``L2FileDamaged`` first if a data file of the newest version is gone or cut short."""
+        self.table.checkout_latest()
+        ds = self.table.to_lance()
+        _check_files(ds, os.path.join(self.path, f"{TABLE}.lance"))
+        return R.digests_of(_plain(ds.to_table(columns=list(R.GOVERNED))).to_pylist())
+
     def counts(self, now_us: int) -> dict:
         """Rows by status, by pool and by tenant, and the expiry distribution (days from now)."""
         self.table.checkout_latest()

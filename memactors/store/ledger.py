@@ -636,9 +636,21 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
         rows = self._q("SELECT seq, snapshot FROM events WHERE action = 'grant' AND seq > ? ORDER BY seq", [seq])
         return [(s, orjson.loads(bytes(b))) for s, b in rows]
 
-    def l2_expected(self) -> pa.Table:
+    def l2_expected(self, digests: bool = False) -> pa.Table:
         """(memory_id, scope) of every row L2 should hold by the events it has applied: vault
-        writes, less those erased, less those whose newest applied status is ``evicted``."""
+        writes, less those erased, less those whose newest applied status is ``evicted``.
+        ``digests``: with each row's ``governed_digest`` too, from the applied events folded
+        (their records opened with their data keys: a key swapped by hand fails here)."""
+        if digests:
+            from ..core.records import digests_of
+            from .entries import fold_rows
+
+            events = self.con.cursor().sql(
+                """SELECT e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
+                   FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                   WHERE e.memory_id IS NOT NULL AND e.seq IN (SELECT seq FROM l2_applied) ORDER BY e.seq"""
+            ).to_arrow_table()
+            return digests_of(fold_rows(events))
         return self.con.cursor().sql(
             """WITH ap AS (SELECT e.* FROM events e SEMI JOIN l2_applied a ON a.seq = e.seq),
                     w AS (SELECT memory_id, any_value(scope) AS scope FROM ap WHERE action = 'write'

@@ -133,7 +133,7 @@ class LedgerChecks:
                                 f"events after seq {vouched} are not vouched for by the ledger key (appended by hand?)")
         problem = self._check_anchor()
         if problem is None and not tail:
-            problem = self._check_tables(at)
+            problem = self._check_tables(at) or self._check_results(at)
         if problem is not None:
             return VerifyResult(False, count, *problem)
         if not tail:
@@ -203,6 +203,26 @@ class LedgerChecks:
                 return (bad, f"grant event: {why}")
             if not self.key.check(r["seq"], bytes(r["hash"]), r["mac"]):
                 return (r["seq"], "a grant event the ledger key does not vouch for (forged)")
+        return None
+
+    def _check_results(self, at: dict) -> tuple | None:
+        """An idempotency row's stored result names a memory that an event under its key names
+        too: a result copied from another key's row would answer a retry with another memory.
+        (The full walk's check: opening keeps to the cheap ones.)"""
+        at["table"] = "idempotency"
+        cur = self.con.cursor()
+        try:
+            n, example = cur.execute(
+                """WITH r AS (SELECT idem_key, json_extract_string(decode(result), '$.memory_id') AS mid
+                              FROM idempotency WHERE result IS NOT NULL AND json_valid(decode(result)))
+                   SELECT count(*), min(r.idem_key) FROM r WHERE r.mid IS NOT NULL
+                     AND NOT EXISTS (SELECT 1 FROM events e WHERE e.idem_key = r.idem_key AND e.memory_id = r.mid)"""
+            ).fetchone()
+        finally:
+            cur.close()
+        if n:
+            return (None, f"{n} idempotency rows answer with a memory no event under their key names: rows were "
+                          "changed", "idempotency")
         return None
 
     def _check_tables(self, at: dict | None = None) -> tuple | None:

@@ -61,6 +61,11 @@ class MemoryL2Store:
         ids = sorted(self.rows)
         return pa.table({"memory_id": ids, "scope": [self.rows[m]["scope"] for m in ids]})
 
+    def governed_digests(self):
+        from ..core.records import digests_of
+
+        return digests_of([self.rows[m] for m in sorted(self.rows)])
+
     def _select(self, keep) -> tuple[list[dict], list]:
         ids = sorted(m for m, r in self.rows.items() if keep(r))
         return [dict(self.rows[m]) for m in ids], [self.vectors[m] for m in ids]
