@@ -160,8 +160,12 @@ GOVERNED = ("memory_id", "scope", "subject", "predicate", "object", "content", "
 DIGESTS = pa.schema([("memory_id", pa.string()), ("scope", pa.string()), ("digest", pa.binary())])
 
 
+_GOVERNED = itemgetter(*GOVERNED)
+
+
 def governed_digest(rec: dict) -> bytes:
-    return hashlib.blake2b(orjson.dumps([rec.get(f) for f in GOVERNED]), digest_size=16).digest()
+    """A record's (or an L2 row's: both carry every field) governed fields, digested."""
+    return hashlib.blake2b(orjson.dumps(_GOVERNED(rec)), digest_size=16).digest()
 
 
 def digests_of(rows: list[dict]) -> pa.Table:

@@ -212,6 +212,8 @@ class LedgerCore:
         self._ensure_loop()
         return await backup(self, dest_dir)
 
+    _folded: tuple | None = None  # ((last seq, applied marks), the fold l2_expected(True) gave)
+
     def ready(self) -> bool:
         if self._failed is not None:
             raise self._failed
@@ -223,6 +225,7 @@ class LedgerCore:
             self._wake = asyncio.Event()
             self._con_lock = asyncio.Lock()  # every write on the ledger connection holds it
             self._rebuild_lock = asyncio.Lock()
+            self._fold_lock = asyncio.Lock()
             self._loop_task = asyncio.get_running_loop().create_task(self._commit_loop())
 
     async def append(self, batch: dict | None) -> list[tuple[str, object]]:
@@ -539,9 +542,17 @@ class LedgerCore:
             await asyncio.to_thread(self.ledger.access_synced, pairs)
 
     async def l2_expected(self, digests: bool = False):
-        """What L2 should hold by the events applied so far (owners compare it with Lance)."""
+        """What L2 should hold by the events applied so far (owners compare it with Lance). With
+        ``digests`` each owner of a verify asks for the same fold: made once for the events and
+        the applied marks as they stand (``_folded``)."""
         await self.flush()
-        return await asyncio.to_thread(self.ledger.l2_expected, digests)
+        if not digests:
+            return await asyncio.to_thread(self.ledger.l2_expected)
+        async with self._fold_lock:
+            state = (self.ledger.last_seq, await asyncio.to_thread(self.ledger.applied_count))
+            if self._folded is None or self._folded[0] != state:
+                self._folded = (state, await asyncio.to_thread(self.ledger.l2_expected, True))
+            return self._folded[1]
 
     async def erasure(self, memory_id: str, actor: str) -> dict:
         await self.flush()

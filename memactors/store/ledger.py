@@ -428,6 +428,9 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
         self._x("INSERT INTO l2_applied SELECT seq FROM events WHERE seq <= ? "
                 "AND seq NOT IN (SELECT seq FROM l2_applied)", [int(upto)])
 
+    def applied_count(self) -> int:
+        return int(self._q("SELECT count(*) FROM l2_applied")[0][0])
+
     def count_events(self, upto: int | None = None) -> int:
         return int(self._q("SELECT count(*) FROM events WHERE seq <= ?",
                            [int(self.last_seq if upto is None else upto)])[0][0])
