@@ -20,7 +20,7 @@ def finalize(cands: list[dict], *, threshold: float, max_items: int, token_budge
     removed, the tokens used, the best relevance the threshold removed (``best_below``, None when
     it removed none) and the conflicts won."""
     kept, lost, _ = resolve_conflicts(cands)
-    kept, copies = _one_of_each_text(kept)
+    kept, copies = _without_working_copies(kept)
     passed = [h for h in kept if h.get("relevance", h["score"]) >= threshold]
     chosen, info = select(passed, max_items=max_items, token_budget=token_budget)
     removed = {"conflict": len(lost), "duplicate": copies, "threshold": len(kept) - len(passed),
@@ -31,7 +31,7 @@ def finalize(cands: list[dict], *, threshold: float, max_items: int, token_budge
         {"winner": h["memory_id"], **h["conflict"]} for h in chosen if h.get("conflict")]}
 
 
-def _one_of_each_text(hits: list[dict]) -> tuple[list[dict], int]:
+def _without_working_copies(hits: list[dict]) -> tuple[list[dict], int]:
     """Working items that say the text of a better hit of their scope (as dedup reads it) left
     out: they are never deduplicated at write (a session's turns may each see the same tool
     output), and copies would take the slots of other memories. A vault memory is always kept.
