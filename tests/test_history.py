@@ -78,6 +78,23 @@ def test_as_of_a_seq_or_a_time_answers_as_then_under_todays_erasures(env, user):
     assert ev["filters"]["as_of_seq"] == seq1
 
 
+def test_at_a_time_judges_expiry_and_scores_at_that_time_not_at_the_last_event_before_it(env, user):
+    # A memory past its hard TTL at T was out of the recall made at T: at=T leaves it out too,
+    # though no event fell between its expiry and T, and scores what was scored at T.
+    rt, clock, _ = env
+    scope, ag = user
+    rt.write(scope, "the door code this week is the one on the card", actor=ag, ttl_days=2)
+    rt.write(scope, "drinks green tea every morning", actor=ag)
+    clock.advance(days=5)
+    at_t = recall(rt, "door code", ag, scope)
+    when = datetime.fromtimestamp(clock.now_us() / 1e6, tz=timezone.utc)
+    clock.advance(days=1)
+    for at in (when, when.isoformat()):
+        then = recall(rt, "door code", ag, scope, at=at)
+        assert [(h.memory_id, h.score) for h in then.hits] == [(h.memory_id, h.score) for h in at_t.hits]
+    assert all("door code" not in h.content for h in at_t.hits)
+
+
 def test_as_of_refuses_what_it_cannot_answer(env, user):
     rt, _, _ = env
     scope, ag = user

@@ -222,7 +222,7 @@ class BatchAPI:
         from . import history
 
         # A recall in the past folds the ledger: rare, heavy, off the loop.
-        return [await asyncio.to_thread(lambda p=p, at=at: history.recall_as_of(self, p, history.point(self, at)))
+        return [await asyncio.to_thread(lambda p=p, at=at: history.recall_at(self, p, at))
                 for p, at in items]
 
     async def _a_lookup(self, items: list, now: int) -> list:

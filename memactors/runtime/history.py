@@ -100,12 +100,19 @@ def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
 # --- recall as of ------------------------------------------------------------------------------
 
 
-def recall_as_of(rt, plan, seq: int) -> RecallResult:
+def recall_at(rt, plan, at) -> RecallResult:
+    """``recall_as_of`` at ``at``: a seq is judged at its event's time, a time (ISO 8601 or a
+    datetime) at that time itself (a memory past its hard TTL then is out, as the recall made
+    then left it out, whenever the last event before it was)."""
+    return recall_as_of(rt, plan, point(rt, at), None if isinstance(at, int) else _as_us(at))
+
+
+def recall_as_of(rt, plan, seq: int, at_us: int | None = None) -> RecallResult:
     """What ``plan``'s recall would have returned at ``seq``, scored with the one scoring
-    function at that time. Rows unchanged since then come from L2 (pre-filtered, as a cold
-    recall); the memories changed since (written, changed, evicted or erased after ``seq``) are
-    folded from the ledger up to it, erased ones excluded. Its cost is a cold recall plus the
-    changes since then."""
+    function at that time (``at_us``, else the time of the event at ``seq``). Rows unchanged
+    since then come from L2 (pre-filtered, as a cold recall); the memories changed since
+    (written, changed, evicted or erased after ``seq``) are folded from the ledger up to it,
+    erased ones excluded. Its cost is a cold recall plus the changes since then."""
     from ..core.scoring import QueryTerms, cosines
     from ..engine.hot import score_rows
     from ..engine.naming import owner_index
@@ -113,7 +120,7 @@ def recall_as_of(rt, plan, seq: int) -> RecallResult:
 
     calls, ledger = rt._calls, rt._ledger  # noqa: SLF001
     got = calls.get(ledger.history_call.remote("as_of_inputs", plan.visible, seq))
-    ts, changed = got["ts"], got["changed"]
+    ts, changed = (got["ts"] if at_us is None else at_us), got["changed"]
     # The changed memories folded from the ledger pass the recall's filter here, as every
     # other path's do in its pre-filter (clearance under today's grants, purpose, where=).
     then = [r for r in got["then"] if check_live_at(r, ts) and (plan.filter is None or plan.filter.keep(r))]

@@ -56,7 +56,7 @@ class RecallAPI:
             self._check_open()
             plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
                                      weights, "as_of", where)
-            return history.recall_as_of(self, plan, history.point(self, as_of))
+            return history.recall_at(self, plan, as_of)
         return self._recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
                             weights, "pull", where)
 
@@ -159,7 +159,7 @@ class RecallAPI:
         out = self._run_plans(plans)
         for i, (plan, at) in past.items():
             try:
-                out[i] = history.recall_as_of(self, plan, history.point(self, at))
+                out[i] = history.recall_at(self, plan, at)
             except MemactorsError as exc:
                 out[i] = type(exc)(f"request at position {i}: {exc}")
         if not return_errors:
