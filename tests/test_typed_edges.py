@@ -10,8 +10,8 @@ import pytest
 
 import memactors
 from memactors import ops
-from memactors.core.errors import (BadArguments, InvalidIdentifier, InvalidRecord, MemactorsError, RuntimeClosed,
-                                   StoreError)
+from memactors.core.errors import (BadArguments, InvalidIdentifier, InvalidRecord, InvalidScope, MemactorsError,
+                                   RuntimeClosed, StoreError)
 
 S = "/org/acme/user/alice/"
 
@@ -190,3 +190,29 @@ def test_another_tenants_memory_id_reads_as_an_unknown_one():
         found = rt.batch([ops.Lookup("a", None, memory_ids=[mine, theirs, never])])[0]
         assert [m.memory_id for m in found] == [mine]
         assert rt.agent("b", scopes=[other]).get(theirs) is not None  # its own reader still sees it
+
+
+# --- a batch's refusals are each op's own --------------------------------------------------------
+
+def test_a_bad_grant_in_a_batch_refuses_the_call_before_anything_is_sent(rt):
+    with pytest.raises(InvalidScope) as e:  # its scope is not in the scope tree
+        rt.batch([ops.Write(S, "Alice swims daily", actor="a"), ops.Grant("erin", "/org/acme/erin/")])
+    assert e.value.failed == [1] and e.value.results == [None, None]  # nothing ran: no result to show
+    assert [h.content for h in rt.recall("swims", actor="a", task_id="t", allowed_scopes=[S], purpose="p",
+                                         threshold=0.0).hits if "swims" in h.content] == []
+
+
+def test_with_return_errors_a_bad_grant_or_past_recall_fails_alone(rt):
+    out = rt.batch([ops.Grant("carol", "/org/acme/user/carol/"), ops.Grant("dave", S, clearance="top"),
+                    ops.Recall("tea", actor="a", task_id="t", scopes=[S], purpose="p", at=1),
+                    ops.Recall("tea", actor="a", task_id="t", scopes=[S], purpose="p", at=10**9)],
+                   return_errors=True)
+    assert type(out[0]).__name__ == "GrantResult" and isinstance(out[1], InvalidRecord)
+    assert type(out[2]).__name__ == "RecallResult" and isinstance(out[3], MemactorsError)
+    assert [g["scope"] for g in rt.grants("carol")] == ["/org/acme/user/carol/"] and rt.grants("dave") == []
+
+
+def test_a_refused_batch_of_writes_shows_no_internal_units(rt):
+    with pytest.raises(MemactorsError) as e:
+        rt.batch([ops.Write(S, "Alice rows on Sundays", actor="a"), ops.Write(S, "x", actor="nobody")])
+    assert e.value.results == [None, None] and e.value.failed == [1]

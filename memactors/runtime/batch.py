@@ -53,7 +53,7 @@ class BatchAPI:
         self._check_open()
         units = self._check_ops(ops)
         if not return_errors:
-            _raise_first(units)
+            _raise_first(units, ran=False)
         t0 = time.time_ns()
         plans = [u if isinstance(u, MemactorsError) else u[1] for u in units]
         live = [p for p in plans if not isinstance(p, MemactorsError)]
@@ -79,7 +79,7 @@ class BatchAPI:
     async def _arun(self, units: list, return_errors: bool) -> list:
         """Checked units (or their errors) sent with the loop's other calls."""
         if not return_errors:
-            _raise_first(units)
+            _raise_first(units, ran=False)
         out = await _coalescer(self).run(units)
         if not return_errors:
             _raise_unconfirmed(out)
@@ -145,7 +145,9 @@ class BatchAPI:
         if isinstance(op, O.Grant):
             grant = {"actor": op.actor, "scope": op.scope, "read": op.read, "write": op.write, "by": op.by,
                      "clearance": op.clearance}
-            return ("grant", grant if op.reason is None else dict(grant, reason=op.reason))
+            grant = grant if op.reason is None else dict(grant, reason=op.reason)
+            self._grant_op(grant)  # refused here, before anything of the batch is sent
+            return ("grant", grant)
         raise InvalidRecord(f"not an op of memactors.ops: {type(op).__name__}")
 
     # --- running, on the loop -----------------------------------------------------------------
@@ -221,8 +223,8 @@ class BatchAPI:
     async def _a_recall_at(self, items: list, now: int) -> list:
         from . import history
 
-        # A recall in the past folds the ledger: rare, heavy, off the loop.
-        return [await asyncio.to_thread(lambda p=p, at=at: history.recall_at(self, p, at))
+        # A recall in the past folds the ledger: rare, heavy, off the loop. Each one's error is its own.
+        return [await _kept(asyncio.to_thread(lambda p=p, at=at: history.recall_at(self, p, at)))
                 for p, at in items]
 
     async def _a_lookup(self, items: list, now: int) -> list:
@@ -273,7 +275,13 @@ class BatchAPI:
 
     async def _a_grant(self, grants: list, now: int) -> list:
         # Grants change every owner's table and the facade's: the one grant path, off the loop.
-        done = await asyncio.to_thread(self.grant_many, grants)
+        try:
+            done = await asyncio.to_thread(self.grant_many, grants)
+        except MemactorsError:
+            if len(grants) == 1:
+                raise
+            # one grant's failure is its own (the ops of other calls coalesced here too): each alone
+            return [r[0] if isinstance(r, list) else r for r in [await _kept(self._a_grant([g], now)) for g in grants]]
         return [GrantResult(g["actor"], g["scope"], g["read"], g["write"], g.get("clearance") or "confidential")
                 for g in done]
 
@@ -340,14 +348,15 @@ def _raise_unconfirmed(out: list) -> None:
             items=[out[i].items[0] for i in failed], failed=failed)
 
 
-def _raise_first(items: list) -> None:
+def _raise_first(items: list, ran: bool = True) -> None:
     """The first refused op raises, naming its position (an owner's refusal, an idempotency
-    conflict say, names none); ``err.results`` what the others did, ``err.failed`` the refused
-    positions (as ``write_many``'s item errors)."""
+    conflict say, names none); ``err.results`` what the others did (None each when refused
+    before anything was sent, ``ran=False``), ``err.failed`` the refused positions (as
+    ``write_many``'s item errors)."""
     failed = [i for i, x in enumerate(items) if isinstance(x, MemactorsError)]
     if failed:
         bad = _at(failed[0], items[failed[0]])
-        bad.results = [None if isinstance(x, MemactorsError) else x for x in items]
+        bad.results = [None if isinstance(x, MemactorsError) or not ran else x for x in items]
         bad.failed = failed
         raise bad
 

@@ -269,20 +269,21 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         self._check_open()
         if not isinstance(grants, (list, tuple)):
             raise R.InvalidRecord("grant_many takes a list of grants")
-        ops = []
-        ids = self._ids
-        for g in grants:
-            if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - _GRANT_ITEM_KEYS:
-                raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by, reason, "
-                                      "clearance)")
-            ops.append(GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True),
-                               g.get("write", False), ids.id(g.get("by", "admin"), "granting actor"),
-                               self._new_key(), gated_text(self.gate, g.get("reason"), "a grant's reason"),
-                               g.get("clearance", DEFAULT_CLEARANCE)).validate())
+        ops = [self._grant_op(g) for g in grants]
         out = self._submit_by_scope(ops)
         self._calls.get([o.reload_grants.remote() for o in self._owners])
         self._sync_grants()
         return out
+
+    def _grant_op(self, g: object) -> GrantOp:
+        """One grant change checked (``grant_many``'s item, a batch's ``ops.Grant``)."""
+        if not isinstance(g, dict) or not {"actor", "scope"} <= set(g) or set(g) - _GRANT_ITEM_KEYS:
+            raise R.InvalidRecord("each grant is a dict with actor and scope (and read, write, by, reason, clearance)")
+        ids = self._ids
+        return GrantOp(ids.id(g["actor"], "actor"), ids.scope(g["scope"]), g.get("read", True), g.get("write", False),
+                       ids.id(g.get("by", "admin"), "granting actor"), self._new_key(),
+                       gated_text(self.gate, g.get("reason"), "a grant's reason"),
+                       g.get("clearance", DEFAULT_CLEARANCE)).validate()
 
     def grants(self, actor: str | None = None) -> list[dict]:
         """The grants in force (of ``actor``, or everyone's): actor, scope, read, write, and the
