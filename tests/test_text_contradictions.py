@@ -360,3 +360,19 @@ def test_erasing_one_side_of_a_contradiction_ends_it(tmp_path):
             rt.contradictions.resolve(nice.memory_id, actor="ag", reason="nothing to resolve")
     finally:
         rt.close()
+
+
+def test_a_judge_that_fails_leaves_the_call_to_a_reviewer_and_fails_no_write():
+    # A judge may be a model behind a network: when it raises, the close call is flagged for
+    # review (as with no judge), and the writes beside it in the batch are done.
+    cfg = {"lifecycle": {"judge": "memactors.testing.judges:FailingJudge"}}
+    with memactors.connect("memory://", config=cfg) as rt:
+        rt.grant("ag", A, write=True)
+        rt.write(A, "Alice lives in Rome", actor="ag", subject="alice", predicate="lives_in", object="Rome")
+        rt.write(A, "Alice is vegetarian", actor="ag")
+        out = rt.write_many([
+            dict(scope=A, text="Alice lives in Oslo", actor="ag", subject="alice", predicate="lives_in", object="Oslo",
+                 source="config_change"),
+            dict(scope=A, text="Alice is not vegetarian", actor="ag"),
+            dict(scope=A, text="Bob likes chess", actor="ag")])
+        assert [r.decision for r in out] == ["contradiction_queued", "contradiction_queued", "accepted"]

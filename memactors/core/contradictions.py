@@ -42,6 +42,20 @@ def load_judge(path: str) -> Judge | None:
     return judge
 
 
+def verdict_of(judge, method: str, live: dict, incoming: dict) -> str | None:
+    """``judge.<method>(live, incoming)``: "live", "incoming", or None (a reviewer decides) when
+    there is no judge, it has no verdict, answers something else or fails. A judge may be a model
+    behind a network: its failure must not fail the write, nor the batch around it."""
+    fn = getattr(judge, method, None) if judge is not None else None
+    if fn is None:
+        return None
+    try:
+        verdict = fn(live, incoming)
+    except Exception:  # noqa: BLE001 - whatever a configured judge raises: the call stays a reviewer's
+        return None
+    return verdict if verdict in ("live", "incoming") else None
+
+
 class NewestWins(Judge):
     """A deterministic judge (an example, and a policy some deployments want): the incoming
     version wins every close call."""

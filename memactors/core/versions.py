@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import records as R
-from .contradictions import cue_keys, may_oppose, text_contradiction
+from .contradictions import cue_keys, may_oppose, text_contradiction, verdict_of
 
 US_PER_DAY = 86_400_000_000
 
@@ -494,7 +494,7 @@ def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]
         return ("beat" if gap >= 0 else "lose"), None
     if abs(gap) > rules.contradiction_gap:
         return ("beat" if gap > 0 else "lose"), None
-    verdict = judge.decide(old, rec) if judge is not None else None
+    verdict = verdict_of(judge, "decide", old, rec)
     if verdict == "incoming":
         return "beat", judge.name
     if verdict == "live":
@@ -548,8 +548,7 @@ def _text_close_calls(rec: dict, opposed: list[dict], now_us: int, judge) -> Dec
     ``decide``), or with none both stay live, flagged for review."""
     beaten, close, judged = [], [], None
     for old in opposed:
-        decide = getattr(judge, "decide_text", None) or getattr(judge, "decide", None)
-        verdict = decide(old, rec) if decide is not None else None
+        verdict = verdict_of(judge, "decide_text" if hasattr(judge, "decide_text") else "decide", old, rec)
         if verdict == "live":
             rec["status"] = "superseded"
             return Decision(R.KEPT_AS_SUPERSEDED, rec, judged=judge.name)
