@@ -68,3 +68,12 @@ def test_copies_of_one_text_in_one_scope_take_one_slot():
              hit("6", a, "The hotel Avenida is near the station", 0.4, pool="vault")]  # a vault memory: always kept
     chosen, info = finalize(cands, threshold=0.0, max_items=10, token_budget=None)
     assert [h["memory_id"] for h in chosen] == ["1", "3", "4", "6"] and info["removed"]["duplicate"] == 2
+
+
+def test_every_cjk_script_counts_a_token_a_character_decomposed_hangul_as_its_syllables():
+    import unicodedata
+
+    for text in ("ㅋㅋㅋㅋ", "ㄅㄆㄇㄈ", "㈜㈜㈜㈜", "⼀⼁⼂⼃", "ㇰㇱㇲㇳ", "㍿㍿㍿㍿", "︵︶︷︸", "안녕하세"):
+        assert B.estimate_tokens(text) == 4, text
+    korean = "안녕하세요 반갑습니다"
+    assert B.estimate_tokens(unicodedata.normalize("NFD", korean)) == B.estimate_tokens(korean) == 10 + 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 
 PUSH_MAX_ITEMS = 5
@@ -21,14 +22,21 @@ PUSH_TOKEN_BUDGET = 2_000
 # Rendering one recalled item into a prompt (bullet, scope tag, line break) costs a few tokens.
 ITEM_OVERHEAD_TOKENS = 4
 
-_CJK = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff00-\uffef"
-                  "\U00020000-\U0003134f]")
+# Counted one token each: Han (and its radicals, strokes, extensions, compatibility forms), kana,
+# Bopomofo, Hangul syllables and jamo (decomposed Korean, NFD, is jamo), CJK punctuation, enclosed
+# and fullwidth forms. Over-counting is safe (a budget kept); under-counting is not.
+_CJK = re.compile("[\u1100-\u11ff\u2e80-\u2fdf\u2ff0-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u312f"
+                  "\u3130-\u318f\u3190-\u31ff\u3200-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+                  "\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U0001f200-\U0001f2ff"
+                  "\U00020000-\U0003134f\U00031350-\U000323af]")
 
 
 def estimate_tokens(text: str) -> int:
     """Tokens ``text`` will take in a prompt: CJK characters 1 each, other text 4 characters a token."""
     if not text:
         return 0
+    if not text.isascii():  # decomposed Hangul (NFD, as some input methods send it) counted as its syllables
+        text = unicodedata.normalize("NFC", text)
     cjk = len(_CJK.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
 
