@@ -23,7 +23,7 @@ PUSH_TOKEN_BUDGET = 2_000
 ITEM_OVERHEAD_TOKENS = 4
 
 # Counted one token each: Han (and its radicals, strokes, extensions, compatibility forms), kana,
-# Bopomofo, Hangul syllables and jamo (decomposed Korean, NFD, is jamo), CJK punctuation, enclosed
+# Bopomofo, Hangul syllables and jamo (a text is read NFC first), CJK punctuation, enclosed
 # and fullwidth forms. Over-counting is safe (a budget kept); under-counting is not.
 _CJK = re.compile("[\u1100-\u11ff\u2e80-\u2fdf\u2ff0-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u312f"
                   "\u3130-\u318f\u3190-\u31ff\u3200-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
