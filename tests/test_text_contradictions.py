@@ -376,3 +376,14 @@ def test_a_judge_that_fails_leaves_the_call_to_a_reviewer_and_fails_no_write():
             dict(scope=A, text="Alice is not vegetarian", actor="ag"),
             dict(scope=A, text="Bob likes chess", actor="ag")])
         assert [r.decision for r in out] == ["contradiction_queued", "contradiction_queued", "accepted"]
+
+
+def test_pending_text_only_contradictions_come_in_groups_of_those_that_oppose_each_other():
+    with memactors.connect("memory://") as rt:
+        rt.grant("ag", A, write=True)
+        for t in ("Alice is vegetarian", "Alice is not vegetarian", "Carol has 3 cats", "Carol has 4 cats"):
+            rt.write(A, t, actor="ag")
+        groups = rt.contradictions.pending(A, actor="ag")
+        assert sorted(sorted(m["content"] for m in g["memories"]) for g in groups) == [
+            ["Alice is not vegetarian", "Alice is vegetarian"], ["Carol has 3 cats", "Carol has 4 cats"]]
+        assert all(g["subject"] is None and g["predicate"] is None for g in groups)

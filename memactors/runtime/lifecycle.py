@@ -101,22 +101,52 @@ class Contradictions:
         self._rt = rt
 
     def pending(self, scope: str, *, actor: str) -> list[dict]:
-        """Flagged versions in ``scope``, grouped by fact: [{"subject", "predicate", "memories": [...]}]."""
+        """Flagged versions in ``scope``, grouped by fact: [{"subject", "predicate", "memories": [...]}];
+        text-only ones (no subject, no predicate) grouped by which say each other's opposite."""
         rt = self._rt
         s = str(parse_scope(rt._ids.scope(scope)))  # noqa: SLF001
         actor = rt._ids.id(actor, "actor")  # noqa: SLF001
         GrantTable.make(actor, s)
         rows = rt._calls.get(rt._owner(s).flagged.remote([s], actor))  # noqa: SLF001
         groups: dict = {}
+        texts = []
         for r in rows:
-            groups.setdefault((r["subject"], r["predicate"]), []).append(r)
-        return [{"subject": k[0], "predicate": k[1], "memories": v} for k, v in groups.items()]
+            if r["subject"] is None and r["predicate"] is None:
+                texts.append(r)
+            else:
+                groups.setdefault((r["subject"], r["predicate"]), []).append(r)
+        out = [{"subject": k[0], "predicate": k[1], "memories": v} for k, v in groups.items()]
+        return out + [{"subject": None, "predicate": None, "memories": g} for g in _opposed_groups(texts)]
 
     def resolve(self, memory_id: str, *, actor: str, reason: str) -> dict:
         """``memory_id`` stays live; the versions flagged with it are superseded. A ledger event
         each, with the reason."""
         rt = self._rt
         return rt._by_memory(ResolveOp(memory_id, rt._ids.id(actor, "actor"), reason, rt._new_key()))  # noqa: SLF001
+
+
+def _opposed_groups(rows: list[dict]) -> list[list[dict]]:
+    """Flagged text-only memories in groups of those that say each other's opposite (the pairs
+    ``text_contradiction`` finds, joined when they share a memory): "Alice is vegetarian" and
+    "Alice is not vegetarian" in one, "Carol has 3 cats" and "Carol has 4 cats" in another."""
+    from ..core.contradictions import text_contradiction
+
+    head = list(range(len(rows)))
+
+    def root(i: int) -> int:
+        while head[i] != i:
+            head[i] = head[head[i]]
+            i = head[i]
+        return i
+
+    for i in range(len(rows)):
+        for j in range(i + 1, len(rows)):
+            if text_contradiction(rows[i]["content"] or "", rows[j]["content"] or ""):
+                head[root(j)] = root(i)
+    groups: dict[int, list[dict]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault(root(i), []).append(r)
+    return list(groups.values())
 
 
 class Schedule:
