@@ -158,3 +158,53 @@ def test_an_idempotency_row_answering_with_another_memory_is_found_by_verify(fol
         v = rt.audit.verify()
     assert v["ok"] is False and v["table"] == "idempotency", v
     assert verify_folder(folder)["table"] == "idempotency"
+
+
+def test_a_copy_of_a_folder_becomes_a_folder_of_its_own_and_neither_is_refused(folder, tmp_path):
+    # ``cp -r`` carries the folder id: the copy's writes would move the one anchor both read, and
+    # the original would be refused as tampered. The copy takes a new id (the same key) at its
+    # first open; what the original erased after the copy was made is erased in it too.
+    import shutil
+
+    copy = str(tmp_path / "copy")
+    with memactors.connect(folder, config=CFG) as rt:
+        kept = rt.write(S, "alice keeps bees", actor="agent")
+        later = rt.write(S, "alice hides a spare key under the mat", actor="agent")
+    shutil.copytree(folder, copy)
+    with memactors.connect(folder, config=CFG) as rt:
+        rt.forget(later.memory_id, actor="agent", reason="asked")
+    with memactors.connect(copy, config=CFG) as rt:
+        rt.write(S, "alice took up rowing", actor="agent")
+        hits = {h.memory_id for h in rt.recall("alice", actor="agent", task_id="t", allowed_scopes=[S],
+                                                purpose="p", top_k=50, threshold=0.0).hits}
+        assert kept.memory_id in hits and later.memory_id not in hits
+        assert rt.audit.verify()["ok"]
+    with memactors.connect(folder, config=CFG) as rt:  # the original opens and verifies
+        rt.write(S, "alice took up chess", actor="agent")
+        assert rt.audit.verify()["ok"]
+    with memactors.connect(copy, config=CFG) as rt:
+        assert rt.audit.verify()["ok"]
+    ids = set()
+    for d in (folder, copy):
+        con = duckdb.connect(os.path.join(d, "ledger.duckdb"), read_only=True)
+        ids.add(bytes(con.execute("SELECT value FROM meta WHERE key = 'folder_id'").fetchone()[0]))
+        con.close()
+    assert len(ids) == 2
+
+
+def test_a_moved_folder_keeps_its_id_and_a_cut_copy_is_refused(folder, tmp_path):
+    import shutil
+
+    moved = str(tmp_path / "moved")
+    shutil.move(folder, moved)
+    with memactors.connect(moved, config=CFG) as rt:
+        rt.write(S, "alice moved house", actor="agent")
+        assert rt.audit.verify()["ok"]
+    cut = str(tmp_path / "cut")
+    shutil.copytree(moved, cut)
+    edit(cut, "DELETE FROM events WHERE seq = (SELECT max(seq) FROM events)")
+    edit(cut, "DELETE FROM events WHERE seq = (SELECT max(seq) FROM events)")  # into the commit before
+    with memactors.connect(moved, config=CFG) as rt:
+        rt.write(S, "alice bought a bike", actor="agent")  # the original moves its anchor on
+    with pytest.raises(LedgerTampered):
+        memactors.connect(cut, config=CFG)

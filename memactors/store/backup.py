@@ -380,8 +380,8 @@ def restore_files(src: str, dest: str, key_dir: str, passphrase: str | None = No
 
 
 def drop_key(key_dir: str, folder_id: str) -> None:
-    """The key and anchor a failed restore installed for its new folder id, removed."""
-    for suffix in (".key", ".head"):
+    """The key, anchor and home a failed restore installed for its new folder id, removed."""
+    for suffix in (".key", ".head", ".home"):
         try:
             os.remove(os.path.join(key_dir, folder_id + suffix))
         except FileNotFoundError:

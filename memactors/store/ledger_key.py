@@ -162,6 +162,39 @@ class LedgerKey:
         return seq, h
 
 
+# --- the folder's home: where the data folder of an id lives ----------------------------------
+#
+# A plain copy of a data folder (``cp -r``) carries its folder id: both would read and write the
+# one key's anchor, and whichever wrote last would make the other look tampered with. So the key
+# folder records, beside each id, the folder that holds it; a folder found elsewhere while that
+# one still holds a ledger is a copy, and becomes a folder of its own (``Ledger._become_copy``).
+
+
+def home_path(directory: str, folder_id: str) -> str:
+    return os.path.join(directory, f"{folder_id}.home")
+
+
+def read_home(directory: str, folder_id: str) -> str | None:
+    try:
+        with open(home_path(directory, folder_id), "rb") as f:
+            return f.read().decode(errors="replace").strip() or None
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read {home_path(directory, folder_id)}: {exc.strerror}") from None
+
+
+def write_home(directory: str, folder_id: str, folder: str) -> None:
+    path = home_path(directory, folder_id)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(folder.encode())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror}") from None
+
+
 # --- the erasure journal: which memories a folder's line has erased, outside the folder -------
 #
 # A backup holds the data keys of what was live when it was taken. A memory erased afterwards
