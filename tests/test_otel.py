@@ -36,11 +36,15 @@ def test_spans_and_metrics_carry_ids_never_content():
         ag.forget(w2.memory_id, reason="asked")
         with pytest.raises(memactors.AccessDenied):
             ag.recall("anything", scopes=["/org/acme/user/bob/"])
-        rt.write(S, "written outside the handle also goes through the facade's own path", actor="ag")
+        # the plain verbs are memory ops too (their own path, not the batch's)
+        plain = rt.write(S, "written outside the handle: the facade's own path", actor="ag")
+        rt.recall("written outside", actor="ag", allowed_scopes=[S], task_id="t", purpose="p")
+        rt.forget(plain.memory_id, actor="ag", reason="asked")
     got = spans.get_finished_spans()
     ops = [s.attributes["gen_ai.operation.name"] for s in got]
     assert ops == ["create_memory", "update_memory", "create_memory", "search_memory", "search_memory",
-                   "delete_memory"]
+                   "delete_memory", "create_memory", "search_memory", "delete_memory"]
+    assert got[6].attributes["gen_ai.memory.id"] == plain.memory_id == got[8].attributes["gen_ai.memory.id"]
     assert got[0].name == f"create_memory {S}" and got[0].attributes["gen_ai.memory.id"] == w.memory_id
     assert got[2].attributes["memactors.decision"] == "redacted" and ph.memory_id == got[2].attributes["gen_ai.memory.id"]
     assert got[3].attributes["memactors.recall_id"] == r.recall_id
@@ -52,4 +56,4 @@ def test_spans_and_metrics_carry_ids_never_content():
                for m in sm.metrics}
     assert {"gen_ai.client.operation.duration", "memactors.memory.operations"} <= set(metrics)
     counted = {tuple(sorted(p.attributes.items())): p.value for p in metrics["memactors.memory.operations"].data.data_points}
-    assert counted[(("gen_ai.operation.name", "delete_memory"), ("memactors.outcome", "forgotten"))] == 1
+    assert counted[(("gen_ai.operation.name", "delete_memory"), ("memactors.outcome", "forgotten"))] == 2

@@ -1,7 +1,8 @@
 """OpenTelemetry spans and metrics for memory operations, named after the GenAI semantic
 conventions' memory operations (``pip install 'memactors[otel]'``).
 
-``instrument(rt)`` observes every batch (``rt.observe``): one span per op, ``{operation}
+``instrument(rt)`` observes every batch and the plain verbs' own paths (``rt.write`` /
+``write_many``, ``rt.recall``, ``rt.forget``; ``rt.observe``): one span per op, ``{operation}
 {store}``, with ``gen_ai.operation.name`` = ``create_memory`` / ``update_memory`` (a write that
 made a new version or refreshed one) / ``search_memory`` (a recall or a read by key) /
 ``delete_memory``, ``gen_ai.memory.store.id`` = the scope, ``gen_ai.memory.id`` = the memory id
@@ -10,7 +11,8 @@ made a new version or refreshed one) / ``search_memory`` (a recall or a read by 
 ``error.type`` (our typed error's name) on a refusal. Metrics: ``gen_ai.client.operation.duration``
 (seconds, by operation) and ``memactors.memory.operations`` (count, by operation and outcome).
 Ids only: never a memory's content, a query or anything the gate matched. (Grants are not
-memory operations and get no span.)
+memory operations and get no span; nor does a call refused before anything is sent, bad input
+or no grant: it touched no memory, and its typed error reaches the caller.)
 """
 
 from __future__ import annotations
@@ -93,5 +95,6 @@ def _describe(kind: str, payload, res) -> tuple[str | None, dict]:
 
 def instrument(rt, *, tracer_provider=None, meter_provider=None) -> Instrumentation:
     """Spans and metrics for every op ``rt`` runs through ``batch`` / ``abatch`` (the agent
-    handle, the LangGraph store and the MCP tools all do). Default providers: the global ones."""
+    handle, the LangGraph store and the MCP tools all do) and through ``write`` / ``write_many``,
+    ``recall`` and ``forget``. Default providers: the global ones."""
     return Instrumentation(rt, tracer_provider, meter_provider)

@@ -57,6 +57,7 @@ from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
 from .recall_api import RecallAPI
 from .renamed import UNSET, renamed
+from .results import ForgetResult
 from .review import Review
 from .session import Session
 from .versions_api import VersionsAPI
@@ -373,6 +374,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         """``write_many``; ``sessions``: the runtime's sessions' own items (their session field)."""
         reqs = self._checked_writes(items, return_errors, sessions)
         good = [i for i, r in enumerate(reqs) if not isinstance(r, MemactorsError)]
+        t0 = time.time_ns()
         try:
             sent = self._send_writes([reqs[i] for i in good], self.clock.now_us()) if good else []
         except PartialWrite as exc:  # its positions among the items sent: the caller's instead
@@ -382,6 +384,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             exc.results, exc.failed = results, [good[i] for i in exc.failed]
             raise
         self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
+        self._observe([("write", reqs[i]) for i in good],
+                      [errors.decode(r) if errors.is_encoded(r) else r for r in sent], t0)
         if not return_errors:
             raise_item_errors(sent, reqs)
             return sent
@@ -597,8 +601,15 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         erase = renamed("forget", "scope", scope, "erase", erase, "memory")
         if erase not in ("memory", "fact"):
             raise R.InvalidRecord('erase is "memory" or "fact"')
-        return self._by_memory(ForgetOp(memory_id, self._ids.id(actor, "actor"), reason, self._new_key(),
-                                        all_versions=erase == "fact"))
+        op = ForgetOp(memory_id, self._ids.id(actor, "actor"), reason, self._new_key(), all_versions=erase == "fact")
+        t0 = time.time_ns()
+        try:
+            out = self._by_memory(op)
+        except MemactorsError as exc:
+            self._observe([("forget", op)], [exc], t0)
+            raise
+        self._observe([("forget", op)], [ForgetResult.of(out)], t0)
+        return out
 
     def _by_memory(self, op) -> dict:
         """Route an operation on one memory to its owner: the id's tenant tag names it; an id
