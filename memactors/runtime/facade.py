@@ -384,8 +384,9 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             exc.results, exc.failed = results, [good[i] for i in exc.failed]
             raise
         self._alerts.writes([reqs[i] for i in good], sent)  # blocked writes, held injections
-        self._observe([("write", reqs[i]) for i in good],
-                      [errors.decode(r) if errors.is_encoded(r) else r for r in sent], t0)
+        if self.__dict__.get("_observers"):  # (the lists only when someone observes)
+            self._observe([("write", reqs[i]) for i in good],
+                          [errors.decode(r) if errors.is_encoded(r) else r for r in sent], t0)
         if not return_errors:
             raise_item_errors(sent, reqs)
             return sent
