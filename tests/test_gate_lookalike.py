@@ -136,6 +136,7 @@ def test_a_value_written_with_look_alikes_is_found():
     for source in ("user_stated", "tool"):  # no letter of it kept beside the placeholder
         assert G.scan("write to аlice.smith@example.com", source).text == "write to [EMAIL]"
     assert G.scan("options A B C D E, mail bob@example.org").text == "options A B C D E, mail [EMAIL]"  # as typed
+    assert G.scan("邮箱：xiaoming＠example.com").text == "邮箱：[EMAIL]"  # the fullwidth ＠ a Chinese input method types
     # a key typed in fullwidth, its underscores too
     assert G.scan("key ｓｋ＿ｌｉｖｅ＿４ｅＣ３９ＨｑＬｙｊＷＤａｒｊｔＴ１ｚｄｐ７ｄｃ").decision == "blocked"
     assert G.scan("token ｇｈｐ＿ａｂｃｄｅｆｇｈｉｊｋｌｍｎｏｐｑｒｓｔｕｖｗｘｙｚ０１２３４５６７８９").decision == "blocked"

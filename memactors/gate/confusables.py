@@ -4,7 +4,7 @@ A value or an instruction can be written so that a reader sees it and a pattern 
 
 - characters a reader does not see at all or does not see as different (``_FOLDS``, always
   folded): invisible format characters (zero-width, joiners, bidi marks, soft hyphen),
-  fullwidth digits, letters and low line, Unicode hyphens and minus signs, mathematical and enclosed
+  fullwidth digits, letters, @ and low line, Unicode hyphens and minus signs, mathematical and enclosed
   letters and digits (𝐢𝐠𝐧𝐨𝐫𝐞, ⓘⓖⓝⓞⓡⓔ), Latin small capitals and IPA look-alikes (ɪɢɴᴏʀᴇ, ɡ);
 - Cyrillic and Greek look-alikes inside a Latin word ("ignоre" with a Cyrillic о, "systеm"):
   folded only in a *mixed-script word*, letters all Latin or look-alike, at least one of each.
@@ -26,7 +26,7 @@ import unicodedata
 
 # -- always folded -------------------------------------------------------------------------
 _INVISIBLE = [0x00AD, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065), 0xFEFF]
-_FULLWIDTH = [c for r in ((0xFF10, 0xFF1A), (0xFF21, 0xFF3B), (0xFF41, 0xFF5B)) for c in range(*r)] + [0xFF3F]  # and ＿
+_FULLWIDTH = [c for r in ((0xFF10, 0xFF1A), (0xFF21, 0xFF3B), (0xFF41, 0xFF5B)) for c in range(*r)] + [0xFF20, 0xFF3F]  # ＠ ＿
 _HYPHENS = [*range(0x2010, 0x2016), 0x2212, 0xFE63, 0xFF0D]
 
 

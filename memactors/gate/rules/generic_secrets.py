@@ -22,12 +22,12 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # password_policy, token_count, key_id are not secret names. The long words count glued on too
 # (PGPASSWORD, ROOTPASSWORD, newpassword: env vars and form fields); the short ones only after a
 # separator (bypass, compass, ppw are not passwords).
-_STRONG = re.compile(r"(?:password|passwd|passphrase)$|(?:^|[_\-. ])(?:pwd|pass|pw|passcode)$|密码|口令")
+_STRONG = re.compile(r"(?:password|passwd|passphrase)$|(?:^|[_\-. ])(?:pwd|pass|pw|passcode)$|密码|密碼|口令")
 _WEAK = re.compile(r"(?:^|[_\-. ])(?:secret|token|auth|authorization|credentials?|creds|bearer|cookie|"
                    r"(?:api|access|secret|private|auth|client|master|signing|app|account|service|encryption|session|"
-                   r"db|database|x[_\-]api)[_\-. ]?key|apikey|secret[_\-. ]access[_\-. ]key)$|密钥|秘钥|私钥|令牌")
+                   r"db|database|x[_\-]api)[_\-. ]?key|apikey|secret[_\-. ]access[_\-. ]key)$|密钥|密鑰|秘钥|秘鑰|私钥|私鑰|令牌")
 _NAME_TRIGGERS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "cookie",
-                  "密码", "口令", "密钥", "秘钥", "私钥", "令牌")
+                  "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "令牌")
 
 
 def _name_tier(key: str) -> int:
@@ -110,7 +110,9 @@ _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:th
 _EN_FORMS = (_EN_PW, _EN_PW_SET, _EN_PW_USE)
 _PW_NAMES = ("password", "passwd", "pwd", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
 _SET_VERBS = ("chang", "set", "updat", "switch")  # _EN_PW_SET's ("reset" holds "set")
-_ZH_PW = re.compile(r"(?:密码|口令|pin码|PIN码)\s*(?:是|为|：|:|=|改成了?|改为|设置为|设为|换成了?)\s*[\"'“`]?([!-~]{4,64})")
+# Simplified and traditional characters: 密码 / 密碼, 为 / 為, 设 / 設, 换 / 換
+_ZH_PW = re.compile(r"(?:密码|密碼|口令|pin码|PIN码|pin碼|PIN碼)\s*(?:是|为|為|：|:|=|改成了?|改为|改為|设置为|設置為|設定為|设为|設為|"
+                    r"换成了?|換成了?)\s*[\"'“`]?([!-~]{4,64})")
 # The same in the languages a user of a European or East Asian product says it in: the word for a
 # password, a copula or a colon, the value (judged as the English one is: a digit, a symbol or mixed case).
 _INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|kennwort|mot de passe|senha|wachtwoord|parola|"
@@ -122,7 +124,7 @@ _INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|k
                       r"[\"'“`«„]?([!-~]{4,64})", re.I)
 _INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de passe", "senha", "wachtwoord", "parola",
                "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호")
-_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|令牌|秘钥)\s*(?:is|was|:|=|是|为|：)\s*"
+_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)\s*(?:is|was|:|=|是|为|為|：)\s*"
                        r"[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
 _TRAIL = ".,!?:;)]}>\"'”’`"
 
@@ -178,8 +180,8 @@ def _phrase(node, ctx: Ctx):
 register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(SENTENCE,), find=_phrase, trigger=found(_LEET_NAME.pattern, ascii=True),
-    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "密码", "口令", "api", "access key", "secret", "token", "密钥", "令牌",
-               "秘钥", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
+    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "secret", "token",
+               "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
                "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호"),
     reason="a password or token stated in a sentence (is/是/为/: + value)",
     origin="detect-secrets KeywordDetector's 'password is' forms, extended to Chinese (密码是/为)",

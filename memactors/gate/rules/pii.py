@@ -273,8 +273,9 @@ register(Rule(
 # Passport numbers have no check digit outside the MRZ and no common shape (US 9 digits, UK 9,
 # Germany C01X00T47, China E12345678, France 12AB34567), so a number counts only right after a
 # passport word: 6-9 letters and digits, at least 5 digits (not "passport photo", "passport office").
-_PASSPORT = re.compile(r"(?:passport|护照|パスポート)(?:[ \t]*(?:number|no\.?|num(?:ber)?|#|id|号码?|番号))?[ \t]*"
-                       r"(?:is[ \t]+|[:：#][ \t]*)?(?:\([^)\n]{0,20}\)[ \t]*)?([A-Z0-9]{6,9})(?![A-Za-z0-9])", re.I)
+_PASSPORT = re.compile(r"(?:passport|护照|護照|パスポート)(?:[ \t]*(?:number|no\.?|num(?:ber)?|#|id|号码?|號碼?|番号))?[ \t]*"
+                       r"(?:is[ \t]+|(?:是|为|為|は)[ \t]*|[:：#][ \t]*)?(?:\([^)\n]{0,20}\)[ \t]*)?([A-Z0-9]{6,9})(?![A-Za-z0-9])",
+                       re.I)
 
 
 def _passport(node, ctx: Ctx):
@@ -286,7 +287,7 @@ def _passport(node, ctx: Ctx):
 
 register(Rule(
     id="pii.passport", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PASSPORT]", risk=0.8,
-    binds=(DOC,), find=_passport, itriggers=("passport", "护照", "パスポート"),
+    binds=(DOC,), find=_passport, itriggers=("passport", "护照", "護照", "パスポート"),
     reason="passport number (6-9 letters and digits) right after a passport word",
     origin="ICAO Doc 9303 document numbers (up to 9 characters); context approach of Presidio UsPassportRecognizer",
 ))
