@@ -387,3 +387,19 @@ def test_pending_text_only_contradictions_come_in_groups_of_those_that_oppose_ea
         assert sorted(sorted(m["content"] for m in g["memories"]) for g in groups) == [
             ["Alice is not vegetarian", "Alice is vegetarian"], ["Carol has 3 cats", "Carol has 4 cats"]]
         assert all(g["subject"] is None and g["predicate"] is None for g in groups)
+
+
+def test_a_number_after_a_label_word_names_another_thing_never_a_near_copy():
+    # "room 101" / "room 214": two rooms, not one memory said twice (nor opposites): both stay,
+    # where the near-copy merge would have kept the first and dropped the second.
+    base = "The weekly team meeting is held every Monday morning in room {} of the headquarters building"
+    with memactors.connect("memory://") as rt:
+        rt.grant("ag", A, write=True)
+        first = rt.write(A, base.format(101), actor="ag")
+        second = rt.write(A, base.format(214), actor="ag")
+        assert (first.decision, second.decision) == ("accepted", "accepted") and first.memory_id != second.memory_id
+        again = rt.write(A, base.format(101) + ".", actor="ag")  # the same words again: still one memory
+        assert again.decision in ("refreshed", "merged") and again.memory_id == first.memory_id
+        hits = rt.recall("weekly team meeting room", actor="ag", task_id="t", allowed_scopes=[A], purpose="p",
+                         threshold=0.0).hits
+        assert {first.memory_id, second.memory_id} <= {h.memory_id for h in hits}

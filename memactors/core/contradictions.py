@@ -383,6 +383,15 @@ def _read_parts(text: str):
     return neg, frozenset(sides), frozenset(terms), nums
 
 
+def labels_differ(a: str, b: str) -> bool:
+    """Whether two texts name other things by a number after a label word ("room 101" / "room
+    214", "gate 12" / "gate 47"): such texts are about different things, never near-copies of
+    one another, however close their vectors (and never opposites: ``text_contradiction``)."""
+    la = {t for t in _parts(a)[2] if "#" in t}
+    lb = {t for t in _parts(b)[2] if "#" in t}
+    return la != lb
+
+
 def _shared_at_most(terms: frozenset, t: str) -> int:
     """At most how many of ``terms`` (another text's) are terms of the English text normalised
     to ``t``, without reading its cues: a term is a word's stem, so a substring of ``t``, or a

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import records as R
-from .contradictions import cue_keys, may_oppose, text_contradiction, verdict_of
+from .contradictions import cue_keys, labels_differ, may_oppose, text_contradiction, verdict_of
 
 US_PER_DAY = 86_400_000_000
 
@@ -432,7 +432,8 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
             return _text_close_calls(rec, opposed, now_us, judge)
         close_by = near(rec) if near is not None else None
         if close_by is not None and close_by in state.records and not expired(state.records[close_by], now_us) \
-                and (sees is None or state.records[close_by]["sensitivity"] in sees):
+                and (sees is None or state.records[close_by]["sensitivity"] in sees) \
+                and not labels_differ(state.records[close_by].get("content") or "", rec.get("content") or ""):
             return Decision(R.MERGED, refreshed(state.records[close_by], now_us, rules.refresh_bump))
         return Decision(R.ACCEPTED, rec)
     rec["version"] = state.next_version(key, sees)
