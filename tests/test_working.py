@@ -61,6 +61,22 @@ def test_the_lru_bound_still_holds_and_keeps_counts_right():
 GOOD = {"id": SID, "task": "t1", "actor": "ag", "turn": 2, "slot": "constraint", "n": 0, "critical": True}
 
 
+def test_past_the_bound_a_busy_session_gives_up_its_own_oldest_not_another_sessions_items():
+    pool = WorkingPool(size=4)
+
+    def item(i, sid=None):
+        return {"memory_id": f"m{i}", "scope": "/org/o/user/u/", "status": "active", "created_at": i,
+                "hard_expires_at": None, "session": {"id": sid} if sid else None}
+
+    pool.put(item(0, "a"))  # session a's one item
+    for i in range(1, 4):
+        pool.put(item(i, "b"))
+    assert pool.put(item(4, "b")) == ["m1"]  # b holds most: its oldest goes, a's stays
+    assert pool.put(item(5)) == ["m5"]  # an item of no session goes first, even the newest
+    assert pool.put(item(6, "b")) == ["m2"]
+    assert {r["memory_id"] for r in pool.live("/org/o/user/u/", 10)} == {"m0", "m3", "m4", "m6"}
+
+
 def test_a_write_with_a_session_field_is_checked_and_kept_in_the_record():
     req = R.WriteRequest("/org/o/user/u/", "never pay more than 500 EUR", "ag", pool="working",
                          session=dict(GOOD)).validate()

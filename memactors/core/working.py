@@ -1,5 +1,6 @@
 """The L1 working pool: per scope, a bounded LRU whose items live as long as their session (DESIGN
-section 2).
+section 2). Past the bound, an item of no session goes first, then the oldest item of the
+session holding most of the scope's items: a session's items stay while it is open.
 
 Items are records (pool ``working``) with their vectors kept beside them, and an index of the
 scope each item is in (promotion looks items up by id, thousands a tick). Recall serves only
@@ -25,6 +26,20 @@ KEPT = (*_SERVED, "pending")  # statuses an item keeps its place in L1 with
 def session_id(rec: dict) -> str | None:
     s = rec.get("session")
     return s["id"] if s else None
+
+
+def _victim(items: OrderedDict) -> str:
+    """The item the LRU bound pushes out: the least recently used one of no session, else the
+    least recently used one of the session holding most of the scope's items (a session's items
+    stay while it is open: another busy session of the scope gives up its own oldest first)."""
+    counts: dict[str | None, int] = {}
+    for mid, rec in items.items():
+        sid = session_id(rec)
+        if sid is None:
+            return mid
+        counts[sid] = counts.get(sid, 0) + 1
+    busiest = max(counts, key=counts.__getitem__)  # the first of the most: dict order is LRU order
+    return next(mid for mid, rec in items.items() if session_id(rec) == busiest)
 
 
 class WorkingPool:
@@ -53,7 +68,8 @@ class WorkingPool:
             self._vectors[mid] = vector
         evicted = []
         while len(items) > self.size:
-            old_id, old = items.popitem(last=False)
+            old_id = _victim(items)
+            old = items.pop(old_id)
             self._drop(old_id, old)
             evicted.append(old_id)
         return evicted
