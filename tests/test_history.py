@@ -95,6 +95,22 @@ def test_at_a_time_judges_expiry_and_scores_at_that_time_not_at_the_last_event_b
     assert all("door code" not in h.content for h in at_t.hits)
 
 
+def test_at_a_point_the_working_pool_items_live_then_are_recalled_too(env, user):
+    # L1 items are in no L2 row: at= folds them from the ledger, so the recall at the head
+    # equals the live one (a working item that overrides a vault fact keeps overriding it).
+    rt, clock, _ = env
+    scope, ag = user
+    rt.write(scope, "seat preference: aisle", actor=ag, subject="u", predicate="seat", object="aisle")
+    clock.advance(seconds=1)  # the working item is the newer: it wins the conflict
+    rt.write(scope, "seat preference: window", actor=ag, pool="working", subject="u", predicate="seat",
+             object="window")
+    rt.write(scope, "flight search found TP123 at 320 EUR", actor=ag, pool="working")
+    live = recall(rt, "seat flight preference", ag, scope)
+    then = recall(rt, "seat flight preference", ag, scope, at=head(rt))
+    assert [h.memory_id for h in then.hits] == [h.memory_id for h in live.hits]
+    assert "seat preference: aisle" not in [h.content for h in then.hits]
+
+
 def test_as_of_refuses_what_it_cannot_answer(env, user):
     rt, _, _ = env
     scope, ag = user

@@ -102,9 +102,12 @@ class LedgerHistory:
 
     def as_of_inputs(self, scopes: list[str], seq: int) -> dict:
         """What a recall as of ``seq`` reads from the ledger, in one call: ``{"ts"`` (of that
-        event), ``"changed"`` (``changed_since``), ``"then"`` (``records_at`` of those)``}``."""
+        event), ``"changed"`` (``changed_since``), ``"then"`` (``records_at`` of those, and of
+        the working-pool items written by then: L1 is in no L2 row to read)``}``."""
         changed = self.changed_since(scopes, seq)
-        return {"ts": self.ts_of(seq), "changed": changed, "then": self.records_at(changed, seq)}
+        working = [r[0] for r in self._q("SELECT DISTINCT memory_id FROM events WHERE action = 'write_working' "
+                                         "AND seq <= ? AND list_contains(?, scope)", [int(seq), sorted(set(scopes))])]
+        return {"ts": self.ts_of(seq), "changed": changed, "then": self.records_at([*changed, *working], seq)}
 
     def records_at(self, memory_ids: list[str], seq: int) -> list[dict]:
         """These memories as they stood at ``seq`` (absent: not written yet, or erased since)."""
@@ -382,6 +385,7 @@ def gate_verdict(result: bytes | None) -> dict | None:
 
 
 def check_live_at(rec: dict, ts_us: int) -> bool:
-    """Whether a record as it stood then was recallable at ``ts_us``."""
+    """Whether a record as it stood then was recallable at ``ts_us`` (a vault memory, or a
+    working-pool item not yet released)."""
     hard = rec.get("hard_expires_at")
-    return rec["status"] in R.LIVE and rec.get("pool") == "vault" and (hard is None or hard > ts_us)
+    return rec["status"] in R.LIVE and rec.get("pool") in R.POOLS and (hard is None or hard > ts_us)
