@@ -208,3 +208,19 @@ def test_a_moved_folder_keeps_its_id_and_a_cut_copy_is_refused(folder, tmp_path)
         rt.write(S, "alice bought a bike", actor="agent")  # the original moves its anchor on
     with pytest.raises(LedgerTampered):
         memactors.connect(cut, config=CFG)
+
+
+def test_an_erasure_l2_has_yet_to_apply_is_no_finding(tmp_path):
+    # An erasure destroys the data key when it commits; L2 deletes the row at its next flush.
+    # In between (a verify beside concurrent forgets) the row is expected still, its content no
+    # longer comparable: no false alarm.
+    cfg = {"runtime": {"num_owners": 1, "l2_flush_interval_s": 3600}}
+    with memactors.connect(str(tmp_path / "d"), config=cfg, host="process") as rt:
+        rt.grant("agent", S, write=True)
+        m = rt.write(S, "alice note about hiking", actor="agent").memory_id
+        rt.flush()
+        rt.forget(m, actor="agent", reason="asked")
+        led = rt._actors.ledger._obj.ledger  # noqa: SLF001 - the process host's own ledger, before L2's delete
+        got = dict(zip(*(led.l2_expected(True).column(c).to_pylist() for c in ("memory_id", "digest"))))
+        assert got == {m: None}
+        assert rt.audit.verify()["ok"]

@@ -319,7 +319,7 @@ class FlushMixin:
         # back: a cold recall would return the memory twice). Rows are written by id (replays upsert).
         twice = sorted(m for m, n in Counter(m for m, _ in rows).items() if n > 1) if len(rows) != len(got) else []
         missing, unknown = sorted(want.keys() - got.keys()), sorted(got.keys() - want.keys())
-        changed = sorted(m for m, k in rows if m in want and k != want[m])
+        changed = sorted(m for m, k in rows if m in want and want[m] is not None and k != want[m])
         return {"owner": self.index, "rows": len(rows), "missing": len(missing),
                 "unknown": len(unknown) + len(rows) - len(got), "changed": len(changed),
                 "example": (missing or unknown or twice or changed or [None])[0]}

@@ -700,7 +700,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
         ``digests``: with each row's ``governed_digest`` too, from the applied events folded
         (their records opened with their data keys: a key swapped by hand fails here)."""
         if digests:
-            from ..core.records import digests_of
+            from ..core.records import DIGESTS, governed_digest
             from .entries import fold_rows
 
             events = self.con.cursor().sql(
@@ -708,7 +708,13 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
                    FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
                    WHERE e.memory_id IS NOT NULL AND e.seq IN (SELECT seq FROM l2_applied) ORDER BY e.seq"""
             ).to_arrow_table()
-            return digests_of(fold_rows(events))
+            folded = {r["memory_id"]: governed_digest(r) for r in fold_rows(events)}
+            # Which rows: the events say (as without digests). A row's digest: its record folded,
+            # None where it no longer opens (erased, its key destroyed, L2's delete yet to come).
+            rows = self.l2_expected()
+            ids = rows.column("memory_id").to_pylist()
+            return pa.table({"memory_id": ids, "scope": rows.column("scope"),
+                             "digest": [folded.get(m) for m in ids]}, schema=DIGESTS)
         return self.con.cursor().sql(
             """WITH ap AS (SELECT e.* FROM events e SEMI JOIN l2_applied a ON a.seq = e.seq),
                     w AS (SELECT memory_id, any_value(scope) AS scope FROM ap WHERE action = 'write'
