@@ -122,3 +122,22 @@ def test_a_sandbox_process_that_dies_refuses_its_query_and_is_started_again():
     finally:
         sp.close()
     assert sp._proc is None  # noqa: SLF001
+
+
+def test_a_recalls_query_digest_is_shown_to_its_own_actor_only():
+    # The digest is keyed, but any reader can have the runtime digest guesses (its own recalls):
+    # another reader of a recall's evidence never sees its query's digest, through audit.sql or
+    # the evidence, so it cannot test guesses against it.
+    s = "/org/dg/user/alice/"
+    with memactors.connect("memory://") as rt:
+        rt.grant("admin", s)
+        rt.grant("bot", s)
+        r = rt.recall("does alice have hiv", actor="admin", task_id="t", allowed_scopes=[s], purpose="p")
+        rt.recall("does alice have hiv", actor="bot", task_id="t", allowed_scopes=[s], purpose="p")
+        q = "SELECT actor, query_digest FROM recalls ORDER BY actor"
+        mine = rt.audit.sql(q, actor="admin")
+        theirs = rt.audit.sql(q, actor="bot")
+        assert dict(mine)["admin"] is not None and dict(mine)["bot"] is None
+        assert dict(theirs)["admin"] is None and dict(theirs)["bot"] == dict(mine)["admin"]  # the same query
+        assert rt.explain(r.recall_id, actor="admin")["query_digest"] is not None
+        assert rt.explain(r.recall_id, actor="bot")["query_digest"] is None

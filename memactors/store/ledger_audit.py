@@ -61,15 +61,16 @@ class LedgerAudit:
                       [memory_id])
         return orjson.loads(bytes(row[0][0])).get("sensitivity") if row and row[0][0] else None
 
-    def readable_tables(self, reads: list[tuple[str, str]]) -> dict[str, pa.Table]:
+    def readable_tables(self, reads: list[tuple[str, str]], actor: str | None = None) -> dict[str, pa.Table]:
         """``events``, ``recalls`` and ``citations`` as an actor may read them, given its read
         grants as (scope prefix, clearance) pairs ("/" for /global/: every scope; canonical
         paths, so a prefix match is a segment match, and the longest match is the most specific
         grant, whose clearance holds there, as ``GrantTable.clearances``): events in scopes under
         a grant, of no memory or of a memory at or below that clearance; recalls whose every
         allowed scope lies under a grant and every hit is such a memory; and their citations.
-        A memory whose sensitivity the ledger does not know counts as the highest. Never keys or
-        idempotency."""
+        A memory whose sensitivity the ledger does not know counts as the highest. A recall's
+        query digest only for its own actor (``actor``): another reader could test guesses of the
+        query against the digests of recalls of its own. Never keys or idempotency."""
         cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
         params = [[p for p, _ in reads], [R.SENSITIVITIES.index(c) for _, c in reads], list(R.SENSITIVITIES)]
         # The clearance (a rank) that holds in a scope: the most specific grant's; NULL outside them all.
@@ -88,7 +89,8 @@ class LedgerAudit:
         shown = f"""NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE {cleared.format(scope="a.s")} IS NULL)
                     AND NOT EXISTS (SELECT 1 FROM unnest(from_json(r.hits, '[{{"memory_id": "VARCHAR", "scope": "VARCHAR"}}]')) h(hit)
                                     WHERE coalesce({rank.format(mid="h.hit.memory_id")} > {hit_cleared}, true))"""
-        rc = cur.sql(f"SELECT * FROM recalls r WHERE {shown}", params=params).to_arrow_table()
+        rc = cur.sql(f"SELECT * REPLACE (CASE WHEN r.actor = $4 THEN r.query_digest END AS query_digest) "
+                     f"FROM recalls r WHERE {shown}", params=[*params, actor]).to_arrow_table()
         ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r WHERE {shown})",
                      params=params).to_arrow_table()
         return {"events": ev, "recalls": rc, "citations": ct}
