@@ -36,6 +36,8 @@ def _without_working_copies(hits: list[dict]) -> tuple[list[dict], int]:
     out: they are never deduplicated at write (a session's turns may each see the same tool
     output), and copies would take the slots of other memories. A vault memory is always kept.
     Returns (kept, how many were left out)."""
+    if not any(h.get("pool") == "working" for h in hits):  # most recalls: nothing to read twice
+        return hits, 0
     seen, out = set(), []
     for h in hits:
         text = h.get("content")
