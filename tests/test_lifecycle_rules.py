@@ -173,3 +173,23 @@ def test_demotion_and_review_run_on_the_sweep_schedule_and_the_watermark_is_in_t
         assert rt.demote_unused(after=3)["checked"] == 0  # after a restart too: the mark is in the ledger
     finally:
         rt.close()
+
+
+def test_a_memory_due_again_after_a_citation_and_a_rollback_is_demoted_again():
+    # The demotion's idempotency key named the memory and its streak only: the same streak
+    # reached again later replayed the first demotion's answer ("demoted") and did nothing.
+    with memactors.connect("memory://") as rt:
+        rt.grant("ag", A, write=True)
+        mid = rt.write(A, "Alice prefers green tea", actor="ag").memory_id
+        for _ in range(5):
+            _recall(rt, "alice green tea")
+        head = rt.audit.head()["seq"]
+        assert rt.demote_unused()["demoted"] == 1
+        rt.rollback(at=head, actor="ag", reason="undo the demotion")
+        r = _recall(rt, "alice green tea")
+        rt.mark_cited(r.recall_id, [mid], actor="ag")
+        for _ in range(5):
+            r = _recall(rt, "alice green tea")
+        assert any(h.memory_id == mid and h.pool == "vault" for h in r.hits)
+        assert rt.demote_unused()["demoted"] == 1
+        assert not any(h.memory_id == mid for h in _recall(rt, "alice green tea").hits)

@@ -534,7 +534,10 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         rows = self._calls.get(self._ledger.uncited_runs.remote(n, since))
         if under is not None:
             rows = [r for r in rows if under.is_ancestor_or_self(parse_scope(r[1]))]
-        ops = [DemoteOp(mid, SYSTEM_ACTOR, int(streak), n, f"demote-{mid}-{streak}") for mid, _scope, streak in rows]
+        # A pass's key names its watermark too: a retried pass replays its own result, a later pass
+        # (the streak built up again after a citation, or a rollback) decides anew.
+        ops = [DemoteOp(mid, SYSTEM_ACTOR, int(streak), n, f"demote-{mid}-{streak}-{since}")
+               for mid, _scope, streak in rows]
         counts: dict[str, int] = {}
         for r in self._submit_by_memory(ops) if ops else []:
             outcome = type(r).__name__ if isinstance(r, MemactorsError) else r["decision"]

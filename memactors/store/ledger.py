@@ -248,9 +248,9 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerActions, LedgerAudit):
         if head is not None and head[0] <= self.last_seq:
             row = self._x("SELECT hash FROM events WHERE seq = ?", [head[0]])
             if not row or E.blob(row[0][0]) != head[1]:
-                raise LedgerTampered(f"the ledger at {self.path} (a copy of {read_home(self.key.directory, self.key.folder_id)}) "
-                                     f"does not match its original's anchor at seq {head[0]}: it was changed outside "
-                                     "memactors")
+                origin = read_home(self.key.directory, self.key.folder_id)
+                raise LedgerTampered(f"the ledger at {self.path} (a copy of {origin}) does not match its original's "
+                                     f"anchor at seq {head[0]}: it was changed outside memactors")
         if self.last_seq:
             mac = self._x("SELECT mac FROM events WHERE seq = ?", [self.last_seq])[0][0]
             if not self.key.check(self.last_seq, self.last_hash, mac):
