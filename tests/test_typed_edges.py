@@ -216,3 +216,17 @@ def test_a_refused_batch_of_writes_shows_no_internal_units(rt):
     with pytest.raises(MemactorsError) as e:
         rt.batch([ops.Write(S, "Alice rows on Sundays", actor="a"), ops.Write(S, "x", actor="nobody")])
     assert e.value.results == [None, None] and e.value.failed == [1]
+
+
+def test_the_async_twins_refuse_bad_arguments_as_their_sync_methods_do(rt):
+    import asyncio
+
+    for call, sync in ((lambda: rt.awrite(S, "x", actor="a", bogus=1), lambda: rt.write(S, "x", actor="a", bogus=1)),
+                       (lambda: rt.awrite(S, "x"), lambda: rt.write(S, "x")),
+                       (lambda: rt.arecall("x", actor="a"), lambda: rt.recall("x", actor="a"))):
+        with pytest.raises(BadArguments) as sync_err:
+            sync()
+        with pytest.raises(BadArguments) as async_err:
+            asyncio.run(call())
+        assert isinstance(async_err.value, TypeError)
+        assert str(async_err.value).replace("rt.a", "rt.") == str(sync_err.value)

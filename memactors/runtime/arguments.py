@@ -38,6 +38,19 @@ def _error(sig: inspect.Signature, call: str, args: tuple, kwargs: dict) -> BadA
     return BadArguments(f"{call}: {reason}")
 
 
+@functools.lru_cache(maxsize=64)
+def _signature(fn) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
+def check_as(fn, call: str, args: tuple, kwargs: dict) -> None:
+    """Raise the ``BadArguments`` a call of ``fn`` with these arguments would: an async twin
+    that takes ``**kw`` refuses what its sync method refuses, in the same words."""
+    err = _error(_signature(fn), call, args, kwargs)
+    if err is not None:
+        raise err
+
+
 def _shown(sig: inspect.Signature) -> str:
     return ", ".join(p.name + ("" if p.default is inspect.Parameter.empty else "=...")
                      for p in sig.parameters.values() if p.name != "self")

@@ -12,6 +12,7 @@ from typing import Any
 from .. import ops as O
 from ..core import records as R
 from ..core.errors import MemactorsError
+from .arguments import check_as
 from .history import RollbackPlan
 from .recall_api import recall_args
 from .lifecycle import GCResult
@@ -23,6 +24,7 @@ from .session import Prompt, Session, TurnResult
 
 class AsyncAPI:
     async def awrite(self, scope: str, text: str, **kw: Any) -> R.WriteResult:
+        check_as(type(self).write, "rt.awrite()", (self, scope, text), kw)  # write()'s BadArguments
         return (await self.awrite_many([dict(kw, scope=scope, text=text)]))[0]
 
     async def awrite_many(self, items: list, *, return_errors: bool = False) -> list[R.WriteResult]:
@@ -31,6 +33,7 @@ class AsyncAPI:
         return await self._arun([r if isinstance(r, MemactorsError) else ("write", r) for r in checked], return_errors)
 
     async def arecall(self, query: str, **kw: Any) -> RecallResult:
+        check_as(type(self).recall, "rt.arecall()", (self, query), kw)  # recall()'s BadArguments
         return (await self.abatch([_recall_op(dict(kw, query=query))]))[0]
 
     async def arecall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
