@@ -193,3 +193,19 @@ def test_a_memory_due_again_after_a_citation_and_a_rollback_is_demoted_again():
         assert any(h.memory_id == mid and h.pool == "vault" for h in r.hits)
         assert rt.demote_unused()["demoted"] == 1
         assert not any(h.memory_id == mid for h in _recall(rt, "alice green tea").hits)
+
+
+def test_a_write_that_loses_to_another_sources_value_at_once_is_a_contradiction_resolved():
+    # Won or lost at once, a contradiction resolved by the confidence gap is a ledger event with
+    # that reason, and counted: the counters' "auto" counted the wins only.
+    with memactors.connect("memory://") as rt:
+        rt.grant("ag", A, write=True)
+        rt.write(A, "Alice lives in Paris", actor="ag", subject="alice", predicate="city", object="Paris",
+                 source="user_stated", confidence=0.9)
+        lost = rt.write(A, "Alice lives in Oslo", actor="ag", subject="alice", predicate="city", object="Oslo",
+                        source="tool", confidence=0.3)
+        assert lost.decision == "kept_as_superseded"
+        reasons = [r for (r,) in rt.audit.sql(f"SELECT reason FROM events WHERE memory_id = '{lost.memory_id}'",
+                                              actor="ag")]
+        assert reasons == ["kept as superseded: contradiction resolved by a confidence gap"]
+        assert rt.stats()["counters"]["contradictions"]["auto"] == 1

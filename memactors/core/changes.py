@@ -147,6 +147,11 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         return Outcome([Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record),
                                reason=why, of_version=old["version"])], result)
     why = f"kept as superseded: judged by {d.judged}" if d.judged and not d.changed else None
+    if d.decision == R.KEPT_AS_SUPERSEDED and why is None and d.record.get("entity_key"):
+        # lost at once to another source's live value: a contradiction resolved, as a win is
+        rivals = state.live_versions(d.record["entity_key"])
+        if any(o.get("source_kind") != d.record.get("source_kind") and not same_value(o, d.record) for o in rivals):
+            why = "kept as superseded: contradiction resolved by a confidence gap"
     if d.record.get("derived_from"):  # provenance the ledger can answer without decrypting
         why = "; ".join(x for x in (why, "derived from " + ",".join(d.record["derived_from"])) if x)
     changes = [Change(E.WRITE, req.scope, memory_id, record=d.record, reason=why)]
