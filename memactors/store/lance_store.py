@@ -274,13 +274,16 @@ class L2Store:
     def _retrying(self, op, attempts: int = 5):
         """Run a Lance write, again after a retryable commit conflict (another owner committed
         first; nothing of ours was committed), after a short random pause that grows with each
-        attempt: two owners retrying at once come apart."""
+        attempt: two owners retrying at once come apart. An "incompatible transaction" is one
+        too: an append beside two owners' first creation of the table (an Overwrite of the empty
+        table) was refused so, and goes through on the newest version."""
         for i in range(attempts):
             try:
                 return op()
             except (RuntimeError, OSError) as exc:  # lance.commit.CommitConflictError is an OSError
                 msg = str(exc).lower()
-                if not ("commit conflict" in msg or "please retry" in msg) or i == attempts - 1:
+                retry = "commit conflict" in msg or "please retry" in msg or "incompatible transaction" in msg
+                if not retry or i == attempts - 1:
                     raise
                 time.sleep(random.uniform(0, 0.01 * (i + 1)))
                 self.table.checkout_latest()
