@@ -172,6 +172,18 @@ class BatchAPI:
         for observe in self.__dict__.get("_observers", ()):  # e.g. OpenTelemetry (memactors.integrations.otel)
             observe(units, out, t0, time.time_ns())
 
+    def _observed(self, kind: str, payload, call, shown=lambda r: r):
+        """``call()``'s result, its op shown to the observers as a batch's would be (a plain
+        verb's own path: ``rt.recall``, ``rt.forget``); ``shown``: the result as they read it."""
+        t0 = time.time_ns()
+        try:
+            res = call()
+        except MemactorsError as exc:
+            self._observe([(kind, payload)], [exc], t0)
+            raise
+        self._observe([(kind, payload)], [shown(res)], t0)
+        return res
+
     def observe(self, fn) -> None:
         """Call ``fn(units, results, start_ns, end_ns)`` after each batch is sent (checked ops as
         (kind, payload) or their errors, and the results in the same order). Observers see ids,

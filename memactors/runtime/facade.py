@@ -606,14 +606,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         if erase not in ("memory", "fact"):
             raise R.InvalidRecord('erase is "memory" or "fact"')
         op = ForgetOp(memory_id, self._ids.id(actor, "actor"), reason, self._new_key(), all_versions=erase == "fact")
-        t0 = time.time_ns()
-        try:
-            out = self._by_memory(op)
-        except MemactorsError as exc:
-            self._observe([("forget", op)], [exc], t0)
-            raise
-        self._observe([("forget", op)], [ForgetResult.of(out)], t0)
-        return out
+        return self._observed("forget", op, lambda: self._by_memory(op), ForgetResult.of)
 
     def _by_memory(self, op) -> dict:
         """Route an operation on one memory to its owner: the id's tenant tag names it; an id

@@ -5,7 +5,6 @@ and finished here (conflicts, threshold, count, budget), then logged as evidence
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -121,14 +120,7 @@ class RecallAPI:
         self._check_open()
         plan = self._plan_recall(query, actor, task_id, allowed_scopes, purpose, top_k, token_budget, threshold,
                                  weights, mode, where)
-        t0 = time.time_ns()
-        try:
-            res = self._serve(plan)
-        except MemactorsError as exc:
-            self._observe([("recall", plan)], [exc], t0)  # observers (OpenTelemetry) see the plain verb too
-            raise
-        self._observe([("recall", plan)], [res], t0)
-        return res
+        return self._observed("recall", plan, lambda: self._serve(plan))  # observers (OpenTelemetry) see it too
 
     def _serve(self, plan: _RecallPlan) -> RecallResult:
         """One checked recall, here in the caller's thread: its query's vector, the owners'
