@@ -155,12 +155,8 @@ def fill_columns(cols: dict, n: int, dim: int) -> pa.Table:
 # the ledger's own fold of the record, so a row edited in Lance's files is found.
 GOVERNED = ("memory_id", "scope", "subject", "predicate", "object", "content", "source_kind", "sensitivity",
             "category", "pool", "status", "version", "supersedes", "entity_key", "content_hash", "review")
-
-
-DIGESTS = pa.schema([("memory_id", pa.string()), ("scope", pa.string()), ("digest", pa.binary())])
-
-
 _GOVERNED = itemgetter(*GOVERNED)
+DIGESTS = pa.schema([("memory_id", pa.string()), ("scope", pa.string()), ("digest", pa.binary())])
 
 
 def governed_digest(rec: dict) -> bytes:
