@@ -149,3 +149,32 @@ def test_a_secret_split_between_a_facts_predicate_and_object_is_read_as_one(tmp_
         assert rt.history(mail.memory_id, actor="ag")["versions"][0]["object"] == "[EMAIL]"
     finally:
         rt.close()
+
+
+def test_a_value_in_a_facts_object_is_read_after_its_text(tmp_path):
+    """The text "Alice's credit card" and the object "4111111111111111" each pass alone; a
+    reader reads the value after the text, and so does the gate: the object is redacted (or the
+    write blocked, for a password). An object the text says nothing about is kept as it was."""
+    import memactors
+
+    rt = memactors.connect(str(tmp_path / "d"), host="process", config={"runtime": {"num_owners": 1}})
+    try:
+        S = "/org/gr/user/u/"
+        rt.grant("ag", S, write=True)
+        for text, pred, obj, decision, kept in (
+                ("Alice's credit card", "number", "4111111111111111", "redacted", "[BANK_CARD]"),
+                ("card on file", "cc", "4111111111111111", "redacted", "[BANK_CARD]"),
+                ("Alice's social security number", "id", "536221234", "redacted", "[SSN]"),
+                ("Alice's IBAN", "bank", "de89370400440532013000", "redacted", "[IBAN]"),
+                ("Alice's home wifi password", "wifi", "Sunshine2024!", "blocked", None)):
+            r = rt.write(S, text, actor="ag", subject="alice", predicate=pred, object=obj, source="agent_inferred")
+            assert r.decision == decision, (text, r.decision)
+            if kept:
+                assert rt.history(r.memory_id, actor="ag")["versions"][0]["object"] == kept
+        for text, pred, obj in (("Alice's favourite number", "number", "42"), ("Bob's order", "order", "4111111111111112"),
+                                ("Alice lives in", "city", "Paris")):
+            r = rt.write(S, text, actor="ag", subject="bob", predicate=pred, object=obj, source="agent_inferred")
+            assert r.decision == "accepted", (text, r.decision)
+            assert rt.history(r.memory_id, actor="ag")["versions"][0]["object"] == obj
+    finally:
+        rt.close()

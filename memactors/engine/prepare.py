@@ -87,26 +87,37 @@ def prepare(gate: Gate, cols: dict, embedder=None, cues: bool = False) -> dict:
 
 
 def _pairs(gate: Gate, cols: dict, sources: list, reports: list[dict]) -> None:
-    """A fact's predicate and object read together, as a reader reads them: predicate "password"
-    and object "Hunter2!" each pass alone, "password: Hunter2!" does not. What the pair finds
-    beyond the object's own scan is the object's: the write is blocked, or the object kept as
-    the pair's redaction left it (whole placeholder when the redaction reached the predicate)."""
-    preds, objs = cols.get("predicate"), cols.get("object")
-    if not preds or not objs:
+    """A fact's object read with what names it, as a reader reads them: predicate "password"
+    and object "Hunter2!" each pass alone, "password: Hunter2!" does not; nor does the text
+    "Alice's home wifi password" with the object "Sunshine2024!" beside it. What a pair finds
+    beyond the fields' own scans is the object's: the write is blocked, or the object kept as
+    the pair's redaction left it (whole placeholder when the redaction reached the head)."""
+    preds, objs = cols.get("predicate") or [None] * len(reports), cols.get("object")
+    if not objs:
         return
     for i, (p, o) in enumerate(zip(preds, objs)):
-        if not p or not o or "object" not in reports[i]:
-            continue
-        head = f"{p}: "
-        pair = gate.scan(head + o, sources[i])
-        alone = [reports[i]["object"], *([reports[i]["predicate"]] if "predicate" in reports[i] else [])]
-        if DECISION_RANK[pair.decision] <= max(DECISION_RANK[r.decision] for r in alone) \
-                and len(pair.hits) <= sum(len(r.hits) for r in alone):
-            continue  # nothing the two fields' own scans missed
-        kept = pair.text
-        if kept is not None:
-            kept = kept[len(head):] if kept.startswith(head) else "[REDACTED]"
-        reports[i]["object"] = replace(pair, text=kept)
+        if not o or "object" not in reports[i] or reports[i]["object"].text is None:
+            continue  # no object, or one blocked on its own
+        text = reports[i]["text"].text
+        # the text as kept (its own hits redacted), its end: the words a reader reads the value after
+        heads = [(f"{p}: ", "predicate")] if p else []
+        if text:
+            heads.append((f"{text[-_TEXT_HEAD:]}: ", "text"))
+        for head, field in heads:
+            pair = gate.scan(head + reports[i]["object"].text, sources[i])
+            alone = [reports[i]["object"], *([reports[i][field]] if field in reports[i] else [])]
+            if DECISION_RANK[pair.decision] <= max(DECISION_RANK[r.decision] for r in alone) \
+                    and len(pair.hits) <= sum(len(r.hits) for r in alone):
+                continue  # nothing the fields' own scans missed
+            kept = pair.text
+            if kept is not None:
+                kept = kept[len(head):] if kept.startswith(head) else "[REDACTED]"
+            reports[i]["object"] = replace(pair, text=kept)
+            if kept is None:
+                break
+
+
+_TEXT_HEAD = 160  # characters of a write's text read before its object (proximity rules look closer)
 
 
 def embed_kept(embedder, texts: list[str | None]) -> np.ndarray:
