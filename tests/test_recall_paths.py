@@ -304,3 +304,27 @@ def test_equal_scores_are_cut_by_memory_id_on_every_path(tmp_path, hot):
         k = above + 2  # hits cut inside the tie, and the owner's max(3k, 20) candidates too
         assert size >= 30 and max(3 * k, 20) < above + size  # the premise
         assert [m for _, m in hits(k)] == [m for _, m in every[:k]]  # (recency moves every score alike)
+
+
+@pytest.mark.parametrize("num_owners", [1, 2])
+def test_a_forgotten_copy_in_a_cold_scope_is_not_served_before_lance_deletes_it(tmp_path, num_owners):
+    """A forget erases a memory's promoted copy in a scope no owner holds hot: its row leaves
+    Lance at the next flush (here not due for a minute). A recall right after the forget reads
+    that scope once the deletion is in: never the erased text, by the direct path or the loop's."""
+    cfg = {"runtime": {"num_owners": num_owners, "l2_flush_interval_s": 60, "key_dir": str(tmp_path / "keys")}}
+    bob = "/org/paths/user/bob/"
+    rt = memactors.connect(str(tmp_path / "d"), host="process", config=cfg)
+    rt.grant("ag", ORG, write=True)
+    rt.grant("bobbot", bob)
+    a = rt.write(A, "Alice's allergy is provtokPeanut", actor="ag")
+    copy = rt.promote(a.memory_id, ORG, actor="ag", reason="share")["memory_id"]
+    rt.close()
+    with memactors.connect(str(tmp_path / "d"), host="process", config=cfg) as rt:  # every scope cold
+        assert copy in rt.forget(a.memory_id, actor="ag", reason="user asked")["forgotten"]
+        for _ in range(2):  # the direct path, then again (the loop's path flushed meanwhile)
+            hits = rt.recall("allergy", actor="bobbot", task_id="t", allowed_scopes=[bob], purpose="p",
+                             threshold=0.0).hits
+            assert [h.memory_id for h in hits if "provtok" in (h.content or "")] == []
+        res = rt.recall_many([{"query": "allergy", "actor": "bobbot", "task_id": "t", "allowed_scopes": [bob],
+                               "purpose": "p", "threshold": 0.0}])
+        assert all("provtok" not in (h.content or "") for r in res for h in r.hits)

@@ -149,6 +149,7 @@ class RecallMixin:
         hits, cold, needs_global, hot, flt, whole = self._recall_core(req)
         for s in hot:
             self.hot.touch(s)
+        await self._landed(cold)  # a forget's deletion in a cold scope is not served meanwhile
         cold_hits = await asyncio.to_thread(self._cold, req, cold, hits, hot, flt) if cold else []
         return self._finish(hits, cold_hits, cold, req, needs_global, hot, whole)
 
@@ -173,6 +174,7 @@ class RecallMixin:
             if core[1]:  # cold scopes to query
                 cold_jobs.append(i)
         if cold_jobs:
+            await self._landed({s for i in cold_jobs for s in out[i][1]})
             colds = await asyncio.to_thread(
                 lambda: {i: self._cold(reqs[i], out[i][1], out[i][0], out[i][3], out[i][4]) for i in cold_jobs})
         else:
@@ -218,6 +220,8 @@ class RecallMixin:
             return {"not_ready": True}
         try:
             hits, cold, needs_global, hot, flt, whole = self._recall_core(req)
+            if self._unlanded(cold):  # the loop's path flushes them first
+                return {"not_ready": True}
             cold_hits = self._cold(req, cold, hits, hot, flt) if cold else []
             return self._finish(hits, cold_hits, cold, req, needs_global, hot, whole)
         except MemactorsError as exc:  # the direct path carries data, not our exception types

@@ -32,14 +32,7 @@ class StateMixin:
         """Fresh states of these scopes from L2 (not installed). Scopes Lance has never seen
         need no query: only owners write Lance, one owner a tenant."""
         asked = [s for s in scopes if s in self.l2_scopes]
-        if asked and self._hold is None:  # (a held flush lock: its holder's changes land after it)
-            # Changes of these scopes Lance has yet to see (a rollback's or a sweep's in a scope not
-            # held hot, a scope dropped from the hot cache with a deletion pending): read after them.
-            landing = self._landing
-            if landing is not None and not landing[0].isdisjoint(asked):  # half way to Lance
-                await landing[1].wait()
-            if not self.outbox.dirty_scopes().isdisjoint(asked):
-                await self._flush()
+        await self._landed(asked)
         rows, vecs, versions = [], [], []
         for i in range(0, len(asked), 500):
             r, v = await asyncio.to_thread(self.l2.load_scopes, asked[i : i + 500])
@@ -52,6 +45,24 @@ class StateMixin:
         for scope, key, version, mid, level in versions:  # superseded ones count too: their numbers are taken
             fresh[scope].hold_version(key, int(version), mid, level)
         return fresh
+
+    def _unlanded(self, scopes) -> bool:
+        """Whether Lance has yet to see a change of one of these scopes: one in the outbox or
+        half way to Lance (a rollback's, a sweep's or an erasure's in a scope not held hot, a
+        scope dropped from the hot cache with a deletion pending)."""
+        landing = self._landing
+        return bool(scopes) and (not self.outbox.dirty_scopes().isdisjoint(scopes)
+                                 or (landing is not None and not landing[0].isdisjoint(scopes)))
+
+    async def _landed(self, scopes) -> None:
+        """Once every change of these scopes is in Lance: a read of their rows follows (a load,
+        a cold recall). Not while a flush is held (its holder's changes land after it)."""
+        if scopes and self._hold is None:
+            landing = self._landing
+            if landing is not None and not landing[0].isdisjoint(scopes):  # half way to Lance
+                await landing[1].wait()
+            if not self.outbox.dirty_scopes().isdisjoint(scopes):
+                await self._flush()
 
     async def _replay(self, only: set[str] | None) -> None:
         """Apply the ledger's changes that Lance has not seen, for this owner's scopes (or
