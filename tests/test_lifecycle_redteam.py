@@ -212,3 +212,122 @@ def test_updating_one_side_to_the_other_sides_value_settles_the_dispute(folder):
     new = rt.update(paris.memory_id, "Alice lives in Rome", actor=A, object="rome")
     assert _flagged(rt) == set() and _reviews(rt) == {new.memory_id: None}
     assert rt.history(rome.memory_id, actor=A)["live"] == [new.memory_id]
+
+
+def _price(rt, eur: int, **kw):
+    return rt.write(S, f"Flight TP123 costs {eur} EUR", actor=A, subject="tp123", predicate="price",
+                    object=f"{eur} eur", source="tool", confidence=0.7, **kw)
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+def test_a_source_repeating_a_value_can_still_update_it(folder, reopen):
+    """A tool saying the same price again is no new evidence: its confidence stays, and its next
+    price is the fact's new version (it was kept as superseded behind the repeated one)."""
+    rt, clock, path = folder
+    first = _price(rt, 320)
+    assert _price(rt, 320).decision == "refreshed"
+    if reopen:
+        rt = _reopen(rt, path, clock)
+    assert rt.history(first.memory_id, actor=A)["versions"][0]["confidence"] == pytest.approx(0.7)
+    new = _price(rt, 350)
+    assert new.decision == "superseded_previous" and new.supersedes == first.memory_id
+    hits = rt.recall("TP123 price", actor=A, task_id="t", allowed_scopes=[S], purpose="p").hits
+    assert [h.content for h in hits] == ["Flight TP123 costs 350 EUR"]
+    rt.close()
+
+
+def test_another_source_confirming_raises_confidence_and_the_voice_still_updates(folder):
+    """The same text from another source kind confirms it (+ refresh_confidence_bump); the first
+    voice's next value still supersedes it: a confirmation alone never locks a fact."""
+    rt, _, _ = folder
+    first = _price(rt, 320)
+    again = rt.write(S, "Flight TP123 costs 320 EUR", actor=A, subject="tp123", predicate="price", object="320 eur",
+                     source="user_stated", confidence=0.7)
+    assert again.decision == "refreshed"
+    assert rt.history(first.memory_id, actor=A)["versions"][0]["confidence"] == pytest.approx(0.75)
+    assert _price(rt, 350).decision == "superseded_previous"
+    # markedly less sure, the same voice does not override (by more than contradiction_gap)
+    weak = rt.write(S, "Flight TP123 costs 999 EUR", actor=A, subject="tp123", predicate="price", object="999 eur",
+                    source="tool", confidence=0.4)
+    assert weak.decision == "kept_as_superseded"
+
+
+@pytest.mark.parametrize("pair", [(0.5, 0.7), (0.7, 0.9), (0.8, 1.0), (0.1, 0.3)])
+@pytest.mark.parametrize("reopen", [False, True])
+def test_a_gap_of_exactly_contradiction_gap_is_a_close_call_hot_and_reopened(folder, pair, reopen):
+    """Only a gap of more than 0.2 decides alone, whatever float32 or a sum of bumps makes of it."""
+    rt, clock, path = folder
+    _city(rt, "Paris", pair[0], "tool")
+    if reopen:
+        rt = _reopen(rt, path, clock)
+    assert _city(rt, "Rome", pair[1], "agent_inferred").decision == "contradiction_queued"
+    rt.close()
+
+
+def test_a_rewrite_that_sets_its_own_ttl_renews_the_memory_under_it(folder):
+    """The same text written again with ``ttl_days`` keeps the memory (refreshed) under the TTL
+    the write asked for, shorter or longer than its own."""
+    rt, clock, path = folder
+    c = rt.write(S, "Alice's old address is 5 Elm St", actor=A)  # the default policy: a year
+    assert rt.write(S, "Alice's old address is 5 Elm St", actor=A, ttl_days=1).decision == "refreshed"
+    v = rt.history(c.memory_id, actor=A)["versions"][0]
+    assert v["hard_expires_at"] - v["updated_at"] == 86_400_000_000
+    b = rt.write(S, "Alice's hotel booking ref is QX7", actor=A, ttl_days=2)
+    rt.write(S, "Alice's hotel booking ref is QX7", actor=A, ttl_days=365)
+    clock.advance(days=3)
+    rt = _reopen(rt, path, clock)
+    got = [h.memory_id for h in rt.recall("Alice address hotel booking", actor=A, task_id="t", allowed_scopes=[S],
+                                           purpose="p", threshold=0.0).hits]
+    assert c.memory_id not in got and b.memory_id in got
+    rt.close()
+
+
+@pytest.mark.parametrize("unseen", ["\u200b", "\u00ad", "\u2060", "\ufeff"])
+def test_characters_that_show_nothing_make_no_other_memory_or_fact(folder, unseen):
+    """A zero-width space, soft hyphen, word joiner or byte-order mark inside a word: the same
+    text (refreshed, one hit) and the same fact (superseded, not a second live version)."""
+    rt, _, _ = folder
+    a = rt.write(S, "Alice is allergic to cats", actor=A)
+    b = rt.write(S, f"Alice is aller{unseen}gic to cats", actor=A)
+    assert b.decision == "refreshed" and b.memory_id == a.memory_id
+    rt.write(S, "Alice lives in Paris", actor=A, subject="alice", predicate="city", object="paris")
+    rome = rt.write(S, "Alice lives in Rome", actor=A, subject=f"ali{unseen}ce", predicate="city", object="rome")
+    assert rome.decision == "superseded_previous" and rome.version == 2
+
+
+def test_a_value_with_the_minus_sign_is_the_value_with_a_hyphen(folder):
+    """U+2212 "−5" is -5: against 5 a contradiction (never a near-copy merge), against "-5" the same."""
+    rt, _, _ = folder
+    rt.write(S, "The freezer limit is 5 degrees", actor=A)
+    assert rt.write(S, "The freezer limit is \u22125 degrees", actor=A).decision == "contradiction_queued"
+    rt.write(S, "The fridge limit is -3 degrees", actor=A)
+    assert rt.write(S, "The fridge limit is \u22123 degrees", actor=A).decision == "refreshed"
+
+
+@pytest.mark.parametrize("first,second", [
+    ("Alice owes Bob 50 dollars", "Bob owes Alice 50 dollars"),
+    ("Carol reports to Dave", "Dave reports to Carol"),
+    ("The flight goes from Paris to Rome", "The flight goes from Rome to Paris"),
+    ("Alice prefers tea, not coffee", "Alice prefers coffee, not tea"),
+    ("Alice is pregnant", "Alice was pregnant"),
+    ("Alice is vegetarian", "Is Alice vegetarian?"),
+])
+def test_a_near_copy_that_says_another_thing_is_not_merged(folder, first, second):
+    """Two texts a bag-of-words vector cannot tell apart (roles swapped, another tense, a
+    question): both kept, each recalled; a wrong merge lost the second."""
+    rt, _, _ = folder
+    a = rt.write(S, first, actor=A)
+    b = rt.write(S, second, actor=A)
+    assert b.decision != "merged" and b.memory_id != a.memory_id
+    got = {h.content for h in rt.recall(second, actor=A, task_id="t", allowed_scopes=[S], purpose="p", top_k=10,
+                                        threshold=0.0).hits}
+    assert {first, second} <= got
+
+
+def test_texts_embedded_from_one_embed_text_are_not_merged(folder):
+    rt, _, _ = folder
+    a = rt.write(S, "Alice's flight TP123 leaves Friday at 09:00", actor=A, embed_text="Alice travel")
+    b = rt.write(S, "Alice's hotel in Lisbon is the Hilton, booking ref QX7", actor=A, embed_text="Alice travel")
+    assert b.decision == "accepted" and b.memory_id != a.memory_id
+    # a near-copy in the same words is still merged
+    assert rt.write(S, "Alice's flight TP123 leaves Friday at 09:00!", actor=A).decision in ("merged", "refreshed")

@@ -403,3 +403,30 @@ def test_a_number_after_a_label_word_names_another_thing_never_a_near_copy():
         hits = rt.recall("weekly team meeting room", actor="ag", task_id="t", allowed_scopes=[A], purpose="p",
                          threshold=0.0).hits
         assert {first.memory_id, second.memory_id} <= {h.memory_id for h in hits}
+
+
+@pytest.mark.parametrize("a,b", [
+    ("Alice owes Bob 50 dollars", "Bob owes Alice 50 dollars"),
+    ("flight from Paris to Rome", "from Rome to Paris"),
+    ("Alice is allergic to cats", "Alice was allergic to cats"),
+    ("Is Alice vegetarian?", "Alice is vegetarian"),
+    ("Alice's flight TP123 leaves Friday", "Alice's hotel in Lisbon is the Hilton"),
+    ("room 101 is booked", "room 214 is booked"),
+])
+def test_say_other_things_holds_for_texts_a_vector_confuses(a, b):
+    from memactors.core.contradictions import say_other_things
+
+    assert say_other_things(a, b) and say_other_things(b, a)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("Alice likes green tea", "alice likes green tea!"),
+    ("Alice likes green tea", "Alice really likes green tea"),
+    ("Alice was born in Lisbon", "Alice was born in Lisbon, Portugal"),
+    ("爱丽丝喜欢绿茶", "爱丽丝很喜欢绿茶"),
+    ("The meeting is on Friday", "The meeting is on Friday at the office"),
+])
+def test_say_other_things_leaves_near_copies_alone(a, b):
+    from memactors.core.contradictions import say_other_things
+
+    assert not say_other_things(a, b) and not say_other_things(b, a)

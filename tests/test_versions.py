@@ -119,9 +119,14 @@ def test_a_write_that_loses_to_one_side_is_kept_as_superseded():
     state = ScopeState()
     write(state, sourced("paris", "user_stated", 0.8))
     write(state, sourced("rome", "agent_inferred", 0.7))
-    d = write(state, sourced("oslo", "agent_inferred", 0.6))  # lower than its own voice's live version
+    # markedly less sure than its own voice's live version (by more than contradiction_gap)
+    d = write(state, sourced("oslo", "agent_inferred", 0.45))
     assert d.decision == R.KEPT_AS_SUPERSEDED and d.record["status"] == "superseded"
     assert sorted(r["object"] for r in live_of(state)) == ["paris", "rome"]
+    # a little less sure, the same voice's newest word is its version: beside paris, still in dispute
+    d = write(state, sourced("lima", "agent_inferred", 0.6))
+    assert d.decision == R.CONTRADICTION
+    assert sorted(r["object"] for r in live_of(state)) == ["lima", "paris"]
 
 
 @settings(max_examples=200, deadline=None)

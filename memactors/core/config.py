@@ -179,7 +179,7 @@ class LifecycleConfig:
     each key. Thresholds compare with ">" ("above"), so 1.0 switches a staleness rule off."""
 
     ttl: dict[str, CategoryTTL] = field(default_factory=_default_ttl)
-    refresh_confidence_bump: float = 0.05  # a refresh raises confidence by this, capped at 1
+    refresh_confidence_bump: float = 0.05  # another source kind's refresh raises confidence by this, capped at 1
     staleness_weights: list = field(default_factory=lambda: [0.4, 0.3, 0.3])  # age, access decay, contradiction
     stale_threshold: float = 0.5  # staleness above: marked stale (recalled at x0.5)
     evict_threshold: float = 0.8  # staleness above: evicted

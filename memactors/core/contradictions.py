@@ -157,7 +157,10 @@ _CONTRACTIONS_RE = tuple((_re.compile(p), r) for p, r in _CONTRACTIONS)
 # Full-width punctuation that Chinese texts carry (，: most of them): each replaced by its NFKD
 # form first, NFKC's result is the same and the text is usually already NFKC, so the quick
 # check passes and normalising (2 us) is skipped.
-_FULL_WIDTH = tuple((c, _ud.normalize("NFKD", c)) for c in "，？！：；（）")
+# Fullwidth punctuation as ASCII; the minus sign (U+2212, which NFKC keeps) as "-" ("−5 degrees"
+# is "-5 degrees"); characters that show nothing dropped (records.normalise reads them so too).
+_FULL_WIDTH = (*((c, _ud.normalize("NFKD", c)) for c in "，？！：；（）"), ("\u2212", "-"),
+               *((chr(cp), "") for cp in (0x00AD, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF)))
 
 
 def _norm(text: str) -> str:
@@ -390,6 +393,40 @@ def labels_differ(a: str, b: str) -> bool:
     la = {t for t in _parts(a)[2] if "#" in t}
     lb = {t for t in _parts(b)[2] if "#" in t}
     return la != lb
+
+
+_PRESENT, _PAST = frozenset({"is", "are", "am"}), frozenset({"was", "were"})
+_FEW_IN_COMMON = 0.34  # below this share of terms in common, two texts are not copies, whatever their vectors
+
+
+def say_other_things(a: str, b: str) -> bool:
+    """Whether two texts whose vectors are near-copies say other things, so that neither may be
+    merged into the other: other labels ("room 101" / "room 214"), the same words in another
+    order ("Alice owes Bob" / "Bob owes Alice", "from Paris to Rome" / "from Rome to Paris"),
+    another tense ("is" / "was"), a question beside a statement, or few words in common (two
+    texts embedded from one ``embed_text``). A wrong merge loses a memory; a missed one keeps a
+    copy, so the doubt goes to keeping both."""
+    if labels_differ(a, b):
+        return True
+    if a.rstrip().endswith(("?", "？")) != b.rstrip().endswith(("?", "？")):
+        return True
+    ta, tb = _parts(a)[2], _parts(b)[2]
+    if ta and tb and len(ta & tb) / max(len(ta), len(tb)) < _FEW_IN_COMMON:
+        return True
+    na, nb = _norm(a), _norm(b)
+    if _CJK.search(na + nb):
+        return False
+    wa, wb = _WORD.findall(na), _WORD.findall(nb)
+    sa, sb = set(wa), set(wb)
+    if (_PRESENT & sa and not _PAST & sa and _PAST & sb and not _PRESENT & sb) or \
+            (_PAST & sa and not _PRESENT & sa and _PRESENT & sb and not _PAST & sb):
+        return True
+    qa = list(dict.fromkeys(k for w in wa if (k := _kind(w)).__class__ is str))  # content stems, in order
+    qb = list(dict.fromkeys(k for w in wb if (k := _kind(w)).__class__ is str))
+    shared = set(qa) & set(qb)
+    if len(shared) >= 2 and len(set(qa) ^ set(qb)) <= 1:
+        return [k for k in qa if k in shared] != [k for k in qb if k in shared]
+    return False
 
 
 def _shared_at_most(terms: frozenset, t: str) -> int:

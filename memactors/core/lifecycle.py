@@ -186,7 +186,7 @@ def refreshed_confidence(confidence, cfg: LifecycleConfig | Config | None = None
     if isinstance(confidence, (int, float, np.floating)) and not isinstance(confidence, bool):
         if not 0.0 <= confidence <= 1.0:
             raise InvalidRecord("confidence must be a number between 0 and 1")
-        return min(1.0, float(confidence) + bump)
+        return round(min(1.0, float(confidence) + bump), 6)  # as a refresh keeps it (core.versions.refreshed)
     c = np.asarray(confidence) if isinstance(confidence, (list, tuple, np.ndarray)) else None
     if c is None or c.dtype.kind not in "iuf" or not np.all((c >= 0.0) & (c <= 1.0)):
         raise InvalidRecord("confidence must be a number, or an array of numbers, between 0 and 1")

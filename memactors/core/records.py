@@ -234,10 +234,20 @@ _SPACE = re.compile(r"\s+")
 _EDGE_PUNCT = " \t\n.,;:!?。，；：！？、\"'`~-_()[]{}<>「」『』（）【】"
 
 
+# Characters that show nothing (zero-width, soft hyphen, word joiner, byte-order mark, bidi
+# marks) are not part of what a text says; the minus sign (U+2212) is "-" (NFKC keeps it).
+_UNSEEN = {cp: None for cp in (0x00AD, 0x034F, 0x061C, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F),
+                               *range(0x2060, 0x2065), *range(0x2066, 0x2070), 0xFEFF)}
+_UNSEEN[0x2212] = "-"
+
+
 def normalise(text: str) -> str:
     """The form content is deduplicated on: NFKC, case-folded, white space collapsed, edge
     punctuation dropped, but for the minus sign of a leading number ("-5 degrees" is not "5
-    degrees": one was refreshed by the other, the new value lost)."""
+    degrees": one was refreshed by the other, the new value lost); characters that show
+    nothing dropped ("ali\u200bce" is "alice")."""
+    if not text.isascii():
+        text = text.translate(_UNSEEN)
     t = _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold())
     out = t.strip(_EDGE_PUNCT)
     if out[:1].isdigit() and t[:len(t) - len(t.lstrip(_EDGE_PUNCT))].endswith("-"):

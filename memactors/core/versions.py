@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import records as R
-from .contradictions import cue_keys, labels_differ, may_oppose, text_contradiction, verdict_of
+from .contradictions import cue_keys, may_oppose, say_other_things, text_contradiction, verdict_of
 
 US_PER_DAY = 86_400_000_000
 
@@ -386,7 +386,7 @@ class Decision:
 class Rules:
     """The lifecycle settings a write decision needs ([lifecycle] in the config)."""
 
-    refresh_bump: float = 0.05  # a refresh raises confidence by this (capped at 1)
+    refresh_bump: float = 0.05  # another source kind's refresh raises confidence by this (capped at 1)
     contradiction_gap: float = 0.2  # a different source: a confidence gap above this decides alone
     explicit_ttl: bool = False  # the write set its own TTL (a new version then keeps it)
 
@@ -396,10 +396,10 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     """Decide a new record (status 'active' or 'pending', version unset) against ``state``.
 
     Entity writes (subject + predicate), against the live version of the fact:
-    - same object and content: refreshed (TTL restarts, confidence rises);
-    - the same source kind (the same voice updating itself): confidence >= the live one's ->
-      version n+1, the old one superseded, its TTL policy inherited (unless the write set its
-      own); lower -> kept as superseded (recorded, never recalled);
+    - same object and content: refreshed (TTL restarts, confidence rises when another source kind confirms it);
+    - the same source kind (the same voice updating itself): version n+1, the old one
+      superseded, its TTL policy inherited (unless the write set its own); unless less
+      confident by more than ``contradiction_gap`` -> kept as superseded (recorded, never recalled);
     - another source (a contradiction): a confidence gap above ``contradiction_gap`` decides
       (the stronger is live, the other superseded); a closer call keeps both live, each
       flagged ``review = "contradiction"`` for a reviewer (``rt.contradictions``).
@@ -423,7 +423,8 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     if key is None:
         existing_id = state.by_hash.get(rec["content_hash"])
         if existing_id is not None and (sees is None or state.records[existing_id]["sensitivity"] in sees):
-            return Decision(R.REFRESHED, refreshed(state.records[existing_id], now_us, rules.refresh_bump))
+            old = state.records[existing_id]
+            return Decision(R.REFRESHED, refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec)))
         rec["version"] = 1
         opposed = _text_contradictions(state, rec, similar, now_us)
         if sees is not None:
@@ -433,8 +434,9 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         close_by = near(rec) if near is not None else None
         if close_by is not None and close_by in state.records and not expired(state.records[close_by], now_us) \
                 and (sees is None or state.records[close_by]["sensitivity"] in sees) \
-                and not labels_differ(state.records[close_by].get("content") or "", rec.get("content") or ""):
-            return Decision(R.MERGED, refreshed(state.records[close_by], now_us, rules.refresh_bump))
+                and not say_other_things(state.records[close_by].get("content") or "", rec.get("content") or ""):
+            old = state.records[close_by]
+            return Decision(R.MERGED, refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec)))
         return Decision(R.ACCEPTED, rec)
     rec["version"] = state.next_version(key, sees)
     live = state.live_versions(key)
@@ -446,7 +448,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
             old["content_hash"] == rec["content_hash"]
         ):
-            return Decision(R.REFRESHED, refreshed(old, now_us, rules.refresh_bump))
+            return Decision(R.REFRESHED, refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec)))
     # Versions past their hard TTL take no part: the write supersedes them whatever its confidence
     # (else a weaker source's new value was kept as superseded behind a value no recall shows).
     gone = [dict(old, status="superseded", updated_at=now_us) for old in live if expired(old, now_us)]
@@ -489,11 +491,15 @@ def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]
     """How a write fares against one live version: "beat", "lose" or "close" (a contradiction
     for review), and the judge's name if a judge decided it."""
     gap = float(rec["confidence"]) - float(old["confidence"])
-    if rec["source_kind"] == old["source_kind"] or same_value(old, rec):
+    if rec["source_kind"] == old["source_kind"]:
+        # The same voice updating itself: its newest word stands unless markedly less sure (a
+        # confirmation by another source raised the live one: that alone never locks a fact).
+        return ("lose" if gap < -rules.contradiction_gap - GAP_EPS else "beat"), None
+    if same_value(old, rec):
         # The same value in other words ("Paris" / "Paris, France" with object "paris") is no
         # contradiction, whatever the sources: the stronger one is the live version.
-        return ("beat" if gap >= 0 else "lose"), None
-    if abs(gap) > rules.contradiction_gap:
+        return ("beat" if gap >= -GAP_EPS else "lose"), None
+    if abs(gap) > rules.contradiction_gap + GAP_EPS:
         return ("beat" if gap > 0 else "lose"), None
     verdict = verdict_of(judge, "decide", old, rec)
     if verdict == "incoming":
@@ -504,6 +510,22 @@ def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]
 
 
 CONTRADICTION_FLAG = "contradiction"
+# Confidences are float32 in L2 and sums of bumps in memory (0.65 + 0.05 = 0.7000000000000001):
+# a gap within this of the cut is the cut, so a decision is the same hot, reopened or rebuilt.
+GAP_EPS = 1e-6
+
+
+def confirmation(rules: Rules, old: dict, rec: dict) -> float:
+    """What a refresh adds to confidence: another source kind confirming the memory; the same
+    voice repeating itself is no new evidence (a tool answering the same price ten times would
+    otherwise outrank its own next price)."""
+    return rules.refresh_bump if rec.get("source_kind") != old.get("source_kind") else 0.0
+
+
+def own_policy(rules: Rules, rec: dict) -> dict | None:
+    """The TTL policy a write that set its own gives the memory it refreshes (None: the
+    memory's own policy restarts)."""
+    return rec if rules.explicit_ttl else None
 
 
 def same_value(old: dict, rec: dict) -> bool:
@@ -571,21 +593,27 @@ def _inherit_ttl(rec: dict, old: dict, now_us: int) -> None:
         rec[at] = None if old.get(days) is None else now_us + int(old[days] * US_PER_DAY)
 
 
-def refreshed(old: dict, now_us: int, bump: float = 0.0) -> dict:
+def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = None) -> dict:
     """The record written again: the TTL clock restarts from now (expiry is measured from
-    ``updated_at``) and confidence rises by ``bump`` (capped at 1)."""
+    ``updated_at``), under ``policy``'s TTLs when the write set its own, and confidence rises
+    by ``bump`` (capped at 1)."""
     rec = dict(old, updated_at=now_us)
     if rec.get("status") == "stale":  # written or confirmed again: fresh, no longer ranked at half
         rec["status"] = "active"
     for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
+        if policy is not None:
+            rec[days] = policy.get(days)
         if rec.get(days):
             rec[at] = now_us + int(rec[days] * US_PER_DAY)
+        elif policy is not None:  # the write's own policy has no such expiry
+            rec[at] = None
     if bump:
-        rec["confidence"] = min(1.0, float(rec["confidence"]) + bump)
+        rec["confidence"] = round(min(1.0, float(rec["confidence"]) + bump), 6)
     return rec
 
 
 def refresh_patch(old: dict, new: dict) -> dict:
     """The fields a refresh changes (what its ledger event carries)."""
-    return {k: new[k] for k in ("updated_at", "soft_expires_at", "hard_expires_at", "confidence", "status")
+    return {k: new[k] for k in ("updated_at", "soft_expires_at", "hard_expires_at", "soft_ttl_days", "hard_ttl_days",
+                                "confidence", "status")
             if k in new and (new[k] != old.get(k) or k == "updated_at")}

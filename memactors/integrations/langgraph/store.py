@@ -37,11 +37,12 @@ SCORED_WINDOW = 50  # candidates a query search orders by similarity at least, w
 # positive similarity above the 0.0 threshold (LangGraph returns it, with its negative score);
 # every item of the store has the same importance, so they order nothing else.
 BY_SIMILARITY = Weights(vector=1.0, keyword=0.0, recency=1e-6, importance=1e-6)
-# LangGraph's last put wins. Every put is at the cap of confidence, so the bump a repeated put or
-# a read's refresh gives the live version never makes a newer put lose to it; a refresh is just
-# below, so it renews an unchanged item (same content: refreshed) but loses to a put made since
-# it read (a race of threads), never writing the older value back over it.
-PUT_CONFIDENCE, REFRESH_CONFIDENCE = 1.0, 0.99
+# LangGraph's last put wins: every put is the store's own voice at the cap of confidence, and the
+# same voice's newest word is the fact's new version. A read's refresh is an update of the very
+# version it read (``replaces``): it renews an unchanged item, and when a put landed since it read
+# (a race of threads) there is no such live version and the refresh is dropped, never writing the
+# older value back over it.
+PUT_CONFIDENCE = 1.0
 # put(ttl=0): expired as it is written, as LangGraph's stores have it (the shortest TTL there is
 # here: a microsecond)
 AT_ONCE_DAYS = 1 / 86_400_000_000
@@ -174,7 +175,7 @@ class MemactorsStore(BaseStore):
                 raise Blocked("the write gate blocked this value (err.gate names the rules); nothing was stored",
                               gate=res.gate)
 
-    def _write(self, op: PutOp, confidence: float = PUT_CONFIDENCE) -> O.Write:
+    def _write(self, op: PutOp) -> O.Write:
         # minutes, checked here: a str or a NaN would otherwise fail untyped in the arithmetic below
         V.number(op.ttl, "ttl (minutes)", 0, None, allow_none=True)
         ttl = op.ttl
@@ -194,7 +195,7 @@ class MemactorsStore(BaseStore):
             M.content_of(op.namespace, op.key, value, ttl, op.index is not False, own, embed is not None),
             scope=self._scope_of(op.namespace),
             subject=M.subject_of(op.namespace), predicate=M.predicate_of(op.namespace, op.key), source=self._source,
-            confidence=confidence,
+            confidence=PUT_CONFIDENCE,
             # LangGraph's item lives until deleted or its TTL runs out: no category lifetime
             ttl_days=("never" if ttl is None else ttl / 1440.0 if ttl else AT_ONCE_DAYS), soft_ttl_days="never",
             context=None if op.index is False else M.index_text(texts, fields), embed_text=embed)
@@ -308,8 +309,9 @@ class MemactorsStore(BaseStore):
     def _refresh(self, op, m, d: dict, refresh: list) -> None:
         if d.get("ttl") and getattr(op, "refresh_ttl", False):  # written again as it was put, index included
             index = False if d.get("indexed") is False else d.get("fields")
-            refresh.append(self._write(PutOp(d["namespace"], d["key"], d["value"], index=index, ttl=d["ttl"]),
-                                       REFRESH_CONFIDENCE))
+            again = self._write(PutOp(d["namespace"], d["key"], d["value"], index=index, ttl=d["ttl"]))
+            again.replaces = m.memory_id
+            refresh.append(again)
 
     def setup(self) -> None:
         """Nothing to set up (the runtime's storage is ready at connect); here for LangGraph's API."""
