@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .core import validate as V
 from .core.errors import InvalidRecord
 from .core.records import WriteRequest
 
@@ -80,9 +81,14 @@ class Lookup:
             raise InvalidRecord("offset is a count (an int >= 0)")
         if self.subject_prefix is not None and not isinstance(self.subject_prefix, str):
             raise InvalidRecord("subject_prefix is a str")
+        if self.subject_prefix is not None:
+            V.text(self.subject_prefix, "subject_prefix", 1000, allow_blank=True)
         if self.facts is not None and (not isinstance(self.facts, (list, tuple)) or not all(
                 isinstance(f, (list, tuple)) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in self.facts)):
             raise InvalidRecord("facts is a list of (subject, predicate) pairs of str")
+        for f in self.facts or ():
+            for x in f:
+                V.text(x, "a fact's subject or predicate", 1000, allow_blank=True)
         return self
 
 

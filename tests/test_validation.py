@@ -457,3 +457,39 @@ def test_hex_ids():
     for bad in (1, None, mid.upper(), mid[:-1], mid + "0", [mid], mid.encode(), "\u0660" * 32):
         with pytest.raises(InvalidRecord, match="must be 32 lowercase hex characters"):
             V.hex_id(bad, "recall_id")
+
+
+def test_a_lone_surrogate_in_a_reason_or_a_lookup_is_refused_typed_and_spares_other_calls():
+    """A reason or a lookup's fact with half a UTF-16 pair (model output through json.loads) is
+    InvalidRecord before anything is sent; another agent's calls coalesced beside it on the same
+    loop are answered as if it were not there (it once failed them with a raw TypeError, their
+    writes stored anyway)."""
+    import asyncio
+
+    import memactors
+    from memactors import ops
+    from memactors.core.errors import InvalidRecord
+
+    with memactors.connect("memory://") as rt:
+        A, B = "/org/v/user/alice/", "/org/v/user/bob/"
+        rt.grant("alice", A, write=True)
+        rt.grant("bob", B, write=True)
+        mb = rt.write(B, "Bob likes jazz", actor="bob").memory_id
+        for call in (lambda: rt.forget(mb, actor="bob", reason="asked \ud800"),
+                     lambda: rt.grant("carol", B, reason="ticket \ud800"),
+                     lambda: rt.batch([ops.Lookup("bob", B, facts=[("x\ud800", "p")], purpose="answer")])):
+            with pytest.raises(InvalidRecord):
+                call()
+        got = rt.batch([ops.Lookup("bob", B, facts=[("x\ud800", "p")], purpose="answer")], return_errors=True)
+        assert isinstance(got[0], InvalidRecord)
+
+        async def both():
+            bob = rt.agent("bob", task_id="t", purpose="answer", scopes=[B])
+            alice = rt.agent("alice", task_id="t", purpose="answer", scopes=[A])
+            return await asyncio.gather(bob.aforget(mb, reason="x \ud800"), alice.aremember("Alice likes tea"),
+                                        return_exceptions=True)
+
+        bad, ok = asyncio.run(both())
+        assert isinstance(bad, InvalidRecord) and ok.decision == "accepted"
+        assert [h.memory_id for h in rt.recall("jazz", actor="bob", task_id="t", allowed_scopes=[B],
+                                              purpose="answer").hits] == [mb]

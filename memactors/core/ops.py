@@ -75,7 +75,7 @@ def _reason(reason: object, what: str) -> str:
         raise InvalidRecord(f"{what} needs a reason (a non-empty string)")
     if len(reason) > 1000:
         raise InvalidRecord(f"{what}: the reason is longer than 1000 characters")
-    return reason
+    return V.text(reason, f"{what}'s reason", 1000)  # a lone surrogate: no event could encode it
 
 
 @dataclass(slots=True)
