@@ -311,7 +311,9 @@ def decide_status(op: StatusOp, rec: dict | None, state: ScopeState) -> Outcome:
         raise InvalidRecord(f"only a live memory can be marked stale (this one is {old})")
     if old == "pending" and new in R.LIVE:
         raise InvalidRecord("a held write becomes live only through review (rt.review.approve)")
-    changes = [Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": new}, reason=op.reason,
+    patch = _folded(rec, op.folded_into) if op.folded_into is not None and rec.get("pool") == "working" \
+        else {"status": new}
+    changes = [Change(E.STATUS, rec["scope"], rec["memory_id"], patch=patch, reason=op.reason,
                       of_version=rec["version"])]
     if new in R.LIVE and old not in R.LIVE:
         key = rec.get("entity_key")
@@ -577,9 +579,23 @@ def decide_promote(op: PromoteOp, ctx: Ctx) -> Outcome:
     out = _promoted(req, rec, ctx, f"promoted from {rec['memory_id']} ({op.rule})")
     out.result = dict(out.result, promoted_from=rec["memory_id"], rule=op.rule)
     # The item leaves L1: a recall never returns it beside its vault copy.
-    out.changes.append(Change(E.STATUS, rec["scope"], rec["memory_id"], patch={"status": "superseded"},
+    out.changes.append(Change(E.STATUS, rec["scope"], rec["memory_id"],
+                              patch=_folded(rec, out.result["memory_id"], out.changes),
                               reason=f"promoted to {out.result['memory_id']} ({op.rule})", of_version=rec["version"]))
     return out
+
+
+def _folded(item: dict, into: str | None, changes: list[Change] = ()) -> dict:
+    """The patch that takes a working item out of L1 as a copy of vault memory ``into``. A
+    promotion that refreshed (or merged into) a memory wrote no record naming the item, so the
+    item names the memory itself (``copy_of``, in the ledger's provenance index): erasing either
+    then erases the other, in both erase modes and after a reopen."""
+    patch = {"status": "superseded"}
+    named = any(ch.record is not None and ch.memory_id == into and item["memory_id"] in (ch.record.get("copy_of") or ())
+                for ch in changes)
+    if into is not None and not named and into != item["memory_id"]:
+        patch["copy_of"] = sorted({*(item.get("copy_of") or ()), into})
+    return patch
 
 
 def decide_demote(op: DemoteOp, ctx: Ctx) -> Outcome:

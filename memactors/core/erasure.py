@@ -2,7 +2,10 @@
 
 A memory's provenance has three kinds of edges (``edges``: (memory id, source id, kind)):
 
-- ``copy``: the runtime copied the source's text into the memory (a promotion, a demotion).
+- ``copy``: the runtime copied the source's text into the memory (a promotion, a demotion),
+  or took a working item out of L1 as a copy of a vault memory (the session's other items of
+  a promoted fact, an item whose promotion only refreshed the memory: the item's status patch
+  names it in ``copy_of``).
   Copies are one text in several places, so erasing any of them erases all of them, in every
   scope and owner: down (copies of an erased memory) and up (what an erased copy was copied
   from).

@@ -134,9 +134,16 @@ class StatusOp(Routing):
     actor: str
     reason: str
     idem_key: str
+    # A working item superseded because its fact was promoted from another item of its session:
+    # the vault memory its text is folded into (its provenance then links the two for erasure).
+    folded_into: str | None = None
 
     def validate(self) -> StatusOp:
         check_memory_id(self.memory_id)
+        if self.folded_into is not None:
+            check_memory_id(self.folded_into)
+            if self.status != "superseded":
+                raise InvalidRecord("only a superseded working item is folded into a vault memory")
         if self.status not in STATUSES or self.status == "tombstoned":
             raise InvalidRecord("status must be one of pending, active, superseded, stale, evicted")
         check_identifier(self.actor, "actor")

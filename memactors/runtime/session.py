@@ -632,7 +632,7 @@ def _end_turns(rt, sessions: list[Session]) -> list[TurnResult]:
             if c.memory_id not in s._gone and P.refusal(c) is None and P.fact_key(c) == key:
                 s._gone.add(c.memory_id)
                 same.append((s, StatusOp(c.memory_id, "superseded", s.actor, f"the same fact was promoted from {src}",
-                                         f"same-{c.memory_id}")))
+                                         f"same-{c.memory_id}", folded_into=res.get("memory_id"))))
     _submit_quietly(rt, same)
     for s, tr in zip(sessions, out):
         s.promoted += tr.promoted

@@ -58,6 +58,17 @@ def _payload(ch: Change, patches: dict[int, bytes]) -> bytes:
     return p
 
 
+def prov_record(ch: Change) -> dict | None:
+    """What of a change the provenance index holds: a record's links, or the copy a patch names
+    (a working item folded into the vault memory a promotion refreshed); None: no link."""
+    if ch.record is not None:
+        rec = ch.record
+        return rec if rec.get("derived_from") or rec.get("copy_of") or rec.get("context_of") else None
+    if ch.patch and ch.patch.get("copy_of") and ch.memory_id is not None:
+        return {"memory_id": ch.memory_id, "copy_of": ch.patch["copy_of"]}
+    return None
+
+
 def encode(entries: list[Entry]) -> dict:
     """Entries as columns: item columns, and event columns with the index of their item."""
     out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
@@ -80,10 +91,10 @@ def encode(entries: list[Entry]) -> dict:
             out["reason"].append(ch.reason)
             out["payload"].append(_payload(ch, patches))
             out["l2"].append(bool(e.l2[i]) if e.l2 is not None else False)
-            if ch.record is not None and (ch.record.get("derived_from") or ch.record.get("copy_of")
-                                          or ch.record.get("context_of")):
+            linked = prov_record(ch)
+            if linked is not None:
                 # The ledger's provenance index (ids only, in clear), by the index of its event.
-                out["prov"].extend((len(out["ts"]) - 1, *edge) for edge in edges_of(ch.record))
+                out["prov"].extend((len(out["ts"]) - 1, *edge) for edge in edges_of(linked))
     return out
 
 

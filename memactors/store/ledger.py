@@ -25,7 +25,7 @@ from ..core.erasure import CLAIM, COPY, edges_of
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
-from .entries import decode, seal_all
+from .entries import decode, prov_record, seal_all
 from .ledger_actions import ACTIONS_DDL, LedgerActions
 from .ledger_audit import LedgerAudit
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
@@ -206,11 +206,13 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         return key
 
     def _index_provenance(self) -> None:
-        """Fill the provenance index from the records themselves (a ledger from before it, once)."""
+        """Fill the provenance index from the records themselves, and the status patches that
+        folded a working item into a vault memory (a ledger from before it, once)."""
         rows = []
-        for _, ch in self._changes("e.action IN ('write', 'write_working')"):
-            if ch is not None:
-                rows += edges_of(ch.record)
+        for _, ch in self._changes("e.action IN ('write', 'write_working', 'status')"):
+            linked = prov_record(ch) if ch is not None else None
+            if linked is not None:
+                rows += edges_of(linked)
         with self._transaction():
             self._x("DELETE FROM provenance")
             if rows:
