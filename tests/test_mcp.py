@@ -175,6 +175,26 @@ def test_a_token_file_missing_or_writable_by_others_is_a_config_error(tmp_path):
     assert run(verifier.verify_token(tok)).client_id == "alice-agent"
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_token_file_another_user_owns_is_a_config_error_also_through_a_link(tmp_path):
+    """A file owned by someone else (0600, theirs) holds the tokens they chose: refused, and so is
+    the token file replaced by a link to such a file while the server runs."""
+    from memactors.core.errors import ConfigError
+    from memactors.integrations.mcp import TokenFile
+
+    tf, theirs = str(tmp_path / "tokens.json"), str(tmp_path / "theirs.json")
+    tok = mint(tf, "alice-agent")
+    verifier = TokenFile(tf)
+    mint(theirs, "bob-agent")
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(ConfigError) as e:
+        TokenFile(theirs)
+    assert "another user" in str(e.value)
+    os.replace(tf, str(tmp_path / "old.json"))
+    os.symlink(theirs, tf)
+    assert run(verifier.verify_token(tok)) is None
+
+
 def test_mint_never_writes_through_a_file_planted_beside_the_token_file(tmp_path):
     tf, victim = str(tmp_path / "tokens.json"), tmp_path / "victim"
     victim.write_text("keep me")

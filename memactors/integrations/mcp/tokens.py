@@ -51,6 +51,10 @@ def version(path: str) -> tuple:
     if os.name == "posix" and st.st_mode & 0o022:
         raise ConfigError(f"the token file {path} is writable by other users, who could add a token for any "
                           f"actor: `chmod 600 {path}`")
+    if os.name == "posix" and st.st_uid != os.geteuid():
+        # a file another user owns (planted, or a link to one) is theirs to fill with tokens
+        raise ConfigError(f"the token file {path} belongs to another user, who could add a token for any actor: "
+                          "make one of your own with `memactors mcp token ACTOR --tokens FILE`")
     return (st.st_mtime_ns, st.st_ino, st.st_size)
 
 
