@@ -239,6 +239,8 @@ def test_identity_never_comes_from_the_url_or_an_argument(http):
     async def go():
         async with session(srv.url, toks["alice"]) as s:
             res = await s.call_tool("remember", {"text": "a note", "actor": "bob-agent", "scope": BOB})
+            assert "BadArguments" in error_text(res)  # no tool takes an actor
+            res = await s.call_tool("remember", {"text": "a note", "scope": BOB})
             assert "AccessDenied" in error_text(res)  # alice's token: alice's grants, whatever the arguments say
     run(go())
 
@@ -370,3 +372,19 @@ def test_the_cli_refuses_a_half_configuration():
     res = subprocess.run([sys.executable, "-m", "memactors.cli", "mcp", "--http"], capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 2 and "--tokens" in res.stderr
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(http):
+    """A model asking for sensitivity="restricted" or a misspelt top_k got a call on defaults it
+    did not ask for; now BadArguments naming what the tool takes (never the client's names)."""
+    srv, toks, _, rt = http
+
+    async def go():
+        async with session(srv.url, toks["alice"]) as s:
+            return (error_text(await s.call_tool("remember", {"text": "Alice's locker is 12", "sensitivity": "restricted",
+                                                                 CANARY: 1})),
+                    error_text(await s.call_tool("recall", {"query": "locker", "topk": 1})))
+    remember, recall = run(go())
+    assert "BadArguments" in remember and "it takes" in remember and "sensitivity" not in remember
+    assert CANARY not in remember and "locker" not in remember
+    assert "BadArguments" in recall and "topk" not in recall and "top_k" in recall

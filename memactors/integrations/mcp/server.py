@@ -8,6 +8,7 @@ runs, and identity never comes from a URL path or a tool argument.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import socket
 import threading
@@ -51,7 +52,18 @@ class _Server(MCPServer):
     missing argument quotes every argument given (``input_value={...}``): a secret sent under a
     mistyped name came back in the reply."""
 
+    takes: dict[str, tuple[frozenset, frozenset]] = {}  # tool name -> (its argument names, those required)
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        known, required = self.takes.get(name, (None, None))
+        if known is not None and isinstance(arguments, dict) and not set(arguments) <= known:
+            # An argument the tool does not have (a model asking for sensitivity="restricted", a
+            # misspelt top_k) was dropped silently: the call ran on defaults the caller did not ask
+            # for. Refused, naming what the tool takes (never the client's names: a key may be a secret).
+            missing = sorted(required - set(arguments))
+            what = (f"missing: {', '.join(missing)}; " if missing else "") + \
+                f"an argument it does not take (it takes {', '.join(sorted(known))})"
+            raise ToolError(f"Error executing tool {name}: {tool_error(BadArguments(f'{name}: {what}'))}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -151,6 +163,9 @@ def build(rt, *, actor: str | None = None, tokens: str | None = None, host: str 
                       (forget, ("forget", "delete")), (get, ("get",)), (list_, ("list",))):
         for name in names:
             server.add_tool(fn, name=name, description=fn.__doc__)
+            params = inspect.signature(fn).parameters.values()
+            server.takes[name] = (frozenset(p.name for p in params),
+                                  frozenset(p.name for p in params if p.default is inspect.Parameter.empty))
     return server
 
 
