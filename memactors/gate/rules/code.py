@@ -206,6 +206,19 @@ _shell_rule("code.ps_download_exec", re.compile(
     (), "PowerShell download-and-run (IEX with DownloadString, iwr | iex, -EncodedCommand)",
     "MITRE ATT&CK T1059.001; Sigma rules for PowerShell download cradles and encoded commands",
     itriggers=("iex", "invoke-expression", "powershell"), prose=True)
+# Windows' own binaries fetching code from a URL and running it (living off the land, as the
+# LOLBAS project lists them): certutil -urlcache, mshta and regsvr32 /i: with a URL, bitsadmin
+# /transfer, rundll32 with a javascript: URL. The URL is what makes it a download: "certutil
+# -hashfile" or a sentence about mshta is not one.
+_shell_rule("code.win_download_exec", re.compile(
+    r"\bcertutil(?:\.exe)?\b[^\n|;]{0,200}?\s[-/]urlcache\b[^\n|;]{0,200}?\b(?:https?|ftp)://"
+    r"|\bmshta(?:\.exe)?\s+[\"']?(?:https?://|\\\\|(?:java|vb)script:)"
+    r"|\bregsvr32(?:\.exe)?\b[^\n|;]{0,200}?\s/i:\s*[\"']?(?:https?://|\\\\)"
+    r"|\bbitsadmin(?:\.exe)?\s+(?:/\w+\s+)*/transfer\b[^\n|;]{0,200}?\b(?:https?|ftp)://"
+    r"|\brundll32(?:\.exe)?\b[^\n|;]{0,200}?\bjavascript:", re.I),
+    (), "Windows download-and-run through a system binary (certutil -urlcache, mshta URL, regsvr32 /i:URL)",
+    "MITRE ATT&CK T1105, T1218.005 mshta, T1218.010 regsvr32, T1218.011 rundll32, T1197 BITS; LOLBAS project",
+    itriggers=("certutil", "mshta", "regsvr32", "bitsadmin", "rundll32"), prose=True)
 # SQL that destroys data: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE without WHERE. A
 # statement, not prose: the object name ends the statement (";", the line, CASCADE), so
 # "drop table tennis from the list" is not one.
