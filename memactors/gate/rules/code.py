@@ -225,7 +225,12 @@ _shell_rule("code.win_download_exec", re.compile(
 _shell_rule("code.sql_destructive", re.compile(
     r"\b(?:drop\s+(?:database|schema|table)|truncate\s+table|(?-i:TRUNCATE))\s+(?:if\s+exists\s+)?[\w.\"`\[\]]+"
     r"(?:\s*,\s*[\w.\"`\[\]]+)*\s*(?:;|$|\bcascade\b|\brestrict\b)"
-    r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)", re.I | re.M),
-    (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE)",
+    r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)"
+    # A WHERE that holds for every row deletes them all: "WHERE 1=1", "WHERE true", "... OR 'a'='a'";
+    # only as the whole condition or OR-ed in ("WHERE 1=1 AND id = 5" is a query builder's idiom).
+    r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s+where\s+(?:[^;\n]{0,200}?\bor\s+)?"
+    r"(?:(?<![\w.])(\d+)\s*=\s*\1(?![\w.])|'([^'\n]*)'\s*=\s*'\2'|true|1|not\s+false)(?=\s*(?:;|$|--|\bor\b))",
+    re.I | re.M),
+    (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE or with an always-true WHERE)",
     "CWE-89 impact examples; sqlfluff/Squawk guidance on destructive statements",
     itriggers=("drop ", "truncate", "delete "))
