@@ -141,24 +141,51 @@ def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason:
                   triggers=triggers, itriggers=itriggers, reason=reason, origin=origin))
 
 
-# rm with a recursive flag on /, /*, ~, $HOME or a top-level system directory (not ./build).
+# rm with a recursive flag on /, /*, ~, $HOME or a top-level system directory (not ./build); the
+# same wipe written with find (-delete or -exec rm on / with no test that narrows it) or with
+# Windows' del /s, rd /s or Remove-Item -Recurse on a drive root (C:\, C:\*, %SystemDrive%\).
+_ROOT = (r"[\"']?(?:/|/\*|~/?\*?|\$HOME/?|\$\{HOME\}/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)")
+_WIN_ROOT = r"[\"']?(?:[a-z]:|%systemdrive%)\\(?:\*(?:\.\*)?|windows\\?|users\\?)?[\"']?(?=$|[\s;&|)])"
+_WIN_FLAG = r"/[a-z](?::\w+)?"
 _shell_rule("code.sh_rm_root", re.compile(
-    r"\brm\s+(?:-{1,2}[\w-]+\s+)*-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*\s+(?:-{1,2}[\w-]+\s+)*"
-    r"[\"']?(?:/|/\*|~/?\*?|\$HOME/?|\$\{HOME\}/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)"
-    r"(?=$|[\s;&|)'\"`])"), ("rm -",), "recursive rm of /, ~ or a system directory",
-    "ShellCheck SC2115 (rm -rf \"$var/\" hits /); GNU rm --preserve-root rationale")
-# A download piped into a shell, or fed to one through process substitution.
+    r"\brm\s+(?:-{1,2}[\w-]+\s+)*-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*\s+(?:-{1,2}[\w-]+\s+)*" + _ROOT
+    + r"(?=$|[\s;&|)'\"`])"
+    r"|\bfind\s+(?:-[HLP]\s+)*" + _ROOT + r"[\"']?(?:\s+(?:-(?:type|mindepth|maxdepth)\s+\w+|-xdev|-mount|-depth))*"
+    r"\s+(?:-delete\b|-exec\s+rm\b)"
+    r"|(?i:\b(?:del|erase|rd|rmdir)\s+(?:" + _WIN_FLAG + r"\s+){0,8}/s\s+(?:" + _WIN_FLAG + r"\s+){0,8}" + _WIN_ROOT
+    + r"|\b(?:del|erase|rd|rmdir)\s+" + _WIN_ROOT + r"(?:\s+" + _WIN_FLAG + r"){0,8}\s+/s\b"
+    r"|\b(?:remove-item|ri)\s+(?:-\w+\s+)*(?:-path\s+)?" + _WIN_ROOT + r"[^\n;|]*?\s-recurse\b"
+    r"|\b(?:remove-item|ri)\s+(?:-\w+\s+)*-recurse\b(?:\s+-\w+)*\s+(?:-path\s+)?" + _WIN_ROOT + ")"),
+    ("rm -", "-delete", "-exec rm", ":\\"), "recursive delete of /, ~, a system directory or a drive root",
+    "ShellCheck SC2115 (rm -rf \"$var/\" hits /); GNU rm --preserve-root rationale; find -delete, "
+    "del /s and rd /s on C:\\ as the same wipe", itriggers=("%systemdrive%",))
+# A download, or a payload decoded from base64, run as a program: piped into a shell or an
+# interpreter, fed to one through process substitution, or saved, made executable and run.
+# An interpreter reads the pipe as its program only when it has no program of its own: "| python3"
+# and "| python3 -" run the download, "| python3 -m json.tool" and "| perl -ne '...'" read it as data.
+_SH = r"(?:sudo\s+(?:-\S+\s+)*)?(?:/usr)?(?:/bin/)?(?:ba|z|k|da|fi)?sh\b"
+_INTERP = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:/usr)?(?:/bin/)?(?:python[23]?(?:\.\d+)?|perl|ruby|node(?:js)?|php)"
+           r"(?:\s+-(?!-?(?:[a-zA-Z]*[cmenprEFR][a-zA-Z]*|eval|print|command)\b)[\w-]*)*\s*(?=$|[;&|)\n])")
 _shell_rule("code.sh_pipe_to_shell", re.compile(
-    r"\b(?:curl|wget|fetch)\b[^\n|;]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b"
-    r"|\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?\s*[<$]\(\s*(?:curl|wget)\b"), ("curl", "wget"),
-    "download piped to a shell (curl ... | sh)", "Semgrep bash.curl.security.curl-pipe-bash", prose=True)
+    r"\b(?:curl|wget|fetch)\b[^\n|;]*\|\s*(?:" + _SH + "|" + _INTERP + ")"
+    r"|\bbase64\s+(?:-\w+\s+){0,6}(?:-d|-D|--decode)\b[^\n|;]{0,200}\|\s*" + _SH
+    + r"|\b(?:(?:ba|z)?sh|python[23]?(?:\.\d+)?|perl|ruby|node|php)\s+(?:-[ce]\s+)?[\"']?\s*[<$]\(\s*(?:curl|wget)\b"
+    r"|\b(?:curl|wget)\b[\s\S]{0,300}?\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwX]*x[rwX]*|[0-7]?[1357][0-7]{2})\s+"
+    r"[\"']?([\w./~$-]+)[\"']?[^\n]{0,100}?(?:&&|;|\n)\s*(?:sudo\s+)?(?:\./)?\1(?=$|[\s;&|)])"),
+    ("curl", "wget", "base64"),
+    "download or decoded payload run as a program (curl ... | sh, base64 -d | sh, download, chmod +x, run)",
+    "Semgrep bash.curl.security.curl-pipe-bash; MITRE ATT&CK T1105, T1140 (deobfuscate and run)", prose=True)
 _shell_rule("code.sh_chmod_777", re.compile(
     r"\bchmod\s+(?:-[a-zA-Z]+\s+)*(?:0?777|a\+rwx|ugo\+rwx|o\+w)(?=$|\s)"), ("chmod",),
     "world-writable permissions (chmod 777)", "Semgrep/ShellCheck guidance on world-writable files (CWE-732)")
+# The fork bomb under any name: a function that pipes itself into itself in the background and
+# is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _shell_rule("code.sh_disk_wipe", re.compile(
     r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/|\bdd\s+[^\n]*\bof=/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
-    r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|>\s*/dev/sd[a-z]\b"), ("mkfs", "of=/dev/", ":()", "/dev/sd"),
-    "disk wipe or fork bomb (mkfs/dd to a device, :(){ :|:& };:)", "well-known destructive one-liners: mkfs/dd onto a device, the bash fork bomb", prose=True)
+    r"|(?<![\w:.-])(?:function\s+)?([\w:.-]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}\s*;\s*\1(?![\w:.-])"
+    r"|>\s*/dev/sd[a-z]\b"), ("mkfs", "of=/dev/", ":()", "(){", "() {", "/dev/sd"),
+    "disk wipe or fork bomb (mkfs/dd to a device, :(){ :|:& };:)",
+    "well-known destructive one-liners: mkfs/dd onto a device, the bash fork bomb", prose=True)
 # A shell handed to a remote host: bash's /dev/tcp, netcat/ncat -e, a fifo piped through nc,
 # socat exec:, as the reverse-shell cheat sheets write them.
 _shell_rule("code.sh_reverse_shell", re.compile(
@@ -179,13 +206,31 @@ _shell_rule("code.ps_download_exec", re.compile(
     (), "PowerShell download-and-run (IEX with DownloadString, iwr | iex, -EncodedCommand)",
     "MITRE ATT&CK T1059.001; Sigma rules for PowerShell download cradles and encoded commands",
     itriggers=("iex", "invoke-expression", "powershell"), prose=True)
+# Windows' own binaries fetching code from a URL and running it (living off the land, as the
+# LOLBAS project lists them): certutil -urlcache, mshta and regsvr32 /i: with a URL, bitsadmin
+# /transfer, rundll32 with a javascript: URL. The URL is what makes it a download: "certutil
+# -hashfile" or a sentence about mshta is not one.
+_shell_rule("code.win_download_exec", re.compile(
+    r"\bcertutil(?:\.exe)?\b[^\n|;]{0,200}?\s[-/]urlcache\b[^\n|;]{0,200}?\b(?:https?|ftp)://"
+    r"|\bmshta(?:\.exe)?\s+[\"']?(?:https?://|\\\\|(?:java|vb)script:)"
+    r"|\bregsvr32(?:\.exe)?\b[^\n|;]{0,200}?\s/i:\s*[\"']?(?:https?://|\\\\)"
+    r"|\bbitsadmin(?:\.exe)?\s+(?:/\w+\s+)*/transfer\b[^\n|;]{0,200}?\b(?:https?|ftp)://"
+    r"|\brundll32(?:\.exe)?\b[^\n|;]{0,200}?\bjavascript:", re.I),
+    (), "Windows download-and-run through a system binary (certutil -urlcache, mshta URL, regsvr32 /i:URL)",
+    "MITRE ATT&CK T1105, T1218.005 mshta, T1218.010 regsvr32, T1218.011 rundll32, T1197 BITS; LOLBAS project",
+    itriggers=("certutil", "mshta", "regsvr32", "bitsadmin", "rundll32"), prose=True)
 # SQL that destroys data: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE without WHERE. A
 # statement, not prose: the object name ends the statement (";", the line, CASCADE), so
 # "drop table tennis from the list" is not one.
 _shell_rule("code.sql_destructive", re.compile(
     r"\b(?:drop\s+(?:database|schema|table)|truncate\s+table|(?-i:TRUNCATE))\s+(?:if\s+exists\s+)?[\w.\"`\[\]]+"
     r"(?:\s*,\s*[\w.\"`\[\]]+)*\s*(?:;|$|\bcascade\b|\brestrict\b)"
-    r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)", re.I | re.M),
-    (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE)",
+    r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)"
+    # A WHERE that holds for every row deletes them all: "WHERE 1=1", "WHERE true", "... OR 'a'='a'";
+    # only as the whole condition or OR-ed in ("WHERE 1=1 AND id = 5" is a query builder's idiom).
+    r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s+where\s+(?:[^;\n]{0,200}?\bor\s+)?"
+    r"(?:(?<![\w.])(\d+)\s*=\s*\1(?![\w.])|'([^'\n]*)'\s*=\s*'\2'|true|1|not\s+false)(?=\s*(?:;|$|--|\bor\b))",
+    re.I | re.M),
+    (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE or with an always-true WHERE)",
     "CWE-89 impact examples; sqlfluff/Squawk guidance on destructive statements",
     itriggers=("drop ", "truncate", "delete "))
