@@ -149,3 +149,18 @@ def test_a_secret_split_between_a_facts_predicate_and_object_is_read_as_one(tmp_
         assert rt.history(mail.memory_id, actor="ag")["versions"][0]["object"] == "[EMAIL]"
     finally:
         rt.close()
+
+
+# Where the value is matters: the number the gate takes out is the code, not the order or
+# meeting number before the code word (the first OTP rule took that one and kept the code).
+@pytest.mark.parametrize("text,kept,gone", [
+    ("Order 4821: your verification code is 739215", "4821", "739215"),
+    ("订单 88231 的验证码是 604417", "88231", "604417"),
+    ("Meeting ID 845 1234 5678, passcode 918273", "845 1234 5678", "918273"),
+    ("123456 is your verification code for order 4821", "4821", "123456"),
+    ("739215 is your code", "is your code", "739215"),
+])
+def test_the_one_time_code_is_what_is_taken_out(text, kept, gone):
+    for source in ("user_stated", "tool"):
+        r = G.scan(text, source)
+        assert gone not in r.text and kept in r.text and "[OTP]" in r.text, (source, r.text)

@@ -145,18 +145,40 @@ register(Rule(
     origin="ISO/IEC 7812 lengths and IIN ranges; Luhn from python-stdnum stdnum.luhn",
 ))
 
-# One-time codes only in context: a code word, then (or before it) 4-8 digits in the same line.
-# Dates ("2024年") are not codes.
+# One-time codes only in context: 4-8 digits bound to a code word in the same sentence. Dates
+# ("2024年") are not codes. The code is looked for around each code word, not by one scan of
+# the sentence: "Order 4821: your verification code is 739215" has a number on either side,
+# and a scan that took "4821 ... code" as the pair would step past the real code after it.
 _OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|otp|one[- ]time (?:code|password|passcode|pin)|"
               r"verification code|security code|login code|auth(?:entication)? code|2fa code|sms code|passcode")
-_OTP = re.compile(
-    rf"(?:{_OTP_WORDS})[^\d\n]{{0,20}}?(?<!\d)(\d{{4,8}})(?![\d年月日号点时分秒]|[.:/\-]\d)"
-    rf"|(?<![\d.\-])(\d{{4,8}})(?![\d.\-])[^\d\n]{{0,12}}?(?:是|为)?(?:你的|您的|is your|is the)?\s*(?:{_OTP_WORDS})")
+# "is your code": a bare "code" is a code word only so bound ("739215 is your code").
+_OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b")
+_OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8})(?![\d年月日号点时分秒]|[.:/\-]\d)")
+_OTP_BEFORE = re.compile(r"(?<![\d.\-])(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
+# Between the word and the code: nothing but a copula or punctuation ("code is 739215", "验证码是
+# 604417", "OTP: 55218"); "code for order 4821" is looser, and yields to a number bound before.
+_OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[]*(?:(?:is|was|are|will be|是|为|為|は)[\s:：]*)?")
+# Before the word, a number counts only bound to it: "482913 is your login code", "604417 是您的
+# 验证码", "482913 - login code"; not "订单 88231 的验证码已发送" (the order's code was sent).
+_OTP_BOUND = re.compile(r"\b(?:is|as|was|are) (?:your|the|my)\b|是|为|為|你的|您的|^[\s:：,，\-–—(（)）]*$")
 
 
 def _otp(node, ctx: Ctx):
-    for m in _OTP.finditer(ctx.lower, node.start, node.end):
-        yield m.span(1) if m.group(1) is not None else m.span(2)
+    low, seen = ctx.lower, -1
+    for w in _OTP_WORD.finditer(low, node.start, node.end):
+        after = _OTP_AFTER.match(low, w.end(), node.end)
+        before = _OTP_BEFORE.search(low, max(node.start, w.start() - 21), w.start())
+        if after and _OTP_TIGHT.fullmatch(low, w.end(), after.start(1)):
+            span = after.span(1)
+        elif before and _OTP_BOUND.search(before.group(2)):
+            span = before.span(1)
+        elif after:
+            span = after.span(1)
+        else:
+            continue
+        if span[0] > seen:  # one number read by two words ("OTP 1234 verification code") once
+            seen = span[0]
+            yield span
 
 
 register(Rule(
