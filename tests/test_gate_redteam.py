@@ -164,3 +164,18 @@ def test_the_one_time_code_is_what_is_taken_out(text, kept, gone):
     for source in ("user_stated", "tool"):
         r = G.scan(text, source)
         assert gone not in r.text and kept in r.text and "[OTP]" in r.text, (source, r.text)
+
+
+# An obfuscated address is taken out whole, and only the address: "john dot doe at gmail dot
+# com" once kept "john dot" (the local part's spelled dot was not part of the address).
+@pytest.mark.parametrize("text,kept", [
+    ("john dot doe at gmail dot com", "[EMAIL]"),
+    ("email him at john.doe[at]gmail[.]com", "email him at [EMAIL]"),
+    ("reach her at jane @ example . org. Thanks", "reach her at [EMAIL]. Thanks"),
+    ("李雷的邮箱是 lilei＠qq．com。", "李雷的邮箱是 [EMAIL]。"),
+    ("alice@example。com 是她的", "[EMAIL] 是她的"),
+    ("john&#x0040;example.com", "[EMAIL]"),
+])
+def test_an_obfuscated_address_is_taken_out_whole(text, kept):
+    assert G.scan(text).text == kept
+    assert G.redact_all(text) == kept

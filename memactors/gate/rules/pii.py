@@ -63,16 +63,43 @@ _EMAIL = re.compile(
     r"([A-Za-z]{2,24})(?![\w-])", re.ASCII)
 _FILE_EXT = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "pdf", "js", "ts", "css", "py", "md", "json"}
 # The same address with its @ (and dots) written so a scraper misses it and a reader does not: URL-
-# or HTML-encoded (alice%40example.com, alice&#64;example.com, as links and pages carry them) or
-# spelled (alice [at] example [dot] com, alice at example dot com). A bare " at " counts only with a
-# spelled dot too ("works at example.com" is a workplace), and not before "the dot com ..." (prose).
+# or HTML-encoded (alice%40example.com, alice&#64;example.com, as links and pages carry them),
+# spelled (alice [at] example [dot] com, alice at example dot com, john dot doe at ...), bracketed
+# dots (example[.]com), spaced (jane @ example . org), or a Chinese input method's dots
+# (lilei＠qq．com, alice@example。com). A bare " at " counts only with a spelled dot too ("works
+# at example.com" is a workplace), and not before "the dot com ..." (prose).
+_LOCAL_DOT = r"\.(?=[A-Za-z0-9])|\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+"
+_DOT_SPELLED = r"\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+"
 _EMAIL_HIDDEN = re.compile(
-    r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._+-]{0,63}(?i:(%40|&#0*64;|&#x0*40;|&commat;|\s*[\[({<]\s*at\s*[\])}>]\s*)"
-    r"|(\s+at\s+))(?:(?!(?i:the|a|an|this|that|my|your|our)\s)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-    r"(?i:\.|&#0*46;|&period;|(\s*[\[({<]\s*dot\s*[\])}>]\s*|\s+dot\s+)))+([A-Za-z]{2,24})(?![\w-])", re.ASCII)
+    rf"(?<![\w.+%-])[A-Za-z0-9](?:[A-Za-z0-9_+-]|(?i:{_LOCAL_DOT})){{0,63}}"
+    r"(?P<at>(?i:%40|&#0*64;|&#x0*40;|&commat;|\s*[\[({<]\s*at\s*[\])}>]\s*|\s+at\s+)|\s*[@＠]\s*)"
+    r"(?:(?!(?i:the|a|an|this|that|my|your|our)\s)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    rf"(?P<dot>(?i:{_DOT_SPELLED})|(?i:\.|&#0*46;|&#x0*2e;|&period;)|[．。｡]|\s+\.\s*|\s*\.\s+))+"
+    r"(?P<tld>[A-Za-z]{2,24})(?![\w-])", re.ASCII)
+_DOT_SPELLED_RX = re.compile(_DOT_SPELLED, re.I)
+# Where the signs are weak (a spaced @ or dot, an ideographic full stop, prose's own marks), the
+# top-level domain must be a common one: "I'm @ home . ok", "cc @ team。Thanks" are not mail.
+_WEAK_DOT = re.compile(r"\s\.|\.\s|[。｡]")
+_COMMON_TLD = frozenset("com net org edu gov mil io co ai dev app info biz xyz top cn uk de jp fr ru br au ca nl se "
+                        "ch kr tw hk sg eu pl dk fi cz es it nz za mx ar ie at be".split())
 
 
-_HIDDEN_AT = ("%40", "&#", "&commat;", "at]", "at)", "at}", "at>", " at ")
+def _hidden_ok(m: re.Match) -> bool:
+    at = m.group("at")
+    domain = m.string[m.end("at") : m.start("tld")]
+    word_at = at.strip().lower() == "at"
+    if word_at and not _DOT_SPELLED_RX.search(domain):
+        return False
+    symbol_at = at.strip() in ("@", "＠")
+    weak = (symbol_at and at != at.strip()) or _WEAK_DOT.search(domain)
+    if symbol_at and not weak and "．" not in domain and not _DOT_SPELLED_RX.search(domain) \
+            and "&" not in domain:
+        return False  # a plain address: the first pattern's
+    tld = m.group("tld").lower()
+    return tld not in _FILE_EXT and (not weak or tld in _COMMON_TLD)
+
+
+_HIDDEN_AT = ("%40", "&#", "&commat;", "at]", "at)", "at}", "at>", " at ", "@", "＠")
 
 
 def _email(node, ctx: Ctx):
@@ -80,18 +107,28 @@ def _email(node, ctx: Ctx):
         # git@host:org/repo (an SSH remote) names a service account, not a person
         if m.group(1).lower() not in _FILE_EXT and not ctx.text.startswith("git@", m.start()):
             yield m.span()
-    if not any(w in ctx.lower for w in _HIDDEN_AT):  # most addresses are plain: no second pattern
+    if not any(w in ctx.lower for w in _HIDDEN_AT):  # most texts hold no address at all
         return
-    for m in _EMAIL_HIDDEN.finditer(ctx.text, node.start, node.end):
-        if (m.group(1) or m.group(3)) and m.group(4).lower() not in _FILE_EXT:
-            yield m.span()
+    pos = node.start
+    while (m := _EMAIL_HIDDEN.search(ctx.text, pos, node.end)) is not None:
+        # A refused match is cut back at its last dot before the next start is tried: "jane @
+        # example . org. Thanks" is the address up to org (and a scan that stepped past a
+        # refused match would miss the address inside it: "him at john.doe[at]gmail[.]com").
+        k = m
+        while k is not None and not _hidden_ok(k):
+            k = _EMAIL_HIDDEN.match(ctx.text, m.start(), k.start("dot"))
+        if k is None:
+            pos = m.start() + 1
+        else:
+            yield k.span()
+            pos = k.end()
 
 
 register(Rule(
     id="pii.email", category=PII, sensitivity=CONFIDENTIAL, placeholder="[EMAIL]", risk=0.5,
-    binds=(DOC,), find=_email, triggers=("@",),
-    itriggers=("%40", "&#64;", "&#064;", "&#x40;", "&commat;", "[at]", "(at)", "{at}", "<at>", "[ at ]", "( at )",
-               " dot ", "[dot]", "(dot)"),
+    binds=(DOC,), find=_email,
+    triggers=("@", "＠"),
+    itriggers=("%40", "&#", "&commat;", "[at]", "(at)", "{at}", "<at>", "[ at ]", "( at )", " dot ", "[dot]", "(dot)"),
     reason="e-mail address",
     origin="WHATWG HTML 'valid e-mail address', letter TLD required; URL/HTML-encoded and spelled @ as address "
            "obfuscation writes it",
