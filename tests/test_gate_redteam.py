@@ -179,3 +179,15 @@ def test_the_one_time_code_is_what_is_taken_out(text, kept, gone):
 def test_an_obfuscated_address_is_taken_out_whole(text, kept):
     assert G.scan(text).text == kept
     assert G.redact_all(text) == kept
+
+
+# A card beside words the first list lacked (other languages, "cc", "pay with") or grouped
+# with spaced dashes is taken out, and the words and numbers around it stay.
+@pytest.mark.parametrize("text,kept", [
+    ("my cc is 4111111111111111", "my cc is [BANK_CARD]"),
+    ("Pay with 5555555555554444 next time, order 4821", "Pay with [BANK_CARD] next time, order 4821"),
+    ("tarjeta de crédito 4111111111111111", "tarjeta de crédito [BANK_CARD]"),
+    ("visa 4111 — 1111 — 1111 — 1111 exp 12/29", "visa [BANK_CARD] exp 12/29"),
+])
+def test_a_card_beside_other_words_is_taken_out(text, kept):
+    assert G.scan(text).text == kept

@@ -137,12 +137,15 @@ register(Rule(
 # Bank cards: 13-19 digits (ISO/IEC 7812) with a Luhn check digit (stdnum.luhn). Luhn alone
 # passes one random number in ten (a 13-digit millisecond timestamp, an order number), so a
 # card also needs either card words nearby, or a known IIN range AND the printed grouping.
-_CARD = re.compile(r"(?<![0-9A-Za-z.\-])[0-9](?:[ \-]?[0-9]){12,18}(?![0-9A-Za-z]|\.[0-9])", re.ASCII)
+# Groups are parted by a space or a dash; a dash may be spaced or typographic ("4111 — 1111 —
+# ..."), a grouping that counts only with card words (_GROUPED knows the printed one).
+_CARD = re.compile(r"(?<![0-9A-Za-z.\-])[0-9](?:(?: ?[\-\u2010-\u2015\u2212] ?| )?[0-9]){12,18}(?![0-9A-Za-z]|\.[0-9])",
+                   re.ASCII)
 # Grouped with dots, slashes or underscores ("4111.1111.1111.1111", what some forms and receipts
 # print): the same card, counted only with card words nearby (a dotted run is a version too).
 _CARD_ODD = re.compile(r"(?<![0-9A-Za-z.\-/_])[0-9]{4}([./_])[0-9]{4,6}\1[0-9]{4,5}(?:\1[0-9]{1,7})?(?![0-9A-Za-z]|[./_][0-9])",
                        re.ASCII)
-_CARD_TRIGGER = r"\d[\d \-]{5,}\d|\d{4}[./_]\d{4}"
+_CARD_TRIGGER = r"\d[\d \-]{5,}\d|\d{4}[./_]\d{4}|\d{4} ?" "[\u2010-\u2015\u2212]" r" ?\d{4}"  # the dashes as characters: RE2 reads no \u
 _GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-9]{1,3})?|[0-9]{4}([ \-])[0-9]{6}\2[0-9]{4,5}"
                       r"|[0-9]{6}([ \-])[0-9]{13})$")
 # IIN ranges by brand (ISO/IEC 7812 registry as summarised in Wikipedia "Payment card number"):
@@ -151,7 +154,22 @@ _GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-
 _IIN = re.compile(r"^(?:4|5[1-5]|2(?:22[1-9]|2[3-9][0-9]|[3-6][0-9]{2}|7[01][0-9]|720)|3[47]|6011|64[4-9]|65|62"
                   r"|35(?:2[89]|[3-8][0-9])|30[0-5]|3[689]|220[0-4]|50(?:18|20|38)|5893|6304|6759|676[1-3])")
 _CARD_WORDS = ("card", "credit", "debit", "visa", "mastercard", "amex", "unionpay", "cvv", "cvc", "expir", "exp ",
-               "卡号", "银行卡", "信用卡", "借记卡", "储蓄卡", "银联", "卡", "账号", "帐号", "账户", "account no", "acct")
+               "卡号", "银行卡", "信用卡", "借记卡", "储蓄卡", "银联", "卡", "账号", "帐号", "账户", "account no", "acct",
+               # the same words in other languages: crédito and débito are not "credit", "debit"
+               "crédit", "débit", "tarjeta", "carte", "kredit", "bankkarte", "girokarte", "ec-karte", "cartão", "carta di", "карт", "カード", "카드")
+# Words too short or too common to count anywhere in the window count right before the number:
+# "my cc is 4111...", "cc# 4111...", "pay with 5555...", "charged to 4111..." (not "cc: bob@...",
+# "pay order 4111...": an order number is paid too).
+_CARD_LEAD = re.compile(r"(?:\bcc\s*(?:#|no\.?|num(?:ber)?|is|:)?|\b(?:pay|paid|paying|charge|charged|bill|billed)\s+"
+                        r"(?:it\s+|this\s+)?(?:with|using|via|by|on|to)(?:\s+(?:my|the|his|her|your|card))?)\s*:?\s*$")
+
+
+def _card_context(ctx: Ctx, start: int, end: int) -> bool:
+    return any(w in window(ctx, start, end, 30, 20) for w in _CARD_WORDS) or \
+        _CARD_LEAD.search(ctx.lower, max(0, start - 30), start) is not None
+
+
+_NON_DIGIT = re.compile(r"\D")
 
 
 def _card(node, ctx: Ctx):
@@ -159,19 +177,17 @@ def _card(node, ctx: Ctx):
 
     for m in _CARD.finditer(ctx.text, node.start, node.end):
         raw, end = m.group(), m.end()
-        digits = raw.replace(" ", "").replace("-", "")
+        digits = _NON_DIGIT.sub("", raw)
         if not luhn.is_valid(digits) and len(raw) > 19 and _GROUPED.match(raw[:19]):
             raw, end = raw[:19], m.start() + 19  # "4111 1111 1111 1111 123": a grouped card, then a CVV
-            digits = raw.replace(" ", "").replace("-", "")
+            digits = _NON_DIGIT.sub("", raw)
         if not (13 <= len(digits) <= 19) or not luhn.is_valid(digits):
             continue
-        near = window(ctx, m.start(), end, 30, 20)
-        if any(w in near for w in _CARD_WORDS) or (_IIN.match(digits) and _GROUPED.match(raw)):
+        if (_IIN.match(digits) and _GROUPED.match(raw)) or _card_context(ctx, m.start(), end):
             yield m.start(), end
     for m in _CARD_ODD.finditer(ctx.text, node.start, node.end):
         digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and luhn.is_valid(digits) and any(
-                w in window(ctx, m.start(), m.end(), 30, 20) for w in _CARD_WORDS):
+        if 13 <= len(digits) <= 19 and luhn.is_valid(digits) and _card_context(ctx, m.start(), m.end()):
             yield m.span()
 
 
