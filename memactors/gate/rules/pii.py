@@ -270,23 +270,33 @@ register(Rule(
 # numbers published as examples. Redacted, not blocked: a 3-2-4 order number may look the same.
 _SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-.]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
 _SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ")
+# ITINs (the IRS's taxpayer numbers for those without an SSN) share the shape in area 9xx, which
+# no SSN has; stdnum.us.itin knows their group ranges. Only beside ITIN words, dashed or not.
+_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin)\b")
 
 
 def _ssn(node, ctx: Ctx):
-    from stdnum.us import ssn
+    from stdnum.us import itin, ssn
 
     for m in _SSN.finditer(ctx.text, node.start, node.end):
+        number = m.group(1) + m.group(3) + m.group(4)
+        if number[0] == "9":
+            if itin.is_valid(number) and _ITIN_WORDS.search(window(ctx, m.start(), m.end(), 40, 10)):
+                yield m.span()
+            continue
         if m.group(2) != "-" and not any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _SSN_WORDS):
             continue
-        if ssn.is_valid(m.group(1) + m.group(3) + m.group(4)):
+        if ssn.is_valid(number):
             yield m.span()
 
 
 register(Rule(
     id="pii.ssn_us", category=PII, sensitivity=CONFIDENTIAL, placeholder="[SSN]", risk=0.8,
     binds=(DOC,), find=_ssn, trigger=found(r"\d{3}[ \-.]?\d{2}[ \-.]?\d{4}"),
-    reason="US Social Security number (3-2-4 dashed, or nine digits next to SSN words), as the SSA issues them",
-    origin="SSA numbering (area, group, serial); validity by python-stdnum stdnum.us.ssn; Presidio UsSsnRecognizer",
+    reason="US Social Security number (3-2-4 dashed, or nine digits next to SSN words), as the SSA issues them, "
+           "or an ITIN next to ITIN words",
+    origin="SSA numbering (area, group, serial); validity by python-stdnum stdnum.us.ssn and stdnum.us.itin; "
+           "Presidio UsSsnRecognizer",
 ))
 
 # IBANs: country code, two check digits, up to 30 letters and digits, printed in groups of four.
