@@ -99,7 +99,11 @@ def _hidden_ok(m: re.Match) -> bool:
     return tld not in _FILE_EXT and (not weak or tld in _COMMON_TLD)
 
 
-_HIDDEN_AT = ("%40", "&#", "&commat;", "at]", "at)", "at}", "at>", " at ", "@", "＠")
+_HIDDEN_AT = ("%40", "&#", "&commat;", "at]", "at)", "at}", "at>", " at ", "＠")
+# With a plain @, the second pattern is worth running only where something else is hidden right
+# after it: a spaced @, a bracketed, spaced, spelled or ideographic dot (most texts with an @
+# hold a plain address, and the second pattern would double their cost).
+_HIDDEN_WITH_AT = re.compile(r"@(?:\s|(?<=\s@)|[^\s@]{0,80}?(?:\.[\])}>]|\s+\.|[．。｡]|\s+dot\b|&period;))")
 
 
 def _email(node, ctx: Ctx):
@@ -107,8 +111,9 @@ def _email(node, ctx: Ctx):
         # git@host:org/repo (an SSH remote) names a service account, not a person
         if m.group(1).lower() not in _FILE_EXT and not ctx.text.startswith("git@", m.start()):
             yield m.span()
-    if not any(w in ctx.lower for w in _HIDDEN_AT):  # most texts hold no address at all
-        return
+    low = ctx.lower
+    if not (any(w in low for w in _HIDDEN_AT) or ("@" in low and _HIDDEN_WITH_AT.search(low) is not None)):
+        return  # most texts hold no address at all, most addresses are plain
     pos = node.start
     while (m := _EMAIL_HIDDEN.search(ctx.text, pos, node.end)) is not None:
         # A refused match is cut back at its last dot before the next start is tried: "jane @
@@ -137,14 +142,13 @@ register(Rule(
 # Bank cards: 13-19 digits (ISO/IEC 7812) with a Luhn check digit (stdnum.luhn). Luhn alone
 # passes one random number in ten (a 13-digit millisecond timestamp, an order number), so a
 # card also needs either card words nearby, or a known IIN range AND the printed grouping.
-# Groups are parted by a space or a dash; a dash may be spaced or typographic ("4111 — 1111 —
-# ..."), a grouping that counts only with card words (_GROUPED knows the printed one).
-_CARD = re.compile(r"(?<![0-9A-Za-z.\-])[0-9](?:(?: ?[\-\u2010-\u2015\u2212] ?| )?[0-9]){12,18}(?![0-9A-Za-z]|\.[0-9])",
-                   re.ASCII)
+_CARD = re.compile(r"(?<![0-9A-Za-z.\-])[0-9](?:[ \-]?[0-9]){12,18}(?![0-9A-Za-z]|\.[0-9])", re.ASCII)
 # Grouped with dots, slashes or underscores ("4111.1111.1111.1111", what some forms and receipts
-# print): the same card, counted only with card words nearby (a dotted run is a version too).
-_CARD_ODD = re.compile(r"(?<![0-9A-Za-z.\-/_])[0-9]{4}([./_])[0-9]{4,6}\1[0-9]{4,5}(?:\1[0-9]{1,7})?(?![0-9A-Za-z]|[./_][0-9])",
-                       re.ASCII)
+# print), or spaced or typographic dashes ("4111 — 1111 — 1111 — 1111"): the same card, counted
+# only with card words nearby (a dotted run is a version too). A pattern of its own, so the
+# common pattern above stays as cheap on digit-heavy text (logs) as it was.
+_CARD_ODD = re.compile(r"(?<![0-9A-Za-z.\-/_])[0-9]{4}([./_]| ?[\u2010-\u2015\u2212] ?| - ?|- )[0-9]{4,6}\1[0-9]{4,5}"
+                       r"(?:\1[0-9]{1,7})?(?![0-9A-Za-z]|[./_][0-9])", re.ASCII)
 _CARD_TRIGGER = r"\d[\d \-]{5,}\d|\d{4}[./_]\d{4}|\d{4} ?" "[\u2010-\u2015\u2212]" r" ?\d{4}"  # the dashes as characters: RE2 reads no \u
 _GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-9]{1,3})?|[0-9]{4}([ \-])[0-9]{6}\2[0-9]{4,5}"
                       r"|[0-9]{6}([ \-])[0-9]{13})$")
@@ -165,11 +169,8 @@ _CARD_LEAD = re.compile(r"(?:\bcc\s*(?:#|no\.?|num(?:ber)?|is|:)?|\b(?:pay|paid|
 
 
 def _card_context(ctx: Ctx, start: int, end: int) -> bool:
-    return any(w in window(ctx, start, end, 30, 20) for w in _CARD_WORDS) or \
-        _CARD_LEAD.search(ctx.lower, max(0, start - 30), start) is not None
-
-
-_NON_DIGIT = re.compile(r"\D")
+    near = window(ctx, start, end, 30, 20)
+    return any(w in near for w in _CARD_WORDS) or _CARD_LEAD.search(ctx.lower, max(0, start - 30), start) is not None
 
 
 def _card(node, ctx: Ctx):
@@ -177,10 +178,10 @@ def _card(node, ctx: Ctx):
 
     for m in _CARD.finditer(ctx.text, node.start, node.end):
         raw, end = m.group(), m.end()
-        digits = _NON_DIGIT.sub("", raw)
+        digits = raw.replace(" ", "").replace("-", "")
         if not luhn.is_valid(digits) and len(raw) > 19 and _GROUPED.match(raw[:19]):
             raw, end = raw[:19], m.start() + 19  # "4111 1111 1111 1111 123": a grouped card, then a CVV
-            digits = _NON_DIGIT.sub("", raw)
+            digits = raw.replace(" ", "").replace("-", "")
         if not (13 <= len(digits) <= 19) or not luhn.is_valid(digits):
             continue
         if (_IIN.match(digits) and _GROUPED.match(raw)) or _card_context(ctx, m.start(), end):
