@@ -191,3 +191,16 @@ def test_an_obfuscated_address_is_taken_out_whole(text, kept):
 ])
 def test_a_card_beside_other_words_is_taken_out(text, kept):
     assert G.scan(text).text == kept
+
+
+def test_the_runtime_recalls_the_order_number_but_not_the_code_nor_the_hidden_address():
+    s = "/org/acme/user/alice/"
+    with memactors.connect("memory://", host="process") as rt:
+        rt.grant("ag", s, read=True, write=True)
+        for text, gone, kept in (("Order 4821: your verification code is 739215", "739215", "Order 4821"),
+                                 ("email him at john.doe[at]gmail[.]com", "john.doe", "email him at"),
+                                 ("my cc is 4111111111111111", "4111111111111111", "my cc is")):
+            w = rt.write(s, text, actor="ag", source="user_stated")
+            assert w.decision == "redacted"
+            recalled = [h["content"] for h in rt.recall(text, actor="ag", allowed_scopes=[s]).to_dict()["hits"]]
+            assert any(kept in c for c in recalled) and not any(gone in c for c in recalled), recalled
