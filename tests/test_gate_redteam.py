@@ -211,3 +211,58 @@ def test_the_runtime_keeps_download_and_run_and_wipes_out_of_long_term_memory():
             r = rt.write(s, text, actor="ag", source="tool")
             assert r.decision == "working_only", (text, r.decision)
             assert rule in {h["rule"] for h in r.gate["hits"]}
+
+
+# Where the value is matters: the number the gate takes out is the code, not the order or
+# meeting number before the code word (the first OTP rule took that one and kept the code).
+@pytest.mark.parametrize("text,kept,gone", [
+    ("Order 4821: your verification code is 739215", "4821", "739215"),
+    ("订单 88231 的验证码是 604417", "88231", "604417"),
+    ("Meeting ID 845 1234 5678, passcode 918273", "845 1234 5678", "918273"),
+    ("123456 is your verification code for order 4821", "4821", "123456"),
+    ("739215 is your code", "is your code", "739215"),
+])
+def test_the_one_time_code_is_what_is_taken_out(text, kept, gone):
+    for source in ("user_stated", "tool"):
+        r = G.scan(text, source)
+        assert gone not in r.text and kept in r.text and "[OTP]" in r.text, (source, r.text)
+
+
+# An obfuscated address is taken out whole, and only the address: "john dot doe at gmail dot
+# com" once kept "john dot" (the local part's spelled dot was not part of the address).
+@pytest.mark.parametrize("text,kept", [
+    ("john dot doe at gmail dot com", "[EMAIL]"),
+    ("email him at john.doe[at]gmail[.]com", "email him at [EMAIL]"),
+    ("reach her at jane @ example . org. Thanks", "reach her at [EMAIL]. Thanks"),
+    ("李雷的邮箱是 lilei＠qq．com。", "李雷的邮箱是 [EMAIL]。"),
+    ("alice@example。com 是她的", "[EMAIL] 是她的"),
+    ("john&#x0040;example.com", "[EMAIL]"),
+])
+def test_an_obfuscated_address_is_taken_out_whole(text, kept):
+    assert G.scan(text).text == kept
+    assert G.redact_all(text) == kept
+
+
+# A card beside words the first list lacked (other languages, "cc", "pay with") or grouped
+# with spaced dashes is taken out, and the words and numbers around it stay.
+@pytest.mark.parametrize("text,kept", [
+    ("my cc is 4111111111111111", "my cc is [BANK_CARD]"),
+    ("Pay with 5555555555554444 next time, order 4821", "Pay with [BANK_CARD] next time, order 4821"),
+    ("tarjeta de crédito 4111111111111111", "tarjeta de crédito [BANK_CARD]"),
+    ("visa 4111 — 1111 — 1111 — 1111 exp 12/29", "visa [BANK_CARD] exp 12/29"),
+])
+def test_a_card_beside_other_words_is_taken_out(text, kept):
+    assert G.scan(text).text == kept
+
+
+def test_the_runtime_recalls_the_order_number_but_not_the_code_nor_the_hidden_address():
+    s = "/org/acme/user/alice/"
+    with memactors.connect("memory://", host="process") as rt:
+        rt.grant("ag", s, read=True, write=True)
+        for text, gone, kept in (("Order 4821: your verification code is 739215", "739215", "Order 4821"),
+                                 ("email him at john.doe[at]gmail[.]com", "john.doe", "email him at"),
+                                 ("my cc is 4111111111111111", "4111111111111111", "my cc is")):
+            w = rt.write(s, text, actor="ag", source="user_stated")
+            assert w.decision == "redacted"
+            recalled = [h["content"] for h in rt.recall(text, actor="ag", allowed_scopes=[s]).to_dict()["hits"]]
+            assert any(kept in c for c in recalled) and not any(gone in c for c in recalled), recalled

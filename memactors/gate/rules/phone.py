@@ -35,6 +35,9 @@ CANDIDATE = re.compile(
     r"(?![\w]|[.\-:/]\d)", re.ASCII)
 _ONE = re.compile(r"(?<!\d)\d(?!\d)")  # one-digit groups: a country code, a trunk 0, not "1 2 3 4 5 6 7"
 _SEP = re.compile(r"[ .\-()]")
+# A UPS tracking number (1Z, six characters of shipper, two of service, eight digits), printed in
+# groups: its tail "01 2345 6784" is grouped like a UK number, and is none.
+_UPS = re.compile(r"(?<![A-Za-z0-9])1Z(?: ?[0-9A-Z]){16}(?![A-Za-z0-9])", re.ASCII)
 _YMD = re.compile(r"^(?:19|20)\d\d[.\-](?:0?[1-9]|1[0-2])[.\-](?:0?[1-9]|[12]\d|3[01])$")  # a date, not a number
 _WORDS = re.compile(r"(?:\b(?:call|calls|called|calling|phone|telephone|tel|mobile|cell|cellphone|whatsapp|fax|sms|"
                     r"text me|ring me|reach me|contact|hotline|my number|his number|her number|your number|"
@@ -87,7 +90,10 @@ def _national(raw: str, leniency) -> bool:
 
 def find_phone(text: str, start: int, end: int):
     """Spans of phone numbers in ``text[start:end]`` (the rule's ``find``, also used on ids)."""
+    ups = [u.span() for u in _UPS.finditer(text, start, end)] if "1Z" in text[start:end] else ()
     for m in CANDIDATE.finditer(text, start, end):
+        if any(a <= m.start() < b for a, b in ups):
+            continue
         raw = m.group()
         n = _digits(raw)
         if not 7 <= n <= 15 or PHONE_CN.fullmatch(raw) or _YMD.match(raw) or len(_ONE.findall(raw)) > 2:

@@ -63,16 +63,47 @@ _EMAIL = re.compile(
     r"([A-Za-z]{2,24})(?![\w-])", re.ASCII)
 _FILE_EXT = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "pdf", "js", "ts", "css", "py", "md", "json"}
 # The same address with its @ (and dots) written so a scraper misses it and a reader does not: URL-
-# or HTML-encoded (alice%40example.com, alice&#64;example.com, as links and pages carry them) or
-# spelled (alice [at] example [dot] com, alice at example dot com). A bare " at " counts only with a
-# spelled dot too ("works at example.com" is a workplace), and not before "the dot com ..." (prose).
+# or HTML-encoded (alice%40example.com, alice&#64;example.com, as links and pages carry them),
+# spelled (alice [at] example [dot] com, alice at example dot com, john dot doe at ...), bracketed
+# dots (example[.]com), spaced (jane @ example . org), or a Chinese input method's dots
+# (lilei＠qq．com, alice@example。com). A bare " at " counts only with a spelled dot too ("works
+# at example.com" is a workplace), and not before "the dot com ..." (prose).
+_LOCAL_DOT = r"\.(?=[A-Za-z0-9])|\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+"
+_DOT_SPELLED = r"\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+"
 _EMAIL_HIDDEN = re.compile(
-    r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._+-]{0,63}(?i:(%40|&#0*64;|&#x0*40;|&commat;|\s*[\[({<]\s*at\s*[\])}>]\s*)"
-    r"|(\s+at\s+))(?:(?!(?i:the|a|an|this|that|my|your|our)\s)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-    r"(?i:\.|&#0*46;|&period;|(\s*[\[({<]\s*dot\s*[\])}>]\s*|\s+dot\s+)))+([A-Za-z]{2,24})(?![\w-])", re.ASCII)
+    rf"(?<![\w.+%-])[A-Za-z0-9](?:[A-Za-z0-9_+-]|(?i:{_LOCAL_DOT})){{0,63}}"
+    r"(?P<at>(?i:%40|&#0*64;|&#x0*40;|&commat;|\s*[\[({<]\s*at\s*[\])}>]\s*|\s+at\s+)|\s*[@＠]\s*)"
+    r"(?:(?!(?i:the|a|an|this|that|my|your|our)\s)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    rf"(?P<dot>(?i:{_DOT_SPELLED})|(?i:\.|&#0*46;|&#x0*2e;|&period;)|[．。｡]|\s+\.\s*|\s*\.\s+))+"
+    r"(?P<tld>[A-Za-z]{2,24})(?![\w-])", re.ASCII)
+_DOT_SPELLED_RX = re.compile(_DOT_SPELLED, re.I)
+# Where the signs are weak (a spaced @ or dot, an ideographic full stop, prose's own marks), the
+# top-level domain must be a common one: "I'm @ home . ok", "cc @ team。Thanks" are not mail.
+_WEAK_DOT = re.compile(r"\s\.|\.\s|[。｡]")
+_COMMON_TLD = frozenset("com net org edu gov mil io co ai dev app info biz xyz top cn uk de jp fr ru br au ca nl se "
+                        "ch kr tw hk sg eu pl dk fi cz es it nz za mx ar ie at be".split())
 
 
-_HIDDEN_AT = ("%40", "&#", "&commat;", "at]", "at)", "at}", "at>", " at ")
+def _hidden_ok(m: re.Match) -> bool:
+    at = m.group("at")
+    domain = m.string[m.end("at") : m.start("tld")]
+    word_at = at.strip().lower() == "at"
+    if word_at and not _DOT_SPELLED_RX.search(domain):
+        return False
+    symbol_at = at.strip() in ("@", "＠")
+    weak = (symbol_at and at != at.strip()) or _WEAK_DOT.search(domain)
+    if symbol_at and not weak and "．" not in domain and not _DOT_SPELLED_RX.search(domain) \
+            and "&" not in domain:
+        return False  # a plain address: the first pattern's
+    tld = m.group("tld").lower()
+    return tld not in _FILE_EXT and (not weak or tld in _COMMON_TLD)
+
+
+_HIDDEN_AT = ("%40", "&#", "&commat;", "at]", "at)", "at}", "at>", " at ", "＠")
+# With a plain @, the second pattern is worth running only where something else is hidden right
+# after it: a spaced @, a bracketed, spaced, spelled or ideographic dot (most texts with an @
+# hold a plain address, and the second pattern would double their cost).
+_HIDDEN_WITH_AT = re.compile(r"@(?:\s|(?<=\s@)|[^\s@]{0,80}?(?:\.[\])}>]|\s+\.|[．。｡]|\s+dot\b|&period;))")
 
 
 def _email(node, ctx: Ctx):
@@ -80,18 +111,29 @@ def _email(node, ctx: Ctx):
         # git@host:org/repo (an SSH remote) names a service account, not a person
         if m.group(1).lower() not in _FILE_EXT and not ctx.text.startswith("git@", m.start()):
             yield m.span()
-    if not any(w in ctx.lower for w in _HIDDEN_AT):  # most addresses are plain: no second pattern
-        return
-    for m in _EMAIL_HIDDEN.finditer(ctx.text, node.start, node.end):
-        if (m.group(1) or m.group(3)) and m.group(4).lower() not in _FILE_EXT:
-            yield m.span()
+    low = ctx.lower
+    if not (any(w in low for w in _HIDDEN_AT) or ("@" in low and _HIDDEN_WITH_AT.search(low) is not None)):
+        return  # most texts hold no address at all, most addresses are plain
+    pos = node.start
+    while (m := _EMAIL_HIDDEN.search(ctx.text, pos, node.end)) is not None:
+        # A refused match is cut back at its last dot before the next start is tried: "jane @
+        # example . org. Thanks" is the address up to org (and a scan that stepped past a
+        # refused match would miss the address inside it: "him at john.doe[at]gmail[.]com").
+        k = m
+        while k is not None and not _hidden_ok(k):
+            k = _EMAIL_HIDDEN.match(ctx.text, m.start(), k.start("dot"))
+        if k is None:
+            pos = m.start() + 1
+        else:
+            yield k.span()
+            pos = k.end()
 
 
 register(Rule(
     id="pii.email", category=PII, sensitivity=CONFIDENTIAL, placeholder="[EMAIL]", risk=0.5,
-    binds=(DOC,), find=_email, triggers=("@",),
-    itriggers=("%40", "&#64;", "&#064;", "&#x40;", "&commat;", "[at]", "(at)", "{at}", "<at>", "[ at ]", "( at )",
-               " dot ", "[dot]", "(dot)"),
+    binds=(DOC,), find=_email,
+    triggers=("@", "＠"),
+    itriggers=("%40", "&#", "&commat;", "[at]", "(at)", "{at}", "<at>", "[ at ]", "( at )", " dot ", "[dot]", "(dot)"),
     reason="e-mail address",
     origin="WHATWG HTML 'valid e-mail address', letter TLD required; URL/HTML-encoded and spelled @ as address "
            "obfuscation writes it",
@@ -102,10 +144,12 @@ register(Rule(
 # card also needs either card words nearby, or a known IIN range AND the printed grouping.
 _CARD = re.compile(r"(?<![0-9A-Za-z.\-])[0-9](?:[ \-]?[0-9]){12,18}(?![0-9A-Za-z]|\.[0-9])", re.ASCII)
 # Grouped with dots, slashes or underscores ("4111.1111.1111.1111", what some forms and receipts
-# print): the same card, counted only with card words nearby (a dotted run is a version too).
-_CARD_ODD = re.compile(r"(?<![0-9A-Za-z.\-/_])[0-9]{4}([./_])[0-9]{4,6}\1[0-9]{4,5}(?:\1[0-9]{1,7})?(?![0-9A-Za-z]|[./_][0-9])",
-                       re.ASCII)
-_CARD_TRIGGER = r"\d[\d \-]{5,}\d|\d{4}[./_]\d{4}"
+# print), or spaced or typographic dashes ("4111 — 1111 — 1111 — 1111"): the same card, counted
+# only with card words nearby (a dotted run is a version too). A pattern of its own, so the
+# common pattern above stays as cheap on digit-heavy text (logs) as it was.
+_CARD_ODD = re.compile(r"(?<![0-9A-Za-z.\-/_])[0-9]{4}([./_]| ?[\u2010-\u2015\u2212] ?| - ?|- )[0-9]{4,6}\1[0-9]{4,5}"
+                       r"(?:\1[0-9]{1,7})?(?![0-9A-Za-z]|[./_][0-9])", re.ASCII)
+_CARD_TRIGGER = r"\d[\d \-]{5,}\d|\d{4}[./_]\d{4}|\d{4} ?" "[\u2010-\u2015\u2212]" r" ?\d{4}"  # the dashes as characters: RE2 reads no \u
 _GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-9]{1,3})?|[0-9]{4}([ \-])[0-9]{6}\2[0-9]{4,5}"
                       r"|[0-9]{6}([ \-])[0-9]{13})$")
 # IIN ranges by brand (ISO/IEC 7812 registry as summarised in Wikipedia "Payment card number"):
@@ -114,7 +158,19 @@ _GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-
 _IIN = re.compile(r"^(?:4|5[1-5]|2(?:22[1-9]|2[3-9][0-9]|[3-6][0-9]{2}|7[01][0-9]|720)|3[47]|6011|64[4-9]|65|62"
                   r"|35(?:2[89]|[3-8][0-9])|30[0-5]|3[689]|220[0-4]|50(?:18|20|38)|5893|6304|6759|676[1-3])")
 _CARD_WORDS = ("card", "credit", "debit", "visa", "mastercard", "amex", "unionpay", "cvv", "cvc", "expir", "exp ",
-               "卡号", "银行卡", "信用卡", "借记卡", "储蓄卡", "银联", "卡", "账号", "帐号", "账户", "account no", "acct")
+               "卡号", "银行卡", "信用卡", "借记卡", "储蓄卡", "银联", "卡", "账号", "帐号", "账户", "account no", "acct",
+               # the same words in other languages: crédito and débito are not "credit", "debit"
+               "crédit", "débit", "tarjeta", "carte", "kredit", "bankkarte", "girokarte", "ec-karte", "cartão", "carta di", "карт", "カード", "카드")
+# Words too short or too common to count anywhere in the window count right before the number:
+# "my cc is 4111...", "cc# 4111...", "pay with 5555...", "charged to 4111..." (not "cc: bob@...",
+# "pay order 4111...": an order number is paid too).
+_CARD_LEAD = re.compile(r"(?:\bcc\s*(?:#|no\.?|num(?:ber)?|is|:)?|\b(?:pay|paid|paying|charge|charged|bill|billed)\s+"
+                        r"(?:it\s+|this\s+)?(?:with|using|via|by|on|to)(?:\s+(?:my|the|his|her|your|card))?)\s*:?\s*$")
+
+
+def _card_context(ctx: Ctx, start: int, end: int) -> bool:
+    near = window(ctx, start, end, 30, 20)
+    return any(w in near for w in _CARD_WORDS) or _CARD_LEAD.search(ctx.lower, max(0, start - 30), start) is not None
 
 
 def _card(node, ctx: Ctx):
@@ -128,13 +184,11 @@ def _card(node, ctx: Ctx):
             digits = raw.replace(" ", "").replace("-", "")
         if not (13 <= len(digits) <= 19) or not luhn.is_valid(digits):
             continue
-        near = window(ctx, m.start(), end, 30, 20)
-        if any(w in near for w in _CARD_WORDS) or (_IIN.match(digits) and _GROUPED.match(raw)):
+        if (_IIN.match(digits) and _GROUPED.match(raw)) or _card_context(ctx, m.start(), end):
             yield m.start(), end
     for m in _CARD_ODD.finditer(ctx.text, node.start, node.end):
         digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and luhn.is_valid(digits) and any(
-                w in window(ctx, m.start(), m.end(), 30, 20) for w in _CARD_WORDS):
+        if 13 <= len(digits) <= 19 and luhn.is_valid(digits) and _card_context(ctx, m.start(), m.end()):
             yield m.span()
 
 
@@ -145,18 +199,40 @@ register(Rule(
     origin="ISO/IEC 7812 lengths and IIN ranges; Luhn from python-stdnum stdnum.luhn",
 ))
 
-# One-time codes only in context: a code word, then (or before it) 4-8 digits in the same line.
-# Dates ("2024年") are not codes.
+# One-time codes only in context: 4-8 digits bound to a code word in the same sentence. Dates
+# ("2024年") are not codes. The code is looked for around each code word, not by one scan of
+# the sentence: "Order 4821: your verification code is 739215" has a number on either side,
+# and a scan that took "4821 ... code" as the pair would step past the real code after it.
 _OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|otp|one[- ]time (?:code|password|passcode|pin)|"
               r"verification code|security code|login code|auth(?:entication)? code|2fa code|sms code|passcode")
-_OTP = re.compile(
-    rf"(?:{_OTP_WORDS})[^\d\n]{{0,20}}?(?<!\d)(\d{{4,8}})(?![\d年月日号点时分秒]|[.:/\-]\d)"
-    rf"|(?<![\d.\-])(\d{{4,8}})(?![\d.\-])[^\d\n]{{0,12}}?(?:是|为)?(?:你的|您的|is your|is the)?\s*(?:{_OTP_WORDS})")
+# "is your code": a bare "code" is a code word only so bound ("739215 is your code").
+_OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b")
+_OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8})(?![\d年月日号点时分秒]|[.:/\-]\d)")
+_OTP_BEFORE = re.compile(r"(?<![\d.\-])(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
+# Between the word and the code: nothing but a copula or punctuation ("code is 739215", "验证码是
+# 604417", "OTP: 55218"); "code for order 4821" is looser, and yields to a number bound before.
+_OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[]*(?:(?:is|was|are|will be|是|为|為|は)[\s:：]*)?")
+# Before the word, a number counts only bound to it: "482913 is your login code", "604417 是您的
+# 验证码", "482913 - login code"; not "订单 88231 的验证码已发送" (the order's code was sent).
+_OTP_BOUND = re.compile(r"\b(?:is|as|was|are) (?:your|the|my)\b|是|为|為|你的|您的|^[\s:：,，\-–—(（)）]*$")
 
 
 def _otp(node, ctx: Ctx):
-    for m in _OTP.finditer(ctx.lower, node.start, node.end):
-        yield m.span(1) if m.group(1) is not None else m.span(2)
+    low, seen = ctx.lower, -1
+    for w in _OTP_WORD.finditer(low, node.start, node.end):
+        after = _OTP_AFTER.match(low, w.end(), node.end)
+        before = _OTP_BEFORE.search(low, max(node.start, w.start() - 21), w.start())
+        if after and _OTP_TIGHT.fullmatch(low, w.end(), after.start(1)):
+            span = after.span(1)
+        elif before and _OTP_BOUND.search(before.group(2)):
+            span = before.span(1)
+        elif after:
+            span = after.span(1)
+        else:
+            continue
+        if span[0] > seen:  # one number read by two words ("OTP 1234 verification code") once
+            seen = span[0]
+            yield span
 
 
 register(Rule(
@@ -195,23 +271,33 @@ register(Rule(
 # numbers published as examples. Redacted, not blocked: a 3-2-4 order number may look the same.
 _SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-.]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
 _SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ")
+# ITINs (the IRS's taxpayer numbers for those without an SSN) share the shape in area 9xx, which
+# no SSN has; stdnum.us.itin knows their group ranges. Only beside ITIN words, dashed or not.
+_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin)\b")
 
 
 def _ssn(node, ctx: Ctx):
-    from stdnum.us import ssn
+    from stdnum.us import itin, ssn
 
     for m in _SSN.finditer(ctx.text, node.start, node.end):
+        number = m.group(1) + m.group(3) + m.group(4)
+        if number[0] == "9":
+            if itin.is_valid(number) and _ITIN_WORDS.search(window(ctx, m.start(), m.end(), 40, 10)):
+                yield m.span()
+            continue
         if m.group(2) != "-" and not any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _SSN_WORDS):
             continue
-        if ssn.is_valid(m.group(1) + m.group(3) + m.group(4)):
+        if ssn.is_valid(number):
             yield m.span()
 
 
 register(Rule(
     id="pii.ssn_us", category=PII, sensitivity=CONFIDENTIAL, placeholder="[SSN]", risk=0.8,
     binds=(DOC,), find=_ssn, trigger=found(r"\d{3}[ \-.]?\d{2}[ \-.]?\d{4}"),
-    reason="US Social Security number (3-2-4 dashed, or nine digits next to SSN words), as the SSA issues them",
-    origin="SSA numbering (area, group, serial); validity by python-stdnum stdnum.us.ssn; Presidio UsSsnRecognizer",
+    reason="US Social Security number (3-2-4 dashed, or nine digits next to SSN words), as the SSA issues them, "
+           "or an ITIN next to ITIN words",
+    origin="SSA numbering (area, group, serial); validity by python-stdnum stdnum.us.ssn and stdnum.us.itin; "
+           "Presidio UsSsnRecognizer",
 ))
 
 # IBANs: country code, two check digits, up to 30 letters and digits, printed in groups of four.
