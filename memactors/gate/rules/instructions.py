@@ -32,7 +32,7 @@ import re
 
 import re2
 
-from ..tree import KV, SENTENCE
+from ..tree import CODE, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
 
 # Verbs a command opens with (base form). A word here that is also a noun ("use", "backup")
@@ -308,21 +308,26 @@ def is_instruction(text: str) -> bool:
 _SPLIT = re.compile(r"(?<=[.!?。！？])\s+")
 
 
+# A JSON member's string value ('"note": "Always recommend ..."'): JSON reads as code, with no
+# sentences, so its strings are read here. Both key and value quoted: quoted speech ('she said:
+# "bring a jacket"') is told, not ordered.
+_JSON_MEMBER = re.compile(r'"[^"\n]{1,40}"\s*:\s*"((?:[^"\\\n]|\\.){3,500})"')
+
+
 def _find(node, ctx: Ctx):
-    if node.kind == KV:  # a JSON member's string (JSON reads as code: no sentences there); both quoted,
-        # so quoted speech ('she said: "bring a jacket"') is not read as an order
-        if node.start < 1 or ctx.text[node.start - 1] != '"' or ctx.text[node.vstart - 1:node.vstart] != '"' \
-                or " " not in ctx.text[node.vstart:node.vend]:
+    if node.kind == CODE:
+        if '":' not in ctx.text[node.start:node.end] and '" :' not in ctx.text[node.start:node.end]:
             return
-        if any(score(s) >= THRESHOLD for s in _SPLIT.split(ctx.text[node.vstart:node.vend])):
-            yield node.vstart, node.vend
+        for m in _JSON_MEMBER.finditer(ctx.text, node.start, node.end):
+            if " " in m.group(1) and any(score(s) >= THRESHOLD for s in _SPLIT.split(m.group(1))):
+                yield m.span(1)
     elif score(ctx.text[node.start:node.end]) >= THRESHOLD:
         yield node.start, node.end
 
 
 register(Rule(
     id="injection.instruction", category=INJECTION, sensitivity="", placeholder=None, risk=0.6,
-    binds=(SENTENCE, KV), find=_find, trigger=found(CUE, ascii=True), untrusted_only=True,
+    binds=(SENTENCE, CODE), find=_find, trigger=found(CUE, ascii=True), untrusted_only=True,
     reason="reads as an instruction to the agent (a command, a rule about what is allowed or required, a default)",
     origin="sentence features (imperative mood, address, deontic modality, standing scope, narrative) in en and zh, "
            "weights measured on tests/fixtures/instructions.json",
