@@ -5,8 +5,9 @@ these rules only for sources that are not the user (``GatePolicy.injection_sourc
 
 Phrasing follows OWASP LLM01 (prompt injection) examples and the public prompt-injection
 corpora (deepset/prompt-injections, Lakera's Gandalf write-ups), in English and Chinese, the
-"ignore previous instructions" family in Spanish, Portuguese, French, German and Italian too, and
-chat templates' turn markers.
+"ignore previous instructions" family in Spanish, Portuguese, French, German, Italian, Japanese,
+Korean, Russian, Dutch, Polish, Turkish, Vietnamese, Hindi and Arabic too (and in leetspeak),
+chat templates' turn markers, and images whose URL exfiltrates what the agent fills in.
 """
 
 from __future__ import annotations

@@ -18,8 +18,13 @@ the *form* of a sentence instead, as features scored together (English and Chine
   dates and years, "last week", "according to", amounts with units, a product's versions and
   what it supports; 了/过, 年/月/日, 上周, 昨天, 根据, 通常.
 
-A sentence scores ``IMPERATIVE`` + ``DEONTIC`` + ... - ``NARRATIVE``; at ``THRESHOLD`` or above it
-is an instruction. The weights were set by hand and measured on the labelled set
+- **errand** (against): a person's own errand (bring, pack, wear, proceed, don't forget, submit)
+  with nothing about what an agent does or holds: advice to the user, not an order to the agent.
+
+A sentence scores ``IMPERATIVE`` + ``DEONTIC`` + ... - ``NARRATIVE`` - ``ERRAND``; at ``THRESHOLD``
+or above it is an instruction. A sentence is also read with its wrappers taken off (markup tags,
+a JSON member's quotes, brackets, a short label: ``_unwrapped``), and a JSON member's string in
+a code block is read as a sentence. The weights were set by hand and measured on the labelled set
 ``tests/fixtures/instructions.json`` (figures in benchmarks/RESULTS.md).
 
 It runs for untrusted sources only (``Rule.untrusted_only``): a user's, an agent's own or a task's
