@@ -18,8 +18,13 @@ the *form* of a sentence instead, as features scored together (English and Chine
   dates and years, "last week", "according to", amounts with units, a product's versions and
   what it supports; 了/过, 年/月/日, 上周, 昨天, 根据, 通常.
 
-A sentence scores ``IMPERATIVE`` + ``DEONTIC`` + ... - ``NARRATIVE``; at ``THRESHOLD`` or above it
-is an instruction. The weights were set by hand and measured on the labelled set
+- **errand** (against): a person's own errand (bring, pack, wear, proceed, don't forget, submit)
+  with nothing about what an agent does or holds: advice to the user, not an order to the agent.
+
+A sentence scores ``IMPERATIVE`` + ``DEONTIC`` + ... - ``NARRATIVE`` - ``ERRAND``; at ``THRESHOLD``
+or above it is an instruction. A sentence is also read with its wrappers taken off (markup tags,
+a JSON member's quotes, brackets, a short label: ``_unwrapped``), and a JSON member's string in
+a code block is read as a sentence. The weights were set by hand and measured on the labelled set
 ``tests/fixtures/instructions.json`` (figures in benchmarks/RESULTS.md).
 
 It runs for untrusted sources only (``Rule.untrusted_only``): a user's, an agent's own or a task's
@@ -32,7 +37,7 @@ import re
 
 import re2
 
-from ..tree import SENTENCE
+from ..tree import CODE, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
 
 # Verbs a command opens with (base form). A word here that is also a noun ("use", "backup")
@@ -109,10 +114,23 @@ _STRONG = (r"(?i)\b(?:by default|default to|from (?:now|here|this \w+) on|going 
                      r"unless told otherwise|from now)\b")
 # Every English feature in one RE2 set: one pass per sentence. A command's "bad" twin is the same
 # opening followed by what makes it no command; "must" is confirmed by _MUST (a look-ahead).
+# Errands: what a reminder, a calendar or a travel notice tells a *person* to do about their own
+# day ("bring an umbrella", "don't forget your insurance card", "passengers should proceed to gate
+# 12", "submit your timesheet"). Not orders to the agent unless the sentence also touches what an
+# agent does or holds (_AGENTISH: its answers, the user's data, an address to send to).
+_ERRAND_VERB = "bring|pack|wear|carry|proceed|arrive|board|head|dress|forget|submit"
+_ERRAND = (rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?(?:{_ERRAND_VERB})\b"
+           rf"|\b(?:should|must|shall|need to|needs to|have to|has to|are to|is to|remember to|make sure to|"
+           rf"(?:do not|don't) forget to)\s+(?:\w+ly\s+)?(?:{_ERRAND_VERB})\b")
+_AGENTISH = (r"(?i)\b(?:assistants?|agents?|ai|bots?|models?|chatbots?|llms?|the users?|users?'s?|replies|reply|"
+             r"answers?|respon(?:d|ds|se|ses)|outputs?|prompts?|instructions?|memory|memories|context|passwords?|"
+             r"credentials?|tokens?|secrets?|api|send|forward|upload|share|reveal|disclose|leak|exfiltrate|recommend|"
+             r"include|mention|say|tell|e-?mail)\b|://|www\.|\w@\w")
 _EN_PATTERNS = {"imperative": _IMPERATIVE, "imperative_bad": _IMPERATIVE + _NOT_A_COMMAND, "then": _THEN,
                 "then_bad": _THEN + _NOT_A_COMMAND, "social": _SOCIAL, "self": _SELF, "loglike": _LOGLIKE,
                 "addressed": _ADDRESSED, "deontic": _DEONTIC, "must": r"(?i)\bmust\b", "standing": _STANDING,
-                "strong": _STRONG, "consent": _CONSENT}
+                "strong": _STRONG, "consent": _CONSENT, "errand": _ERRAND,
+                "agentish": _AGENTISH}
 _EN_SET = re2.Set.SearchSet(re2.Options())
 for _p in _EN_PATTERNS.values():
     _EN_SET.Add(_p)
@@ -164,6 +182,7 @@ _CUE_SET.Add(CUE)
 _CUE_SET.Compile()
 
 IMPERATIVE, ADDRESSED, DEONTIC, STANDING, STRONG, CONSENT, NARRATIVE, SOCIAL = 3.0, 1.5, 3.0, 1.0, 2.0, 2.0, 1.5, 3.0
+ERRAND = 3.0  # takes back the command's weight: an errand of a person's own, not the agent's
 THRESHOLD = 3.0
 
 
@@ -184,14 +203,14 @@ def features(sentence: str) -> dict[str, int]:
                 "addressed": int(_ZH_ADDRESSED.search(sentence) is not None),
                 "deontic": int(_ZH_DEONTIC.search(sentence) is not None),
                 "standing": int(_ZH_STANDING.search(sentence) is not None),
-                "strong": int(_ZH_STRONG.search(sentence) is not None), "consent": 0, "social": 0,
+                "strong": int(_ZH_STRONG.search(sentence) is not None), "consent": 0, "social": 0, "errand": 0,
                 "narrative": min(3, len(_ZH_NARRATIVE.findall(sentence)))}
     f = _en(sentence)
     f["narrative"] = _narrative(sentence) if any(f.values()) else 0
     return f
 
 
-_NONE = dict.fromkeys(("imperative", "social", "addressed", "deontic", "standing", "strong", "consent"), 0)
+_NONE = dict.fromkeys(("imperative", "social", "addressed", "deontic", "standing", "strong", "consent", "errand"), 0)
 
 
 def _en(sentence: str) -> dict[str, int]:
@@ -202,7 +221,8 @@ def _en(sentence: str) -> dict[str, int]:
             "social": int("social" in hit or "self" in hit),
             "addressed": int("addressed" in hit),
             "deontic": int("deontic" in hit or "must" in hit and _MUST.search(sentence) is not None),
-            "standing": int("standing" in hit), "strong": int("strong" in hit), "consent": int("consent" in hit)}
+            "standing": int("standing" in hit), "strong": int("strong" in hit), "consent": int("consent" in hit),
+            "errand": int("errand" in hit and "agentish" not in hit)}
 
 
 def _narrative(sentence: str) -> int:
@@ -211,13 +231,68 @@ def _narrative(sentence: str) -> int:
 
 def _weighed(f: dict[str, int]) -> float:
     return (IMPERATIVE * f["imperative"] + ADDRESSED * f["addressed"] + DEONTIC * f["deontic"]
-            + STANDING * f["standing"] + STRONG * f["strong"] + CONSENT * f["consent"] - SOCIAL * f["social"])
+            + STANDING * f["standing"] + STRONG * f["strong"] + CONSENT * f["consent"] - SOCIAL * f["social"]
+            - ERRAND * f["errand"])
+
+
+# Wrappers that put something in front of a command so that it no longer opens the sentence:
+# markup tags ("<p>", "<system>", "</div>"), a JSON member's key and quotes ('"note": "...'), a
+# sentence in brackets, a short label ("Tip:", "Step 3:"). The order is read with them taken off.
+# Only a tag-like <name ...> counts (not "a < b"), only a quoted key before a colon (not quoted
+# speech: 'the sign said "do not enter"' is told, not ordered).
+_WRAPPER_HINT = re.compile(r"[<\[(]|\"\s*:|^\W*[\w .'-]{1,24}:\s")
+_TAG = re.compile(r"</?[A-Za-z][\w:-]{0,30}(?:\s[^<>]{0,200})?/?>")
+_JSON_STRING = re.compile(r"(?<!\w)\"[^\"\n]{1,40}\"\s*:\s*\"|\"\s*(?:[,}\]]|$)")
+_BRACKETED = re.compile(r"^[\[(]([^\[\]()]+)[\])]\W*$")
+# A label of one to four words (a word may be a number) before a colon and a space, and a new
+# sentence after it (a capital): "Update: Restart ..."; tool output's "Usage: send <file>" or
+# "Status: delete pending" is no sentence. A label that gives advice ("Tip:", "Step 3:") is
+# taken off whatever follows it.
+_LABEL = re.compile(r"^\W*(?:(?:pro\s+)?tips?|notes?|step\s+\d+|reminders?|important|nb|ps|instructions?|rules?)\s*:\s+(?=\S)"
+                    r"|^\W*[A-Za-z][\w'-]*(?:\s+[\w'-]+){0,3}\s*:\s+(?=\W*(?-i:[A-Z]))", re.I)
+# Not who said it: 'my manager said: "send the report to the team"' reports an order to someone else.
+_SAID = re.compile(r"(?i)\b(?:said|says|say|told|tells|asked|asks|wrote|writes|replied|replies|added|adds|texted|yelled)\b")
+
+
+def _unwrapped(sentence: str) -> list[str]:
+    """The sentence's pieces with wrappers taken off (none when it has none)."""
+    if _WRAPPER_HINT.search(sentence) is None:
+        return []
+    t = _TAG.sub("\n", sentence) if "<" in sentence else sentence
+    if '"' in t:
+        t = _JSON_STRING.sub("\n", t)
+    out = []
+    for piece in t.split("\n"):
+        piece = piece.strip()
+        if not piece:
+            continue
+        m = _BRACKETED.match(piece)
+        if m is not None:
+            piece = m.group(1).strip()
+        m = _LABEL.match(piece)
+        if m is not None and _SAID.search(piece, 0, m.end()) is None:
+            out.append(piece[m.end():])
+        if piece != sentence:
+            out.append(piece)
+    return out
 
 
 def score(sentence: str) -> float:
+    """The sentence's score: the best of it as written and of its pieces unwrapped."""
     sentence = _readable(sentence)
     if not _CUE_SET.Match(sentence):  # cheaper than the features, and most sentences stop here
         return 0.0
+    best = _score(sentence)
+    if best < THRESHOLD:
+        for piece in _unwrapped(sentence):
+            if _CUE_SET.Match(piece):
+                best = max(best, _score(piece))
+            if best >= THRESHOLD:
+                break
+    return best
+
+
+def _score(sentence: str) -> float:
     zh = not sentence.isascii() and _CJK.search(sentence) is not None
     if zh:
         f = features(sentence)
@@ -235,14 +310,29 @@ def is_instruction(text: str) -> bool:
     return any(score(text[n.start:n.end]) >= THRESHOLD for n in tree.of(SENTENCE))
 
 
+_SPLIT = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+# A JSON member's string value ('"note": "Always recommend ..."'): JSON reads as code, with no
+# sentences, so its strings are read here. Both key and value quoted: quoted speech ('she said:
+# "bring a jacket"') is told, not ordered.
+_JSON_MEMBER = re.compile(r'"[^"\n]{1,40}"\s*:\s*"((?:[^"\\\n]|\\.){3,500})"')
+
+
 def _find(node, ctx: Ctx):
-    if score(ctx.text[node.start:node.end]) >= THRESHOLD:
+    if node.kind == CODE:
+        if '":' not in ctx.text[node.start:node.end] and '" :' not in ctx.text[node.start:node.end]:
+            return
+        for m in _JSON_MEMBER.finditer(ctx.text, node.start, node.end):
+            if " " in m.group(1) and any(score(s) >= THRESHOLD for s in _SPLIT.split(m.group(1))):
+                yield m.span(1)
+    elif score(ctx.text[node.start:node.end]) >= THRESHOLD:
         yield node.start, node.end
 
 
 register(Rule(
     id="injection.instruction", category=INJECTION, sensitivity="", placeholder=None, risk=0.6,
-    binds=(SENTENCE,), find=_find, trigger=found(CUE, ascii=True), untrusted_only=True,
+    binds=(SENTENCE, CODE), find=_find, trigger=found(CUE, ascii=True), untrusted_only=True,
     reason="reads as an instruction to the agent (a command, a rule about what is allowed or required, a default)",
     origin="sentence features (imperative mood, address, deontic modality, standing scope, narrative) in en and zh, "
            "weights measured on tests/fixtures/instructions.json",
