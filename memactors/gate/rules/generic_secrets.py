@@ -91,15 +91,22 @@ register(Rule(
 ))
 
 # The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
-_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)"
+_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?: code| number)?)"
 _PW_VALUE = r"[\"'“`]?([^\s\"'”`，。；,;]{4,64})"
 # "<name> [for|of|to|on|at <up to four words>] is|was|:|'s ... <value>": "the password for the
 # staging server is ...", "Alice's password's ..."
-_EN_PW = re.compile(r"(?:\b|(?<=_))" + _PW_NAME + r"\b"
-                    r"(?:\s+(?:for|of|to|on|at)(?:\s+(?!(?:is|was|has|had|became)\b)[\w\-'’]+){1,4}?)?\s*"
-                    r"(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)\s+to"
-                    r"|(?:changed|set|updated|reset) to|is now|became|is|was|'s|’s|=|:)"
-                    r"\s*" + _PW_VALUE, re.I)
+_OF_WHAT = r"(?:\s+(?:for|of|to|on|at)(?:\s+(?!(?:is|was|has|had|became)\b)[\w\-'’]+){1,4}?)?"
+_EN_PW_HEAD = (r"(?:\b|(?<=_))" + _PW_NAME + r"\b" + _OF_WHAT + r"\s*"
+               r"(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)\s+to"
+               r"|(?:changed|set|updated|reset) to|is now|became|is|was|'s|’s|=|:)\s*")
+_EN_PW = re.compile(_EN_PW_HEAD + _PW_VALUE, re.I)
+# A quoted value with spaces in it: "the password is 'correct horse battery staple'" (judged by
+# _passphrase: three words or more, or two that mix classes; 'too short' is a description).
+_EN_PW_QUOTED = re.compile(_EN_PW_HEAD + r"[\"'“‘`]([^\"'“”‘’`\n]{1,64}\s[^\"'“”‘’`\n]{1,64})[\"'”’`]", re.I)
+# No verb and no colon, the value right after the name: "WiFi password Sunshine2024!",
+# "username alice, password Sup3rS3cret!". Judged harder (_bare_value): a word after "password"
+# is usually what the sentence is about ("password reset", "password manager").
+_EN_PW_BARE = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode)\s+([^\s\"'“”`，。；,;()]{4,64})", re.I)
 # "changed her password to ...", "set the wifi password to ...": the verb before the name
 _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+\s+){0,4}?" + _PW_NAME
                         + r"\s+(?:to|as)\s+" + _PW_VALUE, re.I)
@@ -107,7 +114,7 @@ _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+
 # manager" names no password)
 _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?"
                         r"(?:[\w\-]+\s+){0,2}" + _PW_NAME + r"\b(?!\s*[\w\-])", re.I)
-_EN_FORMS = (_EN_PW, _EN_PW_SET, _EN_PW_USE)
+_EN_FORMS = (_EN_PW, _EN_PW_QUOTED, _EN_PW_BARE, _EN_PW_SET, _EN_PW_USE)
 _PW_NAMES = ("password", "passwd", "pwd", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
 _SET_VERBS = ("chang", "set", "updat", "switch")  # _EN_PW_SET's ("reset" holds "set")
 # Simplified and traditional characters: 密码 / 密碼, 为 / 為, 设 / 設, 换 / 換
@@ -121,11 +128,12 @@ _INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|k
                       r"(?:\s+(?:del|de|für|vom|von|des|du|da|do|della|di)(?:\s+(?:la|el|mi|das|den|die|meinen?|"
                       r"le|mon|ma|a|o|il|mio))?\s+[\w\-]+){0,2}"
                       r"\s*(?:(?:\b(?:es|era|is|ist|war|lautet|est|était|etait|é|è|är|jest)\b|[:：=—\-]|は|が|는|은)\s*)+"
-                      r"[\"'“`«„]?([!-~]{4,64})", re.I)
+                      r"[\"'“`«„]?([!-~](?<![\"'`])[!-~]{3,63})", re.I)
 _INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de passe", "senha", "wachtwoord", "parola",
                "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호")
-_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)\s*(?:is|was|:|=|是|为|為|：)\s*"
-                       r"[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
+# "the API key for staging is ...", "my private key is 0x4c08..." (an Ethereum key: 64 hex)
+_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|private key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)"
+                       + _OF_WHAT + r"\s*(?:is|was|:|=|是|为|為|：)\s*[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
 _TRAIL = ".,!?:;)]}>\"'”’`"
 
 
@@ -140,6 +148,26 @@ def _strong_value(v: str) -> bool:
         return False
     return (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v)
             or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v) or len(v) >= 18 and v.isalpha())
+
+
+def _passphrase(v: str) -> bool:
+    """A quoted value with spaces: three words or more (a passphrase, as 'correct-horse-battery-staple'
+    is one hyphenated), or two that mix classes ('Sup3r secret'); two plain words ('too short') describe."""
+    words = v.split()
+    return len(words) >= 3 or len(words) == 2 and _strong_value("".join(words))
+
+
+# What follows "password" without a verb is usually a topic word; a value there needs letters and
+# a digit or a typed symbol (not "'" "-" "/": "password-less", "Manager's", "reset/recovery"), and
+# is no algorithm or standard named after it ("password SHA256 hash", "password WPA2 protected").
+_SYMBOLS = frozenset("!@#$%^&*+=?~|<>")
+_ALGO = re.compile(r"(?:sha|md|aes|rsa|ecdsa|ed|pbkdf|argon|bcrypt|scrypt|hmac|des|crc|utf|base|rfc|iso|tls|ssl|"
+                   r"http|wpa|wep|v|x)[-_]?\d+[a-z]{0,2}", re.I)
+
+
+def _bare_value(v: str) -> bool:
+    return (_strong_value(v) and any(c.isalpha() for c in v)
+            and any(c.isdigit() or c in _SYMBOLS for c in v) and not _ALGO.fullmatch(v))
 
 
 # "p@ssw0rd", "pa$$word", "P4SSWORD": the name read with its look-alike characters as letters
@@ -158,7 +186,8 @@ def _phrase(node, ctx: Ctx):
     # of their names is (their verbs and "use" too, for the two forms that need them)
     low = ctx.lower
     named = leet or any(w in low for w in _PW_NAMES)
-    for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
+    for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
+                   (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_EN_TOKEN, secretish)):
         if rx is _INTL_PW and not intl or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low:
@@ -180,7 +209,8 @@ def _phrase(node, ctx: Ctx):
 register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(SENTENCE,), find=_phrase, trigger=found(_LEET_NAME.pattern, ascii=True),
-    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "secret", "token",
+    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
+               "secret", "token",
                "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
                "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호"),
     reason="a password or token stated in a sentence (is/是/为/: + value)",
