@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..tree import CODE, KV, SENTENCE
+from ..tree import CODE, DOC, KV, SENTENCE
 from .base import (CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, found, has_assignment, has_token, randomish,
                    register)
 from .secrets import placeholder_value
@@ -256,4 +256,65 @@ register(Rule(
     binds=(CODE,), find=_literal, guard=has_token, trigger=found(_QUOTED.pattern),
     reason="unnamed random-looking string literal in code (letters and digits, or hex passed as an argument)",
     origin="detect-secrets Base64HighEntropyString / HexHighEntropyString, length-aware and restricted to code",
+))
+
+# Passwords on a command line, where the flag says what the value is: curl's -u user:password,
+# the MySQL clients' -pPASSWORD (glued: "-p" alone prompts, "-p db" names a database), a
+# registry login's -p/--password, sshpass -p, openssl's pass:, any --*password flag. A shell
+# variable, a template or "-" (stdin) is not a value (placeholder_value).
+_V = r"""(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"]+))"""  # quoted (the quotes left out) or a bare word
+_CMD = r"[^\n|;&]*?\s"  # the same command: no pipe, no separator before the flag
+_CLI_PW = re.compile(
+    r"\bcurl\b" + _CMD + r"(?:-u|--user)(?:\s+|=)?(?:'[^':\n]*:([^'\n]+)'|\"[^\":\n]*:([^\"\n]+)\"|[^\s:'\"]*:([^\s'\"]+))"
+    r"|\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b" + _CMD + r"-p" + _V
+    + r"|\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm(?:\s+registry)?)\s+login\b" + _CMD
+    + r"(?:-p|--password)(?:\s+|=)" + _V
+    + r"|\bsshpass\s+(?:-[A-Za-z]\S*\s+)*?-p\s*" + _V
+    + r"|\s-pass(?:in|out)?\s+pass:" + _V
+    + r"|(?<!\S)--(?:[a-z]+-)*(?:password|passwd)(?:\s+|=)" + _V, re.ASCII)
+
+
+def _command_line(node, ctx: Ctx):
+    for m in _CLI_PW.finditer(ctx.text, node.start, node.end):
+        g = next(i for i in range(1, _CLI_PW.groups + 1) if m.group(i) is not None)
+        if _passwordish(m.group(g)):
+            yield m.span(g)
+
+
+register(Rule(
+    id="secret.command_line", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
+    binds=(DOC,), find=_command_line, itriggers=("curl", "mysql", "mariadb", "sshpass", "-pass"),
+    trigger=found(r"\blogin\b[^\n]*\s(?:-p|--password)[\s=]|--(?:[a-z]+-)*(?:password|passwd)[\s=]", ascii=True),
+    reason="a password given to a command on its command line (curl -u, mysql -p, docker login -p, sshpass -p)",
+    origin="gitleaks curl-auth-user and generic password rules; the flags from each tool's manual",
+))
+
+# Config formats that name the password without "=" or ":": a .netrc entry ("machine host login
+# alice password Tr0ub4dor", on one line or several) and an XML or HTML element named like a
+# secret (<password>, <db:password>, <apiKey>: the element's name judged as a key's is).
+# An entry starts a line and names the login ("the machine learning password reset" is prose).
+_NETRC = re.compile(r"^[ \t]*(?:machine[ \t]+\S+|default)\s+login\s+\S+(?:\s+account\s+\S+)?\s+password\s+(\S+)", re.M)
+_XML = re.compile(r"<((?:[\w.\-]+:)?([\w.\-]+))(?:\s[^<>]*)?>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<\s][^<]*?))\s*</\1\s*>")
+
+
+def _config_file(node, ctx: Ctx):
+    for m in _NETRC.finditer(ctx.text, node.start, node.end):
+        if _passwordish(m.group(1)):
+            yield m.span(1)
+    if "</" in ctx.text:
+        for m in _XML.finditer(ctx.text, node.start, node.end):
+            tier = _name_tier(m.group(2))
+            g = 3 if m.group(3) is not None else 4
+            v = m.group(g)
+            if tier == 2 and _passwordish(v) or tier == 1 and secretish(v):
+                yield m.span(g)
+
+
+register(Rule(
+    id="secret.config_file", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
+    binds=(DOC,), find=_config_file,
+    itriggers=("password>", "passwd>", "pwd>", "pass>", "secret>", "token>", "key>", "credentials>"),
+    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s", ascii=True),
+    reason="a password in a .netrc entry or an XML element named like a secret",
+    origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config",
 ))

@@ -164,15 +164,29 @@ def placeholder_value(v: str) -> bool:
     return v.lower() in _NOT_VALUES or _TEMPLATED.match(v) is not None or len(set(v)) <= 2
 
 
+# An Azure shared access signature: the query's sig= (an HMAC-SHA256 in base64, URL-encoded)
+# beside its sv= service version (a date). A sig= without sv= is some other signature.
+_SAS_SIG = re.compile(r"[?&]sig=((?:[A-Za-z0-9+/]|%2[BbFf]){20,}(?:=|%3[Dd]){0,2})(?![A-Za-z0-9%])")
+_SAS_VERSION = re.compile(r"[?&]sv=\d{4}-\d\d-\d\d(?![\w-])")
+_URL_END = re.compile(r"[\s\"'<>`]")
+
+
 def _url_creds(node, ctx: Ctx):
     for m in _URL_CREDS.finditer(ctx.text, node.start, node.end):
         if not placeholder_value(m.group(2)):
             yield m.start(1), m.end(2)
+    if "sig=" in ctx.text:
+        for m in _SAS_SIG.finditer(ctx.text, node.start, node.end):
+            a = max((ctx.text.rfind(c, node.start, m.start()) for c in " \t\n\"'<>`"), default=-1) + 1
+            b = _URL_END.search(ctx.text, m.end(), node.end)
+            if _SAS_VERSION.search(ctx.text, max(a, node.start), b.start() if b else node.end):
+                yield m.span(1)
 
 
 register(Rule(id="secret.url_credentials", category=SECRET, sensitivity=RESTRICTED, placeholder="[CREDENTIALS]",
-              risk=0.9, binds=(DOC,), find=_url_creds, triggers=("://",),
-              reason="user:password in a URL", origin="detect-secrets BasicAuthDetector"))
+              risk=0.9, binds=(DOC,), find=_url_creds, triggers=("://", "sig="),
+              reason="credentials in a URL (user:password, an Azure SAS signature)",
+              origin="detect-secrets BasicAuthDetector; gitleaks azure-storage SAS (sv= and sig= in one query)"))
 
 # Authorization headers: Bearer/Basic/Token followed by a generated-looking credential.
 _AUTH = re.compile(r"\b(?:Bearer|Basic|Token|bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
