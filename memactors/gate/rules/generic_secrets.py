@@ -318,3 +318,55 @@ register(Rule(
     reason="a password in a .netrc entry or an XML element named like a secret",
     origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config",
 ))
+
+# A wallet's BIP-39 recovery phrase: 12 to 24 words after a seed or recovery phrase word and a
+# colon or "is". The words are checked by shape, not against the BIP-39 list (none in the
+# dependencies): lower-case, 3 to 8 letters as every BIP-39 word is, and at most one of the
+# commonest English words the list leaves out, so a sentence about the phrase is not one.
+_SEED = re.compile(r"(?i:\b(?:(?:seed|recovery|backup|secret|wallet|mnemonic)[ \t]+(?:phrase|words|seed)|seed|mnemonic)\b"
+                   r"[^\n:=：]{0,40}?(?:[:=：]|\b(?:is|are|was|were)\b))\s*[\"'“]?"
+                   r"((?:\d{1,2}[.)]\s*)?[A-Za-z][a-z]{2,7}(?:[\s,]+(?:\d{1,2}[.)]\s*)?[a-z]{3,8}){11,23})(?![A-Za-z])")
+_NOT_BIP39 = frozenset("the and for with was are have from but not you your our its been were would should could which "
+                       "who how why his her him has had did does their them".split())
+
+
+def _seed_phrase(node, ctx: Ctx):
+    for m in _SEED.finditer(ctx.text, node.start, node.end):
+        words = re.findall(r"[A-Za-z]+", m.group(1))
+        if sum(w.lower() in _NOT_BIP39 for w in words) <= 1:
+            yield m.span(1)
+
+
+register(Rule(
+    id="secret.seed_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[SEED_PHRASE]", risk=1.0,
+    binds=(DOC,), find=_seed_phrase, itriggers=("seed", "mnemonic", "recovery phrase", "backup phrase", "secret phrase",
+                                               "recovery words", "wallet words"),
+    reason="a wallet's recovery (seed) phrase: 12 to 24 words after a seed or recovery phrase word",
+    origin="BIP-39 mnemonic format (12-24 words of 3-8 letters); trufflehog's mnemonic detectors",
+))
+
+# Two-factor backup (recovery) codes: two or more codes after such a phrase, as the services
+# print them: 8 digits (also "1234 5678"), or two groups of 4-5 letters and digits ("a1b2c-3d4e5").
+_CODE = r"(?:\d{8}(?!\d)|\d{4}[ \-]\d{4}(?!\d)|[A-Za-z0-9]{4,5}-[A-Za-z0-9]{4,5}(?![A-Za-z0-9]))"
+_BACKUP_CODES = re.compile(r"\b(?:backup|recovery|scratch|emergency|2fa|mfa|two[- ]factor|2-step)[ \t]+(?:[\w\-]+[ \t]+){0,2}?"
+                           r"codes?\b[^\d\n]{0,30}?(?:\n[^\d\n]{0,10})?(?<![A-Za-z0-9])(" + _CODE + r"(?:[\s,;]+" + _CODE + r")+)", re.I)
+
+
+_CODES = re.compile(_CODE)
+
+
+def _backup_codes(node, ctx: Ctx):
+    for m in _BACKUP_CODES.finditer(ctx.text, node.start, node.end):
+        # every code has a digit: "well-known and-some" after "recovery codes" are words
+        if all(any(c.isdigit() for c in code) for code in _CODES.findall(m.group(1))):
+            yield m.span(1)
+
+
+register(Rule(
+    id="secret.backup_codes", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[BACKUP_CODES]", risk=1.0,
+    binds=(DOC,), find=_backup_codes,
+    itriggers=("backup code", "recovery code", "scratch code", "emergency code", "2fa code", "mfa code", "factor code",
+               "2-step code"),
+    reason="two-factor backup or recovery codes (two or more, after such a phrase)",
+    origin="the backup-code formats of Google (8 digits), GitHub (5-5 hex) and others",
+))

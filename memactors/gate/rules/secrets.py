@@ -9,6 +9,7 @@ Patterns follow the gitleaks default config and detect-secrets' plugins (named i
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 
@@ -229,3 +230,41 @@ register(Rule(id="secret.base64_wrapped", category=SECRET, sensitivity=RESTRICTE
               binds=(DOC,), find=_encoded, trigger=found(r"[A-Za-z0-9+/_\-]{24}", ascii=True), guard=has_token,
               reason="a key of a known shape (provider prefix, JWT, private key) wrapped in base64",
               origin="detect-secrets and trufflehog decode base64 before matching; the shapes are this module's"))
+
+
+# Cryptocurrency wallet keys with a shape of their own. BIP-32 extended private keys: a version
+# prefix (xprv/tprv, and BIP-49/84's yprv/zprv/uprv/vprv) and 107 more base58 characters.
+# Wallet Import Format keys: 51 characters from 5H/5J/5K, 52 from K/L (a compressed key);
+# base58 runs that long occur otherwise (ids, hashes), so the Base58Check checksum must hold.
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {c: i for i, c in enumerate(_B58)}
+_XPRV_PREFIXES = ("xprv", "tprv", "yprv", "zprv", "uprv", "vprv", "Yprv", "Zprv", "Uprv", "Vprv")
+_CRYPTO_KEY = re.compile(r"(?<![A-Za-z0-9])(?:(?:[xtyzuv]|[YZUV])prv[1-9A-HJ-NP-Za-km-z]{107}"
+                         r"|5[HJK][1-9A-HJ-NP-Za-km-z]{49}|[KL][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])", re.ASCII)
+
+
+def _b58decode(s: str) -> bytes:
+    n = 0
+    for c in s:
+        n = n * 58 + _B58_INDEX[c]
+    return b"\0" * (len(s) - len(s.lstrip("1"))) + n.to_bytes((n.bit_length() + 7) // 8, "big")
+
+
+def _wallet_key(text: str, m: re.Match) -> bool:
+    """An extended private key by its prefix; a WIF key by its payload (version 0x80, 32 key
+    bytes, then 0x01 if compressed) and its Base58Check checksum."""
+    v = m.group()
+    if v.startswith(_XPRV_PREFIXES):
+        return True
+    raw = _b58decode(v)
+    body, check = raw[:-4], raw[-4:]
+    return (len(body) == (33 if v[0] == "5" else 34) and body[0] == 0x80 and (v[0] == "5" or body[33] == 0x01)
+            and hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == check)
+
+
+_SHAPES.append((_CRYPTO_KEY, _wallet_key))
+register(Rule(id="secret.crypto_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[PRIVATE_KEY]", risk=1.0,
+              binds=(DOC,), find=regex_find(_CRYPTO_KEY, check=_wallet_key), triggers=_XPRV_PREFIXES,
+              trigger=found(r"[1-9A-HJ-NP-Za-km-z]{51}", ascii=True), guard=has_token,
+              reason="cryptocurrency private key (BIP-32 xprv/tprv extended key, or WIF with a valid checksum)",
+              origin="BIP-32 serialization format; Bitcoin wiki Wallet Import Format; trufflehog's bitcoin detectors"))
