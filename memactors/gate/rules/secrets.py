@@ -265,6 +265,8 @@ def _wallet_key(text: str, m: re.Match) -> bool:
 _SHAPES.append((_CRYPTO_KEY, _wallet_key))
 register(Rule(id="secret.crypto_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[PRIVATE_KEY]", risk=1.0,
               binds=(DOC,), find=regex_find(_CRYPTO_KEY, check=_wallet_key), triggers=_XPRV_PREFIXES,
-              trigger=found(r"[1-9A-HJ-NP-Za-km-z]{51}", ascii=True), guard=has_token,
+              # a WIF key's first characters at a word's start: a bare 51-character base58 run as
+              # the trigger cost the pre-scan's automaton 20 times its time on log lines
+              trigger=found(r"(?:^|[^A-Za-z0-9])(?:5[HJK]|[KL])[1-9A-HJ-NP-Za-km-z]{14}", ascii=True), guard=has_token,
               reason="cryptocurrency private key (BIP-32 xprv/tprv extended key, or WIF with a valid checksum)",
               origin="BIP-32 serialization format; Bitcoin wiki Wallet Import Format; trufflehog's bitcoin detectors"))
