@@ -266,3 +266,22 @@ def test_the_runtime_recalls_the_order_number_but_not_the_code_nor_the_hidden_ad
             assert w.decision == "redacted"
             recalled = [h["content"] for h in rt.recall(text, actor="ag", allowed_scopes=[s]).to_dict()["hits"]]
             assert any(kept in c for c in recalled) and not any(gone in c for c in recalled), recalled
+
+
+def test_the_runtime_keeps_no_password_on_a_command_line_nor_a_wallet_secret(tmp_path):
+    """Stored by rt.write before: a password with no verb, one given to docker login, a seed
+    phrase, backup codes. Their look-alikes are kept."""
+    s = "/org/acme/user/alice/"
+    with memactors.connect(str(tmp_path / "d"), host="process") as rt:
+        rt.grant("ag", s, read=True, write=True)
+        for text, source in (("WiFi password Sunshine2024!", "user_stated"),
+                             ("docker login -u alice -p Tr0ub4dor registry.example.com", "tool"),
+                             ("my metamask recovery phrase: abandon ability able about above absent absorb abstract "
+                              "absurd abuse access accident", "user_stated"),
+                             ("my 2FA backup codes: 73921544 19283746 55512398", "user_stated")):
+            r = rt.write(s, text, actor="ag", source=source)
+            assert r.decision == "blocked" and r.memory_id is None, text
+        for text, source in (("WiFi password reset tomorrow", "user_stated"),
+                             ("docker login -u alice --password-stdin", "tool"),
+                             ("backup codes are in the drawer", "user_stated")):
+            assert rt.write(s, text, actor="ag", source=source).decision != "blocked", text

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..tree import CODE, KV, SENTENCE
+from ..tree import CODE, DOC, KV, SENTENCE
 from .base import (CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, found, has_assignment, has_token, randomish,
                    register)
 from .secrets import placeholder_value
@@ -91,15 +91,22 @@ register(Rule(
 ))
 
 # The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
-_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?: code)?)"
+_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?: code| number)?)"
 _PW_VALUE = r"[\"'“`]?([^\s\"'”`，。；,;]{4,64})"
 # "<name> [for|of|to|on|at <up to four words>] is|was|:|'s ... <value>": "the password for the
 # staging server is ...", "Alice's password's ..."
-_EN_PW = re.compile(r"(?:\b|(?<=_))" + _PW_NAME + r"\b"
-                    r"(?:\s+(?:for|of|to|on|at)(?:\s+(?!(?:is|was|has|had|became)\b)[\w\-'’]+){1,4}?)?\s*"
-                    r"(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)\s+to"
-                    r"|(?:changed|set|updated|reset) to|is now|became|is|was|'s|’s|=|:)"
-                    r"\s*" + _PW_VALUE, re.I)
+_OF_WHAT = r"(?:\s+(?:for|of|to|on|at)(?:\s+(?!(?:is|was|has|had|became)\b)[\w\-'’]+){1,4}?)?"
+_EN_PW_HEAD = (r"(?:\b|(?<=_))" + _PW_NAME + r"\b" + _OF_WHAT + r"\s*"
+               r"(?:(?:is|was|has been|had been)\s+(?:changed|set|updated|reset)\s+to"
+               r"|(?:changed|set|updated|reset) to|is now|became|is|was|'s|’s|=|:)\s*")
+_EN_PW = re.compile(_EN_PW_HEAD + _PW_VALUE, re.I)
+# A quoted value with spaces in it: "the password is 'correct horse battery staple'" (judged by
+# _passphrase: three words or more, or two that mix classes; 'too short' is a description).
+_EN_PW_QUOTED = re.compile(_EN_PW_HEAD + r"[\"'“‘`]([^\"'“”‘’`\n]{1,64}\s[^\"'“”‘’`\n]{1,64})[\"'”’`]", re.I)
+# No verb and no colon, the value right after the name: "WiFi password Sunshine2024!",
+# "username alice, password Sup3rS3cret!". Judged harder (_bare_value): a word after "password"
+# is usually what the sentence is about ("password reset", "password manager").
+_EN_PW_BARE = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode)\s+([^\s\"'“”`，。；,;()]{4,64})", re.I)
 # "changed her password to ...", "set the wifi password to ...": the verb before the name
 _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+\s+){0,4}?" + _PW_NAME
                         + r"\s+(?:to|as)\s+" + _PW_VALUE, re.I)
@@ -107,7 +114,7 @@ _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+
 # manager" names no password)
 _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?"
                         r"(?:[\w\-]+\s+){0,2}" + _PW_NAME + r"\b(?!\s*[\w\-])", re.I)
-_EN_FORMS = (_EN_PW, _EN_PW_SET, _EN_PW_USE)
+_EN_FORMS = (_EN_PW, _EN_PW_QUOTED, _EN_PW_BARE, _EN_PW_SET, _EN_PW_USE)
 _PW_NAMES = ("password", "passwd", "pwd", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
 _SET_VERBS = ("chang", "set", "updat", "switch")  # _EN_PW_SET's ("reset" holds "set")
 # Simplified and traditional characters: 密码 / 密碼, 为 / 為, 设 / 設, 换 / 換
@@ -121,11 +128,12 @@ _INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|k
                       r"(?:\s+(?:del|de|für|vom|von|des|du|da|do|della|di)(?:\s+(?:la|el|mi|das|den|die|meinen?|"
                       r"le|mon|ma|a|o|il|mio))?\s+[\w\-]+){0,2}"
                       r"\s*(?:(?:\b(?:es|era|is|ist|war|lautet|est|était|etait|é|è|är|jest)\b|[:：=—\-]|は|が|는|은)\s*)+"
-                      r"[\"'“`«„]?([!-~]{4,64})", re.I)
+                      r"[\"'“`«„]?([!-~](?<![\"'`])[!-~]{3,63})", re.I)
 _INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de passe", "senha", "wachtwoord", "parola",
                "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호")
-_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)\s*(?:is|was|:|=|是|为|為|：)\s*"
-                       r"[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
+# "the API key for staging is ...", "my private key is 0x4c08..." (an Ethereum key: 64 hex)
+_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|private key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)"
+                       + _OF_WHAT + r"\s*(?:is|was|:|=|是|为|為|：)\s*[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
 _TRAIL = ".,!?:;)]}>\"'”’`"
 
 
@@ -140,6 +148,26 @@ def _strong_value(v: str) -> bool:
         return False
     return (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v)
             or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v) or len(v) >= 18 and v.isalpha())
+
+
+def _passphrase(v: str) -> bool:
+    """A quoted value with spaces: three words or more (a passphrase, as 'correct-horse-battery-staple'
+    is one hyphenated), or two that mix classes ('Sup3r secret'); two plain words ('too short') describe."""
+    words = v.split()
+    return len(words) >= 3 or len(words) == 2 and _strong_value("".join(words))
+
+
+# What follows "password" without a verb is usually a topic word; a value there needs letters and
+# a digit or a typed symbol (not "'" "-" "/": "password-less", "Manager's", "reset/recovery"), and
+# is no algorithm or standard named after it ("password SHA256 hash", "password WPA2 protected").
+_SYMBOLS = frozenset("!@#$%^&*+=?~|<>")
+_ALGO = re.compile(r"(?:sha|md|aes|rsa|ecdsa|ed|pbkdf|argon|bcrypt|scrypt|hmac|des|crc|utf|base|rfc|iso|tls|ssl|"
+                   r"http|wpa|wep|v|x)[-_]?\d+[a-z]{0,2}", re.I)
+
+
+def _bare_value(v: str) -> bool:
+    return (_strong_value(v) and any(c.isalpha() for c in v)
+            and any(c.isdigit() or c in _SYMBOLS for c in v) and not _ALGO.fullmatch(v))
 
 
 # "p@ssw0rd", "pa$$word", "P4SSWORD": the name read with its look-alike characters as letters
@@ -158,7 +186,8 @@ def _phrase(node, ctx: Ctx):
     # of their names is (their verbs and "use" too, for the two forms that need them)
     low = ctx.lower
     named = leet or any(w in low for w in _PW_NAMES)
-    for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
+    for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
+                   (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_EN_TOKEN, secretish)):
         if rx is _INTL_PW and not intl or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low:
@@ -180,7 +209,8 @@ def _phrase(node, ctx: Ctx):
 register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(SENTENCE,), find=_phrase, trigger=found(_LEET_NAME.pattern, ascii=True),
-    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "secret", "token",
+    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
+               "secret", "token",
                "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
                "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호"),
     reason="a password or token stated in a sentence (is/是/为/: + value)",
@@ -226,4 +256,117 @@ register(Rule(
     binds=(CODE,), find=_literal, guard=has_token, trigger=found(_QUOTED.pattern),
     reason="unnamed random-looking string literal in code (letters and digits, or hex passed as an argument)",
     origin="detect-secrets Base64HighEntropyString / HexHighEntropyString, length-aware and restricted to code",
+))
+
+# Passwords on a command line, where the flag says what the value is: curl's -u user:password,
+# the MySQL clients' -pPASSWORD (glued: "-p" alone prompts, "-p db" names a database), a
+# registry login's -p/--password, sshpass -p, openssl's pass:, any --*password flag. A shell
+# variable, a template or "-" (stdin) is not a value (placeholder_value).
+_V = r"""(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"]+))"""  # quoted (the quotes left out) or a bare word
+_CMD = r"[^\n|;&]*?\s"  # the same command: no pipe, no separator before the flag
+_CLI_PW = re.compile(
+    r"\bcurl\b" + _CMD + r"(?:-u|--user)(?:\s+|=)?(?:'[^':\n]*:([^'\n]+)'|\"[^\":\n]*:([^\"\n]+)\"|[^\s:'\"]*:([^\s'\"]+))"
+    r"|\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b" + _CMD + r"-p" + _V
+    + r"|\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm(?:\s+registry)?)\s+login\b" + _CMD
+    + r"(?:-p|--password)(?:\s+|=)" + _V
+    + r"|\bsshpass\s+(?:-[A-Za-z]\S*\s+)*?-p\s*" + _V
+    + r"|\s-pass(?:in|out)?\s+pass:" + _V
+    + r"|(?<!\S)--(?:[a-z]+-)*(?:password|passwd)(?:\s+|=)" + _V, re.ASCII)
+
+
+def _command_line(node, ctx: Ctx):
+    for m in _CLI_PW.finditer(ctx.text, node.start, node.end):
+        g = next(i for i in range(1, _CLI_PW.groups + 1) if m.group(i) is not None)
+        if _passwordish(m.group(g)):
+            yield m.span(g)
+
+
+register(Rule(
+    id="secret.command_line", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
+    binds=(DOC,), find=_command_line, itriggers=("curl", "mysql", "mariadb", "sshpass", "-pass"),
+    trigger=found(r"\blogin\b[^\n]*\s(?:-p|--password)[\s=]|--(?:[a-z]+-)*(?:password|passwd)[\s=]", ascii=True),
+    reason="a password given to a command on its command line (curl -u, mysql -p, docker login -p, sshpass -p)",
+    origin="gitleaks curl-auth-user and generic password rules; the flags from each tool's manual",
+))
+
+# Config formats that name the password without "=" or ":": a .netrc entry ("machine host login
+# alice password Tr0ub4dor", on one line or several) and an XML or HTML element named like a
+# secret (<password>, <db:password>, <apiKey>: the element's name judged as a key's is).
+# An entry starts a line and names the login ("the machine learning password reset" is prose).
+_NETRC = re.compile(r"^[ \t]*(?:machine[ \t]+\S+|default)\s+login\s+\S+(?:\s+account\s+\S+)?\s+password\s+(\S+)", re.M)
+_XML = re.compile(r"<((?:[\w.\-]+:)?([\w.\-]+))(?:\s[^<>]*)?>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<\s][^<]*?))\s*</\1\s*>")
+
+
+def _config_file(node, ctx: Ctx):
+    for m in _NETRC.finditer(ctx.text, node.start, node.end):
+        if _passwordish(m.group(1)):
+            yield m.span(1)
+    if "</" in ctx.text:
+        for m in _XML.finditer(ctx.text, node.start, node.end):
+            tier = _name_tier(m.group(2))
+            g = 3 if m.group(3) is not None else 4
+            v = m.group(g)
+            if tier == 2 and _passwordish(v) or tier == 1 and secretish(v):
+                yield m.span(g)
+
+
+register(Rule(
+    id="secret.config_file", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
+    binds=(DOC,), find=_config_file,
+    itriggers=("password>", "passwd>", "pwd>", "pass>", "secret>", "token>", "key>", "credentials>"),
+    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s", ascii=True),
+    reason="a password in a .netrc entry or an XML element named like a secret",
+    origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config",
+))
+
+# A wallet's BIP-39 recovery phrase: 12 to 24 words after a seed or recovery phrase word and a
+# colon or "is". The words are checked by shape, not against the BIP-39 list (none in the
+# dependencies): lower-case, 3 to 8 letters as every BIP-39 word is, and at most one of the
+# commonest English words the list leaves out, so a sentence about the phrase is not one.
+_SEED = re.compile(r"(?i:\b(?:(?:seed|recovery|backup|secret|wallet|mnemonic)[ \t]+(?:phrase|words|seed)|seed|mnemonic)\b"
+                   r"[^\n:=：]{0,40}?(?:[:=：]|\b(?:is|are|was|were)\b))\s*[\"'“]?"
+                   r"((?:\d{1,2}[.)]\s*)?[A-Za-z][a-z]{2,7}(?:[\s,]+(?:\d{1,2}[.)]\s*)?[a-z]{3,8}){11,23})(?![A-Za-z])")
+_NOT_BIP39 = frozenset("the and for with was are have from but not you your our its been were would should could which "
+                       "who how why his her him has had did does their them".split())
+
+
+def _seed_phrase(node, ctx: Ctx):
+    for m in _SEED.finditer(ctx.text, node.start, node.end):
+        words = re.findall(r"[A-Za-z]+", m.group(1))
+        if sum(w.lower() in _NOT_BIP39 for w in words) <= 1:
+            yield m.span(1)
+
+
+register(Rule(
+    id="secret.seed_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[SEED_PHRASE]", risk=1.0,
+    binds=(DOC,), find=_seed_phrase, itriggers=("seed", "mnemonic", "recovery phrase", "backup phrase", "secret phrase",
+                                               "recovery words", "wallet words"),
+    reason="a wallet's recovery (seed) phrase: 12 to 24 words after a seed or recovery phrase word",
+    origin="BIP-39 mnemonic format (12-24 words of 3-8 letters); trufflehog's mnemonic detectors",
+))
+
+# Two-factor backup (recovery) codes: two or more codes after such a phrase, as the services
+# print them: 8 digits (also "1234 5678"), or two groups of 4-5 letters and digits ("a1b2c-3d4e5").
+_CODE = r"(?:\d{8}(?!\d)|\d{4}[ \-]\d{4}(?!\d)|[A-Za-z0-9]{4,5}-[A-Za-z0-9]{4,5}(?![A-Za-z0-9]))"
+_BACKUP_CODES = re.compile(r"\b(?:backup|recovery|scratch|emergency|2fa|mfa|two[- ]factor|2-step)[ \t]+(?:[\w\-]+[ \t]+){0,2}?"
+                           r"codes?\b[^\d\n]{0,30}?(?:\n[^\d\n]{0,10})?(?<![A-Za-z0-9])(" + _CODE + r"(?:[\s,;]+" + _CODE + r")+)", re.I)
+
+
+_CODES = re.compile(_CODE)
+
+
+def _backup_codes(node, ctx: Ctx):
+    for m in _BACKUP_CODES.finditer(ctx.text, node.start, node.end):
+        # every code has a digit: "well-known and-some" after "recovery codes" are words
+        if all(any(c.isdigit() for c in code) for code in _CODES.findall(m.group(1))):
+            yield m.span(1)
+
+
+register(Rule(
+    id="secret.backup_codes", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[BACKUP_CODES]", risk=1.0,
+    binds=(DOC,), find=_backup_codes,
+    itriggers=("backup code", "recovery code", "scratch code", "emergency code", "2fa code", "mfa code", "factor code",
+               "2-step code"),
+    reason="two-factor backup or recovery codes (two or more, after such a phrase)",
+    origin="the backup-code formats of Google (8 digits), GitHub (5-5 hex) and others",
 ))

@@ -9,6 +9,7 @@ Patterns follow the gitleaks default config and detect-secrets' plugins (named i
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 
@@ -164,15 +165,29 @@ def placeholder_value(v: str) -> bool:
     return v.lower() in _NOT_VALUES or _TEMPLATED.match(v) is not None or len(set(v)) <= 2
 
 
+# An Azure shared access signature: the query's sig= (an HMAC-SHA256 in base64, URL-encoded)
+# beside its sv= service version (a date). A sig= without sv= is some other signature.
+_SAS_SIG = re.compile(r"[?&]sig=((?:[A-Za-z0-9+/]|%2[BbFf]){20,}(?:=|%3[Dd]){0,2})(?![A-Za-z0-9%])")
+_SAS_VERSION = re.compile(r"[?&]sv=\d{4}-\d\d-\d\d(?![\w-])")
+_URL_END = re.compile(r"[\s\"'<>`]")
+
+
 def _url_creds(node, ctx: Ctx):
     for m in _URL_CREDS.finditer(ctx.text, node.start, node.end):
         if not placeholder_value(m.group(2)):
             yield m.start(1), m.end(2)
+    if "sig=" in ctx.text:
+        for m in _SAS_SIG.finditer(ctx.text, node.start, node.end):
+            a = max((ctx.text.rfind(c, node.start, m.start()) for c in " \t\n\"'<>`"), default=-1) + 1
+            b = _URL_END.search(ctx.text, m.end(), node.end)
+            if _SAS_VERSION.search(ctx.text, max(a, node.start), b.start() if b else node.end):
+                yield m.span(1)
 
 
 register(Rule(id="secret.url_credentials", category=SECRET, sensitivity=RESTRICTED, placeholder="[CREDENTIALS]",
-              risk=0.9, binds=(DOC,), find=_url_creds, triggers=("://",),
-              reason="user:password in a URL", origin="detect-secrets BasicAuthDetector"))
+              risk=0.9, binds=(DOC,), find=_url_creds, triggers=("://", "sig="),
+              reason="credentials in a URL (user:password, an Azure SAS signature)",
+              origin="detect-secrets BasicAuthDetector; gitleaks azure-storage SAS (sv= and sig= in one query)"))
 
 # Authorization headers: Bearer/Basic/Token followed by a generated-looking credential.
 _AUTH = re.compile(r"\b(?:Bearer|Basic|Token|bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
@@ -215,3 +230,43 @@ register(Rule(id="secret.base64_wrapped", category=SECRET, sensitivity=RESTRICTE
               binds=(DOC,), find=_encoded, trigger=found(r"[A-Za-z0-9+/_\-]{24}", ascii=True), guard=has_token,
               reason="a key of a known shape (provider prefix, JWT, private key) wrapped in base64",
               origin="detect-secrets and trufflehog decode base64 before matching; the shapes are this module's"))
+
+
+# Cryptocurrency wallet keys with a shape of their own. BIP-32 extended private keys: a version
+# prefix (xprv/tprv, and BIP-49/84's yprv/zprv/uprv/vprv) and 107 more base58 characters.
+# Wallet Import Format keys: 51 characters from 5H/5J/5K, 52 from K/L (a compressed key);
+# base58 runs that long occur otherwise (ids, hashes), so the Base58Check checksum must hold.
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {c: i for i, c in enumerate(_B58)}
+_XPRV_PREFIXES = ("xprv", "tprv", "yprv", "zprv", "uprv", "vprv", "Yprv", "Zprv", "Uprv", "Vprv")
+_CRYPTO_KEY = re.compile(r"(?<![A-Za-z0-9])(?:(?:[xtyzuv]|[YZUV])prv[1-9A-HJ-NP-Za-km-z]{107}"
+                         r"|5[HJK][1-9A-HJ-NP-Za-km-z]{49}|[KL][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])", re.ASCII)
+
+
+def _b58decode(s: str) -> bytes:
+    n = 0
+    for c in s:
+        n = n * 58 + _B58_INDEX[c]
+    return b"\0" * (len(s) - len(s.lstrip("1"))) + n.to_bytes((n.bit_length() + 7) // 8, "big")
+
+
+def _wallet_key(text: str, m: re.Match) -> bool:
+    """An extended private key by its prefix; a WIF key by its payload (version 0x80, 32 key
+    bytes, then 0x01 if compressed) and its Base58Check checksum."""
+    v = m.group()
+    if v.startswith(_XPRV_PREFIXES):
+        return True
+    raw = _b58decode(v)
+    body, check = raw[:-4], raw[-4:]
+    return (len(body) == (33 if v[0] == "5" else 34) and body[0] == 0x80 and (v[0] == "5" or body[33] == 0x01)
+            and hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == check)
+
+
+_SHAPES.append((_CRYPTO_KEY, _wallet_key))
+register(Rule(id="secret.crypto_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[PRIVATE_KEY]", risk=1.0,
+              binds=(DOC,), find=regex_find(_CRYPTO_KEY, check=_wallet_key), triggers=_XPRV_PREFIXES,
+              # a WIF key's first characters at a word's start: a bare 51-character base58 run as
+              # the trigger cost the pre-scan's automaton 20 times its time on log lines
+              trigger=found(r"(?:^|[^A-Za-z0-9])(?:5[HJK]|[KL])[1-9A-HJ-NP-Za-km-z]{14}", ascii=True), guard=has_token,
+              reason="cryptocurrency private key (BIP-32 xprv/tprv extended key, or WIF with a valid checksum)",
+              origin="BIP-32 serialization format; Bitcoin wiki Wallet Import Format; trufflehog's bitcoin detectors"))
