@@ -153,7 +153,7 @@ def test_a_sweep_limited_to_a_scope_touches_no_other(folder):
     assert rt.gc(dry_run=True, scope="/org/acme/user/ali/").plan.planned == 0  # a prefix is not a parent
     res = rt.gc(scope="/org/acme/")
     assert (res.by_rule["hard_expired"], res.by_tenant) == (1, {"acme": 1})
-    assert _status(rt, here.memory_id)["status"] == "evicted"
+    assert _status(rt, here.memory_id)["status"] == "tombstoned"  # past its hard TTL: erased
     assert rt.gc(dry_run=True).plan.ids("hard_expired").to_pylist() == [there.memory_id]
 
 
@@ -303,3 +303,39 @@ def test_a_stale_memory_refreshed_or_confirmed_is_active_again(folder, how):
         rt.review.confirm(m.memory_id, actor="reviewer", reason="still true")
     assert _status(rt, m.memory_id)["status"] == "active"
     assert [h.stale for h in _recall_one(rt, "favourite museum Louvre born Lyon").hits] == [False]
+
+
+@pytest.mark.parametrize("cold", [False, True])
+def test_a_memory_past_its_hard_ttl_is_erased_by_the_sweep_not_only_set_aside(folder, cold):
+    """"Deleted at the next sweep": its key destroyed, nothing of it in history, recall(at=) a
+    point it was live, a rollback to then, or the files after a purge. Another rule's eviction
+    keeps its key (a rollback can bring it back)."""
+    import os
+
+    rt, clock, path = folder
+    gone = rt.write(S, "Alice's door code is ttltokDoor", actor=A, ttl_days=1)
+    kept = rt.write(S, "Alice's parking note", actor=A)
+    rt.flush()
+    live_at = rt.audit.head()["seq"]
+    clock.advance(days=400)
+    if cold:
+        rt.close()
+        rt = _connect(path, clock)
+    res = rt.gc()
+    assert res.by_rule["hard_expired"] >= 1
+    erased = rt.audit.erased(gone.memory_id, actor=A)
+    assert erased["tombstone_seq"] is not None and erased["key_destroyed"]
+    assert all(v["content"] is None for v in rt.history(gone.memory_id, actor=A)["versions"])
+    q = dict(actor=A, task_id="t", allowed_scopes=[S], purpose="test", threshold=0.0)
+    assert gone.memory_id not in {h.memory_id for h in rt.recall("door code", at=live_at, **q).hits}
+    rt.rollback(at=live_at, actor="reviewer", reason="undo the sweep")
+    assert gone.memory_id not in {h.memory_id for h in rt.recall("door code", **q).hits}
+    assert rt.stats()["counters"]["evictions"]["hard_expired"] >= 1
+    rt.purge()
+    for d, _, files in os.walk(path):
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                assert b"ttltokDoor" not in fh.read(), f
+    assert kept.memory_id  # (a memory of the default policy is past its hard TTL too by then)
+    if cold:
+        rt.close()

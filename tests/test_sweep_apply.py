@@ -141,9 +141,12 @@ def test_decide_sweep_checks_hot_memories_again_and_takes_cold_ones_as_planned()
     out = decide_sweep(SweepOp(rows, "memactors-lifecycle", "gc-x-0-0", 0),
                        Ctx(None, now, lc, state_of={scope: state}.get))
     assert out.result == {"decision": "swept", "by_rule": {"hard_expired": 2}, "skipped": 1}
-    assert [(c.memory_id, c.patch, c.reason) for c in out.changes] == [
-        (due["memory_id"], {"status": "evicted"}, "gc: hard_expired"),
-        (cold, {"status": "evicted"}, "gc: hard_expired")]
+    # past its hard TTL a memory is erased: a tombstone (its sensitivity where the record is at
+    # hand), its data key destroyed with it
+    assert [(c.action, c.memory_id, c.patch, c.reason) for c in out.changes] == [
+        ("forget", due["memory_id"], {"status": "tombstoned", "sensitivity": "internal"}, "gc: hard_expired"),
+        ("forget", cold, {"status": "tombstoned"}, "gc: hard_expired")]
+    assert out.destroy_keys == [due["memory_id"], cold]
 
 
 @settings(max_examples=60, deadline=None)

@@ -244,6 +244,9 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
                    bases={t["memory_id"]: t for t in gone})
 
 
+_TOMBSTONE = {"status": "tombstoned"}
+
+
 def _tombstone(rec: dict) -> dict:
     return {"status": "tombstoned", "sensitivity": rec["sensitivity"]} if rec.get("sensitivity") else \
         {"status": "tombstoned"}
@@ -374,11 +377,14 @@ _SWEEP_PATCH = {c: ({"review": lifecycle.PERIODIC_REVIEW} if lifecycle.ACTION_OF
                     {"status": "evicted" if lifecycle.ACTION_OF[c] == lifecycle.EVICT else "stale"})
                 for c in _SWEEP_REASON}
 _SWEEP_ACTION = {c: E.ANNOTATE if lifecycle.ACTION_OF[c] == lifecycle.REVIEW else E.STATUS for c in _SWEEP_REASON}
+# Past its hard TTL a memory is deleted, not set aside: erased (a tombstone, its data key
+# destroyed) where the other rules' evictions keep the key for a rollback.
+_HARD = lifecycle.RULES.index("hard_expired")
 
 
 def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
-    """An applied GC plan's rows as status changes (evicted, or stale), each with its rule as
-    the reason. A memory changed since the plan (refreshed, recalled, erased: ``ctx.touched``,
+    """An applied GC plan's rows as status changes (evicted, or stale; past the hard TTL an
+    erasure: a tombstone, its data key destroyed), each with its rule as the reason. A memory changed since the plan (refreshed, recalled, erased: ``ctx.touched``,
     or without it every memory the owner holds hot) is checked again against the rule, on its
     hot record or the ledger's (``ctx.current``): no longer due, it is left alone. Rows come a
     scope at a time (the sweeper sorts them; any order is right, only slower), and the rules
@@ -410,13 +416,25 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
             values[k] = col
         codes = lifecycle.rules(dict(zip(_RECHECK, values)), ctx.now_us, ctx.lifecycle)
         still = dict(zip([r["memory_id"] for r in hot], codes.tolist()))
-    changes, counts, skipped, evicted = [], {}, 0, {}
+    changes, counts, skipped, evicted, destroyed = [], {}, 0, {}, []
     gone = ctx.erased or ()
+    known = {r["memory_id"]: r for r in hot}
     for mid, scope, code in op.rows:
         if still.get(mid, code) != code or mid in gone:  # changed since the plan, or erased since
             skipped += 1
             continue
-        changes.append(Change(_SWEEP_ACTION[code], scope, mid, patch=_SWEEP_PATCH[code], reason=_SWEEP_REASON[code]))
+        if code == _HARD:
+            # the tombstone keeps the sensitivity where the record is at hand (else the audit
+            # views count the memory as of the highest, as for any level they do not know)
+            rec = known.get(mid)
+            if rec is None and (state := ctx.state_of(scope)) is not None:
+                rec = state.records.get(mid)
+            changes.append(Change(E.FORGET, scope, mid, patch=_tombstone(rec) if rec else _TOMBSTONE,
+                                  reason=_SWEEP_REASON[code]))
+            destroyed.append(mid)
+        else:
+            changes.append(Change(_SWEEP_ACTION[code], scope, mid, patch=_SWEEP_PATCH[code],
+                                  reason=_SWEEP_REASON[code]))
         counts[lifecycle.RULES[code]] = counts.get(lifecycle.RULES[code], 0) + 1
         if lifecycle.ACTION_OF[code] == lifecycle.EVICT:
             evicted.setdefault(scope, []).append(mid)
@@ -424,7 +442,7 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
         flagged = ctx.flagged_of or (lambda s: None)
         changes += _ended_by_scope(evicted, lambda s: ctx.state_of(s) or flagged(s),
                                    lambda ids: f"its other side was evicted by a sweep ({', '.join(sorted(ids))})")
-    return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped})
+    return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped}, destroy_keys=destroyed)
 
 
 def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:

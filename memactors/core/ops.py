@@ -196,7 +196,7 @@ class GrantOp(Routing):
 @dataclass(slots=True)
 class SweepOp(Routing):
     """One owner's share of an applied GC plan: (memory id, scope, rule code) rows. Each row
-    becomes a status change (evicted, or stale) with its rule as the reason, unless the memory
+    becomes a status change (evicted, or stale; an erasure past the hard TTL) with its rule as the reason, unless the memory
     changed since the plan was made: a row with an event after ``since``, or recalled since the
     plan, is checked against the rule again (on its hot record, or the ledger's)."""
 

@@ -643,8 +643,10 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
     def counters(self) -> dict:
         """Lifecycle counters, from the events and the recall log: what happened, by kind."""
         by_action = dict(self._q("SELECT action, count(*) FROM events GROUP BY action"))
-        gc = dict(self._q("SELECT substr(reason, 5), count(*) FROM events WHERE action = 'status' "
+        # a sweep's changes by rule: status changes, and the erasures of memories past their hard TTL
+        gc = dict(self._q("SELECT substr(reason, 5), count(*) FROM events WHERE action IN ('status', 'forget') "
                           "AND reason LIKE 'gc: %' GROUP BY 1"))
+        swept = self._q("SELECT count(*) FROM events WHERE action = 'forget' AND reason LIKE 'gc: %'")[0][0]
         auto = self._q("SELECT count(*) FROM events WHERE reason LIKE '%contradiction resolved by a confidence gap%'")
         queued = self._q("SELECT count(*) FROM events WHERE action = 'annotate' AND reason LIKE 'contradicted by %'")
         resolved = self._q("SELECT count(*) FROM events WHERE action = 'annotate' "
@@ -659,7 +661,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             "dedups": {"refreshed": by_action.get("refresh", 0), "merged": by_action.get("merge", 0)},
             "contradictions": {"auto": auto[0][0], "queued": queued[0][0], "resolved": resolved[0][0]},
             "evictions": evicted, "stale_marks": {r: n for r, n in gc.items() if r not in evicted},
-            "forgets": by_action.get("forget", 0), "grants": by_action.get("grant", 0),
+            "forgets": by_action.get("forget", 0) - swept, "grants": by_action.get("grant", 0),
             "reads": int(recalls), "hits": int(hits), "citations": int(cited), "events": sum(by_action.values()),
         }
 
