@@ -280,6 +280,10 @@ def test_versions_and_rivals_by_entity_key(store):
     assert store.entity_versions([A]) == [(A, key, 1, v1["memory_id"], v1["sensitivity"])]
     rivals = store.rivals([A, "/org/c/"], [key], DAY)
     assert {r["memory_id"] for r in rivals} == {v2["memory_id"], org["memory_id"]}
+    # with the query's vector, each rival's raw cosine: a cold rival is scored as a hot one
+    cos = {r["memory_id"]: r["cosine"] for r in store.rivals([A, "/org/c/"], [key], DAY, vector=vec(0))}
+    assert cos == {v2["memory_id"]: float(np.vecdot(vec(2), vec(0))),
+                   org["memory_id"]: float(np.vecdot(vec(3), vec(0)))}
 
 
 def test_reindex_adds_delta_segments_and_merges_them(tmp_path, monkeypatch):

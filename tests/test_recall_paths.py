@@ -276,6 +276,44 @@ def test_a_cold_fact_loses_to_its_rival_in_a_more_specific_scope_as_it_does_hot(
         assert hot == cold  # pick candidates, so among the fillers' equal scores they may differ
 
 
+@pytest.mark.parametrize("scan_rows", [0, lance_store.SCAN_ROWS], ids=["queried", "scanned"])
+def test_a_cold_rival_that_wins_its_conflict_is_judged_on_its_relevance_as_it_is_hot(tmp_path, monkeypatch,
+                                                                                       scan_rows):
+    """The task's (more specific) value of a fact, gone stale, ranks below 60 fresh fillers (so
+    that the vector and full-text queries find m better ones too): outside the owner's best
+    candidates, it comes back as the user-level value's rival. It wins the conflict and passes
+    the threshold on its own relevance, hot and after a reopen (served from Lance, by the rivals
+    query or by the scan) alike: the same hits, the same scores."""
+    monkeypatch.setattr(lance_store, "SCAN_ROWS", scan_rows)
+    cfg = {"runtime": {"key_dir": str(tmp_path / "keys")}}
+    data, clock = str(tmp_path / "data"), memactors.ManualClock()
+    task = A + "task/trip/"
+    fact = dict(actor="ag", subject="alice", predicate="seat")
+    with memactors.connect(data, host="process", clock=clock, config=cfg) as rt:
+        rt.grant("ag", A, write=True)
+        rt.grant("ag", task, write=True)
+        rt.write(A, "Alice seat preference: window seat", object="window", **fact)
+        aisle = rt.write(task, "Alice seat preference: aisle seat", object="aisle", soft_ttl_days=1, **fact).memory_id
+        rt.write_many([{"scope": A, "text": f"seat map note {i}: row {i} has a seat", "actor": "ag"}
+                       for i in range(60)])
+        clock.advance(days=2)
+
+        def hits(rt):
+            res = rt.recall("Alice seat preference", actor="ag", task_id="t", allowed_scopes=[task], purpose="p",
+                            top_k=5, threshold=0.55)
+            return res.path, [(h.memory_id, h.score, h.relevance, h.stale, (h.conflict or {}).get("reason"))
+                              for h in res.hits]
+
+        path, hot = hits(rt)
+    assert path == "hot" and [h[0] for h in hot] == [aisle] and hot[0][3] and hot[0][4] == "more_specific_scope"
+    with memactors.connect(data, host="process", clock=clock, config=cfg) as rt:
+        path, cold = hits(rt)
+    assert path == "mixed"  # both scopes from Lance (/global/, empty, is hot)
+    assert [(m, st, why) for m, _, _, st, why in cold] == [(m, st, why) for m, _, _, st, why in hot]
+    for (_, s1, r1, *_), (_, s2, r2, *_) in zip(hot, cold):
+        assert abs(s1 - s2) < 1e-6 and abs(r1 - r2) < 1e-6
+
+
 @pytest.mark.parametrize("hot", [True, False], ids=["hot", "scanned"])
 def test_equal_scores_are_cut_by_memory_id_on_every_path(tmp_path, hot):
     """Sixty memories of one batch, most of which score exactly alike (their texts differ by a

@@ -63,7 +63,7 @@ def entity_keys(cands: list[dict]) -> set[str]:
 def score_rows(rows: list[dict], cosine, qterms: S.QueryTerms | None, now_us: int, weights: S.Weights) -> list[dict]:
     """Score loose candidates (working-pool items, Lance rows, records folded from the ledger)
     with the one scoring function, given their raw cosines; each keyword share is computed
-    from the row's own terms (``qterms`` None: 0, for rivals present for conflicts only)."""
+    from the row's own terms (``qterms`` None: 0, for a listing)."""
     if not rows:
         return []
     stale = np.array([S.is_stale(r, now_us) for r in rows], dtype=bool)

@@ -99,6 +99,7 @@ class RecallMixin:
         newest rows for a listing), and the cold rivals of every candidate's entity key; the
         recall's filter is part of every pre-filter."""
         weights = S.Weights.parse(req["weights"])
+        qterms = S.QueryTerms(req["qtokens"]) if req["qvec"] is not None else None
         out, whole = [], None
         vis = F.visibility(flt, cold) if cold else None
         if cold:
@@ -107,7 +108,6 @@ class RecallMixin:
                 rows = self.l2.recent(where, req["m"])
                 out = score_rows(rows, np.zeros(len(rows)), None, req["now"], weights)
             else:
-                qterms = S.QueryTerms(req["qtokens"])
                 # small cold scopes: every row they show this recall, scored as a hot scope's
                 rows = whole = self.l2.search_whole(req["qvec"], cold, where)
                 if rows is None:
@@ -120,10 +120,12 @@ class RecallMixin:
             seen = {h["memory_id"] for h in hot_hits + out}
             # the rivals query's filter is the scan's and the keys: a scan has them all already
             found = [r for r in whole if r.get("entity_key") in keys] if whole is not None else \
-                self.l2.rivals(cold, sorted(keys), req["now"], extra=vis)
+                self.l2.rivals(cold, sorted(keys), req["now"], extra=vis, vector=req["qvec"])
             rivals = [r for r in found if r["memory_id"] not in seen]
-            zeros = np.zeros(len(rivals))  # below every cut on relevance: here for conflicts only
-            out += score_rows(rivals, zeros, None, req["now"], weights)
+            # scored for real, as the hot path scores its rivals: one that wins its conflict is
+            # judged on its own relevance (a listing has none: zeros, as hot)
+            cos = [r["cosine"] for r in rivals] if qterms is not None else np.zeros(len(rivals))
+            out += score_rows(rivals, cos, qterms, req["now"], weights)
         return out
 
     def _finish(self, hits: list[dict], cold_hits: list[dict], cold: list[str], req: dict, needs_global: bool,

@@ -562,16 +562,26 @@ class L2Store:
         want = set(facts)
         return [r for r in rows if (r["scope"], r["entity_key"]) in want]  # scopes x keys: only the pairs asked
 
-    def rivals(self, scopes: list[str], entity_keys: list[str], now_us: int, *, extra: str | None = None) -> list[dict]:
+    def rivals(self, scopes: list[str], entity_keys: list[str], now_us: int, *, extra: str | None = None,
+               vector: np.ndarray | None = None) -> list[dict]:
         """Live rows of these scopes with one of these entity keys (conflict resolution needs
-        every visible rival, cold scopes' too). ``extra``: a ``filters.visibility`` clause."""
+        every visible rival, cold scopes' too). ``extra``: a ``filters.visibility`` clause.
+        ``vector``: a query's; each row then has its raw ``cosine``, computed from its stored
+        vector read in the same query (a rival that wins its conflict is judged on its true
+        relevance, as a hot one is)."""
         if not scopes or not entity_keys:
             return []
         keys = ", ".join(F.quote(F.check_hex(k)) for k in sorted(set(entity_keys)))
         where = f"{F.recall_filter(scopes, now_us)} AND entity_key IN ({keys})"
         if extra:
             where = f"{where} AND {extra}"
-        return _rows(self._select(where, RECALL_COLUMNS))[0]
+        if vector is None:
+            return _rows(self._select(where, RECALL_COLUMNS))[0]
+        rows, vecs = _rows(self._select(where, RECALL_COLUMNS + ["vector"]))
+        if rows:
+            for r, c in zip(rows, S.cosines(np.stack(vecs), np.asarray(vector, dtype=np.float32)).tolist()):
+                r["cosine"] = c
+        return rows
 
     def recent(self, where: str, k: int) -> list[dict]:
         """The ``k`` newest rows (by ``updated_at``) passing ``where`` (a ``filters`` pre-filter):

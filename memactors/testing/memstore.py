@@ -91,9 +91,13 @@ class MemoryL2Store:
         hard = r.get("hard_expires_at")
         return r["scope"] in scopes and r["status"] in R.LIVE and (hard is None or hard > now_us)
 
-    def rivals(self, scopes, entity_keys, now_us: int) -> list[dict]:
+    def rivals(self, scopes, entity_keys, now_us: int, *, vector=None) -> list[dict]:
         scopes, keys = set(scopes), set(entity_keys)
-        return self._select(lambda r: self._recallable(r, scopes, now_us) and r.get("entity_key") in keys)[0]
+        rows, vecs = self._select(lambda r: self._recallable(r, scopes, now_us) and r.get("entity_key") in keys)
+        if vector is None or not rows:
+            return rows
+        cos = S.cosines(np.stack(vecs), np.asarray(vector, dtype=np.float32)).tolist()
+        return [dict(r, cosine=c) for r, c in zip(rows, cos)]
 
     def hybrid_search(self, vector, terms, scopes, now_us: int, k: int) -> list[dict]:
         scopes = set(scopes)
