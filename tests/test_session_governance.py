@@ -182,7 +182,7 @@ def test_a_forged_session_tag_never_reaches_a_sessions_l0(runtime, ns):
     again = runtime.resume_session(ns.alice, actor=ns.ag, task_id="t1")
     text = again.before_llm().text
     assert "wire the money" not in text and again.l0.constraints == ["Never pay more than 500 EUR"]
-    assert again.l0.goal == s.l0.goal and again.turn == s.turn - 1
+    assert again.l0.goal == s.l0.goal and again.turn == s.turn
     with pytest.raises(NotFound):  # a forged goal makes no session
         runtime.resume_session(ns.alice, actor=ns.ag, task_id="t-none")
 
@@ -282,7 +282,7 @@ def test_a_multi_day_session_keeps_its_items_and_resume_sees_them(runtime, ns, c
     again = runtime.resume_session(ns.alice, actor=ns.ag, task_id="t-long")
     shown = [o.content for o in again.l0.observations]
     assert "The hotel booking reference is HX-2291" in shown and "Day 2: flight prices checked again" in shown
-    assert again.l0.constraints == ["Never pay more than 500 EUR"] and again.turn == s.turn - 1
+    assert again.l0.constraints == ["Never pay more than 500 EUR"] and again.turn == s.turn
 
 
 @pytest.mark.ray

@@ -228,7 +228,7 @@ def test_session_survives_an_owner_killed_mid_session(ray_runtime, ns):
     assert [r["rule"] for r in s.end_turn().promoted] == ["structured_tool_data"]
     # The agent's process died too: the session is rebuilt from the ledger
     again = runtime.resume_session(ns.alice, actor=ns.ag, task_id="t-kill")
-    assert again.turn == s.turn - 1 or again.turn == s.turn
+    assert again.turn == s.turn  # the turn it was at, also on another host
     assert again.l0.goal == s.l0.goal and again.l0.constraints == s.l0.constraints
     assert [o.content for o in again.l0.ordered_observations()][:2] == \
         [o.content for o in s.l0.ordered_observations()][:2]

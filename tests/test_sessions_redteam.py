@@ -7,7 +7,9 @@ recall no longer serves (superseded, past its hard TTL) leaves the prompt before
 refreshed; a session's hooks after its runtime closed raise ``RuntimeClosed`` (buffered ones
 too) and change nothing; a flush that failed keeps what it did not write, and writing it again
 never writes twice; a copy of a session completed elsewhere (a resumed one) writes and promotes
-nothing more (SessionClosed)."""
+nothing more (SessionClosed); a resumed session continues at the turn the live one was at (also
+after turns that observed nothing), so promotion by distinct turns is the same with or without
+a resume in between."""
 
 from __future__ import annotations
 
@@ -251,5 +253,66 @@ def test_a_sessions_outcome_derives_from_none_of_its_items_erased_meanwhile(tmp_
         _, edges = rt._calls.get(rt._ledger.provenance.remote([outcome.memory_id]))  # noqa: SLF001 - its edges
         sources = {src for mid, src, _ in edges if mid == outcome.memory_id}
         assert kept in sources and gone not in sources
+    finally:
+        rt.close()
+
+
+def _resumed(rt, tmp_path, how):
+    """The session of t1 resumed: in the same runtime ("hot"), or after the data folder was closed
+    and opened again ("reopen"). Returns (runtime, session)."""
+    if how == "reopen":
+        clock = rt.clock
+        rt.close()
+        rt = memactors.connect(str(tmp_path / "data"), host="process", clock=clock)
+    return rt, rt.resume_session(SC, actor="agent-1", task_id="t1")
+
+
+@pytest.mark.parametrize("how", ["hot", "reopen"])
+def test_a_resumed_session_continues_at_the_turn_the_live_one_was_at(tmp_path, how):
+    """A resumed session restarted at the turn of its newest item: the turns ended after it
+    (an observed turn's end, or a turn that observed nothing, which writes no item) were lost."""
+    rt = _rt(tmp_path)
+    try:
+        s = _session(rt)
+        assert rt.resume_session(SC, actor="agent-1", task_id="t1").turn == 0
+        s.observe("user", "alice likes trams")
+        s.end_turn()  # an observed turn
+        assert s.turn == 1 and rt.resume_session(SC, actor="agent-1", task_id="t1").turn == 1
+        s.end_turn()  # a turn that observed nothing
+        s.end_turn()
+        assert s.turn == 3
+        rt, s = _resumed(rt, tmp_path, how)
+        assert s.turn == 3
+        s.observe("user", "alice likes ferries")
+        assert s.end_turn().turn == 3 and s.turn == 4
+        s.end_turn()
+        rt, s = _resumed(rt, tmp_path, how)
+        assert s.turn == 5
+        assert [o.turn for o in s.l0.observations] == [0, 3]  # each observation keeps its own turn
+    finally:
+        rt.close()
+
+
+@pytest.mark.parametrize("how", [None, "hot", "reopen"])
+@pytest.mark.parametrize("empty_turn", [False, True])
+def test_promotion_by_turns_is_the_same_with_or_without_a_resume_in_between(tmp_path, how, empty_turn):
+    """A fact seen in turns 0 and 1, then once more after a resume, is seen in three turns (the
+    seen_in_turns rule): the resumed session counted the third as the second, and promoted nothing."""
+    rt = _rt(tmp_path)
+    try:
+        s = _session(rt)
+        for _ in range(2):
+            s.observe("user", "Alice's hotel has a rooftop pool")
+            s.end_turn()
+        if empty_turn:
+            s.end_turn()
+        if how is not None:
+            rt, s = _resumed(rt, tmp_path, how)
+        s.observe("user", "Alice's hotel has a rooftop pool")
+        tr = s.end_turn()
+        assert [(p["decision"], p["rule"]) for p in tr.promoted] == [("accepted", "seen_in_turns")]
+        hits = rt.recall("hotel rooftop pool", actor="agent-1", task_id="t", allowed_scopes=[SC], purpose="test",
+                         threshold=0.0).hits
+        assert [h.content for h in hits if h.pool == "vault"] == ["Alice's hotel has a rooftop pool"]
     finally:
         rt.close()

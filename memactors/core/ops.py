@@ -380,8 +380,9 @@ class ReviewDueOp(Routing):
 class MarkOp(Routing):
     """A lifecycle pass records how far it looked (``name``: e.g. demotion's "demote:5:all";
     ``value``: microseconds of the runtime clock) as a ledger event, so the next pass, after a
-    restart, a rebuild of L2 or a fork, starts from there. The runtime's own: SYSTEM_ACTOR only,
-    addressed to /global/'s owner."""
+    restart, a rebuild of L2 or a fork, starts from there. A session's ``end_turn()`` records the
+    turn it moved to the same way ("session-turn:<session id>"), for ``Session.resume``. The
+    runtime's own: SYSTEM_ACTOR only, addressed to /global/'s owner."""
 
     name: str
     value: int

@@ -13,7 +13,8 @@ and task:
 - ``before_tool(name, args)``: a pull recall for the tool call, returned as a ``ToolCall``
   handle; ``after_tool(call, outcome, cited=...)`` logs the action with what it depended on;
 - ``end_turn()``: promotion L1 -> L2 by the rules of ``memactors.core.promotion`` (one
-  ``PromoteOp`` per promoted item, its ledger event naming the item), then the next turn;
+  ``PromoteOp`` per promoted item, its ledger event naming the item), then the next turn (a
+  ledger mark, so a resumed session continues there even after turns that wrote nothing);
 - ``complete(summary, outcome)``: everything checked first; then the session's end claimed at
   its owner (a session completed already, elsewhere too, refuses with ``SessionClosed``), the
   last promotion, the session's remaining L1 items released (one ledger event each, their
@@ -48,9 +49,10 @@ from ..core import validate as V
 from ..core.budget import estimate_tokens, select
 from ..core.errors import (AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, PartialWrite, SessionClosed,
                            SessionExpired)
+from ..core.grants import SYSTEM_ACTOR
 from ..core.idempotency import made_key_prefix
 from ..core.l0 import ERASED, L0, Observation, check_source, quote
-from ..core.ops import PromoteOp, StatusOp
+from ..core.ops import MarkOp, PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.working import KEPT
 from .actions import log_action, tool_call
@@ -349,7 +351,10 @@ class Session:
         s = cls(rt, scope, actor=actor, task_id=task_id, goal=goal["content"], purpose=purpose, _l0=l0, _id=sid)
         s._goal_id = goal["memory_id"]
         s._active_us = max(r["created_at"] for r in items)
-        s.turn = max(r["session"]["turn"] for r in items)
+        # The turn the live session was at: its turn mark (an ended turn may have written no item),
+        # else (a session from before turn marks) the turn of its newest item.
+        ended = rt._calls.get(rt._ledger.mark_of.remote(turn_mark(sid)))  # noqa: SLF001
+        s.turn = max([r["session"]["turn"] for r in items] + [ended or 0])
         for r in items:
             t, mid = r["session"], r["memory_id"]
             s._items.append(mid)
@@ -604,7 +609,12 @@ def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
             for s in sessions]
 
 
-def _end_turns(rt, sessions: list[Session]) -> list[TurnResult]:
+def turn_mark(session_id: str) -> str:
+    """The name of a session's turn mark: the turn its last ``end_turn()`` moved it to."""
+    return f"session-turn:{session_id}"
+
+
+def _end_turns(rt, sessions: list[Session], record: bool = True) -> list[TurnResult]:
     flush_all(rt, sessions)
     min_turns = rt.config.lifecycle.promote_min_turns
     ops, whose, out = [], [], []
@@ -634,11 +644,29 @@ def _end_turns(rt, sessions: list[Session]) -> list[TurnResult]:
                 same.append((s, StatusOp(c.memory_id, "superseded", s.actor, f"the same fact was promoted from {src}",
                                          f"same-{c.memory_id}", folded_into=res.get("memory_id"))))
     _submit_quietly(rt, same)
+    if record:  # not at complete(): a completed session is never resumed
+        _record_turns(rt, sessions)
     for s, tr in zip(sessions, out):
         s.promoted += tr.promoted
         s.errors += tr.errors
         s.turn += 1
     return out
+
+
+def _record_turns(rt, sessions: list[Session]) -> None:
+    """Each session's next turn as a ledger mark (one call for the batch). A turn that observed
+    nothing writes no item, so without it a resumed session would restart at its newest item's
+    turn and count a fact seen again as seen in that turn. A failure lands in ``errors``: the
+    turn has ended (its promotions are made), only a resume would see an earlier one."""
+    ops = [MarkOp(turn_mark(s.id), s.turn + 1, SYSTEM_ACTOR, f"turn-{s.id}-{s.turn + 1}").validate()
+           for s in sessions]
+    if not ops:
+        return
+    try:
+        rt._submit_by_scope(ops)  # noqa: SLF001
+    except MemactorsError as exc:
+        for s in sessions:
+            s.errors.append(f"{type(exc).__name__}: the turn's end was not recorded: {exc}")
 
 
 def _submit_quietly(rt, asks: list[tuple]) -> None:
@@ -700,7 +728,7 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         else:
             s._gone.add(s._goal_id)
             ended.append(i)
-    for i, tr in zip(ended, _end_turns(rt, [sessions[i] for i in ended])):
+    for i, tr in zip(ended, _end_turns(rt, [sessions[i] for i in ended], record=False)):
         out[i]["turn"] = tr
     _submit_quietly(rt, [(sessions[i], StatusOp(m, "evicted", sessions[i].actor, RELEASED, f"release-{m}"))
                          for i in ended for m in sessions[i]._items if m not in sessions[i]._gone])
