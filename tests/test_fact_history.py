@@ -102,7 +102,9 @@ def test_rollback_and_gc_say_why(rt, user):
     rt.clock.advance(days=2)
     rt.gc()
     v = rt.history(t.memory_id, actor=ag)["versions"][0]
-    assert v["ended"]["why"] == "evicted by rule hard_expired" and v["ended"]["actor"] == "@lifecycle"
+    # past its hard TTL: erased (its key destroyed, its content gone from history)
+    assert v["ended"]["why"] == "erased by rule hard_expired" and v["ended"]["actor"] == "@lifecycle"
+    assert v["content"] is None
 
 
 def test_update_makes_the_next_version(rt, user):

@@ -148,7 +148,7 @@ def why(ev: dict) -> str:
     action, reason, patch = ev["action"], ev["reason"] or "", ev["patch"] or {}
     status = patch.get("status")
     if action == E.FORGET:
-        return "erased"
+        return f"erased by rule {reason[4:]}" if reason.startswith("gc: ") else "erased"
     if action == E.REFRESH:
         return "written again"
     if action == E.MERGE:
