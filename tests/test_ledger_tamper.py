@@ -224,3 +224,140 @@ def test_an_erasure_l2_has_yet_to_apply_is_no_finding(tmp_path):
         got = dict(zip(*(led.l2_expected(True).column(c).to_pylist() for c in ("memory_id", "digest"))))
         assert got == {m: None}
         assert rt.audit.verify()["ok"]
+
+
+# --- the indexes derived from the records: provenance (what an erasure follows), levels ----------
+
+P = "/org/acme/"
+
+
+@pytest.fixture
+def linked(data_dir):
+    """A closed folder whose ledger holds provenance edges and levels: a memory promoted to the
+    org (a copy edge), a summary derived from it (a claim), a restricted memory erased, and
+    audit.sql asked once (the levels index brought up)."""
+    with memactors.connect(data_dir, config=CFG) as rt:
+        rt.grant("agent", P, write=True, clearance="restricted")
+        src = rt.write(S, "alice is allergic to peanuts", actor="agent").memory_id
+        copy = rt.promote(src, P, actor="agent", reason="share")["memory_id"]
+        summ = rt.write(S, "summary: alice's allergies", actor="agent", derived_from=[src]).memory_id
+        hid = rt.write(S, "alice's medical record number", actor="agent", sensitivity="restricted").memory_id
+        rt.forget(hid, actor="agent", reason="asked")
+        rt.audit.sql("SELECT count(*) FROM events", actor="agent")
+        assert rt.audit.verify()["ok"]
+    return {"dir": data_dir, "src": src, "copy": copy, "summary": summ, "erased": hid}
+
+
+def _verdicts(data_dir) -> list[dict]:
+    """verify's verdict offline (what `memactors audit verify` runs on a refused folder) and on a runtime."""
+    off = verify_folder(data_dir)
+    with memactors.connect(data_dir, config=CFG) as rt:
+        return [off, rt.audit.verify()]
+
+
+def test_deleted_provenance_rows_are_found_by_verify(linked):
+    # The red team's case: with the rows gone, a forget of the source no longer reached its
+    # promoted copy and the summary made from it (both stayed live and on disk after purge).
+    edit(linked["dir"], f"DELETE FROM provenance WHERE memory_id = '{linked['copy']}'")
+    for v in _verdicts(linked["dir"]):
+        assert v["ok"] is False and v["table"] == "provenance", v
+        assert "1 edges missing, 0 edges the records do not hold" in v["reason"] and linked["copy"] in v["reason"]
+    edit(linked["dir"], "DELETE FROM provenance")
+    for v in _verdicts(linked["dir"]):
+        assert v["ok"] is False and v["table"] == "provenance" and "2 edges missing" in v["reason"], v
+
+
+def test_cli_audit_verify_exits_1_on_an_emptied_provenance_index(linked):
+    import json
+
+    from click.testing import CliRunner
+
+    from memactors import cli as cli_mod
+
+    edit(linked["dir"], "DELETE FROM provenance")
+    res = CliRunner().invoke(cli_mod.cli, ["audit", "verify", "--json", "--data", linked["dir"]])
+    assert res.exit_code == 1, (res.output, res.exception)
+    assert json.loads(res.output)["table"] == "provenance"
+
+
+def test_a_bogus_or_changed_provenance_edge_is_found_by_verify(linked):
+    # An edge the records never held (a memory made a "copy" of an unrelated one: an erasure of
+    # either would take the other), or an edge's kind changed (a copy made a mere claim).
+    edit(linked["dir"], f"INSERT INTO provenance VALUES ('{linked['summary']}', '{linked['copy']}', 'copy')")
+    for v in _verdicts(linked["dir"]):
+        assert v["ok"] is False and v["table"] == "provenance", v
+        assert "0 edges missing, 1 edges the records do not hold" in v["reason"], v
+    edit(linked["dir"], "DELETE FROM provenance WHERE kind = 'copy'",
+         f"INSERT INTO provenance VALUES ('{linked['copy']}', '{linked['src']}', 'claim')")
+    for v in _verdicts(linked["dir"]):
+        assert v["ok"] is False and v["table"] == "provenance" and "1 edges missing, 1 edges" in v["reason"], v
+
+
+def test_a_lowered_or_deleted_level_is_found_by_verify(linked):
+    # The red team's case: an erased restricted memory's level set to public, and a public
+    # reader saw its events through audit.sql. A live memory's too, and a row deleted.
+    edit(linked["dir"], f"UPDATE levels SET sensitivity = 'public' WHERE memory_id = '{linked['erased']}'")
+    for v in _verdicts(linked["dir"]):
+        assert v["ok"] is False and v["table"] == "levels" and linked["erased"] in v["reason"], v
+        assert "0 memories missing, 1 with another sensitivity" in v["reason"], v
+    edit(linked["dir"], f"UPDATE levels SET sensitivity = 'restricted' WHERE memory_id = '{linked['erased']}'",
+         f"UPDATE levels SET sensitivity = 'public' WHERE memory_id = '{linked['summary']}'")
+    assert verify_folder(linked["dir"])["table"] == "levels"
+    edit(linked["dir"], f"DELETE FROM levels WHERE memory_id = '{linked['summary']}'")
+    for v in _verdicts(linked["dir"]):
+        assert v["ok"] is False and v["table"] == "levels" and "1 memories missing" in v["reason"], v
+
+
+def test_a_level_row_of_no_memory_or_a_mark_past_the_end_is_found_by_verify(linked):
+    edit(linked["dir"], "INSERT INTO levels VALUES ('f' || repeat('0', 31), 'public')")
+    v = verify_folder(linked["dir"])
+    assert v["ok"] is False and v["table"] == "levels" and "1 never written" in v["reason"], v
+    edit(linked["dir"], "DELETE FROM levels WHERE memory_id LIKE 'f000%'",
+         "UPDATE meta SET value = '999999'::BLOB WHERE key = 'levels'")
+    v = verify_folder(linked["dir"])
+    assert v["ok"] is False and v["table"] == "levels" and "999999" in v["reason"], v
+    edit(linked["dir"], "UPDATE meta SET value = 'x'::BLOB WHERE key = 'levels'")
+    v = verify_folder(linked["dir"])
+    assert v["ok"] is False and v["table"] == "levels", v
+
+
+def test_an_untouched_folder_verifies_after_promotions_derived_writes_erasures_a_rebuild_and_a_fork(tmp_path):
+    # No false alarm: every way the runtime itself writes the two indexes (a promotion's copy, a
+    # claim, words carried as context, a session item folded into the memory its promotion
+    # refreshed, a demotion's L1 copy, erasures down the edges, levels brought up between writes).
+    from memactors.server import rebuild
+
+    data = str(tmp_path / "d")
+    with memactors.connect(data, config=CFG) as rt:
+        rt.grant("agent", P, write=True, clearance="restricted")
+        kw = dict(actor="agent", subject="alice", predicate="airline", object="Tamarind")
+        pref = rt.write(S, "Alice prefers Tamarind airline for long flights", **kw).memory_id
+        rt.audit.sql("SELECT count(*) FROM events", actor="agent")  # levels up to here; later writes beyond
+        sess = rt.session(S, actor="agent", task_id="t1", goal="book a trip")
+        sess.start()
+        sess.observe("user", "Alice prefers Tamarind airline for long flights", **{k: kw[k] for k in kw if k != "actor"})
+        sess.end_turn()  # promoted: the vault memory refreshed, the item names it (copy_of)
+        (item_at,), = rt.audit.sql("SELECT max(seq) FROM events WHERE action = 'write_working'", actor="agent")
+        assert rt.audit.sql("SELECT count(*) FROM events WHERE seq > ? AND action = 'status'", [item_at],
+                            actor="agent") == [(1,)]
+        rt.fork(str(tmp_path / "fork"), at=item_at)  # the item's copy_of patch lies after the fork point
+        ids = [rt.write(S, f"alice note {i} about hiking", actor="agent",
+                        sensitivity=("public", "confidential", "restricted")[i % 3]).memory_id for i in range(6)]
+        copies = [rt.promote(m, P, actor="agent", reason="share")["memory_id"] for m in ids[:3]]
+        rt.write(S, "summary of alice's hiking", actor="agent", derived_from=ids[:2])
+        rt.write(S, "summary of one hike", actor="agent", derived_from=[ids[3]])
+        assert copies[0] in rt.forget(ids[0], actor="agent", reason="asked")["forgotten"]  # down the copy edge
+        assert ids[1] in rt.forget(copies[1], actor="agent", reason="asked")["forgotten"]  # up the copy edge
+        rt.forget(ids[3], actor="agent", reason="asked", erase="fact")
+        rt.forget(pref, actor="agent", reason="asked")  # and the session item folded into it
+        rt.audit.sql("SELECT count(*) FROM events", actor="agent")
+        rt.write(S, "alice took up rowing", actor="agent", sensitivity="confidential")  # beyond the levels mark
+        assert rt.audit.verify()["ok"]
+    assert verify_folder(data)["ok"]
+    rebuild(data)
+    for d in (data, str(tmp_path / "fork")):
+        assert verify_folder(d)["ok"], d
+        with memactors.connect(d, config=CFG) as rt:
+            rt.audit.sql("SELECT count(*) FROM events", actor="agent")
+            v = rt.audit.verify()
+            assert v["ok"], (d, v)

@@ -25,7 +25,8 @@ def audit() -> None:
 @common
 def audit_verify(data: str, as_json: bool) -> None:
     """Walk the ledger's hash chain and MACs, check its anchor and the tables that must agree with
-    it (keys, idempotency, L2); prints ok or the first bad seq or table (exit code 1 when broken)."""
+    it (keys, idempotency, provenance, levels, L2); prints ok or the first bad seq or table (exit
+    code 1 when broken)."""
     out = Out(as_json)
     try:
         with open_runtime(data) as (rt, _mode):

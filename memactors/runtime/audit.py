@@ -24,8 +24,9 @@ class Audit:
 
     def verify(self, *, tail: bool = False) -> dict:
         """Walk the hash chain and its MACs, check the anchor kept outside the data folder, the
-        keys and idempotency tables, and L2 against the events it has applied. ``first_bad_seq``
-        names the first event that does not verify; ``table`` a table that disagrees.
+        keys and idempotency tables, the provenance and levels indexes against the records, and
+        L2 against the events it has applied. ``first_bad_seq`` names the first event that does
+        not verify; ``table`` a table that disagrees.
 
         ``tail=True`` (what a rollback runs first): the chain from where the ledger writer's last
         successful walk ended (that event's hash checked unchanged) and the anchor; a full walk

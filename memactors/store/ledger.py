@@ -614,12 +614,14 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             from ..core.records import DIGESTS, governed_digest
             from .entries import fold_rows
 
-            events = self.con.cursor().sql(
-                """SELECT e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
-                   FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
-                   WHERE e.memory_id IS NOT NULL AND e.seq IN (SELECT seq FROM l2_applied) ORDER BY e.seq"""
-            ).to_arrow_table()
-            folded = {r["memory_id"]: governed_digest(r) for r in fold_rows(events)}
+            folded = self.take_fold()  # the full walk just opened every record, if nothing changed since
+            if folded is None:
+                events = self.con.cursor().sql(
+                    """SELECT e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
+                       FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                       WHERE e.memory_id IS NOT NULL AND e.seq IN (SELECT seq FROM l2_applied) ORDER BY e.seq"""
+                ).to_arrow_table()
+                folded = {r["memory_id"]: governed_digest(r) for r in fold_rows(events)}
             # Which rows: the events say (as without digests). A row's digest: its record folded,
             # None where it no longer opens (erased, its key destroyed, L2's delete yet to come).
             rows = self.l2_expected()

@@ -4,9 +4,10 @@ What they prove, and against whom: docs/threat-model.md. The chain (``memactors.
 proves order and content to whoever trusts the file; the MACs under the ledger key (kept
 outside the data folder, ``memactors.store.ledger_key``) and the anchor beside it prove that
 nobody without that key appended, edited, re-chained or truncated events; the table checks
-find data keys and idempotency rows deleted behind the runtime's back; the full walk also reads
-every other table to its last byte, so a damaged file (a block that fails DuckDB's checksum) is
-a finding here rather than an error in whatever call reads that block next.
+find data keys and idempotency rows deleted behind the runtime's back; the full walk also opens
+every record once to compare the indexes derived from them (``memactors.store.ledger_derived``)
+and reads every other table to its last byte, so a damaged file (a block that fails DuckDB's
+checksum) is a finding here rather than an error in whatever call reads that block next.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import duckdb
 
 from ..core import events as E
 from ..core.errors import LedgerTampered, StoreError
+from . import ledger_derived as D
 from .ledger_key import key_dir as resolve_key_dir
 
 # Every table of the ledger besides ``events`` (which the walk reads whole): what the full
 # walk reads to the end, in this order (the ones a runtime reads at open first).
 OTHER_TABLES = ("meta", "keys", "idempotency", "l2_applied", "recalls", "citations", "access", "provenance",
-                "actions")
+                "levels", "actions")
 
 
 def damaged(exc: BaseException) -> bool:
@@ -65,10 +67,13 @@ class VerifyResult:
 
 
 class LedgerChecks:
-    """Mixed into ``Ledger``: needs ``con``, ``key``, ``path``, ``last_seq`` and ``_q``."""
+    """Mixed into ``Ledger``: needs ``con``, ``key``, ``path``, ``last_seq``, ``applied_count`` and ``_q``."""
 
     # (seq, hash) where the last successful walk ended: ``verify(tail=True)`` starts there.
     _verified: tuple[int, bytes] | None = None
+    # ((last seq, applied marks), L2 digests) of the last full walk's fold: what the L2 check
+    # that follows it (``l2_expected(True)``) takes instead of opening every record again.
+    _fold: tuple[tuple[int, int], dict] | None = None
 
     def verify(self, chunk: int = 50_000, *, tail: bool = False) -> VerifyResult:
         """Walk the chain up to the newest committed event (a snapshot: commits meanwhile are
@@ -79,7 +84,9 @@ class LedgerChecks:
 
         ``tail=True`` (a rollback's check before it appends): walk only from where the last
         successful walk of this process ended, after checking that event's hash is unchanged;
-        the table checks and reads are left to the full walk. The first call is always a full walk."""
+        the table checks, the fold and the reads are left to the full walk. The first call is
+        always a full walk (without the fold, which a rollback's check does not need)."""
+        self._fold = None
         at = {"table": "events", "events": 0}  # where the walk is: named when the file turns out damaged
         try:
             return self._verify(chunk, tail, at)
@@ -94,7 +101,7 @@ class LedgerChecks:
             raise
 
     def _verify(self, chunk: int, tail: bool, at: dict) -> VerifyResult:
-        upto = self.last_seq
+        upto, derived = self.last_seq, not tail
         prev, expect, count, vouched = E.GENESIS, 1, 0, 0
         if tail and self._verified is not None:
             seq, h = self._verified
@@ -134,12 +141,58 @@ class LedgerChecks:
         problem = self._check_anchor()
         if problem is None and not tail:
             problem = self._check_tables(at) or self._check_results(at)
+            if problem is None:
+                self._read_tables(at)  # first: a damaged table is named here, not in the fold that joins it
+                if derived:
+                    problem = self._check_derived(chunk, at)
         if problem is not None:
             return VerifyResult(False, count, *problem)
-        if not tail:
-            self._read_tables(at)
         self._verified = (upto, prev) if upto else None
         return VerifyResult(True, count, None, "ok")
+
+    def _check_derived(self, chunk: int, at: dict) -> tuple | None:
+        """Open every record once (``ledger_derived.fold``) and compare the provenance and levels
+        indexes with what the records imply; keep the fold's L2 digests for ``l2_expected``.
+        One transaction: the tables are read as of the events folded, whatever commits meanwhile."""
+        cur = self.con.cursor()
+        try:
+            cur.execute("BEGIN TRANSACTION").fetchall()
+            state = tuple(cur.execute("SELECT (SELECT coalesce(max(seq), 0) FROM events), "
+                                      "(SELECT count(*) FROM l2_applied)").fetchall()[0])
+            at["table"] = "events"
+            try:
+                f = D.fold(cur.sql(D.FOLD_SQL).to_arrow_reader(chunk))
+            except LedgerTampered as exc:  # a record its data key does not open: the key was swapped
+                return (None, str(exc), "keys")
+            at["table"] = "provenance"
+            why = D.provenance_problem(f, cur.execute("SELECT memory_id, source, kind FROM provenance").fetchall())
+            if why is not None:
+                return (None, why, "provenance")
+            at["table"] = "levels"
+            mark = cur.execute("SELECT value FROM meta WHERE key = 'levels'").fetchall()
+            try:
+                covered = int(bytes(mark[0][0])) if mark else 0
+            except ValueError:
+                return (None, "the levels index's mark (the seq it covers) is not a number: it was changed", "levels")
+            why = D.levels_problem(f, covered, state[0], cur.execute("SELECT memory_id, sensitivity FROM levels").fetchall())
+            if why is not None:
+                return (None, why, "levels")
+            self._fold = (state, f.digests)
+            return None
+        finally:
+            try:
+                cur.execute("ROLLBACK").fetchall()  # read only: nothing to keep
+            except duckdb.Error:  # already aborted by the error on its way out: that one is reported
+                pass
+            cur.close()
+
+    def take_fold(self) -> dict | None:
+        """The last full walk's L2 digests (memory id -> governed digest), once, if nothing was
+        committed or applied since (else None: the caller folds afresh)."""
+        got, self._fold = self._fold, None
+        if got is None or got[0] != (self.last_seq, self.applied_count()):
+            return None
+        return got[1]
 
     def _read_tables(self, at: dict) -> None:
         """Read every value of every other table (each column's hash forces its bytes off the

@@ -327,7 +327,8 @@ class LedgerHistory:
     def export_to(self, dest: str, upto: int) -> dict:
         """Copy the ledger up to seq ``upto`` into the (new, empty) ledger file ``dest``: events
         as they are (the chain stays intact and verifiable), the data keys of memories written
-        by then and not erased since, idempotency rows and recall evidence up to then."""
+        by then and not erased since, idempotency rows and recall evidence up to then (the
+        provenance index is rebuilt from those records when the fork's ledger is opened)."""
         if not 0 < upto <= self.last_seq:
             raise NotFound(f"seq {upto} is not in this ledger (1..{self.last_seq})")
         ts = self.ts_of(upto)
@@ -338,9 +339,9 @@ class LedgerHistory:
             self._x("""INSERT INTO fork.keys SELECT k.* FROM keys k WHERE k.memory_id IN (
                          SELECT memory_id FROM events WHERE seq <= ? AND action IN ('write', 'write_working'))""",
                     [int(upto)])
-            self._x("""INSERT INTO fork.provenance SELECT p.* FROM provenance p WHERE p.memory_id IN (
-                         SELECT memory_id FROM events WHERE seq <= ? AND action IN ('write', 'write_working'))""",
-                    [int(upto)])
+            # The provenance index is rebuilt from the fork's own records when it is adopted: rows
+            # copied by memory would carry edges of events after ``upto`` (an item's copy_of patch).
+            self._x("DELETE FROM fork.meta WHERE key = 'provenance'")
             # Fingerprints are keyed by this folder's key, which the fork does not share: a retry
             # in the fork gets the stored result back without its request being compared.
             self._x("""INSERT INTO fork.idempotency SELECT i.idem_key, i.ts, i.result, NULL FROM idempotency i
