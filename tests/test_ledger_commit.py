@@ -69,3 +69,26 @@ def test_a_few_rows_as_parameters_are_stored_as_the_arrow_path_stores_them(tmp_p
     assert len(small["events"]) == 2 * sum(sizes) and len(small["idempotency"]) == sum(sizes)
     assert small["applied"] and small["provenance"]  # both side tables were written
     assert small_results[-1][0][0] == "dup"
+
+
+def test_an_idempotency_cache_says_which_keys_made_which_memories_only_while_it_knows_them_all():
+    """An erasure unpins the keys of the writes that made its memories: the owner's cache
+    answers for keys it put (no ledger call), never for keys it loaded from the ledger, and
+    forgets what a key made once the key leaves the window."""
+    from memactors.core.idempotency import IdempotencyCache
+
+    c = IdempotencyCache(window_us=100)
+    c.put("k1", b"f1", b"r1", 10, ["m1"])
+    c.put("k2", b"f2", b"r2", 20, ["m2", "m3"])
+    c.put("k3", b"f3", b"r3", 30)  # made nothing (a forget, a sweep)
+    assert c.keys_of(["m3", "m1", "m9"]) == ["k1", "k2"]
+    c.unpin(c.keys_of(["m1"]))
+    assert c.lookup("k1", b"other") == b"r1"  # no longer a test of a guess of what m1 said
+    c.put("k4", b"f4", b"r4", 125)  # k1 and k2 leave the window
+    assert c.keys_of(["m1", "m2"]) == []
+    loaded = IdempotencyCache(window_us=100)
+    loaded.load({"k5": (b"f5", b"r5")}, {"k5": 50})
+    loaded.put("k6", b"f6", b"r6", 60, ["m6"])
+    assert loaded.keys_of(["m6"]) is None  # k5's writes are the ledger's to say
+    loaded.put("k7", b"f7", b"r7", 151)  # k5 leaves the window
+    assert loaded.keys_of(["m6"]) == ["k6"]

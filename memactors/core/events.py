@@ -28,6 +28,7 @@ FORGET = "forget"  # erasure: tombstone; the memory's key is destroyed with it
 GRANT = "grant"  # a grant changed; snapshot = the grant
 MARK = "mark"  # a lifecycle pass's watermark (how far demotion looked); snapshot = the mark; no memory state
 
+RECORD_WRITES = (WRITE, WRITE_WORKING)  # the events that make a memory
 ACTIONS = (WRITE, WRITE_WORKING, STATUS, REFRESH, MERGE, ANNOTATE, BLOCK, FORGET, GRANT, MARK)
 COLUMNS = ("seq", "ts", "scope", "action", "memory_id", "version", "actor", "reason", "encrypted", "snapshot",
            "idem_key", "format", "prev_hash", "hash")

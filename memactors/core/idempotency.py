@@ -46,6 +46,11 @@ class IdempotencyCache:
         self._seen: dict[str, tuple[bytes | None, bytes]] = {}  # key -> (fingerprint, result)
         self._order: deque[tuple[int, str]] = deque()  # (time, key), oldest first
         self.newest = 0
+        # Which key's write made which memory, for the keys put here (an erasure unpins them
+        # without asking the ledger); keys loaded from the ledger carry no such note.
+        self._made: dict[str, str] = {}  # memory id -> key
+        self._made_by: dict[str, list[str]] = {}  # key -> memory ids
+        self._loaded: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._seen)
@@ -67,10 +72,14 @@ class IdempotencyCache:
             return CONFLICT
         return result
 
-    def put(self, key: str, fingerprint: bytes | None, result: bytes, ts: int) -> None:
+    def put(self, key: str, fingerprint: bytes | None, result: bytes, ts: int, made=()) -> None:
+        """``made``: the memories the request's write events made (what ``keys_of`` answers from)."""
         if key not in self._seen:
             self._order.append((ts, key))
         self._seen[key] = (fingerprint, result)
+        for m in made:
+            self._made[m] = key
+            self._made_by.setdefault(key, []).append(m)
         if ts > self.newest:
             self.newest = ts
             self._prune()
@@ -84,10 +93,18 @@ class IdempotencyCache:
             if seen is not None:
                 self._seen[k] = (None, seen[1])
 
+    def keys_of(self, memory_ids) -> list[str] | None:
+        """The keys (in the window) of the writes that made these memories; None while keys
+        loaded from the ledger are in the window (what they made is the ledger's to say)."""
+        if self._loaded:
+            return None
+        return sorted({k for m in memory_ids if (k := self._made.get(m)) is not None})
+
     def load(self, rows: dict[str, tuple[bytes | None, bytes]], ts: dict[str, int] | None = None) -> None:
         """Keys read back from the ledger at start (already within the window)."""
         for k, v in rows.items():
             self._seen[k] = v
+            self._loaded.add(k)
             t = (ts or {}).get(k, 0)
             self._order.append((t, k))
             self.newest = max(self.newest, t)
@@ -95,4 +112,9 @@ class IdempotencyCache:
     def _prune(self) -> None:
         horizon = self.newest - self.window_us
         while self._order and self._order[0][0] < horizon:
-            self._seen.pop(self._order.popleft()[1], None)
+            key = self._order.popleft()[1]
+            self._seen.pop(key, None)
+            self._loaded.discard(key)
+            for m in self._made_by.pop(key, ()):
+                if self._made.get(m) == key:
+                    del self._made[m]

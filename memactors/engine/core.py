@@ -511,7 +511,11 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 results[i] = orjson.loads(payload) if status == "dup" else errors.encode(_conflict(op))
                 rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
                 continue
-            self.idem.put(op.key, fps[i], stored, now_us)
+            if op.BULK:  # a sweep writes no record
+                self.idem.put(op.key, fps[i], stored, now_us)
+            else:
+                self.idem.put(op.key, fps[i], stored, now_us,
+                              [ch.memory_id for ch in out.changes if ch.action in E.RECORD_WRITES])
             if op.BULK:
                 if in_place:
                     self.hot.apply_bulk(out.changes)
@@ -527,7 +531,8 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 results[i] = results[r[1]]
         gone = [m for (_, out, _), (status, _) in zip(done, outcome) if status == "ok" for m in out.destroy_keys]
         if gone:  # the erased memories' writes: a retry under their keys must not test a guess of their text
-            self.idem.unpin(await self.ledger.write_keys_of(gone))
+            keys = self.idem.keys_of(gone)
+            self.idem.unpin(keys if keys is not None else await self.ledger.write_keys_of(gone))
         for s in staged if not in_place else ():
             if s not in rebuild:
                 if s in nears:
@@ -659,7 +664,11 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
 
     def _fold_bulk(self, changes: list[Change], seqs: list[int]) -> None:
         """``_fold`` for a bulk operation's committed changes: vault rows, no vectors."""
+        if len(self._erased) >= 1_000_000:  # the bound ``_fold`` keeps
+            self._erased.clear()
         for ch in changes:
+            if ch.action == E.FORGET:  # past its hard TTL: erased (a later plan's row for it is skipped)
+                self._erased.add(ch.memory_id)
             self._to_outbox(l2_effect(ch, False), ch, None)
             if ch.patch.get("status") in R.GONE:
                 self.working.remove(ch.memory_id, ch.scope)

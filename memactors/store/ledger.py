@@ -87,8 +87,9 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
 
 
 # The idempotency keys of the writes that made some memories (``write_keys_of``, ``_unpin``).
+# (a semi-join, not list_contains: a sweep erases thousands of memories a commit)
 _WRITE_KEYS = ("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', 'write_working') "
-               "AND idem_key IS NOT NULL AND list_contains(?, memory_id)")
+               "AND idem_key IS NOT NULL AND memory_id IN (SELECT unnest(?::VARCHAR[]))")
 
 
 class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAudit):
@@ -344,7 +345,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             if key_ids:
                 self._insert("keys", {"memory_id": key_ids, "key": keys}, _KEY_SCHEMA)
             if destroy:
-                self._x("DELETE FROM keys WHERE list_contains(?, memory_id)", [destroy])
+                self._x("DELETE FROM keys WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [destroy])
                 unpinned = self._unpin(destroy)
             if applied:
                 self._insert_applied(applied)
@@ -370,10 +371,9 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
     def _unpin(self, erased: list[str]) -> list[str]:
         """In an erasure's transaction: the requests of the erased memories' writes forgotten
         (``IdempotencyCache.unpin``; their results stay). Returns their keys."""
-        keys = [r[0] for r in self._x(_WRITE_KEYS, [erased])]
-        if keys:
-            self._x("UPDATE idempotency SET fingerprint = NULL WHERE list_contains(?, idem_key)", [keys])
-        return keys
+        # one statement: a sweep's erasures are thousands a commit, and each pass reads the events
+        return [r[0] for r in self._x(f"UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN "
+                                      f"({_WRITE_KEYS.replace('DISTINCT ', '')}) RETURNING idem_key", [erased])]
 
     def wal_bytes(self) -> int:
         try:
