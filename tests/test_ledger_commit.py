@@ -92,3 +92,51 @@ def test_an_idempotency_cache_says_which_keys_made_which_memories_only_while_it_
     assert loaded.keys_of(["m6"]) is None  # k5's writes are the ledger's to say
     loaded.put("k7", b"f7", b"r7", 151)  # k5 leaves the window
     assert loaded.keys_of(["m6"]) == ["k6"]
+
+
+def test_an_erasure_unpins_its_writes_keys_in_the_window_and_every_fingerprint_past_it(tmp_path):
+    """The erased memories' writes' fingerprints are nulled in the table (a keyed digest of the
+    erased text) without reading the events when the ledger noted the keys itself: those in the
+    window by name (this batch's too), every one older than the window with them (no retry is
+    recognised past it, so none is read again). Keys loaded from the table at start: the events
+    say, as before."""
+    W = 1_000_000
+
+    def write(key, mid, ts):
+        req = R.WriteRequest(SCOPE, f"note {mid}", "agent").validate()
+        rec = R.build_record(req, req.text, mid, ts)
+        return Entry(key, "agent", ts, [Change(E.WRITE, SCOPE, mid, record=rec)], b"{}", b"f" * 32, [], [True])
+
+    def forget(key, mid, ts):
+        return Entry(key, "agent", ts, [Change(E.FORGET, SCOPE, mid, patch={"status": "tombstoned"}, reason="x")],
+                     b"{}", b"g" * 32, [mid], [True])
+
+    def fps(led):
+        return dict(led.con.execute("SELECT idem_key, fingerprint IS NOT NULL FROM idempotency").fetchall())
+
+    (tmp_path / "keys").mkdir()
+    led = L.Ledger(str(tmp_path / "ledger.duckdb"), str(tmp_path / "keys"))
+    try:
+        known = IdempotencyCache(W)
+        m = [f"{i:032x}" for i in range(5)]
+        led.commit(encode([write("old1", m[0], TS), write("old2", m[1], TS)]), known)
+        led.commit(encode([write("new3", m[2], TS + 2 * W), write("new4", m[3], TS + 2 * W)]), known)
+        led.commit(encode([write("new5", m[4], TS + 2 * W), forget("f5", m[4], TS + 2 * W),
+                           forget("f3", m[2], TS + 2 * W)]), known)
+        got = fps(led)
+        assert got["new3"] is False and got["new5"] is False  # erased: by name, this batch's too
+        assert got["old1"] is False and got["old2"] is False  # past the window: every one
+        assert got["new4"] is True and got["f3"] is True  # in the window, not erased: kept
+        assert known.lookup("new3", b"x" * 32) == b"{}"  # no longer a test of a guess
+        assert known.lookup("new4", b"x" * 32) == "conflict"
+    finally:
+        led.close()
+    led = L.Ledger(str(tmp_path / "ledger.duckdb"), str(tmp_path / "keys"))  # keys loaded: the events say
+    try:
+        known = IdempotencyCache(W)
+        rows, ts = led.idempotency_since(TS)
+        known.load(rows, ts)
+        led.commit(encode([forget("f4", m[3], TS + 2 * W)]), known)
+        assert fps(led)["new4"] is False
+    finally:
+        led.close()

@@ -48,8 +48,7 @@ class IdempotencyCache:
         self.newest = 0
         # Which key's write made which memory, for the keys put here (an erasure unpins them
         # without asking the ledger); keys loaded from the ledger carry no such note.
-        self._made: dict[str, str] = {}  # memory id -> key
-        self._made_by: dict[str, list[str]] = {}  # key -> memory ids
+        self._made: dict[str, str] = {}  # memory id -> key (a key out of the window: stale)
         self._loaded: set[str] = set()
 
     def __len__(self) -> int:
@@ -79,10 +78,13 @@ class IdempotencyCache:
         self._seen[key] = (fingerprint, result)
         for m in made:
             self._made[m] = key
-            self._made_by.setdefault(key, []).append(m)
         if ts > self.newest:
             self.newest = ts
             self._prune()
+
+    def note_made(self, made: dict[str, str]) -> None:
+        """Memory id -> the key of the write that made it, for keys put (or being put) here."""
+        self._made.update(made)
 
     def unpin(self, keys: list[str]) -> None:
         """Forget the requests these keys were first used for (their results stay): a retry of
@@ -98,7 +100,8 @@ class IdempotencyCache:
         loaded from the ledger are in the window (what they made is the ledger's to say)."""
         if self._loaded:
             return None
-        return sorted({k for m in memory_ids if (k := self._made.get(m)) is not None})
+        seen = self._seen
+        return sorted({k for m in memory_ids if (k := self._made.get(m)) is not None and k in seen})
 
     def load(self, rows: dict[str, tuple[bytes | None, bytes]], ts: dict[str, int] | None = None) -> None:
         """Keys read back from the ledger at start (already within the window)."""
@@ -115,6 +118,5 @@ class IdempotencyCache:
             key = self._order.popleft()[1]
             self._seen.pop(key, None)
             self._loaded.discard(key)
-            for m in self._made_by.pop(key, ()):
-                if self._made.get(m) == key:
-                    del self._made[m]
+        if len(self._made) > 2 * len(self._seen) + 1024:  # notes of keys gone from the window, dropped now and then
+            self._made = {m: k for m, k in self._made.items() if k in self._seen}

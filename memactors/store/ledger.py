@@ -344,17 +344,19 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 self._insert("events", ev, _EVENT_SCHEMA)
             if key_ids:
                 self._insert("keys", {"memory_id": key_ids, "key": keys}, _KEY_SCHEMA)
+            self._insert("idempotency", idem, _IDEM_SCHEMA)  # before an erasure's unpin: it may be this batch's
             if destroy:
                 self._x("DELETE FROM keys WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [destroy])
-                unpinned = self._unpin(destroy)
+                unpinned = self._unpin(destroy, known, col["action"], col["memory_id"], idem_of)
             if applied:
                 self._insert_applied(applied)
             if prov:
                 self._insert_provenance(prov)
-            self._insert("idempotency", idem, _IDEM_SCHEMA)
         if seqs:
             self.last_seq, self.last_hash = seq, prev
             self.key.write_head(seq, prev)
+        # which key's write made which memory: an erasure's unpin needs no read of the events
+        known.note_made({m: key for a, m, key in zip(col["action"], col["memory_id"], idem_of) if a in E.RECORD_WRITES})
         k = 0
         for i, first, n in take:
             out[i] = ("ok", seqs[k:k + n])
@@ -368,12 +370,22 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         """The idempotency keys of the writes that made these memories."""
         return [r[0] for r in self._q(_WRITE_KEYS, [sorted(set(memory_ids))])]
 
-    def _unpin(self, erased: list[str]) -> list[str]:
+    def _unpin(self, erased: list[str], known: IdempotencyCache, actions, memory_ids, idem_of) -> list[str]:
         """In an erasure's transaction: the requests of the erased memories' writes forgotten
-        (``IdempotencyCache.unpin``; their results stay). Returns their keys."""
-        # one statement: a sweep's erasures are thousands a commit, and each pass reads the events
-        return [r[0] for r in self._x(f"UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN "
-                                      f"({_WRITE_KEYS.replace('DISTINCT ', '')}) RETURNING idem_key", [erased])]
+        (``IdempotencyCache.unpin``; their results stay). Returns their keys. A write older than
+        the idempotency window is no cache's: its fingerprint goes with every other one that old
+        (no retry is recognised past the window, so none is ever read again); the window's own
+        are those ``known`` noted, this batch's included. Only while keys loaded at start are in
+        the window are the events read for them (a sweep erases thousands a commit)."""
+        keys = known.keys_of(erased)
+        if keys is None:
+            return [r[0] for r in self._x(f"UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN "
+                                          f"({_WRITE_KEYS.replace('DISTINCT ', '')}) RETURNING idem_key", [erased])]
+        gone = set(erased)
+        keys = sorted({*keys, *(k for a, m, k in zip(actions, memory_ids, idem_of) if m in gone and a in E.RECORD_WRITES)})
+        self._x("UPDATE idempotency SET fingerprint = NULL WHERE fingerprint IS NOT NULL "
+                "AND (ts < ? OR idem_key IN (SELECT unnest(?::VARCHAR[])))", [known.newest - known.window_us, keys])
+        return keys
 
     def wal_bytes(self) -> int:
         try:
