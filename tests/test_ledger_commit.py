@@ -94,12 +94,12 @@ def test_an_idempotency_cache_says_which_keys_made_which_memories_only_while_it_
     assert loaded.keys_of(["m6"]) == ["k6"]
 
 
-def test_an_erasure_unpins_its_writes_keys_in_the_window_and_every_fingerprint_past_it(tmp_path):
+def test_an_erasure_unpins_its_writes_keys_in_the_window_and_the_purge_every_fingerprint_past_it(tmp_path):
     """The erased memories' writes' fingerprints are nulled in the table (a keyed digest of the
     erased text) without reading the events when the ledger noted the keys itself: those in the
-    window by name (this batch's too), every one older than the window with them (no retry is
-    recognised past it, so none is read again). Keys loaded from the table at start: the events
-    say, as before."""
+    window by name (this batch's too); every one older than the window at the purge
+    (``unpin_aged``: no retry is recognised past it, so none is read again). Keys loaded from
+    the table at start: the events say, as before."""
     W = 1_000_000
 
     def write(key, mid, ts):
@@ -125,6 +125,9 @@ def test_an_erasure_unpins_its_writes_keys_in_the_window_and_every_fingerprint_p
                            forget("f3", m[2], TS + 2 * W)]), known)
         got = fps(led)
         assert got["new3"] is False and got["new5"] is False  # erased: by name, this batch's too
+        assert got["new4"] is True and got["f3"] is True and got["old1"] is True
+        led.unpin_aged(known.newest - known.window_us)  # the purge
+        got = fps(led)
         assert got["old1"] is False and got["old2"] is False  # past the window: every one
         assert got["new4"] is True and got["f3"] is True  # in the window, not erased: kept
         assert known.lookup("new3", b"x" * 32) == b"{}"  # no longer a test of a guess

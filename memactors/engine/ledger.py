@@ -188,6 +188,7 @@ class LedgerCore:
                 l2 = await owners[0].purge_l2()
             await self.flush()
             async with self._con_lock:
+                await asyncio.to_thread(self.ledger.unpin_aged, self.known.newest - self.known.window_us)
                 ledger = await asyncio.to_thread(self.ledger.compact_file)
                 await asyncio.to_thread(self.ledger.mark_purged, upto)
         return {"l2": l2, "ledger": ledger}

@@ -372,20 +372,26 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
 
     def _unpin(self, erased: list[str], known: IdempotencyCache, actions, memory_ids, idem_of) -> list[str]:
         """In an erasure's transaction: the requests of the erased memories' writes forgotten
-        (``IdempotencyCache.unpin``; their results stay). Returns their keys. A write older than
-        the idempotency window is no cache's: its fingerprint goes with every other one that old
-        (no retry is recognised past the window, so none is ever read again); the window's own
-        are those ``known`` noted, this batch's included. Only while keys loaded at start are in
-        the window are the events read for them (a sweep erases thousands a commit)."""
+        (``IdempotencyCache.unpin``; their results stay). Returns their keys. The window's are
+        those ``known`` noted (this batch's included), unpinned by name; a write older than the
+        window is no cache's, and its fingerprint goes at the purge with every other one that
+        old (``unpin_aged``). Only while keys loaded at start are in the window are the events
+        read for them: a sweep erases thousands a commit, and each read scans the events."""
         keys = known.keys_of(erased)
         if keys is None:
             return [r[0] for r in self._x(f"UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN "
                                           f"({_WRITE_KEYS.replace('DISTINCT ', '')}) RETURNING idem_key", [erased])]
         gone = set(erased)
         keys = sorted({*keys, *(k for a, m, k in zip(actions, memory_ids, idem_of) if m in gone and a in E.RECORD_WRITES)})
-        self._x("UPDATE idempotency SET fingerprint = NULL WHERE fingerprint IS NOT NULL "
-                "AND (ts < ? OR idem_key IN (SELECT unnest(?::VARCHAR[])))", [known.newest - known.window_us, keys])
+        if keys:
+            self._x("UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN (SELECT unnest(?::VARCHAR[]))", [keys])
         return keys
+
+    def unpin_aged(self, before_ts: int) -> None:
+        """Every request fingerprint older than ``before_ts`` (the idempotency window's start)
+        nulled: no retry is recognised past the window, so none is read again, and an erased
+        memory's write leaves no keyed digest of its text (a purge's step)."""
+        self._x("UPDATE idempotency SET fingerprint = NULL WHERE fingerprint IS NOT NULL AND ts < ?", [int(before_ts)])
 
     def wal_bytes(self) -> int:
         try:
