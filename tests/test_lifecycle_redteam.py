@@ -311,6 +311,12 @@ def test_a_value_with_the_minus_sign_is_the_value_with_a_hyphen(folder):
     ("Alice prefers tea, not coffee", "Alice prefers coffee, not tea"),
     ("Alice is pregnant", "Alice was pregnant"),
     ("Alice is vegetarian", "Is Alice vegetarian?"),
+    # a long shared part makes a bag-of-words vector a near-copy of each of these pairs
+    *[(f"For the quarterly offsite in Lisbon with the whole engineering team, Alice {x}",
+       f"For the quarterly offsite in Lisbon with the whole engineering team, Alice {y}")
+      for x, y in (("arrives before the keynote", "arrives after the keynote"), ("has two guests", "has three guests"),
+                   ("goes up to floor 5", "goes down to floor 5"), ("is happy with the venue", "is unhappy with the venue"),
+                   ("will be the organiser", "was the organiser"), ("buys the tickets", "sells the tickets"))],
 ])
 def test_a_near_copy_that_says_another_thing_is_not_merged(folder, first, second):
     """Two texts a bag-of-words vector cannot tell apart (roles swapped, another tense, a
@@ -331,3 +337,17 @@ def test_texts_embedded_from_one_embed_text_are_not_merged(folder):
     assert b.decision == "accepted" and b.memory_id != a.memory_id
     # a near-copy in the same words is still merged
     assert rt.write(S, "Alice's flight TP123 leaves Friday at 09:00!", actor=A).decision in ("merged", "refreshed")
+
+
+def test_another_source_echoing_a_fact_lifts_it_once_not_once_an_echo(folder):
+    """A tool repeating the user's fact eight times lifts it to the tool's confidence plus the
+    bump, once: the user's own next value still stands (it was locked out at 1.0)."""
+    rt, _, _ = folder
+    fact = dict(actor=A, subject="alice", predicate="city")
+    first = rt.write(S, "Alice lives in Paris", object="paris", source="user_stated", confidence=0.6, **fact)
+    for _ in range(8):
+        assert rt.write(S, "Alice lives in Paris", object="paris", source="tool", confidence=0.7,
+                        **fact).decision == "refreshed"
+    assert rt.history(first.memory_id, actor=A)["versions"][0]["confidence"] == pytest.approx(0.75)
+    assert rt.write(S, "Alice lives in Rome", object="rome", source="user_stated", confidence=0.7,
+                    **fact).decision == "superseded_previous"

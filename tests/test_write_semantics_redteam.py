@@ -205,7 +205,8 @@ _SEQUENCE = [
     dict(scope=A, text="Alice likes to drink green tea with honey every single morning before work"),
     dict(scope=B, text="Alice likes to drink green tea with honey every single morning before work, usually"),
     dict(scope=C, text="Alice likes to drink green tea with honey every single morning before work, usually"),
-    dict(scope=A, text="Alice likes to drink green tea with honey every single morning before work, usually"),
+    # a near-copy that adds no fact (a filler word): merged ("usually" would be a fact of its own)
+    dict(scope=A, text="Alice likes to drink green tea with honey every single morning before work, really"),
     dict(scope=B, text="Alice is vegetarian"),
     dict(scope=A, text="Alice is not vegetarian"),
     dict(scope=A, text="Alice is vegetarian"),

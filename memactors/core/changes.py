@@ -22,8 +22,8 @@ from .ops import (DemoteOp, ForgetOp, GrantOp, MarkOp, PromoteOp, ResolveOp, Rev
 from .project import Change, patch_of
 from . import erasure, lifecycle
 from .config import LifecycleConfig
-from .versions import (CONTRADICTION_FLAG, Rules, ScopeState, _inherit_ttl, confirmation, decide_write, expired,
-                       own_policy, refresh_patch, refreshed, same_value)
+from .versions import (CONTRADICTION_FLAG, Rules, ScopeState, _inherit_ttl, decide_write, expired, refresh_patch,
+                       refreshed, same_value, written_again)
 
 
 @dataclass(slots=True)
@@ -186,8 +186,7 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
     same = old["content_hash"] == rec["content_hash"] and (
         R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or ""))
     if same:
-        rules = rules_for(req, ctx.lifecycle)
-        new = refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec))
+        new = written_again(old, rec, now_us, rules_for(req, ctx.lifecycle))
         return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
                                of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
     rec["version"] = state.next_version(key, ctx.sees) if key else int(old["version"]) + 1

@@ -399,19 +399,44 @@ _PRESENT, _PAST = frozenset({"is", "are", "am"}), frozenset({"was", "were"})
 _FEW_IN_COMMON = 0.34  # below this share of terms in common, two texts are not copies, whatever their vectors
 
 
+# Words that add no fact: articles, and fillers a speaker repeats a text with ("... again", "really")
+_ARTICLES = frozenset("a an the again really also too just very indeed actually basically definitely certainly "
+                      "totally quite so".split())
+
+
+def _said(text: str) -> frozenset:
+    """What a text says, word by word: each word's stem ("guests" is "guest"), numbers and the
+    small words as written ("before", "more", "up", "will"), articles and fillers left out; a
+    Chinese text's characters (its bigrams change where one is left out)."""
+    t = _norm(text)
+    if _CJK.search(t):
+        return frozenset(c for c in t if c.isalnum())
+    kinds, out = _KINDS, set()
+    for w in _WORD.findall(t):
+        if w in _ARTICLES:
+            continue
+        k = kinds.get(w)
+        if k is None:
+            k = _kind(w)
+        out.add(k if k.__class__ is str else w)
+    return frozenset(out)
+
+
 def say_other_things(a: str, b: str) -> bool:
-    """Whether two texts whose vectors are near-copies say other things, so that neither may be
-    merged into the other: other labels ("room 101" / "room 214"), the same words in another
-    order ("Alice owes Bob" / "Bob owes Alice", "from Paris to Rome" / "from Rome to Paris"),
-    another tense ("is" / "was"), a question beside a statement, or few words in common (two
-    texts embedded from one ``embed_text``). A wrong merge loses a memory; a missed one keeps a
-    copy, so the doubt goes to keeping both."""
+    """Whether ``b``, a near-copy by its vector of ``a`` (a live memory), says something ``a``
+    does not, so that merging it into ``a`` would lose it: a word ``a`` lacks ("after" /
+    "before", "three guests" / "two", "Lisbon, Portugal" / "Lisbon"), other labels ("room 101"
+    / "room 214"), the same words in another order ("Alice owes Bob" / "Bob owes Alice"),
+    another tense ("is" / "was"), a question beside a statement. A wrong merge loses a memory; a
+    missed one keeps a copy, so the doubt goes to keeping both."""
     if labels_differ(a, b):
         return True
     if a.rstrip().endswith(("?", "？")) != b.rstrip().endswith(("?", "？")):
         return True
     ta, tb = _parts(a)[2], _parts(b)[2]
     if ta and tb and len(ta & tb) / max(len(ta), len(tb)) < _FEW_IN_COMMON:
+        return True
+    if not _said(b) <= _said(a):
         return True
     na, nb = _norm(a), _norm(b)
     if _CJK.search(na + nb):

@@ -424,7 +424,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         existing_id = state.by_hash.get(rec["content_hash"])
         if existing_id is not None and (sees is None or state.records[existing_id]["sensitivity"] in sees):
             old = state.records[existing_id]
-            return Decision(R.REFRESHED, refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec)))
+            return Decision(R.REFRESHED, written_again(old, rec, now_us, rules))
         rec["version"] = 1
         opposed = _text_contradictions(state, rec, similar, now_us)
         if sees is not None:
@@ -436,7 +436,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
                 and (sees is None or state.records[close_by]["sensitivity"] in sees) \
                 and not say_other_things(state.records[close_by].get("content") or "", rec.get("content") or ""):
             old = state.records[close_by]
-            return Decision(R.MERGED, refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec)))
+            return Decision(R.MERGED, written_again(old, rec, now_us, rules))
         return Decision(R.ACCEPTED, rec)
     rec["version"] = state.next_version(key, sees)
     live = state.live_versions(key)
@@ -448,7 +448,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
             old["content_hash"] == rec["content_hash"]
         ):
-            return Decision(R.REFRESHED, refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec)))
+            return Decision(R.REFRESHED, written_again(old, rec, now_us, rules))
     # Versions past their hard TTL take no part: the write supersedes them whatever its confidence
     # (else a weaker source's new value was kept as superseded behind a value no recall shows).
     gone = [dict(old, status="superseded", updated_at=now_us) for old in live if expired(old, now_us)]
@@ -522,6 +522,14 @@ def confirmation(rules: Rules, old: dict, rec: dict) -> float:
     return rules.refresh_bump if rec.get("source_kind") != old.get("source_kind") else 0.0
 
 
+def written_again(old: dict, rec: dict, now_us: int, rules: Rules) -> dict:
+    """``old`` refreshed by ``rec``, the same text or value written again: under the write's
+    own TTL if it set one; confirmed by another source kind, at least as sure as that source
+    plus ``refresh_bump`` (never more by echoes: a tool repeating a user's fact ten times lifts
+    it once, so the user's own next value still stands)."""
+    return refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec), float(rec["confidence"]))
+
+
 def own_policy(rules: Rules, rec: dict) -> dict | None:
     """The TTL policy a write that set its own gives the memory it refreshes (None: the
     memory's own policy restarts)."""
@@ -593,10 +601,12 @@ def _inherit_ttl(rec: dict, old: dict, now_us: int) -> None:
         rec[at] = None if old.get(days) is None else now_us + int(old[days] * US_PER_DAY)
 
 
-def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = None) -> dict:
+def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = None,
+              by: float | None = None) -> dict:
     """The record written again: the TTL clock restarts from now (expiry is measured from
     ``updated_at``), under ``policy``'s TTLs when the write set its own, and confidence rises
-    by ``bump`` (capped at 1)."""
+    by ``bump`` (capped at 1); with ``by``, the confirming write's confidence, to at least
+    ``by + bump`` only."""
     rec = dict(old, updated_at=now_us)
     if rec.get("status") == "stale":  # written or confirmed again: fresh, no longer ranked at half
         rec["status"] = "active"
@@ -608,7 +618,8 @@ def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = N
         elif policy is not None:  # the write's own policy has no such expiry
             rec[at] = None
     if bump:
-        rec["confidence"] = round(min(1.0, float(rec["confidence"]) + bump), 6)
+        c = float(rec["confidence"])
+        rec["confidence"] = round(min(1.0, c + bump) if by is None else max(c, min(1.0, by + bump)), 6)
     return rec
 
 

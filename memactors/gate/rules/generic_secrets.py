@@ -106,7 +106,7 @@ _EN_PW_QUOTED = re.compile(_EN_PW_HEAD + r"[\"'“‘`]([^\"'“”‘’`\n]{1,
 # No verb and no colon, the value right after the name: "WiFi password Sunshine2024!",
 # "username alice, password Sup3rS3cret!". Judged harder (_bare_value): a word after "password"
 # is usually what the sentence is about ("password reset", "password manager").
-_EN_PW_BARE = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode)\s+([^\s\"'“”`，。；,;()]{4,64})", re.I)
+_EN_PW_BARE = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode)\s+([^\s\"'“”`，。；,;()<>]{4,64})", re.I)
 # "changed her password to ...", "set the wifi password to ...": the verb before the name
 _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+\s+){0,4}?" + _PW_NAME
                         + r"\s+(?:to|as)\s+" + _PW_VALUE, re.I)
@@ -274,10 +274,15 @@ _CLI_PW = re.compile(
     + r"|(?<!\S)--(?:[a-z]+-)*(?:password|passwd)(?:\s+|=)" + _V, re.ASCII)
 
 
+_PROSE_WORD = re.compile(r"[a-z]+[.,;:!?)]*")
+
+
 def _command_line(node, ctx: Ctx):
     for m in _CLI_PW.finditer(ctx.text, node.start, node.end):
         g = next(i for i in range(1, _CLI_PW.groups + 1) if m.group(i) is not None)
-        if _passwordish(m.group(g)):
+        # a word after the flag in prose is what the sentence says of it ("the --password flag is
+        # deprecated", "--password option removed"), not a value
+        if _passwordish(m.group(g)) and not _PROSE_WORD.fullmatch(m.group(g)):
             yield m.span(g)
 
 
@@ -323,7 +328,8 @@ register(Rule(
 # colon or "is". The words are checked by shape, not against the BIP-39 list (none in the
 # dependencies): lower-case, 3 to 8 letters as every BIP-39 word is, and at most one of the
 # commonest English words the list leaves out, so a sentence about the phrase is not one.
-_SEED = re.compile(r"(?i:\b(?:(?:seed|recovery|backup|secret|wallet|mnemonic)[ \t]+(?:phrase|words|seed)|seed|mnemonic)\b"
+# (a bare "seed" is not one: "Seed list: tomato basil ...", "seed keywords" for a campaign)
+_SEED = re.compile(r"(?i:\b(?:(?:seed|recovery|backup|secret|wallet|mnemonic)[ \t]+(?:phrase|words|seed)|mnemonic)\b"
                    r"[^\n:=：]{0,40}?(?:[:=：]|\b(?:is|are|was|were)\b))\s*[\"'“]?"
                    r"((?:\d{1,2}[.)]\s*)?[A-Za-z][a-z]{2,7}(?:[\s,]+(?:\d{1,2}[.)]\s*)?[a-z]{3,8}){11,23})(?![A-Za-z])")
 _NOT_BIP39 = frozenset("the and for with was are have from but not you your our its been were would should could which "

@@ -58,13 +58,13 @@ _IGNORE_RU = (r"(?:игнорируй(?:те)?|проигнорируй(?:те)?
 # "(all) previous instructions|rules" in each one's word order. The noun is required: "vergeet je
 # paraplu niet" (don't forget your umbrella), "bỏ qua bước này" (skip this step) are not it.
 _IGNORE_MORE = (
-    r"\b(?:negeer|vergeet|negeert)\s+(?:al\s+)?(?:alle\s+)?(?:(?:de|je|uw|jouw)\s+)?"
+    r"(?<!\bik\s)(?<!\bik\s\s)\b(?:negeer|vergeet|negeert)\s+(?:al\s+)?(?:alle\s+)?(?:(?:de|je|uw|jouw)\s+)?"
     r"(?:(?:vorige|eerdere|voorgaande|bovenstaande|oorspronkelijke)\s+)?(?:instructies|opdrachten|regels|aanwijzingen)\b"
     r"|\b(?:zignoruj|ignoruj|zapomnij(?:\s+o)?)\s+(?:(?:wszystkie|wszystkich|wcześniejsze|poprzednie|powyższe|"
     r"poprzednich|wcześniejszych|powyższych)\s+){0,2}(?:instrukcje|instrukcji|instrukcjach|polecenia|poleceń|zasady|reguły)\b"
     r"|(?:önceki|yukarıdaki|tüm|bütün)\s+(?:(?:tüm|bütün|önceki)\s+)?(?:talimatlar[ıi]|komutlar[ıi]|kurallar[ıi]|"
     r"yönergeler[ıi])\s+(?:yok\s+say|görmezden\s+gel|unut|dikkate\s+alma)"
-    r"|(?:bỏ\s+qua|phớt\s+lờ|lờ\s+đi|quên(?:\s+đi)?)\s+(?:(?:tất\s+cả|mọi|toàn\s+bộ)\s+)?(?:(?:các|những)\s+)?"
+    r"|(?<!tôi\s)(?<!tôi\shay\s)(?<!tôi\sthường\s)(?<!mình\s)(?<!em\s)(?:bỏ\s+qua|phớt\s+lờ|lờ\s+đi|quên(?:\s+đi)?)\s+(?:(?:tất\s+cả|mọi|toàn\s+bộ)\s+)?(?:(?:các|những)\s+)?"
     r"(?:hướng\s+dẫn|chỉ\s+dẫn|chỉ\s+thị|mệnh\s+lệnh|lệnh|quy\s+tắc)\s+(?:trước\s+đó|trước\s+đây|trước|ở\s+trên|phía\s+trên|ban\s+đầu)"
     r"|(?:पिछले|पहले\s+के|पूर्व|ऊपर\s+के|सभी)\s+(?:(?:सभी|सारे|पिछले)\s+)?(?:निर्देशों|निर्देश|आदेशों|नियमों)\s+(?:को\s+)?"
     r"(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|नज़रअंदाज|भूल)"
@@ -121,6 +121,9 @@ _ROLE = re.compile(
     r"|\b(?:output|print|dump|reveal|repeat|recite|list|show|send|leak|copy|paste|export)\s+(?:out\s+)?(?:all\s+)?"
     r"(?:(?:the\s+)?(?:full\s+|entire\s+|whole\s+)?(?:contents?|text)\s+of\s+)?(?:all\s+)?your\s+(?:full\s+|entire\s+|whole\s+)?(?:stored\s+|saved\s+|long-term\s+)?"
     r"(?:memory|memories|context(?:\s+window)?|conversation\s+history|chat\s+history)\b"
+    # (a device's or a machine's memory is not the agent's: "your memory card", "your memory usage")
+    r"(?!\s+(?:card|cards|stick|sticks|usage|use|stats|statistics|footprint|limit|limits|size|module|modules|"
+    r"leak|leaks|consumption|pressure|chip|chips|slot|slots)\b)"
     # role-play jailbreaks: DAN ("do anything now"), "stay in character", an AI "without any rules"
     r"|\bdo anything now\b|\bstay in character\b|\b(?:act|behave|respond)\s+(?:as|like)\s+(?:an?\s+)?(?:unrestricted|"
     r"unfiltered|uncensored|jailbroken|amoral)\b|\b(?:ai|assistant|model|chatbot|bot|dan)\s+(?:with\s+no|without(?:\s+any)?|"
@@ -260,7 +263,7 @@ register(Rule(id="injection.hidden_comment", category=INJECTION, sensitivity="",
 _IMAGE_URL = re.compile(r"(!?)\[[^\]\n]{0,200}\]\(\s*<?(https?://[^\s)>]+)|<img\b[^>]{0,300}?\bsrc\s*=\s*[\"']?(https?://[^\s\"'>]+)",
                         re.I)
 # A name in capitals only as a query's value: "IMG_1234.JPG" in a path is a file.
-_SLOT = re.compile(r"\{[^}\s]{0,40}\}|%7B|<[^>\s]{1,40}>|%3C|\$\{?[A-Za-z_]|\[[A-Za-z_ ]{2,40}\]"
+_SLOT = re.compile(r"\{[A-Za-z_.]{0,40}\}|\{\{[^}]{0,40}\}\}|%7B[A-Za-z_.]{0,40}%7D|<[^>\s]{1,40}>|%3C|\$\{?[A-Za-z_]|\[[A-Za-z_ ]{2,40}\]"
                    r"|[?#&](?:[\w.%-]*=)?(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|USER|CHAT|HISTORY|SECRET|PASSWORD|TOKEN|MEMORY|"
                    r"CONVERSATION|SUMMARY|CONTEXT|EMAIL|DATA)(?![A-Za-z0-9])")
 _RENDER = re.compile(r"\b(?:render|display|show|embed|include|insert|output|print|add|append|paste|put)\b[^.\n]{0,80}"

@@ -118,7 +118,8 @@ _STRONG = (r"(?i)\b(?:by default|default to|from (?:now|here|this \w+) on|going 
 # day ("bring an umbrella", "don't forget your insurance card", "passengers should proceed to gate
 # 12", "submit your timesheet"). Not orders to the agent unless the sentence also touches what an
 # agent does or holds (_AGENTISH: its answers, the user's data, an address to send to).
-_ERRAND_VERB = "bring|pack|wear|carry|proceed|arrive|board|head|dress|forget|submit"
+_ERRAND_VERB = ("bring|pack|wear|carry|proceed|arrive|board|head|dress|forget|submit|remember|take|pick up|call|renew|"
+                "pay|buy|check in|make sure|attach|charge|book|drink|eat|sleep|stretch|water|feed|walk")
 _ERRAND = (rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?(?:{_ERRAND_VERB})\b"
            rf"|\b(?:should|must|shall|need to|needs to|have to|has to|are to|is to|remember to|make sure to|"
            rf"(?:do not|don't) forget to)\s+(?:\w+ly\s+)?(?:{_ERRAND_VERB})\b")
