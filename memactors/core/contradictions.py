@@ -397,10 +397,8 @@ def labels_differ(a: str, b: str) -> bool:
 
 _PRESENT, _PAST = frozenset({"is", "are", "am"}), frozenset({"was", "were"})
 _FEW_IN_COMMON = 0.34  # below this share of terms in common, two texts are not copies, whatever their vectors
-
-
 # Words that add no fact: articles, and fillers a speaker repeats a text with ("... again", "really")
-_ARTICLES = frozenset("a an the again really also too just very indeed actually basically definitely certainly "
+_NO_FACT = frozenset("a an the again really also too just very indeed actually basically definitely certainly "
                       "totally quite so".split())
 
 
@@ -413,7 +411,7 @@ def _said(text: str) -> frozenset:
         return frozenset(c for c in t if c.isalnum())
     kinds, out = _KINDS, set()
     for w in _WORD.findall(t):
-        if w in _ARTICLES:
+        if w in _NO_FACT:
             continue
         k = kinds.get(w)
         if k is None:
