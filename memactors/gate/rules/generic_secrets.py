@@ -70,6 +70,9 @@ def _reference(ctx: Ctx, node, v: str) -> bool:
     return re.fullmatch(r"[a-z_]+", v) is not None and any(w in v for w in ("pass", "secret", "token", "key"))
 
 
+_PROSE_AFTER = re.compile(r",?[ \t]+\w")
+
+
 def _assigned(node, ctx: Ctx):
     tier = _name_tier(node.meta)
     if not tier or node.vstart < 0:
@@ -78,6 +81,11 @@ def _assigned(node, ctx: Ctx):
     if v.lower() in ("bearer", "basic", "token"):  # Authorization: Bearer <x>: the header rule reads it
         return
     if _reference(ctx, node, v):
+        return
+    if tier == 2 and v.isalpha() and node.meta.strip("\"' ").lower() in ("pass", "pw") \
+            and _PROSE_AFTER.match(ctx.text, node.vend):
+        # "pass" names a pass as often as a password: a word of a label's text that goes on is no
+        # value ("Boarding pass: Passengers should proceed to gate 12", "Bus pass: Monthly, valid")
         return
     if tier == 2 and _passwordish(v) or tier == 1 and secretish(v):
         yield node.vstart, node.vend
