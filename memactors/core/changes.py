@@ -243,9 +243,6 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
                    bases={t["memory_id"]: t for t in gone})
 
 
-_TOMBSTONE = {"status": "tombstoned"}
-
-
 def _tombstone(rec: dict) -> dict:
     return {"status": "tombstoned", "sensitivity": rec["sensitivity"]} if rec.get("sensitivity") else \
         {"status": "tombstoned"}
@@ -428,8 +425,7 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
             rec = known.get(mid)
             if rec is None and (state := ctx.state_of(scope)) is not None:
                 rec = state.records.get(mid)
-            changes.append(Change(E.FORGET, scope, mid, patch=_tombstone(rec) if rec else _TOMBSTONE,
-                                  reason=_SWEEP_REASON[code]))
+            changes.append(Change(E.FORGET, scope, mid, patch=_tombstone(rec or {}), reason=_SWEEP_REASON[code]))
             destroyed.append(mid)
         else:
             changes.append(Change(_SWEEP_ACTION[code], scope, mid, patch=_SWEEP_PATCH[code],

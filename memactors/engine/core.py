@@ -511,11 +511,8 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 results[i] = orjson.loads(payload) if status == "dup" else errors.encode(_conflict(op))
                 rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
                 continue
-            if op.BULK:  # a sweep writes no record
-                self.idem.put(op.key, fps[i], stored, now_us)
-            else:
-                self.idem.put(op.key, fps[i], stored, now_us,
-                              [ch.memory_id for ch in out.changes if ch.action in E.RECORD_WRITES])
+            made = () if op.BULK else [ch.memory_id for ch in out.changes if ch.action in E.RECORD_WRITES]
+            self.idem.put(op.key, fps[i], stored, now_us, made)  # (a sweep writes no record)
             if op.BULK:
                 if in_place:
                     self.hot.apply_bulk(out.changes)

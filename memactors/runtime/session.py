@@ -57,6 +57,7 @@ from ..core.scopes import check_identifier, parse_scope
 from ..core.working import KEPT
 from .actions import log_action, tool_call
 from .arguments import typed_calls
+from .session_items import candidate, place, served
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
@@ -227,7 +228,7 @@ class Session:
         # A pushed memory that recall no longer serves (superseded by a newer version, past its hard
         # TTL, archived, held) leaves too: the prompt never shows an old value as the current one.
         t = self._rt.clock.now_us()
-        gone |= {m for m in pushed if m not in gone and not _served(now[m][0], t)}
+        gone |= {m for m in pushed if m not in gone and not served(now[m][0], t)}
         if gone:
             self.l0.drop(gone)  # observations and notes, by their items
             for m in gone & self._shown.keys():
@@ -236,7 +237,7 @@ class Session:
                     self.l0.erase(slot, text)
             if gone & self._steps.keys():
                 self._steps = {m: n for m, n in self._steps.items() if m not in gone}
-                self.l0.step = _place(self._steps, self.l0.plan)
+                self.l0.step = place(self._steps, self.l0.plan)
             if gone & set(pushed):
                 self._pushed.hits = [h for h in self._pushed.hits if h.memory_id not in gone]
 
@@ -375,9 +376,9 @@ class Session:
             if t["slot"] not in ("plan", "step", "goal"):
                 # Through promotion already, unless from the current turn and still in L1 (re-decided
                 # at its end: a promotion's idempotency key makes a repeat a no-op).
-                c = _candidate(r, t, rt.gate)
+                c = candidate(r, t, rt.gate)
                 (s._new if t["turn"] == s.turn and mid not in s._gone else s._history).append(c)
-        l0.step = _place(s._steps, plan)
+        l0.step = place(s._steps, plan)
         return s
 
     # --- internals -----------------------------------------------------------------------
@@ -767,29 +768,6 @@ def _run_pushes(rt, sessions: list[Session], return_errors: bool = False) -> lis
             if isinstance(r, MemactorsError):
                 raise r
     return out
-
-
-def _candidate(rec: dict, tag: dict, gate) -> P.Candidate:
-    """A working item read back from the ledger, as promotion sees it: the gate's verdict is
-    found again by scanning the text as stored (the gate is deterministic; a redaction's
-    placeholders no longer match, and redacted text is what promotion would store anyway)."""
-    rep = gate.scan(rec["content"], rec["source_kind"])
-    return P.Candidate(rec["memory_id"], rec["content"], rec["source_kind"], tag["turn"], tag["slot"],
-                       rec.get("subject"), rec.get("predicate"), rec.get("object"), rec.get("category") or "default",
-                       R.PENDING if rec["status"] == "pending" else rep.decision, tuple(rep.tags), rec["status"])
-
-
-def _place(steps: dict[str, int], plan: list) -> int:
-    """The current step: the place the newest step item still held names (the plan's first when
-    none is). An erased step item takes its place with it, in the live session as on resume
-    (which reads only what the ledger holds): the plan's texts are their own items'."""
-    n = next(reversed(steps.values()), 0)
-    return min(n, max(len(plan) - 1, 0))
-
-
-def _served(rec: dict, now_us: int) -> bool:
-    """Whether recall would still serve this record (live, not past its hard TTL)."""
-    return rec.get("status") in R.LIVE and (rec.get("hard_expires_at") is None or rec["hard_expires_at"] > now_us)
 
 
 def _render_args(args: object) -> str:

@@ -88,7 +88,7 @@ _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_sc
 
 # The idempotency keys of the writes that made some memories (``write_keys_of``, ``_unpin``).
 # (a semi-join, not list_contains: a sweep erases thousands of memories a commit)
-_WRITE_KEYS = ("SELECT DISTINCT idem_key FROM events WHERE action IN ('write', 'write_working') "
+_WRITE_KEYS = ("SELECT idem_key FROM events WHERE action IN ('write', 'write_working') "
                "AND idem_key IS NOT NULL AND memory_id IN (SELECT unnest(?::VARCHAR[]))")
 
 
@@ -368,7 +368,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
 
     def write_keys_of(self, memory_ids: list[str]) -> list[str]:
         """The idempotency keys of the writes that made these memories."""
-        return [r[0] for r in self._q(_WRITE_KEYS, [sorted(set(memory_ids))])]
+        return list(dict.fromkeys(r[0] for r in self._q(_WRITE_KEYS, [sorted(set(memory_ids))])))
 
     def _unpin(self, erased: list[str], known: IdempotencyCache, actions, memory_ids, idem_of) -> list[str]:
         """In an erasure's transaction: the requests of the erased memories' writes forgotten
@@ -380,7 +380,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         keys = known.keys_of(erased)
         if keys is None:
             return [r[0] for r in self._x(f"UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN "
-                                          f"({_WRITE_KEYS.replace('DISTINCT ', '')}) RETURNING idem_key", [erased])]
+                                          f"({_WRITE_KEYS}) RETURNING idem_key", [erased])]
         gone = set(erased)
         keys = sorted({*keys, *(k for a, m, k in zip(actions, memory_ids, idem_of) if m in gone and a in E.RECORD_WRITES)})
         if keys:
