@@ -46,6 +46,10 @@ def test_the_labelled_set_meets_precision_and_recall():
     ("TP123 costs 320 EUR", "TP123 costs 400 EUR", "value"),
     ("The build passes on the main branch", "The build does not pass on the main branch", "negation"),
     ("Alice never eats melons", "Alice eats melons", "negation"),
+    ("Alice é vegetariana", "Alice não é vegetariana", "negation"),  # a negator with a letter past a-z
+    ("Alice est végétarienne", "Alice n'est plus végétarienne", "negation"),  # ne ... plus: no longer
+    ("Élodie mange de la viande", "Élodie ne mange plus de viande", "negation"),
+    ("The meeting is at 19:00", "The meeting is at 19:30", "value"),
 ])
 def test_opposites_are_found(a, b, cue):
     assert text_contradiction(a, b) == cue and text_contradiction(b, a) == cue
@@ -66,6 +70,11 @@ def test_opposites_are_found(a, b, cue):
     ("Alice never eats melons", "Alice eats grapes"),
     ("Alice never drinks coffee after noon", "Alice drinks tea after noon"),
     ("Alice dislikes brand X", "Alice likes brand Y"),
+    # one time written two ways
+    ("The meeting is at 19:00", "The meeting is at 19.00"),
+    ("The meeting is at 9:30", "The meeting is at 9.30"),
+    ("Alice mange plus de viande", "Alice mange de la viande"),  # "plus" alone is "more", no negation
+    ("Alice est végétarienne", "Alice est végétalienne"),  # other words, not "v", "g", "tarienne"
 ])
 def test_agreements_and_other_subjects_are_not(a, b):
     assert text_contradiction(a, b) is None

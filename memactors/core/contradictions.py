@@ -81,13 +81,15 @@ import unicodedata as _ud
 from itertools import repeat as _repeat
 
 _CONTRACTIONS = ((r"\bcan(?:'t|not) (?:stand|bear)\b", "hate"), (r"\bis fond of\b", "likes"), (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"), (r"\bwon't\b", "will not"),
-                 (r"\bshan't\b", "shall not"), (r"n't\b", " not"), (r"\bno longer\b", "not"))
+                 (r"\bshan't\b", "shall not"), (r"n't\b", " not"), (r"\bno longer\b", "not"),
+                 # French "ne ... plus" (no longer): "plus" alone is "more", so the pair reads as "pas"
+                 (r"\bn'(\w+) plus\b", r"\1 pas"), (r"\bne (\w+) plus\b", r"\1 pas"))
 # English, and the commonest negators of a few languages written in Latin letters (German, French,
-# Dutch, Italian; Spanish "no" is English's): "Alice ist nicht Vegetarierin" is a near-copy of
+# Dutch, Italian, Portuguese; Spanish "no" is English's): "Alice ist nicht Vegetarierin" is a near-copy of
 # "Alice ist Vegetarierin" to an embedder, as in English. Words of negative concord ("ne", "mai",
 # "nunca") are left out: counted beside "pas", "non" or "no" they would cancel the negation.
 _NEG_EN = frozenset("not no never none nobody nothing neither nor without "
-                    "nicht kein keine keinen keinem keiner keines nie niemals pas jamais niet geen nooit non".split())
+                    "nicht kein keine keinen keinem keiner keines nie niemals pas jamais niet geen nooit non não".split())
 # Han negators; 没有 before 不 so that 没有 counts once.
 _NEG_ZH = ("没有", "不再", "从不", "从未", "绝不", "并非", "不", "没", "未", "别", "无")
 # (side a, side b): words (English) or strings (Chinese) of opposite sense.
@@ -123,6 +125,15 @@ _ANTONYMS_ZH_LONGEST_FIRST = tuple(tuple(tuple(sorted(ws, key=len, reverse=True)
 # A number keeps a minus sign that starts it ("-18 degrees" is not "18 degrees"), never one
 # inside a word, range or date ("covid-19", "9-5", "2024-01-05").
 _WORD = _re.compile(r"[a-z]+|(?:(?<![a-z\d.,:])-)?\d+(?:[.,:]\d+)*")
+# The same for a text with other letters ("não", "végétarienne" as one word each, not "n", "o"):
+# a third slower, so only where a text is not ASCII.
+_WORD_U = _re.compile(r"[^\W\d_]+|(?:(?<![\w.,:])-)?\d+(?:[.,:]\d+)*")
+
+
+def _words(t: str) -> list[str]:
+    return (_WORD if t.isascii() else _WORD_U).findall(t)
+
+
 _NUM = _re.compile(r"\d+(?:[.,:]\d+)*")
 _ZH_NUM = _re.compile(r"[零一二两三四五六七八九十百千万\d]+")
 
@@ -173,9 +184,9 @@ def _norm(text: str) -> str:
             if c in text:
                 text = text.replace(c, d)
         t = (text if _ud.is_normalized("NFKC", text) else _ud.normalize("NFKC", text)).casefold().replace("’", "'")
-    # A text with none of these has no contraction (most texts: no pattern to run); four
-    # substring tests, where a regex of the four cost 0.7 us a text.
-    if "'" in t or "cannot" in t or "fond" in t or "longer" in t:
+    # A text with none of these has no contraction (most texts: no pattern to run); five
+    # substring tests, where a regex of them cost 0.7 us a text.
+    if "'" in t or "cannot" in t or "fond" in t or "longer" in t or "plus" in t:
         for pat, rep in _CONTRACTIONS_RE:
             t = pat.sub(rep, t)
     return t
@@ -263,10 +274,10 @@ def _stem(w: str) -> str:
 def _en_parts_two_pass(t: str) -> tuple[int, set, set, tuple]:
     """(negations, antonym sides, terms, numbers) of a normalised English text: the cue words
     set aside first, then the rest word by word (``_en_parts`` in one pass, the same result)."""
-    neg, sides, words = _en_cues(_WORD.findall(t))
+    neg, sides, words = _en_cues(_words(t))
     terms, nums = set(), []
     for i, w in enumerate(words):
-        if not w[-1].isdigit():  # _WORD yields letters or a number (maybe signed), never both
+        if not w[-1].isdigit():  # _words yields letters or a number (maybe signed), never both
             if w not in _STOP:
                 terms.add(_stem(w))
         elif i > 0 and words[i - 1] in _LABEL_HEADS:
@@ -278,13 +289,17 @@ def _en_parts_two_pass(t: str) -> tuple[int, set, set, tuple]:
 
 _THOUSANDS = _re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _ZERO_FRACTION = _re.compile(r"(-?\d+)\.0+")
+_CLOCK = _re.compile(r"(\d{1,2}):(\d\d)")
 
 
 def _number(w: str) -> str:
     """A number as the value it states: "1,000" is "1000" and "30.0" is "30" (else the same
-    value written two ways read as a changed value); a time ("9:30") or "3.5" as written."""
+    value written two ways read as a changed value); a time "19:00" as "19.00" is written
+    ("19"), "9:30" as "9.30"; "3.5" as written."""
     if "," in w and _THOUSANDS.fullmatch(w):
         w = w.replace(",", "")
+    if ":" in w and (m := _CLOCK.fullmatch(w)):
+        w = f"{m.group(1)}.{m.group(2)}"
     if "." in w and (m := _ZERO_FRACTION.fullmatch(w)):
         w = m.group(1)
     return "0" if w == "-0" else w
@@ -311,7 +326,7 @@ def _en_parts(t: str) -> tuple[int, set, set, tuple]:
     were most of the check's cost)."""
     neg, sides, terms, nums, prev = 0, set(), set(), [], None
     kinds = _KINDS
-    for w in _WORD.findall(t):
+    for w in _words(t):
         k = kinds.get(w)
         if k is None:
             k = _kind(w)
@@ -410,7 +425,7 @@ def _said(text: str) -> frozenset:
     if _CJK.search(t):
         return frozenset(c for c in t if c.isalnum())
     kinds, out = _KINDS, set()
-    for w in _WORD.findall(t):
+    for w in _words(t):
         if w in _NO_FACT:
             continue
         k = kinds.get(w)
@@ -439,7 +454,7 @@ def say_other_things(a: str, b: str) -> bool:
     na, nb = _norm(a), _norm(b)
     if _CJK.search(na + nb):
         return False
-    wa, wb = _WORD.findall(na), _WORD.findall(nb)
+    wa, wb = _words(na), _words(nb)
     sa, sb = set(wa), set(wb)
     if (_PRESENT & sa and not _PAST & sa and _PAST & sb and not _PRESENT & sb) or \
             (_PAST & sa and not _PRESENT & sa and _PRESENT & sb and not _PAST & sb):
@@ -499,11 +514,11 @@ def text_contradiction(a: str, b: str) -> str | None:
     return None
 
 
-_LEAD = _re.compile(r"([a-z]+)('s(?![a-z]))?|(?:(?<![a-z\d.,:])-)?\d+(?:[.,:]\d+)*")
+_LEAD = _re.compile(r"([^\W\d_]+)('s(?![^\W\d_]))?|(?:(?<![\w.,:])-)?\d+(?:[.,:]\d+)*")
 
 
 def _lead(text: str) -> tuple | None:
-    """The stems of an English text's first term and the possessive chain after it ("Frank's
+    """The stems of a text's first term and the possessive chain after it ("Frank's
     sister" -> ("frank", "sister")): who or what it is about. None for a Chinese text or one
     without a term."""
     t = _norm(text)
