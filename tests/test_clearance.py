@@ -88,6 +88,68 @@ def test_a_lower_writers_version_never_hides_a_higher_one_from_a_reader_cleared_
     assert passport("dflt") == {lo.memory_id: None}
 
 
+@pytest.mark.parametrize("blind", ["write-only", "public-clearance"])
+def test_a_write_that_could_not_see_a_version_at_its_own_sensitivity_hides_it_from_no_one(world, blind):
+    # A writer that cannot see the live version (a write-only grant, or a public clearance writing
+    # at internal) decides against nothing: both stay live, and a reader cleared for both gets
+    # both, flagged, whichever is newer (before, the newer silently overrode the other).
+    rt, scope, _ = world
+    actor = "wo" if blind == "write-only" else "pub"
+    rt.grant(actor, scope, read=blind != "write-only", write=True, clearance="public")
+    old = rt.write(scope, "alice allergy is peanuts", actor="writer", sensitivity="internal",
+                   subject="alice", predicate="allergy", object="peanuts")
+    new = rt.write(scope, "alice allergy is none", actor=actor, sensitivity="internal",
+                   subject="alice", predicate="allergy", object="none")
+    assert new.decision == "accepted" and new.supersedes is None
+    hits = {h.memory_id: h.conflict for h in rt.recall("alice allergy", actor="res", task_id="t",
+                                                         allowed_scopes=[scope], purpose="p", top_k=20,
+                                                         threshold=0.0).hits if h.predicate == "allergy"}
+    assert hits == {old.memory_id: {"overrides": [], "reason": "written_apart", "with": [new.memory_id]},
+                    new.memory_id: {"overrides": [], "reason": "written_apart", "with": [old.memory_id]}}
+    # a writer that sees both decides against both: its write is the one live version
+    fix = rt.write(scope, "alice allergy is shellfish", actor="writer", sensitivity="internal",
+                   subject="alice", predicate="allergy", object="shellfish")
+    assert fix.decision == "superseded_previous"
+    assert [h.memory_id for h in rt.recall("alice allergy", actor="res", task_id="t", allowed_scopes=[scope],
+                                           purpose="p", top_k=20, threshold=0.0).hits
+            if h.predicate == "allergy"] == [fix.memory_id]
+
+
+def test_erasing_a_fact_erases_only_the_versions_its_caller_may_see(world):
+    # "dflt" (confidential) erases its fact with erase="fact": the restricted version written
+    # apart from it is not its to erase, nor to learn of (it stays live, unnamed in the result).
+    rt, scope, _ = world
+    rt.grant("dflt", scope, write=True)
+    hi = rt.write(scope, "alice salary is 200k", actor="writer", sensitivity="restricted",
+                  subject="alice", predicate="salary", object="200k").memory_id
+    lo = rt.write(scope, "alice salary is 100k", actor="dflt", subject="alice", predicate="salary",
+                  object="100k").memory_id
+    out = rt.forget(lo, actor="dflt", reason="wrong", erase="fact")
+    assert out["forgotten"] == [lo] and hi not in str(out)
+    assert rt.history(hi, actor="res")["versions"][-1]["status"] == "active"
+    res = {h.memory_id for h in _recall(rt, "res", scope).hits}
+    assert hi in res and lo not in res
+    # a caller cleared for both erases both
+    lo2 = rt.write(scope, "alice salary is 110k", actor="dflt", subject="alice", predicate="salary",
+                   object="110k").memory_id
+    rt.grant("res", scope, write=True, clearance="restricted")
+    out = rt.forget(lo2, actor="res", reason="wrong", erase="fact")
+    assert set(out["forgotten"]) >= {lo2, hi}
+
+
+def test_an_erasures_result_names_no_copy_its_caller_may_not_see(world):
+    # A memory derived from the erased one at restricted (in the caller's scope) or in a scope the
+    # caller cannot read is erased or flagged all the same, and never named to the caller.
+    rt, scope, _ = world
+    rt.grant("dflt", scope, write=True)
+    src = rt.write(scope, "alice mentioned a raise in march", actor="dflt").memory_id
+    hidden = rt.write(scope, "alice raise note derived from her remark", actor="writer", sensitivity="restricted",
+                      derived_from=[src]).memory_id
+    out = rt.forget(src, actor="dflt", reason="user asked")
+    assert out["forgotten"] == [src] and hidden not in str(out)
+    assert rt.audit.erased(hidden, actor="res")["key_destroyed"]
+
+
 def test_recall_many_and_the_agent_handle(world):
     rt, scope, ids = world
     reqs = [dict(query="alice travel note marked", actor=a, task_id="t", allowed_scopes=[scope], purpose="p",

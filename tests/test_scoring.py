@@ -176,9 +176,8 @@ def test_conflict_same_scope_depth_confidence_then_newest():
 
 
 def test_versions_of_one_scope_written_apart_are_both_kept_and_flagged():
-    # Two live versions of one fact in one scope at other sensitivities: their writers were not
-    # cleared to see each other. A reader cleared for both sees both, each flagged; the same
-    # scope at one sensitivity, or another scope, resolves as before.
+    # Two live versions of one fact in one scope: their writers could not see each other. A reader
+    # cleared for both sees both, each flagged; another scope's version resolves as before.
     s = "/org/acme/user/alice/"
     hi = dict(_rec("hi", s, "flagged", upd=NOW - DAY), sensitivity="restricted")
     lo = dict(_rec("lo", s, "valid", upd=NOW), sensitivity="confidential")
@@ -186,9 +185,16 @@ def test_versions_of_one_scope_written_apart_are_both_kept_and_flagged():
     assert [h["memory_id"] for h in kept] == ["lo", "hi"] and removed == []
     assert kept[0]["conflict"] == {"overrides": [], "reason": "written_apart", "with": ["hi"]}
     assert kept[1]["conflict"] == {"overrides": [], "reason": "written_apart", "with": ["lo"]}
+    # At one sensitivity too: a writer decides against every version it may see, so a second live
+    # one is a version it could not see (a write-only grant, a write above its clearance)
     same = dict(_rec("old", s, "expired", upd=NOW - 2 * DAY), sensitivity="confidential")
     kept, removed, _ = S.resolve_conflicts([lo, same])
-    assert [h["memory_id"] for h in kept] == ["lo"] and kept[0]["conflict"]["reason"] == "newer"
+    assert [h["memory_id"] for h in kept] == ["lo", "old"] and removed == []
+    assert kept[0]["conflict"] == {"overrides": [], "reason": "written_apart", "with": ["old"]}
+    # a session's working item beside the vault's version is ranked: the newer one stands
+    item = dict(_rec("item", s, "now", upd=NOW + DAY), sensitivity="confidential", pool="working")
+    kept, removed, _ = S.resolve_conflicts([lo, item])
+    assert [h["memory_id"] for h in kept] == ["item"] and kept[0]["conflict"]["reason"] == "newer"
     org = dict(_rec("org", "/org/acme/", "unknown", upd=NOW), sensitivity="restricted")
     kept, removed, _ = S.resolve_conflicts([org, lo, hi])
     assert [h["memory_id"] for h in kept] == ["lo", "hi"] and [r["memory_id"] for r in removed] == ["org"]

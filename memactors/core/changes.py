@@ -90,6 +90,9 @@ class Ctx:
     touched: set | None = None  # a sweep: the rows changed since the plan (None: unknown, every hot row is checked)
     erased: object = None  # a sweep: ids erased by this owner since it started (a container), or None
     sees: frozenset | None = None  # a write: the sensitivities its writer may see in its scope (None: all)
+    # a caller's decision on a memory (SEES): (scope, sensitivity) -> whether the caller may see
+    # such a memory there; None: all (the runtime's own)
+    shown: object = None
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
@@ -219,12 +222,16 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
     return Outcome(changes, write_result(R.SUPERSEDED_PREVIOUS, rec, req.scope, prep.gate), vectors=vectors)
 
 
-def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None, edges: list = ()) -> Outcome:
+def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None, edges: list = (),
+                  shown=None) -> Outcome:
     """Erase ``targets`` (the memory addressed, or every version of its fact) and what the
     provenance takes with them (``memactors.core.erasure``: every copy, anything that carries
     their words, what was claimed only from them in their scope): a tombstone each, their data
     keys destroyed in the same transaction. A memory claimed from others too, or from another
-    scope, is kept and flagged (``review = "source_forgotten"``)."""
+    scope, is kept and flagged (``review = "source_forgotten"``). The result names only the
+    memories ``shown(scope, sensitivity)`` lets the caller see: a copy in a scope it cannot
+    read, or above its clearance, is erased all the same, unnamed (the erasure's proof is
+    scoped by the same grants as a read)."""
     if not targets:
         raise NotFound(op.MISSING.format(id=op.memory_id))
     gone, flagged = erasure.closure(targets, records or {}, list(edges))
@@ -238,8 +245,10 @@ def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None
     changes += [Change(E.ANNOTATE, d["scope"], d["memory_id"], patch={"review": "source_forgotten"},
                        reason=f"a source was erased ({root})", of_version=d.get("version")) for d in flagged]
     ids = [t["memory_id"] for t in gone]
+    seen = (lambda r: True) if shown is None else (lambda r: r is targets[0] or shown(r["scope"], r.get("sensitivity")))
     return Outcome(changes, {"decision": "forgotten", "memory_id": op.memory_id, "scope": targets[0]["scope"],
-                             "forgotten": ids, "flagged": [d["memory_id"] for d in flagged]}, destroy_keys=ids,
+                             "forgotten": [t["memory_id"] for t in gone if seen(t)],
+                             "flagged": [d["memory_id"] for d in flagged if seen(d)]}, destroy_keys=ids,
                    bases={t["memory_id"]: t for t in gone})
 
 
@@ -485,9 +494,12 @@ def decide_grant(op: GrantOp) -> Outcome:
 def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     targets = [ctx.record] if ctx.record is not None else []
     if ctx.record is not None and op.all_versions:
-        targets += [r for r in ctx.versions if r["memory_id"] != ctx.record["memory_id"]]
+        # every version its caller may see: one above its clearance is not its to erase (nor to
+        # learn of), as the memory it names would not be
+        targets += [r for r in ctx.versions if r["memory_id"] != ctx.record["memory_id"]
+                    and (ctx.shown is None or ctx.shown(r["scope"], r.get("sensitivity")))]
     records, edges = ctx.provenance
-    out = decide_forget(op, targets, records, edges)
+    out = decide_forget(op, targets, records, edges, ctx.shown)
     if ctx.state is not None:
         out.changes += _contradictions_ended(ctx.state, out.result["forgotten"],
                                              f"its other side was erased ({op.memory_id})")

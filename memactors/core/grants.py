@@ -163,6 +163,17 @@ class GrantTable:
         c = self.clearances(actor, [scope]).get(str(scope))
         return at_or_below(c) if c is not None else frozenset()
 
+    def shown_to(self, actor: str):
+        """(scope, sensitivity) -> whether ``actor`` may see such a memory there (``sees``, read
+        once a scope): what a decision on memories names back to its caller."""
+        sees: dict[str, frozenset] = {}
+
+        def shown(scope: str, sensitivity) -> bool:
+            if scope not in sees:
+                sees[scope] = self.sees(actor, parse_scope(scope))
+            return sensitivity in sees[scope]
+        return shown
+
     def write_view(self, actor: str, scope: str) -> frozenset | None:
         """What a write of ``actor`` in ``scope`` decides against (``core.versions.decide_write``):
         the sensitivities it may see there, or None for all of them (the usual case, and the

@@ -463,12 +463,14 @@ def resolve_conflicts(hits: list[dict], rivals: list[dict] = ()) -> tuple[list[d
                 flags[r["memory_id"]] = {"overrides": [], "reason": "contradiction_in_review",
                                          "with": sorted(x["memory_id"] for x in [best, *pending] if x is not r)}
             losers = [r for r in losers if r not in pending]
-        # Versions of one scope at other sensitivities were written by writers not cleared to
-        # see each other (neither decided against the other): a reader cleared for both sees
-        # both, each flagged, as for a close call (docs/governance.md).
-        level = best.get("sensitivity")
-        apart = [r for r in losers if r["scope"] == best["scope"] and level is not None
-                 and r.get("sensitivity") not in (None, level)]
+        # Two live versions of one scope's fact (no close call between them) were written apart:
+        # each writer's decision supersedes every version it may see, so the later one could
+        # not see the other (at a sensitivity above its clearance, or with a write-only grant).
+        # Neither decided against the other: a reader cleared for both sees both, each flagged,
+        # as for a close call (docs/governance.md). A working item beside the vault's version
+        # is a session's newer sighting, not a version: the ranking decides.
+        apart = [] if best.get("pool") == "working" else \
+            [r for r in losers if r["scope"] == best["scope"] and r.get("pool") != "working"]
         if apart:
             for r in [best, *apart]:
                 flags.setdefault(r["memory_id"], {"overrides": [], "reason": "written_apart",

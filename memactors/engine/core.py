@@ -596,11 +596,12 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             if rec is None and op.memory_id not in erased:
                 rec = pre.records[op.memory_id] if pre is not None and op.memory_id in pre.records \
                     else await self._record(op.memory_id)
-            if rec is not None and op.SEES and rec.get("sensitivity") not in self.grants.sees(
-                    op.actor, parse_scope(rec["scope"])):
-                # Above the actor's clearance in its scope (or in a scope it cannot read): a memory
-                # it may not see is one it may not erase or decide on either (op.MISSING).
-                rec = None
+            if op.SEES:
+                ctx.shown = self.grants.shown_to(op.actor)
+                if rec is not None and not ctx.shown(rec["scope"], rec.get("sensitivity")):
+                    # Above the actor's clearance in its scope (or in a scope it cannot read): a
+                    # memory it may not see is one it may not erase or decide on either (op.MISSING).
+                    rec = None
             ctx.record = rec
             if rec is not None and "versions" in need and op.all_versions and rec.get("entity_key"):
                 fact = (rec["scope"], rec["entity_key"])
