@@ -148,3 +148,24 @@ def test_an_item_of_the_same_text_the_runtime_never_linked_is_kept(tmp_path):
         assert "Quokka" in other.before_llm().text
     finally:
         rt.close()
+
+
+@pytest.mark.parametrize("erase", ["plan", "step"])
+def test_a_plan_step_and_the_step_item_advance_copies_it_to_go_together(tmp_path, erase):
+    """``advance()`` writes the current step's text as a step item: a copy of its plan item, so
+    erasing either erases both; the session's place is its step mark's, kept across the erasure
+    and a resume."""
+    rt = _rt(tmp_path / "d")
+    s = rt.session(SC, actor="ag", task_id="trip", goal="Plan the trip", plan=["Pack the bags", "Book Quokkatel"])
+    s.start()
+    s.advance()
+    s.end_turn()
+    plan_id = next(m for m, (slot, text) in s._shown.items() if slot == "plan" and "Quokkatel" in text)
+    step_id = next(iter(s._steps))
+    out = rt.forget(plan_id if erase == "plan" else step_id, actor="ag", reason="user asked")
+    assert set(out["forgotten"]) == {plan_id, step_id}
+    assert _seen_in_history(rt, "Quokkatel") == [] and not [h for h in _recall(rt, "Quokkatel") if "Quokkatel" in h.content]
+    assert "> 2. (erased) [current]" in s.before_llm().text
+    again = rt.resume_session(SC, actor="ag", task_id="trip")
+    assert again.l0.step == 1 and "Quokkatel" not in again.before_llm().text
+    rt.close()

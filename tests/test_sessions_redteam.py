@@ -79,10 +79,10 @@ def test_a_resumed_session_keeps_its_step_when_an_earlier_step_was_erased(tmp_pa
         rt.close()
 
 
-def test_an_erased_step_item_takes_its_place_with_it_live_and_resumed_alike(tmp_path):
-    """A step item (what ``advance`` writes) erased: the session is back at the place the newest
-    step item left names, in the live session as in one resumed from the ledger (which no longer
-    holds it); the plan's texts are their own items' and stay."""
+def test_an_erased_step_item_takes_its_plan_text_and_leaves_the_place_live_and_resumed_alike(tmp_path):
+    """A step item (what ``advance`` writes) is a copy of its plan item's text: erased, the plan
+    step's text goes with it (shown as erased), and the session stays at the place its step mark
+    names, in the live session as in one resumed from the ledger."""
     rt = _rt(tmp_path)
     try:
         s = rt.session(SC, actor="agent-1", task_id="t1", goal="plan alice's trip",
@@ -96,12 +96,12 @@ def test_an_erased_step_item_takes_its_place_with_it_live_and_resumed_alike(tmp_
         rt.forget(steps[-1], actor="agent-1", reason="asked")
         live = s.before_llm().text
         again = rt.resume_session(SC, actor="agent-1", task_id="t1")
-        assert again.l0.current_step == s.l0.current_step == "book the ferry"
-        assert again.before_llm().text == live and "pack light" in live
-        rt.forget(steps[0], actor="agent-1", reason="asked")  # no step item left: the plan's first step
+        assert again.l0.step == s.l0.step == 2 and "pack light" not in live
+        assert again.before_llm().text == live and "book the ferry" in live
+        rt.forget(steps[0], actor="agent-1", reason="asked")
         live = s.before_llm().text
         again = rt.resume_session(SC, actor="agent-1", task_id="t1")
-        assert again.l0.current_step == s.l0.current_step == "search the ferries"
+        assert again.l0.step == s.l0.step == 2 and "book the ferry" not in live
         assert again.before_llm().text == live
         s.advance(3)  # and on from there, as written (at the end of the turn)
         s.end_turn()

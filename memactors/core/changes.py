@@ -125,8 +125,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
     ttl = lifecycle.ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, ctx.lifecycle)
     rec = R.build_record(req, prep.text, memory_id, now_us, status=status, content_hash_=prep.content_hash,
                          search_text=prep.search_text, ttl=ttl)
-    if ctx.copy_of:
-        rec["copy_of"] = sorted(ctx.copy_of)
+    if ctx.copy_of or req.copy_of:  # a promotion's, or a session's step item (the plan item's text)
+        rec["copy_of"] = sorted(ctx.copy_of or req.copy_of)
     if prep.context_hashes and ctx.carried is not None:  # whose words the context brings in (erasure follows)
         rec["context_of"] = sorted(ctx.carried(prep.context_hashes) - {memory_id}) or None
     vectors = {memory_id: prep.vector} if prep.vector is not None else {}

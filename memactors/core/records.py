@@ -315,6 +315,7 @@ class WriteRequest:
     session: dict | None = None  # set by the runtime's sessions only (``write_request`` refuses it)
     replaces: str | None = None  # an update: the live vault memory of this scope this write is the next version of
     embed_text: str | None = None  # the text its vector is made from (default: the text); gated like it, never shown
+    copy_of: list[str] | None = None  # set by the runtime's sessions only: the items whose text this one copies
 
     # Its routing (see ``memactors.core.ops.Routing``): it names its scope, needs a write grant
     # there, and goes through the prepare stage (gate, derive, embed) before it is decided.
@@ -366,6 +367,10 @@ class WriteRequest:
             self.derived_from = sorted({check_memory_id(m) for m in self.derived_from})
         if self.session is not None:
             self.session = check_session(self.session, self.actor, self.pool)
+        if self.copy_of is not None:
+            if self.session is None:
+                raise InvalidRecord("copy_of is set by the runtime for a session's own items; a write cannot set it")
+            self.copy_of = sorted({check_memory_id(m) for m in self.copy_of})
         if self.replaces is not None:
             check_memory_id(self.replaces)
             if self.pool != "vault":
@@ -490,7 +495,7 @@ def embedded_text(rec: dict) -> str:
 
 # What a caller's write may set: everything but the session field, which only the runtime's
 # sessions set (a plain write must never pass for a session's own item).
-_WRITE_FIELDS = tuple(k for k in WriteRequest.__dataclass_fields__ if k != "session")
+_WRITE_FIELDS = tuple(k for k in WriteRequest.__dataclass_fields__ if k not in ("session", "copy_of"))
 
 
 def write_request(item: dict | WriteRequest, *, sessions: bool = False) -> WriteRequest:
@@ -504,9 +509,9 @@ def write_request(item: dict | WriteRequest, *, sessions: bool = False) -> Write
         return item.validate()
     if not isinstance(item, dict):
         raise InvalidRecord(f"each write must be a dict of write() arguments, not {V.got(item)}")
-    if "session" in item:
-        raise InvalidRecord("session is set by the runtime for a session's own items (rt.session); "
-                            "a write cannot set it")
+    if "session" in item or "copy_of" in item:
+        raise InvalidRecord(f"{'session' if 'session' in item else 'copy_of'} is set by the runtime for a "
+                            "session's own items (rt.session); a write cannot set it")
     unknown = [k for k in item if not (isinstance(k, str) and k in _WRITE_FIELDS)]
     if unknown:
         hint = _suggest(unknown[0])

@@ -57,7 +57,7 @@ from ..core.scopes import check_identifier, parse_scope
 from ..core.working import KEPT
 from .actions import log_action, tool_call
 from .arguments import typed_calls
-from .session_items import candidate, place, served
+from .session_items import candidate, place, record_marks, served, step_mark, turn_mark
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
@@ -140,6 +140,8 @@ class Session:
         self._goal_id: str | None = None  # its goal item: releasing it is what ends the session
         self._shown: dict[str, tuple[str, str]] = {}  # id -> (slot, text) of its goal, plan, constraint, note items
         self._steps: dict[str, int] = {}  # id -> place in the plan of its step items, in the order written
+        self._plan_ids: dict[int, str] = {}  # place in the plan -> the id of its plan item
+        self._step_at: int | None = None  # the place its last advance() recorded (the step mark)
         self.id = _id or uuid.uuid4().hex  # the session's id in its items' session field
         self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
         self._pushed = None
@@ -188,8 +190,14 @@ class Session:
         self._check_open()
         self.l0.advance(steps)
         if self.l0.current_step is not None:
+            self._step_at = self.l0.step
+            record_marks(self._rt, [self], step_mark, self.l0.step, "step")
+            # a copy of its plan item's text: erasing either erases both (core.erasure); the place
+            # is the step mark's, so an erased step text does not take the session back
+            plan_id = self._plan_ids.get(self.l0.step)
             self._pending.append(_Pending(self._item(self.l0.current_step, "user_stated", "step", self.l0.step, False,
-                                                     "task"), None, "step", "task"))
+                                                     "task", copy_of=[plan_id] if plan_id else None),
+                                          None, "step", "task"))
 
     def before_llm(self, token_budget: int | None = None) -> Prompt:
         """The rendered L0 and the pushed memories (pushed again once ``push_refresh_turns``
@@ -237,7 +245,7 @@ class Session:
                     self.l0.erase(slot, text)
             if gone & self._steps.keys():
                 self._steps = {m: n for m, n in self._steps.items() if m not in gone}
-                self.l0.step = place(self._steps, self.l0.plan)
+                self.l0.step = place(self._steps, self.l0.plan, self._step_at)
             if gone & set(pushed):
                 self._pushed.hits = [h for h in self._pushed.hits if h.memory_id not in gone]
 
@@ -347,7 +355,9 @@ class Session:
         # Each step in its place: an erased one (gone from the ledger) reads ERASED, as it did in the
         # live session, so the current step (a place in the plan) is still the one it was.
         steps = {r["session"]["n"]: r["content"] for r in items if r["session"]["slot"] == "plan"}
-        plan = [steps.get(i, ERASED) for i in range(max(steps) + 1)] if steps else []
+        marked = rt._calls.get(rt._ledger.mark_of.remote(step_mark(sid)))  # noqa: SLF001
+        last = max([*steps, *(r["session"]["n"] for r in items if r["session"]["slot"] == "step"), marked or 0])
+        plan = [steps.get(i, ERASED) for i in range(last + 1)] if steps or marked else []
         l0 = L0(goal["content"], plan)
         s = cls(rt, scope, actor=actor, task_id=task_id, goal=goal["content"], purpose=purpose, _l0=l0, _id=sid)
         s._goal_id = goal["memory_id"]
@@ -368,6 +378,8 @@ class Session:
                 l0.constraints.append(text)
             elif t["slot"] == "step":
                 s._steps[mid] = t["n"]
+            elif t["slot"] == "plan" and r["status"] in KEPT:
+                s._plan_ids[t["n"]] = mid
             elif t["slot"] == "scratchpad":
                 l0.note(text, mid)
             elif t["slot"] in ("observation", "reasoning"):
@@ -378,7 +390,8 @@ class Session:
                 # at its end: a promotion's idempotency key makes a repeat a no-op).
                 c = candidate(r, t, rt.gate)
                 (s._new if t["turn"] == s.turn and mid not in s._gone else s._history).append(c)
-        l0.step = place(s._steps, plan)
+        s._step_at = marked
+        l0.step = place(s._steps, plan, marked)
         return s
 
     # --- internals -----------------------------------------------------------------------
@@ -395,7 +408,7 @@ class Session:
             raise SessionClosed("this session was completed; open a new one")
 
     def _item(self, text: object, kind: str, slot: str, n: int, critical: bool, label: str,
-              **kw) -> R.WriteRequest:
+              copy_of: list[str] | None = None, **kw) -> R.WriteRequest:
         """A working-pool write of this session (a typed error now, for bad input, before anything
         is buffered), its ``session`` field naming the session and the item's place in L0."""
         from ..core.lifecycle import ttl_policy
@@ -405,6 +418,7 @@ class Session:
         req.idempotency_key = f"{made_key_prefix()}-0"  # its own, now: a resubmission after a PartialWrite writes once
         req.session = {"id": self.id, "task": self.task_id, "actor": self.actor, "turn": self.turn, "slot": slot,
                        "n": n, "critical": critical}
+        req.copy_of = copy_of
         ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, self._rt.config.lifecycle)
         return req.validate()
 
@@ -446,6 +460,8 @@ class Session:
             self._goal_id = res.memory_id
         elif p.slot == "step":
             self._steps[res.memory_id] = p.item.session["n"]
+        elif p.slot == "plan":
+            self._plan_ids[p.item.session["n"]] = res.memory_id
         shown = HELD if res.status == "pending" else self._stored_text(p, res)
         if p.slot in _SHOWN_SLOTS:
             self._shown[res.memory_id] = (p.slot, shown)
@@ -610,11 +626,6 @@ def end_turn_all(rt, sessions: list[Session]) -> list[TurnResult]:
             for s in sessions]
 
 
-def turn_mark(session_id: str) -> str:
-    """The name of a session's turn mark: the turn its last ``end_turn()`` moved it to."""
-    return f"session-turn:{session_id}"
-
-
 def _end_turns(rt, sessions: list[Session], record: bool = True) -> list[TurnResult]:
     flush_all(rt, sessions)
     min_turns = rt.config.lifecycle.promote_min_turns
@@ -659,15 +670,7 @@ def _record_turns(rt, sessions: list[Session]) -> None:
     nothing writes no item, so without it a resumed session would restart at its newest item's
     turn and count a fact seen again as seen in that turn. A failure lands in ``errors``: the
     turn has ended (its promotions are made), only a resume would see an earlier one."""
-    ops = [MarkOp(turn_mark(s.id), s.turn + 1, SYSTEM_ACTOR, f"turn-{s.id}-{s.turn + 1}").validate()
-           for s in sessions]
-    if not ops:
-        return
-    try:
-        rt._submit_by_scope(ops)  # noqa: SLF001
-    except MemactorsError as exc:
-        for s in sessions:
-            s.errors.append(f"{type(exc).__name__}: the turn's end was not recorded: {exc}")
+    record_marks(rt, sessions, turn_mark, None, "turn")
 
 
 def _submit_quietly(rt, asks: list[tuple]) -> None:
