@@ -499,3 +499,29 @@ def test_a_refresh_racing_a_newer_put_never_writes_the_older_value_back(rt):
     assert store.get(("race",), "k", refresh_ttl=True).value == {"v": 1}
     store._call = plain
     assert store.get(("race",), "k", refresh_ttl=False).value == {"v": 2}
+
+
+@pytest.mark.parametrize("vector, error", [
+    ([float("nan")] + [1.0] * 7, "InvalidRecord"),  # a model that overflows on one input
+    ([1e308] * 8, "InvalidRecord"),  # infinite once float32
+    ([1.0] * 5, "ConfigError"),  # another dimension than index["dims"]
+    (None, "ConfigError"),
+    (["a"] * 8, "ConfigError"),
+])
+def test_an_embed_function_that_returns_no_usable_vector_refuses_the_put_and_writes_nothing(tmp_path, vector, error):
+    # A NaN vector was stored: every L2 flush of the folder failed from then on, also after a reopen.
+    def embed(texts):
+        return [[1.0] * 8 if "fine" in t else vector for t in texts]
+
+    index = {"dims": 8, "embed": embed, "fields": ["text"]}
+    store = MemactorsStore.connect(str(tmp_path / "d"), actor="lg", root=ROOT, index=index)
+    store.put(("n",), "good", {"text": "a fine note"})
+    with pytest.raises(memactors.MemactorsError) as e:
+        store.put(("n",), "bad", {"text": "this one is not"})
+    assert type(e.value).__name__ == error and store.get(("n",), "bad") is None
+    store._rt.flush()  # noqa: SLF001 - L2 takes the rest
+    assert store._rt.audit.verify()["ok"]  # noqa: SLF001
+    store.close()
+    store = MemactorsStore.connect(str(tmp_path / "d"), actor="lg", root=ROOT, index=index)
+    assert [i.key for i in store.search(("n",), query="a fine note")] == ["good"]
+    store.close()

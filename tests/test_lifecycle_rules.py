@@ -209,3 +209,20 @@ def test_a_write_that_loses_to_another_sources_value_at_once_is_a_contradiction_
                                               actor="ag")]
         assert reasons == ["kept as superseded: contradiction resolved by a confidence gap"]
         assert rt.stats()["counters"]["contradictions"]["auto"] == 1
+
+
+def test_a_demotion_that_changes_nothing_leaves_a_folder_that_verifies():
+    # An uncited run of a memory superseded since: the pass decides "unchanged" and writes no
+    # event. Its pinned answer named the memory, which verify reads as an idempotency row
+    # copied from another key ("rows were changed"): then rollback and a backup's restore refused.
+    with memactors.connect("memory://") as rt:
+        rt.grant("ag", A, write=True)
+        mid = rt.write(A, "Alice likes green tea", actor="ag", subject="alice", predicate="drink",
+                       object="green tea").memory_id
+        for _ in range(5):
+            _recall(rt, "what does alice drink")
+        assert rt.update(mid, "Alice likes black tea", actor="ag").decision == "superseded_previous"
+        assert rt.demote_unused() == {"checked": 1, "unchanged": 1}
+        assert rt.audit.verify()["ok"]
+        head = rt.audit.head()["seq"]
+        rt.rollback(at=head, actor="ag", reason="a rollback reads a folder that verifies", dry_run=True)

@@ -634,7 +634,9 @@ def decide_demote(op: DemoteOp, ctx: Ctx) -> Outcome:
     step = demotion(rec, op.streak, op.threshold)
     scope = rec["scope"] if rec is not None else None
     if step is None:
-        return Outcome([], {"decision": "unchanged", "memory_id": op.memory_id, "scope": scope})
+        # no memory named: a result pinned under a key names only memories its events name
+        # (``audit.verify`` reads any other as a row copied from another key)
+        return Outcome([], {"decision": "unchanged", "scope": scope})
     run = f"returned {op.streak} times in a row without a citation"
     if step == "archive":
         return Outcome([Change(E.STATUS, scope, rec["memory_id"], patch={"status": "evicted"},

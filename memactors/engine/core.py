@@ -58,7 +58,7 @@ from .hot import HotCache, NearCopies
 from .l2_pending import PendingL2, l2_table_exists
 from .listing import ListingMixin
 from .outbox import L2Outbox
-from .prepare import embed_kept, unpack
+from .prepare import PoolEmbedder, embed_kept, unpack
 from .recall import RecallMixin
 from .state import StateMixin
 
@@ -307,7 +307,14 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         if not todo:
             return results
         t0 = time.perf_counter()
-        prepared = await self._prepare({i: ops[i] for i in todo if "prepared" in ops[i].GATHER})
+        writes = {i: ops[i] for i in todo if "prepared" in ops[i].GATHER}
+        try:
+            prepared = await self._prepare(writes)
+        except MemactorsError as exc:  # the embedder's own error (a LangGraph index's function): every write's
+            prepared = dict.fromkeys(writes, exc)
+        for i in [i for i, p in prepared.items() if p.__class__ is not C.Prepared]:  # refused in prepare
+            results[i] = errors.encode(prepared.pop(i))
+            todo.remove(i)
         t1 = self._tick("prepare", t0)
         where = await self._resolve([ops[i].memory_id for i in todo if ops[i].ADDRESS == "memory"])
         scope_of = {}
@@ -361,7 +368,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         remote = len(idx) >= self.cfg.runtime.gate_pool_min_batch
         out = await self.gate_pool.prepare(cols, remote=remote)
         if out["vectors"] is None:  # a model in the embedding pool
-            out["vectors"] = embed_kept(_PoolEmbedder(await self._embed([t for t in out["embed"] if t is not None]),
+            out["vectors"] = embed_kept(PoolEmbedder(await self._embed([t for t in out["embed"] if t is not None]),
                                                       self.cfg.embedder.dim), out["embed"])
         return dict(zip(idx, unpack(out)))
 
@@ -763,18 +770,6 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
 
     def pid(self) -> int:
         return os.getpid()
-
-
-class _PoolEmbedder:
-    """Vectors already computed by the embedding pool, handed out in order (for embed_kept)."""
-
-    def __init__(self, vecs: list, dim: int) -> None:
-        self._vecs, self.dim = vecs, dim
-
-    def embed(self, texts: list[str]):
-        import numpy as np
-
-        return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
 
 
 def _conflict(op) -> IdempotencyConflict:

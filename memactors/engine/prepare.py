@@ -18,6 +18,7 @@ import numpy as np
 from ..core import records as R
 from ..core.changes import Prepared
 from ..core.contradictions import remember_cues, text_cues
+from ..core.errors import InvalidRecord
 from ..core.scoring import tokenize
 from ..gate import Gate
 from ..gate.rules.base import RULES
@@ -129,12 +130,29 @@ def embed_kept(embedder, texts: list[str | None]) -> np.ndarray:
     return vecs
 
 
-def unpack(out: dict) -> list[Prepared]:
+class PoolEmbedder:
+    """Vectors already computed by the embedding pool, handed out in order (for embed_kept)."""
+
+    def __init__(self, vecs: list, dim: int) -> None:
+        self._vecs, self.dim = vecs, dim
+
+    def embed(self, texts: list[str]):
+        return np.asarray(self._vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def unpack(out: dict) -> list[Prepared | InvalidRecord]:
     """The prepare stage's columns as one ``Prepared`` per write (cues read by a gate worker
-    are remembered: a decision then finds them)."""
+    are remembered: a decision then finds them); an ``InvalidRecord`` for a write whose vector
+    is not finite (an embedder of the caller's, a LangGraph index's function: NaN on one input):
+    stored, it would make every L2 flush of the scope fail."""
     if out.get("cues") is not None:
         remember_cues(out["text"], out["cues"])
     vecs = out["vectors"]
+    if vecs is not None and len(vecs) and not np.isfinite(vecs).all():
+        bad = set(np.flatnonzero(~np.isfinite(vecs).all(axis=1)).tolist())
+        ok = unpack(dict(out, vectors=np.where(np.isfinite(vecs), vecs, 0), cues=None))
+        return [InvalidRecord("the embedder returned a vector that is not finite (NaN or infinity) for this "
+                              "write's text: nothing was stored") if i in bad else p for i, p in enumerate(ok)]
     hashes = out.get("context_hashes") or [None] * len(out["decision"])
     floors = out.get("sensitivity") or [None] * len(out["decision"])
     return [Prepared(out["decision"][i], out["text"][i], out["fields"][i], out["gate"][i], out["content_hash"][i],

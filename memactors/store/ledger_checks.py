@@ -266,9 +266,11 @@ class LedgerChecks:
         cur = self.con.cursor()
         try:
             n, example = cur.execute(
-                """WITH r AS (SELECT idem_key, json_extract_string(decode(result), '$.memory_id') AS mid
+                """WITH r AS (SELECT idem_key, json_extract_string(decode(result), '$.memory_id') AS mid,
+                                     json_extract_string(decode(result), '$.decision') AS decision
                               FROM idempotency WHERE result IS NOT NULL AND json_valid(decode(result)))
                    SELECT count(*), min(r.idem_key) FROM r WHERE r.mid IS NOT NULL
+                     AND r.decision IS DISTINCT FROM 'unchanged'  -- a demotion that changed nothing (older ledgers: it named its memory)
                      AND NOT EXISTS (SELECT 1 FROM events e WHERE e.idem_key = r.idem_key AND e.memory_id = r.mid)"""
             ).fetchone()
         finally:

@@ -16,9 +16,25 @@ class _Wrapped:
         self.name, self._fn, self.dim = name, fn, dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        vecs = np.asarray(self._fn(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        return vecs / np.where(norms == 0, 1.0, norms)  # unit vectors, as the embedder protocol says
+        out = self._fn(list(texts))
+        try:
+            with np.errstate(all="ignore"):  # an overflow is a vector that is not finite: the write is refused
+                vecs = np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+                norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+                return vecs / np.where(norms == 0, 1.0, norms)  # unit vectors, as the embedder protocol says
+        except (TypeError, ValueError):  # the function's output, not the caller's input: no numpy trace
+            raise ConfigError(f"index['embed'] must return, for each text, a list of {self.dim} numbers "
+                              f"(index['dims']); for {len(texts)} text(s) it returned {_shape(out)}") from None
+
+
+def _shape(out) -> str:
+    """What an embed function returned, described by its shape, never its values."""
+    try:
+        a = np.asarray(out, dtype=object)
+        kinds = sorted({type(v).__name__ for v in a.ravel()[:64]})
+        return f"an array of shape {a.shape}" + (f" of {', '.join(kinds)}" if kinds else "")
+    except Exception:  # noqa: BLE001 - anything a user's function may return
+        return f"a {type(out).__name__}"
 
 
 def embedder_config(embed, dims: int) -> dict:
