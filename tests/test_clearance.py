@@ -432,3 +432,40 @@ def test_a_recalls_evidence_is_shown_only_to_readers_cleared_as_it_was(world):
     own = _recall(rt, "pub", scope)  # a lower reader's own recall is its own to explain
     assert rt.explain(own.recall_id, actor="pub")["recall_id"] == own.recall_id
     assert rt.explain(own.recall_id, actor="res")["recall_id"] == own.recall_id
+
+
+def test_audit_actions_keep_to_the_clearance(world):
+    """An action that recalled a memory above a reader's clearance is not shown to it, whole, as a
+    recall's row in ``audit.sql`` is not (the ledger's own check: a rollback's report too), and
+    such a memory's id is NotFound in ``audit.actions`` as an unknown id is; a reader cleared for
+    it gets the action, the hidden id in it. A lower actor's action is shown to a reader cleared
+    for what it recalled."""
+    from memactors.core.errors import NotFound
+
+    rt, scope, ids = world
+    s = rt.session(scope, actor="writer", task_id="t", goal="alice travel note marked")
+    s.start()
+    call = s.before_tool("alice travel note marked")
+    assert {ids["restricted"], ids["public"]} <= set(call.recalled)
+    s.after_tool(call, "ok", cited=[ids["restricted"]])
+    lower = rt.session(scope, actor="int", task_id="t2", goal="alice travel note marked")
+    lower.start()
+    low_call = lower.before_tool("alice travel note marked")
+    assert ids["public"] in low_call.recalled and ids["confidential"] not in low_call.recalled
+    lower.after_tool(low_call, "ok")
+    for actor in ("res", "writer"):
+        got = rt.audit.actions(ids["restricted"], actor=actor)
+        assert [a["action_id"] for a in got] == [call.action_id] and got[0]["cited"] == [ids["restricted"]]
+        assert {a["action_id"] for a in rt.audit.actions(ids["public"], actor=actor)} == {call.action_id,
+                                                                                          low_call.action_id}
+    for actor in ("pub", "int", "dflt"):
+        with pytest.raises(NotFound) as unknown:
+            rt.audit.actions("0" * 32, actor=actor)
+        with pytest.raises(NotFound) as hidden:
+            rt.audit.actions(ids["restricted"], actor=actor)
+        assert str(hidden.value) == str(unknown.value)
+    assert [a["action_id"] for a in rt.audit.actions(ids["public"], actor="dflt")] == [low_call.action_id]
+    assert rt.audit.actions(ids["public"], actor="pub") == []  # int's action recalled an internal memory
+    many = rt._calls.get(rt._ledger.actions_on_many.remote([ids["public"]], "dflt"))  # noqa: SLF001
+    assert ids["restricted"] not in str(many) and [a["action_id"] for a in many] == [low_call.action_id]
+

@@ -560,17 +560,18 @@ class LedgerCore:
     async def erasure(self, memory_id: str, actor: str) -> dict:
         await self.flush()
         out = await asyncio.to_thread(self.ledger.erasure, memory_id)
-        try:
-            if out is not None:
-                self.grant_table.check_recall(actor, [parse_scope(out["scope"])])
-                level = await asyncio.to_thread(self.ledger.sensitivity_of, memory_id)
-                if level is not None and level not in self.grant_table.sees(actor, parse_scope(out["scope"])):
-                    out = None  # above the reader's clearance: not there for it, as in a recall
-        except AccessDenied:
-            out = None
-        if out is None:
+        if out is None or not await asyncio.to_thread(self._seen, actor, [memory_id]):
             raise NotFound(f"no memory {memory_id} visible to actor {actor!r} in the ledger")
         return out
+
+    def _seen(self, actor: str, memory_ids: list[str]) -> set[str]:
+        """Those of ``memory_ids`` that ``actor`` is shown: a read grant on the memory's scope and
+        its clearance there covering the memory's sensitivity (its record's, or its tombstone's);
+        to any other reader the id is unknown, as in a recall. Blocking (run in a thread)."""
+        scopes = {m: s for m, s in self.ledger.scopes_of(memory_ids).items() if self._may_read(actor, s)}
+        levels = self.ledger.levels_of(list(scopes))
+        return {m for m, s in scopes.items()
+                if levels[m] is None or levels[m] in self.grant_table.sees(actor, parse_scope(s))}
 
     async def fact_history(self, memory_id: str | None, scope: str | None, entity_key: str | None,
                            actor: str) -> dict:
@@ -603,34 +604,41 @@ class LedgerCore:
             await asyncio.to_thread(self.ledger.log_actions, rows)
 
     async def actions_on(self, memory_id: str, actor: str) -> list[dict]:
-        """The actions that depended on ``memory_id``, for an actor who may read its scope; only
-        actions whose scopes that actor may read (``Ledger.actions_on``)."""
+        """The actions that depended on ``memory_id``, for an actor shown that memory (else
+        NotFound, as for an unknown id); only actions it is shown (``Ledger.actions_on``)."""
         await self.flush()
-        scope = (await asyncio.to_thread(self.ledger.scopes_of, [memory_id])).get(memory_id)
-        if scope is None or not self._may_read(actor, scope):
+        if not await asyncio.to_thread(self._seen, actor, [memory_id]):
             raise NotFound(f"no memory of that id visible to actor {actor!r}")
-        return await asyncio.to_thread(self.ledger.actions_on, [memory_id], self._read_prefixes(actor))
+        return await self._actions([memory_id], actor)
 
     async def actions_on_many(self, memory_ids: list[str], actor: str) -> list[dict]:
         """As ``actions_on`` for many memories at once (a rollback's report), without the
-        per-memory check: only actions whose scopes ``actor`` may read come back."""
+        per-memory check: only actions ``actor`` is shown come back."""
         await self.flush()
-        return await asyncio.to_thread(self.ledger.actions_on, memory_ids, self._read_prefixes(actor))
+        return await self._actions(memory_ids, actor)
 
-    def _read_prefixes(self, actor: str) -> list[str] | None:
-        """The scopes ``actor`` reads, as canonical path prefixes (None: all, a /global/ reader)."""
-        reads = [g.scope for g in self.grant_table.grants_of(actor) if g.read]
-        return None if GLOBAL in reads else sorted({str(s) for s in reads})
+    async def _actions(self, memory_ids: list[str], actor: str) -> list[dict]:
+        await self._levels_current()
+        return await asyncio.to_thread(self.ledger.actions_on, memory_ids, self._reads(actor))
+
+    async def _levels_current(self) -> None:
+        """The sensitivity index up to the last event: the audit views' clearance rule reads it."""
+        async with self._con_lock:  # it writes (the writer connection takes one statement stream at a time)
+            await asyncio.to_thread(self.ledger.index_levels)
+
+    def _reads(self, actor: str) -> list[tuple[str, str]]:
+        """``actor``'s read grants as (scope prefix, clearance) pairs, "/" for /global/ (every
+        scope): what the audit views' clearance rule takes (``store.ledger_audit``)."""
+        return [("/" if g.scope == GLOBAL else str(g.scope), g.clearance)
+                for g in self.grant_table.grants_of(actor) if g.read]
 
     async def sql(self, query: str, params: list | None, actor: str) -> list[tuple]:
         """One SELECT over the events, recalls and citations ``actor`` may read, in a sandbox
         (memactors.store.sandbox): never the ledger file itself, never keys."""
         sandbox.check_select(query)  # refused before anything is copied
         await self.flush()
-        async with self._con_lock:  # the sensitivities of the memories written since the last query
-            await asyncio.to_thread(self.ledger.index_levels)
-        reads = [("/" if g.scope == GLOBAL else str(g.scope), g.clearance)
-                 for g in self.grant_table.grants_of(actor) if g.read]
+        await self._levels_current()
+        reads = self._reads(actor)
         if not reads:
             raise NoGrants(f"actor {actor!r} has no read grants; audit.sql shows only what an actor may read")
         if self._sql_waiting >= SQL_QUEUE:
