@@ -469,3 +469,15 @@ def test_audit_actions_keep_to_the_clearance(world):
     many = rt._calls.get(rt._ledger.actions_on_many.remote([ids["public"]], "dflt"))  # noqa: SLF001
     assert ids["restricted"] not in str(many) and [a["action_id"] for a in many] == [low_call.action_id]
 
+
+def test_audit_at_counts_only_the_changes_a_reader_is_shown(world):
+    """``audit.at``'s ``changed_since`` counts the memories changed since the point that the
+    reader is shown (at or below its clearance), as its listing does."""
+    rt, scope, _ = world
+    before = rt.audit.head()["seq"]
+    for lvl in LEVELS:
+        for i in range(2):
+            rt.write(scope, f"alice hotel booking {i} marked {lvl}", actor="writer", sensitivity=lvl)
+    rt.flush()
+    for actor, want in SEES.items():
+        assert rt.audit.at(before, actor=actor, scope=scope)["changed_since"] == 2 * len(want), actor

@@ -621,6 +621,13 @@ class LedgerCore:
         await self._levels_current()
         return await asyncio.to_thread(self.ledger.actions_on, memory_ids, self._reads(actor))
 
+    async def changed_under(self, prefix: str, seq: int, actor: str) -> int:
+        """How many memories under ``prefix`` changed after ``seq``, of those ``actor`` is shown
+        (``Ledger.changed_under``): ``audit.at``'s count."""
+        await self.flush()
+        await self._levels_current()
+        return await asyncio.to_thread(self.ledger.changed_under, prefix, int(seq), self._reads(actor))
+
     async def _levels_current(self) -> None:
         """The sensitivity index up to the last event: the audit views' clearance rule reads it."""
         async with self._con_lock:  # it writes (the writer connection takes one statement stream at a time)
@@ -674,7 +681,7 @@ class LedgerCore:
 
 
 _HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",
-                      "dependents", "changed_since", "records_at", "subtree_at", "changed_under", "rollback_inputs",
+                      "dependents", "changed_since", "records_at", "subtree_at", "rollback_inputs",
                       "as_of_inputs"})
 
 

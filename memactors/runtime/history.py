@@ -83,7 +83,7 @@ def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
     # a memory above the actor's clearance in its scope is not there for it
     sees = {s: rt._grants.sees(actor, parse_scope(s)) for s in {r["scope"] for r in recs}}  # noqa: SLF001
     recs = [r for r in recs if r.get("sensitivity") in sees[r["scope"]]]
-    changed = rt._calls.get(rt._ledger.history_call.remote("changed_under", str(under), seq))  # noqa: SLF001
+    changed = rt._calls.get(rt._ledger.changed_under.remote(str(under), seq, actor))  # noqa: SLF001
     by_status: dict[str, int] = {}
     by_pool: dict[str, int] = {}
     for r in recs:
