@@ -470,6 +470,31 @@ def test_audit_actions_keep_to_the_clearance(world):
     assert ids["restricted"] not in str(many) and [a["action_id"] for a in many] == [low_call.action_id]
 
 
+def test_a_rollback_plan_names_an_erased_memory_only_to_readers_cleared_for_it(world):
+    """A point-in-time rollback's plan lists an erased memory (stays_forgotten) only to an actor
+    that history and ``audit.erased`` show it to; by id it is NotFound for the others, as an
+    unknown id is. An actor cleared for it gets the full plan."""
+    from memactors.core.errors import NotFound
+
+    rt, scope, _ = world
+    rt.grant("int", scope, write=True, clearance="internal")
+    before = rt.audit.head()["seq"]
+    gone = rt.write(scope, "alice medical note kept restricted", actor="writer", sensitivity="restricted").memory_id
+    rt.forget(gone, actor="writer", reason="retention")
+    low = rt.rollback(at=before, scope=scope, actor="int", reason="check", dry_run=True)
+    assert gone not in str(low.to_dict()) and gone not in low.summary()
+    for unknown in (gone, "0" * 32):
+        with pytest.raises(NotFound) as e:
+            rt.rollback(memory_id=unknown, actor="int", reason="check", dry_run=True)
+        assert str(e.value) == f"no memory {unknown} in the ledger"
+    with pytest.raises(NotFound):
+        rt.audit.erased(gone, actor="int")
+    for plan in (rt.rollback(at=before, scope=scope, actor="writer", reason="check", dry_run=True),
+                 rt.rollback(memory_id=gone, actor="writer", reason="check", dry_run=True)):
+        assert [(it["memory_id"], it["action"]) for it in plan.items] == [(gone, "stays_forgotten")]
+    assert rt.audit.erased(gone, actor="writer")["key_destroyed"]
+
+
 def test_audit_at_counts_only_the_changes_a_reader_is_shown(world):
     """``audit.at``'s ``changed_since`` counts the memories changed since the point that the
     reader is shown (at or below its clearance), as its listing does."""

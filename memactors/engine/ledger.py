@@ -573,6 +573,11 @@ class LedgerCore:
         return {m for m, s in scopes.items()
                 if levels[m] is None or levels[m] in self.grant_table.sees(actor, parse_scope(s))}
 
+    async def shown_ids(self, memory_ids: list[str], actor: str) -> list[str]:
+        """Those of ``memory_ids`` that ``actor`` is shown (``_seen``), as the ledger's grants are now."""
+        await self.flush()
+        return sorted(await asyncio.to_thread(self._seen, actor, memory_ids))
+
     async def fact_history(self, memory_id: str | None, scope: str | None, entity_key: str | None,
                            actor: str) -> dict:
         """The versions of a memory's fact, or of (scope, entity key) (``Ledger.fact_history``),

@@ -220,6 +220,13 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
             raise NotFound(f"no memory {memory_id} in the ledger")
     got = calls.get(ledger.history_call.remote("rollback_inputs", after, ids, where, bool(cascade), under))
     undo, pairs = got["targets"]["undo"], got["pairs"]
+    # An erased memory is named in a plan (stays_forgotten) only to whom history and
+    # audit.erased name it: a read grant on its scope and the clearance for what its tombstone
+    # kept. Its scope is no write of this rollback's, so nothing else checks it.
+    erased = [mid for mid in undo if pairs[mid][0] is None]
+    if erased:
+        shown = set(calls.get(ledger.shown_ids.remote(erased, actor)))
+        undo = [mid for mid in undo if pairs[mid][0] is not None or mid in shown]
     if memory_id is not None and memory_id not in undo:
         raise NotFound(f"no memory {memory_id} in the ledger")
     if memory_id is not None and not _cleared(rt, actor, pairs[memory_id][0]):  # as history answers it
