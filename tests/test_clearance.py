@@ -470,6 +470,28 @@ def test_audit_actions_keep_to_the_clearance(world):
     assert ids["restricted"] not in str(many) and [a["action_id"] for a in many] == [low_call.action_id]
 
 
+def test_history_withholds_the_ids_of_versions_above_the_clearance(world):
+    """A version a reader is shown may point at one it is not (superseded by it, an update of it):
+    the pointer is withheld (``by`` None, the id elided from the reason, ``supersedes`` None) and
+    the change kept; a reader cleared for both gets the ids."""
+    rt, scope, _ = world
+    lo = rt.write(scope, "Alice is vegetarian", actor="writer", subject="alice", predicate="diet",
+                  object="vegetarian", sensitivity="internal").memory_id
+    hi = rt.write(scope, "Alice diet: details restricted", actor="writer", subject="alice", predicate="diet",
+                  object="restricted-diet", sensitivity="restricted").memory_id
+    new = rt.update(hi, "Alice eats fish again", actor="writer", sensitivity="internal").memory_id
+    for actor, shown in (("int", False), ("res", True)):
+        h = rt.history(lo, actor=actor)
+        v = {x["memory_id"]: x for x in h["versions"]}
+        assert set(v) == ({lo, hi, new} if shown else {lo, new}) and h["live"] == [new]
+        assert v[lo]["status"] == "superseded" and v[lo]["ended"]["why"] == "superseded"
+        assert v[lo]["ended"]["by"] == (hi if shown else None)
+        assert v[new]["supersedes"] == (hi if shown else None)
+        assert v[new]["written"]["reason"] == f"an update of {hi if shown else 'a version not shown'}"
+        raw = rt._calls.get(rt._ledger.fact_history.remote(lo, None, None, actor))  # noqa: SLF001
+        assert (hi in orjson.dumps(h).decode()) == shown and (hi in str(raw)) == shown
+
+
 def test_a_rollback_plan_names_an_erased_memory_only_to_readers_cleared_for_it(world):
     """A point-in-time rollback's plan lists an erased memory (stays_forgotten) only to an actor
     that history and ``audit.erased`` show it to; by id it is NotFound for the others, as an

@@ -28,6 +28,7 @@ log = logging.getLogger("memactors.ledger")
 from ..core.errors import (AccessDenied, BackPressure, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants,
                            NotFound, StoreError)
 from ..core.grants import GrantTable
+from ..core.history_view import cleared
 from ..core.visibility import RANK
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
@@ -590,7 +591,7 @@ class LedgerCore:
         if scope is not None and self._may_read(actor, scope):
             out = await asyncio.to_thread(self.ledger.fact_history, scope, memory_id, entity_key)
         if out is not None:
-            out = _cleared(out, self.grant_table.sees(actor, parse_scope(scope)), memory_id)
+            out = cleared(out, self.grant_table.sees(actor, parse_scope(scope)), memory_id)
         if out is None:
             raise NotFound(f"no memory or fact of that name visible to actor {actor!r}")
         return out
@@ -695,22 +696,3 @@ def _what(exc: BaseException) -> str:
         return exc.strerror or type(exc).__name__
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
-
-def _cleared(out: dict, sees: frozenset[str], memory_id: str | None) -> dict | None:
-    """A fact's history (``Ledger.fact_history``) without the versions above the reader's
-    clearance in its scope: for that reader they are not there (a recall would not show them
-    either); None when the version asked for is one of them or nothing is left. An erased
-    version (its record gone with its key) is judged by the sensitivity its tombstone kept."""
-    level = {m: r.get("sensitivity") for m, r in out["records"].items() if r is not None}
-    for e in out["events"]:  # an erased version: the sensitivity its tombstone kept (older ones kept none)
-        kept = (e["patch"] or {}).get("sensitivity") if e["action"] == E.FORGET else None
-        if kept and out["records"].get(e["memory_id"]) is None:
-            level[e["memory_id"]] = kept
-    hidden = {m for m, v in level.items() if v not in sees}
-    if not hidden:
-        return out
-    ids = [m for m in out["ids"] if m not in hidden]
-    if memory_id in hidden or not ids:
-        return None
-    return {**out, "ids": ids, "records": {m: out["records"][m] for m in ids},
-            "events": [e for e in out["events"] if e["memory_id"] not in hidden]}
