@@ -494,3 +494,99 @@ def test_a_recalls_evidence_is_shown_only_to_readers_cleared_as_it_was(world):
     own = _recall(rt, "pub", scope)  # a lower reader's own recall is its own to explain
     assert rt.explain(own.recall_id, actor="pub")["recall_id"] == own.recall_id
     assert rt.explain(own.recall_id, actor="res")["recall_id"] == own.recall_id
+
+
+def test_audit_actions_keep_to_the_clearance(world):
+    """An action that recalled a memory above a reader's clearance is not shown to it, whole, as a
+    recall's row in ``audit.sql`` is not (the ledger's own check: a rollback's report too), and
+    such a memory's id is NotFound in ``audit.actions`` as an unknown id is; a reader cleared for
+    it gets the action, the hidden id in it. A lower actor's action is shown to a reader cleared
+    for what it recalled."""
+    from memactors.core.errors import NotFound
+
+    rt, scope, ids = world
+    s = rt.session(scope, actor="writer", task_id="t", goal="alice travel note marked")
+    s.start()
+    call = s.before_tool("alice travel note marked")
+    assert {ids["restricted"], ids["public"]} <= set(call.recalled)
+    s.after_tool(call, "ok", cited=[ids["restricted"]])
+    lower = rt.session(scope, actor="int", task_id="t2", goal="alice travel note marked")
+    lower.start()
+    low_call = lower.before_tool("alice travel note marked")
+    assert ids["public"] in low_call.recalled and ids["confidential"] not in low_call.recalled
+    lower.after_tool(low_call, "ok")
+    for actor in ("res", "writer"):
+        got = rt.audit.actions(ids["restricted"], actor=actor)
+        assert [a["action_id"] for a in got] == [call.action_id] and got[0]["cited"] == [ids["restricted"]]
+        assert {a["action_id"] for a in rt.audit.actions(ids["public"], actor=actor)} == {call.action_id,
+                                                                                          low_call.action_id}
+    for actor in ("pub", "int", "dflt"):
+        with pytest.raises(NotFound) as unknown:
+            rt.audit.actions("0" * 32, actor=actor)
+        with pytest.raises(NotFound) as hidden:
+            rt.audit.actions(ids["restricted"], actor=actor)
+        assert str(hidden.value) == str(unknown.value)
+    assert [a["action_id"] for a in rt.audit.actions(ids["public"], actor="dflt")] == [low_call.action_id]
+    assert rt.audit.actions(ids["public"], actor="pub") == []  # int's action recalled an internal memory
+    many = rt._calls.get(rt._ledger.actions_on_many.remote([ids["public"]], "dflt"))  # noqa: SLF001
+    assert ids["restricted"] not in str(many) and [a["action_id"] for a in many] == [low_call.action_id]
+
+
+def test_history_withholds_the_ids_of_versions_above_the_clearance(world):
+    """A version a reader is shown may point at one it is not (superseded by it, an update of it):
+    the pointer is withheld (``by`` None, the id elided from the reason, ``supersedes`` None) and
+    the change kept; a reader cleared for both gets the ids."""
+    rt, scope, _ = world
+    lo = rt.write(scope, "Alice is vegetarian", actor="writer", subject="alice", predicate="diet",
+                  object="vegetarian", sensitivity="internal").memory_id
+    hi = rt.write(scope, "Alice diet: details restricted", actor="writer", subject="alice", predicate="diet",
+                  object="restricted-diet", sensitivity="restricted").memory_id
+    new = rt.update(hi, "Alice eats fish again", actor="writer", sensitivity="internal").memory_id
+    for actor, shown in (("int", False), ("res", True)):
+        h = rt.history(lo, actor=actor)
+        v = {x["memory_id"]: x for x in h["versions"]}
+        assert set(v) == ({lo, hi, new} if shown else {lo, new}) and h["live"] == [new]
+        assert v[lo]["status"] == "superseded" and v[lo]["ended"]["why"] == "superseded"
+        assert v[lo]["ended"]["by"] == (hi if shown else None)
+        assert v[new]["supersedes"] == (hi if shown else None)
+        assert v[new]["written"]["reason"] == f"an update of {hi if shown else 'a version not shown'}"
+        raw = rt._calls.get(rt._ledger.fact_history.remote(lo, None, None, actor))  # noqa: SLF001
+        assert (hi in orjson.dumps(h).decode()) == shown and (hi in str(raw)) == shown
+
+
+def test_a_rollback_plan_names_an_erased_memory_only_to_readers_cleared_for_it(world):
+    """A point-in-time rollback's plan lists an erased memory (stays_forgotten) only to an actor
+    that history and ``audit.erased`` show it to; by id it is NotFound for the others, as an
+    unknown id is. An actor cleared for it gets the full plan."""
+    from memactors.core.errors import NotFound
+
+    rt, scope, _ = world
+    rt.grant("int", scope, write=True, clearance="internal")
+    before = rt.audit.head()["seq"]
+    gone = rt.write(scope, "alice medical note kept restricted", actor="writer", sensitivity="restricted").memory_id
+    rt.forget(gone, actor="writer", reason="retention")
+    low = rt.rollback(at=before, scope=scope, actor="int", reason="check", dry_run=True)
+    assert gone not in str(low.to_dict()) and gone not in low.summary()
+    for unknown in (gone, "0" * 32):
+        with pytest.raises(NotFound) as e:
+            rt.rollback(memory_id=unknown, actor="int", reason="check", dry_run=True)
+        assert str(e.value) == f"no memory {unknown} in the ledger"
+    with pytest.raises(NotFound):
+        rt.audit.erased(gone, actor="int")
+    for plan in (rt.rollback(at=before, scope=scope, actor="writer", reason="check", dry_run=True),
+                 rt.rollback(memory_id=gone, actor="writer", reason="check", dry_run=True)):
+        assert [(it["memory_id"], it["action"]) for it in plan.items] == [(gone, "stays_forgotten")]
+    assert rt.audit.erased(gone, actor="writer")["key_destroyed"]
+
+
+def test_audit_at_counts_only_the_changes_a_reader_is_shown(world):
+    """``audit.at``'s ``changed_since`` counts the memories changed since the point that the
+    reader is shown (at or below its clearance), as its listing does."""
+    rt, scope, _ = world
+    before = rt.audit.head()["seq"]
+    for lvl in LEVELS:
+        for i in range(2):
+            rt.write(scope, f"alice hotel booking {i} marked {lvl}", actor="writer", sensitivity=lvl)
+    rt.flush()
+    for actor, want in SEES.items():
+        assert rt.audit.at(before, actor=actor, scope=scope)["changed_since"] == 2 * len(want), actor

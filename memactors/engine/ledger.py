@@ -28,6 +28,7 @@ log = logging.getLogger("memactors.ledger")
 from ..core.errors import (AccessDenied, BackPressure, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants,
                            NotFound, StoreError)
 from ..core.grants import GrantTable
+from ..core.history_view import cleared
 from ..core.visibility import RANK
 from ..core.scopes import GLOBAL, parse_scope
 from ..store import sandbox
@@ -560,17 +561,23 @@ class LedgerCore:
     async def erasure(self, memory_id: str, actor: str) -> dict:
         await self.flush()
         out = await asyncio.to_thread(self.ledger.erasure, memory_id)
-        try:
-            if out is not None:
-                self.grant_table.check_recall(actor, [parse_scope(out["scope"])])
-                level = await asyncio.to_thread(self.ledger.sensitivity_of, memory_id)
-                if level is not None and level not in self.grant_table.sees(actor, parse_scope(out["scope"])):
-                    out = None  # above the reader's clearance: not there for it, as in a recall
-        except AccessDenied:
-            out = None
-        if out is None:
+        if out is None or not await asyncio.to_thread(self._seen, actor, [memory_id]):
             raise NotFound(f"no memory {memory_id} visible to actor {actor!r} in the ledger")
         return out
+
+    def _seen(self, actor: str, memory_ids: list[str]) -> set[str]:
+        """Those of ``memory_ids`` that ``actor`` is shown: a read grant on the memory's scope and
+        its clearance there covering the memory's sensitivity (its record's, or its tombstone's);
+        to any other reader the id is unknown, as in a recall. Blocking (run in a thread)."""
+        scopes = {m: s for m, s in self.ledger.scopes_of(memory_ids).items() if self._may_read(actor, s)}
+        levels = self.ledger.levels_of(list(scopes))
+        return {m for m, s in scopes.items()
+                if levels[m] is None or levels[m] in self.grant_table.sees(actor, parse_scope(s))}
+
+    async def shown_ids(self, memory_ids: list[str], actor: str) -> list[str]:
+        """Those of ``memory_ids`` that ``actor`` is shown (``_seen``), as the ledger's grants are now."""
+        await self.flush()
+        return sorted(await asyncio.to_thread(self._seen, actor, memory_ids))
 
     async def fact_history(self, memory_id: str | None, scope: str | None, entity_key: str | None,
                            actor: str) -> dict:
@@ -584,7 +591,7 @@ class LedgerCore:
         if scope is not None and self._may_read(actor, scope):
             out = await asyncio.to_thread(self.ledger.fact_history, scope, memory_id, entity_key)
         if out is not None:
-            out = _cleared(out, self.grant_table.sees(actor, parse_scope(scope)), memory_id)
+            out = cleared(out, self.grant_table.sees(actor, parse_scope(scope)), memory_id)
         if out is None:
             raise NotFound(f"no memory or fact of that name visible to actor {actor!r}")
         return out
@@ -603,34 +610,48 @@ class LedgerCore:
             await asyncio.to_thread(self.ledger.log_actions, rows)
 
     async def actions_on(self, memory_id: str, actor: str) -> list[dict]:
-        """The actions that depended on ``memory_id``, for an actor who may read its scope; only
-        actions whose scopes that actor may read (``Ledger.actions_on``)."""
+        """The actions that depended on ``memory_id``, for an actor shown that memory (else
+        NotFound, as for an unknown id); only actions it is shown (``Ledger.actions_on``)."""
         await self.flush()
-        scope = (await asyncio.to_thread(self.ledger.scopes_of, [memory_id])).get(memory_id)
-        if scope is None or not self._may_read(actor, scope):
+        if not await asyncio.to_thread(self._seen, actor, [memory_id]):
             raise NotFound(f"no memory of that id visible to actor {actor!r}")
-        return await asyncio.to_thread(self.ledger.actions_on, [memory_id], self._read_prefixes(actor))
+        return await self._actions([memory_id], actor)
 
     async def actions_on_many(self, memory_ids: list[str], actor: str) -> list[dict]:
         """As ``actions_on`` for many memories at once (a rollback's report), without the
-        per-memory check: only actions whose scopes ``actor`` may read come back."""
+        per-memory check: only actions ``actor`` is shown come back."""
         await self.flush()
-        return await asyncio.to_thread(self.ledger.actions_on, memory_ids, self._read_prefixes(actor))
+        return await self._actions(memory_ids, actor)
 
-    def _read_prefixes(self, actor: str) -> list[str] | None:
-        """The scopes ``actor`` reads, as canonical path prefixes (None: all, a /global/ reader)."""
-        reads = [g.scope for g in self.grant_table.grants_of(actor) if g.read]
-        return None if GLOBAL in reads else sorted({str(s) for s in reads})
+    async def _actions(self, memory_ids: list[str], actor: str) -> list[dict]:
+        await self._levels_current()
+        return await asyncio.to_thread(self.ledger.actions_on, memory_ids, self._reads(actor))
+
+    async def changed_under(self, prefix: str, seq: int, actor: str) -> int:
+        """How many memories under ``prefix`` changed after ``seq``, of those ``actor`` is shown
+        (``Ledger.changed_under``): ``audit.at``'s count."""
+        await self.flush()
+        await self._levels_current()
+        return await asyncio.to_thread(self.ledger.changed_under, prefix, int(seq), self._reads(actor))
+
+    async def _levels_current(self) -> None:
+        """The sensitivity index up to the last event: the audit views' clearance rule reads it."""
+        async with self._con_lock:  # it writes (the writer connection takes one statement stream at a time)
+            await asyncio.to_thread(self.ledger.index_levels)
+
+    def _reads(self, actor: str) -> list[tuple[str, str]]:
+        """``actor``'s read grants as (scope prefix, clearance) pairs, "/" for /global/ (every
+        scope): what the audit views' clearance rule takes (``store.ledger_audit``)."""
+        return [("/" if g.scope == GLOBAL else str(g.scope), g.clearance)
+                for g in self.grant_table.grants_of(actor) if g.read]
 
     async def sql(self, query: str, params: list | None, actor: str) -> list[tuple]:
         """One SELECT over the events, recalls and citations ``actor`` may read, in a sandbox
         (memactors.store.sandbox): never the ledger file itself, never keys."""
         sandbox.check_select(query)  # refused before anything is copied
         await self.flush()
-        async with self._con_lock:  # the sensitivities of the memories written since the last query
-            await asyncio.to_thread(self.ledger.index_levels)
-        reads = [("/" if g.scope == GLOBAL else str(g.scope), g.clearance)
-                 for g in self.grant_table.grants_of(actor) if g.read]
+        await self._levels_current()
+        reads = self._reads(actor)
         if not reads:
             raise NoGrants(f"actor {actor!r} has no read grants; audit.sql shows only what an actor may read")
         if self._sql_waiting >= SQL_QUEUE:
@@ -666,7 +687,7 @@ class LedgerCore:
 
 
 _HISTORY = frozenset({"seq_at", "ts_of", "bounds", "state_at", "rollback_targets", "now_and_then", "superseded_by",
-                      "dependents", "changed_since", "records_at", "subtree_at", "changed_under", "rollback_inputs",
+                      "dependents", "changed_since", "records_at", "subtree_at", "rollback_inputs",
                       "as_of_inputs"})
 
 
@@ -675,22 +696,3 @@ def _what(exc: BaseException) -> str:
         return exc.strerror or type(exc).__name__
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
-
-def _cleared(out: dict, sees: frozenset[str], memory_id: str | None) -> dict | None:
-    """A fact's history (``Ledger.fact_history``) without the versions above the reader's
-    clearance in its scope: for that reader they are not there (a recall would not show them
-    either); None when the version asked for is one of them or nothing is left. An erased
-    version (its record gone with its key) is judged by the sensitivity its tombstone kept."""
-    level = {m: r.get("sensitivity") for m, r in out["records"].items() if r is not None}
-    for e in out["events"]:  # an erased version: the sensitivity its tombstone kept (older ones kept none)
-        kept = (e["patch"] or {}).get("sensitivity") if e["action"] == E.FORGET else None
-        if kept and out["records"].get(e["memory_id"]) is None:
-            level[e["memory_id"]] = kept
-    hidden = {m for m, v in level.items() if v not in sees}
-    if not hidden:
-        return out
-    ids = [m for m in out["ids"] if m not in hidden]
-    if memory_id in hidden or not ids:
-        return None
-    return {**out, "ids": ids, "records": {m: out["records"][m] for m in ids},
-            "events": [e for e in out["events"] if e["memory_id"] not in hidden]}

@@ -87,8 +87,9 @@ class Audit:
         (``after_tool``) whose recalls returned it or whose model cited it, oldest first. Each:
         action_id, ts, ended_at, actor, task_id, purpose, scope, tool, outcome, allowed_scopes,
         recall_ids, recalled, cited, ``depended_on`` (which of the memories asked about) and
-        ``cited_of_those``. ``actor`` needs a read grant on the memory's scope (else NotFound)
-        and sees only actions whose scopes it may read."""
+        ``cited_of_those``. ``actor`` needs a read grant on the memory's scope and the
+        clearance for it there (else NotFound, as for an unknown id) and sees only actions whose
+        scopes it may read and whose recalls it is cleared for (as ``sql`` shows recalls)."""
         self._calls.check_open()
         R.check_memory_id(memory_id)
         actor = self._ids.id(actor, "actor")

@@ -83,7 +83,7 @@ def snapshot(rt, at, *, actor: str, scope: str, limit: int = 1000) -> dict:
     # a memory above the actor's clearance in its scope is not there for it
     sees = {s: rt._grants.sees(actor, parse_scope(s)) for s in {r["scope"] for r in recs}}  # noqa: SLF001
     recs = [r for r in recs if r.get("sensitivity") in sees[r["scope"]]]
-    changed = rt._calls.get(rt._ledger.history_call.remote("changed_under", str(under), seq))  # noqa: SLF001
+    changed = rt._calls.get(rt._ledger.changed_under.remote(str(under), seq, actor))  # noqa: SLF001
     by_status: dict[str, int] = {}
     by_pool: dict[str, int] = {}
     for r in recs:
@@ -220,6 +220,13 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
             raise NotFound(f"no memory {memory_id} in the ledger")
     got = calls.get(ledger.history_call.remote("rollback_inputs", after, ids, where, bool(cascade), under))
     undo, pairs = got["targets"]["undo"], got["pairs"]
+    # An erased memory is named in a plan (stays_forgotten) only to whom history and
+    # audit.erased name it: a read grant on its scope and the clearance for what its tombstone
+    # kept. Its scope is no write of this rollback's, so nothing else checks it.
+    erased = [mid for mid in undo if pairs[mid][0] is None]
+    if erased:
+        shown = set(calls.get(ledger.shown_ids.remote(erased, actor)))
+        undo = [mid for mid in undo if pairs[mid][0] is not None or mid in shown]
     if memory_id is not None and memory_id not in undo:
         raise NotFound(f"no memory {memory_id} in the ledger")
     if memory_id is not None and not _cleared(rt, actor, pairs[memory_id][0]):  # as history answers it

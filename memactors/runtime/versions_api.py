@@ -10,6 +10,8 @@ gate's verdict then (rule ids and spans only), and each later change with why it
 
 from __future__ import annotations
 
+import re
+
 from ..core import events as E
 from ..core import records as R
 from ..core import validate as V
@@ -20,6 +22,7 @@ from ..core.scopes import parse_scope
 VERSION_FIELDS = ("memory_id", "version", "status", "pool", "content", "subject", "predicate", "object",
                   "confidence", "sensitivity", "category", "importance", "created_at", "updated_at", "supersedes",
                   "review", "hard_expires_at", "soft_expires_at")
+_SUCCESSOR = re.compile(r"superseded by ([0-9a-f]{32})\b")  # the id a supersession's reason names
 
 
 class VersionsAPI:
@@ -136,9 +139,10 @@ def _change(ev: dict, gates: dict) -> dict:
            "status": status, "reason": ev["reason"]}
     if ev["action"] in (E.REFRESH, E.MERGE):  # a write that landed on this version: its own verdict
         out["gate"] = gates.get(ev["idem_key"])
-    by = ev["reason"][len("superseded by "):][:32] if (ev["reason"] or "").startswith("superseded by ") else None
-    if by:
-        out["by"] = by
+    if (ev["reason"] or "").startswith("superseded by "):
+        # None: superseded by a version above the reader's clearance (its id withheld, core.history_view)
+        by = _SUCCESSOR.match(ev["reason"])
+        out["by"] = by.group(1) if by else None
     return out
 
 

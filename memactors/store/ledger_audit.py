@@ -52,14 +52,23 @@ class LedgerAudit:
         return {"memory_id": memory_id, "scope": row[0], "tombstone_seq": tomb, "key_destroyed": not has_key}
 
     def sensitivity_of(self, memory_id: str) -> str | None:
-        """A memory's sensitivity: its record's, or once erased what its tombstone kept (None
-        for a tombstone from before they kept it)."""
-        rec = self.fold("list_contains(?, e.memory_id)", [[memory_id]]).records.get(memory_id)
-        if rec is not None:
-            return rec.get("sensitivity")
-        row = self._q("SELECT snapshot FROM events WHERE memory_id = ? AND action = 'forget' ORDER BY seq LIMIT 1",
-                      [memory_id])
-        return orjson.loads(bytes(row[0][0])).get("sensitivity") if row and row[0][0] else None
+        """A memory's sensitivity (``levels_of``)."""
+        return self.levels_of([memory_id]).get(memory_id)
+
+    def levels_of(self, memory_ids: list[str]) -> dict[str, str | None]:
+        """Each memory's sensitivity: its record's, or once erased what its tombstone kept (None
+        for a tombstone from before they kept it, and for an id the ledger does not know)."""
+        ids = sorted(set(memory_ids))
+        if not ids:
+            return {}
+        recs = self.fold("list_contains(?, e.memory_id)", [ids]).records
+        out = {m: recs[m].get("sensitivity") for m in ids if recs.get(m) is not None}
+        rest = [m for m in ids if m not in out]
+        if rest:
+            for mid, snap in self._q("SELECT memory_id, arg_min(snapshot, seq) FROM events WHERE action = 'forget' "
+                                     "AND list_contains(?, memory_id) GROUP BY memory_id", [rest]):
+                out[mid] = orjson.loads(bytes(snap)).get("sensitivity") if snap else None
+        return {m: out.get(m) for m in ids}
 
     def readable_tables(self, reads: list[tuple[str, str]], actor: str | None = None) -> dict[str, pa.Table]:
         """``events``, ``recalls`` and ``citations`` as an actor may read them, given its read
@@ -72,25 +81,42 @@ class LedgerAudit:
         query digest only for its own actor (``actor``): another reader could test guesses of the
         query against the digests of recalls of its own. Never keys or idempotency."""
         cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
-        params = [[p for p, _ in reads], [R.SENSITIVITIES.index(c) for _, c in reads], list(R.SENSITIVITIES)]
-        # The clearance (a rank) that holds in a scope: the most specific grant's; NULL outside them all.
-        grants = "(SELECT unnest($1::VARCHAR[]) p, unnest($2::INTEGER[]) c)"
-        cleared = f"""(SELECT g.c FROM {grants} g WHERE starts_with({{scope}}, g.p) ORDER BY length(g.p) DESC LIMIT 1)"""
-        # A hit's: an ancestor no grant covers (a recall sees it, and /global/, through the scopes
-        # below it) takes the highest clearance of the grants below it, as ``GrantTable.clearances``.
-        hit_cleared = f"""coalesce({cleared.format(scope="h.hit.scope")}, (SELECT max(g.c) FROM {grants} g
-                                   WHERE starts_with(g.p, h.hit.scope) OR h.hit.scope = '/global/'))"""
-        rank = f"""coalesce((SELECT max(list_position($3::VARCHAR[], l.sensitivity)) - 1 FROM levels l
-                             WHERE l.memory_id = {{mid}}), {len(R.SENSITIVITIES) - 1})"""
-        ev = cur.sql(f"""SELECT * FROM events e WHERE {cleared.format(scope="e.scope")} IS NOT NULL
-                           AND (e.memory_id IS NULL
-                                OR {rank.format(mid="e.memory_id")} <= {cleared.format(scope="e.scope")})
-                         ORDER BY seq""", params=params).to_arrow_table()
-        shown = f"""NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE {cleared.format(scope="a.s")} IS NULL)
-                    AND NOT EXISTS (SELECT 1 FROM unnest(from_json(r.hits, '[{{"memory_id": "VARCHAR", "scope": "VARCHAR"}}]')) h(hit)
-                                    WHERE coalesce({rank.format(mid="h.hit.memory_id")} > {hit_cleared}, true))"""
+        params = clearance_params(reads)
+        ev = cur.sql(f"""SELECT * FROM events e WHERE {EVENT_SHOWN} ORDER BY seq""", params=params).to_arrow_table()
         rc = cur.sql(f"SELECT * REPLACE (CASE WHEN r.actor = $4 THEN r.query_digest END AS query_digest) "
-                     f"FROM recalls r WHERE {shown}", params=[*params, actor]).to_arrow_table()
-        ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r WHERE {shown})",
-                     params=params).to_arrow_table()
+                     f"FROM recalls r WHERE {RECALL_SHOWN}", params=[*params, actor]).to_arrow_table()
+        ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r "
+                     f"WHERE {RECALL_SHOWN})", params=params).to_arrow_table()
         return {"events": ev, "recalls": rc, "citations": ct}
+
+
+# The one clearance rule of the audit views (``audit.sql``, ``audit.actions``, ``audit.at``'s
+# count), in SQL over $1..$3 (``clearance_params``): the reader's read grants as (scope prefix,
+# clearance rank) rows, and the sensitivities in rank order. Canonical paths: a prefix match is
+# a segment match, and the longest match is the most specific grant, whose clearance holds
+# there, as ``GrantTable.clearances``.
+_GRANTS = "(SELECT unnest($1::VARCHAR[]) p, unnest($2::INTEGER[]) c)"
+# The clearance (a rank) that holds in a scope: the most specific grant's; NULL outside them all.
+CLEARED = f"(SELECT g.c FROM {_GRANTS} g WHERE starts_with({{scope}}, g.p) ORDER BY length(g.p) DESC LIMIT 1)"
+# A hit's: an ancestor no grant covers (a recall sees it, and /global/, through the scopes below
+# it) takes the highest clearance of the grants below it, as ``GrantTable.clearances``.
+_HIT_CLEARED = f"""coalesce({CLEARED.format(scope="h.hit.scope")}, (SELECT max(g.c) FROM {_GRANTS} g
+                            WHERE starts_with(g.p, h.hit.scope) OR h.hit.scope = '/global/'))"""
+# A memory's sensitivity (a rank) by the ``levels`` index; one it does not know counts as the highest.
+RANK = f"""coalesce((SELECT max(list_position($3::VARCHAR[], l.sensitivity)) - 1 FROM levels l
+                     WHERE l.memory_id = {{mid}}), {len(R.SENSITIVITIES) - 1})"""
+# An event ``e`` is shown when its scope lies under a grant and it is of no memory or of one at or
+# below the clearance there.
+EVENT_SHOWN = f"""{CLEARED.format(scope="e.scope")} IS NOT NULL
+                  AND (e.memory_id IS NULL OR {RANK.format(mid="e.memory_id")} <= {CLEARED.format(scope="e.scope")})"""
+# A recall ``r`` is shown when every allowed scope lies under a grant and every hit is a memory at
+# or below the clearance of its scope: whole or not at all.
+RECALL_SHOWN = f"""NOT EXISTS (SELECT 1 FROM unnest(r.allowed_scopes) a(s) WHERE {CLEARED.format(scope="a.s")} IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM unnest(from_json(r.hits, '[{{"memory_id": "VARCHAR", "scope": "VARCHAR"}}]')) h(hit)
+                    WHERE coalesce({RANK.format(mid="h.hit.memory_id")} > {_HIT_CLEARED}, true))"""
+
+
+def clearance_params(reads: list[tuple[str, str]]) -> list:
+    """$1..$3 of the clearance rule's SQL, from read grants as (scope prefix, clearance) pairs
+    ("/" for /global/: every scope)."""
+    return [[p for p, _ in reads], [R.SENSITIVITIES.index(c) for _, c in reads], list(R.SENSITIVITIES)]

@@ -20,6 +20,7 @@ from ..core.erasure import CONTEXT
 from ..core.errors import InvalidRecord, NotFound
 from ..core.project import Rows, apply
 from .entries import decode
+from .ledger_audit import EVENT_SHOWN, clearance_params
 
 # A version's successor, in clear in the status event that superseded it (the link survives
 # the erasure of either: their records are sealed, this reason is not).
@@ -88,10 +89,17 @@ class LedgerHistory:
         rows = self.fold("starts_with(e.scope, ?) AND e.seq <= ? AND e.memory_id IS NOT NULL", [prefix, int(upto)])
         return list(rows.records.values())
 
-    def changed_under(self, prefix: str, seq: int) -> int:
-        """How many memories under ``prefix`` have an event after ``seq``."""
-        return int(self._q("SELECT count(DISTINCT memory_id) FROM events WHERE seq > ? AND starts_with(scope, ?) "
-                           "AND memory_id IS NOT NULL", [int(seq), prefix])[0][0])
+    def changed_under(self, prefix: str, seq: int, reads: list[tuple[str, str]]) -> int:
+        """How many memories under ``prefix`` have an event after ``seq``, of those a reader
+        with these read grants, as (scope prefix, clearance) pairs, is shown (``EVENT_SHOWN``:
+        at or below its clearance in their scope; the ``levels`` index brought up first)."""
+        if not reads:
+            return 0
+        return int(self._q(f"""SELECT count(*) FROM (
+                                 SELECT memory_id, any_value(scope) AS scope FROM events
+                                 WHERE seq > $4 AND starts_with(scope, $5) AND memory_id IS NOT NULL
+                                 GROUP BY memory_id) e WHERE {EVENT_SHOWN}""",
+                           [*clearance_params(reads), int(seq), prefix])[0][0])
 
     def changed_since(self, scopes: list[str], seq: int) -> list[str]:
         """Memories of ``scopes`` with an event after ``seq`` (written, changed or erased since):
