@@ -211,3 +211,26 @@ def test_list_pages_through_a_scope(tmp_path):
     assert "more:" not in page("--offset", "4").output
     assert json.loads(page("--offset", "9", "--json").output) == []
     assert page("--offset", "-1").exit_code == 2
+
+
+def _json_help(path: tuple[str, ...]) -> str:
+    cmd = cli_mod.cli
+    for w in path:
+        cmd = cmd.commands[w]
+    return next(p.help for p in cmd.params if "--json" in getattr(p, "opts", ()))
+
+
+def test_the_json_help_says_what_json_prints(tmp_path):
+    """`--json` once said "one object per line" on every verb: `list` prints an array."""
+    data = str(tmp_path / "d")
+    run = lambda *a: CliRunner().invoke(cli_mod.cli, [*a, "--json", "--data", data])  # noqa: E731
+    assert run("grant", "ag", "/org/a/user/u/", "--write").exit_code == 0
+    assert run("write", "/org/a/user/u/", "Alice likes tea", "--actor", "ag").exit_code == 0
+    for path, args, kind, words in [(("list",), ["/org/a/user/u/", "--actor", "ag"], list, "one JSON array"),
+                                    (("grants",), [], dict, "one JSON object"),
+                                    (("stats",), [], dict, "one JSON object")]:
+        res = run(*path, *args)
+        assert res.exit_code == 0 and len(res.stdout.splitlines()) == 1, res.output
+        assert isinstance(orjson.loads(res.stdout), kind)
+        assert words in _json_help(path) and "per line" not in _json_help(path), path
+    assert "per step" in _json_help(("demo",))

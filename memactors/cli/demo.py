@@ -37,7 +37,7 @@ GLOBEX_CAROL = "/org/globex/user/carol/"
 
 @cli.command()
 @click.option("--fresh", is_flag=True, help="Delete DIR first (only if it looks like a memactors data folder).")
-@common
+@common(json_help="Print one JSON object per step, a line each, instead of the narration.")
 def demo(fresh: bool, data: str, as_json: bool) -> None:
     """A narrated walk: two tenants, grants, the write gate, recall, an update, a forget,
     refused and cross-tenant recalls, and the ledger verified."""

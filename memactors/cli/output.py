@@ -1,5 +1,5 @@
-"""The one output module of the command line: rich tables for people, one JSON object per line
-for machines, and the shared ways of showing decisions, gate hits, recall hits, grants and
+"""The one output module of the command line: rich tables for people, JSON on one line for
+machines, and the shared ways of showing decisions, gate hits, recall hits, grants and
 recall evidence. Nothing here echoes a value the write gate matched."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.text import Text
 
 
 class Out:
-    """Rich tables for people, one JSON object per line (orjson) for machines."""
+    """Rich tables for people, each JSON value on one line (orjson) for machines."""
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
