@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -234,3 +235,24 @@ def test_the_json_help_says_what_json_prints(tmp_path):
         assert isinstance(orjson.loads(res.stdout), kind)
         assert words in _json_help(path) and "per line" not in _json_help(path), path
     assert "per step" in _json_help(("demo",))
+
+
+def test_demo_refuses_a_folder_that_holds_a_ledger_unless_fresh(tmp_path, monkeypatch):
+    """`demo` without --fresh once ran on a working folder: demo grants and memories mixed into
+    it, and its `assistant-alice` re-granted with the demo's reason."""
+    data = str(tmp_path / "work")
+    run = lambda *a: CliRunner().invoke(cli_mod.cli, [*a, "--data", data])  # noqa: E731
+    assert run("grant", "assistant-alice", "/org/acme/user/alice/", "--reason", "ours").exit_code == 0
+    before = {f: os.path.getmtime(os.path.join(data, f)) for f in os.listdir(data)}
+    with monkeypatch.context() as m:
+        m.setattr(memactors, "connect", lambda *a, **kw: pytest.fail("demo opened the folder"))
+        res = run("demo")
+    assert res.exit_code == 2 and res.stdout == ""
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "--fresh" in line and "--data" in line
+    assert {f: os.path.getmtime(os.path.join(data, f)) for f in os.listdir(data)} == before
+    grants = orjson.loads(run("grants", "--json").stdout)["grants"]
+    assert [(g["actor"], g["reason"]) for g in grants] == [("assistant-alice", "ours")]
+    res = run("demo", "--fresh", "--json")  # `make demo`: the folder deleted first, then the walk
+    assert res.exit_code == 0, res.output
+    assert all(g["reason"] != "ours" for g in orjson.loads(run("grants", "--json").stdout)["grants"])
