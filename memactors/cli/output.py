@@ -137,14 +137,14 @@ def hit_rows(hits: list, full_ids: bool = False) -> list[list[Any]]:
              Text(h.content)] for i, h in enumerate(hits)]
 
 
-GRANT_COLUMNS = ["actor", "scope", "read", "write", "clearance", "reason"]
+GRANT_COLUMNS = ["actor", "scope", "read", "write", "clearance", "reason", "by"]
 
 
 def grant_rows(grants: list[dict]) -> list[list[Any]]:
     """Rows for GRANT_COLUMNS, ordered by actor then scope."""
     ordered = sorted(grants, key=lambda g: (g["actor"], g["scope"]))
-    return [[g["actor"], g["scope"], g["read"], g["write"], g.get("clearance") or "confidential", g.get("reason") or ""]
-            for g in ordered]
+    return [[g["actor"], g["scope"], g["read"], g["write"], g.get("clearance") or "confidential", g.get("reason") or "",
+             g.get("by") or ""] for g in ordered]
 
 
 def print_evidence(out: Out, ev: dict) -> None:

@@ -620,8 +620,16 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         return int(orjson.loads(bytes(rows[0][0]))["value"]) if rows else None
 
     def grants_since(self, seq: int) -> list[tuple[int, dict]]:
-        rows = self._q("SELECT seq, snapshot FROM events WHERE action = 'grant' AND seq > ? ORDER BY seq", [seq])
-        return [(s, orjson.loads(bytes(b))) for s, b in rows]
+        """Each grant event after ``seq`` as its snapshot, with ``by``: a grant given without a
+        reason keeps the snapshot it always had (no ``by``), but its event's actor is the
+        granting actor all the same."""
+        rows = self._q("SELECT seq, actor, snapshot FROM events WHERE action = 'grant' AND seq > ? ORDER BY seq", [seq])
+        out = []
+        for s, actor, b in rows:
+            g = orjson.loads(bytes(b))
+            g.setdefault("by", actor)
+            out.append((s, g))
+        return out
 
     def l2_expected(self, digests: bool = False) -> pa.Table:
         """(memory_id, scope) of every row L2 should hold by the events it has applied: vault
