@@ -737,12 +737,18 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         with self._transaction():
             self._set_meta("purged_seq", str(int(seq)).encode())
 
+    def disk_bytes(self) -> int:
+        """The ledger's bytes on disk: the file and its write-ahead log."""
+        return os.path.getsize(self.path) + self.wal_bytes()
+
     def compact_file(self) -> dict:
         """Rewrite the ledger file with its live rows only. DuckDB leaves deleted rows' bytes in
         freed blocks: a destroyed data key would stay readable in the file until this runs (the
-        last step of an erasure's purge). The rewrite is atomic (a new file, then a rename)."""
-        before = os.path.getsize(self.path)
+        last step of an erasure's purge). The rewrite is atomic (a new file, then a rename).
+        Both sizes are taken with the write-ahead log folded in: measured before the checkpoint,
+        a young file (its rows still in the log) read as if the purge had grown it."""
         self._x("CHECKPOINT")
+        before = self.disk_bytes()
         tmp = self.path + ".compact"
         for leftover in (tmp, tmp + ".wal"):
             if os.path.exists(leftover):
@@ -756,7 +762,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         self.con.close()
         os.replace(tmp, self.path)
         self._connect()
-        return {"bytes_before": before, "bytes_after": os.path.getsize(self.path)}
+        return {"bytes_before": before, "bytes_after": self.disk_bytes()}
 
     def close(self) -> None:
         try:
