@@ -24,6 +24,7 @@ def render() -> str:
            "Generated from each command's `--help` by `python -m memactors.cli_reference`; the overview is",
            "[cli.md](cli.md).", ""]
     root = cli.make_context("memactors", [], resilient_parsing=True, terminal_width=WIDTH, max_content_width=WIDTH)
+    out += ["## memactors", "", "```", cli.get_help(root).rstrip(), "```", ""]
     for path, cmd, ctx in _walk(cli, root, ()):
         out += [f"## memactors {' '.join(path)}", "", "```", cmd.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(out)

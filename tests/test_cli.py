@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -211,3 +212,47 @@ def test_list_pages_through_a_scope(tmp_path):
     assert "more:" not in page("--offset", "4").output
     assert json.loads(page("--offset", "9", "--json").output) == []
     assert page("--offset", "-1").exit_code == 2
+
+
+def _json_help(path: tuple[str, ...]) -> str:
+    cmd = cli_mod.cli
+    for w in path:
+        cmd = cmd.commands[w]
+    return next(p.help for p in cmd.params if "--json" in getattr(p, "opts", ()))
+
+
+def test_the_json_help_says_what_json_prints(tmp_path):
+    """`--json` once said "one object per line" on every verb: `list` prints an array."""
+    data = str(tmp_path / "d")
+    run = lambda *a: CliRunner().invoke(cli_mod.cli, [*a, "--json", "--data", data])  # noqa: E731
+    assert run("grant", "ag", "/org/a/user/u/", "--write").exit_code == 0
+    assert run("write", "/org/a/user/u/", "Alice likes tea", "--actor", "ag").exit_code == 0
+    for path, args, kind, words in [(("list",), ["/org/a/user/u/", "--actor", "ag"], list, "one JSON array"),
+                                    (("grants",), [], dict, "one JSON object"),
+                                    (("stats",), [], dict, "one JSON object")]:
+        res = run(*path, *args)
+        assert res.exit_code == 0 and len(res.stdout.splitlines()) == 1, res.output
+        assert isinstance(orjson.loads(res.stdout), kind)
+        assert words in _json_help(path) and "per line" not in _json_help(path), path
+    assert "per step" in _json_help(("demo",))
+
+
+def test_demo_refuses_a_folder_that_holds_a_ledger_unless_fresh(tmp_path, monkeypatch):
+    """`demo` without --fresh once ran on a working folder: demo grants and memories mixed into
+    it, and its `assistant-alice` re-granted with the demo's reason."""
+    data = str(tmp_path / "work")
+    run = lambda *a: CliRunner().invoke(cli_mod.cli, [*a, "--data", data])  # noqa: E731
+    assert run("grant", "assistant-alice", "/org/acme/user/alice/", "--reason", "ours").exit_code == 0
+    before = {f: os.path.getmtime(os.path.join(data, f)) for f in os.listdir(data)}
+    with monkeypatch.context() as m:
+        m.setattr(memactors, "connect", lambda *a, **kw: pytest.fail("demo opened the folder"))
+        res = run("demo")
+    assert res.exit_code == 2 and res.stdout == ""
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "--fresh" in line and "--data" in line
+    assert {f: os.path.getmtime(os.path.join(data, f)) for f in os.listdir(data)} == before
+    grants = orjson.loads(run("grants", "--json").stdout)["grants"]
+    assert [(g["actor"], g["reason"]) for g in grants] == [("assistant-alice", "ours")]
+    res = run("demo", "--fresh", "--json")  # `make demo`: the folder deleted first, then the walk
+    assert res.exit_code == 0, res.output
+    assert all(g["reason"] != "ours" for g in orjson.loads(run("grants", "--json").stdout)["grants"])

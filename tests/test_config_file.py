@@ -25,6 +25,23 @@ def test_default_toml_matches_defaults_key_for_key():
         assert set(data["lifecycle"]["ttl"][category]) == set(policy), category
 
 
+def test_the_commented_purposes_example_loads():
+    """The `[recall.purposes]` example, uncommented in place, is a valid configuration (it once
+    named a category, "config", that [lifecycle.ttl] does not define)."""
+    import re
+
+    with open(PATH, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    end = lines.index("[recall.purposes]")
+    start = end
+    while lines[start - 1].startswith("#   "):
+        start -= 1
+    assert start < end
+    lines[start:end] = [re.sub(r"^#   ", "", line) for line in lines[start:end]]
+    cfg = Config.from_dict(tomllib.loads("\n".join(lines)))
+    assert set(cfg.to_dict()["recall"]["purposes"]) == {"deploy_check", "marketing"}
+
+
 def test_bad_gate_policy_is_a_config_error():
     import pytest
 

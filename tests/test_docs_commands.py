@@ -29,7 +29,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 FILES = ["README.md", *sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))]
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 # Samples of what a command prints (and the data folder's layout), not code: file -> count.
-SAMPLES = {"docs/gate.md": 1, "docs/reliability.md": 1, "docs/simulation.md": 1}
+SAMPLES = {"docs/gate.md": 2, "docs/reliability.md": 1, "docs/simulation.md": 1}
 COMMAND_START = ("memactors ", "make ", "pip install ", ".venv/bin/python -m ")
 
 

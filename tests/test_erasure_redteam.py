@@ -283,3 +283,19 @@ def test_a_retried_write_of_an_erased_memory_does_not_test_a_guess_of_its_text(t
         assert all("diagnosis" not in h.content for h in hits)
     finally:
         rt.close()
+
+
+def test_a_purge_reports_the_ledger_before_and_after_on_one_footing(tmp_path):
+    """The first purge of a young folder reported 12,288 -> 2,371,584 bytes, as if it had grown
+    the ledger: "before" was the file with its rows still in the write-ahead log."""
+    with _rt(tmp_path) as rt:
+        rt.grant("ag", S, write=True)
+        mid = rt.write(S, "Zed's locker code is 4471", actor="ag").memory_id
+        rt.forget(mid, actor="ag", reason="asked")
+        first = rt.purge()["ledger"]
+        assert 0 < first["bytes_after"] <= first["bytes_before"], first
+        for i in range(100):  # erasures whose destroyed keys the rewrite leaves behind
+            mid = rt.write(S, f"Zed's note number {i} is private", actor="ag").memory_id
+            rt.forget(mid, actor="ag", reason="asked")
+        second = rt.purge()["ledger"]
+        assert 0 < second["bytes_after"] < second["bytes_before"], second

@@ -87,3 +87,29 @@ def test_cli_grants_shows_the_reason(tmp_path, monkeypatch):
     r = CliRunner().invoke(cli, ["grants", "--data", data, "--json"])
     assert r.exit_code == 0, r.output
     assert orjson.loads(r.output)["grants"][0]["reason"] == "quarterly audit"
+
+
+def test_the_granting_actor_is_kept_without_a_reason(tmp_path):
+    """`by` was dropped from a grant given without a reason: `grant` returned no `by` and
+    `grants()` said None, though the event's actor names it."""
+    path = str(tmp_path / "data")
+    with memactors.connect(path) as rt:
+        g = rt.grant("b", "/org/acme/user/alice/", by="ops-lead")
+        assert (g["reason"], g["by"]) == (None, "ops-lead")
+        rt.grant("c", "/org/acme/")  # by defaults to "admin"
+        assert {x["actor"]: x["by"] for x in rt.grants()} == {"b": "ops-lead", "c": "admin"}
+    with memactors.connect(path) as rt:  # read back from the ledger
+        assert {x["actor"]: (x["reason"], x["by"]) for x in rt.grants()} == {"b": (None, "ops-lead"),
+                                                                             "c": (None, "admin")}
+
+
+def test_cli_grants_shows_who_granted(tmp_path):
+    from click.testing import CliRunner
+
+    from memactors.cli import cli
+
+    data = str(tmp_path / "data")
+    r = CliRunner().invoke(cli, ["grant", "b", "/org/acme/", "--by", "ops-lead", "--data", data])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["grants", "--data", data], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "ops-lead" in r.output, r.output

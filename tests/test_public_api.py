@@ -157,3 +157,20 @@ def test_op_fields_are_pinned():
 
     for name, fields in OP_FIELDS.items():
         assert list(getattr(ops, name).__dataclass_fields__) == fields, name
+
+
+def test_the_methods_without_an_async_twin_are_the_ones_api_md_names():
+    """docs/api.md once said every method had an async twin."""
+    import inspect
+    import os
+    import re
+
+    from memactors.runtime.facade import Runtime
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "api.md"), encoding="utf-8") as f:
+        text = f.read()
+    listed = re.search(r"but for (.*?); the", text, re.S).group(1)
+    named = set(re.findall(r"`(\w+)`", listed))
+    methods = {n for n, v in inspect.getmembers(Runtime, callable) if not n.startswith("_")}
+    twinless = {n for n in methods if "a" + n not in methods and not (n.startswith("a") and n[1:] in methods)}
+    assert named == twinless

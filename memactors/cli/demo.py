@@ -10,6 +10,7 @@ import click
 from rich.text import Text
 
 from memactors.cli.fresh import fresh as fresh_folder
+from memactors.cli.fresh import refuse_used
 from memactors.cli.group import cli, common
 from memactors.cli.output import (
     GRANT_COLUMNS,
@@ -37,14 +38,17 @@ GLOBEX_CAROL = "/org/globex/user/carol/"
 
 @cli.command()
 @click.option("--fresh", is_flag=True, help="Delete DIR first (only if it looks like a memactors data folder).")
-@common
+@common(json_help="Print one JSON object per step, a line each, instead of the narration.")
 def demo(fresh: bool, data: str, as_json: bool) -> None:
     """A narrated walk: two tenants, grants, the write gate, recall, an update, a forget,
-    refused and cross-tenant recalls, and the ledger verified."""
+    refused and cross-tenant recalls, and the ledger verified. It runs on a new folder: one that
+    already holds a ledger is refused unless --fresh deletes it first."""
     out = Out(as_json)
     t_all = time.monotonic()
     if fresh:
         fresh_folder(data)
+    else:
+        refuse_used(data)
     step_no = 0
 
     def step(key: str, title: str, note: str, **payload: Any) -> None:
@@ -57,6 +61,8 @@ def demo(fresh: bool, data: str, as_json: bool) -> None:
 
     t0 = time.monotonic()
     with open_runtime(data, create=True) as (rt, mode):
+        if mode == "attached":  # an `up` runtime's folder: used or not, only its ledger can tell
+            refuse_used(data, rt.audit.head()["seq"])
         connect_s = time.monotonic() - t0
         step("connect", "Open the data folder",
              "A runtime in this process, no Ray (`memactors up` serves one to many clients): the ledger "

@@ -1,5 +1,5 @@
 """``--fresh`` (demo, bench): delete a data folder first, but only one that is plainly a
-memactors data folder and that no runtime is using."""
+memactors data folder and that no runtime is using; and the refusal `demo` gives without it."""
 
 from __future__ import annotations
 
@@ -29,3 +29,16 @@ def fresh(data: str) -> None:
     if folder_in_use(path):
         raise CliError(f"--fresh: {path} is open by another memactors runtime; refusing to delete it")
     shutil.rmtree(path)
+
+
+def refuse_used(data: str, seq: int | None = None) -> None:
+    """Raise CliError when the data folder ``data`` already holds a ledger (or, attached to its
+    `up` runtime, when that ledger's head ``seq`` is past 0): the demo's tenants, grants and
+    memories would be mixed into it (re-granting its actors). A folder `up` serves is judged by
+    ``seq`` once attached, so an `up` on a new folder still runs the demo."""
+    path = resolve(data)
+    if seq is None and os.path.exists(Layout(path).runtime_file):
+        return
+    if (seq or 0) > 0 or (seq is None and os.path.exists(Layout(path).ledger)):
+        raise CliError(f"{path} already holds a memactors ledger and the demo writes grants and memories of its own "
+                       f"into it; pass --fresh to delete it first, or name a new folder with --data")

@@ -42,7 +42,7 @@ def grant(actor: str, scope: str, read: bool, write: bool, by: str, reason: str 
 @click.argument("actor", required=False)
 @common
 def grants(actor: str | None, data: str, as_json: bool) -> None:
-    """List the grants (of ACTOR, or of everyone), each with the reason it was given."""
+    """List the grants (of ACTOR, or of everyone), each with the reason it was given and who gave it."""
     if actor is not None:
         check_identifier(actor, "actor")
     out = Out(as_json)

@@ -78,10 +78,16 @@ def data_folder(_ctx: click.Context, _param: click.Parameter, value: str) -> str
     return value
 
 
-def common(fn: Callable) -> Callable:
-    """Add ``--data DIR`` and ``--json`` to a command that works on a data folder."""
-    fn = click.option("--json", "as_json", is_flag=True,
-                      help="Print machine-readable JSON (one object per line) instead of tables.")(fn)
+JSON_HELP = "Print the result as one JSON object, on one line, instead of tables."
+
+
+def common(fn: Callable | None = None, *, json_help: str = JSON_HELP) -> Callable:
+    """Add ``--data DIR`` and ``--json`` to a command that works on a data folder. A verb whose
+    JSON is not one object (``list``: an array; ``demo``: an object per step) says so in
+    ``json_help``: ``@common(json_help=...)``."""
+    if fn is None:
+        return lambda f: common(f, json_help=json_help)
+    fn = click.option("--json", "as_json", is_flag=True, help=json_help)(fn)
     fn = click.option("--data", default=DEFAULT_DATA, show_default=True, envvar="MEMACTORS_DATA",
                       metavar="DIR", callback=data_folder,
                       help="The data folder (ledger, L2 store, runtime.json).")(fn)
@@ -93,7 +99,7 @@ def common(fn: Callable) -> Callable:
 def cli() -> None:
     """memactors: a governed memory runtime for LLM agents, on Ray.
 
-    Every verb works on one data folder (--data). Run `memactors up` once to keep a runtime
+    Every verb but scan and mcp token works on one data folder (--data). Run `memactors up` once to keep a runtime
     alive so each verb attaches in about a second; without it, each verb starts (and stops)
     an embedded runtime of its own.
     """

@@ -19,8 +19,8 @@ from memactors.server import open_runtime
 @common
 def gc(dry_run: bool, scope: str | None, workers: int | None, data: str, as_json: bool) -> None:
     """A lifecycle sweep: plan by rule and tenant over L2 (hard_expired, soft_expired_unused,
-    superseded_old, low_confidence_stale, staleness), then apply it: a ledger event per memory,
-    evicted rows deleted, compaction where it pays, old versions cleaned."""
+    superseded_old, low_confidence_stale, staleness, review_due), then apply it: a ledger event
+    per memory, evicted rows deleted, compaction where it pays, old versions cleaned."""
     if scope is not None:
         parse_scope(scope)
     out = Out(as_json)

@@ -45,7 +45,7 @@ def get(memory_id: str, actor: str, data: str, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True, help="Most memories shown.")
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True,
               help="Skip this many first (the next page: offset + limit).")
-@common
+@common(json_help="Print the page as one JSON array (an object per memory), on one line, instead of a table.")
 def list_(scope: str, actor: str, subject_prefix: str | None, limit: int, offset: int, data: str,
           as_json: bool) -> None:
     """The live memories of SCOPE, oldest first, a page at a time."""

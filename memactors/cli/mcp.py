@@ -22,7 +22,8 @@ from memactors.core.scopes import check_identifier
 @click.option("--tokens", metavar="FILE", help="HTTP: the token file (digests only) mapping tokens to actors.")
 @click.option("--runtime-host", type=click.Choice(["process", "ray"]), default="process", show_default=True,
               help="Where the runtime runs when no `memactors up` runtime is attached.")
-@common
+@common(json_help="No effect: the stdio server's output is the MCP protocol, the HTTP server's one line "
+                  "goes to stderr.")
 @click.pass_context
 def mcp(ctx: click.Context, actor: str | None, http: bool, bind: str, port: int, tokens: str | None,
         runtime_host: str, data: str, as_json: bool) -> None:

@@ -1,5 +1,5 @@
-"""The one output module of the command line: rich tables for people, one JSON object per line
-for machines, and the shared ways of showing decisions, gate hits, recall hits, grants and
+"""The one output module of the command line: rich tables for people, JSON on one line for
+machines, and the shared ways of showing decisions, gate hits, recall hits, grants and
 recall evidence. Nothing here echoes a value the write gate matched."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.text import Text
 
 
 class Out:
-    """Rich tables for people, one JSON object per line (orjson) for machines."""
+    """Rich tables for people, each JSON value on one line (orjson) for machines."""
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
@@ -137,14 +137,14 @@ def hit_rows(hits: list, full_ids: bool = False) -> list[list[Any]]:
              Text(h.content)] for i, h in enumerate(hits)]
 
 
-GRANT_COLUMNS = ["actor", "scope", "read", "write", "clearance", "reason"]
+GRANT_COLUMNS = ["actor", "scope", "read", "write", "clearance", "reason", "by"]
 
 
 def grant_rows(grants: list[dict]) -> list[list[Any]]:
     """Rows for GRANT_COLUMNS, ordered by actor then scope."""
     ordered = sorted(grants, key=lambda g: (g["actor"], g["scope"]))
-    return [[g["actor"], g["scope"], g["read"], g["write"], g.get("clearance") or "confidential", g.get("reason") or ""]
-            for g in ordered]
+    return [[g["actor"], g["scope"], g["read"], g["write"], g.get("clearance") or "confidential", g.get("reason") or "",
+             g.get("by") or ""] for g in ordered]
 
 
 def print_evidence(out: Out, ev: dict) -> None:

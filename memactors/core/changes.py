@@ -488,7 +488,8 @@ def decide_mark(op: MarkOp) -> Outcome:
 def decide_grant(op: GrantOp) -> Outcome:
     g = op.as_grant()
     why = f"grant changed: {op.reason}" if op.reason is not None else "grant changed"
-    return Outcome([Change(E.GRANT, op.scope, data=g, reason=why)], g)
+    # The caller is told the reason and the granting actor either way (as grants() shows them).
+    return Outcome([Change(E.GRANT, op.scope, data=g, reason=why)], {**g, "reason": op.reason, "by": op.by})
 
 
 def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:

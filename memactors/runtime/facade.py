@@ -287,8 +287,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
                        g.get("clearance", DEFAULT_CLEARANCE)).validate()
 
     def grants(self, actor: str | None = None) -> list[dict]:
-        """The grants in force (of ``actor``, or everyone's): actor, scope, read, write, and the
-        reason and granting actor of the change that made each (None where none was given)."""
+        """The grants in force (of ``actor``, or everyone's): actor, scope, read, write, clearance,
+        and the reason (None where none was given) and granting actor of the change that made each."""
         self._check_open()
         actor = self._ids.optional(actor, "actor")
         if actor is not None:

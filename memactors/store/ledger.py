@@ -620,8 +620,16 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         return int(orjson.loads(bytes(rows[0][0]))["value"]) if rows else None
 
     def grants_since(self, seq: int) -> list[tuple[int, dict]]:
-        rows = self._q("SELECT seq, snapshot FROM events WHERE action = 'grant' AND seq > ? ORDER BY seq", [seq])
-        return [(s, orjson.loads(bytes(b))) for s, b in rows]
+        """Each grant event after ``seq`` as its snapshot, with ``by``: a grant given without a
+        reason keeps the snapshot it always had (no ``by``), but its event's actor is the
+        granting actor all the same."""
+        rows = self._q("SELECT seq, actor, snapshot FROM events WHERE action = 'grant' AND seq > ? ORDER BY seq", [seq])
+        out = []
+        for s, actor, b in rows:
+            g = orjson.loads(bytes(b))
+            g.setdefault("by", actor)
+            out.append((s, g))
+        return out
 
     def l2_expected(self, digests: bool = False) -> pa.Table:
         """(memory_id, scope) of every row L2 should hold by the events it has applied: vault
@@ -729,12 +737,18 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         with self._transaction():
             self._set_meta("purged_seq", str(int(seq)).encode())
 
+    def disk_bytes(self) -> int:
+        """The ledger's bytes on disk: the file and its write-ahead log."""
+        return os.path.getsize(self.path) + self.wal_bytes()
+
     def compact_file(self) -> dict:
         """Rewrite the ledger file with its live rows only. DuckDB leaves deleted rows' bytes in
         freed blocks: a destroyed data key would stay readable in the file until this runs (the
-        last step of an erasure's purge). The rewrite is atomic (a new file, then a rename)."""
-        before = os.path.getsize(self.path)
+        last step of an erasure's purge). The rewrite is atomic (a new file, then a rename).
+        Both sizes are taken with the write-ahead log folded in: measured before the checkpoint,
+        a young file (its rows still in the log) read as if the purge had grown it."""
         self._x("CHECKPOINT")
+        before = self.disk_bytes()
         tmp = self.path + ".compact"
         for leftover in (tmp, tmp + ".wal"):
             if os.path.exists(leftover):
@@ -748,7 +762,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         self.con.close()
         os.replace(tmp, self.path)
         self._connect()
-        return {"bytes_before": before, "bytes_after": os.path.getsize(self.path)}
+        return {"bytes_before": before, "bytes_after": self.disk_bytes()}
 
     def close(self) -> None:
         try:
