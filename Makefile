@@ -3,7 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-DATA ?= .memactors-data
+# its own folder: `make demo` deletes it first, never the CLI's default data folder (.memactors-data)
+DEMO_DATA ?= .memactors-demo
 
 .PHONY: run demo test chaos install compile bench eval clean
 
@@ -30,7 +31,7 @@ run: compile
 	$(BIN)/memactors simulate --config configs/sim-default.toml --out sim-out
 
 demo: compile
-	$(BIN)/memactors demo --data $(DATA) --fresh
+	$(BIN)/memactors demo --data $(DEMO_DATA) --fresh
 
 # Two workers, one test file each at a time (a file shares one runtime): 4-5 min on 2 cores (benchmarks/RESULTS.md).
 test: compile
@@ -47,4 +48,4 @@ bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 
 clean:
-	rm -rf $(VENV) $(DATA) sim-out
+	rm -rf $(VENV) $(DEMO_DATA) sim-out
