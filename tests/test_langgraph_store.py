@@ -469,6 +469,23 @@ def test_a_blocked_put_in_a_batch_still_leaves_the_batchs_deletes_done(store):
     assert store.get(("mixed",), "old") is None  # as the batch's other puts were stored, its delete was done
 
 
+def test_a_blocked_put_in_a_batch_names_its_position_and_says_the_others_stand(rt, store):
+    """The error once said "nothing was stored" and named no put, while the batch's other puts
+    were stored: it names the blocked put's position and says the others were applied."""
+    secret = {"note": "aws key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}
+    with pytest.raises(Blocked) as e:
+        store.batch([PutOp(("bt",), "one", {"v": "first fine"}), PutOp(("bt",), "two", secret),
+                     PutOp(("bt",), "three", {"v": "third"}), GetOp(("bt",), "one")])
+    msg = str(e.value)
+    assert "position 1 of the batch" in msg and "other 2 puts" in msg and "were applied" in msg
+    assert "nothing was stored" not in msg and "did not run" in msg and "AKIA" not in msg
+    assert e.value.gate["decision"] == "blocked"
+    assert sorted(i.key for i in store.search(("bt",))) == ["one", "three"]  # what it says: the others stand
+    with pytest.raises(Blocked, match="nothing was stored"):  # a put alone: nothing of it was stored
+        store.put(("bt",), "four", secret)
+    assert store.get(("bt",), "four") is None
+
+
 def test_the_last_put_wins_after_a_repeated_put_or_a_refresh(store):
     """A repeated put and a read's refresh renew the live version (raising its confidence): a
     newer put must still replace it, as in every LangGraph store."""

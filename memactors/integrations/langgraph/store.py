@@ -48,6 +48,22 @@ PUT_CONFIDENCE = 1.0
 AT_ONCE_DAYS = 1 / 86_400_000_000
 
 
+def _blocked_message(positions: list[int], n_puts: int, n_ops: int, reads: int) -> str:
+    """What a batch with blocked puts did: which were blocked, that the others were applied
+    (``n_puts``: the puts and deletes applied, an item's last in the batch; ``reads``: the gets,
+    searches and listings, not run)."""
+    if n_ops == 1:
+        return "the write gate blocked this value (err.gate names the rules); nothing was stored"
+    where = ", ".join(map(str, positions))
+    them = "the put at position" if len(positions) == 1 else "the puts at positions"
+    others = n_puts - len(positions)
+    done = (f"the batch's other {others} put{'' if others == 1 else 's'} (deletes included) "
+            f"{'was' if others == 1 else 'were'} applied and stand" if others else "the batch has no other put")
+    return (f"the write gate blocked {them} {where} of the batch (err.gate names the first one's rules): "
+            f"{'it was' if len(positions) == 1 else 'they were'} not stored; {done}"
+            + (f"; its {reads} read{'' if reads == 1 else 's'} did not run" if reads else ""))
+
+
 class MemactorsStore(BaseStore):
     supports_ttl = True
 
@@ -120,7 +136,8 @@ class MemactorsStore(BaseStore):
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
                 puts[(op.namespace, op.key)] = i  # the last put of an item in a batch wins
-        await self._apply_puts([ops[i] for i in puts.values()])
+        await self._apply_puts([(i, ops[i]) for i in puts.values()], len(ops),
+                               sum(not isinstance(op, PutOp) for op in ops))
         reads = [(i, op) for i, op in enumerate(ops) if not isinstance(op, PutOp)]
         if reads:
             refresh: list = []
@@ -160,20 +177,22 @@ class MemactorsStore(BaseStore):
     async def _call(self, ops: list, *, return_errors: bool = False) -> list:
         return await self._rt.abatch(ops, return_errors=return_errors) if ops else []
 
-    async def _apply_puts(self, puts: list[PutOp]) -> None:
+    async def _apply_puts(self, puts: list[tuple[int, PutOp]], n_ops: int, n_reads: int) -> None:
+        """The puts and deletes (each with its position in the batch of ``n_ops``) in one call.
+        A put the gate blocks is not stored; the batch's other puts and deletes are (they are
+        not undone), and its reads do not run: the ``Blocked`` names the position(s)."""
         writes, deletes = [], []
-        for op in puts:
+        for i, op in puts:
             M.screen(op.namespace, op.key)
-            (writes if op.value is not None else deletes).append(op)
-        first = [self._write(op) for op in writes] + [self._fact(op) for op in deletes]
+            (writes if op.value is not None else deletes).append((i, op))
+        first = [self._write(op) for _, op in writes] + [self._fact(op) for _, op in deletes]
         out = await self._call(first)
         gone = [m.memory_id for found in out[len(writes):] for m in found]
         if gone:  # before a blocked put's error: the batch's other puts are stored, its deletes done as well
             await self._call([self._agent.forget_op(m, reason="langgraph store delete", erase="fact") for m in gone])
-        for op, res in zip(writes, out):
-            if res.decision == BLOCKED:
-                raise Blocked("the write gate blocked this value (err.gate names the rules); nothing was stored",
-                              gate=res.gate)
+        blocked = [(i, res) for (i, _), res in zip(writes, out) if res.decision == BLOCKED]
+        if blocked:
+            raise Blocked(_blocked_message([i for i, _ in blocked], len(puts), n_ops, n_reads), gate=blocked[0][1].gate)
 
     def _write(self, op: PutOp) -> O.Write:
         # minutes, checked here: a str or a NaN would otherwise fail untyped in the arithmetic below
