@@ -516,3 +516,22 @@ def test_a_refresh_racing_a_newer_put_never_writes_the_older_value_back(rt):
     assert store.get(("race",), "k", refresh_ttl=True).value == {"v": 1}
     store._call = plain
     assert store.get(("race",), "k", refresh_ttl=False).value == {"v": 2}
+
+
+def test_a_filtered_query_search_finds_a_match_beyond_the_first_window(rt):
+    """A query search with a filter ranked only its best 100 by similarity and missed a match
+    outside them ([] where InMemoryStore finds it): it widens until enough pass or the scope
+    has no more (up to MAX_SEARCH_WINDOW), sync and async, and a page deep in the matches too."""
+    from memactors.integrations.langgraph import store as S
+
+    rt.grant("wide", "/org/acme/user/wide/", write=True)
+    st = MemactorsStore(rt, actor="wide", root="/org/acme/user/wide/")
+    st.batch([PutOp(("w",), f"k{i}", {"text": f"note number {i} about tea", "flag": i == 7, "odd": i % 2})
+              for i in range(400)])
+    assert 400 > getattr(S, "NARROW_WINDOW", 100)
+    assert [i.key for i in st.search(("w",), query="note about tea", filter={"flag": True})] == ["k7"]
+    assert [i.key for i in asyncio.run(st.asearch(("w",), query="note about tea", filter={"flag": True}))] == ["k7"]
+    got = st.search(("w",), query="note about tea", filter={"odd": 1}, limit=50, offset=150)
+    assert len(got) == 50 and all(i.value["odd"] == 1 for i in got)  # matches 150-199 of the 200
+    assert st.search(("w",), query="note about tea", filter={"flag": "never"}) == []  # the scope ran out: ends
+    assert [i.key for i in st.search(("w",), query="note about tea", filter={"flag": True}, limit=1)] == ["k7"]
