@@ -535,3 +535,42 @@ def test_a_filtered_query_search_finds_a_match_beyond_the_first_window(rt):
     assert len(got) == 50 and all(i.value["odd"] == 1 for i in got)  # matches 150-199 of the 200
     assert st.search(("w",), query="note about tea", filter={"flag": "never"}) == []  # the scope ran out: ends
     assert [i.key for i in st.search(("w",), query="note about tea", filter={"flag": True}, limit=1)] == ["k7"]
+
+
+def test_non_json_values_and_names_the_store_cannot_hold_are_refused_in_its_own_terms(rt, store):
+    """A datetime or UUID leaf was stored as a str with index=False and refused as "objects must
+    be keyed by str" with the default index; a lone surrogate in a key as "value must be
+    JSON-serialisable"; a value over 32,000 characters and a key over 500 in the runtime's words
+    ("write at position 0: predicate has 612 characters"). Each is InvalidRecord saying what is
+    wrong, and nothing is stored."""
+    import datetime
+    import uuid
+
+    from memactors.core.errors import InvalidRecord
+    from memactors.integrations.langgraph import mapping as M
+
+    rt.flush()
+    seq = rt.audit.head()["seq"]
+    ns = ("nj",)
+    for index in ({}, {"index": False}, {"index": ["t"]}):
+        for leaf in (datetime.datetime(2020, 1, 1), uuid.UUID(int=5), b"x", {1, 2}):
+            with pytest.raises(InvalidRecord, match=r"value must be JSON: .* is not a JSON value") as e:
+                store.put(ns, "k", {"t": "x", "deep": [{"when": leaf}]}, **index)
+            assert "2020" not in str(e.value) and "0005" not in str(e.value)
+    with pytest.raises(InvalidRecord, match=r"a key has a lone surrogate"):
+        store.put(ns, "\ud800", {"v": 1})
+    with pytest.raises(InvalidRecord, match=r"a namespace label has a lone surrogate"):
+        store.put(("nj\ud800",), "k", {"v": 1})
+    with pytest.raises(InvalidRecord, match=r"a string in a LangGraph value has a lone surrogate"):
+        store.put(ns, "k", {"v": "a\ud800"})
+    with pytest.raises(InvalidRecord, match=r"stored as JSON of at most 32,000 characters .* this one has 40,0"):
+        store.put(ns, "k", {"v": "x" * 40_000})
+    with pytest.raises(InvalidRecord, match=r"a key has 501 characters, more than the 500 allowed"):
+        store.put(ns, "k" * 501, {"v": 1})
+    with pytest.raises(InvalidRecord, match=r"a namespace is stored as its labels joined by '/': at most 512"):
+        store.put(("n" * 300, "m" * 300), "k", {"v": 1})
+    rt.flush()
+    assert rt.audit.head()["seq"] == seq and store.search(ns) == []  # nothing was written
+    assert M.MAX_KEY_CHARS == 500 and M.MAX_ITEM_CHARS == 32_000
+    store.put(ns, "k" * 500, {"v": (1, 2), "n": None, "f": 1.5, "b": True, "s": "x" * 31_000})  # the limits hold
+    assert store.get(ns, "k" * 500).value["v"] == [1, 2]
