@@ -74,6 +74,8 @@ class Lookup:
         given = [x for x in (self.memory_ids, self.facts, self.subject_prefix) if x is not None]
         if len(given) > 1:
             raise InvalidRecord("a lookup takes one of memory_ids, facts or subject_prefix")
+        if self.memory_ids is not None and not isinstance(self.memory_ids, (list, tuple)):
+            raise InvalidRecord(f"memory_ids must be a list of memory ids, not {V.got(self.memory_ids)}")
         if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
                                        or self.limit < 0):
             raise InvalidRecord("limit is a count (an int >= 0)")
@@ -104,8 +106,7 @@ class Forget:
     idempotency_key: str | None = None
 
     def validate(self) -> Forget:
-        if self.erase not in ("memory", "fact"):
-            raise InvalidRecord('erase is "memory" or "fact"')
+        V.choice(self.erase, "erase", ("memory", "fact"))
         return self
 
 

@@ -141,3 +141,14 @@ def test_a_recalls_query_digest_is_shown_to_its_own_actor_only():
         assert dict(theirs)["admin"] is None and dict(theirs)["bot"] == dict(mine)["admin"]  # the same query
         assert rt.explain(r.recall_id, actor="admin")["query_digest"] is not None
         assert rt.explain(r.recall_id, actor="bot")["query_digest"] is None
+
+
+def test_a_lone_surrogate_in_the_query_is_refused_typed(tmp_path):
+    """Half a UTF-16 pair in the SQL made DuckDB's parser raise a TypeError."""
+    with pytest.raises(InvalidRecord, match="lone surrogate"):
+        sandbox.check_select("select '\ud800'")
+    with memactors.connect("memory://") as rt:
+        rt.grant("a1", "/org/sq/", write=True)
+        with pytest.raises(InvalidRecord, match="lone surrogate"):
+            rt.audit.sql("select '\ud800'", actor="a1")
+        assert rt.audit.sql("select 1", actor="a1") == [(1,)]

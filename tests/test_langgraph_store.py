@@ -469,6 +469,23 @@ def test_a_blocked_put_in_a_batch_still_leaves_the_batchs_deletes_done(store):
     assert store.get(("mixed",), "old") is None  # as the batch's other puts were stored, its delete was done
 
 
+def test_a_blocked_put_in_a_batch_names_its_position_and_says_the_others_stand(rt, store):
+    """The error once said "nothing was stored" and named no put, while the batch's other puts
+    were stored: it names the blocked put's position and says the others were applied."""
+    secret = {"note": "aws key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}
+    with pytest.raises(Blocked) as e:
+        store.batch([PutOp(("bt",), "one", {"v": "first fine"}), PutOp(("bt",), "two", secret),
+                     PutOp(("bt",), "three", {"v": "third"}), GetOp(("bt",), "one")])
+    msg = str(e.value)
+    assert "position 1 of the batch" in msg and "other 2 puts" in msg and "were applied" in msg
+    assert "nothing was stored" not in msg and "did not run" in msg and "AKIA" not in msg
+    assert e.value.gate["decision"] == "blocked"
+    assert sorted(i.key for i in store.search(("bt",))) == ["one", "three"]  # what it says: the others stand
+    with pytest.raises(Blocked, match="nothing was stored"):  # a put alone: nothing of it was stored
+        store.put(("bt",), "four", secret)
+    assert store.get(("bt",), "four") is None
+
+
 def test_the_last_put_wins_after_a_repeated_put_or_a_refresh(store):
     """A repeated put and a read's refresh renew the live version (raising its confidence): a
     newer put must still replace it, as in every LangGraph store."""
@@ -525,3 +542,61 @@ def test_an_embed_function_that_returns_no_usable_vector_refuses_the_put_and_wri
     store = MemactorsStore.connect(str(tmp_path / "d"), actor="lg", root=ROOT, index=index)
     assert [i.key for i in store.search(("n",), query="a fine note")] == ["good"]
     store.close()
+
+
+def test_a_filtered_query_search_finds_a_match_beyond_the_first_window(rt):
+    """A query search with a filter ranked only its best 100 by similarity and missed a match
+    outside them ([] where InMemoryStore finds it): it widens until enough pass or the scope
+    has no more (up to MAX_SEARCH_WINDOW), sync and async, and a page deep in the matches too."""
+    from memactors.integrations.langgraph import store as S
+
+    rt.grant("wide", "/org/acme/user/wide/", write=True)
+    st = MemactorsStore(rt, actor="wide", root="/org/acme/user/wide/")
+    st.batch([PutOp(("w",), f"k{i}", {"text": f"note number {i} about tea", "flag": i == 7, "odd": i % 2})
+              for i in range(400)])
+    assert 400 > getattr(S, "NARROW_WINDOW", 100)
+    assert [i.key for i in st.search(("w",), query="note about tea", filter={"flag": True})] == ["k7"]
+    assert [i.key for i in asyncio.run(st.asearch(("w",), query="note about tea", filter={"flag": True}))] == ["k7"]
+    got = st.search(("w",), query="note about tea", filter={"odd": 1}, limit=50, offset=150)
+    assert len(got) == 50 and all(i.value["odd"] == 1 for i in got)  # matches 150-199 of the 200
+    assert st.search(("w",), query="note about tea", filter={"flag": "never"}) == []  # the scope ran out: ends
+    assert [i.key for i in st.search(("w",), query="note about tea", filter={"flag": True}, limit=1)] == ["k7"]
+
+
+def test_non_json_values_and_names_the_store_cannot_hold_are_refused_in_its_own_terms(rt, store):
+    """A datetime or UUID leaf was stored as a str with index=False and refused as "objects must
+    be keyed by str" with the default index; a lone surrogate in a key as "value must be
+    JSON-serialisable"; a value over 32,000 characters and a key over 500 in the runtime's words
+    ("write at position 0: predicate has 612 characters"). Each is InvalidRecord saying what is
+    wrong, and nothing is stored."""
+    import datetime
+    import uuid
+
+    from memactors.core.errors import InvalidRecord
+    from memactors.integrations.langgraph import mapping as M
+
+    rt.flush()
+    seq = rt.audit.head()["seq"]
+    ns = ("nj",)
+    for index in ({}, {"index": False}, {"index": ["t"]}):
+        for leaf in (datetime.datetime(2020, 1, 1), uuid.UUID(int=5), b"x", {1, 2}):
+            with pytest.raises(InvalidRecord, match=r"value must be JSON: .* is not a JSON value") as e:
+                store.put(ns, "k", {"t": "x", "deep": [{"when": leaf}]}, **index)
+            assert "2020" not in str(e.value) and "0005" not in str(e.value)
+    with pytest.raises(InvalidRecord, match=r"a key has a lone surrogate"):
+        store.put(ns, "\ud800", {"v": 1})
+    with pytest.raises(InvalidRecord, match=r"a namespace label has a lone surrogate"):
+        store.put(("nj\ud800",), "k", {"v": 1})
+    with pytest.raises(InvalidRecord, match=r"a string in a LangGraph value has a lone surrogate"):
+        store.put(ns, "k", {"v": "a\ud800"})
+    with pytest.raises(InvalidRecord, match=r"stored as JSON of at most 32,000 characters .* this one has 40,0"):
+        store.put(ns, "k", {"v": "x" * 40_000})
+    with pytest.raises(InvalidRecord, match=r"a key has 501 characters, more than the 500 allowed"):
+        store.put(ns, "k" * 501, {"v": 1})
+    with pytest.raises(InvalidRecord, match=r"a namespace is stored as its labels joined by '/': at most 512"):
+        store.put(("n" * 300, "m" * 300), "k", {"v": 1})
+    rt.flush()
+    assert rt.audit.head()["seq"] == seq and store.search(ns) == []  # nothing was written
+    assert M.MAX_KEY_CHARS == 500 and M.MAX_ITEM_CHARS == 32_000
+    store.put(ns, "k" * 500, {"v": (1, 2), "n": None, "f": 1.5, "b": True, "s": "x" * 31_000})  # the limits hold
+    assert store.get(ns, "k" * 500).value["v"] == [1, 2]

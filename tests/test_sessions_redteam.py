@@ -316,3 +316,28 @@ def test_promotion_by_turns_is_the_same_with_or_without_a_resume_in_between(tmp_
         assert [h.content for h in hits if h.pool == "vault"] == ["Alice's hotel has a rooftop pool"]
     finally:
         rt.close()
+
+
+def test_a_bad_category_or_allowed_scopes_through_a_session_is_refused_typed_and_writes_nothing(tmp_path):
+    """``observe(category=0 / [] / {} / "")`` was taken as "default" (``or``), a NumPy array
+    raised NumPy's ValueError; ``recall(allowed_scopes=5)`` a TypeError from the session."""
+    import numpy as np
+
+    from memactors.core.errors import InvalidIdentifier, InvalidRecord
+
+    rt = _rt(tmp_path)
+    s = _session(rt)
+    rt.flush()
+    seq = rt.audit.head()["seq"]
+    for bad in (0, [], {}, "", np.array([1, 2])):
+        with pytest.raises(InvalidIdentifier, match="category is not valid"):
+            s.observe("user", "I like aisle seats", category=bad)
+    for bad in (5, "abc", None.__class__):
+        with pytest.raises(InvalidRecord, match="allowed_scopes"):
+            s.recall("seats", allowed_scopes=bad)
+    assert s.pending == 0
+    rt.flush()
+    assert rt.audit.head()["seq"] == seq
+    s.observe("user", "I like aisle seats", category="preference")  # a good one is taken
+    assert s.pending == 1
+    rt.close()

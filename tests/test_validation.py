@@ -493,3 +493,62 @@ def test_a_lone_surrogate_in_a_reason_or_a_lookup_is_refused_typed_and_spares_ot
         assert isinstance(bad, InvalidRecord) and ok.decision == "accepted"
         assert [h.memory_id for h in rt.recall("jazz", actor="bob", task_id="t", allowed_scopes=[B],
                                               purpose="answer").hits] == [mb]
+
+
+def test_flag_takes_only_a_bool():
+    assert V.flag(True, "f") is True and V.flag(False, "f") is False
+    for bad in ("no", "", 1, 0, None, np.array([1, 0]), np.bool_(True), [True]):
+        with pytest.raises(InvalidRecord, match="f is true or false, not"):
+            V.flag(bad, "f")
+
+
+def test_bad_batch_and_many_arguments_are_refused_typed_and_write_nothing():
+    """A non-bool ``return_errors`` ("no" was taken as yes, a NumPy array raised NumPy's
+    ValueError), a lookup's ``memory_ids`` that is not a list (a TypeError for the whole batch,
+    no position) and a forget's array ``erase`` each get a typed error; nothing is written."""
+    import asyncio
+
+    import memactors
+    from memactors import ops
+
+    S = "/org/fl/user/alice/"
+    with memactors.connect("memory://") as rt:
+        rt.grant("a1", S, write=True)
+        m = rt.write(S, "Alice likes tea", actor="a1").memory_id
+        rt.flush()
+        seq = rt.audit.head()["seq"]
+        item = [dict(scope=S, text="Alice likes figs", actor="a1")]
+        for bad in ("no", 1, np.array([1, 0]), None):
+            for call in (lambda: rt.write_many(item, return_errors=bad),
+                         lambda: rt.recall_many([dict(query="x", actor="a1", allowed_scopes=[S], task_id="t",
+                                                      purpose="p")], return_errors=bad),
+                         lambda: rt.batch([ops.Write(S, "Alice likes jam", "a1")], return_errors=bad),
+                         lambda: asyncio.run(rt.awrite_many(item, return_errors=bad)),
+                         lambda: asyncio.run(rt.arecall_many([], return_errors=bad)),
+                         lambda: asyncio.run(rt.abatch([], return_errors=bad))):
+                with pytest.raises(InvalidRecord, match="return_errors is true or false"):
+                    call()
+        with pytest.raises(InvalidRecord, match=r"op at position 1: memory_ids must be a list"):
+            rt.batch([ops.Write(S, "Alice likes jam", "a1"), ops.Lookup("a1", S, memory_ids=5)])
+        for erase in (np.array([1, 2]), "Fact", None):
+            with pytest.raises(InvalidRecord, match="erase must be one of"):
+                rt.batch([ops.Forget(m, "a1", "r", erase=erase)])
+            with pytest.raises(InvalidRecord, match="erase must be one of"):
+                rt.forget(m, actor="a1", reason="r", erase=erase)
+        rt.flush()
+        assert rt.audit.head()["seq"] == seq  # nothing written
+        got = rt.batch([ops.Lookup("a1", S, memory_ids=5), ops.Lookup("a1", S, memory_ids=[m])], return_errors=True)
+        assert isinstance(got[0], InvalidRecord) and "position 0" in str(got[0])
+        assert [x.memory_id for x in got[1]] == [m]  # the others run
+
+
+@pytest.mark.parametrize("actor", ["", "\ud800", "x" * 10_000_000, "a b", 5])
+def test_an_agent_handle_refuses_a_bad_actor_when_it_is_made(actor):
+    import memactors
+    from memactors.core.errors import InvalidIdentifier
+
+    with memactors.connect("memory://") as rt:
+        with pytest.raises(InvalidIdentifier, match="actor is not valid"):
+            rt.agent(actor, scopes=["/org/ag/user/alice/"])
+        with pytest.raises(InvalidIdentifier, match="task_id is not valid"):
+            rt.agent("a1", task_id="", scopes=["/org/ag/user/alice/"])

@@ -169,6 +169,14 @@ def integer(value: object, what: str, lo: int | None, hi: int | None, *, allow_n
     return v
 
 
+def flag(value: object, what: str, *, error: type[MemactorsError] = InvalidRecord) -> bool:
+    """``True`` or ``False``, nothing else: a truthy non-bool ("no", 1, an array) would be taken
+    as true unseen, or raise an untyped error when asked. Returns the bool."""
+    if value is True or value is False:
+        return value
+    raise error(f"{what} is true or false, not {got(value)}")
+
+
 def choice(value: object, what: str, options: Collection, *, error: type[MemactorsError] = InvalidRecord):
     """One of ``options``, of the same type (``True`` is not ``1``), for any value (an unhashable
     list or dict is simply not an option). Returns the option."""

@@ -15,7 +15,7 @@ from typing import Any
 from .. import ops as O
 from ..core.errors import InvalidRecord
 from ..core import records as R
-from ..core.scopes import parse_scope
+from ..core.scopes import check_identifier, parse_scope
 from ..core.records import WriteResult
 from .arguments import typed_calls
 from .results import ForgetResult, Memory, RecallResult
@@ -31,8 +31,10 @@ class Agent:
         if not scopes:
             raise InvalidRecord("an agent reads at least one scope: scopes=[...]")
         self._rt = rt
-        self.actor = ids.id(actor, "actor")
-        self.task_id = ids.id(task_id, "task_id")
+        # screened (pseudonymised where asked), then its shape checked: a bad one is refused here,
+        # not at the handle's first call
+        self.actor = check_identifier(ids.id(actor, "actor"), "actor")
+        self.task_id = check_identifier(ids.id(task_id, "task_id"), "task_id")
         self.purpose = ids.purpose(purpose, rt.gate.redact_all)
         # Parsed now: a malformed scope or home is refused here, not at the agent's first call.
         self.scopes = [str(parse_scope(s)) for s in ids.scopes(list(scopes))]

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import ops as O
 from ..core import records as R
+from ..core import validate as V
 from ..core.errors import MemactorsError
 from .arguments import check_as
 from .history import RollbackPlan
@@ -37,6 +38,7 @@ class AsyncAPI:
         return (await self.abatch([_recall_op(dict(kw, query=query))]))[0]
 
     async def arecall_many(self, requests: list[dict], *, return_errors: bool = False) -> list[RecallResult]:
+        return_errors = V.flag(return_errors, "return_errors")
         if not isinstance(requests, (list, tuple)):
             raise R.InvalidRecord("recall_many takes a list of recall requests (dicts of recall() arguments)")
         ops = []

@@ -20,6 +20,7 @@ import weakref
 
 from ..core import errors
 from ..core import records as R
+from ..core import validate as V
 from ..core.errors import AccessDenied, BackPressure, InvalidRecord, MemactorsError, NotFound, PartialWrite
 from ..core.ops import ForgetOp
 from ..core.scopes import parse_scope
@@ -39,6 +40,7 @@ class BatchAPI:
         """The ops run in one batch; one typed result per op, in order (see ``memactors.ops``).
         The first refused op raises its typed error, unless ``return_errors``: then each
         refused op gets its error in place of its result and the others run."""
+        return_errors = V.flag(return_errors, "return_errors")
         loop = self._batch_loop()
         if _running_loop() is loop:
             raise InvalidRecord("batch() was called on the runtime's own event loop: await abatch() there")
@@ -74,6 +76,7 @@ class BatchAPI:
     async def abatch(self, ops: list, *, return_errors: bool = False) -> list:
         """``batch`` awaited: concurrent calls on one event loop are sent together."""
         self._check_open()
+        return_errors = V.flag(return_errors, "return_errors")
         return await self._arun(self._check_ops(ops), return_errors)
 
     async def _arun(self, units: list, return_errors: bool) -> list:

@@ -603,8 +603,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         ``erase="fact"`` erases every version of its fact (same subject and predicate).
         (``scope=`` is ``erase``'s old name, deprecated: ``scope`` means a subtree elsewhere.)"""
         erase = renamed("forget", "scope", scope, "erase", erase, "memory")
-        if erase not in ("memory", "fact"):
-            raise R.InvalidRecord('erase is "memory" or "fact"')
+        V.choice(erase, "erase", ("memory", "fact"))
         op = ForgetOp(memory_id, self._ids.id(actor, "actor"), reason, self._new_key(), all_versions=erase == "fact")
         return self._observed("forget", op, lambda: self._by_memory(op), ForgetResult.of)
 

@@ -139,6 +139,7 @@ class RecallAPI:
         before anything is recalled (the error names its position); with ``return_errors``
         it gets its typed error in place of its result and the others are recalled."""
         self._check_open()
+        return_errors = V.flag(return_errors, "return_errors")
         if not isinstance(requests, (list, tuple)):
             raise R.InvalidRecord("recall_many takes a list of recall requests (dicts of recall() arguments)")
         plans: list = []

@@ -175,7 +175,8 @@ class Session:
             raise InvalidRecord("critical must be true or false")
         slot = "reasoning" if kind in P.REASONING_SOURCES else "observation"
         item = self._item(content, kind, slot, 0, critical, source, importance=importance, subject=subject,
-                          predicate=predicate, object=object, ttl_days=ttl_days, category=category or "default")
+                          predicate=predicate, object=object, ttl_days=ttl_days,
+                          category="default" if category is None else category)
         self._pending.append(_Pending(item, Observation(source, content, float(item.importance), critical,
                                                          self.turn), slot, source))
 
@@ -585,7 +586,7 @@ def recall_all(rt, asks: list[tuple]) -> list:
     reqs = []
     for s, query, allowed, top_k in asks:
         reqs.append({"query": query, "actor": s.actor, "task_id": s.task_id, "purpose": s.purpose,
-                     "allowed_scopes": list(allowed) if allowed is not None else [s.scope],
+                     "allowed_scopes": allowed if allowed is not None else [s.scope],  # checked there
                      "top_k": top_k if top_k is not None else rt.config.recall.default_top_k})
     return rt.recall_many(reqs, return_errors=True)
 

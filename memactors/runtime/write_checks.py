@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..core import lifecycle
 from ..core import records as R
+from ..core import validate as V
 from ..core.errors import AccessDenied, MemactorsError, NotFound
 from ..core.idempotency import made_key_prefix
 from ..core.scopes import parse_scope
@@ -18,6 +19,7 @@ class WriteChecks:
         place of each bad one. Without ``return_errors`` the first bad item raises (a bad item
         writes nothing)."""
         self._check_open()
+        return_errors = V.flag(return_errors, "return_errors")
         items, refused = self._ids.writes(items)
         reqs = R.write_requests(items, sessions=sessions)
         for i, exc in refused.items():  # an id that looks like personal data or a secret

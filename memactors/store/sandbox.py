@@ -16,9 +16,11 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from ..core import validate as V
 from ..core.errors import InvalidRecord
 
 MAX_ROWS = 100_000
+MAX_QUERY_CHARS = 1_000_000  # of the SQL text itself
 MAX_BYTES = 256 * 2**20  # of strings and blobs in a result: repeat('x', 10^7) over many rows is not one
 TIMEOUT_S = 30.0
 MEMORY_LIMIT = "1GB"
@@ -40,6 +42,7 @@ def check_select(query: object) -> str:
     """The query if it is exactly one SELECT statement, else InvalidRecord."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidRecord("audit.sql takes one SELECT statement as a string")
+    V.text(query, "audit.sql's query", MAX_QUERY_CHARS)  # a lone surrogate: DuckDB's parser raises TypeError
     try:
         stmts = duckdb.extract_statements(query)
     except duckdb.Error as exc:

@@ -21,9 +21,17 @@ import orjson
 
 from ...core import validate as V
 from ...core.errors import InvalidRecord
+from ...core.records import MAX_CONTENT_CHARS, MAX_FIELD_CHARS
 from ...gate.identifiers import identifier_kind, refusal
 
 SEP = "/"
+_DIGEST = 10  # hex characters of the exact (namespace, key) in the predicate
+# The limits of an item, in the store's terms: the record's subject is the namespace's labels
+# joined by "/", its predicate the key and " ~" and the digest, its content the item as JSON.
+MAX_NAMESPACE_CHARS = MAX_FIELD_CHARS
+MAX_KEY_CHARS = MAX_FIELD_CHARS - len(" ~") - _DIGEST  # 500
+MAX_ITEM_CHARS = MAX_CONTENT_CHARS  # the item as JSON: namespace, key, value and TTL
+_MAX_DEPTH = 255  # orjson's own nesting limit: deeper, it refuses
 
 
 def subject_of(namespace: tuple[str, ...]) -> str:
@@ -31,13 +39,28 @@ def subject_of(namespace: tuple[str, ...]) -> str:
 
 
 def predicate_of(namespace: tuple[str, ...], key: str) -> str:
-    exact = hashlib.sha256(orjson.dumps([list(namespace), key])).hexdigest()[:10]
+    exact = hashlib.sha256(orjson.dumps([list(namespace), key])).hexdigest()[:_DIGEST]
     return f"{key} ~{exact}"
+
+
+def check_names(namespace: tuple[str, ...], key: object = None) -> None:
+    """A namespace and a key the store can hold: no lone surrogate, a namespace of at most
+    MAX_NAMESPACE_CHARS (its labels joined by "/"), a key of at most MAX_KEY_CHARS."""
+    for label in namespace:
+        V.text(label, "a namespace label", MAX_NAMESPACE_CHARS, allow_blank=True)
+    joined = sum(map(len, namespace)) + max(len(namespace) - 1, 0)
+    if joined > MAX_NAMESPACE_CHARS:
+        raise InvalidRecord(f"a namespace is stored as its labels joined by '/': at most {MAX_NAMESPACE_CHARS} "
+                            f"characters, not {joined}")
+    if key is not None:
+        V.text(key, "a key", MAX_KEY_CHARS, allow_blank=True)
 
 
 def screen(namespace: tuple[str, ...], key: str | None = None) -> None:
     """Namespace labels and keys are identifiers: one that looks like personal data or a secret
-    is refused (typed, the value never echoed), as every id of the runtime is."""
+    is refused (typed, the value never echoed), as every id of the runtime is; one the store
+    cannot hold (``check_names``) is refused too."""
+    check_names(namespace, key)
     for label in namespace:
         kind = identifier_kind(label)
         if kind is not None:
@@ -57,13 +80,44 @@ def content_of(namespace: tuple[str, ...], key: str, value: dict, ttl: float | N
         item["fields"] = list(fields)
     if embedded:  # its record's vector is of its one indexed text: the recall's similarity is its score
         item["embedded"] = True
+    check_json(value)
     try:
         out = orjson.dumps(item, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
         raise InvalidRecord("a LangGraph value must be JSON-serialisable (a dict of JSON values)") from None
     if "null" in out and not _finite(value):  # orjson writes NaN and infinities as null: refused, never changed
         raise InvalidRecord("a LangGraph value must be JSON: NaN and infinities are not JSON numbers")
+    if len(out) > MAX_ITEM_CHARS:
+        raise InvalidRecord(f"a LangGraph item is stored as JSON of at most {MAX_ITEM_CHARS:,} characters (its "
+                            f"namespace, key and value together); this one has {len(out):,}")
     return out
+
+
+def check_json(value: dict) -> None:
+    """Every leaf of ``value`` a JSON value (a str, a number, a bool or None; dicts, lists and
+    tuples around them), every str whole (no lone surrogate): one that is not (a datetime, a
+    UUID, bytes, a set, a Decimal) is refused, never turned into a str on the way in; whatever
+    the put's ``index``. Only types and positions are named, never the value."""
+    stack: list = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, str):
+            V.text(v, "a string in a LangGraph value", len(v), allow_blank=True)
+        elif v is None or isinstance(v, (int, float)):
+            continue
+        elif depth > _MAX_DEPTH:
+            raise InvalidRecord(f"a LangGraph value nests more than {_MAX_DEPTH} levels deep")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(k, str):
+                    V.text(k, "a key of an object in a LangGraph value", len(k), allow_blank=True)
+                stack.append((x, depth + 1))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, depth + 1) for x in v)
+        else:
+            raise InvalidRecord(f"a LangGraph value must be JSON: {V.got(v)} is not a JSON value (a str, a "
+                                "number, a bool, None, or a dict or list of them); convert it first (a datetime "
+                                "to an ISO 8601 str, say)")
 
 
 def keys_collide(value: dict, redact: Callable[[str], str]) -> bool:

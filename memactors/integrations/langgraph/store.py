@@ -30,7 +30,12 @@ from ...core.scoring import Weights
 from . import mapping as M
 from .scores import FieldScores
 
-MAX_SEARCH_WINDOW = 1000  # candidates a filtered or narrowed query search ranks at most
+# A query search considers at most this many items, the most similar to the query (the recall's
+# top_k cap): it returns at most that many, and a filtered or narrowed one finds only what passes
+# among them. Such a search starts with a window of NARROW_WINDOW (or 4 x offset+limit) and
+# widens it 4-fold until offset+limit items pass or the scope has no more.
+MAX_SEARCH_WINDOW = 1000
+NARROW_WINDOW = 100
 SCORED_WINDOW = 50  # candidates a query search orders by similarity at least, when an item has several texts
 # A query search's recall ranks by similarity alone, as LangGraph's stores do (the governance is
 # the recall's: grants, scopes, TTL, evidence). The two tiny weights only keep an item of no
@@ -46,6 +51,22 @@ PUT_CONFIDENCE = 1.0
 # put(ttl=0): expired as it is written, as LangGraph's stores have it (the shortest TTL there is
 # here: a microsecond)
 AT_ONCE_DAYS = 1 / 86_400_000_000
+
+
+def _blocked_message(positions: list[int], n_puts: int, n_ops: int, reads: int) -> str:
+    """What a batch with blocked puts did: which were blocked, that the others were applied
+    (``n_puts``: the puts and deletes applied, an item's last in the batch; ``reads``: the gets,
+    searches and listings, not run)."""
+    if n_ops == 1:
+        return "the write gate blocked this value (err.gate names the rules); nothing was stored"
+    where = ", ".join(map(str, positions))
+    them = "the put at position" if len(positions) == 1 else "the puts at positions"
+    others = n_puts - len(positions)
+    done = (f"the batch's other {others} put{'' if others == 1 else 's'} (deletes included) "
+            f"{'was' if others == 1 else 'were'} applied and stand" if others else "the batch has no other put")
+    return (f"the write gate blocked {them} {where} of the batch (err.gate names the first one's rules): "
+            f"{'it was' if len(positions) == 1 else 'they were'} not stored; {done}"
+            + (f"; its {reads} read{'' if reads == 1 else 's'} did not run" if reads else ""))
 
 
 class MemactorsStore(BaseStore):
@@ -120,15 +141,18 @@ class MemactorsStore(BaseStore):
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
                 puts[(op.namespace, op.key)] = i  # the last put of an item in a batch wins
-        await self._apply_puts([ops[i] for i in puts.values()])
+        await self._apply_puts([(i, ops[i]) for i in puts.values()], len(ops),
+                               sum(not isinstance(op, PutOp) for op in ops))
         reads = [(i, op) for i, op in enumerate(ops) if not isinstance(op, PutOp)]
         if reads:
             refresh: list = []
             scopes = self._agent.scopes
             if self._needs_mapped([op for _, op in reads]):
                 scopes = self._with_mapped([await self._rt._calls.aget(r) for r in self._mapped_refs()])  # noqa: SLF001
-            asks = [self._read_ops(op, scopes) for _, op in reads]
-            self._fill(results, reads, asks, await self._call([q for a in asks for q in a]), refresh)
+            tops: dict[int, int] = {}  # a narrowed query search's widened window, by position
+            while reads:
+                asks = [self._read_ops(op, scopes, tops.get(i)) for i, op in reads]
+                reads = self._fill(results, reads, asks, await self._call([q for a in asks for q in a]), refresh, tops)
             if refresh:  # reading restarts the TTL of the items read: each written again (a refresh)
                 await self._call(refresh, return_errors=True)
         return results
@@ -144,36 +168,75 @@ class MemactorsStore(BaseStore):
         scopes = self._agent.scopes
         if self._needs_mapped(ops):
             scopes = self._with_mapped(self._rt._calls.get(self._mapped_refs()))  # noqa: SLF001
-        asks = [self._read_ops(op, scopes) for op in ops]
-        self._fill(results, reads, asks, self._rt.batch([q for a in asks for q in a]), refresh)
+        tops: dict[int, int] = {}
+        while reads:
+            asks = [self._read_ops(op, scopes, tops.get(i)) for i, op in reads]
+            reads = self._fill(results, reads, asks, self._rt.batch([q for a in asks for q in a]), refresh, tops)
         if refresh:
             self._rt.batch(refresh, return_errors=True)
         return results
 
-    def _fill(self, results: list, reads: list, asks: list, done: list, refresh: list) -> None:
-        """Each read's result from its share of ``done`` (the answers to its ``asks``)."""
-        k = 0
+    def _fill(self, results: list, reads: list, asks: list, done: list, refresh: list, tops: dict) -> list:
+        """Each read's result from its share of ``done`` (the answers to its ``asks``). Returns
+        the narrowed query searches to ask again with a wider window (``tops``: by position)."""
+        k, again = 0, []
         for (i, op), a in zip(reads, asks):
-            results[i] = self._read_result(op, done[k:k + len(a)], refresh)
+            wider = self._wider(op, a, done[k:k + len(a)])
+            if wider is not None:
+                tops[i] = wider
+                again.append((i, op))
+            else:
+                results[i] = self._read_result(op, done[k:k + len(a)], refresh)
             k += len(a)
+        return again
+
+    def _wider(self, op, asked: list, done: list) -> int | None:
+        """A wider window for a narrowed query search whose window held fewer than offset+limit
+        items that pass its filter and prefix, when the recall filled it (the scope may hold
+        more) and it is below MAX_SEARCH_WINDOW; else None."""
+        if not (isinstance(op, SearchOp) and op.query and self._narrow(op)):
+            return None
+        top_k = asked[0].top_k
+        if top_k >= MAX_SEARCH_WINDOW or len(done[0].hits) < top_k:
+            return None
+        if sum(1 for _ in self._kept(op, done[0].hits)) >= op.offset + op.limit:
+            return None
+        return min(MAX_SEARCH_WINDOW, 4 * top_k)
+
+    def _narrow(self, op: SearchOp) -> bool:
+        """Whether a query search keeps only some of its recall's hits (a filter, or a namespace
+        prefix its scope does not narrow to)."""
+        return bool(op.filter) or (bool(op.namespace_prefix) and self._prefix_scope(op.namespace_prefix) is None)
+
+    @staticmethod
+    def _kept(op: SearchOp, rows):
+        """(row, item) of the rows under the search's namespace prefix that pass its filter."""
+        prefix, flt = tuple(op.namespace_prefix), op.filter
+        n = len(prefix)
+        for m in rows:
+            d = M.parse(m.content)
+            if d is not None and d["namespace"][:n] == prefix and (not flt or M.passes(d["value"], flt)):
+                yield m, d
 
     async def _call(self, ops: list, *, return_errors: bool = False) -> list:
         return await self._rt.abatch(ops, return_errors=return_errors) if ops else []
 
-    async def _apply_puts(self, puts: list[PutOp]) -> None:
+    async def _apply_puts(self, puts: list[tuple[int, PutOp]], n_ops: int, n_reads: int) -> None:
+        """The puts and deletes (each with its position in the batch of ``n_ops``) in one call.
+        A put the gate blocks is not stored; the batch's other puts and deletes are (they are
+        not undone), and its reads do not run: the ``Blocked`` names the position(s)."""
         writes, deletes = [], []
-        for op in puts:
+        for i, op in puts:
             M.screen(op.namespace, op.key)
-            (writes if op.value is not None else deletes).append(op)
-        first = [self._write(op) for op in writes] + [self._fact(op) for op in deletes]
+            (writes if op.value is not None else deletes).append((i, op))
+        first = [self._write(op) for _, op in writes] + [self._fact(op) for _, op in deletes]
         out = await self._call(first)
         gone = [m.memory_id for found in out[len(writes):] for m in found]
         if gone:  # before a blocked put's error: the batch's other puts are stored, its deletes done as well
             await self._call([self._agent.forget_op(m, reason="langgraph store delete", erase="fact") for m in gone])
-        for op, res in zip(writes, out):
-            if res.decision == BLOCKED:
-                raise Blocked("the write gate blocked this value (err.gate names the rules); nothing was stored",
-                              gate=res.gate)
+        blocked = [(i, res) for (i, _), res in zip(writes, out) if res.decision == BLOCKED]
+        if blocked:
+            raise Blocked(_blocked_message([i for i, _ in blocked], len(puts), n_ops, n_reads), gate=blocked[0][1].gate)
 
     def _write(self, op: PutOp) -> O.Write:
         # minutes, checked here: a str or a NaN would otherwise fail untyped in the arithmetic below
@@ -219,7 +282,7 @@ class MemactorsStore(BaseStore):
     def _with_mapped(self, found: list[list[str]]) -> list[str]:
         return list(dict.fromkeys([*self._agent.scopes, *(s for part in found for s in part)]))
 
-    def _read_ops(self, op, scopes: list[str]) -> list:
+    def _read_ops(self, op, scopes: list[str], top_k: int | None = None) -> list:
         if isinstance(op, GetOp):
             return [self._fact(op)]
         if isinstance(op, (SearchOp, ListNamespacesOp)):
@@ -228,13 +291,14 @@ class MemactorsStore(BaseStore):
             M.check_filter(op.filter)
         if isinstance(op, SearchOp) and op.query:
             only = self._prefix_scope(op.namespace_prefix)
-            narrow = bool(op.filter) or (bool(op.namespace_prefix) and only is None)
             window = op.offset + op.limit
             # The window is ordered by similarity, then sliced. With several texts an item's score
             # is its best text's, not its record's similarity: the same window for every page up
-            # to SCORED_WINDOW results, so those pages neither repeat nor skip an item.
+            # to SCORED_WINDOW results, so those pages neither repeat nor skip an item. A narrowed
+            # search's window is widened by _wider until enough items pass.
             wide = window if self._one_text else max(window, SCORED_WINDOW)
-            top_k = min(MAX_SEARCH_WINDOW, max(4 * window, 100) if narrow else wide)
+            if top_k is None:
+                top_k = min(MAX_SEARCH_WINDOW, max(4 * window, NARROW_WINDOW) if self._narrow(op) else wide)
             return [self._agent.recall_op(op.query, top_k=top_k, threshold=0.0, weights=BY_SIMILARITY,
                                           scopes=[only] if only is not None else scopes)]
         if isinstance(op, SearchOp):
@@ -275,17 +339,8 @@ class MemactorsStore(BaseStore):
                         seen.add(ns[: op.max_depth] if op.max_depth is not None else ns)
             return sorted(seen)[op.offset: op.offset + op.limit]
         # SearchOp
-        prefix, flt = tuple(op.namespace_prefix), op.filter
-        n = len(prefix)
-
-        def kept(rows):
-            for m in rows:
-                d = M.parse(m.content)
-                if d is not None and d["namespace"][:n] == prefix and (not flt or M.passes(d["value"], flt)):
-                    yield m, d
-
         if op.query:
-            found = list(kept(done[0].hits))
+            found = list(self._kept(op, done[0].hits))
             scored = [x for x in found if x[1].get("indexed", True)]
             items = [(h, d, s) for (h, d), s in zip(scored, self._scores.of(op.query, scored))]
             items.sort(key=lambda x: -x[2])  # by similarity, as LangGraph's backends order (a stable sort)
@@ -294,7 +349,7 @@ class MemactorsStore(BaseStore):
         else:
             rows = [m for found in done for m in found]
             rows.sort(key=lambda m: (-m.updated_at, m.memory_id))
-            items = [(m, d, None) for m, d in kept(rows)]
+            items = [(m, d, None) for m, d in self._kept(op, rows)]
         out = []
         refreshes = getattr(op, "refresh_ttl", False)
         for m, d, score in items[op.offset: op.offset + op.limit]:
