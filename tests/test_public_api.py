@@ -120,7 +120,7 @@ OP_FIELDS = {
     "Grant": ["actor", "scope", "read", "write", "by", "reason", "clearance"],
     "Write": ["scope", "text", "actor", "subject", "predicate", "object", "source", "source_id", "confidence",
               "sensitivity", "ttl_days", "soft_ttl_days", "importance", "pool", "idempotency_key", "context",
-              "category", "derived_from", "session", "replaces", "embed_text"],
+              "category", "derived_from", "session", "replaces", "embed_text", "copy_of"],
 }
 
 
