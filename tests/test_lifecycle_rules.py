@@ -226,3 +226,33 @@ def test_a_demotion_that_changes_nothing_leaves_a_folder_that_verifies():
         assert rt.audit.verify()["ok"]
         head = rt.audit.head()["seq"]
         rt.rollback(at=head, actor="ag", reason="a rollback reads a folder that verifies", dry_run=True)
+
+
+def test_what_a_sweep_set_aside_is_erased_once_past_its_hard_ttl(rt):
+    # An evicted memory keeps its data key (a rollback may bring it back) and leaves L2, which the
+    # sweep plans over: its text stayed in the ledger past its hard TTL for good. So did a
+    # session's items, released with their session.
+    clock = rt.clock
+    m = rt.write(A, "Alice's locker code is Quokka42 zebra", actor="ag", ttl_days=100, soft_ttl_days=10).memory_id
+    kept = rt.write(A, "Alice's gym is Wombatfit", actor="ag", ttl_days=3650, soft_ttl_days=10).memory_id
+    s = rt.session(A, actor="ag", task_id="t1", goal="Find the Numbatron receipt")
+    s.start()
+    s.end_turn()
+    s.complete()
+    clock.advance(days=50)
+    assert rt.gc().by_rule["soft_expired_unused"] >= 2
+    assert [v["status"] for v in rt.history(m, actor="ag")["versions"]] == ["evicted"]
+    assert rt.gc(dry_run=True).by_rule["hard_expired"] == 0  # not yet: 100 days
+    clock.advance(days=400)
+    due = rt.gc(dry_run=True).by_rule["hard_expired"]
+    assert due >= 2  # the memory and the session's goal item at least
+    assert rt.gc().by_rule["hard_expired"] == due
+    assert rt.audit.erased(m, actor="ag")["key_destroyed"]
+    assert [v["status"] for v in rt.history(kept, actor="ag")["versions"]] == ["evicted"]  # its TTL is ten years
+    for word in ("Quokka42", "Numbatron"):
+        rows = rt.audit.sql("SELECT DISTINCT memory_id FROM events WHERE memory_id IS NOT NULL", actor="ag")
+        ids = [r["memory_id"] if isinstance(r, dict) else r[0] for r in rows]
+        assert not [i for i in ids for v in rt.history(i, actor="ag")["versions"] if word in (v.get("content") or "")]
+    assert rt.gc().by_rule["hard_expired"] == 0  # erased once
+    assert rt.audit.verify()["ok"]
+

@@ -142,8 +142,8 @@ def test_the_handle_writes_with_the_fields_of_the_write_op():
 
     for verb in ("remember", "aremember", "write_op"):
         params = list(inspect.signature(getattr(Agent, verb)).parameters)
-        # all of the op's fields but the runtime's own (session) and an update's (replaces: rt.update)
-        want = [f for f in OP_FIELDS["Write"] if f not in ("text", "actor", "session", "replaces")]
+        # all of the op's fields but the runtime's own (session, copy_of) and an update's (replaces: rt.update)
+        want = [f for f in OP_FIELDS["Write"] if f not in ("text", "actor", "session", "replaces", "copy_of")]
         assert params == ["self", "text", *want], verb
     for name in ("write", "remember", "recall", "forget"):
         for cls in (memactors.Runtime, Agent):

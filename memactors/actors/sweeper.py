@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..core.config import Config
-from ..core.gc_plan import Plan
+from ..core.gc_plan import Plan, PlanBuilder, merge
 from ..core.lifecycle import RULES
 from ..core.grants import SYSTEM_ACTOR
 from ..core.ops import SweepOp
@@ -194,19 +194,27 @@ STEPS = ("sync", "plan", "apply", "maintain")
 
 
 def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: bool = False,
-        scope: str | None = None, workers: int | None = None, progress=None, since: int | None = None) -> dict:
+        scope: str | None = None, workers: int | None = None, progress=None, since: int | None = None,
+        set_aside=None) -> dict:
     """A whole sweep (see the module docstring); returns the plan and, unless ``dry_run``, what
     was applied and the maintenance done. ``progress(step)`` is called as each step starts.
-    ``since``: the ledger's last seq, read before the sync (see ``apply``)."""
+    ``since``: the ledger's last seq, read before the sync (see ``apply``). ``set_aside(now)``:
+    the (memory id, scope) pairs no L2 row holds past their hard TTL, planned as hard_expired."""
     tell = progress or (lambda step: None)
     t0 = time.perf_counter()
     tell("sync")
     get_all([o.flush.remote() for o in owners])
     tell("plan")
     if l2_table_exists(l2_path):
-        p = restrict(host.plan(l2_path, now_us, cfg, workers), scope)
+        p = host.plan(l2_path, now_us, cfg, workers)
     else:  # flushed and still no table: no memory was ever written, so none is due
         p = Plan(now_us=int(now_us))
+    if set_aside is not None:  # what L2 does not hold: memories set aside with their key kept
+        extra = PlanBuilder(now_us)
+        found = set_aside(now_us)
+        extra.add_due([m for m, _ in found], [s for _, s in found], RULES.index("hard_expired"))
+        p = merge([p, extra.finish()])
+    p = restrict(p, scope)
     out = {"plan": p, "dry_run": dry_run, "plan_seconds": round(time.perf_counter() - t0, 3)}
     if dry_run:
         return out

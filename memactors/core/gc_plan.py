@@ -267,6 +267,15 @@ class PlanBuilder:
         # Whole bytes per row, so that sums do not depend on how the rows were split.
         self._bytes.append(np.rint(np.broadcast_to(np.asarray(row_bytes, dtype=np.float64), (len(rule),))[idx]))
 
+    def add_due(self, memory_ids: list[str], scopes: list[str], code: int) -> None:
+        """Rows due by rule ``code``, decided from elsewhere than L2's columns (the ledger's
+        memories set aside past their hard TTL: ``Ledger.set_aside_past_hard``)."""
+        if memory_ids:
+            self._ids.append(_array(memory_ids, "memory_id"))
+            self._scopes.append(_array(scopes, "scope"))
+            self._rules.append(np.full(len(memory_ids), code, dtype=np.int8))
+            self._bytes.append(np.zeros(len(memory_ids)))
+
     def finish(self) -> Plan:
         import pyarrow.compute as pc  # loaded when first used: not on a first write's path
         if not self._rules:

@@ -576,8 +576,9 @@ _FP_FIELDS_NO_EMBED = operator.attrgetter(*[k for k in _FP_NAMES if k != "embed_
 def request_fields(req: WriteRequest) -> dict:
     """A write's fields as ``write_many`` takes them back (a session's own items keep theirs)."""
     out = {k: getattr(req, k) for k in WriteRequest.__dataclass_fields__}
-    if out["session"] is None:
-        del out["session"]
+    for own in ("session", "copy_of"):  # the runtime's own, set only on a session's items
+        if out[own] is None:
+            del out[own]
     return out
 
 

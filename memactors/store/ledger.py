@@ -28,6 +28,7 @@ from ..core.project import Change
 from .entries import decode, prov_record, seal_all
 from .ledger_actions import ACTIONS_DDL, LedgerActions
 from .ledger_audit import LedgerAudit
+from .ledger_expiry import EXPIRY_DDL, LedgerExpiry
 from .ledger_checks import LedgerChecks, VerifyResult, verify_folder  # noqa: F401 - re-exported
 from .ledger_history import LedgerHistory
 from .ledger_lineage import LedgerLineage
@@ -63,6 +64,7 @@ _DDL = [
     # what audit.sql shows a reader checks its clearance against.
     "CREATE TABLE IF NOT EXISTS levels (memory_id VARCHAR, sensitivity VARCHAR)",
     ACTIONS_DDL,  # what each completed tool call depended on (store.ledger_actions)
+    EXPIRY_DDL,  # the set-aside memories' hard expiry, indexed when a sweep plans (store.ledger_expiry)
 ]
 
 _EVENT_SCHEMA = pa.schema(
@@ -92,7 +94,7 @@ _WRITE_KEYS = ("SELECT idem_key FROM events WHERE action IN ('write', 'write_wor
                "AND idem_key IS NOT NULL AND memory_id IN (SELECT unnest(?::VARCHAR[]))")
 
 
-class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAudit):
+class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAudit, LedgerExpiry):
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
                  wal_max_mb: int = 16) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one

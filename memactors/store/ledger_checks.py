@@ -21,6 +21,7 @@ from ..core import events as E
 from ..core.errors import LedgerTampered, StoreError
 from . import ledger_derived as D
 from .ledger_key import key_dir as resolve_key_dir
+from .ledger_expiry import set_aside_problem
 
 # Every table of the ledger besides ``events`` (which the walk reads whole): what the full
 # walk reads to the end, in this order (the ones a runtime reads at open first).
@@ -152,7 +153,7 @@ class LedgerChecks:
 
     def _check_derived(self, chunk: int, at: dict) -> tuple | None:
         """Open every record once (``ledger_derived.fold``) and compare the provenance and levels
-        indexes with what the records imply; keep the fold's L2 digests for ``l2_expected``.
+        indexes with what the records imply (and the set-aside index, ``ledger_expiry``); keep the fold's L2 digests for ``l2_expected``.
         One transaction: the tables are read as of the events folded, whatever commits meanwhile."""
         cur = self.con.cursor()
         try:
@@ -177,6 +178,16 @@ class LedgerChecks:
             why = D.levels_problem(f, covered, state[0], cur.execute("SELECT memory_id, sensitivity FROM levels").fetchall())
             if why is not None:
                 return (None, why, "levels")
+            at["table"] = "set_aside"
+            mark = cur.execute("SELECT value FROM meta WHERE key = 'set_aside'").fetchall()
+            try:
+                covered = int(bytes(mark[0][0])) if mark else 0
+            except ValueError:
+                return (None, "the set-aside index's mark is not a number: it was changed", "set_aside")
+            why = set_aside_problem(lambda sql, p=None: cur.execute(sql, p or []).fetchall(), covered,
+                                    self._set_aside_in_force(cur))
+            if why is not None:
+                return (None, why, "set_aside")
             self._fold = (state, f.digests)
             return None
         finally:
