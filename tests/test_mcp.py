@@ -388,3 +388,33 @@ def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(http):
     assert "BadArguments" in remember and "it takes" in remember and "sensitivity" not in remember
     assert CANARY not in remember and "locker" not in remember
     assert "BadArguments" in recall and "topk" not in recall and "top_k" in recall
+
+
+def test_one_actor_cannot_hold_every_session_of_the_server(tmp_path):
+    # The SDK's session limit is the server's: one token opening sessions in a loop kept other
+    # agents' new sessions out until its own idled out. An actor's own cap refuses it alone.
+    rt = memactors.connect("memory://")
+    tf = str(tmp_path / "tokens.json")
+    toks = {"alice": mint(tf, "alice-agent"), "bob": mint(tf, "bob-agent")}
+    port = free_port()
+    srv = HTTPServer(build(rt, tokens=tf, port=port), port=port, sessions_per_actor=3).start()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    hdr = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+    def open_one(who: str):
+        return httpx2.post(srv.url, json=init, headers=dict(hdr, Authorization=f"Bearer {toks[who]}"), timeout=10)
+
+    try:
+        opened = [open_one("alice") for _ in range(3)]
+        assert all(r.status_code == 200 and r.headers.get("mcp-session-id") for r in opened)
+        assert open_one("alice").status_code == 503  # its fourth
+        assert open_one("bob").status_code == 200  # another actor is not affected
+        sid = opened[0].headers["mcp-session-id"]
+        end = httpx2.delete(srv.url, headers=dict(hdr, Authorization=f"Bearer {toks['alice']}", **{"mcp-session-id": sid}),
+                            timeout=10)
+        assert end.status_code == 200
+        assert open_one("alice").status_code == 200  # room again once one of its own ended
+    finally:
+        srv.stop()
+        rt.close()

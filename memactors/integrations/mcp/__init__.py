@@ -5,7 +5,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("memactors.integrations.mcp needs the MCP SDK 2.x: pip install 'memactors[mcp]'") from exc
 
-from .server import HTTPServer, TokenFile, build, free_port
+from .server import SESSIONS_PER_ACTOR, HTTPServer, TokenFile, build, free_port
 from .tokens import mint
 
-__all__ = ["HTTPServer", "TokenFile", "build", "free_port", "mint"]
+__all__ = ["SESSIONS_PER_ACTOR", "HTTPServer", "TokenFile", "build", "free_port", "mint"]

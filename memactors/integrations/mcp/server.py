@@ -171,10 +171,34 @@ def build(rt, *, actor: str | None = None, tokens: str | None = None, host: str 
 
 # --- running ----------------------------------------------------------------------------------
 
+# Open sessions one actor may hold at once: the SDK's own limit (10,000) is the server's, so one
+# token opening sessions in a loop kept every other agent's new session out until its own idled
+# out (30 minutes).
+SESSIONS_PER_ACTOR = 64
+
+
+def cap_sessions(manager, cap: int) -> None:
+    """Refuse a session one actor would open past ``cap`` of its own open ones, as the SDK's
+    server-wide limit is refused (503 "Too many open sessions"); its open sessions, and other
+    actors, are not affected. The SDK's session manager has no per-credential limit: its
+    admission step (``_admit_session``, mcp 2.3) is wrapped on this instance, counting the
+    sessions it records as opened by the same credential (our token verifier's actor)."""
+    admit = manager._admit_session  # noqa: SLF001
+
+    def per_actor(requestor):
+        owners = manager._session_owners.values()  # noqa: SLF001
+        if requestor is not None and sum(1 for o in owners if o == requestor) >= cap:
+            return None
+        return admit(requestor)
+
+    manager._admit_session = per_actor  # noqa: SLF001
+
+
 class HTTPServer:
     """The streamable HTTP app under uvicorn in a thread of this process (the CLI and tests)."""
 
-    def __init__(self, server: MCPServer, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, server: MCPServer, host: str = "127.0.0.1", port: int = 0,
+                 sessions_per_actor: int = SESSIONS_PER_ACTOR) -> None:
         import uvicorn
 
         self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -187,6 +211,7 @@ class HTTPServer:
         # Plain JSON answers: our tools send no notifications mid-call, so no SSE stream is needed
         # (measured: p50 11 -> 7-10 ms, p95 20-25 -> 15-20 ms a recall, the client in its own process).
         app = server.streamable_http_app(host=host, json_response=True)
+        cap_sessions(server._lowlevel_server._session_manager, sessions_per_actor)  # noqa: SLF001
         self.uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         self.thread = threading.Thread(target=self.uv.run, kwargs={"sockets": [self.sock]}, daemon=True,
                                        name="memactors-mcp-http")
