@@ -256,3 +256,21 @@ def test_what_a_sweep_set_aside_is_erased_once_past_its_hard_ttl(rt):
     assert rt.gc().by_rule["hard_expired"] == 0  # erased once
     assert rt.audit.verify()["ok"]
 
+
+
+def test_l1_items_that_leave_the_pool_with_no_event_are_erased_past_their_hard_ttl(rt):
+    # A direct working-pool write, and the items of a session left idle (never completed): they
+    # leave L1 with no ledger event of their own, so no set-aside status said they had gone.
+    direct = rt.write(A, "working note Quollwhistle", actor="ag", pool="working", ttl_days=5).memory_id
+    s = rt.session(A, actor="ag", task_id="idle", goal="Find the Dibblerpass receipt")
+    s.start()
+    s.observe("tool", "the receipt is under Dibblerpass", ttl_days=5)
+    s.end_turn()
+    rt.clock.advance(days=6)
+    assert rt.gc().by_rule["hard_expired"] >= 2
+    assert rt.audit.erased(direct, actor="ag")["key_destroyed"]
+    rows = rt.audit.sql("SELECT DISTINCT memory_id FROM events WHERE memory_id IS NOT NULL", actor="ag")
+    ids = [r["memory_id"] if isinstance(r, dict) else r[0] for r in rows]
+    shown = [v.get("content") or "" for i in ids for v in rt.history(i, actor="ag")["versions"]]
+    assert not [t for t in shown if "Quollwhistle" in t or "Dibblerpass receipt is" in t or "under Dibblerpass" in t]
+    assert rt.audit.verify()["ok"]

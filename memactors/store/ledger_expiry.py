@@ -1,8 +1,9 @@
 """The memories a sweep cannot see in L2 whose hard TTL has passed (DESIGN section 7).
 
 A sweep plans over L2. A memory set aside with its data key kept is not there: evicted by a
-rule (soft-expired and unused, superseded long ago, stale), archived by demotion, released with
-its session, or a working item superseded by its promotion. Its text stays in the ledger (so a
+rule (soft-expired and unused, superseded long ago, stale), archived by demotion; nor is any L1
+working item (live in its session, released, superseded by its promotion, or let go with no
+event: its session idle past ``session_ttl_s``, pushed out of a full pool). Its text stays in the ledger (so a
 rollback can bring it back) until its hard TTL passes; then it is erased like any memory past
 it (a tombstone, its data key destroyed). The ``set_aside`` index says which: each set-aside
 memory's hard expiry, read from its record once (when a sweep next plans, so the write path
@@ -22,14 +23,16 @@ from .entries import decode
 
 EXPIRY_DDL = "CREATE TABLE IF NOT EXISTS set_aside (memory_id VARCHAR, scope VARCHAR, hard BIGINT, seq BIGINT)"
 
-# Status events that set a memory aside: evicted (any pool), or a working item superseded (a
-# superseded vault version stays in L2, where the plan sees it). Status patches are in clear.
+# What L2 never holds, by the newest event in the range: a vault memory evicted (its status
+# event: status patches are in clear), and every L1 working item, whatever became of it (one
+# may leave the pool with no event of its own: its session idle past session_ttl_s, pushed out
+# by the pool's size, a demoted copy let go), each read again at its newest event.
 _SET_ASIDE = """
-    WITH s AS (SELECT seq, memory_id, json_extract_string(decode(snapshot), '$.status') AS status
-               FROM events WHERE action = 'status' AND seq > ? AND seq <= ?)
+    WITH s AS (SELECT seq, memory_id, action, snapshot FROM events
+               WHERE seq > ? AND seq <= ? AND memory_id IS NOT NULL AND action <> 'forget')
     SELECT max(seq), memory_id FROM s
-    WHERE status = 'evicted'
-       OR (status = 'superseded' AND memory_id IN (SELECT memory_id FROM events WHERE action = 'write_working'))
+    WHERE memory_id IN (SELECT memory_id FROM events WHERE action = 'write_working')
+       OR (action = 'status' AND json_extract_string(decode(snapshot), '$.status') = 'evicted')
     GROUP BY memory_id"""
 _RECORDS = """SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
               FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
