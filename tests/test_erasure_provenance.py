@@ -144,6 +144,29 @@ def test_words_carried_as_context_go_with_the_memory_they_came_from(rt):
     assert _bytes_in_folder(rt.data_dir, b"pangolinesque") == []  # search tokens are case-folded
 
 
+@pytest.mark.parametrize("shape", [
+    "From her diary: {t}, she said",  # inside a sentence
+    'She wrote "{t}" on the card',  # quoted
+    "She wrote \u201c{t}\u201d and left",  # typographic quotes
+    "notes (first: {t}; then more)",  # between clause marks
+])
+def test_words_carried_inside_a_longer_context_go_with_the_memory_they_came_from(rt, shape):
+    # The context's pieces were its lines and sentences only: the erased text inside a clause
+    # or a quotation stayed in the carrier's search text (and made a recall find it).
+    org = unique_org("l7")
+    s = f"/org/{org}/user/u/"
+    rt.grant("ag-l7", s, write=True)
+    turn = "Alice's secret garden is at Vashtorelm lane, behind the mill"
+    m = rt.write(s, turn, actor="ag-l7").memory_id
+    d = rt.write(s, "Alice waters the roses on Sundays", actor="ag-l7", context=shape.format(t=turn)).memory_id
+    other = rt.write(s, "Alice trims the hedge", actor="ag-l7", context=shape.format(t="the garden lane")).memory_id
+    out = rt.forget(m, actor="ag-l7", reason="user asked")
+    assert set(out["forgotten"]) == {m, d}
+    rt.purge()
+    assert _bytes_in_folder(rt.data_dir, b"vashtorelm") == []
+    assert other in _ids(rt, "Alice trims the hedge", "ag-l7", [s])
+
+
 def test_a_claim_needs_a_read_grant_and_never_erases_across_scopes(rt):
     org, other = unique_org("m3"), unique_org("m3x")
     alice, bob, victim = f"/org/{org}/user/alice/", f"/org/{org}/user/bob/", f"/org/{other}/user/v/"

@@ -246,9 +246,19 @@ def normalise(text: str) -> str:
     punctuation dropped, but for the minus sign of a leading number ("-5 degrees" is not "5
     degrees": one was refreshed by the other, the new value lost); characters that show
     nothing dropped ("ali\u200bce" is "alice")."""
+    return _edged(_folded(text))
+
+
+def _folded(text: str) -> str:
+    """NFKC, case-folded, white space collapsed, unseen characters dropped (``normalise`` but
+    its edges): per character, so a span of the folded text is the folded span."""
     if not text.isascii():
         text = text.translate(_UNSEEN)
-    t = _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+
+
+def _edged(t: str) -> str:
+    """A folded text's edge punctuation dropped (``normalise``'s last step)."""
     out = t.strip(_EDGE_PUNCT)
     if out[:1].isdigit() and t[:len(t) - len(t.lstrip(_EDGE_PUNCT))].endswith("-"):
         return "-" + out
@@ -263,13 +273,38 @@ def content_hash(text: str) -> str:
 
 
 _PIECE = re.compile(r"[\n\r]+|(?<=[.!?;\u3002\uff01\uff1f\uff1b])\s*")
+# Where a text another memory's text sits in may start or end: line and sentence ends, clause
+# marks, quotes and brackets ("From her diary: <text>, she said", 'She wrote "<text>"').
+_CUT = re.compile(r"[\n\r]+|[.!?;:,\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001\"\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d()\[\]{}]"
+                  r"|\s[-\u2013\u2014]\s")
+_SPAN_MARKS = 4  # a span runs over at most this many cut marks (a text with commas of its own)
+_MAX_SPANS = 256  # a bound on the spans one context is cut into (a long context: its first ones)
 
 
 def piece_hashes(text: str) -> list[str]:
-    """Content hashes of a text, of each of its lines and of each sentence: what a memory whose
-    text a retrieval context carries would hash to (``context_of``)."""
-    pieces = {text, *(p for p in _PIECE.split(text) if p and p.strip())}
-    return sorted({content_hash(p) for p in pieces if normalise(p)})
+    """Content hashes of a text and of each span of it between two cut marks (line and
+    sentence ends, clause marks, quotes, brackets; ``_CUT``): what a memory whose text a
+    retrieval context carries, alone or inside a sentence, quoted or not, would hash to
+    (``context_of``: erasing that memory erases the one whose context carried its words).
+    The text is folded once; each span then only loses its edges (``content_hash``'s form)."""
+    t = _folded(text)
+    marks = list(_CUT.finditer(t))
+    starts = [0, *(m.end() for m in marks)]
+    ends = [*(m.start() for m in marks), len(t)]
+    spans = {t, *(p for p in _PIECE.split(t) if p)}  # every line and sentence, however long the text
+    budget = _MAX_SPANS
+    for a, i in enumerate(starts):
+        if budget <= 0:
+            break
+        for j in ends[a:a + _SPAN_MARKS + 1]:
+            spans.add(t[i:j])
+        budget -= _SPAN_MARKS + 1
+    out = set()
+    for p in spans:
+        n = _edged(p)
+        if n and n.strip(_EDGE_PUNCT):
+            out.add(hashlib.sha256(n.encode("utf-8", "surrogatepass")).hexdigest())
+    return sorted(out)
 
 
 def entity_key(subject: str | None, predicate: str | None) -> str | None:
