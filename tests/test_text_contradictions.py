@@ -50,6 +50,11 @@ def test_the_labelled_set_meets_precision_and_recall():
     ("Alice est végétarienne", "Alice n'est plus végétarienne", "negation"),  # ne ... plus: no longer
     ("Élodie mange de la viande", "Élodie ne mange plus de viande", "negation"),
     ("The meeting is at 19:00", "The meeting is at 19:30", "value"),
+    ("The nightly build passed", "The nightly build failed", "antonym"),
+    ("The mail server is up", "The mail server is down", "antonym"),
+    ("Bob was present at the meeting", "Bob was absent at the meeting", "antonym"),
+    ("Alice is happy with the plan", "Alice is unhappy with the plan", "antonym"),
+    ("Hans mag Kaffee", "Hans hasst Kaffee", "antonym"),
 ])
 def test_opposites_are_found(a, b, cue):
     assert text_contradiction(a, b) == cue and text_contradiction(b, a) == cue

@@ -106,10 +106,17 @@ _ANTONYMS_EN = (
      {"disagree", "disagrees", "disagreed", "reject", "rejects", "rejected", "refuse", "refuses", "refused"}),
     ({"available", "free"}, {"unavailable", "busy"}),
     ({"alive"}, {"dead"}),
-    ({"married"}, {"single", "divorced"}),
+    ({"married"}, {"single", "divorced", "unmarried"}),
     ({"early"}, {"late"}),
     ({"on", "enabled"}, {"off", "disabled"}),
     ({"increase", "increased", "rise", "rose"}, {"decrease", "decreased", "fall", "fell", "drop", "dropped"}),
+    ({"passed", "passes", "succeeded", "succeeds"}, {"failed", "fails", "failing"}),
+    ({"present"}, {"absent"}),
+    ({"happy"}, {"unhappy"}),
+    ({"online", "up"}, {"offline", "down"}),
+    # German, Portuguese, Spanish, Italian, French likes / hates (Spanish "gusta" needs "no")
+    ({"mag", "liebt", "gosta", "adora", "ama", "adore", "aime", "piace"},
+     {"hasst", "odeia", "odia", "déteste", "detesta", "odio"}),
 )
 _ANTONYMS_ZH = (
     (("喜欢", "喜爱", "爱吃", "爱喝", "热爱", "偏爱", "想要", "愿意"), ("讨厌", "厌恶", "反感", "受不了")),
