@@ -36,7 +36,7 @@ _SET_ASIDE = """
     GROUP BY memory_id"""
 _RECORDS = """SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
               FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
-              WHERE list_contains(?, e.memory_id) AND e.seq <= ? ORDER BY e.seq"""
+              WHERE e.memory_id IN (SELECT unnest(?::VARCHAR[])) AND e.seq <= ? ORDER BY e.seq"""
 # A row in force: nothing has happened to its memory since it was set aside.
 _IN_FORCE = "NOT EXISTS (SELECT 1 FROM events e WHERE e.memory_id = a.memory_id AND e.seq > a.seq)"
 
@@ -69,8 +69,8 @@ def set_aside_problem(q, covered: int, table: list[tuple]) -> str | None:
     mark says it reached): ``table`` holds (memory id, scope, hard, seq) of the rows in force."""
     _, want = set_aside_rows(q, 0, covered)
     if want:
-        last = dict(q("SELECT memory_id, max(seq) FROM events WHERE list_contains(?, memory_id) GROUP BY memory_id",
-                      [[w[0] for w in want]]))
+        last = dict(q("SELECT memory_id, max(seq) FROM events WHERE memory_id IN (SELECT unnest(?::VARCHAR[])) "
+                      "GROUP BY memory_id", [[w[0] for w in want]]))
         want = [w for w in want if last.get(w[0]) == w[3]]  # in force: its last event set it aside
     have = {tuple(r) for r in table}
     if have != set(want):
