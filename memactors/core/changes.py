@@ -22,7 +22,7 @@ from .ops import (DemoteOp, ForgetOp, GrantOp, MarkOp, PromoteOp, ResolveOp, Rev
 from .project import Change, patch_of
 from . import erasure, lifecycle
 from .config import LifecycleConfig
-from .versions import (CONTRADICTION_FLAG, Rules, ScopeState, _inherit_ttl, decide_write, expired, refresh_patch,
+from .versions import (CONTRADICTION_FLAG, Rules, ScopeState, decide_write, expired, inherit_policy, refresh_patch,
                        refreshed, same_value, written_again)
 
 
@@ -96,13 +96,12 @@ class Ctx:
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
-    explicit = req.ttl_days is not None or req.soft_ttl_days is not None
-    key = (lc.refresh_confidence_bump, lc.contradiction_gap, explicit)
+    key = (lc.refresh_confidence_bump, lc.contradiction_gap, req.soft_ttl_days is not None, req.ttl_days is not None)
     rules = _RULES.get(key)
     if rules is None:  # a few configurations in a process: made once each, not once a write
         if len(_RULES) >= 64:
             _RULES.clear()
-        rules = _RULES[key] = Rules(refresh_bump=key[0], contradiction_gap=key[1], explicit_ttl=explicit)
+        rules = _RULES[key] = Rules(*key)
     return rules
 
 
@@ -193,8 +192,7 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
         return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
                                of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
     rec["version"] = state.next_version(key, ctx.sees) if key else int(old["version"]) + 1
-    if not rules_for(req, ctx.lifecycle).explicit_ttl:
-        _inherit_ttl(rec, old, now_us)
+    inherit_policy(rec, old, now_us, rules_for(req, ctx.lifecycle))
     if rec["status"] == "pending":
         result = write_result(R.PENDING, rec, req.scope, prep.gate)  # it supersedes nothing yet
         rec["supersedes"] = old_id  # what an approval makes it the next version of (decide_review)
