@@ -351,3 +351,40 @@ def test_another_source_echoing_a_fact_lifts_it_once_not_once_an_echo(folder):
     assert rt.history(first.memory_id, actor=A)["versions"][0]["confidence"] == pytest.approx(0.75)
     assert rt.write(S, "Alice lives in Rome", object="rome", source="user_stated", confidence=0.7,
                     **fact).decision == "superseded_previous"
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_a_side_past_its_hard_ttl_is_no_side_a_reviewer_can_pick(folder, reopen):
+    """Before a sweep erases it, a side past its hard TTL is out of recall: pending() leaves it
+    (and a group left with one side) out, and resolve() refuses it as the winner (else it
+    superseded the only side recall still served, and the sweep then erased the winner)."""
+    rt, clock, path = folder
+    paris, rome = _disputed(rt, paris_ttl=5)
+    clock.advance(days=6)
+    if reopen:
+        rt = _reopen(rt, path, clock)
+    try:
+        assert rt.contradictions.pending(S, actor=A) == []
+        with pytest.raises(memactors.NotFound, match="has expired"):
+            rt.contradictions.resolve(paris.memory_id, actor=A, reason="picked the expired side")
+        assert list(_reviews(rt)) == [rome.memory_id]
+        rt.gc()
+        assert _reviews(rt) == {rome.memory_id: None}  # the sweep ended the contradiction
+    finally:
+        rt.close()
+
+
+def test_a_memory_past_its_hard_ttl_is_not_due_for_review(folder):
+    rt, clock, _ = folder
+    fact = dict(actor=A, subject="alice", predicate="employer", category="entity_fact")
+    short = rt.write(S, "Alice works at Acme", object="acme", ttl_days=200, **fact)
+    long = rt.write(S, "Alice's blood type is O+", subject="alice", predicate="blood", object="o+", actor=A,
+                    category="entity_fact")
+    clock.advance(days=181)
+    rt.gc()
+    rt.gc()  # marked stale first (unused for half a year), flagged for review by the next sweep
+    assert {m["memory_id"] for m in rt.review.due(S, actor=A)} == {short.memory_id, long.memory_id}
+    clock.advance(days=20)  # past the hard TTL, before the next sweep
+    assert [m["memory_id"] for m in rt.review.due(S, actor=A)] == [long.memory_id]
+    with pytest.raises(memactors.NotFound, match="has expired"):
+        rt.review.confirm(short.memory_id, actor=A, reason="still true")

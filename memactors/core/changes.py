@@ -337,6 +337,8 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState, now_us: i
     same fact are superseded."""
     if rec is None or rec["status"] not in R.LIVE or rec.get("review") != CONTRADICTION_FLAG:
         raise NotFound(f"no contradiction awaiting review for memory {op.memory_id}")
+    if expired(rec, now_us):  # out of recall already: its win would supersede the only side still served
+        raise NotFound(f"memory {op.memory_id} has expired: it cannot win its contradiction")
     key = rec.get("entity_key")
     rivals = [r for r in state.live() if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
               and r.get("review") == CONTRADICTION_FLAG]
@@ -361,6 +363,8 @@ def decide_review_due(op: ReviewDueOp, rec: dict | None, now_us: int, lc: Lifecy
     and TTL restart, its confidence rises; the flag cleared), or retired (evicted)."""
     if rec is None or rec["status"] not in R.LIVE or rec.get("review") != lifecycle.PERIODIC_REVIEW:
         raise NotFound(f"no memory {op.memory_id} due for its periodic review")
+    if op.keep and expired(rec, now_us):  # out of recall already: a confirmation would bring it back
+        raise NotFound(f"memory {op.memory_id} has expired: nothing to confirm")
     if op.keep:
         patch = dict(refresh_patch(rec, lifecycle.refreshed(rec, now_us, lc)), review=None)
         change = Change(E.REFRESH, rec["scope"], rec["memory_id"], patch=patch,
