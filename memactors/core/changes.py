@@ -191,6 +191,10 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
         new = written_again(old, rec, now_us, rules_for(req, ctx.lifecycle))
         return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
                                of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
+    if key is None and rec["status"] != "pending":
+        twin = _text_twin(state, rec, old_id, ctx.sees)
+        if twin is not None:
+            return _update_to_twin(req, rec, old, twin, prep, ctx)
     rec["version"] = state.next_version(key, ctx.sees) if key else int(old["version"]) + 1
     inherit_policy(rec, old, now_us, rules_for(req, ctx.lifecycle))
     if rec["status"] == "pending":
@@ -217,7 +221,44 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
                                       of_version=r["version"]))
             else:
                 rec["review"] = CONTRADICTION_FLAG
+    elif key is None and old.get("review") == CONTRADICTION_FLAG:
+        # A text-only side updated: still opposed by a rival, the new version stays in dispute
+        # with it; a rival the new text no longer opposes, left with none, is out of it.
+        from .contradictions import text_contradiction
+
+        still = {r["memory_id"] for r in state.live() if r.get("review") == CONTRADICTION_FLAG
+                 and r.get("entity_key") is None and r["memory_id"] != old_id and r.get("content")
+                 and text_contradiction(r["content"], old.get("content") or "")
+                 and text_contradiction(r["content"], rec.get("content") or "")}
+        if still:
+            rec["review"] = CONTRADICTION_FLAG
+        changes += [c for c in _contradictions_ended(state, [old_id], f"its other side was updated ({old_id})")
+                    if c.memory_id not in still]
     return Outcome(changes, write_result(R.SUPERSEDED_PREVIOUS, rec, req.scope, prep.gate), vectors=vectors)
+
+
+def _text_twin(state: ScopeState, rec: dict, old_id: str, sees) -> dict | None:
+    """Another live text-only memory that says ``rec``'s text, as the writer may see it."""
+    twin = state.records.get(state.by_hash.get(rec["content_hash"]) or "")
+    if twin is None or twin["memory_id"] == old_id or twin["status"] not in R.LIVE or twin.get("entity_key"):
+        return None
+    return twin if sees is None or twin["sensitivity"] in sees else None
+
+
+def _update_to_twin(req: R.WriteRequest, rec: dict, old: dict, twin: dict, prep: Prepared, ctx: Ctx) -> Outcome:
+    """An update to the text a live memory says: what a write of that text does (that memory
+    refreshed, no second live copy), the updated one superseded by it; a contradiction the
+    updated one was in ends for a side left with no rival."""
+    now_us, old_id, tid = ctx.now_us, old["memory_id"], twin["memory_id"]
+    new = written_again(twin, rec, now_us, rules_for(req, ctx.lifecycle))
+    changes = [Change(E.REFRESH, twin["scope"], tid, patch=refresh_patch(twin, new),
+                      reason=f"written again: {old_id} updated to its text", of_version=twin["version"]),
+               Change(E.STATUS, old["scope"], old_id, patch={"status": "superseded", "updated_at": now_us},
+                      reason=f"superseded by {tid}: updated to its text", of_version=old["version"])]
+    ended = _contradictions_ended(ctx.state, [old_id], f"its other side was updated to its text ({old_id})")
+    if any(c.memory_id == tid for c in ended):
+        new["review"] = None
+    return Outcome(changes + ended, write_result(R.REFRESHED, new, req.scope, prep.gate))
 
 
 def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None, edges: list = (),
