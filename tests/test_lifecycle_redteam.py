@@ -388,3 +388,36 @@ def test_a_memory_past_its_hard_ttl_is_not_due_for_review(folder):
     assert [m["memory_id"] for m in rt.review.due(S, actor=A)] == [long.memory_id]
     with pytest.raises(memactors.NotFound, match="has expired"):
         rt.review.confirm(short.memory_id, actor=A, reason="still true")
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_a_confirmation_lifting_one_side_past_the_gap_settles_the_close_call(folder, reopen):
+    """The user stating one side of an open close call (Paris 0.8 vs Rome 0.7) refreshes it to
+    1.0: 0.3 above Rome, more than contradiction_gap, so it settles the call as a new value
+    that sure would (it stayed open, both flagged)."""
+    rt, clock, path = folder
+    three = _city(rt, "Oslo", 0.7, "tool")
+    four = _city(rt, "Bern", 0.75, "agent_inferred")
+    assert four.decision == "contradiction_queued"
+    _city(rt, "Oslo", 0.7, "tool")  # the same voice again: no new evidence, still open
+    assert _flagged(rt) == {three.memory_id, four.memory_id}
+    if reopen:
+        rt = _reopen(rt, path, clock)
+    try:
+        out = _city(rt, "Oslo", 1.0, "user_stated")
+        assert (out.decision, out.memory_id) == ("refreshed", three.memory_id)
+        assert _flagged(rt) == set()
+        assert _reviews(rt) == {three.memory_id: None}
+        versions = {v["memory_id"]: v for v in rt.history(three.memory_id, actor=A)["versions"]}
+        assert versions[four.memory_id]["status"] == "superseded"
+        rt = _reopen(rt, path, clock)
+        assert _flagged(rt) == set() and _reviews(rt) == {three.memory_id: None}
+    finally:
+        rt.close()
+
+
+def test_a_confirmation_within_the_gap_leaves_the_close_call_open(folder):
+    rt, _, _ = folder
+    paris, rome = _disputed(rt)
+    assert _city(rt, "Rome", 0.8, "task_outcome").decision == "refreshed"  # 0.8 vs 0.8: still close
+    assert _flagged(rt) == {paris.memory_id, rome.memory_id}

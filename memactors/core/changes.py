@@ -146,8 +146,12 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         old = state.get(d.record["memory_id"])
         action, why = ((E.REFRESH, "written again") if d.decision == R.REFRESHED
                        else (E.MERGE, f"merged {memory_id} into {old['memory_id']}: a near-copy"))
-        return Outcome([Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record),
-                               reason=why, of_version=old["version"])], result)
+        changes = [Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record), reason=why,
+                          of_version=old["version"])]
+        changes += [Change(E.STATUS, o["scope"], o["memory_id"], patch={k: o[k] for k in ("status", "review", "updated_at")},
+                           reason=f"superseded by {old['memory_id']}: contradiction resolved by a confidence gap "
+                                  "(confirmed)", of_version=o["version"]) for o in d.changed]
+        return Outcome(changes, result)
     why = f"kept as superseded: judged by {d.judged}" if d.judged and not d.changed else None
     if d.decision == R.KEPT_AS_SUPERSEDED and why is None and d.record.get("entity_key"):
         # lost at once to another source's live value: a contradiction resolved, as a win is

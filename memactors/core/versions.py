@@ -454,7 +454,7 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
             old["content_hash"] == rec["content_hash"]
         ):
-            return Decision(R.REFRESHED, written_again(old, rec, now_us, rules))
+            return _refreshed_side(written_again(old, rec, now_us, rules), live, now_us, rules)
     # Versions past their hard TTL take no part: the write supersedes them whatever its confidence
     # (else a weaker source's new value was kept as superseded behind a value no recall shows).
     gone = [dict(old, status="superseded", updated_at=now_us) for old in live if expired(old, now_us)]
@@ -490,6 +490,23 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         changed += [dict(old, review=CONTRADICTION_FLAG) for old in close]
         return Decision(R.CONTRADICTION, rec, changed, judged=judged)
     return Decision(R.SUPERSEDED_PREVIOUS, rec, changed, judged=judged)
+
+
+def _refreshed_side(new: dict, live: list[dict], now_us: int, rules: Rules) -> Decision:
+    """A refresh of one side of a close call that lifts it more than ``contradiction_gap`` above
+    a rival settles the call with that rival as a new value that sure would (the rival
+    superseded; the flag cleared once no rival is left), else the call stays open."""
+    if new.get("review") != CONTRADICTION_FLAG:
+        return Decision(R.REFRESHED, new)
+    rivals = [o for o in live if o["memory_id"] != new["memory_id"] and o.get("review") == CONTRADICTION_FLAG
+              and not expired(o, now_us)]
+    cut = rules.contradiction_gap + GAP_EPS
+    beaten = [o for o in rivals if float(new["confidence"]) - float(o["confidence"]) > cut]
+    if not beaten:
+        return Decision(R.REFRESHED, new)
+    if len(beaten) == len(rivals):
+        new["review"] = None
+    return Decision(R.REFRESHED, new, [dict(o, status="superseded", review=None, updated_at=now_us) for o in beaten])
 
 
 def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]:
@@ -668,5 +685,5 @@ def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = N
 def refresh_patch(old: dict, new: dict) -> dict:
     """The fields a refresh changes (what its ledger event carries)."""
     return {k: new[k] for k in ("updated_at", "soft_expires_at", "hard_expires_at", "soft_ttl_days", "hard_ttl_days",
-                                "confidence", "status", "category")
+                                "confidence", "status", "category", "review")
             if k in new and (new[k] != old.get(k) or k == "updated_at")}
