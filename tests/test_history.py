@@ -219,7 +219,7 @@ def test_rollback_by_source_kind_and_time_range(env, user):
     mine = rt.write(scope, "note: likes tea", actor=ag, source="user_stated")
     old_web = rt.write(scope, "note: the city has a tea museum", actor=ag, source="web")
     clock.advance(seconds=10)
-    t0 = clock.now_us()
+    t0 = rt.audit.head()["seq"]  # a point as at= reads it (an int is a seq; a time: ISO or datetime)
     crawl = [rt.write(scope, f"note: crawled page {i} about coffee", actor=ag, source="web") for i in range(3)]
     for w in (old_web, *crawl):  # web writes wait for review (DESIGN section 13): a reviewer let them in
         assert w.decision == "pending"

@@ -202,7 +202,7 @@ def test_rollback_holds_clearance_as_history_does(tmp_path):
     {}, {"at": 2, "memory_id": "0" * 32}, {"at": 10 ** 9}, {"at": -1}, {"at": True}, {"at": 1.5},
     {"at": "not a time"}, {"at": "2999-01-01T00:00:00Z"}, {"memory_id": "zz"}, {"memory_id": "0" * 32},
     {"where": {}}, {"where": {"bogus": 1}}, {"where": {"source_kind": "nope"}}, {"where": {"since": "x"}},
-    {"where": {"since": True}}, {"at": 2, "scope": "bad"}, {"at": 2, "cascade": "yes"}, {"at": 2, "dry_run": 1},
+    {"where": {"since": True}}, {"where": {"source_kind": "tool", "since": 10 ** 15}}, {"at": 2, "scope": "bad"}, {"at": 2, "cascade": "yes"}, {"at": 2, "dry_run": 1},
     {"at": 2, "reason": ""}, {"at": 2, "reason": None}, {"at": 2, "actor": ""}, {"at": 2, "actor": "nobody"},
     {"at": 2, "actor": "reader"},
 ])
@@ -217,6 +217,35 @@ def test_bad_rollbacks_are_refused_typed_and_change_nothing(store, bad):
         rt.rollback(**args)
     assert rt.audit.head()["seq"] == head
     assert rt.audit.verify()["ok"]
+
+
+def test_where_since_and_until_read_an_int_as_a_seq_as_at_does(tmp_path):
+    # The bug: since=<seq> was read as microseconds since 1970, so since=head undid every write
+    # of that source kind ever made.
+    import datetime
+
+    clock = memactors.ManualClock()
+    rt, _, _ = _open(tmp_path, clock)
+    try:
+        rt.grant("ag", "/org/rt/", write=True)
+        old = rt.write(S, "note old crawl: the city is Austin", actor="ag", source="tool")
+        clock.advance(days=30)
+        head = rt.audit.head()["seq"]
+        then = datetime.datetime.fromtimestamp(clock.now_us() / 1e6, datetime.timezone.utc)
+        new = rt.write(S, "note new crawl: the city has 500 staff", actor="ag", source="tool")
+        undone = lambda **w: {i["memory_id"] for i in rt.rollback(  # noqa: E731
+            where={"source_kind": "tool", **w}, actor="ag", reason="poisoned crawl", dry_run=True).items}
+        assert undone(since=head) == {new.memory_id} == {i["memory_id"] for i in rt.rollback(
+            at=head, actor="ag", reason="x", dry_run=True).items}
+        assert undone(until=head) == {old.memory_id}
+        assert undone(since=then) == undone(since=then.isoformat()) == {new.memory_id}  # times still work
+        assert undone(until=then) == {old.memory_id}
+        with pytest.raises(NotFound, match="ledger seq"):  # microseconds are no seq of this ledger
+            undone(since=int(then.timestamp() * 1_000_000))
+        rt.rollback(where={"source_kind": "tool", "since": head}, actor="ag", reason="poisoned crawl")
+        assert set(_recall(rt)) == {old.memory_id}
+    finally:
+        rt.close()
 
 
 def test_a_fork_before_an_erasure_holds_nothing_of_it(store, tmp_path):

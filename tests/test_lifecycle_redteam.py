@@ -351,3 +351,73 @@ def test_another_source_echoing_a_fact_lifts_it_once_not_once_an_echo(folder):
     assert rt.history(first.memory_id, actor=A)["versions"][0]["confidence"] == pytest.approx(0.75)
     assert rt.write(S, "Alice lives in Rome", object="rome", source="user_stated", confidence=0.7,
                     **fact).decision == "superseded_previous"
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_a_side_past_its_hard_ttl_is_no_side_a_reviewer_can_pick(folder, reopen):
+    """Before a sweep erases it, a side past its hard TTL is out of recall: pending() leaves it
+    (and a group left with one side) out, and resolve() refuses it as the winner (else it
+    superseded the only side recall still served, and the sweep then erased the winner)."""
+    rt, clock, path = folder
+    paris, rome = _disputed(rt, paris_ttl=5)
+    clock.advance(days=6)
+    if reopen:
+        rt = _reopen(rt, path, clock)
+    try:
+        assert rt.contradictions.pending(S, actor=A) == []
+        with pytest.raises(memactors.NotFound, match="has expired"):
+            rt.contradictions.resolve(paris.memory_id, actor=A, reason="picked the expired side")
+        assert list(_reviews(rt)) == [rome.memory_id]
+        rt.gc()
+        assert _reviews(rt) == {rome.memory_id: None}  # the sweep ended the contradiction
+    finally:
+        rt.close()
+
+
+def test_a_memory_past_its_hard_ttl_is_not_due_for_review(folder):
+    rt, clock, _ = folder
+    fact = dict(actor=A, subject="alice", predicate="employer", category="entity_fact")
+    short = rt.write(S, "Alice works at Acme", object="acme", ttl_days=200, **fact)
+    long = rt.write(S, "Alice's blood type is O+", subject="alice", predicate="blood", object="o+", actor=A,
+                    category="entity_fact")
+    clock.advance(days=181)
+    rt.gc()
+    rt.gc()  # marked stale first (unused for half a year), flagged for review by the next sweep
+    assert {m["memory_id"] for m in rt.review.due(S, actor=A)} == {short.memory_id, long.memory_id}
+    clock.advance(days=20)  # past the hard TTL, before the next sweep
+    assert [m["memory_id"] for m in rt.review.due(S, actor=A)] == [long.memory_id]
+    with pytest.raises(memactors.NotFound, match="has expired"):
+        rt.review.confirm(short.memory_id, actor=A, reason="still true")
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_a_confirmation_lifting_one_side_past_the_gap_settles_the_close_call(folder, reopen):
+    """The user stating one side of an open close call (Paris 0.8 vs Rome 0.7) refreshes it to
+    1.0: 0.3 above Rome, more than contradiction_gap, so it settles the call as a new value
+    that sure would (it stayed open, both flagged)."""
+    rt, clock, path = folder
+    three = _city(rt, "Oslo", 0.7, "tool")
+    four = _city(rt, "Bern", 0.75, "agent_inferred")
+    assert four.decision == "contradiction_queued"
+    _city(rt, "Oslo", 0.7, "tool")  # the same voice again: no new evidence, still open
+    assert _flagged(rt) == {three.memory_id, four.memory_id}
+    if reopen:
+        rt = _reopen(rt, path, clock)
+    try:
+        out = _city(rt, "Oslo", 1.0, "user_stated")
+        assert (out.decision, out.memory_id) == ("refreshed", three.memory_id)
+        assert _flagged(rt) == set()
+        assert _reviews(rt) == {three.memory_id: None}
+        versions = {v["memory_id"]: v for v in rt.history(three.memory_id, actor=A)["versions"]}
+        assert versions[four.memory_id]["status"] == "superseded"
+        rt = _reopen(rt, path, clock)
+        assert _flagged(rt) == set() and _reviews(rt) == {three.memory_id: None}
+    finally:
+        rt.close()
+
+
+def test_a_confirmation_within_the_gap_leaves_the_close_call_open(folder):
+    rt, _, _ = folder
+    paris, rome = _disputed(rt)
+    assert _city(rt, "Rome", 0.8, "task_outcome").decision == "refreshed"  # 0.8 vs 0.8: still close
+    assert _flagged(rt) == {paris.memory_id, rome.memory_id}

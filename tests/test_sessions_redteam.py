@@ -148,6 +148,30 @@ def test_a_pushed_memory_recall_no_longer_serves_leaves_the_prompt(tmp_path):
         rt.close()
 
 
+def test_an_observation_past_its_hard_ttl_leaves_the_prompt_live_and_resumed(tmp_path):
+    # The bug: its L1 item left recall, but L0 kept showing it (also after a sweep, and resumed).
+    cfg = {"runtime": {"session_ttl_s": 30 * 86400}}
+    rt = _rt(tmp_path, **cfg)
+    try:
+        s = _session(rt)
+        s.observe("tool:door", "Door code for today is 8812", ttl_days=2)
+        s.observe("user", "she likes trams")
+        s.end_turn()
+        assert "8812" in s.before_llm().text
+        rt.clock.advance(days=3)
+        text = s.before_llm().text
+        assert "8812" not in text and "she likes trams" in text and "Lisbon" in text
+        rt.gc()
+        assert "8812" not in s.before_llm().text
+        clock = rt.clock
+        rt.close()
+        rt = memactors.connect(str(tmp_path / "data"), host="process", clock=clock, config=cfg)
+        text = rt.resume_session(SC, actor="agent-1", task_id="t1").before_llm().text
+        assert "8812" not in text and "she likes trams" in text
+    finally:
+        rt.close()
+
+
 def test_a_session_after_its_runtime_closed_refuses_every_hook(tmp_path):
     rt = _rt(tmp_path)
     s = _session(rt)

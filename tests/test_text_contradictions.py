@@ -376,6 +376,54 @@ def test_erasing_one_side_of_a_contradiction_ends_it(tmp_path):
         rt.close()
 
 
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_updating_one_side_of_a_text_contradiction_ends_it_as_its_text_would(tmp_path, reopen):
+    """The bug: updated to its rival's text, a side left two identical live memories and the
+    rival flagged with no rival. An update to a live memory's text refreshes that memory (as
+    the same text written again does); one that no longer opposes the rival ends its flag;
+    one that still does stays in dispute with it."""
+    path = str(tmp_path / "data")
+    rt = memactors.connect(path, host="process", clock=memactors.ManualClock())
+    try:
+        rt.grant("ag", A, write=True)
+        drinks = rt.write(A, "Zoe drinks coffee", actor="ag")
+        nope = rt.write(A, "Zoe does not drink coffee", actor="ag")
+        veg = rt.write(A, "Alice is vegetarian", actor="ag")
+        meat = rt.write(A, "Alice is not vegetarian", actor="ag")
+        cats = rt.write(A, "Carol has 3 cats", actor="ag")
+        four = rt.write(A, "Carol has 4 cats", actor="ag")
+        assert {nope.decision, meat.decision, four.decision} == {"contradiction_queued"}
+        if reopen:
+            clock = rt.clock
+            rt.close()
+            rt = memactors.connect(path, host="process", clock=clock)
+        u = rt.update(nope.memory_id, "Zoe drinks coffee", actor="ag")
+        assert (u.decision, u.memory_id) == ("refreshed", drinks.memory_id)
+        m = rt.update(meat.memory_id, "Alice likes cooking", actor="ag")  # opposes nothing now
+        f = rt.update(four.memory_id, "Carol has 5 cats", actor="ag")  # still opposes 3
+        assert (m.decision, f.decision) == ("superseded_previous", "superseded_previous")
+
+        def reviews(q):
+            hits = rt.recall(q, actor="ag", task_id="t", allowed_scopes=[A], purpose="p", top_k=20,
+                             threshold=0.0).hits
+            return {h.content: (h.memory_id, h.review) for h in hits}
+
+        assert {c: r for c, (_, r) in reviews("Zoe drinks coffee").items() if "Zoe" in c} == {
+            "Zoe drinks coffee": None}
+        assert {c: r for c, (_, r) in reviews("Alice vegetarian cooking").items() if "Alice" in c} == {
+            "Alice is vegetarian": None, "Alice likes cooking": None}
+        assert {c: r for c, (_, r) in reviews("Carol cats").items() if "Carol" in c} == {
+            "Carol has 3 cats": "contradiction", "Carol has 5 cats": "contradiction"}
+        groups = rt.contradictions.pending(A, actor="ag")
+        assert [sorted(x["memory_id"] for x in g["memories"]) for g in groups] == [
+            sorted([cats.memory_id, f.memory_id])]
+        assert [v["status"] for v in rt.history(nope.memory_id, actor="ag")["versions"]
+                if v["memory_id"] == nope.memory_id] == ["superseded"]
+        del veg
+    finally:
+        rt.close()
+
+
 def test_a_judge_that_fails_leaves_the_call_to_a_reviewer_and_fails_no_write():
     # A judge may be a model behind a network: when it raises, the close call is flagged for
     # review (as with no judge), and the writes beside it in the batch are done.

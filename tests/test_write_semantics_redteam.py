@@ -199,6 +199,59 @@ def test_a_fact_whose_only_version_expired_takes_a_weaker_value(rt):
     assert [h.content for h in _recall(rt, "alice lives")] == ["Alice lives in Rome"]
 
 
+def _ttls(rt, mid) -> tuple:
+    """(category, soft days, hard days) of ``mid`` as history shows it, from its updated_at."""
+    v = next(v for v in rt.history(mid, actor="ag")["versions"] if v["memory_id"] == mid)
+    days = lambda t: None if t is None else round((t - v["updated_at"]) / 86_400e6, 3)  # noqa: E731
+    return v["category"], days(v["soft_expires_at"]), days(v["hard_expires_at"])
+
+
+def test_a_rewrite_renews_under_the_ttls_it_states_and_keeps_the_others(rt):
+    # The bug: a refresh giving one TTL reset the other to the category's (a 3-day memory
+    # refreshed with soft_ttl_days=1 lived 365 days).
+    text = "Quinn's temporary door code is 4471"
+    m = rt.write(A, text, actor="ag", ttl_days=3).memory_id
+    assert rt.write(A, text, actor="ag", soft_ttl_days=1).decision == "refreshed"
+    assert _ttls(rt, m) == ("default", 1, 3)
+    rt.write(A, text, actor="ag")
+    assert _ttls(rt, m) == ("default", 1, 3)
+    rt.write(A, text, actor="ag", soft_ttl_days=10)  # beyond the hard expiry it keeps: cut to it
+    assert _ttls(rt, m) == ("default", 3, 3)
+    rt.clock.advance(days=4)
+    assert _recall(rt, "Quinn door code") == []
+    lease = rt.write(A, "Pia's lease ends in 2030", actor="ag", ttl_days=3650, soft_ttl_days=1).memory_id
+    rt.write(A, "Pia's lease ends in 2030", actor="ag", ttl_days=3650)
+    assert _ttls(rt, lease) == ("default", 1, 3650)
+    f = dict(actor="ag", subject="tom", predicate="employer")
+    tom = rt.write(A, "Tom works at Acme", object="Acme", soft_ttl_days=2, ttl_days=50, **f).memory_id
+    rt.write(A, "Tom works at Acme", object="Acme", ttl_days=40, **f)
+    assert _ttls(rt, tom) == ("default", 2, 40)
+    new = rt.update(tom, "Tom works at Globex", actor="ag", object="Globex", ttl_days=30)  # a new version too
+    assert _ttls(rt, new.memory_id) == ("default", 2, 30)
+
+
+def test_a_rewrite_naming_another_category_moves_the_memory_to_it(rt, tmp_path):
+    m = rt.write(A, "Alice wants window seats", actor="ag").memory_id
+    assert rt.write(A, "Alice wants window seats", actor="ag", category="preference").decision == "refreshed"
+    assert _ttls(rt, m) == ("preference", 90, 365)
+    rt.write(A, "Alice wants window seats", actor="ag")  # names none: stays a preference
+    assert _ttls(rt, m) == ("preference", 90, 365)
+    rt.write(A, "Alice wants window seats", actor="ag", category="observation", ttl_days=20)
+    assert _ttls(rt, m) == ("observation", 7, 20)
+    f = dict(actor="ag", subject="ann", predicate="city")
+    rt.write(A, "Ann is in Oslo", object="Oslo", category="entity_fact", ttl_days=20, **f)
+    new = rt.write(A, "Ann is in Rome", object="Rome", **f)  # a new version keeps the policy
+    assert _ttls(rt, new.memory_id) == ("entity_fact", None, 20)
+    rt.close()
+    again = memactors.connect(str(tmp_path / "data"), host="process", clock=rt.clock)
+    try:  # the category moved in L2 too: a recall from Lance still finds it
+        assert _ttls(again, m) == ("observation", 7, 20)
+        hits = again.recall("Alice window seats", actor="ag", task_id="t", allowed_scopes=[A], purpose="answer").hits
+        assert [h.memory_id for h in hits] == [m]
+    finally:
+        again.close()
+
+
 # --- a batch means what the same writes one by one mean --------------------------------------------
 
 _SEQUENCE = [

@@ -22,7 +22,7 @@ from .ops import (DemoteOp, ForgetOp, GrantOp, MarkOp, PromoteOp, ResolveOp, Rev
 from .project import Change, patch_of
 from . import erasure, lifecycle
 from .config import LifecycleConfig
-from .versions import (CONTRADICTION_FLAG, Rules, ScopeState, _inherit_ttl, decide_write, expired, refresh_patch,
+from .versions import (CONTRADICTION_FLAG, Rules, ScopeState, decide_write, expired, inherit_policy, refresh_patch,
                        refreshed, same_value, written_again)
 
 
@@ -96,13 +96,12 @@ class Ctx:
 
 
 def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
-    explicit = req.ttl_days is not None or req.soft_ttl_days is not None
-    key = (lc.refresh_confidence_bump, lc.contradiction_gap, explicit)
+    key = (lc.refresh_confidence_bump, lc.contradiction_gap, req.soft_ttl_days is not None, req.ttl_days is not None)
     rules = _RULES.get(key)
     if rules is None:  # a few configurations in a process: made once each, not once a write
         if len(_RULES) >= 64:
             _RULES.clear()
-        rules = _RULES[key] = Rules(refresh_bump=key[0], contradiction_gap=key[1], explicit_ttl=explicit)
+        rules = _RULES[key] = Rules(*key)
     return rules
 
 
@@ -147,8 +146,12 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         old = state.get(d.record["memory_id"])
         action, why = ((E.REFRESH, "written again") if d.decision == R.REFRESHED
                        else (E.MERGE, f"merged {memory_id} into {old['memory_id']}: a near-copy"))
-        return Outcome([Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record),
-                               reason=why, of_version=old["version"])], result)
+        changes = [Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record), reason=why,
+                          of_version=old["version"])]
+        changes += [Change(E.STATUS, o["scope"], o["memory_id"], patch={k: o[k] for k in ("status", "review", "updated_at")},
+                           reason=f"superseded by {old['memory_id']}: contradiction resolved by a confidence gap "
+                                  "(confirmed)", of_version=o["version"]) for o in d.changed]
+        return Outcome(changes, result)
     why = f"kept as superseded: judged by {d.judged}" if d.judged and not d.changed else None
     if d.decision == R.KEPT_AS_SUPERSEDED and why is None and d.record.get("entity_key"):
         # lost at once to another source's live value: a contradiction resolved, as a win is
@@ -192,9 +195,12 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
         new = written_again(old, rec, now_us, rules_for(req, ctx.lifecycle))
         return Outcome([Change(E.REFRESH, req.scope, old_id, patch=refresh_patch(old, new), reason="written again",
                                of_version=old["version"])], write_result(R.REFRESHED, new, req.scope, prep.gate))
+    if key is None and rec["status"] != "pending":
+        twin = _text_twin(state, rec, old_id, ctx.sees)
+        if twin is not None:
+            return _update_to_twin(req, rec, old, twin, prep, ctx)
     rec["version"] = state.next_version(key, ctx.sees) if key else int(old["version"]) + 1
-    if not rules_for(req, ctx.lifecycle).explicit_ttl:
-        _inherit_ttl(rec, old, now_us)
+    inherit_policy(rec, old, now_us, rules_for(req, ctx.lifecycle))
     if rec["status"] == "pending":
         result = write_result(R.PENDING, rec, req.scope, prep.gate)  # it supersedes nothing yet
         rec["supersedes"] = old_id  # what an approval makes it the next version of (decide_review)
@@ -219,7 +225,44 @@ def _decide_update(req: R.WriteRequest, rec: dict, prep: Prepared, ctx: Ctx, vec
                                       of_version=r["version"]))
             else:
                 rec["review"] = CONTRADICTION_FLAG
+    elif key is None and old.get("review") == CONTRADICTION_FLAG:
+        # A text-only side updated: still opposed by a rival, the new version stays in dispute
+        # with it; a rival the new text no longer opposes, left with none, is out of it.
+        from .contradictions import text_contradiction
+
+        still = {r["memory_id"] for r in state.live() if r.get("review") == CONTRADICTION_FLAG
+                 and r.get("entity_key") is None and r["memory_id"] != old_id and r.get("content")
+                 and text_contradiction(r["content"], old.get("content") or "")
+                 and text_contradiction(r["content"], rec.get("content") or "")}
+        if still:
+            rec["review"] = CONTRADICTION_FLAG
+        changes += [c for c in _contradictions_ended(state, [old_id], f"its other side was updated ({old_id})")
+                    if c.memory_id not in still]
     return Outcome(changes, write_result(R.SUPERSEDED_PREVIOUS, rec, req.scope, prep.gate), vectors=vectors)
+
+
+def _text_twin(state: ScopeState, rec: dict, old_id: str, sees) -> dict | None:
+    """Another live text-only memory that says ``rec``'s text, as the writer may see it."""
+    twin = state.records.get(state.by_hash.get(rec["content_hash"]) or "")
+    if twin is None or twin["memory_id"] == old_id or twin["status"] not in R.LIVE or twin.get("entity_key"):
+        return None
+    return twin if sees is None or twin["sensitivity"] in sees else None
+
+
+def _update_to_twin(req: R.WriteRequest, rec: dict, old: dict, twin: dict, prep: Prepared, ctx: Ctx) -> Outcome:
+    """An update to the text a live memory says: what a write of that text does (that memory
+    refreshed, no second live copy), the updated one superseded by it; a contradiction the
+    updated one was in ends for a side left with no rival."""
+    now_us, old_id, tid = ctx.now_us, old["memory_id"], twin["memory_id"]
+    new = written_again(twin, rec, now_us, rules_for(req, ctx.lifecycle))
+    changes = [Change(E.REFRESH, twin["scope"], tid, patch=refresh_patch(twin, new),
+                      reason=f"written again: {old_id} updated to its text", of_version=twin["version"]),
+               Change(E.STATUS, old["scope"], old_id, patch={"status": "superseded", "updated_at": now_us},
+                      reason=f"superseded by {tid}: updated to its text", of_version=old["version"])]
+    ended = _contradictions_ended(ctx.state, [old_id], f"its other side was updated to its text ({old_id})")
+    if any(c.memory_id == tid for c in ended):
+        new["review"] = None
+    return Outcome(changes + ended, write_result(R.REFRESHED, new, req.scope, prep.gate))
 
 
 def decide_forget(op: ForgetOp, targets: list[dict], records: dict | None = None, edges: list = (),
@@ -339,6 +382,8 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState, now_us: i
     same fact are superseded."""
     if rec is None or rec["status"] not in R.LIVE or rec.get("review") != CONTRADICTION_FLAG:
         raise NotFound(f"no contradiction awaiting review for memory {op.memory_id}")
+    if expired(rec, now_us):  # out of recall already: its win would supersede the only side still served
+        raise NotFound(f"memory {op.memory_id} has expired: it cannot win its contradiction")
     key = rec.get("entity_key")
     rivals = [r for r in state.live() if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
               and r.get("review") == CONTRADICTION_FLAG]
@@ -363,6 +408,8 @@ def decide_review_due(op: ReviewDueOp, rec: dict | None, now_us: int, lc: Lifecy
     and TTL restart, its confidence rises; the flag cleared), or retired (evicted)."""
     if rec is None or rec["status"] not in R.LIVE or rec.get("review") != lifecycle.PERIODIC_REVIEW:
         raise NotFound(f"no memory {op.memory_id} due for its periodic review")
+    if op.keep and expired(rec, now_us):  # out of recall already: a confirmation would bring it back
+        raise NotFound(f"memory {op.memory_id} has expired: nothing to confirm")
     if op.keep:
         patch = dict(refresh_patch(rec, lifecycle.refreshed(rec, now_us, lc)), review=None)
         change = Change(E.REFRESH, rec["scope"], rec["memory_id"], patch=patch,

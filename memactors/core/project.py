@@ -29,7 +29,7 @@ PATCH_ACTIONS = frozenset({E.STATUS, E.REFRESH, E.MERGE, E.ANNOTATE})
 # Fields a patch may touch: never content, scope or identity (a new content is a new version).
 PATCHABLE = frozenset({"status", "updated_at", "version", "supersedes", "confidence", "soft_expires_at",
                        "hard_expires_at", "soft_ttl_days", "hard_ttl_days", "last_accessed_at", "retrieved_count",
-                       "cited_count", "review", "pool", "importance"})
+                       "cited_count", "review", "pool", "importance", "category"})
 
 
 @dataclass(slots=True)

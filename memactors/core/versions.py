@@ -388,7 +388,13 @@ class Rules:
 
     refresh_bump: float = 0.05  # another source kind's refresh raises confidence by this (capped at 1)
     contradiction_gap: float = 0.2  # a different source: a confidence gap above this decides alone
-    explicit_ttl: bool = False  # the write set its own TTL (a new version then keeps it)
+    own_soft: bool = False  # the write states its soft TTL (soft_ttl_days)
+    own_hard: bool = False  # the write states its hard TTL (ttl_days)
+
+    @property
+    def explicit_ttl(self) -> bool:
+        """The write set a TTL of its own (either one)."""
+        return self.own_soft or self.own_hard
 
 
 def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules(), near=None,
@@ -448,15 +454,14 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
         if R.normalise(old.get("object") or "") == R.normalise(rec.get("object") or "") and (
             old["content_hash"] == rec["content_hash"]
         ):
-            return Decision(R.REFRESHED, written_again(old, rec, now_us, rules))
+            return _refreshed_side(written_again(old, rec, now_us, rules), live, now_us, rules)
     # Versions past their hard TTL take no part: the write supersedes them whatever its confidence
     # (else a weaker source's new value was kept as superseded behind a value no recall shows).
     gone = [dict(old, status="superseded", updated_at=now_us) for old in live if expired(old, now_us)]
     live = [old for old in live if not expired(old, now_us)]
     if not live:
         rec["supersedes"] = gone[0]["memory_id"]
-        if not rules.explicit_ttl:
-            _inherit_ttl(rec, gone[0], now_us)
+        inherit_policy(rec, gone[0], now_us, rules)
         return Decision(R.SUPERSEDED_PREVIOUS, rec, gone)
     # Against every live version (several only while a close call awaits review): the write
     # loses to any -> kept as superseded; else it supersedes those it beats and stays flagged
@@ -478,13 +483,30 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     if beaten:
         newest, by = beaten[0]
         rec["supersedes"] = newest["memory_id"]
-        if not rules.explicit_ttl and by is None:  # a judge's pick keeps its own TTL
-            _inherit_ttl(rec, newest, now_us)
+        if by is None:  # a judge's pick keeps its own TTL
+            inherit_policy(rec, newest, now_us, rules)
     if close:
         rec["review"] = CONTRADICTION_FLAG
         changed += [dict(old, review=CONTRADICTION_FLAG) for old in close]
         return Decision(R.CONTRADICTION, rec, changed, judged=judged)
     return Decision(R.SUPERSEDED_PREVIOUS, rec, changed, judged=judged)
+
+
+def _refreshed_side(new: dict, live: list[dict], now_us: int, rules: Rules) -> Decision:
+    """A refresh of one side of a close call that lifts it more than ``contradiction_gap`` above
+    a rival settles the call with that rival as a new value that sure would (the rival
+    superseded; the flag cleared once no rival is left), else the call stays open."""
+    if new.get("review") != CONTRADICTION_FLAG:
+        return Decision(R.REFRESHED, new)
+    rivals = [o for o in live if o["memory_id"] != new["memory_id"] and o.get("review") == CONTRADICTION_FLAG
+              and not expired(o, now_us)]
+    cut = rules.contradiction_gap + GAP_EPS
+    beaten = [o for o in rivals if float(new["confidence"]) - float(o["confidence"]) > cut]
+    if not beaten:
+        return Decision(R.REFRESHED, new)
+    if len(beaten) == len(rivals):
+        new["review"] = None
+    return Decision(R.REFRESHED, new, [dict(o, status="superseded", review=None, updated_at=now_us) for o in beaten])
 
 
 def _versus(old: dict, rec: dict, rules: Rules, judge) -> tuple[str, str | None]:
@@ -523,17 +545,36 @@ def confirmation(rules: Rules, old: dict, rec: dict) -> float:
 
 
 def written_again(old: dict, rec: dict, now_us: int, rules: Rules) -> dict:
-    """``old`` refreshed by ``rec``, the same text or value written again: under the write's
-    own TTL if it set one; confirmed by another source kind, at least as sure as that source
-    plus ``refresh_bump`` (never more by echoes: a tool repeating a user's fact ten times lifts
-    it once, so the user's own next value still stands)."""
-    return refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec), float(rec["confidence"]))
+    """``old`` refreshed by ``rec``, the same text or value written again: under the TTLs the
+    write states (``own_policy``); confirmed by another source kind, at least as sure as that
+    source plus ``refresh_bump`` (never more by echoes: a tool repeating a user's fact ten times
+    lifts it once, so the user's own next value still stands)."""
+    new = refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec, old), float(rec["confidence"]))
+    if renamed(old, rec):
+        new["category"] = rec["category"]
+    return new
 
 
-def own_policy(rules: Rules, rec: dict) -> dict | None:
-    """The TTL policy a write that set its own gives the memory it refreshes (None: the
-    memory's own policy restarts)."""
-    return rec if rules.explicit_ttl else None
+def renamed(old: dict, rec: dict) -> bool:
+    """Whether a rewrite of ``old`` names another category. ``default`` is what a write that
+    names none gets, so it never moves a memory out of its category."""
+    cat = rec.get("category")
+    return cat not in (None, "default") and cat != (old.get("category") or "default")
+
+
+def own_policy(rules: Rules, rec: dict, old: dict | None = None) -> dict | None:
+    """The TTLs a rewrite renews a memory under, only those it sets (None: the memory's own
+    restart): each TTL the write states; both of its new category's (as ``rec`` resolved them,
+    the stated ones over the category's) when it names another category. A TTL it does not
+    state keeps the memory's own (a soft TTL that would outlast the hard one is cut to it)."""
+    if old is not None and renamed(old, rec):
+        return {"soft_ttl_days": rec.get("soft_ttl_days"), "hard_ttl_days": rec.get("hard_ttl_days")}
+    out = {}
+    if rules.own_soft:
+        out["soft_ttl_days"] = rec.get("soft_ttl_days")
+    if rules.own_hard:
+        out["hard_ttl_days"] = rec.get("hard_ttl_days")
+    return out or None
 
 
 def same_value(old: dict, rec: dict) -> bool:
@@ -594,11 +635,26 @@ def _text_close_calls(rec: dict, opposed: list[dict], now_us: int, judge) -> Dec
     return Decision(R.CONTRADICTION if close else R.SUPERSEDED_PREVIOUS, rec, changed, judged=judged)
 
 
-def _inherit_ttl(rec: dict, old: dict, now_us: int) -> None:
-    """A new version keeps the TTL policy of the one it supersedes (measured from now)."""
+def inherit_policy(rec: dict, old: dict, now_us: int, rules: Rules) -> None:
+    """A new version keeps the policy of the one it supersedes, measured from now: its category
+    and each TTL the write does not state (``own_policy``: stated ones, or another named
+    category's, are the write's own, resolved in ``rec`` already)."""
+    if renamed(old, rec):
+        return
+    rec["category"] = old.get("category") or rec.get("category")
+    stated = own_policy(rules, rec) or {}
     for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
-        rec[days] = old.get(days)
-        rec[at] = None if old.get(days) is None else now_us + int(old[days] * US_PER_DAY)
+        if days not in stated:
+            rec[days] = old.get(days)
+            rec[at] = None if old.get(days) is None else now_us + int(old[days] * US_PER_DAY)
+    _cut_soft(rec)
+
+
+def _cut_soft(rec: dict) -> None:
+    """A soft expiry past the hard one is the hard one (a memory is never fresh once gone)."""
+    soft, hard = rec.get("soft_expires_at"), rec.get("hard_expires_at")
+    if soft is not None and hard is not None and soft > hard:
+        rec["soft_expires_at"], rec["soft_ttl_days"] = hard, rec.get("hard_ttl_days")
 
 
 def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = None,
@@ -611,12 +667,15 @@ def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = N
     if rec.get("status") == "stale":  # written or confirmed again: fresh, no longer ranked at half
         rec["status"] = "active"
     for days, at in (("soft_ttl_days", "soft_expires_at"), ("hard_ttl_days", "hard_expires_at")):
-        if policy is not None:
-            rec[days] = policy.get(days)
+        own = policy is not None and days in policy
+        if own:
+            rec[days] = policy[days]
         if rec.get(days):
             rec[at] = now_us + int(rec[days] * US_PER_DAY)
-        elif policy is not None:  # the write's own policy has no such expiry
+        elif own:  # the write's own policy has no such expiry
             rec[at] = None
+    if policy is not None:
+        _cut_soft(rec)
     if bump:
         c = float(rec["confidence"])
         rec["confidence"] = round(min(1.0, c + bump) if by is None else max(c, min(1.0, by + bump)), 6)
@@ -626,5 +685,5 @@ def refreshed(old: dict, now_us: int, bump: float = 0.0, policy: dict | None = N
 def refresh_patch(old: dict, new: dict) -> dict:
     """The fields a refresh changes (what its ledger event carries)."""
     return {k: new[k] for k in ("updated_at", "soft_expires_at", "hard_expires_at", "soft_ttl_days", "hard_ttl_days",
-                                "confidence", "status")
+                                "confidence", "status", "category", "review")
             if k in new and (new[k] != old.get(k) or k == "updated_at")}

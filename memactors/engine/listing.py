@@ -24,6 +24,12 @@ def _us(v) -> int | None:
     return int(v.timestamp() * 1_000_000)  # a datetime read back from L2
 
 
+def _expired(r: dict, now_us: int) -> bool:
+    """Past its hard TTL: out of recall, before a sweep erases it."""
+    exp = _us(r.get("hard_expires_at"))
+    return exp is not None and exp <= now_us
+
+
 class ListingMixin:
     async def live(self, scopes: list[str], actor: str, now_us: int, *, memory_ids: list[str] | None = None,
                    entity_keys: list[str] | None = None, subject_prefix: str | None = None,
@@ -75,17 +81,23 @@ class ListingMixin:
 
     # --- the review queue ------------------------------------------------------------------
 
-    async def review_list(self, scopes: list[str], actor: str, kind: str = "pending") -> list[dict]:
+    async def review_list(self, scopes: list[str], actor: str, kind: str = "pending",
+                          now_us: int | None = None) -> list[dict]:
         """Held (pending) writes of these scopes, vault and working pool, or (``kind="periodic"``)
         live memories due for their periodic review, for an actor who may read them."""
-        if kind == "periodic":
-            return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == kind)
+        now = max(self.now_us, now_us or 0)  # the caller's clock: after a restart the owner knows only its events'
+        if kind == "periodic":  # one past its hard TTL is out of recall: nothing left to review
+            return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == kind
+                                      and not _expired(r, now))
         return await self._listed(scopes, actor, lambda r: r["status"] == "pending",
                                   lambda s: self.working.held(s, self.now_us))
 
-    async def flagged(self, scopes: list[str], actor: str) -> list[dict]:
-        """Live versions flagged for a contradiction review, for an actor who may read them."""
-        return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == "contradiction")
+    async def flagged(self, scopes: list[str], actor: str, now_us: int | None = None) -> list[dict]:
+        """Live versions flagged for a contradiction review, for an actor who may read them; none
+        past its hard TTL (out of recall: no side a reviewer could pick)."""
+        now = max(self.now_us, now_us or 0)
+        return await self._listed(scopes, actor, lambda r: r["status"] in R.LIVE and r.get("review") == "contradiction"
+                                  and not _expired(r, now))
 
     async def _listed(self, scopes: list[str], actor: str, keep, also=lambda s: ()) -> list[dict]:
         await self._ready()

@@ -665,7 +665,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         - ``memory_id``: that memory is taken out of recall and what it superseded reinstated;
           ``cascade=True`` undoes what was derived only from it too (what was derived from it
           and others is flagged ``review="source_rolled_back"``);
-        - ``where``: {"source_kind", "actor", "since", "until"}: every write matching it, as above.
+        - ``where``: {"source_kind", "actor", "since", "until"}: every write matching it, as above;
+          ``since`` / ``until`` are points as ``at`` reads them (an int is a ledger seq).
 
         ``scope`` limits ``at`` and ``where`` to a subtree (one tenant's rollback). ``actor``
         needs write grants on every scope the rollback changes.

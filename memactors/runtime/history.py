@@ -209,7 +209,7 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
     rt._sync_grants()  # noqa: SLF001 - grants and clearances as they are now (another driver may change them)
     ids = [R.check_memory_id(memory_id)] if memory_id is not None else None
     if where is not None:
-        where = _where(where)
+        where = _where(rt, where)
     under = str(parse_scope(scope)) if scope is not None else None
     if under is not None:
         rt._check_write([(actor, parse_scope(under))])  # noqa: SLF001
@@ -284,14 +284,16 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
     return plan
 
 
-def _where(where) -> dict:
+def _where(rt, where) -> dict:
     """A targeted rollback's condition, checked: source_kind and actor as they are written,
-    since and until as times."""
+    since and until as points, as ``at=`` reads them: an int is a ledger seq (never
+    microseconds: ``since=rt.audit.head()["seq"]`` read as a time undid every write ever
+    made), an ISO 8601 str or a datetime a time."""
     if not isinstance(where, dict) or not where:
         raise InvalidRecord("where is a dict of source_kind, actor, since, until")
     unknown = [k for k in where if k not in ("source_kind", "actor", "since", "until")]
     if unknown:
-        raise InvalidRecord("where takes source_kind, actor, since and until (microseconds or ISO times)")
+        raise InvalidRecord("where takes source_kind, actor, since and until (ledger seqs, ISO times or datetimes)")
     out = {}
     for k, v in where.items():
         if k == "source_kind":
@@ -299,7 +301,11 @@ def _where(where) -> dict:
         elif k == "actor":
             out[k] = check_identifier(v, "where actor")
         elif isinstance(v, int) and not isinstance(v, bool):
-            out[k] = v
+            try:
+                out[f"{k}_seq"] = point(rt, v)
+            except NotFound as e:
+                raise NotFound(f"where[{k!r}]: {e}: an int is a ledger seq, as at= reads it (a time is an ISO "
+                               "8601 str or a datetime)") from None
         else:
             out[k] = _as_us(v)
     return out

@@ -103,12 +103,13 @@ class Contradictions:
 
     def pending(self, scope: str, *, actor: str) -> list[dict]:
         """Flagged versions in ``scope``, grouped by fact: [{"subject", "predicate", "memories": [...]}];
-        text-only ones (no subject, no predicate) grouped by which say each other's opposite."""
+        text-only ones (no subject, no predicate) grouped by which say each other's opposite. A
+        version past its hard TTL is left out, and so is a group left with one side."""
         rt = self._rt
         s = str(parse_scope(rt._ids.scope(scope)))  # noqa: SLF001
         actor = rt._ids.id(actor, "actor")  # noqa: SLF001
         GrantTable.make(actor, s)
-        rows = rt._calls.get(rt._owner(s).flagged.remote([s], actor))  # noqa: SLF001
+        rows = rt._calls.get(rt._owner(s).flagged.remote([s], actor, rt.clock.now_us()))  # noqa: SLF001
         groups: dict = {}
         texts = []
         for r in rows:
@@ -116,12 +117,14 @@ class Contradictions:
                 texts.append(r)
             else:
                 groups.setdefault((r["subject"], r["predicate"]), []).append(r)
-        out = [{"subject": k[0], "predicate": k[1], "memories": v} for k, v in groups.items()]
-        return out + [{"subject": None, "predicate": None, "memories": g} for g in _opposed_groups(texts)]
+        # A side left alone (its rival past its hard TTL, or one the actor may not see) is in no
+        # contradiction this reviewer could settle: only groups of two or more are listed.
+        out = [{"subject": k[0], "predicate": k[1], "memories": v} for k, v in groups.items() if len(v) > 1]
+        return out + [{"subject": None, "predicate": None, "memories": g} for g in _opposed_groups(texts) if len(g) > 1]
 
     def resolve(self, memory_id: str, *, actor: str, reason: str) -> dict:
         """``memory_id`` stays live; the versions flagged with it are superseded. A ledger event
-        each, with the reason."""
+        each, with the reason. A version past its hard TTL cannot win (NotFound: it has expired)."""
         rt = self._rt
         return rt._by_memory(ResolveOp(memory_id, rt._ids.id(actor, "actor"), reason, rt._new_key()))  # noqa: SLF001
 

@@ -42,7 +42,7 @@ class Review:
         s = str(parse_scope(rt._ids.scope(scope)))  # noqa: SLF001
         actor = rt._ids.id(actor, "actor")  # noqa: SLF001
         GrantTable.make(actor, s)
-        return rt._calls.get(rt._owner(s).review_list.remote([s], actor, kind))
+        return rt._calls.get(rt._owner(s).review_list.remote([s], actor, kind, rt.clock.now_us()))
 
     def approve(self, memory_id: str, *, actor: str, reason: str) -> dict:
         """The held write takes effect now, through versions and dedup like any write."""

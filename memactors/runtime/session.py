@@ -57,7 +57,7 @@ from ..core.scopes import check_identifier, parse_scope
 from ..core.working import KEPT
 from .actions import log_action, tool_call
 from .arguments import typed_calls
-from .session_items import candidate, place, record_marks, served, step_mark, turn_mark
+from .session_items import candidate, past_hard_ttl, place, record_marks, served, step_mark, turn_mark
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
@@ -224,9 +224,10 @@ class Session:
 
     def _drop_erased(self) -> None:
         """What was erased since it entered this session's prompt (an L0 observation, a pushed
-        memory) leaves it: a forget by anyone, asked of the ledger in one call (a push made
-        after it needs no check: recall never returns an erased memory). The same call finds a
-        session completed by another copy of it (its goal item released): SessionClosed."""
+        memory), or is past its hard TTL (an observation, a note), leaves it: a forget by anyone,
+        asked of the ledger in one call (a push made after it needs no check: recall never
+        returns an erased memory). The same call finds a session completed by another copy of
+        it (its goal item released): SessionClosed."""
         pushed = [h.memory_id for h in self._pushed.hits] if self._pushed is not None else []
         ids = sorted({o.memory_id for o in self.l0.observations if o.memory_id} | set(pushed) | set(self._shown))
         if not ids:
@@ -238,6 +239,10 @@ class Session:
         # TTL, archived, held) leaves too: the prompt never shows an old value as the current one.
         t = self._rt.clock.now_us()
         gone |= {m for m in pushed if m not in gone and not served(now[m][0], t)}
+        # An observation or note past its hard TTL leaves as its L1 item leaves recall (whatever its
+        # status: a promoted item is superseded, yet its observation stays shown until then).
+        l0 = {o.memory_id for o in self.l0.observations if o.memory_id} | {m for m, _ in self.l0.notes}
+        gone |= {m for m in l0 - gone if past_hard_ttl(now[m][0], t)}
         if gone:
             self.l0.drop(gone)  # observations and notes, by their items
             for m in gone & self._shown.keys():

@@ -36,6 +36,12 @@ def served(rec: dict, now_us: int) -> bool:
     return rec.get("status") in R.LIVE and (rec.get("hard_expires_at") is None or rec["hard_expires_at"] > now_us)
 
 
+def past_hard_ttl(rec: dict | None, now_us: int) -> bool:
+    """Whether this record is past its hard TTL (out of recall, whatever its status)."""
+    at = rec.get("hard_expires_at") if rec else None
+    return at is not None and at <= now_us
+
+
 def turn_mark(session_id: str) -> str:
     """The name of a session's turn mark: the turn its last ``end_turn()`` moved it to."""
     return f"session-turn:{session_id}"

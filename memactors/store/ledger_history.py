@@ -161,8 +161,8 @@ class LedgerHistory:
         - ``memory_ids`` (+ ``cascade``: what was derived only from them; what was derived from
           them and from others is flagged for review): each is undone (taken out of recall), and
           what it superseded is reinstated.
-        - ``where``: {"source_kind", "actor", "since", "until"}: the writes matching it, as
-          ``memory_ids``.
+        - ``where``: {"source_kind", "actor", "since", "until"} (times in microseconds), or
+          "since_seq" / "until_seq" (ledger seqs): the writes matching it, as ``memory_ids``.
 
         ``under``: a scope; only memories in its subtree (a tenant's rollback).
         """
@@ -187,9 +187,9 @@ class LedgerHistory:
                 "restore_at": None}
 
     def _matching_writes(self, where: dict, under: str | None) -> list[str]:
-        unknown = set(where) - {"source_kind", "actor", "since", "until"}
+        unknown = set(where) - {"source_kind", "actor", "since", "until", "since_seq", "until_seq"}
         if unknown or not where:
-            raise InvalidRecord("where takes source_kind, actor, since and until (microseconds or ISO times)")
+            raise InvalidRecord("where takes source_kind, actor, since and until (ledger seqs or times)")
         conds, params = ["e.action = 'write'"], []
         if under:
             conds.append("starts_with(e.scope, ?)")
@@ -200,6 +200,14 @@ class LedgerHistory:
         if "until" in where:
             conds.append("e.ts < ?")
             params.append(int(where["until"]))
+        # A seq is a point as at= reads it: since it, what the state at it does not hold yet;
+        # until it, what it holds.
+        if "since_seq" in where:
+            conds.append("e.seq > ?")
+            params.append(int(where["since_seq"]))
+        if "until_seq" in where:
+            conds.append("e.seq <= ?")
+            params.append(int(where["until_seq"]))
         if "actor" in where:
             conds.append("e.actor = ?")
             params.append(where["actor"])
