@@ -134,7 +134,7 @@ _WORD_TRIGGERS = (
     "cnpj", "bsn", "burgerservicenummer", "sofinummer", "sofi nummer", "codice fiscale", "codicefiscale", "cod. fisc",
     "cod.fisc", "c.f.", "tax code", "personnummer", "personnr", "personal identity", "cpr", "hetu", "henkilötunnu",
     "henkilotunnu", "personbeteckning", "fødselsn", "fodselsn", "national identity", "aadhaar", "aadhar", "आधार", "uidai",
-    "permanent account", "pan card", "pan number", "pan no", "pan_", "マイナンバー", "個人番号", "mynumber", "individual number",
+    "permanent account", "pan card", "pan number", "pan no", "マイナンバー", "個人番号", "mynumber", "individual number",
     "주민등록번호", "주민번호", "resident registration", "social insurance", "socialinsurance", "assurance sociale", "tfn",
     "tax file", "taxfile", "nric", "fin number", "identity card", "curp", "registro federal", "nhs", "registre national",
     "rijksregister", "numéro national", "numero national", "national number", "national register", "national registry",
