@@ -162,8 +162,92 @@ def randomish(s: str) -> bool:
     return bool(up and lo and dg) and changes >= 0.35 * n
 
 
+# Identifiers read as words: snake_case, kebab-case and camelCase keys name what their value is
+# ("social_security_number", "passportNumber", "PHONE_NUMBER") as a sentence would.
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_BREAK = re.compile(r"_+|(?<=[^\W\d_])-(?=[^\W\d_])")
+
+
+def words(s: str) -> str:
+    """``s`` in lower case with identifiers split into words: underscores, a hyphen between
+    letters and camelCase boundaries read as spaces. A derived string for context tests only:
+    spans are always taken in the original text."""
+    if "_" in s or "-" in s:
+        s = _BREAK.sub(" ", s)
+    if not s.islower():
+        s = _CAMEL.sub(" ", s)
+    return s.lower()
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+_RULE_ROW = frozenset("|-:+ \t=")
+
+
+def column_header(text: str, start: int, cache: dict | None = None) -> str:
+    """The header of the column a value sits in, for a value in a CSV, TSV or Markdown table
+    row ("name,ssn\nAlice,623995531": "ssn"); "" elsewhere. The header is the first line of
+    the run of lines holding as many separators as the value's line (a table's |---| rule
+    skipped)."""
+    ls = _line_start(text, start)
+    if ls == 0:
+        return ""
+    le = text.find("\n", start)
+    line = text[ls : le if le != -1 else len(text)]
+    sep = next((c for c in ("|", "\t", ",", ";") if c in line), None)
+    if sep is None:
+        return ""
+    n = line.count(sep)
+    key = ("header", sep, ls)
+    if cache is not None and key in cache:
+        header = cache[key]
+    else:
+        header, pos = None, ls
+        while pos > 0:
+            ps = _line_start(text, pos - 1)
+            prev = text[ps : pos - 1]
+            if prev.count(sep) != n:
+                break
+            if not set(prev) <= _RULE_ROW:
+                header = prev
+            if cache is not None and ("header", sep, ps) in cache:  # a row above already knows its header
+                header = cache[("header", sep, ps)] or header
+                break
+            pos = ps
+        header = header or ""
+        if cache is not None:
+            cache[key] = header
+    if not header:
+        return ""
+    cells = header.split(sep)
+    col = text.count(sep, ls, start)
+    return cells[col].strip(" \t\"'`*") if col < len(cells) else ""
+
+
+def lead(text: str, start: int, n: int = 30, cache: dict | None = None) -> str:
+    """What a reader reads a value at ``start`` after, as ``words``: up to ``n`` characters before
+    it on its line; in a table or CSV row, its column's header first; on a line of its own (a
+    label on the line above: "SSN\n623995531"), the end of the previous non-blank line."""
+    ls = _line_start(text, start)
+    near = text[max(ls, start - n) : start]
+    if ls == 0:
+        return words(near)
+    header = column_header(text, start, cache)
+    if header:  # the header, then what stands before the value in its own cell
+        cell = max(text.rfind(c, ls, start) for c in ("|", "\t", ",", ";")) + 1
+        return words(header) + ": " + words(text[max(cell, start - n) : start])
+    if not near.strip(" \t:：-–—#*>\"'`[]()"):
+        prev = text[: ls - 1].rstrip()
+        if prev:
+            return words(prev[max(_line_start(prev, len(prev)), len(prev) - n) :]) + ": " + words(near)
+    return words(near)
+
+
 def window(ctx: Ctx, start: int, end: int, before: int = 30, after: int = 15) -> str:
-    """Lower-case text around a span, cut at line breaks: the 'context' of context rules."""
-    a = ctx.lower.rfind("\n", max(0, start - before), start) + 1 or max(0, start - before)
-    b = ctx.lower.find("\n", end, end + after)
-    return ctx.lower[a:start] + " " + ctx.lower[end : b if b != -1 else end + after]
+    """Lower-case text around a span, read as ``lead`` reads it before the span (identifiers as
+    words, a table's header, a label line above) and cut at the line's end after it: the
+    'context' of context rules."""
+    b = ctx.text.find("\n", end, end + after)
+    return lead(ctx.text, start, before, ctx.cache) + " " + words(ctx.text[end : b if b != -1 else end + after])

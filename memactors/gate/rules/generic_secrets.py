@@ -99,7 +99,7 @@ register(Rule(
 ))
 
 # The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
-_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?: code| number)?)"
+_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?:[ _\-]?code|[ _\-]?number)?)"  # pin_code, pinCode too
 _PW_VALUE = r"[\"'“`]?([^\s\"'”`，。；,;]{4,64})"
 # "<name> [for|of|to|on|at <up to four words>] is|was|:|'s ... <value>": "the password for the
 # staging server is ...", "Alice's password's ..."
@@ -217,7 +217,7 @@ def _phrase(node, ctx: Ctx):
 register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(SENTENCE,), find=_phrase, trigger=found(_LEET_NAME.pattern, ascii=True),
-    itriggers=("pass", "pwd", "pin ", "pin:", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
+    itriggers=("pass", "pwd", "pin ", "pin:", "pin_", "pincode", "pin-code", "pinnumber", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
                "secret", "token",
                "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
                "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호"),

@@ -21,7 +21,7 @@ import re
 from functools import lru_cache
 
 from ..tree import DOC
-from .base import CONFIDENTIAL, PII, Ctx, Rule, found, register
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register
 from .pii import PHONE_CN
 
 # The regions whose national formats are recognised (NANP's metadata, "US", covers Canada).
@@ -30,8 +30,9 @@ REGIONS = ("US", "GB", "DE", "FR", "IN", "JP", "AU", "CN")
 
 # A phone-shaped span: an optional +/00 prefix, an optional (area code), then digit groups
 # with at most one separator between them; not glued to a word, a decimal or a longer run.
+# A German area code may stand before a slash ("0171/1234567", "0171 / 123 45 67").
 CANDIDATE = re.compile(
-    r"(?<![\w.+/:#-])(?:\+|00)?(?:\d{1,4}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?\d{1,15}(?:[ .\-]\d{1,8}){0,5}"
+    r"(?<![\w.+/:#-])(?:\+|00)?(?:0\d{1,4} ?/ ?|\d{1,4}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?\d{1,15}(?:[ .\-]\d{1,8}){0,5}"
     r"(?![\w]|[.\-:/]\d)", re.ASCII)
 _ONE = re.compile(r"(?<!\d)\d(?!\d)")  # one-digit groups: a country code, a trunk 0, not "1 2 3 4 5 6 7"
 _SEP = re.compile(r"[ .\-()]")
@@ -39,10 +40,15 @@ _SEP = re.compile(r"[ .\-()]")
 # groups: its tail "01 2345 6784" is grouped like a UK number, and is none.
 _UPS = re.compile(r"(?<![A-Za-z0-9])1Z(?: ?[0-9A-Z]){16}(?![A-Za-z0-9])", re.ASCII)
 _YMD = re.compile(r"^(?:19|20)\d\d[.\-](?:0?[1-9]|1[0-2])[.\-](?:0?[1-9]|[12]\d|3[01])$")  # a date, not a number
+# Read in ``lead``'s words (a key's "phone_number", "PHONE_NUMBER", "phoneNumber", a CSV column
+# headed "phone"), so a value after a JSON or env key counts: {"phone": "...", PHONE_NUMBER=...
 _WORDS = re.compile(r"(?:\b(?:call|calls|called|calling|phone|telephone|tel|mobile|cell|cellphone|whatsapp|fax|sms|"
                     r"text me|ring me|reach me|contact|hotline|my number|his number|her number|your number|"
-                    r"their number|ph|mob|telefon|téléphone|tél)\b|电话|手机|联系|致电|拨打|電話|携帯)"
-                    r"[\s:：.#()\-]*(?:(?:me|us|him|her|them|is|at|on|number|no|nr)[\s:.]*){0,3}$", re.I)
+                    r"their number|ph|mob|msisdn|telefon|telefonnummer|rufnummer|handy|handynummer|mobil|mobilnummer|"
+                    r"festnetz|téléphone|tél|portable|teléfono|telefono|celular|cellulare|móvil|movil)\b"
+                    r"|电话|手机|联系|致电|拨打|電話|携帯|फ़ोन|फोन|मोबाइल)"
+                    r"[\s:：.#()\-\"'=>]*(?:(?:me|us|him|her|them|is|at|on|number|no|nr|nummer|ist|est|नंबर|नम्बर)[\s:.\"'=>]*)"
+                    r"{0,3}$", re.I)
 
 
 def libphonenumber():
@@ -88,7 +94,7 @@ def _national(raw: str, leniency) -> bool:
     return False
 
 
-def find_phone(text: str, start: int, end: int):
+def find_phone(text: str, start: int, end: int, cache: dict | None = None):
     """Spans of phone numbers in ``text[start:end]`` (the rule's ``find``, also used on ids)."""
     ups = [u.span() for u in _UPS.finditer(text, start, end)] if "1Z" in text[start:end] else ()
     for m in CANDIDATE.finditer(text, start, end):
@@ -102,16 +108,18 @@ def find_phone(text: str, start: int, end: int):
             if _international(raw):
                 yield m.span()
             continue
-        worded = _WORDS.search(text[max(0, m.start() - 24) : m.start()]) is not None
+        worded = _WORDS.search(lead(text, m.start(), 24, cache)) is not None
         if not worded and _SEP.search(raw) is None:  # a bare digit run needs a phone word before it
             continue
         leniency = libphonenumber().Leniency
-        if _national(raw, leniency.VALID if worded else leniency.STRICT_GROUPING):
+        # An area code and a slash is how German numbers were written (DIN 5008's old form), and
+        # nothing else is: libphonenumber knows no grouping for what follows, so a valid number will do.
+        if _national(raw, leniency.VALID if worded or "/" in raw else leniency.STRICT_GROUPING):
             yield m.span()
 
 
 def _phone(node, ctx: Ctx):
-    yield from find_phone(ctx.text, node.start, node.end)
+    yield from find_phone(ctx.text, node.start, node.end, ctx.cache)
 
 
 _worth = found(r"\d[\d .\-()]{5,}\d")  # seven characters of digits and separators: worth a look

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from ..tree import DOC, SENTENCE
-from .base import CONFIDENTIAL, INTERNAL, PII, RESTRICTED, Ctx, Rule, found, regex_find, register, window
+from ..tree import DOC, KV, SENTENCE
+from .base import CONFIDENTIAL, INTERNAL, PII, RESTRICTED, Ctx, Rule, found, regex_find, register, window, words, lead
 
 _digits = found(r"\d[\d \-]{5,}\d")  # a run of seven digits, spaces and dashes
 _digits4 = found(r"\d{4}")
@@ -157,20 +157,23 @@ _GROUPED = re.compile(r"^(?:[0-9]{4}([ \-])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1?[0-
 # JCB 3528-3589; Diners 300-305, 36, 38-39; Mir 2200-2204; Maestro 5018, 5020, 5038, 5893, 6304, 6759, 6761-6763.
 _IIN = re.compile(r"^(?:4|5[1-5]|2(?:22[1-9]|2[3-9][0-9]|[3-6][0-9]{2}|7[01][0-9]|720)|3[47]|6011|64[4-9]|65|62"
                   r"|35(?:2[89]|[3-8][0-9])|30[0-5]|3[689]|220[0-4]|50(?:18|20|38)|5893|6304|6759|676[1-3])")
-_CARD_WORDS = ("card", "credit", "debit", "visa", "mastercard", "amex", "unionpay", "cvv", "cvc", "expir", "exp ",
-               "卡号", "银行卡", "信用卡", "借记卡", "储蓄卡", "银联", "卡", "账号", "帐号", "账户", "account no", "acct",
-               # the same words in other languages: crédito and débito are not "credit", "debit"
-               "crédit", "débit", "tarjeta", "carte", "kredit", "bankkarte", "girokarte", "ec-karte", "cartão", "carta di", "карт", "カード", "카드")
+_CARD_WORDS = tuple(words(w) for w in (  # as ``window`` reads them: "ec-karte" is "ec karte" there
+    "card", "credit", "debit", "visa", "mastercard", "amex", "unionpay", "cvv", "cvc", "expir", "exp ",
+    "卡号", "银行卡", "信用卡", "借记卡", "储蓄卡", "银联", "卡", "账号", "帐号", "账户", "account no", "acct",
+    # the same words in other languages: crédito and débito are not "credit", "debit"
+    "crédit", "débit", "tarjeta", "carte", "kredit", "bankkarte", "girokarte", "ec-karte", "cartão", "carta di", "карт",
+    "カード", "카드", "karty", "karta", "kortnummer", "kreditkort", "bankkort", "kart numara", "kredi kart", "kart no",
+    "số thẻ", "thẻ tín dụng", "thẻ ngân hàng"))
 # Words too short or too common to count anywhere in the window count right before the number:
 # "my cc is 4111...", "cc# 4111...", "pay with 5555...", "charged to 4111..." (not "cc: bob@...",
-# "pay order 4111...": an order number is paid too).
-_CARD_LEAD = re.compile(r"(?:\bcc\s*(?:#|no\.?|num(?:ber)?|is|:)?|\b(?:pay|paid|paying|charge|charged|bill|billed)\s+"
-                        r"(?:it\s+|this\s+)?(?:with|using|via|by|on|to)(?:\s+(?:my|the|his|her|your|card))?)\s*:?\s*$")
+# "pay order 4111...": an order number is paid too); "pan" (primary account number) as a key.
+_CARD_LEAD = re.compile(r"(?:\b(?:cc|pan)\s*(?:#|no\.?|num(?:ber)?|is|:)?|\b(?:pay|paid|paying|charge|charged|bill|billed)\s+"
+                        r"""(?:it\s+|this\s+)?(?:with|using|via|by|on|to)(?:\s+(?:my|the|his|her|your|card))?)[\s"'=]*:?[\s"']*$""")
 
 
 def _card_context(ctx: Ctx, start: int, end: int) -> bool:
     near = window(ctx, start, end, 30, 20)
-    return any(w in near for w in _CARD_WORDS) or _CARD_LEAD.search(ctx.lower, max(0, start - 30), start) is not None
+    return any(w in near for w in _CARD_WORDS) or _CARD_LEAD.search(lead(ctx.text, start, 30, ctx.cache)) is not None
 
 
 def _card(node, ctx: Ctx):
@@ -203,22 +206,28 @@ register(Rule(
 # ("2024年") are not codes. The code is looked for around each code word, not by one scan of
 # the sentence: "Order 4821: your verification code is 739215" has a number on either side,
 # and a scan that took "4821 ... code" as the pair would step past the real code after it.
-_OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|otp|one[- ]time (?:code|password|passcode|pin)|"
-              r"verification code|security code|login code|auth(?:entication)? code|2fa code|sms code|passcode")
+# Read in the text with underscores as spaces ("verification_code=739215"); camelCase keys
+# ("verificationCode") lower to one word, so a space is optional.
+_OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|otp|one[- ]?time ?(?:code|password|passcode|pin)|"
+              r"verification ?code|security ?code|login ?code|auth(?:entication)? ?code|2fa ?code|sms ?code|passcode|"
+              r"código de (?:verificación|seguridad)|bestätigungscode|sicherheitscode|code de (?:vérification|sécurité)|"
+              r"認証コード|確認コード|인증 ?번호|인증 ?코드")
 # "is your code": a bare "code" is a code word only so bound ("739215 is your code").
 _OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b")
 _OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8})(?![\d年月日号点时分秒]|[.:/\-]\d)")
 _OTP_BEFORE = re.compile(r"(?<![\d.\-])(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
 # Between the word and the code: nothing but a copula or punctuation ("code is 739215", "验证码是
 # 604417", "OTP: 55218"); "code for order 4821" is looser, and yields to a number bound before.
-_OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[]*(?:(?:is|was|are|will be|是|为|為|は)[\s:：]*)?")
+_OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[\"'>]*(?:(?:is|was|are|will be|是|为|為|は)[\s:：\"']*)?")
 # Before the word, a number counts only bound to it: "482913 is your login code", "604417 是您的
 # 验证码", "482913 - login code"; not "订单 88231 的验证码已发送" (the order's code was sent).
 _OTP_BOUND = re.compile(r"\b(?:is|as|was|are) (?:your|the|my)\b|是|为|為|你的|您的|^[\s:：,，\-–—(（)）]*$")
 
 
 def _otp(node, ctx: Ctx):
-    low, seen = ctx.lower, -1
+    low, seen = ctx.cache.get("snake_lower"), -1
+    if low is None:  # the same length as the text: spans unchanged
+        low = ctx.cache["snake_lower"] = ctx.lower.replace("_", " ")
     for w in _OTP_WORD.finditer(low, node.start, node.end):
         after = _OTP_AFTER.match(low, w.end(), node.end)
         before = _OTP_BEFORE.search(low, max(node.start, w.start() - 21), w.start())
@@ -237,9 +246,10 @@ def _otp(node, ctx: Ctx):
 
 register(Rule(
     id="pii.otp", category=PII, sensitivity=CONFIDENTIAL, placeholder="[OTP]", risk=0.7,
-    binds=(SENTENCE,), find=_otp, guard=_digits4,
-    itriggers=("验证码", "校验码", "动态码", "短信码", "确认码", "动态密码", "otp", "one-time", "one time", "code"),
-    reason="4-8 digit one-time code next to a code word in the same sentence",
+    binds=(SENTENCE, KV), find=_otp, guard=_digits4,
+    itriggers=("验证码", "校验码", "动态码", "短信码", "确认码", "动态密码", "otp", "one-time", "one time", "onetime", "code",
+               "código", "認証コード", "確認コード", "인증"),
+    reason="4-8 digit one-time code next to a code word in the same sentence or key-value pair",
     origin="wording of SMS/OTP messages (zh: 验证码/校验码/动态码; en: verification code, OTP)",
 ))
 
@@ -270,10 +280,10 @@ register(Rule(
 # refuses what the SSA never issues (area 000, 666, 900-999; group 00; serial 0000) and the
 # numbers published as examples. Redacted, not blocked: a 3-2-4 order number may look the same.
 _SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-.]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
-_SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ")
+_SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ", "tax id")
 # ITINs (the IRS's taxpayer numbers for those without an SSN) share the shape in area 9xx, which
 # no SSN has; stdnum.us.itin knows their group ranges. Only beside ITIN words, dashed or not.
-_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin)\b")
+_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin|tax id)\b")
 
 
 def _ssn(node, ctx: Ctx):
@@ -341,17 +351,24 @@ register(Rule(
 _NINO = re.compile(r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
                    r"( ?)[0-9]{2}\1[0-9]{2}\1[0-9]{2}\1[A-D](?![A-Za-z0-9])", re.ASCII)
 _NINO_WORDS = ("national insurance", "ni number", "ni no", "nino", "ni#", "nic number", "insurance number")
+# Typed in lower case ("my ni number is jg103759a") only next to NI words, as always.
+_NINO_ANY = re.compile(_NINO.pattern, re.ASCII | re.I)
 
 
 def _nino(node, ctx: Ctx):
     for m in _NINO.finditer(ctx.text, node.start, node.end):
         if m.group(1) == " " or any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _NINO_WORDS):
             yield m.span()
+    if any(c.islower() for c in ctx.text[node.start : node.end]):
+        for m in _NINO_ANY.finditer(ctx.text, node.start, node.end):
+            if not m.group().isupper() and any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _NINO_WORDS):
+                yield m.span()
 
 
 register(Rule(
     id="pii.nino_gb", category=PII, sensitivity=CONFIDENTIAL, placeholder="[NINO]", risk=0.8,
     binds=(DOC,), find=_nino, trigger=found(r"[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]", ascii=True),
+    itriggers=("national insurance", "nationalinsurance", "ni number", "ni_number", "ni no", "nino"),
     reason="UK National Insurance number (HMRC prefix rules; grouped, or next to NI words)",
     origin="HMRC National Insurance Manual NIM39110 (format and unissued prefixes); Presidio UkNinoRecognizer",
 ))
@@ -359,21 +376,34 @@ register(Rule(
 # Passport numbers have no check digit outside the MRZ and no common shape (US 9 digits, UK 9,
 # Germany C01X00T47, China E12345678, France 12AB34567), so a number counts only right after a
 # passport word: 6-9 letters and digits, at least 5 digits (not "passport photo", "passport office").
-_PASSPORT = re.compile(r"(?:passport|护照|護照|パスポート)(?:[ \t]*(?:number|no\.?|num(?:ber)?|#|id|号码?|號碼?|番号))?[ \t]*"
-                       r"(?:is[ \t]+|(?:是|为|為|は)[ \t]*|[:：#][ \t]*)?(?:\([^)\n]{0,20}\)[ \t]*)?([A-Z0-9]{6,9})(?![A-Za-z0-9])",
-                       re.I)
+# Between the word and the number only what a label or a sentence puts there: a number word, a
+# copula, punctuation, a country in brackets ("Passport (US): ...", "passport number is: ...",
+# "Her passport, number ..., expires", "número de pasaporte es ...", "passport_number": "...").
+_PASSPORT_WORD = (r"(?:passport|travel document|护照|護照|パスポート|reisepass|passnummer|pasaporte|passeport|passaport[oe]"
+                  r"|паспорт[а-я]*|여권)")
+_PASSPORT_GAP = (r"(?:[ \t]*(?:[\"'`<>:：=#№\-–—,.]|\([^)\n]{0,20}\)|(?:number|nummer|numéro|número|numero|num|nr|no|id"
+                 r"|is|was|are|'s|’s|est|es|ist|lautet|è|é|de|do|da|del|du|то|是|为|為|は|号码|號碼|号|號|番号|번호|는|은|номер)"
+                 r"(?![A-Za-z]))){0,8}")
+_PASSPORT = re.compile(rf"{_PASSPORT_WORD}(?:[ \t]*\n[ \t]*(?=number|no\b|nr\b|#|nummer))?{_PASSPORT_GAP}[ \t]*"
+                       r"([A-Z0-9]{6,9}|[0-9]{3} [0-9]{3} [0-9]{3})(?![A-Za-z0-9])", re.I)
+_LOWER_PASSPORT = re.compile(r"[a-z]{1,2}[0-9]+")  # typed in lower case: a letter or two, then digits ("k1234567")
 
 
 def _passport(node, ctx: Ctx):
-    for m in _PASSPORT.finditer(ctx.text, node.start, node.end):
+    view = ctx.cache.get("snake")
+    if view is None:  # "passport_number" read as "passport number" (same length: spans unchanged)
+        view = ctx.cache["snake"] = ctx.text.replace("_", " ")
+    for m in _PASSPORT.finditer(view, node.start, node.end):
         v = m.group(1)
-        if sum(c.isdigit() for c in v) >= 5 and not (v.isalpha() or v.islower()):
+        if sum(c.isdigit() for c in v) >= 5 and not v.isalpha() and (not v.islower() or _LOWER_PASSPORT.fullmatch(v)):
             yield m.span(1)
 
 
 register(Rule(
     id="pii.passport", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PASSPORT]", risk=0.8,
-    binds=(DOC,), find=_passport, itriggers=("passport", "护照", "護照", "パスポート"),
+    binds=(DOC,), find=_passport,
+    itriggers=("passport", "travel document", "护照", "護照", "パスポート", "reisepass", "passnummer", "pasaporte", "passeport",
+               "passaport", "паспорт", "여권"),
     reason="passport number (6-9 letters and digits) right after a passport word",
     origin="ICAO Doc 9303 document numbers (up to 9 characters); context approach of Presidio UsPassportRecognizer",
 ))

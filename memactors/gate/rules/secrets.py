@@ -149,7 +149,9 @@ register(Rule(id="secret.aws_secret_key", category=SECRET, sensitivity=RESTRICTE
 
 # user:password@ in a URL (database DSNs, git remotes, proxies).
 # The user may be empty: redis://:password@host is how Redis and a few DSNs carry a password alone.
-_URL_CREDS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://([^\s:/@'\"]*):([^\s/@'\"]+)@[^\s/@]+", re.ASCII)
+# A password pasted unencoded may hold an @ ("postgres://app:p@ssw0rd!@db:5432/app"): the
+# userinfo runs to the last @ before the host (the authority ends at a slash, a ? or a space).
+_URL_CREDS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://([^\s:/@'\"]*):([^\s/?'\"]+)@[^\s/?@]+", re.ASCII)
 _NOT_VALUES = {"password", "passwd", "pass", "pwd", "secret", "token", "xxx", "xxxx", "changeme?", "str", "string",
                "int", "bool", "boolean", "text", "bytes", "none", "null", "nil", "true", "false", "undefined",
                "required", "optional", "hidden", "redacted", "masked", "empty", "secretstr", "your_password",

@@ -1,0 +1,157 @@
+"""National identifiers of the main countries, each by its own check digits (python-stdnum) and
+only beside a word that names it: a checksum alone passes one random number in ten or eleven
+(an order number, an invoice), a word alone names no value. A near miss (one digit typed wrong)
+fails its checksum and is left alone, as are numbers of the right shape far from their word.
+
+Each entry: the country's id (stdnum's module), its words (read as ``window`` reads context:
+lower case, identifiers split into words, a table column's header, a label line above), its
+acronyms that are also ordinary words in some language ("SIN", "PAN", "NIE", "RFC": counted only
+in capitals), and the shape it is written in (grouped as its card prints it, or run together).
+US Social Security numbers, Chinese resident IDs and UK NI numbers have rules of their own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..tree import DOC
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, window, words
+
+
+@dataclass(frozen=True, slots=True)
+class _Id:
+    key: str  # stdnum module under stdnum. ("es.dni"), or a local check ("sg.nric")
+    words: re.Pattern  # searched in the lower-case context
+    acronyms: re.Pattern | None  # searched, case-sensitive, in the text just before the value
+    shape: re.Pattern
+    as_key: re.Pattern | None  # the acronym in any case as a key right before the value ("sin: ...", "pan=")
+    keyed: re.Pattern | None  # the same anywhere in a text (is the entry worth a look?)
+
+
+def _id(key: str, words: str, acronyms: str | None, shape: str) -> _Id:
+    return _Id(key, re.compile(words), re.compile(rf"(?<![A-Za-z])(?:{acronyms})(?![a-z])") if acronyms else None,
+               re.compile(rf"(?<![0-9A-Za-z.\-/])(?:{shape})(?![0-9A-Za-z]|[.\-/][0-9])"),
+               re.compile(rf"(?<![a-z])(?:{acronyms.lower()})[\"']?\s*[:=]\s*[\"']?$") if acronyms else None,
+               re.compile(rf"(?<![a-z])(?:{acronyms.lower()})[\"']?\s*[:=]") if acronyms else None)
+
+
+_CF = "[0-9LMNP-Vlmnp-v]"  # codice fiscale digits (letters replace digits of a homonym's code)
+IDS = (
+    _id("es.dni", r"\bdni\b|documento nacional de identidad", None, r"[0-9]{8}-?[A-Za-z]"),
+    _id("es.nie", r"identidad de extranjero|\bnie number", "NIE", r"[XYZxyz]-?[0-9]{7}-?[A-Za-z]"),
+    _id("de.idnr", r"steuer ?id\b|steuerliche identifikationsnummer|steueridentifikationsnummer|\bidnr\b|"
+                      r"identifikationsnummer|\btax id\b|\btax identification", None,
+        r"[0-9]{2} ?[0-9]{3} ?[0-9]{3} ?[0-9]{3}"),
+    _id("fr.nir", r"s[ée]curit[ée] sociale|\binsee\b|n° ss\b|\bsocial security", "NIR",
+        r"[12] ?[0-9]{2} ?[0-9]{2} ?(?:[0-9]{2}|2[ABab]) ?[0-9]{3} ?[0-9]{3} ?[0-9]{2}"),
+    _id("pl.pesel", r"\bpesel\b", None, r"[0-9]{11}"),
+    _id("br.cpf", r"\bcpf\b", None, r"[0-9]{3}\.?[0-9]{3}\.?[0-9]{3}-?[0-9]{2}"),
+    _id("br.cnpj", r"\bcnpj\b", None, r"[0-9]{2}\.?[0-9]{3}\.?[0-9]{3}/?[0-9]{4}-?[0-9]{2}"),
+    _id("nl.bsn", r"\bbsn\b|burgerservicenummer|sofi ?nummer", None, r"[0-9]{9}|[0-9]{4}\.[0-9]{2}\.[0-9]{3}"),
+    _id("it.codicefiscale", r"codice fiscale|codicefiscale|\bcod\. ?fisc|\bc\.f\.|\btax code", None,
+        rf"[A-Za-z]{{6}}{_CF}{{2}}[A-Za-z]{_CF}{{2}}[A-Za-z]{_CF}{{3}}[A-Za-z]"),
+    _id("se.personnummer", r"personnummer|\bpersonnr|personal identity number", None,
+        r"(?:[0-9]{2})?[0-9]{6}[-+]?[0-9]{4}"),
+    _id("dk.cpr", r"\bcpr\b|personnummer", None, r"[0-9]{6}-?[0-9]{4}"),
+    _id("fi.hetu", r"\bhetu\b|henkil[öo]tunnu|personbeteckning|personal identity code", None,
+        r"[0-9]{6}[-+A-FU-Ya-fu-y][0-9]{3}[0-9A-Ya-y]"),
+    _id("no.fodselsnummer", r"f[øo]dselsn|personnummer|national identity number", None, r"[0-9]{6} ?[0-9]{5}"),
+    _id("in_.aadhaar", r"aadhaa?r|\baadhar|आधार|\buidai\b", None, r"[2-9][0-9]{3}[ -]?[0-9]{4}[ -]?[0-9]{4}"),
+    _id("in_.pan", r"permanent account number|\bpan (?:card|number|no)\b", "PAN", r"[A-Za-z]{5}[0-9]{4}[A-Za-z]"),
+    _id("jp.in_", r"マイナンバー|個人番号|\bmynumber\b|individual number", "My ?Number|MY ?NUMBER",
+        r"[0-9]{4} ?[0-9]{4} ?[0-9]{4}"),
+    _id("kr.rrn", r"주민등록번호|주민번호|resident registration number", "RRN", r"[0-9]{6}-?[0-9]{7}"),
+    _id("ca.sin", r"social insurance|assurance sociale", "SIN|NAS", r"[0-9]{3}[ -]?[0-9]{3}[ -]?[0-9]{3}"),
+    _id("au.tfn", r"\btfn\b|tax file number", None, r"[0-9]{3} ?[0-9]{3} ?[0-9]{2,3}"),
+    _id("sg.nric", r"\bnric\b|\bfin number|identity card number", None, r"[STFGstfg][0-9]{7}[A-Za-z]"),
+    _id("mx.curp", r"\bcurp\b", None, r"[A-Za-z]{4}[0-9]{6}[HMXhmx][A-Za-z]{5}[0-9A-Za-z][0-9]"),
+    _id("mx.rfc", r"registro federal de contribuyentes", "RFC", r"[A-Za-z&Ññ]{3,4}[0-9]{6}[A-Za-z0-9]{3}"),
+    _id("gb.nhs", r"\bnhs\b", None, r"[0-9]{3}[ -]?[0-9]{3}[ -]?[0-9]{4}"),
+    _id("be.nn", r"registre national|rijksregister|num[ée]ro national|national (?:register |registry )?number|\binsz\b",
+        "NN", r"[0-9]{2}\.?[0-9]{2}\.?[0-9]{2}-?[0-9]{3}\.?[0-9]{2}"),
+    _id("za.idnr", r"south african id|\bid nommer|identity number|\bid number|\bid ?nr\b", None, r"[0-9]{13}"),
+)
+# One pass says whether any entry's word is in a text at all (most texts that select the rule
+# hold "pan" in "company" or "sin" in "using", and none of the words).
+_ANY_WORD = re.compile("|".join(f"(?:{e.words.pattern})" for e in IDS))
+_ANY_ACRONYM = re.compile("|".join(f"(?:{e.acronyms.pattern})" for e in IDS if e.acronyms is not None))
+_ANY_KEY = re.compile("|".join(f"(?:{e.keyed.pattern})" for e in IDS if e.keyed is not None))
+_ACRONYMS = ("NIE", "NIR", "PAN", "SIN", "NAS", "RRN", "RFC", "NN")
+
+
+def _nric_ok(v: str) -> bool:
+    """Singapore NRIC/FIN: weights 2,7,6,5,4,3,2 over the digits, +4 for T and G, the check
+    letter from ICA's tables (S/T and F/G)."""
+    v = v.upper()
+    s = sum(int(c) * w for c, w in zip(v[1:8], (2, 7, 6, 5, 4, 3, 2))) + (4 if v[0] in "TG" else 0)
+    return ("JZIHGFEDCBA" if v[0] in "ST" else "XWUTRQPNMLK")[s % 11] == v[-1]
+
+
+@lru_cache(maxsize=None)
+def _module(key: str):
+    return importlib.import_module("stdnum." + key)  # imported with its first candidate: not a start's cost
+
+
+def valid(key: str, value: str) -> bool:
+    if key == "sg.nric":
+        return _nric_ok(value)
+    m = _module(key)
+    try:
+        return bool(m.is_valid(value))
+    except Exception:  # noqa: BLE001 - stdnum raises its ValidationError subclasses, a few ValueErrors
+        return False
+
+
+def _national_id(node, ctx: Ctx):
+    text = ctx.text
+    view = ctx.cache.get("words")
+    if view is None:
+        view = ctx.cache["words"] = words(text)
+    worded = any(rx.search(t) is not None for rx, t in ((_ANY_WORD, view), (_ANY_ACRONYM, text), (_ANY_KEY, view)))
+    if not worded:
+        return
+    seen: set[tuple[int, int]] = set()
+    for e in IDS:
+        if not (e.words.search(view) or e.acronyms is not None and (e.acronyms.search(text) or e.keyed.search(view))):
+            continue
+        for m in e.shape.finditer(text, node.start, node.end):
+            span = m.span()
+            if span in seen or not valid(e.key, m.group()):
+                continue
+            near = window(ctx, m.start(), m.end(), 40, 10)
+            if e.words.search(near) or e.acronyms is not None and (
+                    e.acronyms.search(text, max(0, m.start() - 40), m.start()) or e.as_key.search(lead(text, m.start(), 20))):
+                seen.add(span)
+                yield span
+
+
+_WORD_TRIGGERS = (
+    "dni", "documento nacional", "identidad de extranjero", "nie number", "steuer", "identifikationsnummer", "idnr", "tax id",
+    "tax identification", "sécurité sociale", "securite sociale", "insee", "n° ss", "social security", "pesel", "cpf",
+    "cnpj", "bsn", "burgerservicenummer", "sofinummer", "sofi nummer", "codice fiscale", "codicefiscale", "cod. fisc",
+    "cod.fisc", "c.f.", "tax code", "personnummer", "personnr", "personal identity", "cpr", "hetu", "henkilötunnu",
+    "henkilotunnu", "personbeteckning", "fødselsn", "fodselsn", "national identity", "aadhaar", "aadhar", "आधार", "uidai",
+    "permanent account", "pan card", "pan number", "pan no", "マイナンバー", "個人番号", "mynumber", "individual number",
+    "주민등록번호", "주민번호", "resident registration", "social insurance", "socialinsurance", "assurance sociale", "tfn",
+    "tax file", "taxfile", "nric", "fin number", "identity card", "curp", "registro federal", "nhs", "registre national",
+    "rijksregister", "numéro national", "numero national", "national number", "national register", "national registry",
+    "insz", "south african id", "id nommer", "id-nommer", "identity number", "id number", "id_number", "idnumber",
+    "steuerid", "taxid", "tax_id", "social_insurance", "identitynumber", "identity_number")
+
+register(Rule(
+    id="pii.national_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[NATIONAL_ID]", risk=0.8,
+    binds=(DOC,), find=_national_id,
+    guard=found(r"[0-9][0-9 .\-/]{5,}[0-9]|[A-Za-z][0-9]{4}|[0-9]{2}[A-Za-z][0-9]{2}", ascii=True),
+    itriggers=(*_WORD_TRIGGERS, *(f"{a.lower()}{c}" for a in _ACRONYMS for c in (":", "=", '":', " :"))),
+    triggers=(*_ACRONYMS, "My Number", "MY NUMBER", "MyNumber"),
+    reason="national identifier with valid check digits beside a word naming it (DNI/NIE, Steuer-ID, NIR, PESEL, "
+           "CPF/CNPJ, BSN, codice fiscale, personnummer, CPR, HETU, fødselsnummer, Aadhaar, PAN, My Number, RRN, SIN, "
+           "TFN, NRIC, CURP, RFC, NHS, Belgian national number, South African ID)",
+    origin="check digits by python-stdnum (es.dni, es.nie, de.idnr, fr.nir, pl.pesel, br.cpf, br.cnpj, nl.bsn, "
+           "it.codicefiscale, se.personnummer, dk.cpr, fi.hetu, no.fodselsnummer, in_.aadhaar, in_.pan, jp.in_, kr.rrn, "
+           "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr); Singapore NRIC by ICA's check letters; "
+           "context words as Presidio's country recognizers use them",
+))
