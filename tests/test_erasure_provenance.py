@@ -160,6 +160,11 @@ def test_words_carried_inside_a_longer_context_go_with_the_memory_they_came_from
     m = rt.write(s, turn, actor="ag-l7").memory_id
     d = rt.write(s, "Alice waters the roses on Sundays", actor="ag-l7", context=shape.format(t=turn)).memory_id
     other = rt.write(s, "Alice trims the hedge", actor="ag-l7", context=shape.format(t="the garden lane")).memory_id
+    # a short common phrase of a memory's inside another's context is no carried text: kept
+    thanks = rt.write(s, "thank you", actor="ag-l7").memory_id
+    polite = rt.write(s, "Alice answered the letter", actor="ag-l7", context=shape.format(t="thank you")).memory_id
+    assert rt.forget(thanks, actor="ag-l7", reason="asked")["forgotten"] == [thanks]
+    assert polite in _ids(rt, "Alice answered the letter", "ag-l7", [s])
     out = rt.forget(m, actor="ag-l7", reason="user asked")
     assert set(out["forgotten"]) == {m, d}
     rt.purge()

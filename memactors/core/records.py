@@ -279,6 +279,7 @@ _CUT = re.compile(r"[\n\r]+|[.!?;:,\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001\"\
                   r"|\s[-\u2013\u2014]\s")
 _SPAN_MARKS = 4  # a span runs over at most this many cut marks (a text with commas of its own)
 _MAX_SPANS = 256  # a bound on the spans one context is cut into (a long context: its first ones)
+_SPAN_MIN_WORDS = 3  # words of a span within a sentence
 
 
 def piece_hashes(text: str) -> list[str]:
@@ -296,8 +297,9 @@ def piece_hashes(text: str) -> list[str]:
     for a, i in enumerate(starts):
         if budget <= 0:
             break
-        for j in ends[a:a + _SPAN_MARKS + 1]:
-            spans.add(t[i:j])
+        # a clause or a quotation of a few words at least: "ok", "thank you" or "Paris" in a
+        # sentence is no other memory's text carried (an erasure there would take an unrelated one)
+        spans.update(p for j in ends[a:a + _SPAN_MARKS + 1] if len((p := t[i:j]).split()) >= _SPAN_MIN_WORDS)
         budget -= _SPAN_MARKS + 1
     out = set()
     for p in spans:
