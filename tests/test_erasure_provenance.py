@@ -235,3 +235,19 @@ def test_the_provenance_index_is_built_for_a_ledger_from_before_it(ray_session, 
     finally:
         r.close()
     assert lance.dataset(os.path.join(data, "l2", "memories.lance")).count_rows() == 0
+
+
+def test_a_short_common_phrase_in_a_context_takes_no_memory_with_its_erasure(rt):
+    # "Ok", "Thanks!", "see below for details" as a sentence of another memory's context: erasing
+    # a memory of that text (a chat item, or one a lower-cleared writer planted) took the other.
+    org = unique_org("l8")
+    s = f"/org/{org}/user/u/"
+    rt.grant("ag-l8", s, write=True)
+    pairs = [("Thanks!", "Thanks! Your reservation HX-4471 is confirmed."),
+             ("see below for details", "See below for details. The visa expires in April."),
+             ("thank you very much", "Thank you very much. The new address is 5 Elm Street.")]
+    for short, context in pairs:
+        m = rt.write(s, short, actor="ag-l8").memory_id
+        kept = rt.write(s, f"Alice's note {len(short)}", actor="ag-l8", context=context).memory_id
+        assert rt.forget(m, actor="ag-l8", reason="asked")["forgotten"] == [m]
+        assert kept in _ids(rt, f"Alice's note {len(short)}", "ag-l8", [s])

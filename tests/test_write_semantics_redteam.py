@@ -348,3 +348,30 @@ def test_texts_of_punctuation_only_are_not_one_another():
 
     assert normalise("...") != normalise("!!!") and normalise("...") == normalise(" ... ")
     assert normalise("Hello, world!") == normalise("hello, world") and normalise("-5 degrees") != normalise("5 degrees")
+
+
+def test_a_promotion_or_another_voice_seen_again_never_shortens_a_memory():
+    # A session item with a 2-day TTL re-observing a vault fact refreshed it under the item's
+    # TTL (a promotion's cap read as a statement), and the sweep erased it 3 days later; a
+    # weaker source rewriting a never-expiring fact as an "observation" moved it to 90 days.
+    clock = memactors.ManualClock()
+    with memactors.connect("memory://", clock=clock) as rt:
+        a = "/org/acme/user/alice/"
+        rt.grant("ag", a, write=True)
+        rt.grant("bot", a, write=True)
+        seats = rt.write(a, "Alice prefers window seats", actor="ag", category="preference", ttl_days=3000).memory_id
+        born = rt.write(a, "Alice was born in Porto in 1990", actor="ag", category="entity_fact").memory_id
+        s = rt.session(a, actor="ag", task_id="t1", goal="Book a flight")
+        s.start()
+        s.observe("user", "Alice prefers window seats", category="preference", ttl_days=2)
+        s.end_turn()
+        again = rt.write(a, "Alice was born in Porto in 1990", actor="bot", source="agent_inferred",
+                         category="observation")
+        assert again.decision == "refreshed" and again.memory_id == born
+        v = rt.history(born, actor="ag")["versions"][-1]
+        assert v["category"] == "entity_fact" and v["hard_expires_at"] is None
+        clock.advance(days=400)
+        rt.gc()  # unused for 400 days they may be set aside (evicted), never erased
+        for mid in (seats, born):
+            assert rt.history(mid, actor="ag")["versions"][-1]["status"] != "tombstoned", mid
+            assert not rt.audit.erased(mid, actor="ag")["key_destroyed"]

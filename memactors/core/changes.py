@@ -95,8 +95,9 @@ class Ctx:
     shown: object = None
 
 
-def rules_for(req: R.WriteRequest, lc: LifecycleConfig) -> Rules:
-    key = (lc.refresh_confidence_bump, lc.contradiction_gap, req.soft_ttl_days is not None, req.ttl_days is not None)
+def rules_for(req: R.WriteRequest, lc: LifecycleConfig, copy: bool = False) -> Rules:
+    key = (lc.refresh_confidence_bump, lc.contradiction_gap, req.soft_ttl_days is not None, req.ttl_days is not None,
+           copy)
     rules = _RULES.get(key)
     if rules is None:  # a few configurations in a process: made once each, not once a write
         if len(_RULES) >= 64:
@@ -139,7 +140,8 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
         return _decide_update(req, rec, prep, ctx, vectors)
     near = (lambda r: ctx.near(prep.vector)) if ctx.near is not None and prep.vector is not None else None
     similar = (lambda r: ctx.similar(prep.vector)) if ctx.similar is not None and prep.vector is not None else None
-    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle), near, ctx.judge, similar, ctx.sees)
+    d = decide_write(state, rec, now_us, rules_for(req, ctx.lifecycle, bool(ctx.copy_of)), near, ctx.judge, similar,
+                     ctx.sees)
     decision = R.REDACTED if d.decision == R.ACCEPTED and prep.decision == R.REDACTED else d.decision
     result = write_result(decision, d.record, req.scope, prep.gate)
     if d.decision in (R.REFRESHED, R.MERGED):

@@ -279,7 +279,7 @@ _CUT = re.compile(r"[\n\r]+|[.!?;:,\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001\"\
                   r"|\s[-\u2013\u2014]\s")
 _SPAN_MARKS = 4  # a span runs over at most this many cut marks (a text with commas of its own)
 _MAX_SPANS = 256  # a bound on the spans one context is cut into (a long context: its first ones)
-_SPAN_MIN_WORDS = 3  # words of a span within a sentence
+_SPAN_MIN_WORDS = 5  # words of a piece other than the whole context (fewer: a common phrase)
 
 
 def piece_hashes(text: str) -> list[str]:
@@ -292,13 +292,15 @@ def piece_hashes(text: str) -> list[str]:
     marks = list(_CUT.finditer(t))
     starts = [0, *(m.end() for m in marks)]
     ends = [*(m.start() for m in marks), len(t)]
-    spans = {t, *(p for p in _PIECE.split(t) if p)}  # every line and sentence, however long the text
+    # Each line and sentence (however long the text), clause and quotation of a few words at
+    # least: "Ok", "Thanks!" or "Paris" as a sentence or inside one is no other memory's text
+    # carried (erasing a chat item "Thanks!" took the booking whose context began with it).
+    spans = {p for p in _PIECE.split(t) if len(p.split()) >= _SPAN_MIN_WORDS}
+    spans.add(t)  # the whole context, whatever its length
     budget = _MAX_SPANS
     for a, i in enumerate(starts):
         if budget <= 0:
             break
-        # a clause or a quotation of a few words at least: "ok", "thank you" or "Paris" in a
-        # sentence is no other memory's text carried (an erasure there would take an unrelated one)
         spans.update(p for j in ends[a:a + _SPAN_MARKS + 1] if len((p := t[i:j]).split()) >= _SPAN_MIN_WORDS)
         budget -= _SPAN_MARKS + 1
     out = set()

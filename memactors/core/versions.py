@@ -390,6 +390,7 @@ class Rules:
     contradiction_gap: float = 0.2  # a different source: a confidence gap above this decides alone
     own_soft: bool = False  # the write states its soft TTL (soft_ttl_days)
     own_hard: bool = False  # the write states its hard TTL (ttl_days)
+    copy: bool = False  # the runtime's copy of another memory (a promotion): its TTL is a cap, not a statement
 
     @property
     def explicit_ttl(self) -> bool:
@@ -549,8 +550,9 @@ def written_again(old: dict, rec: dict, now_us: int, rules: Rules) -> dict:
     write states (``own_policy``); confirmed by another source kind, at least as sure as that
     source plus ``refresh_bump`` (never more by echoes: a tool repeating a user's fact ten times
     lifts it once, so the user's own next value still stands)."""
-    new = refreshed(old, now_us, confirmation(rules, old, rec), own_policy(rules, rec, old), float(rec["confidence"]))
-    if renamed(old, rec):
+    policy = own_policy(rules, rec, old)
+    new = refreshed(old, now_us, confirmation(rules, old, rec), policy, float(rec["confidence"]))
+    if policy is not None and renamed(old, rec):  # the same voice naming another category moves it
         new["category"] = rec["category"]
     return new
 
@@ -564,9 +566,14 @@ def renamed(old: dict, rec: dict) -> bool:
 
 def own_policy(rules: Rules, rec: dict, old: dict | None = None) -> dict | None:
     """The TTLs a rewrite renews a memory under, only those it sets (None: the memory's own
-    restart): each TTL the write states; both of its new category's (as ``rec`` resolved them,
+    restart; always for a promotion's copy or another source kind's rewrite): each TTL the write states; both of its new category's (as ``rec`` resolved them,
     the stated ones over the category's) when it names another category. A TTL it does not
     state keeps the memory's own (a soft TTL that would outlast the hard one is cut to it)."""
+    if old is not None and (rules.copy or rec.get("source_kind") != old.get("source_kind")):
+        # A promotion seen again, or another voice repeating the text: the memory renews under its
+        # own policy. Neither may shorten it or move its category (a session's item with a 2-day
+        # TTL, or a weaker source naming "observation", had a never-expiring fact erased).
+        return None
     if old is not None and renamed(old, rec):
         return {"soft_ttl_days": rec.get("soft_ttl_days"), "hard_ttl_days": rec.get("hard_ttl_days")}
     out = {}
