@@ -280,10 +280,22 @@ register(Rule(
 # refuses what the SSA never issues (area 000, 666, 900-999; group 00; serial 0000) and the
 # numbers published as examples. Redacted, not blocked: a 3-2-4 order number may look the same.
 _SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-.]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
-_SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ", "tax id")
+_SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ")
 # ITINs (the IRS's taxpayer numbers for those without an SSN) share the shape in area 9xx, which
 # no SSN has; stdnum.us.itin knows their group ranges. Only beside ITIN words, dashed or not.
-_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin|tax id)\b")
+_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin)\b")
+# "Tax ID" names a business's EIN (nine digits, written 2-7) at least as often as a person's SSN or
+# ITIN: it counts for a number written 3-2-4 ("tax ID 123 45 6789") or a valid ITIN, and not where
+# a business is named on the value's line or before it (a vendor, a company, LLC, Inc, Ltd, EIN).
+_TAX_ID = re.compile(r"\btax id\b")
+_BUSINESS = re.compile(r"\b(?:llc|l\.l\.c|inc|incorporated|ltd|limited|corp|corporation|company|companies|co|vendors?|"
+                       r"suppliers?|business|employer|ein|fein|duns|gmbh|plc|llp|lp|s\.a|bv|pty)\b")
+
+
+def _business(ctx: Ctx, start: int, end: int) -> bool:
+    le = ctx.text.find("\n", end)
+    return _BUSINESS.search(lead(ctx.text, start, 60, ctx.cache) + " " + words(ctx.text[end : le if le != -1 else None])) \
+        is not None
 
 
 def _ssn(node, ctx: Ctx):
@@ -291,11 +303,14 @@ def _ssn(node, ctx: Ctx):
 
     for m in _SSN.finditer(ctx.text, node.start, node.end):
         number = m.group(1) + m.group(3) + m.group(4)
+        win = window(ctx, m.start(), m.end(), 40, 10)
         if number[0] == "9":
-            if itin.is_valid(number) and _ITIN_WORDS.search(window(ctx, m.start(), m.end(), 40, 10)):
+            if itin.is_valid(number) and (_ITIN_WORDS.search(win) or _TAX_ID.search(win)
+                                          and not _business(ctx, m.start(), m.end())):
                 yield m.span()
             continue
-        if m.group(2) != "-" and not any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _SSN_WORDS):
+        if m.group(2) != "-" and not any(w in win for w in _SSN_WORDS) and not (
+                m.group(2) and _TAX_ID.search(win) and not _business(ctx, m.start(), m.end())):
             continue
         if ssn.is_valid(number):
             yield m.span()
