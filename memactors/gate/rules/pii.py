@@ -224,12 +224,33 @@ _OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[\"'>]*(?:(?:is|was|are|will 
 _OTP_BOUND = re.compile(r"\b(?:is|as|was|are) (?:your|the|my)\b|是|为|為|你的|您的|^[\s:：,，\-–—(（)）]*$")
 
 
+# A setting of the code, not a code: a ttl, an expiry, a length, a version, a count or a limit named
+# between the code word and the number or in the key that holds the word ("otp_ttl=86400",
+# "OTP_EXPIRY_SECONDS=3600", "loginCodeRetryMs: 30000", "securityCodeVersion": 2024), or a unit
+# after the number ("OTP valid for 3600 seconds").
+_OTP_SETTING = re.compile(r"\b(?:ttl|expiry|expires?|expiration|exp|lifetime|seconds?|secs?|ms|millis(?:econds)?|"
+                          r"minutes?|mins?|hours?|retry|retries|length|len|version|ver|count|limit|max|min|attempts?|"
+                          r"tries|timeout|window|interval|digits|size|since|duration|delay|cooldown|age|period|rate)\b")
+_OTP_UNIT = re.compile(r"[ \t]*(?:s|sec|secs|seconds?|ms|millis\w*|minutes?|mins?|m|hours?|hrs?|h|days?|d|attempts?|tries|"
+                       r"retries|digits?|chars?|characters)\b")
+_IDENT_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
+
+
+def _otp_setting(ctx: Ctx, word_start: int, num_start: int, num_end: int) -> bool:
+    ks = word_start
+    while ks > 0 and _IDENT_CHAR.match(ctx.text[ks - 1]):
+        ks -= 1
+    return _OTP_SETTING.search(words(ctx.text[ks:num_start])) is not None or _OTP_UNIT.match(ctx.text, num_end) is not None
+
+
 def _otp(node, ctx: Ctx):
     low, seen = ctx.cache.get("snake_lower"), -1
     if low is None:  # the same length as the text: spans unchanged
         low = ctx.cache["snake_lower"] = ctx.lower.replace("_", " ")
     for w in _OTP_WORD.finditer(low, node.start, node.end):
         after = _OTP_AFTER.match(low, w.end(), node.end)
+        if after and _otp_setting(ctx, w.start(), after.start(1), after.end(1)):
+            after = None
         before = _OTP_BEFORE.search(low, max(node.start, w.start() - 21), w.start())
         if after and _OTP_TIGHT.fullmatch(low, w.end(), after.start(1)):
             span = after.span(1)
