@@ -417,11 +417,16 @@ register(Rule(
 # "Her passport, number ..., expires", "número de pasaporte es ...", "passport_number": "...").
 _PASSPORT_WORD = (r"(?:passport|travel document|护照|護照|パスポート|reisepass|passnummer|pasaporte|passeport|passaport[oe]"
                   r"|паспорт[а-я]*|여권)")
-_PASSPORT_GAP = (r"(?:[ \t]*(?:[\"'`<>:：=#№\-–—,.]|\([^)\n]{0,20}\)|(?:number|nummer|numéro|número|numero|num|nr|no|id"
+_PASSPORT_GAP = (r"(?:[ \t]*(?:[\"'`<>:：=#№\-–—,.]|\((?![\s\d\-–/]*\))[^)\n]{0,20}\)|(?:number|nummer|numéro|número|numero|num|nr|no|id"
                  r"|is|was|are|'s|’s|est|es|ist|lautet|è|é|de|do|da|del|du|то|是|为|為|は|号码|號碼|号|號|番号|번호|는|은|номер)"
                  r"(?![A-Za-z]))){0,8}")
-_PASSPORT = re.compile(rf"{_PASSPORT_WORD}(?:[ \t]*\n[ \t]*(?=number|no\b|nr\b|#|nummer))?{_PASSPORT_GAP}[ \t]*"
-                       r"([A-Z0-9]{6,9}|[0-9]{3} [0-9]{3} [0-9]{3})(?![A-Za-z0-9])", re.I)
+# A bracket holding only digits is a year, not a country ("Passport (2019): 1234567 issued"). The
+# value may stand on the line below a full label, one that names the number ("Passport Number\n
+# X1234567", "Passport No.\nX1234567"); a bare "Passport" line is a heading.
+_PASSPORT = re.compile(rf"{_PASSPORT_WORD}(?:[ \t]*\n[ \t]*(?=number|no\b|nr\b|#|nummer))?({_PASSPORT_GAP})"
+                       r"([ \t]*\r?\n)?[ \t]*([A-Z0-9]{6,9}|[0-9]{3} [0-9]{3} [0-9]{3})(?![A-Za-z0-9])", re.I)
+_PASSPORT_LABEL = re.compile(r"(?<![A-Za-z])(?:number|nummer|numéro|número|numero|num|nr|no)(?![A-Za-z])|#|№|号码|號碼|番号|번호|номер",
+                             re.I)
 _LOWER_PASSPORT = re.compile(r"[a-z]{1,2}[0-9]+")  # typed in lower case: a letter or two, then digits ("k1234567")
 
 
@@ -430,9 +435,11 @@ def _passport(node, ctx: Ctx):
     if view is None:  # "passport_number" read as "passport number" (same length: spans unchanged)
         view = ctx.cache["snake"] = ctx.text.replace("_", " ")
     for m in _PASSPORT.finditer(view, node.start, node.end):
-        v = m.group(1)
+        if m.group(2) is not None and not _PASSPORT_LABEL.search(m.group(0), 0, m.start(2) - m.start()):
+            continue  # a value on the next line only below a full label
+        v = m.group(3)
         if sum(c.isdigit() for c in v) >= 5 and not v.isalpha() and (not v.islower() or _LOWER_PASSPORT.fullmatch(v)):
-            yield m.span(1)
+            yield m.span(3)
 
 
 register(Rule(
