@@ -121,19 +121,21 @@ def valid(key: str, value: str) -> bool:
 # centre token 2882...", "CPF opcional, protocolo 2914...", "INSEE dataset id 1819...", "Order ID
 # number 2412...", a table column "Order ID"). Read in ``lead``'s words, the last word before the
 # value (after "id", "number", "no.", a colon) decides. A count is no id either ("Synology NAS:
-# 687703876 files indexed", "NHS app downloads: ..."), nor a number to dial.
+# 687703876 files indexed", "NHS 111 calls handled: ..."), nor a number to dial, nor one quoted "on your invoice".
 _REF_WORDS = (
     r"orders?|ordernummer|ordernr|bestell(?:ung|nummer)|ref|refs|reference|referencia|referência|réf|invoices?|factura|"
     r"fatura|rechnung(?:snummer)?|tickets?|case|cases|booking|bookingnr|bookingnummer|reservation|confirmation|serial|sn|"
     r"token|receipt|recibo|slip|protocol|protocolo|pedido|job|batch|run|build|tracking|shipment|parcel|package|paket|"
     r"pakets|sendung|consignment|model|checkpoint|dataset|transaction|txn|request|incident|issue|release|aktenzeichen|"
     r"saksnummer|sagsnummer|ärendenummer|row|page|count|total|budget|downloads|views|sku|part|item|product|version|"
-    r"commit|session|trace|claim|policy|contract|voucher|coupon|lot|device|imei|asset|isbn|doi|pid|port")
+    r"commit|session|trace|claim|policy|contract|voucher|coupon|lot|device|imei|asset|isbn|doi|pid|port|"
+    r"handled|processed|served|sold|indexed|downloaded|received|sent|completed")
 _NOT_ID_BEFORE = re.compile(
     rf"(?:\b(?:{_REF_WORDS})(?:\s+(?:id|ids|no|nr|number|num|code|nummer|numero|número|n°|nº|#))*"
     r"|\bdial(?:led|ing)?\b(?:\s+[\w.]+){0,3})[\s:：#=.\-–\"'*]*(?:is\s+)?$")
 _COUNT_AFTER = re.compile(
-    r"[ \t]*(?:bytes?|[kmgt]i?b|files?|rows?|records?|items?|downloads?|views?|users?|calls?|pages?|times|visits?|"
+    rf"[ \t]+(?:on|in|for|of)[ \t]+(?:the|your|this|our|my|an?)?[ \t]*(?:{_REF_WORDS})\b"
+    r"|[ \t]*(?:bytes?|[kmgt]i?b|files?|rows?|records?|items?|downloads?|views?|users?|calls?|pages?|times|visits?|"
     r"hits?|requests?|entries|ms|seconds?|secs?|minutes?|hours?|days?|points?|votes?|units?|copies|tokens|words|"
     r"characters|chars|lines)\b", re.I)
 # Denmark's CPR number has no check digit since 2007: any date and four digits pass, so a date-shaped
