@@ -14,7 +14,7 @@ import re
 
 from ..tree import CODE, DOC, KV, SENTENCE
 from .base import (CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, found, has_assignment, has_token, randomish,
-                   register)
+                   register, words)
 from .secrets import placeholder_value
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -184,6 +184,30 @@ _LEET_NAME = re.compile(r"[pP][aA@4][sS$5][sS$5][wW](?:[oO0][rR])?[dD]")
 _LEET = str.maketrans("@4$50", "aasso")
 
 
+# India's postal code is the "PIN code" (Postal Index Number, six digits: "pin_code: 560001", "The
+# PIN code for Bandra West is 400050"). A six-digit value named "pin code"/"pincode" is one,
+# unless a card, bank, SIM, phone, account, door or lock stands right before the name or in its
+# "for/of ..." ("SIM PIN code: 123456", "the pin code for my debit card is 482193"). A bank
+# PIN is four digits, or six after "pin", "PIN number", "card PIN": those stay passwords.
+_PIN_CODE = re.compile(r"pin[ _\-]?code", re.I)
+_PIN_OWNER = (r"(?:card|cards|debit|credit|atm|bank|banking|sim|phone|mobile|handset|device|account|door|lock|locker|"
+              r"safe|alarm|keypad|upi|wallet|app|login|voicemail|puk|router|wifi|laptop|tablet|iphone|android)")
+_PIN_OWNER_BEFORE = re.compile(r"\b" + _PIN_OWNER + r"(?:['’]s)?(?:[ \t]+[a-z]+){0,2}[ \t]*$")
+_PIN_OWNER_IN = re.compile(r"\b" + _PIN_OWNER + r"\b")
+
+
+def _postal_pin(text: str, m: re.Match, value: str) -> bool:
+    """``value`` is an Indian postal PIN code named by the match (see _PIN_CODE above)."""
+    if len(value) != 6 or not value.isdigit():
+        return False
+    said = text[m.start() : m.end()]
+    if _PIN_CODE.search(said) is None:
+        return False
+    line = text.rfind("\n", 0, m.start()) + 1
+    before = words(text[max(line, m.start() - 40) : m.start()])
+    return _PIN_OWNER_BEFORE.search(before) is None and _PIN_OWNER_IN.search(words(said)) is None
+
+
 def _phrase(node, ctx: Ctx):
     leet = _LEET_NAME.search(ctx.text, node.start, node.end) is not None
     # "pass" selects the rule in "passed" too: the other languages' pattern runs only where one of its words is
@@ -210,7 +234,7 @@ def _phrase(node, ctx: Ctx):
             s, e = m.span(1)
             while e > s and ctx.text[e - 1] in _TRAIL:
                 e -= 1
-            if e > s and ok(ctx.text[s:e]):
+            if e > s and ok(ctx.text[s:e]) and not (rx in _EN_FORMS and _postal_pin(ctx.text, m, ctx.text[s:e])):
                 yield s, e
 
 

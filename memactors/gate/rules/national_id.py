@@ -18,21 +18,32 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..tree import DOC
-from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, window, words
+from .base import CONFIDENTIAL, PII, Ctx, Rule, column_header, found, lead, register, window, words
 
 
 @dataclass(frozen=True, slots=True)
 class _Id:
     key: str  # stdnum module under stdnum. ("es.dni"), or a local check ("sg.nric")
     words: re.Pattern  # searched in the lower-case context
-    acronyms: re.Pattern | None  # searched, case-sensitive, in the text just before the value
+    acronyms: re.Pattern | None  # searched, case-sensitive, in the text (is the entry worth a look?)
+    label: re.Pattern | None  # an acronym as a label right before the value (see _LABEL_TAIL)
     shape: re.Pattern
     as_key: re.Pattern | None  # the acronym in any case as a key right before the value ("sin: ...", "pan=")
     keyed: re.Pattern | None  # the same anywhere in a text (is the entry worth a look?)
 
 
+# What makes an acronym a label: the value right after it, maybe after a country in brackets, a
+# "number"/"no."/"nr", a colon or a copula ("SIN: ...", "My SIN is ...", "My Number (Japan): ...",
+# "Mi NIE es ...", "NAS\n..." with the value on the next line). An acronym that is also a word
+# ("ENVÍO SIN COSTO - PEDIDO ...", "Synology NAS serial ...", "NN model checkpoint ...") names
+# no value further on.
+_LABEL_TAIL = (r"\)?(?:[ \t]*\([^()\n]{1,24}\))?(?:[ \t]*(?:[Nn]umber|NUMBER|[Nn][Oo]\.?|[Nn][Rr]\.?|#|[Nn][°º]|[Nn]ummer))?"
+               r"[\s*\"'`]*(?:(?:[:=：#\-–]|\b(?:is|es|est|ist|er|är|é|è|to|lautet|was|era|é)\b)[\s\"'`“*]*)?$")
+
+
 def _id(key: str, words: str, acronyms: str | None, shape: str) -> _Id:
     return _Id(key, re.compile(words), re.compile(rf"(?<![A-Za-z])(?:{acronyms})(?![a-z])") if acronyms else None,
+               re.compile(rf"(?<![A-Za-z])(?:{acronyms})(?![a-z])" + _LABEL_TAIL) if acronyms else None,
                re.compile(rf"(?<![0-9A-Za-z.\-/])(?:{shape})(?![0-9A-Za-z]|[.\-/][0-9])"),
                re.compile(rf"(?<![a-z])(?:{acronyms.lower()})[\"']?\s*[:=]\s*[\"']?$") if acronyms else None,
                re.compile(rf"(?<![a-z])(?:{acronyms.lower()})[\"']?\s*[:=]") if acronyms else None)
@@ -105,6 +116,57 @@ def valid(key: str, value: str) -> bool:
         return False
 
 
+# A number named as something else right before it is that thing, whatever word is near: an order,
+# a ticket, a job, a dataset ("BSN not needed; order 467706165 ships Monday", "Aadhaar update
+# centre token 2882...", "CPF opcional, protocolo 2914...", "INSEE dataset id 1819...", "Order ID
+# number 2412...", a table column "Order ID"). Read in ``lead``'s words, the last word before the
+# value (after "id", "number", "no.", a colon) decides. A count is no id either ("Synology NAS:
+# 687703876 files indexed", "NHS 111 calls handled: ..."), nor a number to dial, nor one quoted "on your invoice".
+_REF_WORDS = (
+    r"orders?|ordernummer|ordernr|bestell(?:ung|nummer)|ref|refs|reference|referencia|referência|réf|invoices?|factura|"
+    r"fatura|rechnung(?:snummer)?|tickets?|case|cases|booking|bookingnr|bookingnummer|reservation|confirmation|serial|sn|"
+    r"token|receipt|recibo|slip|protocol|protocolo|pedido|job|batch|run|build|tracking|shipment|parcel|package|paket|"
+    r"pakets|sendung|consignment|model|checkpoint|dataset|transaction|txn|request|incident|issue|release|aktenzeichen|"
+    r"saksnummer|sagsnummer|ärendenummer|row|page|count|total|budget|downloads|views|sku|part|item|product|version|"
+    r"commit|session|trace|claim|policy|contract|voucher|coupon|lot|device|imei|asset|isbn|doi|pid|port|"
+    r"handled|processed|served|sold|indexed|downloaded|received|sent|completed")
+_NOT_ID_BEFORE = re.compile(
+    rf"(?:\b(?:{_REF_WORDS})(?:\s+(?:id|ids|no|nr|number|num|code|nummer|numero|número|n°|nº|#))*"
+    r"|\bdial(?:led|ing)?\b(?:\s+[\w.]+){0,3})[\s:：#=.\-–\"'*]*(?:is\s+)?$")
+_COUNT_AFTER = re.compile(
+    rf"[ \t]+(?:on|in|for|of)[ \t]+(?:the|your|this|our|my|an?)?[ \t]*(?:{_REF_WORDS})\b"
+    r"|[ \t]*(?:bytes?|[kmgt]i?b|files?|rows?|records?|items?|downloads?|views?|users?|calls?|pages?|times|visits?|"
+    r"hits?|requests?|entries|ms|seconds?|secs?|minutes?|hours?|days?|points?|votes?|units?|copies|tokens|words|"
+    r"characters|chars|lines)\b", re.I)
+# Denmark's CPR number has no check digit since 2007: any date and four digits pass, so a date-shaped
+# booking reference near "CPR course" would. It counts only named right before ("CPR-nummer: ...",
+# "CPR-nr. ...", "CPR ...", "personnummer ..." or the label line above).
+_CPR_LABEL = re.compile(r"\b(?:cpr(?:\s*(?:nummer|nummeret|nr|number|no)\b)?|personnummer(?:et)?)"
+                        r"[\s*\"'`.]*(?:(?:[:=：#\-–]|\b(?:er|is|är|var|was)\b)[\s\"'`“*]*)?$")
+
+
+def _raw_before(text: str, start: int, cache: dict) -> str:
+    """What stands before a value as typed (acronyms are counted by their case): up to 40
+    characters on its line, its column's header in a table row, or the label line above."""
+    ls = text.rfind("\n", 0, start) + 1
+    near = text[max(ls, start - 40) : start]
+    if ls == 0:
+        return near
+    header = column_header(text, start, cache)
+    if header:
+        return header + ": "
+    if not near.strip(" \t:：-–—#*>\"'`[]()"):
+        prev = text[: ls - 1].rstrip()
+        if prev:
+            return prev[max(prev.rfind("\n") + 1, len(prev) - 40) :] + ": " + near
+    return near
+
+
+def _not_an_id(ctx: Ctx, start: int, end: int) -> bool:
+    before = lead(ctx.text, start, 30, ctx.cache)
+    return _NOT_ID_BEFORE.search(before) is not None or _COUNT_AFTER.match(ctx.text, end) is not None
+
+
 def _national_id(node, ctx: Ctx):
     text = ctx.text
     view = ctx.cache.get("words")
@@ -121,9 +183,13 @@ def _national_id(node, ctx: Ctx):
             span = m.span()
             if span in seen or not valid(e.key, m.group()):
                 continue
-            near = window(ctx, m.start(), m.end(), 40, 10)
-            if e.words.search(near) or e.acronyms is not None and (
-                    e.acronyms.search(text, max(0, m.start() - 40), m.start()) or e.as_key.search(lead(text, m.start(), 20))):
+            if e.key == "dk.cpr":
+                named = _CPR_LABEL.search(lead(text, m.start(), 30, ctx.cache)) is not None
+            else:
+                named = e.words.search(window(ctx, m.start(), m.end(), 40, 10)) is not None or e.acronyms is not None and (
+                    e.label.search(_raw_before(text, m.start(), ctx.cache))
+                    or e.as_key.search(lead(text, m.start(), 20, ctx.cache)))
+            if named and not _not_an_id(ctx, m.start(), m.end()):
                 seen.add(span)
                 yield span
 

@@ -21,7 +21,7 @@ import re
 from functools import lru_cache
 
 from ..tree import DOC
-from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, words
 from .pii import PHONE_CN
 
 # The regions whose national formats are recognised (NANP's metadata, "US", covers Canada).
@@ -71,13 +71,41 @@ def _international(raw: str) -> bool:
         return False
 
 
+# An epoch time as a bare run: seconds since 1985 (ten digits from 15...) or milliseconds (thirteen
+# digits, no leading 0). libphonenumber reads "1733412345" as a UK, German or Indian number with
+# its trunk 0 left off; such a run is read only in a region whose numbers need no trunk prefix.
+_EPOCH = re.compile(r"1[5-9]\d{8}|[1-9]\d{12}")
+# A key naming a time ("called_at", "lastCallTs", "call_time", "updated_on", "CALL_TIMEOUT_MS"):
+# its value is a time or a duration, never a phone, whatever phone word the key holds.
+_KEY_BEFORE = re.compile(r"([A-Za-z][A-Za-z0-9_\-.]*)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+_TIME_WORD = re.compile(r"(?:at|ts|on|epoch|when|since|until|dt|ms|sec|secs|seconds|millis|duration|ttl|\w*time|\w*times|"
+                        r"\w*date|\w*stamp)$")
+
+
+@lru_cache(maxsize=1024)
+def _time_key(key: str) -> bool:
+    """A key naming a time; "at", "on", "when" only as a compound key's last word ("called_at":
+    "Reach me on: ..." is a sentence)."""
+    parts = words(key).split()
+    return bool(parts) and _TIME_WORD.match(parts[-1]) is not None and (
+        len(parts) > 1 or parts[-1] not in ("at", "on", "when", "since", "until"))
+
+
+@lru_cache(maxsize=256)
+def _trunk(region: str) -> str:
+    return libphonenumber().PhoneMetadata.metadata_for_region(region).national_prefix or ""
+
+
 @lru_cache(maxsize=4096)
 def _national(raw: str, leniency) -> bool:
     """A valid number of one of REGIONS, the whole candidate (a number found inside a version
     string such as 10.0.16847.1145 is not a phone)."""
     pn = libphonenumber()
     source = pn.CountryCodeSource
+    epoch = _EPOCH.fullmatch(raw) is not None
     for region in REGIONS:
+        if epoch and not raw.startswith(_trunk(region)):
+            continue
         try:  # parse and validate first: a fifth of the matcher's cost, and most candidates stop here
             n = pn.parse(raw, region, keep_raw_input=True)
         except pn.NumberParseException:
@@ -107,6 +135,9 @@ def find_phone(text: str, start: int, end: int, cache: dict | None = None):
         if raw.startswith(("+", "00")):
             if _international(raw):
                 yield m.span()
+            continue
+        key = _KEY_BEFORE.search(text, max(text.rfind("\n", 0, m.start()) + 1, m.start() - 40), m.start())
+        if key is not None and _time_key(key.group(1)):
             continue
         worded = _WORDS.search(lead(text, m.start(), 24, cache)) is not None
         if not worded and _SEP.search(raw) is None:  # a bare digit run needs a phone word before it

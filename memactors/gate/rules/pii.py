@@ -224,12 +224,33 @@ _OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[\"'>]*(?:(?:is|was|are|will 
 _OTP_BOUND = re.compile(r"\b(?:is|as|was|are) (?:your|the|my)\b|是|为|為|你的|您的|^[\s:：,，\-–—(（)）]*$")
 
 
+# A setting of the code, not a code: a ttl, an expiry, a length, a version, a count or a limit named
+# between the code word and the number or in the key that holds the word ("otp_ttl=86400",
+# "OTP_EXPIRY_SECONDS=3600", "loginCodeRetryMs: 30000", "securityCodeVersion": 2024), or a unit
+# after the number ("OTP valid for 3600 seconds").
+_OTP_SETTING = re.compile(r"\b(?:ttl|expiry|expires?|expiration|exp|lifetime|seconds?|secs?|ms|millis(?:econds)?|"
+                          r"minutes?|mins?|hours?|retry|retries|length|len|version|ver|count|limit|max|min|attempts?|"
+                          r"tries|timeout|window|interval|digits|size|since|duration|delay|cooldown|age|period|rate)\b")
+_OTP_UNIT = re.compile(r"[ \t]*(?:s|sec|secs|seconds?|ms|millis\w*|minutes?|mins?|m|hours?|hrs?|h|days?|d|attempts?|tries|"
+                       r"retries|digits?|chars?|characters)\b")
+_IDENT_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
+
+
+def _otp_setting(ctx: Ctx, word_start: int, num_start: int, num_end: int) -> bool:
+    ks = word_start
+    while ks > 0 and _IDENT_CHAR.match(ctx.text[ks - 1]):
+        ks -= 1
+    return _OTP_SETTING.search(words(ctx.text[ks:num_start])) is not None or _OTP_UNIT.match(ctx.text, num_end) is not None
+
+
 def _otp(node, ctx: Ctx):
     low, seen = ctx.cache.get("snake_lower"), -1
     if low is None:  # the same length as the text: spans unchanged
         low = ctx.cache["snake_lower"] = ctx.lower.replace("_", " ")
     for w in _OTP_WORD.finditer(low, node.start, node.end):
         after = _OTP_AFTER.match(low, w.end(), node.end)
+        if after and _otp_setting(ctx, w.start(), after.start(1), after.end(1)):
+            after = None
         before = _OTP_BEFORE.search(low, max(node.start, w.start() - 21), w.start())
         if after and _OTP_TIGHT.fullmatch(low, w.end(), after.start(1)):
             span = after.span(1)
@@ -280,10 +301,22 @@ register(Rule(
 # refuses what the SSA never issues (area 000, 666, 900-999; group 00; serial 0000) and the
 # numbers published as examples. Redacted, not blocked: a 3-2-4 order number may look the same.
 _SSN = re.compile(r"(?<![\w\-.])([0-9]{3})([ \-.]?)([0-9]{2})\2([0-9]{4})(?![\w\-]|\.[0-9])", re.ASCII)
-_SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ", "tax id")
+_SSN_WORDS = ("ssn", "social security", "ss#", "ss #", "ss no", "taxpayer", "itin", "tin ")
 # ITINs (the IRS's taxpayer numbers for those without an SSN) share the shape in area 9xx, which
 # no SSN has; stdnum.us.itin knows their group ranges. Only beside ITIN words, dashed or not.
-_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin|tax id)\b")
+_ITIN_WORDS = re.compile(r"\b(?:itin|individual taxpayer|taxpayer id\w*|tin)\b")
+# "Tax ID" names a business's EIN (nine digits, written 2-7) at least as often as a person's SSN or
+# ITIN: it counts for a number written 3-2-4 ("tax ID 123 45 6789") or a valid ITIN, and not where
+# a business is named on the value's line or before it (a vendor, a company, LLC, Inc, Ltd, EIN).
+_TAX_ID = re.compile(r"\btax id\b")
+_BUSINESS = re.compile(r"\b(?:llc|l\.l\.c|inc|incorporated|ltd|limited|corp|corporation|company|companies|co|vendors?|"
+                       r"suppliers?|business|employer|ein|fein|duns|gmbh|plc|llp|lp|s\.a|bv|pty)\b")
+
+
+def _business(ctx: Ctx, start: int, end: int) -> bool:
+    le = ctx.text.find("\n", end)
+    return _BUSINESS.search(lead(ctx.text, start, 60, ctx.cache) + " " + words(ctx.text[end : le if le != -1 else None])) \
+        is not None
 
 
 def _ssn(node, ctx: Ctx):
@@ -291,11 +324,14 @@ def _ssn(node, ctx: Ctx):
 
     for m in _SSN.finditer(ctx.text, node.start, node.end):
         number = m.group(1) + m.group(3) + m.group(4)
+        win = window(ctx, m.start(), m.end(), 40, 10)
         if number[0] == "9":
-            if itin.is_valid(number) and _ITIN_WORDS.search(window(ctx, m.start(), m.end(), 40, 10)):
+            if itin.is_valid(number) and (_ITIN_WORDS.search(win) or _TAX_ID.search(win)
+                                          and not _business(ctx, m.start(), m.end())):
                 yield m.span()
             continue
-        if m.group(2) != "-" and not any(w in window(ctx, m.start(), m.end(), 40, 10) for w in _SSN_WORDS):
+        if m.group(2) != "-" and not any(w in win for w in _SSN_WORDS) and not (
+                m.group(2) and _TAX_ID.search(win) and not _business(ctx, m.start(), m.end())):
             continue
         if ssn.is_valid(number):
             yield m.span()
@@ -381,11 +417,16 @@ register(Rule(
 # "Her passport, number ..., expires", "número de pasaporte es ...", "passport_number": "...").
 _PASSPORT_WORD = (r"(?:passport|travel document|护照|護照|パスポート|reisepass|passnummer|pasaporte|passeport|passaport[oe]"
                   r"|паспорт[а-я]*|여권)")
-_PASSPORT_GAP = (r"(?:[ \t]*(?:[\"'`<>:：=#№\-–—,.]|\([^)\n]{0,20}\)|(?:number|nummer|numéro|número|numero|num|nr|no|id"
+_PASSPORT_GAP = (r"(?:[ \t]*(?:[\"'`<>:：=#№\-–—,.]|\((?![\s\d\-–/]*\))[^)\n]{0,20}\)|(?:number|nummer|numéro|número|numero|num|nr|no|id"
                  r"|is|was|are|'s|’s|est|es|ist|lautet|è|é|de|do|da|del|du|то|是|为|為|は|号码|號碼|号|號|番号|번호|는|은|номер)"
                  r"(?![A-Za-z]))){0,8}")
-_PASSPORT = re.compile(rf"{_PASSPORT_WORD}(?:[ \t]*\n[ \t]*(?=number|no\b|nr\b|#|nummer))?{_PASSPORT_GAP}[ \t]*"
-                       r"([A-Z0-9]{6,9}|[0-9]{3} [0-9]{3} [0-9]{3})(?![A-Za-z0-9])", re.I)
+# A bracket holding only digits is a year, not a country ("Passport (2019): 1234567 issued"). The
+# value may stand on the line below a full label, one that names the number ("Passport Number\n
+# X1234567", "Passport No.\nX1234567"); a bare "Passport" line is a heading.
+_PASSPORT = re.compile(rf"{_PASSPORT_WORD}(?:[ \t]*\n[ \t]*(?=number|no\b|nr\b|#|nummer))?({_PASSPORT_GAP})"
+                       r"([ \t]*\r?\n)?[ \t]*([A-Z0-9]{6,9}|[0-9]{3} [0-9]{3} [0-9]{3})(?![A-Za-z0-9])", re.I)
+_PASSPORT_LABEL = re.compile(r"(?<![A-Za-z])(?:number|nummer|numéro|número|numero|num|nr|no)(?![A-Za-z])|#|№|号码|號碼|番号|번호|номер",
+                             re.I)
 _LOWER_PASSPORT = re.compile(r"[a-z]{1,2}[0-9]+")  # typed in lower case: a letter or two, then digits ("k1234567")
 
 
@@ -394,9 +435,11 @@ def _passport(node, ctx: Ctx):
     if view is None:  # "passport_number" read as "passport number" (same length: spans unchanged)
         view = ctx.cache["snake"] = ctx.text.replace("_", " ")
     for m in _PASSPORT.finditer(view, node.start, node.end):
-        v = m.group(1)
+        if m.group(2) is not None and not _PASSPORT_LABEL.search(m.group(0), 0, m.start(2) - m.start()):
+            continue  # a value on the next line only below a full label
+        v = m.group(3)
         if sum(c.isdigit() for c in v) >= 5 and not v.isalpha() and (not v.islower() or _LOWER_PASSPORT.fullmatch(v)):
-            yield m.span(1)
+            yield m.span(3)
 
 
 register(Rule(
