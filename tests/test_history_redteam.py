@@ -317,3 +317,20 @@ os._exit(0)  # committed in the ledger, never flushed to Lance
         rt = memactors.connect(str(tmp_path / "data"), host="process", config=cfg, **kw)
         assert _versions(rt, v1.memory_id) == [(1, "superseded")]
         rt.close()
+
+
+def test_a_rollback_leaves_a_memory_erased_after_its_plan_erased():
+    # A forget or a sweep landing between a rollback's plan and its apply: the plan's row
+    # reinstated the erased memory whole (its text back in L2 and recall, the folder then
+    # refused to open: "L2 disagrees with the ledger").
+    from memactors.core import changes as C
+    from memactors.core.config import LifecycleConfig
+    from memactors.core.ops import RollbackOp
+
+    scope, mid = "/org/acme/user/alice/", "05c4ba3e" + "0" * 24
+    now = {"memory_id": mid, "scope": scope, "status": "superseded", "version": 1, "content": "a secret plan"}
+    op = RollbackOp([(mid, scope, now, dict(now, status="active"))], "ag", "undo", "k-1")
+    ctx = C.Ctx(None, 0, LifecycleConfig(), state_of=lambda s: None, erased={mid})
+    assert C.decide_rollback(op, ctx).changes == []
+    ctx.erased = set()
+    assert [ch.patch for ch in C.decide_rollback(op, ctx).changes] == [{"status": "active"}]

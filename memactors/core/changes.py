@@ -500,10 +500,14 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
 
 def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
     """Compensating changes: each memory patched from what it is (the hot state's record when
-    the owner holds it, else the ledger's) to what it must be. Nothing is rewritten."""
+    the owner holds it, else the ledger's) to what it must be. Nothing is rewritten; a memory
+    erased since the plan read it (``ctx.erased``) is left erased (its row would come back whole)."""
     changes, out = [], {"undone": 0, "reinstated": 0, "restored": 0, "flagged": 0}
     bases, gone = {}, {}
+    erased = ctx.erased or ()
     for mid, scope, now, target in op.rows:
+        if mid in erased:  # erased after the plan read it (a forget, a sweep): it stays forgotten
+            continue
         state = ctx.state_of(scope) if ctx.state_of is not None else None
         current = (state.get(mid) if state is not None else None) or now
         patch = patch_of(current, target)
