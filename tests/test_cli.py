@@ -115,6 +115,47 @@ def test_fresh_refuses_a_folder_that_is_not_a_data_folder(no_runtime, tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "keep me"
 
 
+def _foreign(d, extra: bool):
+    import duckdb
+
+    d.mkdir()
+    if extra:
+        (d / "invoices.csv").write_text("precious")
+    con = duckdb.connect(str(d / "ledger.duckdb"))
+    con.execute("CREATE TABLE journal (x INTEGER)")
+    con.close()
+
+
+def _tables(path) -> list:
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("extra", [True, False])
+def test_fresh_never_deletes_another_programs_folder_with_a_ledger_duckdb(no_runtime, tmp_path, extra):
+    # A folder of another program that held a file named ledger.duckdb was deleted whole.
+    d = tmp_path / "accounting"
+    _foreign(d, extra)
+    res = CliRunner().invoke(cli_mod.cli, ["demo", "--fresh", "--data", str(d)])
+    assert res.exit_code == 2 and res.stderr.startswith("error: --fresh:"), res.output
+    assert _tables(d / "ledger.duckdb") == ["journal"] and (not extra or (d / "invoices.csv").read_text() == "precious")
+
+
+def test_a_verb_never_adopts_another_programs_duckdb_file(tmp_path):
+    # A read-only verb added the ledger's twelve tables to that program's database.
+    d = tmp_path / "accounting"
+    _foreign(d, True)
+    for verb in (["grants"], ["audit", "verify"]):
+        res = CliRunner().invoke(cli_mod.cli, [*verb, "--data", str(d)])
+        assert res.exit_code == 2 and "another program" in res.stderr and "Traceback" not in res.output, res.output
+    assert _tables(d / "ledger.duckdb") == ["journal"]
+
+
 def test_stale_runtime_json_is_reported_not_attached(no_runtime, tmp_path):
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()

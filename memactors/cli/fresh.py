@@ -21,14 +21,31 @@ def fresh(data: str) -> None:
         return
     if not os.path.isdir(path):
         raise CliError(f"--fresh: {path} is not a folder; refusing to delete it")
-    if not looks_like_data_folder(path):
-        raise CliError(f"--fresh: {path} is not empty and has no {LEDGER_FILE}, so it does not look like a "
-                       "memactors data folder; refusing to delete it")
+    if not looks_like_data_folder(path) or not _ours(os.path.join(path, LEDGER_FILE)):
+        raise CliError(f"--fresh: {path} holds other things than a memactors data folder's ({LEDGER_FILE}, l2/, "
+                       "its locks), so it does not look like one; refusing to delete it")
     if os.path.exists(Layout(path).runtime_file):
         raise CliError(f"--fresh: a runtime is up on {path}; run `memactors down --data {shlex.quote(data)}` first")
     if folder_in_use(path):
         raise CliError(f"--fresh: {path} is open by another memactors runtime; refusing to delete it")
     shutil.rmtree(path)
+
+
+def _ours(ledger: str) -> bool:
+    """Whether a ledger file (if there is one) holds the ledger's tables, not another program's."""
+    if not os.path.exists(ledger):
+        return True
+    import duckdb
+
+    try:
+        con = duckdb.connect(ledger, read_only=True)
+    except duckdb.Error:  # damaged, or held open: not for --fresh to judge (a held one is refused next)
+        return True
+    try:
+        names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    finally:
+        con.close()
+    return not names or "events" in names
 
 
 def refuse_used(data: str, seq: int | None = None) -> None:

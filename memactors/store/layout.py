@@ -60,11 +60,22 @@ class Layout:
         return os.path.join(self.data_dir, UP_LOCK_FILE)
 
 
+# What a data folder holds, and nothing else: the ledger (and DuckDB's log and a purge's
+# rewrite of it), L2, the locks, runtime.json.
+OWN_ENTRIES = frozenset({LEDGER_FILE, f"{LEDGER_FILE}.wal", f"{LEDGER_FILE}.compact", f"{LEDGER_FILE}.compact.wal",
+                         L2_DIR, LOCK_FILE, RUNTIME_FILE, UP_LOCK_FILE})
+
+
 def looks_like_data_folder(path: str | os.PathLike) -> bool:
-    """True when ``path`` is a folder that is empty (but for lock files) or holds a ledger: the
-    only folders a ``--fresh`` may delete. False for a missing path, a file, or a folder of
-    other things."""
+    """True when ``path`` is a folder that is empty (but for lock files) or holds a ledger and
+    nothing a data folder does not hold: the only folders a ``--fresh`` may delete. False for a
+    missing path, a file, or a folder of other things (another program's folder with a file
+    named ledger.duckdb among its own was deleted whole). Whether the ledger file is ours is
+    the ledger's to say when it is opened (``Ledger``: a DuckDB file of other tables is refused)."""
     path = os.fspath(path)
     if not os.path.isdir(path):
         return False
-    return not set(os.listdir(path)) - {LOCK_FILE, UP_LOCK_FILE} or os.path.exists(Layout(path).ledger)
+    entries = set(os.listdir(path))
+    if not entries - {LOCK_FILE, UP_LOCK_FILE}:
+        return True
+    return LEDGER_FILE in entries and entries <= OWN_ENTRIES

@@ -112,6 +112,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 self.con.close()
                 raise
             return
+        self._refuse_foreign()
         for ddl in _DDL:
             self._x(ddl)
         row = self._x("SELECT max(seq) FROM events")[0]
@@ -147,6 +148,15 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             # fold 100k events into a 1.1 GB ledger; 17 s against 3.7 s to write 1.09M events,
             # the file 9% larger without it).
             self._x("SET disabled_compression_methods = 'dict_fsst'")
+
+    def _refuse_foreign(self) -> None:
+        """A DuckDB file of other tables and none of ours is another program's database that
+        happens to be named ledger.duckdb: refused before a table is added to it."""
+        names = {r[0] for r in self._x("SELECT table_name FROM information_schema.tables")}
+        if names and "events" not in names:
+            self.con.close()
+            raise StoreError(f"{self.path} is a DuckDB database of another program (it holds none of the ledger's "
+                             "tables): point --data at a memactors data folder")
 
     def _open_read_only(self, key_dir: str) -> None:
         row = self._x("SELECT max(seq) FROM events")[0]
