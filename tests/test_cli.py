@@ -297,3 +297,18 @@ def test_demo_refuses_a_folder_that_holds_a_ledger_unless_fresh(tmp_path, monkey
     res = run("demo", "--fresh", "--json")  # `make demo`: the folder deleted first, then the walk
     assert res.exit_code == 0, res.output
     assert all(g["reason"] != "ours" for g in orjson.loads(run("grants", "--json").stdout)["grants"])
+
+
+def test_no_input_ends_in_a_traceback(tmp_path):
+    # A point written with a superscript digit (str.isdigit() holds, int() refuses), a config
+    # file that is not UTF-8, a damaged ledger under rebuild: each printed a Python traceback and
+    # exited 1, which the CLI documents as "the ledger does not verify".
+    d = str(tmp_path / "d")
+    assert CliRunner().invoke(cli_mod.cli, ["grant", "a1", "/org/acme/user/alice/", "--write", "--data", d]).exit_code == 0
+    (tmp_path / "bad.toml").write_bytes(b'[runtime]\nkey_dir = "\xff"\n')
+    for args in (["recall", "tea", "--actor", "a1", "--scope", "/org/acme/user/alice/", "--as-of", "\u00b2", "--data", d],
+                 ["audit", "at", "\u0663", "--actor", "a1", "--scope", "/org/acme/user/alice/", "--data", d],
+                 ["restore", str(tmp_path / "nothing"), "--to", str(tmp_path / "r"), "--config", str(tmp_path / "bad.toml")]):
+        res = CliRunner().invoke(cli_mod.cli, args)
+        assert res.exit_code == 2 and "Traceback" not in res.output, (args, res.output)
+        assert len(res.stderr.strip().splitlines()) == 1 and res.stderr.startswith("error:"), (args, res.stderr)

@@ -18,7 +18,7 @@ from memactors.core.scopes import check_identifier
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP instead of stdio (bearer tokens).")
 @click.option("--host", "bind", default="127.0.0.1", show_default=True,
               help="HTTP: the address to bind (loopback unless told otherwise).")
-@click.option("--port", default=8765, show_default=True, type=int, help="HTTP: the port.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP: the port.")
 @click.option("--tokens", metavar="FILE", help="HTTP: the token file (digests only) mapping tokens to actors.")
 @click.option("--runtime-host", type=click.Choice(["process", "ray"]), default="process", show_default=True,
               help="Where the runtime runs when no `memactors up` runtime is attached.")

@@ -36,7 +36,7 @@ def load(path: str) -> dict[str, str]:
                 raise ValueError("sha256")
             out[h] = check_identifier(actor, "actor")
         return out
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: nested past the limit
         raise _unusable(path, exc) from None
 
 
