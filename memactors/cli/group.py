@@ -25,14 +25,29 @@ class Command(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             opts, _, _ = self.make_parser(ctx).parse_args(args=list(args))
+        except click.NoSuchOption as exc:
+            if exc.option_name.startswith("--") and len(exc.option_name) > 2 and not exc.option_name[2:].replace(
+                    "-", "").isalnum():
+                # Text that starts with dashes (a PEM block): click quoted it whole. Said without it.
+                raise click.UsageError("an argument starts with '-' and is no option: put `--` before a text that "
+                                       "starts with a dash", ctx) from None
+            return self._parse(ctx, args)  # click's own message for a mistyped option
         except click.UsageError:
-            return super().parse_args(ctx, args)  # click's own message for a malformed line
+            return self._parse(ctx, args)  # click's own message for a malformed line
         if not ctx.resilient_parsing and not any(p.is_eager and p.name in opts for p in self.get_params(ctx)):
             missing = [p for p in self.params if isinstance(p, click.Option) and p.required
                        and p.name not in opts and p.resolve_envvar_value(ctx) is None]
             if len(missing) > 1:
                 raise click.UsageError("missing options: " + ", ".join(p.opts[0] for p in missing), ctx)
-        return super().parse_args(ctx, args)
+        return self._parse(ctx, args)
+
+    def _parse(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if "unexpected extra argument" in exc.message:  # click quotes them: an unquoted text, maybe a secret
+                raise click.UsageError("unexpected extra arguments: quote a text of several words", ctx) from None
+            raise
 
 
 class Group(click.Group):
