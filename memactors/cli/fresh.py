@@ -37,6 +37,8 @@ def _ours(ledger: str) -> bool:
         return True
     import duckdb
 
+    from memactors.store.ledger import another_programs
+
     try:
         con = duckdb.connect(ledger, read_only=True)
     except duckdb.Error:  # damaged, or held open: not for --fresh to judge (a held one is refused next)
@@ -45,7 +47,7 @@ def _ours(ledger: str) -> bool:
         names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     finally:
         con.close()
-    return not names or "events" in names
+    return not another_programs(names)
 
 
 def refuse_used(data: str, seq: int | None = None) -> None:

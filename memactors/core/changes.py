@@ -150,9 +150,10 @@ def decide_write_op(req: R.WriteRequest, ctx: Ctx) -> Outcome:
                        else (E.MERGE, f"merged {memory_id} into {old['memory_id']}: a near-copy"))
         changes = [Change(action, req.scope, old["memory_id"], patch=refresh_patch(old, d.record), reason=why,
                           of_version=old["version"])]
-        changes += [Change(E.STATUS, o["scope"], o["memory_id"], patch={k: o[k] for k in ("status", "review", "updated_at")},
+        changes += [Change(E.STATUS, o["scope"], o["memory_id"], of_version=o["version"],
+                           patch={k: o[k] for k in ("status", "review", "updated_at")},
                            reason=f"superseded by {old['memory_id']}: contradiction resolved by a confidence gap "
-                                  "(confirmed)", of_version=o["version"]) for o in d.changed]
+                                  "(confirmed)") for o in d.changed]
         return Outcome(changes, result)
     why = f"kept as superseded: judged by {d.judged}" if d.judged and not d.changed else None
     if d.decision == R.KEPT_AS_SUPERSEDED and why is None and d.record.get("entity_key"):
@@ -555,7 +556,7 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     records, edges = ctx.provenance
     out = decide_forget(op, targets, records, edges, ctx.shown)
     if ctx.state is not None:
-        out.changes += _contradictions_ended(ctx.state, out.result["forgotten"],
+        out.changes += _contradictions_ended(ctx.state, out.destroy_keys,  # all erased, named or not
                                              f"its other side was erased ({op.memory_id})")
     return out
 

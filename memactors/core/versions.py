@@ -392,11 +392,6 @@ class Rules:
     own_hard: bool = False  # the write states its hard TTL (ttl_days)
     copy: bool = False  # the runtime's copy of another memory (a promotion): its TTL is a cap, not a statement
 
-    @property
-    def explicit_ttl(self) -> bool:
-        """The write set a TTL of its own (either one)."""
-        return self.own_soft or self.own_hard
-
 
 def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules(), near=None,
                  judge=None, similar=None, sees: frozenset | None = None) -> Decision:
@@ -566,9 +561,10 @@ def renamed(old: dict, rec: dict) -> bool:
 
 def own_policy(rules: Rules, rec: dict, old: dict | None = None) -> dict | None:
     """The TTLs a rewrite renews a memory under, only those it sets (None: the memory's own
-    restart; always for a promotion's copy or another source kind's rewrite): each TTL the write states; both of its new category's (as ``rec`` resolved them,
-    the stated ones over the category's) when it names another category. A TTL it does not
-    state keeps the memory's own (a soft TTL that would outlast the hard one is cut to it)."""
+    restart; always so for a promotion's copy or another source kind's rewrite): each TTL the
+    write states; both of its new category's (as ``rec`` resolved them, the stated ones over the
+    category's) when it names another category. A TTL it does not state keeps the memory's own
+    (a soft TTL that would outlast the hard one is cut to it)."""
     if old is not None and (rules.copy or rec.get("source_kind") != old.get("source_kind")):
         # A promotion seen again, or another voice repeating the text: the memory renews under its
         # own policy. Neither may shorten it or move its category (a session's item with a 2-day

@@ -49,15 +49,15 @@ from ..core import validate as V
 from ..core.budget import estimate_tokens, select
 from ..core.errors import (AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, PartialWrite, SessionClosed,
                            SessionExpired)
-from ..core.grants import SYSTEM_ACTOR
 from ..core.idempotency import made_key_prefix
 from ..core.l0 import ERASED, L0, Observation, check_source, quote
-from ..core.ops import MarkOp, PromoteOp, StatusOp
+from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
+from ..core.versions import expired
 from ..core.working import KEPT
 from .actions import log_action, tool_call
 from .arguments import typed_calls
-from .session_items import candidate, past_hard_ttl, place, record_marks, served, step_mark, turn_mark
+from .session_items import candidate, place, record_marks, served, step_mark, turn_mark
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
@@ -242,7 +242,7 @@ class Session:
         # An observation or note past its hard TTL leaves as its L1 item leaves recall (whatever its
         # status: a promoted item is superseded, yet its observation stays shown until then).
         l0 = {o.memory_id for o in self.l0.observations if o.memory_id} | {m for m, _ in self.l0.notes}
-        gone |= {m for m in l0 - gone if past_hard_ttl(now[m][0], t)}
+        gone |= {m for m in l0 - gone if now[m][0] is not None and expired(now[m][0], t)}
         if gone:
             self.l0.drop(gone)  # observations and notes, by their items
             for m in gone & self._shown.keys():

@@ -9,6 +9,7 @@ from ..core import records as R
 from ..core.errors import MemactorsError
 from ..core.grants import SYSTEM_ACTOR
 from ..core.ops import MarkOp
+from ..core.versions import expired
 
 
 def candidate(rec: dict, tag: dict, gate) -> P.Candidate:
@@ -33,13 +34,7 @@ def place(steps: dict[str, int], plan: list, marked: int | None = None) -> int:
 
 def served(rec: dict, now_us: int) -> bool:
     """Whether recall would still serve this record (live, not past its hard TTL)."""
-    return rec.get("status") in R.LIVE and (rec.get("hard_expires_at") is None or rec["hard_expires_at"] > now_us)
-
-
-def past_hard_ttl(rec: dict | None, now_us: int) -> bool:
-    """Whether this record is past its hard TTL (out of recall, whatever its status)."""
-    at = rec.get("hard_expires_at") if rec else None
-    return at is not None and at <= now_us
+    return rec.get("status") in R.LIVE and not expired(rec, now_us)
 
 
 def turn_mark(session_id: str) -> str:
@@ -52,7 +47,7 @@ def step_mark(session_id: str) -> str:
     return f"session-step:{session_id}"
 
 
-def record_marks(rt, sessions: list[Session], name, value: int | None, what: str) -> None:
+def record_marks(rt, sessions: list, name, value: int | None, what: str) -> None:
     """Each session's mark ``name(id)`` set to ``value`` (None: its next turn), one call."""
     ops = []
     for s in sessions:

@@ -94,6 +94,12 @@ _WRITE_KEYS = ("SELECT idem_key FROM events WHERE action IN ('write', 'write_wor
                "AND idem_key IS NOT NULL AND memory_id IN (SELECT unnest(?::VARCHAR[]))")
 
 
+def another_programs(tables: set[str]) -> bool:
+    """Whether a DuckDB file of these tables is another program's database: tables, none of them
+    the ledger's ``events`` (an empty file is a new ledger)."""
+    return bool(tables) and "events" not in tables
+
+
 class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAudit, LedgerExpiry):
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
                  wal_max_mb: int = 16) -> None:
@@ -152,8 +158,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
     def _refuse_foreign(self) -> None:
         """A DuckDB file of other tables and none of ours is another program's database that
         happens to be named ledger.duckdb: refused before a table is added to it."""
-        names = {r[0] for r in self._x("SELECT table_name FROM information_schema.tables")}
-        if names and "events" not in names:
+        if another_programs({r[0] for r in self._x("SELECT table_name FROM information_schema.tables")}):
             self.con.close()
             raise StoreError(f"{self.path} is a DuckDB database of another program (it holds none of the ledger's "
                              "tables): point --data at a memactors data folder")

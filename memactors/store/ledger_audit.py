@@ -61,12 +61,13 @@ class LedgerAudit:
         ids = sorted(set(memory_ids))
         if not ids:
             return {}
-        recs = self.fold("list_contains(?, e.memory_id)", [ids]).records
+        # semi-joins, not list_contains (which scans the list once an event): a rollback plan asks for many
+        recs = self.fold("e.memory_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).records
         out = {m: recs[m].get("sensitivity") for m in ids if recs.get(m) is not None}
         rest = [m for m in ids if m not in out]
         if rest:
             for mid, snap in self._q("SELECT memory_id, arg_min(snapshot, seq) FROM events WHERE action = 'forget' "
-                                     "AND list_contains(?, memory_id) GROUP BY memory_id", [rest]):
+                                     "AND memory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY memory_id", [rest]):
                 out[mid] = orjson.loads(bytes(snap)).get("sensitivity") if snap else None
         return {m: out.get(m) for m in ids}
 

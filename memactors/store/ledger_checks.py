@@ -169,25 +169,22 @@ class LedgerChecks:
             why = D.provenance_problem(f, cur.execute("SELECT memory_id, source, kind FROM provenance").fetchall())
             if why is not None:
                 return (None, why, "provenance")
-            at["table"] = "levels"
-            mark = cur.execute("SELECT value FROM meta WHERE key = 'levels'").fetchall()
-            try:
-                covered = int(bytes(mark[0][0])) if mark else 0
-            except ValueError:
-                return (None, "the levels index's mark (the seq it covers) is not a number: it was changed", "levels")
-            why = D.levels_problem(f, covered, state[0], cur.execute("SELECT memory_id, sensitivity FROM levels").fetchall())
-            if why is not None:
-                return (None, why, "levels")
-            at["table"] = "set_aside"
-            mark = cur.execute("SELECT value FROM meta WHERE key = 'set_aside'").fetchall()
-            try:
-                covered = int(bytes(mark[0][0])) if mark else 0
-            except ValueError:
-                return (None, "the set-aside index's mark is not a number: it was changed", "set_aside")
-            why = set_aside_problem(lambda sql, p=None: cur.execute(sql, p or []).fetchall(), covered,
-                                    self._set_aside_in_force(cur))
-            if why is not None:
-                return (None, why, "set_aside")
+            for table in ("levels", "set_aside"):  # the indexes brought up to a mark, each against the records
+                at["table"] = table
+                mark = cur.execute("SELECT value FROM meta WHERE key = ?", [table]).fetchall()
+                try:
+                    covered = int(bytes(mark[0][0])) if mark else 0
+                except ValueError:
+                    return (None, f"the {table} index's mark (the seq it covers) is not a number: it was changed",
+                            table)
+                if table == "levels":
+                    why = D.levels_problem(f, covered, state[0],
+                                           cur.execute("SELECT memory_id, sensitivity FROM levels").fetchall())
+                else:
+                    why = set_aside_problem(lambda sql, p=None: cur.execute(sql, p or []).fetchall(), covered,
+                                            self._set_aside_in_force(cur))
+                if why is not None:
+                    return (None, why, table)
             self._fold = (state, f.digests)
             return None
         finally:

@@ -194,20 +194,13 @@ class LedgerHistory:
         if under:
             conds.append("starts_with(e.scope, ?)")
             params.append(under)
-        if "since" in where:
-            conds.append("e.ts >= ?")
-            params.append(int(where["since"]))
-        if "until" in where:
-            conds.append("e.ts < ?")
-            params.append(int(where["until"]))
         # A seq is a point as at= reads it: since it, what the state at it does not hold yet;
         # until it, what it holds.
-        if "since_seq" in where:
-            conds.append("e.seq > ?")
-            params.append(int(where["since_seq"]))
-        if "until_seq" in where:
-            conds.append("e.seq <= ?")
-            params.append(int(where["until_seq"]))
+        for key, cond in (("since", "e.ts >= ?"), ("until", "e.ts < ?"), ("since_seq", "e.seq > ?"),
+                          ("until_seq", "e.seq <= ?")):
+            if key in where:
+                conds.append(cond)
+                params.append(int(where[key]))
         if "actor" in where:
             conds.append("e.actor = ?")
             params.append(where["actor"])
