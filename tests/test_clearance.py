@@ -590,3 +590,17 @@ def test_audit_at_counts_only_the_changes_a_reader_is_shown(world):
     rt.flush()
     for actor, want in SEES.items():
         assert rt.audit.at(before, actor=actor, scope=scope)["changed_since"] == 2 * len(want), actor
+
+
+def test_an_erasure_ends_the_contradiction_of_a_copy_it_does_not_name(world):
+    # A restricted memory derived from the erased one (same scope) goes with it, unnamed to the
+    # lower-cleared caller; the contradiction it was in ends for the side left alone all the same.
+    rt, scope, _ = world
+    rt.grant("dflt", scope, write=True)
+    src = rt.write(scope, "alice mentioned her travel plans in march", actor="dflt").memory_id
+    rt.write(scope, "alice is vegetarian", actor="writer", sensitivity="restricted", derived_from=[src])
+    other = rt.write(scope, "alice is not vegetarian", actor="writer", sensitivity="restricted").memory_id
+    assert {h.memory_id: h.review for h in _recall(rt, "res", scope).hits}[other] == "contradiction"
+    out = rt.forget(src, actor="dflt", reason="asked")
+    assert out["forgotten"] == [src]
+    assert {h.memory_id: h.review for h in _recall(rt, "res", scope).hits}[other] is None
