@@ -42,6 +42,21 @@ def test_an_empty_data_path_is_refused_never_read_as_the_current_folder(no_runti
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("args", [["bench", "thresholds", "--dataset", ".", "--fresh"], ["eval"], ["simulate"]],
+                         ids=lambda a: a[0])
+def test_an_empty_data_path_is_refused_by_the_verbs_with_their_own_data_option(no_runtime, tmp_path, monkeypatch,
+                                                                                args):
+    """`bench thresholds --fresh --data "$DIR"` with DIR unset deleted the current folder when it
+    was a data folder (its --data skipped the check); `simulate` ran in a folder of its choosing."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "keep.txt").write_text("keep me")
+    res = CliRunner().invoke(cli_mod.cli, [*args, "--data", ""])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    last = res.stderr.strip().splitlines()[-1]  # simulate's errors are click's usage block, as its other options'
+    assert "--data" in last and "empty" in last, res.stderr
+    assert os.listdir(tmp_path) == ["keep.txt"]
+
+
 @pytest.mark.parametrize("args", [["up"], ["grant", "a1", "/org/acme/"], ["stats"], ["mcp", "--actor", "a1"]],
                          ids=lambda a: a[0])
 def test_a_data_path_that_is_a_file_is_refused_in_one_line(no_runtime, tmp_path, args):

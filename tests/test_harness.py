@@ -53,6 +53,14 @@ def test_grid_spec():
     for bad in ("top_k=5", "threshold=0.1", "threshold=0:1:0;top_k=1", "threshold=0.1;top_k=0", "nonsense"):
         with pytest.raises(ValueError):
             G.parse_grid(bad)
+    # a recommended threshold goes into [recall].threshold as it is: never NaN, out of [0, 1] or text
+    for bad in ("threshold=nan;top_k=1", "threshold=5,-0.5;top_k=1", "threshold=-0.5;top_k=1", "threshold=x;top_k=1",
+                "threshold=inf;top_k=1"):
+        with pytest.raises(ValueError, match="threshold values must be numbers from 0 to 1"):
+            G.parse_grid(bad)
+    with pytest.raises(ValueError, match="threshold values"):
+        G.parse_grid({"threshold": [True], "top_k": [1]})
+    assert G.parse_grid("threshold=0,1;top_k=1")["threshold"] == [0.0, 1.0]
 
 
 def _ranked(components=None) -> M.Ranked:
@@ -112,16 +120,16 @@ def test_recommend_cross_validates_per_top_k():
 
 
 def test_thresholds_below_the_store_floor_are_refused_before_any_write():
-    import memactors
     from memactors.bench.harness import prepare
+    from memactors.runtime.facade import load_config
 
     def recall(query, *, actor, task_id, allowed_scopes, purpose, top_k=5):  # a vector-only recall's signature
         raise AssertionError("no recall before validation")
 
-    # min_score 0.0; no write or recall may happen before the grid is refused.
-    rt = types.SimpleNamespace(config=memactors.Config(), recall=recall)
+    # min_score 0.2; no write or recall may happen before the grid is refused.
+    rt = types.SimpleNamespace(config=load_config({"recall": {"min_score": 0.2}}), recall=recall)
     with pytest.raises(ValueError, match="min_score"):
-        prepare(rt, TINY, grid="threshold=-0.5,0;top_k=1")
+        prepare(rt, TINY, grid="threshold=0.1,0.5;top_k=1")
     with pytest.raises(ValueError, match="not a parameter of this runtime's recall"):
         prepare(rt, TINY, grid="threshold=0;top_k=1;weights=1/0/0/0")
 
@@ -136,6 +144,10 @@ def test_cli_refuses_a_bad_grid_and_a_used_folder_before_connecting(tmp_path, mo
     res = CliRunner().invoke(cli_mod.cli, ["bench", "thresholds", "--dataset", TINY, "--grid", "top_k=5",
                                            "--data", str(tmp_path / "d")])
     assert res.exit_code == 2 and res.stderr.startswith("error: --grid:")
+    # a parameter the recall does not take: refused before a store is made for the grid (was: after)
+    res = CliRunner().invoke(cli_mod.cli, ["bench", "thresholds", "--dataset", TINY, "--grid",
+                                           "threshold=0.5;top_k=1;foo=3", "--data", str(tmp_path / "d")])
+    assert res.exit_code == 2 and "'foo' is not a parameter" in res.stderr and not (tmp_path / "d").exists()
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "notes.txt").write_text("keep")
     res = CliRunner().invoke(cli_mod.cli, ["bench", "thresholds", "--dataset", TINY, "--data", str(tmp_path / "used")])
@@ -153,10 +165,15 @@ def test_cli_refuses_a_dataset_it_cannot_read_before_connecting(tmp_path, monkey
 
     monkeypatch.setattr(memactors, "connect", lambda *a, **k: (_ for _ in ()).throw(AssertionError("connected")))
     (tmp_path / "empty").mkdir()
-    for name, body in [("list", "[]"), ("qa", '{"qa": [{"evidence": []}]}'), ("broken", "{not json"), ("none", "{}")]:
+    # "dangling": no evidence names a turn (was: loaded, recalled, then a TypeError drawing the plot)
+    dangling = orjson.dumps({"sample_id": "z", "conversation": {"session_1": [
+        {"speaker": "A", "dia_id": "D1:1", "text": "I love green apples"}]},
+        "qa": [{"question": "what fruit?", "evidence": ["D9:9"], "category": 4}]}).decode()
+    for name, body in [("list", "[]"), ("qa", '{"qa": [{"evidence": []}]}'), ("broken", "{not json"), ("none", "{}"),
+                       ("dangling", dangling)]:
         (tmp_path / name).mkdir()
         (tmp_path / name / "c.json").write_text(body)
-    for ds in ("empty", "list", "qa", "broken", "none"):
+    for ds in ("empty", "list", "qa", "broken", "none", "dangling"):
         res = CliRunner().invoke(cli_mod.cli, ["bench", "thresholds", "--dataset", str(tmp_path / ds),
                                                "--data", str(tmp_path / "d")])
         assert res.exit_code == 2, (ds, res.output)

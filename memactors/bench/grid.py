@@ -17,6 +17,7 @@ is comma-separated, ``a:b:step`` is an inclusive range, weights are written ``0.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 import time
@@ -66,7 +67,20 @@ def parse_grid(spec: str | dict) -> dict[str, list]:
             raise ValueError(f"the grid needs {need} values")
     if any(not isinstance(k, int) or k < 1 for k in grid["top_k"]):
         raise ValueError("top_k values must be positive integers")
+    # as [recall].threshold takes them: a recommended threshold goes into the config as it is
+    if any(isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= t <= 1.0 for t in grid["threshold"]):
+        raise ValueError("threshold values must be numbers from 0 to 1")
     return grid
+
+
+def check_params(grid: dict[str, list], recall) -> None:
+    """Refuse a retrieval parameter ``recall`` (a runtime's recall method) does not take,
+    before a store is made for the grid."""
+    accepted = inspect.signature(recall).parameters
+    for name in grid:
+        if name not in POST_PARAMS and name not in accepted:
+            raise ValueError(f"grid parameter {name!r} is not a parameter of this runtime's recall; the grid takes "
+                             f"{[*POST_PARAMS, *(p for p in accepted if p in ('weights',))]}")
 
 
 def configurations(grid: dict[str, list]) -> list[dict]:

@@ -28,7 +28,7 @@ import numpy as np
 from . import bm25 as bm25_mod
 from .governance import ACTOR as GOV_ACTOR
 from .governance import build_governance
-from .grid import DEFAULT_GRID, POST_PARAMS, configurations, fan_out, parse_grid, retrieval_key
+from .grid import DEFAULT_GRID, check_params, configurations, fan_out, parse_grid, retrieval_key
 from .locomo import CATEGORIES, SCORED_CATEGORIES, load_locomo
 from .metrics import GOV_KINDS, Ranked, metrics_for
 
@@ -103,13 +103,9 @@ def _write_fields() -> set[str]:
 def _recall_kwargs(rt, key: tuple) -> dict:
     """Keyword arguments of ``rt.recall`` for one retrieval configuration: its grid parameters,
     and no threshold (the grid applies thresholds to the scores) where the recall takes one."""
-    accepted = inspect.signature(rt.recall).parameters
-    kwargs = {"threshold": 0.0} if "threshold" in accepted else {}  # fused scores are >= 0: none dropped
-    for name, value in key:
-        if name not in accepted:
-            raise ValueError(f"grid parameter {name!r} is not a parameter of this runtime's recall; the grid takes "
-                             f"{[*POST_PARAMS, *(p for p in accepted if p in ('weights',))]}")
-        kwargs[name] = value
+    check_params(dict(key), rt.recall)
+    kwargs = {"threshold": 0.0} if "threshold" in inspect.signature(rt.recall).parameters else {}  # scores >= 0
+    kwargs.update(key)
     return kwargs
 
 

@@ -144,4 +144,6 @@ def load_locomo(path: str, *, max_questions: int | None = None) -> tuple[list[Co
     if max_questions is not None:
         for c in convs:
             c.questions = c.questions[:max_questions]
+    if not any(q.evidence for c in convs for q in c.questions):  # refused before anything is loaded or recalled
+        raise ValueError(f"no question at {path} has evidence naming a turn of its conversation: nothing to score")
     return convs, stats

@@ -10,7 +10,7 @@ import click
 import memactors
 from memactors.bench.grid import DEFAULT_GRID
 from memactors.cli.fresh import fresh as fresh_folder
-from memactors.cli.group import CliError, Group, cli
+from memactors.cli.group import CliError, Group, cli, data_folder
 from memactors.cli.output import Out
 from memactors.store.layout import resolve
 
@@ -39,7 +39,7 @@ def bench() -> None:
 @click.option("--beta", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
               help="Recommend by F-beta: 1 is F1; 2 when a missed memory costs more than a stray one.")
 @click.option("--fresh", is_flag=True, help="Delete DIR first (only if it looks like a memactors data folder).")
-@click.option("--data", default=".memactors-bench", show_default=True, metavar="DIR",
+@click.option("--data", default=".memactors-bench", show_default=True, metavar="DIR", callback=data_folder,
               help="The benchmark's own store: must be new or empty (never your main data folder).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as one JSON object instead of tables.")
 def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_questions: int | None, bootstrap: int,
@@ -50,12 +50,13 @@ def bench_thresholds(dataset: str, grid: str, workers: int, out_dir: str, max_qu
     conversations. Exit code 1 when a governance counter (a cross-scope, expired, superseded or
     deleted memory recalled at any configuration) is not 0."""
     from memactors.bench import parse_grid, run_thresholds
+    from memactors.bench.grid import check_params
     from memactors.bench.harness import NO_FLOOR
     from memactors.bench.locomo import load_locomo
     from memactors.bench.report import governance_failures
 
-    try:
-        parse_grid(grid)
+    try:  # a parameter the recall does not take is refused before a store is made for it
+        check_params(parse_grid(grid), memactors.Runtime.recall)
     except ValueError as exc:
         raise CliError(f"--grid: {exc}") from None
     try:  # a dataset that cannot be read is refused before a Ray runtime is started for it

@@ -8,7 +8,7 @@ import tempfile
 
 import click
 
-from memactors.cli.group import CliError, cli
+from memactors.cli.group import CliError, cli, data_folder
 from memactors.cli.output import Out
 
 
@@ -20,7 +20,7 @@ from memactors.cli.output import Out
 @click.option("--seed", type=click.IntRange(0), help="The generator's seed (--set generated only; default: small's).")
 @click.option("--min-recall", type=click.FloatRange(0, 1),
               help="The floor of must-recall recall@5 (default: memactors.eval.DEFAULT_MIN_RECALL, 0.95).")
-@click.option("--data", metavar="DIR",
+@click.option("--data", metavar="DIR", callback=data_folder,
               help="A new or empty scratch folder for the run's store, kept afterwards (default: a temporary "
                    "folder, deleted). Every byte in it is scanned: never your main data folder.")
 @click.option("--out", metavar="OUT", help="Also write the report as JSON to the file OUT.")

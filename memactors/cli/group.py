@@ -91,12 +91,14 @@ def parse_point(value: str) -> int | str:
     return int(value) if value.isascii() and value.isdigit() else value
 
 
-def data_folder(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+def data_folder(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--data``: refused when empty (an unset shell variable: never the current folder) or when
     it names something that is not a folder (a file), before any verb reads or makes it."""
+    if value is None:  # an optional --data left out
+        return None
     if not value.strip():
-        raise CliError("--data is empty: name the data folder (or leave --data out for "
-                       f"{DEFAULT_DATA})")
+        raise CliError("--data is empty: name the data folder" + (f" (or leave --data out for {param.default})"
+                                                                   if param.default else ""))
     if os.path.exists(value) and not os.path.isdir(value):
         raise CliError(f"--data {value} is a file, not a data folder")
     return value

@@ -94,6 +94,8 @@ def simulate(config_path, backend_names, out_dir, seed, tenants, users_per_tenan
     chaos = chaos_rate if chaos_rate is not None else pol.get("chaos_rate", 0)
     if isinstance(chaos, bool) or not isinstance(chaos, (int, float)) or not 0.0 <= chaos <= 1.0:  # nan fails too
         raise click.BadParameter("the chaos rate is a number from 0 to 1 (a rate per agent-tick)", param_hint="--chaos")
+    if data_dir is not None and not data_dir.strip():  # an unset shell variable: never a folder of our choosing
+        raise click.BadParameter("it is empty: name the data folder (or leave --data out)", param_hint="--data")
     names = list(backend_names) or list(runcfg.get("backends") or _default_backends())
     if unknown := [n for n in names if n not in BACKENDS]:
         raise click.BadParameter(f"unknown backend(s) {unknown}; known: {sorted(BACKENDS)}", param_hint="--backend")
