@@ -339,3 +339,90 @@ def test_a_memory_past_its_hard_ttl_is_erased_by_the_sweep_not_only_set_aside(fo
     assert kept.memory_id  # (a memory of the default policy is past its hard TTL too by then)
     if cold:
         rt.close()
+
+
+def test_a_dry_run_writes_nothing_and_still_plans_the_set_aside_memories(folder):
+    """`gc --dry-run` "changes nothing": it brought the ledger's set-aside index up (its rows and
+    its mark), so the ledger file changed. The plan is the same either way: an L1 item past its
+    hard TTL is planned by the dry run as by the applied sweep."""
+    import hashlib
+    import os
+
+    rt, clock, path = folder
+    item = rt.write(S, "Alice's scratch note on the boiler", actor=A, pool="working", ttl_days=3)
+    rt.write(S, "Alice keeps bees", actor=A)
+    clock.advance(days=5)
+    rt.flush()
+
+    def files() -> dict:
+        out = {}
+        for d, _, names in os.walk(path):
+            for f in names:
+                if f.startswith("ledger"):
+                    with open(os.path.join(d, f), "rb") as fh:
+                        out[f] = hashlib.sha256(fh.read()).hexdigest()
+        return out
+
+    before = files()
+    dry = rt.gc(dry_run=True)
+    assert files() == before
+    assert item.memory_id in dry.plan.to_dict(ids=True)["ids"]["hard_expired"]
+    assert rt.gc(dry_run=True).plan.digest() == dry.plan.digest()
+    applied = rt.gc()
+    assert applied.applied["by_rule"]["hard_expired"] == dry.by_rule["hard_expired"] >= 1
+    assert rt.audit.erased(item.memory_id, actor=A)["key_destroyed"]
+
+
+def test_an_applied_sweep_counts_by_tenant_what_it_applied_not_what_it_planned(folder):
+    """`by_rule` held applied counts and `by_tenant` planned ones: a memory written again after
+    the plan was skipped yet counted for its tenant."""
+    rt, clock, _ = folder
+    rt.write(S, "Alice's old scooter note", actor=A, ttl_days=10, soft_ttl_days=5)
+    rt.write(S2, "Bob's old scooter note", actor=A, ttl_days=10, soft_ttl_days=5)
+    clock.advance(days=11)
+
+    def again(step):
+        if step == "apply":  # renewed between the plan and its application: skipped
+            rt.write(S, "Alice's old scooter note", actor=A, ttl_days=10, soft_ttl_days=5)
+
+    res = rt.gc(progress=again)
+    assert res.plan.by_tenant == {"acme": 1, "beta": 1}
+    assert res.applied["skipped"] == 1 and sum(res.by_rule.values()) == 1
+    assert res.by_tenant == res.to_dict()["by_tenant"] == {"beta": 1}
+
+
+def test_a_sweep_lease_left_by_a_dead_driver_runs_out_and_a_live_one_is_renewed(folder, monkeypatch):
+    """The lease lived an hour in the ledger writer, which outlives a driver (`memactors up`): a
+    driver killed mid-sweep blocked every sweep, scheduled ones silently, for that long. Now it
+    is short and renewed while the sweep runs."""
+    import threading
+    import time
+
+    from memactors.core.errors import BackPressure
+    from memactors.runtime import lifecycle
+
+    rt, clock, _ = folder
+    monkeypatch.setattr(lifecycle, "LEASE_S", 0.6)
+    monkeypatch.setattr(lifecycle, "RENEW_S", 0.1)
+    rt.write(S, "Alice's note on the garden shed", actor=A, ttl_days=10, soft_ttl_days=5)
+    clock.advance(days=11)
+    # a driver that took the lease and died: no renewal, no release
+    assert rt._calls.get(rt._ledger.sweep_lease.remote("dead-driver", lifecycle.LEASE_S))
+    with pytest.raises(BackPressure):
+        rt.gc()
+    time.sleep(0.8)
+    refused = []
+
+    def slow(step):  # a sweep outliving its lease's first term: renewed, so still exclusive
+        if step == "apply":
+            time.sleep(1.0)
+            try:
+                lifecycle.run_gc(rt, dry_run=False, scope=None, workers=None)
+            except BackPressure:
+                refused.append(True)
+
+    t = threading.Thread(target=lambda: rt.gc(progress=slow))
+    t.start()
+    t.join(30)
+    assert refused == [True]
+    assert rt.gc().applied is not None  # released at its end

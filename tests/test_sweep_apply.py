@@ -140,7 +140,8 @@ def test_decide_sweep_checks_hot_memories_again_and_takes_cold_ones_as_planned()
     rows = [(due["memory_id"], scope, hard), (refreshed["memory_id"], scope, hard), (cold, other, hard)]
     out = decide_sweep(SweepOp(rows, "memactors-lifecycle", "gc-x-0-0", 0),
                        Ctx(None, now, lc, state_of={scope: state}.get))
-    assert out.result == {"decision": "swept", "by_rule": {"hard_expired": 2}, "skipped": 1}
+    assert out.result == {"decision": "swept", "by_rule": {"hard_expired": 2}, "by_scope": {scope: 1, other: 1},
+                          "skipped": 1}
     # past its hard TTL a memory is erased: a tombstone (its sensitivity where the record is at
     # hand), its data key destroyed with it
     assert [(c.action, c.memory_id, c.patch, c.reason) for c in out.changes] == [

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..core.config import Config
-from ..core.gc_plan import Plan, PlanBuilder, merge
+from ..core.gc_plan import Plan, PlanBuilder, merge, tenants_of
 from ..core.lifecycle import RULES
 from ..core.grants import SYSTEM_ACTOR
 from ..core.ops import SweepOp
@@ -80,10 +80,10 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
     ``since``: the ledger's last seq before the plan's sync (what changed after it is checked again)."""
     rows = plan_.rows
     if not rows.num_rows:
-        return {"by_rule": {r: 0 for r in RULES[1:]}, "skipped": 0, "events": 0}
+        return {"by_rule": {r: 0 for r in RULES[1:]}, "by_tenant": {}, "skipped": 0, "events": 0}
     t0 = time.perf_counter()
     sweep_id = uuid.uuid4().hex[:16]
-    by_rule, skipped, seconds = {r: 0 for r in RULES[1:]}, 0, {}
+    by_rule, by_scope, skipped, seconds = {r: 0 for r in RULES[1:]}, {}, 0, {}
     # The owners' own flushes wait while they commit: then their shares reach Lance in one
     # pass (concurrent deletes of one table conflict, and each retry redoes its scan: 5-11 s a
     # sweep of 200k, against ~1.5 s).
@@ -103,6 +103,8 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
                 raise errors.decode(res)
             for r, n in res["by_rule"].items():
                 by_rule[r] += n
+            for sc, n in res.get("by_scope", {}).items():
+                by_scope[sc] = by_scope.get(sc, 0) + n
             skipped += res["skipped"]
         seconds["decide_and_commit"] = round(time.perf_counter() - t0 - seconds["group"], 3)
         t0 = time.perf_counter()
@@ -113,7 +115,11 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
         _joint_flush([o.flush.remote(compact=False, joint=(joint, len(owners), None if i == 0 else owners[0]))
                       for i, o in enumerate(owners)], owners[0], joint)
         seconds["l2"] = round(time.perf_counter() - t0, 3)
-    return {"by_rule": by_rule, "skipped": skipped, "events": sum(by_rule.values()), "seconds": seconds}
+    by_tenant: dict[str, int] = {}
+    for t, n in zip(tenants_of(list(by_scope)).to_pylist(), by_scope.values()):
+        by_tenant[t] = by_tenant.get(t, 0) + n
+    return {"by_rule": by_rule, "by_tenant": by_tenant, "skipped": skipped, "events": sum(by_rule.values()),
+            "seconds": seconds}
 
 
 def _joint_flush(flushes: list, applier, key: str) -> None:

@@ -471,7 +471,7 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
             values[k] = col
         codes = lifecycle.rules(dict(zip(_RECHECK, values)), ctx.now_us, ctx.lifecycle)
         still = dict(zip([r["memory_id"] for r in hot], codes.tolist()))
-    changes, counts, skipped, evicted, destroyed = [], {}, 0, {}, []
+    changes, counts, skipped, evicted, destroyed, by_scope = [], {}, 0, {}, [], {}
     gone = ctx.erased or ()
     known = {r["memory_id"]: r for r in hot}
     for mid, scope, code in op.rows:
@@ -490,13 +490,15 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
             changes.append(Change(_SWEEP_ACTION[code], scope, mid, patch=_SWEEP_PATCH[code],
                                   reason=_SWEEP_REASON[code]))
         counts[lifecycle.RULES[code]] = counts.get(lifecycle.RULES[code], 0) + 1
+        by_scope[scope] = by_scope.get(scope, 0) + 1
         if lifecycle.ACTION_OF[code] == lifecycle.EVICT:
             evicted.setdefault(scope, []).append(mid)
     if evicted:  # a contradiction one side of which is evicted ends for the side left alone
         flagged = ctx.flagged_of or (lambda s: None)
         changes += _ended_by_scope(evicted, lambda s: ctx.state_of(s) or flagged(s),
                                    lambda ids: f"its other side was evicted by a sweep ({', '.join(sorted(ids))})")
-    return Outcome(changes, {"decision": "swept", "by_rule": counts, "skipped": skipped}, destroy_keys=destroyed)
+    return Outcome(changes, {"decision": "swept", "by_rule": counts, "by_scope": by_scope, "skipped": skipped},
+                   destroy_keys=destroyed)
 
 
 def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:

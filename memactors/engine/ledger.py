@@ -536,11 +536,11 @@ class LedgerCore:
         await self.flush()
         return await asyncio.to_thread(self.ledger.mark_of, name)
 
-    async def set_aside_past_hard(self, now_us: int) -> list[tuple[str, str]]:
+    async def set_aside_past_hard(self, now_us: int, dry_run: bool = False) -> list[tuple[str, str]]:
         """The memories no L2 row holds past their hard TTL (``Ledger.set_aside_past_hard``)."""
         await self.flush()
         async with self._con_lock:  # it writes its index
-            return await asyncio.to_thread(self.ledger.set_aside_past_hard, int(now_us))
+            return await asyncio.to_thread(self.ledger.set_aside_past_hard, int(now_us), dry_run=bool(dry_run))
 
     async def uncited_runs(self, min_streak: int, since_ts: int = 0) -> list[tuple[str, str, int]]:
         """Candidates for demotion (``Ledger.uncited_runs``), with every recall handed in so far counted."""

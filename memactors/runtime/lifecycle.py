@@ -22,7 +22,8 @@ from .arguments import typed_calls
 class GCResult:
     """A sweep's plan and, unless it was a dry run, what it did.
 
-    ``by_rule``: rule -> memories (planned, or applied); ``by_tenant``: tenant -> memories;
+    ``by_rule``: rule -> memories, ``by_tenant``: tenant -> memories (both planned for a dry
+    run, applied otherwise: the plan's own counts are in ``plan``);
     ``plan``: the full plan (``memactors.core.gc_plan.Plan``: ids per rule, bytes, summary)."""
 
     plan: object
@@ -51,7 +52,11 @@ class GCResult:
                 "plan": self.plan.to_dict()}
 
 
-LEASE_S = 3_600.0  # a sweep holds the folder's sweep lease at most this long
+# The folder's sweep lease lives in the ledger writer, which may outlive this driver (`memactors
+# up`): held for LEASE_S and renewed every RENEW_S while the sweep runs, so a driver that dies
+# mid-sweep blocks the next sweep for LEASE_S at most, not for as long as a sweep may take.
+LEASE_S = 30.0
+RENEW_S = 5.0
 
 
 def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progress=None) -> GCResult:
@@ -59,6 +64,9 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
     ledger = rt._ledger  # noqa: SLF001
     if not dry_run and not rt._calls.get(ledger.sweep_lease.remote(holder, LEASE_S)):  # noqa: SLF001
         raise BackPressure("another sweep of this data folder is running; retry when it has ended")
+    stop = threading.Event()
+    if not dry_run:
+        threading.Thread(target=_renew, args=(rt, holder, stop), name="memactors-sweep-lease", daemon=True).start()
     # Before the sync: what is committed up to it reaches L2 there, so the plan sees it; what
     # comes after, the owners check again (a memory refreshed or erased in a scope gone cold).
     since = None if dry_run else rt._calls.get(ledger.seq.remote())  # noqa: SLF001
@@ -75,7 +83,7 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
     try:
         out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
                           dry_run=dry_run, scope=scope, workers=workers, progress=step, host=host, since=since,
-                          set_aside=lambda now: rt._calls.get(ledger.set_aside_past_hard.remote(now)))  # noqa: SLF001
+                          set_aside=lambda now: rt._calls.get(ledger.set_aside_past_hard.remote(now, dry_run)))  # noqa: SLF001
     except Exception as exc:  # an owner killed mid-sweep: typed, and what a rerun does
         if isinstance(exc, MemactorsError) or not host.is_failure(exc):
             raise
@@ -85,12 +93,24 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
         raise type(err)(f"the sweep stopped part way ({err}); what it applied stays applied, one event per memory: "
                         "run gc again to finish it") from None
     finally:
+        stop.set()
         if not dry_run:
             ledger.sweep_release.remote(holder)
     plan = out["plan"]
-    by_rule = plan.by_rule if dry_run else out["applied"]["by_rule"]
-    return GCResult(plan, dry_run, by_rule, plan.by_tenant, out.get("applied"), out.get("maintenance"),
+    applied = out.get("applied") or {}
+    by_rule, by_tenant = (plan.by_rule, plan.by_tenant) if dry_run else (applied["by_rule"], applied["by_tenant"])
+    return GCResult(plan, dry_run, by_rule, by_tenant, out.get("applied"), out.get("maintenance"),
                     {k: v for k, v in out.items() if k.endswith("seconds")})
+
+
+def _renew(rt, holder: str, stop: threading.Event) -> None:
+    """Renew the sweep lease until ``stop``; a renewal that fails (the ledger writer busy or
+    gone) is tried again at the next turn, the lease still in force meanwhile."""
+    while not stop.wait(RENEW_S):
+        try:
+            rt._calls.get(rt._ledger.sweep_lease.remote(holder, LEASE_S))  # noqa: SLF001
+        except Exception:  # noqa: BLE001 - the sweep itself reports what failed
+            logging.getLogger(__name__).debug("sweep lease renewal failed", exc_info=True)
 
 
 @typed_calls("rt.contradictions")
