@@ -334,3 +334,52 @@ def test_a_rollback_leaves_a_memory_erased_after_its_plan_erased():
     assert C.decide_rollback(op, ctx).changes == []
     ctx.erased = set()
     assert [ch.patch for ch in C.decide_rollback(op, ctx).changes] == [{"status": "active"}]
+
+
+def test_a_recall_at_a_point_serves_the_working_items_the_pool_served_then(tmp_path):
+    """`at=` served L1 items a session idle past session_ttl_s (and a direct working write older
+    than it) had let go: at the newest seq it returned them while plain recall did not, and an
+    expired demoted copy of an old value hid a fact's live value. At a point the session was
+    alive, its items are served."""
+    clock = memactors.ManualClock()
+    rt, _, _ = _open(tmp_path, clock)
+    try:
+        rt.grant("ag", S, write=True)
+        rt.write(S, "carol city is porto", actor="ag", subject="carol", predicate="city", object="porto")
+        rt.write(S, "scratch note about the weather in porto", actor="ag", pool="working")
+        s = rt.session(S, actor="ag", task_id="t1", goal="plan the trip to porto", plan=["search", "book"])
+        s.start()
+        s.observe("user", "carol prefers an aisle seat to porto", category="preference")
+        s.before_llm()
+        alive = rt.audit.head()["seq"]
+        clock.advance(days=2)  # past session_ttl_s (a day)
+        rt.grant("other", S)  # an event at the clock's now: the newest seq is judged now
+        head = rt.audit.head()["seq"]
+
+        def contents(**kw):
+            return sorted(h.content for h in rt.recall("porto", actor="ag", task_id="t", allowed_scopes=[S],
+                                                       purpose="p", top_k=50, threshold=0.0, **kw).hits)
+
+        assert contents(at=head) == contents() == ["carol city is porto"]
+        then = contents(at=alive)
+        assert "carol prefers an aisle seat to porto" in then and "scratch note about the weather in porto" in then
+    finally:
+        rt.close()
+
+
+def test_history_lists_versions_oldest_first_when_a_later_write_takes_a_lower_number(tmp_path):
+    """Sorted by version number, a write numbered 1 again (its fact's versions all rolled back)
+    was listed before the older version 2: the docs say oldest first."""
+    rt, _, _ = _open(tmp_path)
+    try:
+        rt.grant("ag", S, write=True)
+        v1, v2 = _drink(rt, "tea"), _drink(rt, "coffee")
+        rt.rollback(memory_id=v2.memory_id, actor="ag", reason="wrong")  # v1 reinstated
+        rt.rollback(memory_id=v1.memory_id, actor="ag", reason="wrong too")  # nothing of the fact on record
+        v3 = _drink(rt, "juice")
+        h = rt.history(v3.memory_id, actor="ag")["versions"]
+        assert [v["memory_id"] for v in h] == [v1.memory_id, v2.memory_id, v3.memory_id]
+        assert [v["written"]["seq"] for v in h] == sorted(v["written"]["seq"] for v in h)
+        assert [v["version"] for v in h] == [1, 2, v3.version]
+    finally:
+        rt.close()

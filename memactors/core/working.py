@@ -28,6 +28,19 @@ def session_id(rec: dict) -> str | None:
     return s["id"] if s else None
 
 
+def within_lifetime(recs: list[dict], now_us: int, ttl_us: int) -> list[dict]:
+    """``recs`` but the working-pool items a pool would have let go by ``now_us`` (``WorkingPool``'s
+    lifetime rule, a session's newest item taken from ``recs``): what a recall as of a past point
+    serves of L1, as the pool served it then. Vault records pass as they are."""
+    newest: dict[str, int] = {}
+    for r in recs:
+        if r.get("pool") == "working" and (sid := session_id(r)) is not None:
+            newest[sid] = max(newest.get(sid, 0), r["created_at"])
+    cutoff = now_us - ttl_us
+    return [r for r in recs if r.get("pool") != "working"
+            or (newest[sid] if (sid := session_id(r)) is not None else r["created_at"]) >= cutoff]
+
+
 def _victim(items: OrderedDict) -> str:
     """The item the LRU bound pushes out: the least recently used one of no session, else the
     least recently used one of the session holding most of the scope's items (a session's items

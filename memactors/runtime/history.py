@@ -22,6 +22,7 @@ from ..core.errors import AccessDenied, InvalidRecord, LedgerTampered, Memactors
 from ..core.ops import RollbackOp
 from ..core.scopes import check_identifier, parse_scope
 from ..core.selection import finalize
+from ..core.working import within_lifetime
 from ..store.ledger_history import check_live_at
 from .evidence import evidence_row
 from .paths import new_folder
@@ -123,7 +124,10 @@ def recall_as_of(rt, plan, seq: int, at_us: int | None = None) -> RecallResult:
     ts, changed = (got["ts"] if at_us is None else at_us), got["changed"]
     # The changed memories folded from the ledger pass the recall's filter here, as every
     # other path's do in its pre-filter (clearance under today's grants, purpose, where=).
-    then = [r for r in got["then"] if check_live_at(r, ts) and (plan.filter is None or plan.filter.keep(r))]
+    # L1 items as the pool held them then: none its lifetime had let go (an idle session's)
+    live = within_lifetime([r for r in got["then"] if check_live_at(r, ts)], ts,
+                           int(rt.config.runtime.session_ttl_s * 1_000_000))
+    then = [r for r in live if plan.filter is None or plan.filter.keep(r)]
     qvec = rt.embedder.embed([plan.text])[0] if plan.text is not None else None
     req = dict(plan.owner_req, now=ts, exclude=changed, qvec=qvec)
     n = len(rt._owners)  # noqa: SLF001

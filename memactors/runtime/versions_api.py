@@ -124,7 +124,9 @@ def present(raw: dict) -> dict:
         ends = [c for c in v["changes"] if c["status"] in ("superseded", "evicted", "tombstoned")]
         v["ended"] = ends[-1] if ends and v["status"] not in R.LIVE else None
         versions.append(v)
-    versions.sort(key=lambda v: (v["version"] or 0, v["written"]["seq"]))
+    # oldest first: by when each was written (a version written after an erasure or a rollback
+    # may take a number below an older one's)
+    versions.sort(key=lambda v: v["written"]["seq"])
     newest = next((v for v in reversed(versions) if v["content"] is not None), None)
     live = [v["memory_id"] for v in versions if v["status"] in R.LIVE and v["pool"] == "vault"]
     return {"scope": raw["scope"], "subject": newest["subject"] if newest else None,
