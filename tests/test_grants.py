@@ -50,3 +50,29 @@ def test_revoke_by_granting_nothing():
 def test_round_trip():
     t = table()
     assert sorted(map(str, GrantTable.from_list(t.to_list()).to_list())) == sorted(map(str, t.to_list()))
+
+
+def test_a_recall_view_is_kept_only_until_a_grant_changes():
+    """An owner keeps each (actor, scope list)'s visible set and clearances: a revocation or a
+    new clearance must take effect at the next recall, a refusal is never kept, and a scope list
+    that is not strings is refused as a scope (not a TypeError)."""
+    from memactors.core.errors import InvalidScope
+
+    t = table()
+    allowed = ("/org/a/user/42/",)
+    visible, clear = t.recall_view("agent-a", allowed)
+    assert [str(s) for s in visible] == ["/org/a/user/42/", "/org/a/", "/global/"]
+    assert t.recall_view("agent-a", allowed)[1] == clear
+    assert clear["/org/a/user/42/"] == "confidential"
+    t.put(GrantTable.make("agent-a", "/org/a/user/42/", write=True, clearance="restricted"))
+    assert t.recall_view("agent-a", allowed)[1]["/org/a/user/42/"] == "restricted"
+    with pytest.raises(AccessDenied):
+        t.recall_view("agent-a", ("/org/b/",))
+    with pytest.raises(AccessDenied):  # refused again, not kept as an empty view
+        t.recall_view("agent-a", ("/org/b/",))
+    t.put(GrantTable.make("agent-a", "/org/a/", read=False))
+    t.put(GrantTable.make("agent-a", "/org/a/user/42/", read=False, write=False))
+    with pytest.raises(NoGrants):
+        t.recall_view("agent-a", allowed)
+    with pytest.raises(InvalidScope):
+        t.recall_view("admin", (["/global/"],))

@@ -53,11 +53,13 @@ class GrantTable:
     def __init__(self, grants: list[Grant] | None = None) -> None:
         self._by_actor: dict[str, dict[Scope, Grant]] = {}
         self._views: dict[tuple[str, str], frozenset | None] = {}  # write_view's answers, until a grant changes
+        self._recalls: dict[tuple[str, tuple], tuple] = {}  # recall_view's answers, until a grant changes
         for g in grants or []:
             self.put(g)
 
     def put(self, g: Grant) -> None:
         self._views.clear()
+        self._recalls.clear()
         entries = self._by_actor.setdefault(g.actor, {})
         if g.read or g.write:
             entries[g.scope] = g
@@ -124,6 +126,21 @@ class GrantTable:
                     raise AccessDenied(f"actor {actor!r} may not read {named}: no read grant covers its scope")
                 raise AccessDenied(f"actor {actor!r} may not read {s}: it is beyond the actor's read grants")
         return visible_set(allowed)
+
+    def recall_view(self, actor: str, allowed: tuple[str, ...]) -> tuple[tuple[Scope, ...], dict[str, str]]:
+        """``check_recall``'s visible set and ``clearances`` of a recall over ``allowed`` (scope
+        strings), kept until a grant changes: an agent's recalls repeat one scope list, and an
+        owner checked it anew each time (a sixth of a hot recall's time). A refusal is raised
+        each time, never kept. The answer is shared: read it, never change it."""
+        key = (actor, allowed)
+        got = self._recalls.get(key) if all(type(s) is str for s in allowed) else None  # else parse_scope refuses
+        if got is None:
+            scopes = [parse_scope(s) for s in allowed]
+            visible = tuple(self.check_recall(actor, scopes))
+            if len(self._recalls) >= 4096:
+                self._recalls.clear()
+            got = self._recalls[key] = (visible, self.clearances(actor, scopes))
+        return got
 
     def clearances(self, actor: str, allowed: list[Scope]) -> dict[str, str]:
         """The clearance of each scope a recall over ``allowed`` sees (each allowed scope and its

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .budget import select
 from .errors import InvalidRecord
-from .records import normalise
+from .records import content_hash
 from .scoring import resolve_conflicts
 
 
@@ -41,7 +41,8 @@ def _without_working_copies(hits: list[dict]) -> tuple[list[dict], int]:
     seen, out = set(), []
     for h in hits:
         text = h.get("content")
-        key = (h.get("scope"), normalise(text)) if isinstance(text, str) else None
+        # the record's own hash where the hit carries it (hot and working hits), as dedup reads it
+        key = (h.get("scope"), h.get("content_hash") or content_hash(text)) if isinstance(text, str) else None
         if key is not None and key in seen and h.get("pool") == "working":
             continue
         if key is not None:

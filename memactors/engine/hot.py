@@ -45,12 +45,13 @@ def hit(rec: dict, score: float, components: dict, stale: bool, relevance: float
 
 
 def hit_base(rec: dict) -> dict:
-    """The record's fields a hit carries, and its entity key and sensitivity for conflict
-    resolution (the caller's ``Hit`` has no such fields: ``runtime.results.hit_from`` takes
-    what it names)."""
+    """The record's fields a hit carries, its entity key and sensitivity for conflict
+    resolution and its content hash for working copies (the caller's ``Hit`` has no such
+    fields: ``runtime.results.hit_from`` takes what it names)."""
     out = {k: rec.get(k) for k in R.HIT_FIELDS}
     out["entity_key"] = rec.get("entity_key")
     out["sensitivity"] = rec.get("sensitivity")
+    out["content_hash"] = rec.get("content_hash")  # what a working copy is told apart by (core.selection)
     return out
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import scoring as S
 from ..core.errors import MemactorsError
-from ..core.scopes import GLOBAL, parse_scope
+from ..core.scopes import GLOBAL
 from ..core.selection import finish
 from ..core.visibility import RecallFilter, purpose_rule, where_from_wire
 from ..store import filters as F
@@ -38,7 +38,7 @@ class RecallMixin:
         """The visible scopes (each allowed scope and its ancestors) this owner holds, from the
         grant check itself (/global/ stays for the owners that must say whether to ask it), and
         whether it holds every visible scope but /global/."""
-        visible = self.grants.check_recall(req["actor"], [parse_scope(s) for s in req["allowed"]])
+        visible, _ = self.grants.recall_view(req["actor"], tuple(req["allowed"]))
         served = [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
         return served, len(served) == len(visible)
 
@@ -46,7 +46,7 @@ class RecallMixin:
         """What this recall may see beyond its scopes, from this owner's own grants (clearance
         per visible scope) and configuration (the purpose's rule), with the request's ``where``
         checked again: never a filter the caller hands over ready-made."""
-        clear = self.grants.clearances(req["actor"], [parse_scope(s) for s in req["allowed"]])
+        _, clear = self.grants.recall_view(req["actor"], tuple(req["allowed"]))
         rule = purpose_rule(self.cfg.recall.purposes, req.get("purpose"))
         return RecallFilter.make(clear, rule, where_from_wire(req.get("where")))
 
