@@ -110,6 +110,23 @@ _provider("secret.google_oauth", _B + r"(?:GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za
 _provider("secret.artifactory", r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{10,}|cmVmd[A-Za-z0-9]{59})(?![A-Za-z0-9])",
           ("AKCp", "cmVmd"), "Artifactory API/reference token",
           "gitleaks artifactory-api-key, artifactory-reference-token; detect-secrets ArtifactoryDetector")
+# Azure AD (Entra) client secrets since 2021: three characters, a digit, "Q~", 31 to 34 more.
+_provider("secret.azure_client_secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+          ("Q~",), "Azure AD client secret (xxxNQ~ + 31-34)", "gitleaks azure-ad-client-secret", tokens=False)
+_provider("secret.vault", _B + r"hv[sb]\.[A-Za-z0-9_\-]{90,300}" + _E, ("hvs.", "hvb."),
+          "HashiCorp Vault service or batch token (hvs./hvb.)", "gitleaks vault-service-token, vault-batch-token")
+_provider("secret.groq", _B + r"gsk_[A-Za-z0-9]{52}" + _E, ("gsk_",), "Groq API key (gsk_ + 52)",
+          "trufflehog groq detector")
+_provider("secret.notion", _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})" + _E, ("secret_", "ntn_"),
+          "Notion integration token (secret_ + 43, ntn_ + 46)", "trufflehog notion detector; Notion's 2024 ntn_ format")
+_provider("secret.linear", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _E, ("lin_api_", "lin_oauth_"),
+          "Linear API key (lin_api_ + 40)", "gitleaks linear-api-key")
+_provider("secret.postman", _B + r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}" + _E, ("PMAK-",), "Postman API key (PMAK-)",
+          "gitleaks postman-api-token", tokens=False)
+_provider("secret.age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + _E, ("AGE-SECRET-KEY-1",),
+          "age encryption secret key (AGE-SECRET-KEY-1 + 58 bech32)", "gitleaks age-secret-key", tokens=False)
+_provider("secret.discord_webhook", r"discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,68}" + _E,
+          ("/api/webhooks/",), "Discord webhook URL", "gitleaks discord-webhook; trufflehog discordwebhook", tokens=False)
 
 
 # JWT: three base64url parts, a header that decodes to JSON (as detect-secrets checks).
