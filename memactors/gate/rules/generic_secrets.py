@@ -30,13 +30,19 @@ _NAME_TRIGGERS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred",
                   "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "令牌")
 
 
+# A secret's name with a word after it that says how the value is written or kept (Rails'
+# SECRET_KEY_BASE, api_key_b64, password_hex): a secret still, judged as a weak name's value is.
+_FORM_SUFFIX = re.compile(r"[_\-. ](?:base|value|val|str|string|b64|base64|hex|raw|data|bytes)$")
+
+
 def _name_tier(key: str) -> int:
     k = _CAMEL.sub("_", key.strip("\"'")).lower()
     if _STRONG.search(k):
         return 2
     if _WEAK.search(k):
         return 1
-    return 0
+    k = _FORM_SUFFIX.sub("", k)
+    return 1 if _STRONG.search(k) or _WEAK.search(k) else 0
 
 
 def secretish(v: str) -> bool:
@@ -73,8 +79,30 @@ def _reference(ctx: Ctx, node, v: str) -> bool:
 _PROSE_AFTER = re.compile(r",?[ \t]+\w")
 
 
+_YAML_PARENT = re.compile(r"^([ \t]*)(?:- )?[\"']?([A-Za-z_][\w.\-]*)[\"']?:[ \t]*$")
+
+
+def _yaml_parent(ctx: Ctx, node) -> str:
+    """The YAML key a bare ``key:`` sits under ("api:\n  key: ..." is the api key), or ""."""
+    ls = ctx.text.rfind("\n", 0, node.start) + 1
+    indent = len(ctx.text[ls : node.start]) - len(ctx.text[ls : node.start].lstrip(" \t-"))
+    pos = ls - 1
+    for _ in range(20):  # a few lines up: a parent far above is a long mapping, not a pair
+        if pos <= 0:
+            return ""
+        ps = ctx.text.rfind("\n", 0, pos) + 1
+        m = _YAML_PARENT.match(ctx.text, ps, pos)
+        line = ctx.text[ps:pos]
+        if line.strip() and len(line) - len(line.lstrip(" \t")) < indent:
+            return m.group(2) if m else ""
+        pos = ps - 1
+    return ""
+
+
 def _assigned(node, ctx: Ctx):
     tier = _name_tier(node.meta)
+    if not tier and node.meta.strip("\"'").lower() == "key" and node.vstart >= 0:
+        tier = _name_tier(_yaml_parent(ctx, node) + "_key")
     if not tier or node.vstart < 0:
         return
     v = ctx.text[node.vstart : node.vend].strip()
@@ -384,10 +412,29 @@ _NETRC = re.compile(r"^[ \t]*(?:machine[ \t]+\S+|default)\s+login\s+\S+(?:\s+acc
 _XML = re.compile(r"<((?:[\w.\-]+:)?([\w.\-]+))(?:\s[^<>]*)?>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<\s][^<]*?))\s*</\1\s*>")
 
 
+# A secret's name and its value as two members of one entry: a Kubernetes env entry ("- name:
+# DB_PASSWORD" and "value: ..." on the next line), a .NET <add key="ApiKey" value="..." />, an
+# AWS-style {"Name": ..., "Value": ...}. And a shell that sets a variable with no "=": fish's
+# "set -x API_TOKEN ...", csh's setenv, Windows' setx.
+_NAME_VALUE = re.compile(r"(?i:\b(?:name|key))[\"']?\s*[:=]\s*[\"']?([A-Za-z_][\w.\-]{0,60})[\"']?[^\n]{0,40}?(?:\n[^\n]{0,40}?)?"
+                         r"(?i:\bvalue)[\"']?\s*[:=]\s*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"',}>]+))")
+_SET_VAR = re.compile(r"^[ \t]*(?:set[ \t]+(?:-[a-zA-Z]+[ \t]+|--\w+[ \t]+)+|setenv[ \t]+|setx[ \t]+)([A-Za-z_]\w*)[ \t]+"
+                      r"(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"';]+))", re.M)
+
+
+def _named(tier: int, v: str) -> bool:
+    return tier == 2 and _passwordish(v) or tier == 1 and secretish(v)
+
+
 def _config_file(node, ctx: Ctx):
     for m in _NETRC.finditer(ctx.text, node.start, node.end):
         if _passwordish(m.group(1)):
             yield m.span(1)
+    for rx in (_NAME_VALUE, _SET_VAR):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            g = next(i for i in (2, 3, 4) if m.group(i) is not None)
+            if _named(_name_tier(m.group(1)), m.group(g)):
+                yield m.span(g)
     if "</" in ctx.text:
         for m in _XML.finditer(ctx.text, node.start, node.end):
             tier = _name_tier(m.group(2))
@@ -401,9 +448,11 @@ register(Rule(
     id="secret.config_file", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(DOC,), find=_config_file,
     itriggers=("password>", "passwd>", "pwd>", "pass>", "secret>", "token>", "key>", "credentials>"),
-    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s", ascii=True),
-    reason="a password in a .netrc entry or an XML element named like a secret",
-    origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config",
+    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s|(?i:\bvalue)[\"']?\s*[:=]|(?:^|\n)[ \t]*(?:set[ \t]+-|setenv[ \t]|setx[ \t])",
+                  ascii=True),
+    reason="a password in a .netrc entry, an XML element named like a secret, a name/value pair or a shell's set",
+    origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config; Kubernetes env, "
+           ".NET appSettings, fish set -x, csh setenv",
 ))
 
 # A wallet's BIP-39 recovery phrase: 12 to 24 words after a seed or recovery phrase word and a
