@@ -177,6 +177,9 @@ _INTL_BARE = re.compile(r"(?:(?:\b(?:contraseña|contrasena|passwort|kennwort|mo
                         r"losenord|hasło|haslo|salasana|пароль|şifre[mn]?|sifre[mn]?|şifreniz|parolam)" + _INTL_OF
                         + r"(?:\s+[^\W\d_]{2,12})?\s+)|(?:パスワード|暗証番号|비밀번호|암호|密码|密碼|口令|पासवर्ड)\s*)"
                         r"([!-~](?<![\"'`(<])[!-~]{3,63})", re.I)  # an ASCII value: "パスワードは8文字以上" is a rule
+_BARE_WORDS = ("contrase", "passwort", "kennwort", "mot de passe", "mdp", "senha", "wachtwoord", "lösenord", "losenord",
+               "hasło", "haslo", "salasana", "пароль", "şifre", "sifre", "parolam", "パスワード", "暗証番号", "비밀번호", "암호",
+               "密码", "密碼", "口令", "पासवर्ड")  # _INTL_BARE's words
 _INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de passe", "mdp", "senha", "wachtwoord",
                "parola", "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "şifre", "sifre", "パスワード",
                "暗証番号", "비밀번호", "암호", "密码", "密碼", "口令", "पासवर्ड")
@@ -243,8 +246,8 @@ _PAIR_SERVICE = re.compile(r"[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+([^
 _USE_LOGIN = re.compile(r"\buse\s+[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?\s+to\s+(?:log\s*(?:in|on)|login|sign\s*(?:in|on)|unlock)\b",
                         re.I)
 _PAIR_FORMS = (_PAIR_LOGIN, _PAIR_ADMIN, _PAIR_SERVICE, _USE_LOGIN)
-_PAIR_HINT = re.compile(r"(?i:login|log-in|logon|sign-?in|creds|credentials|root|admin|superuser|postgres|log\s*in|sign\s*in"
-                        r"|unlock)|[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]")
+_PAIR_WORDS = ("login", "log in", "log-in", "logon", "log on", "sign", "cred", "root", "admin", "superuser", "postgres",
+               "unlock")  # a word of the pair forms (lower case); the service form needs " / "
 
 
 # "p@ssw0rd", "pa$$word", "P4SSWORD": the name read with its look-alike characters as letters
@@ -282,19 +285,20 @@ def _phrase(node, ctx: Ctx):
     # "pass" selects the rule in "passed" too: the other languages' pattern runs only where one of its words is
     intl = ctx.cache.get("intl_pw")
     if intl is None:
-        intl = ctx.cache["intl_pw"] = any(w in ctx.lower for w in _INTL_WORDS)
+        intl = ctx.cache["intl_pw"] = (any(w in ctx.lower for w in _INTL_WORDS),
+                                       any(w in ctx.lower for w in _BARE_WORDS))
     # "pass" selects the rule in "passed" and "passion" too: the English forms run only where one
     # of their names is (their verbs and "use" too, for the two forms that need them)
     low = ctx.lower
     named = leet or any(w in low for w in _PW_NAMES)
     pairs = ctx.cache.get("pw_pairs")
     if pairs is None:
-        pairs = ctx.cache["pw_pairs"] = _PAIR_HINT.search(ctx.text) is not None
+        pairs = ctx.cache["pw_pairs"] = " / " in ctx.text or any(w in low for w in _PAIR_WORDS)
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_EN_TOKEN, secretish),
                    (_PAIR_LOGIN, _bare_value), (_PAIR_ADMIN, _mixed), (_PAIR_SERVICE, _mixed), (_USE_LOGIN, _mixed)):
-        if rx in (_INTL_PW, _INTL_BARE) and not intl or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
+        if rx is _INTL_PW and not intl[0] or rx is _INTL_BARE and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low:
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
