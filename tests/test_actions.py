@@ -113,7 +113,7 @@ def test_a_tool_name_passes_the_gate(rt, org):
     row = s.after_tool(call, "ok")
     assert "13800138000" not in row["tool"]
     with pytest.raises(InvalidRecord):
-        s.before_tool("export with AKIAIOSFODNN7EXAMPLE")
+        s.before_tool("export with AKIAQYLPMN5HFTXW7Z3B")
 
 
 def test_actions_belong_to_whoever_may_read_the_scopes(rt, org):

@@ -17,7 +17,7 @@ import pytest
 import memactors
 from memactors.core.errors import ConfigError, LedgerTampered
 
-SECRET = "AKIAIOSFODNN7EXAMPLE"
+SECRET = "AKIAQYLPMN5HFTXW7Z3B"
 S = "/org/acme/user/alice/"
 
 

@@ -11,7 +11,7 @@ PHONES = ["13812345678", "+86 138 1234 5678", "0086-13812345678", "call 139-0000
 NOT_PHONES = ["12345678901", "1381234567", "138123456789", "order 2013812345678", "ts 1700000000000",
               "10.13812345678", "abc13812345678", "version 1.38.1234"]
 KEYS = ["sk-proj-abcdefghijklmnopqrstuvwxyz0123", "sk-ant-api03-abcdefghijklmnopqrstuvwx", "ghp_" + "a" * 36,
-        "github_pat_" + "A1" * 20, "glpat-abcdefghij0123456789", "AKIAIOSFODNN7EXAMPLE", "AIza" + "x" * 35,
+        "github_pat_" + "A1" * 20, "glpat-abcdefghij0123456789", "AKIAQYLPMN5HFTXW7Z3B", "AIza" + "x" * 35,
         "xoxb-1234567890-abcdef", "sk_live_" + "a1" * 12, "token: rk_live_" + "Z9" * 12]
 NOT_KEYS = ["sk-short", "ask-proj-is-a-word", "skiing is fun", "the AKIA prefix", "ghp_short", "xoxo hugs",
             "AIzaShort", "desk-lamp-with-a-very-long-name-indeed"]

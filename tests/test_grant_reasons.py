@@ -44,7 +44,7 @@ def test_a_reason_goes_through_the_gate(rt):
     rows = rt.audit.sql("SELECT reason, snapshot FROM events WHERE action = 'grant'", actor="support")
     assert all(b"13800138000" not in bytes(s) and "13800138000" not in r for r, s in rows)
     with pytest.raises(InvalidRecord) as e:
-        rt.grant("support", "/org/acme/", reason="key AKIAIOSFODNN7EXAMPLE for the export")
+        rt.grant("support", "/org/acme/", reason="key AKIAQYLPMN5HFTXW7Z3B for the export")
     assert "AKIA" not in str(e.value)
     assert rt.grants("support")[0]["reason"] == g["reason"]  # the refused change wrote nothing
 

@@ -66,7 +66,7 @@ def base(tmp_path) -> Run:
     r.write(c1, "k4", "alice drink water", "kept_as_superseded", "m3", 3, status="superseded", subject="alice",
             predicate="drink", object="water", source="agent_inferred")
     r.ev("write", "m3", 3, "k4")
-    r.write(c1, "k5", "deploy with key AKIAIOSFODNN7EXAMPLE", "blocked", None, None, status=None)
+    r.write(c1, "k5", "deploy with key AKIAQYLPMN5HFTXW7Z3B", "blocked", None, None, status=None)
     r.ev("block", None, None, "k5", {"decision": "blocked"})
     r.write(c1, "k6", "quarterly review is on friday", "accepted", "m4", 1)
     r.ev("write", "m4", 1, "k6")

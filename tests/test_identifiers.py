@@ -8,7 +8,7 @@ from memactors.gate.identifiers import Identifiers, identifier_kind, screen_ids,
 
 SLACK = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
 GITHUB = "ghp_" + "a1B2" * 9
-AWS = "AKIAIOSFODNN7EXAMPLE"
+AWS = "AKIAQYLPMN5HFTXW7Z3B"
 # (id, a word the kind of data is named by)
 MUST_MATCH = [
     (SLACK, "Slack"), (GITHUB, "GitHub"), ("github_pat_" + "A1b2" * 6, "GitHub"), (AWS, "AWS"),

@@ -472,7 +472,7 @@ def test_a_blocked_put_in_a_batch_still_leaves_the_batchs_deletes_done(store):
 def test_a_blocked_put_in_a_batch_names_its_position_and_says_the_others_stand(rt, store):
     """The error once said "nothing was stored" and named no put, while the batch's other puts
     were stored: it names the blocked put's position and says the others were applied."""
-    secret = {"note": "aws key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}
+    secret = {"note": "aws key AKIAQYLPMN5HFTXW7Z3B secret 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"}
     with pytest.raises(Blocked) as e:
         store.batch([PutOp(("bt",), "one", {"v": "first fine"}), PutOp(("bt",), "two", secret),
                      PutOp(("bt",), "three", {"v": "third"}), GetOp(("bt",), "one")])

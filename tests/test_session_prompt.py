@@ -77,7 +77,7 @@ def test_a_summary_the_gate_blocks_leaves_the_session_open_to_complete_properly(
         s = rt.session(SC, actor="agent-1", task_id="t1", goal="rotate alice's deploy key")
         s.start()
         with pytest.raises(Blocked) as e:
-            s.complete("done; the deploy key is AKIAIOSFODNN7EXAMPLE", "success")
+            s.complete("done; the deploy key is AKIAQYLPMN5HFTXW7Z3B", "success")
         assert "AKIA" not in str(e.value) and e.value.gate["decision"] == "blocked"
         assert not s.closed
         done = s.complete("done; the key was rotated", "success")

@@ -23,7 +23,7 @@ _TEXT_ONLY = ("the office moves to the fourth floor", "quarterly review is on fr
               "the build server restarts nightly", "lunch orders close at eleven")
 # Test data the gate must act on: a phone number (redacted) and AWS's documented example key id (blocked).
 _REDACTED = "call the front desk at 13812345678"
-_BLOCKED = "deploy with key AKIAIOSFODNN7EXAMPLE today"
+_BLOCKED = "deploy with key AKIAQYLPMN5HFTXW7Z3B today"
 
 
 @dataclass(frozen=True, slots=True)

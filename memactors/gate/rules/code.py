@@ -13,7 +13,7 @@ import re
 
 from ..tree import BLOCK, CODE
 from .base import CODE as CAT_CODE
-from .base import Ctx, Rule, has_call, register
+from .base import Ctx, Rule, found, has_call, register
 
 # Python calls by resolved dotted name, grouped as Bandit groups them.
 _EVAL = {"eval", "exec", "__import__", "builtins.eval", "builtins.exec", "builtins.__import__"}  # B307, B102
@@ -65,7 +65,9 @@ def _python_calls(node, ctx: Ctx) -> list[tuple[str, int, int]] | None:
         if isinstance(n, ast.Call):
             name = _dotted(n.func)
             if name is None:
-                continue
+                name = _imported_attr(n.func, aliases)
+                if name is None:
+                    continue
             head, _, rest = name.partition(".")
             resolved = aliases.get(head, head) + ("." + rest if rest else "")
             a = _offset(src, starts, n.lineno - 1 - shift, n.col_offset)
@@ -73,6 +75,21 @@ def _python_calls(node, ctx: Ctx) -> list[tuple[str, int, int]] | None:
             out.append((resolved, node.start + a, node.start + b))
     ctx.cache[key] = out
     return out
+
+
+def _imported_attr(func: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``importlib.import_module('os').system`` (or ``__import__('os').system``) as ``os.system``: a
+    module imported by its name in a string is the module."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and func.value.args):
+        return None
+    inner, arg = _dotted(func.value.func), func.value.args[0]
+    if inner is None or not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+        return None
+    head, _, rest = inner.partition(".")
+    if aliases.get(head, head) + ("." + rest if rest else "") not in ("importlib.import_module", "__import__",
+                                                                      "builtins.__import__"):
+        return None
+    return f"{arg.value}.{func.attr}"
 
 
 def _line_starts(src: str) -> list[int]:
@@ -100,9 +117,35 @@ def _in_scope(node, ctx: Ctx, prose: bool = False) -> bool:
     return node.kind == CODE or prose or ctx.source == "tool"
 
 
+_HTML_CODE = re.compile(r"<(code|pre|samp|kbd)\b[^>]*>(.*?)</\1\s*>", re.I | re.S)
+
+
+def _html_code(ctx: Ctx) -> list[tuple[int, int]]:
+    """Spans of HTML code elements (``<pre><code>rm -rf /</code></pre>``): code, as a fence is."""
+    spans = ctx.cache.get("html_code")
+    if spans is None:
+        spans = ctx.cache["html_code"] = [m.span(2) for m in _HTML_CODE.finditer(ctx.text)] if "</" in ctx.text else []
+    return spans
+
+
+def _scoped(node, ctx: Ctx, prose: bool, spans):
+    """``spans`` found in ``node`` that count where it stands: all in scope, else those inside an
+    HTML code element."""
+    if _in_scope(node, ctx, prose):
+        yield from spans
+        return
+    html = _html_code(ctx)
+    if html:
+        for a, b in spans:
+            if any(s <= a and b <= e for s, e in html):
+                yield a, b
+
+
 def _py_rule(names: set[str], prefix: str | None, fallback: re.Pattern[str]):
     def find(node, ctx: Ctx):
         if not _in_scope(node, ctx):
+            if _html_code(ctx):
+                yield from _scoped(node, ctx, False, (m.span() for m in fallback.finditer(ctx.text, node.start, node.end)))
             return
         calls = _python_calls(node, ctx)
         if calls is None:  # not Python (shell, prose, a fragment): a strict regex instead
@@ -130,27 +173,77 @@ for _id, _names, _prefix, _fallback, _why, _bandit in (
                   origin=f"{_bandit}; names resolved through imports with ast"))
 
 
+# A shell reads r''m, r""m, \rm and s\h as rm and sh, and ${IFS} as a space: a command written so
+# is read as the shell reads it (spans mapped back to the text as typed).
+_OBFUSCATION = r"[A-Za-z0-9_](?:''|\"\")[A-Za-z0-9_]|\$\{?IFS\b|[A-Za-z]\\[A-Za-z]"
+_SHELL_NOISE = re.compile(r"(?<=\w)(?:''|\"\")|(?:''|\"\")(?=\w)|\\(?=[A-Za-z])|\$\{IFS\}|\$IFS\b")
+
+
+def _shell_view(ctx: Ctx, node) -> tuple[str, list[int]] | None:
+    """The node's text as the shell reads it, and each of its characters' offsets in the text;
+    None when the shell reads it as typed."""
+    key = ("shell_view", node.start, node.end)
+    if key in ctx.cache:
+        return ctx.cache[key]
+    out: list[str] = []
+    offs: list[int] = []
+    pos = node.start
+    for m in _SHELL_NOISE.finditer(ctx.text, node.start, node.end):
+        out.append(ctx.text[pos : m.start()])
+        offs.extend(range(pos, m.start()))
+        if m.group().startswith("$"):  # ${IFS} reads as a space
+            out.append(" ")
+            offs.append(m.start())
+        pos = m.end()
+    view = None
+    if pos != node.start:
+        out.append(ctx.text[pos : node.end])
+        offs.extend(range(pos, node.end))
+        offs.append(node.end)
+        view = ("".join(out), offs)
+    ctx.cache[key] = view
+    return view
+
+
 def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str,
-                itriggers: tuple[str, ...] = (), prose: bool = False) -> None:
+                itriggers: tuple[str, ...] = (), prose: bool = False, pattern: str = "") -> None:
+    def spans(node, ctx: Ctx):
+        yield from (m.span() for m in rx.finditer(ctx.text, node.start, node.end))
+        view = _shell_view(ctx, node)
+        if view is not None:
+            text, offs = view
+            for m in rx.finditer(text):
+                yield offs[m.start()], offs[m.end() - 1] + 1
+
     def find(node, ctx: Ctx):
-        if _in_scope(node, ctx, prose):
-            for m in rx.finditer(ctx.text, node.start, node.end):
-                yield m.span()
+        yield from _scoped(node, ctx, prose, spans(node, ctx))
 
     register(Rule(id=id, category=CAT_CODE, sensitivity="", placeholder=None, risk=0.6, binds=(CODE, BLOCK), find=find,
-                  triggers=triggers, itriggers=itriggers, reason=reason, origin=origin))
+                  triggers=triggers, itriggers=itriggers, trigger=found(_OBFUSCATION + ("|" + pattern if pattern else ""), ascii=True),
+                  reason=reason, origin=origin))
 
 
 # rm with a recursive flag on /, /*, ~, $HOME or a top-level system directory (not ./build); the
 # same wipe written with find (-delete or -exec rm on / with no test that narrows it) or with
 # Windows' del /s, rd /s or Remove-Item -Recurse on a drive root (C:\, C:\*, %SystemDrive%\).
-_ROOT = (r"[\"']?(?:/|/\*|~/?\*?|\$HOME/?|\$\{HOME\}/?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)")
+# /$VAR: / itself when the variable is unset (ShellCheck SC2115)
+_ROOT = (r"[\"']?(?:/|/\*|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?|/\$\{?[A-Za-z_]\w*\}?"
+         r"|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)")
+_S = r"(?:\s+|\$\{IFS\}|\$IFS\b)"  # a shell's word break
 _WIN_ROOT = r"[\"']?(?:[a-z]:|%systemdrive%)\\(?:\*(?:\.\*)?|windows\\?|users\\?)?[\"']?(?=$|[\s;&|)])"
 _WIN_FLAG = r"/[a-z](?::\w+)?"
+_RM_R = r"\brm" + _S + r"(?:-{1,2}[\w-]+" + _S + r")*-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*" + _S + r"(?:-{1,2}[\w-]+" + _S + r")*"
+_END = r"(?=$|[\s;&|)'\"`<])"
 _shell_rule("code.sh_rm_root", re.compile(
-    r"\brm\s+(?:-{1,2}[\w-]+\s+)*-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*\s+(?:-{1,2}[\w-]+\s+)*" + _ROOT
-    + r"(?=$|[\s;&|)'\"`])"
-    r"|\bfind\s+(?:-[HLP]\s+)*" + _ROOT + r"[\"']?(?:\s+(?:-(?:type|mindepth|maxdepth)\s+\w+|-xdev|-mount|-depth))*"
+    _RM_R + _ROOT + _END
+    # everything here, hidden files too ("rm -rf * .*"), or everything in / ("cd / && rm -rf *")
+    + r"|" + _RM_R + r"(?:\*\s+\.\*|\.\*\s+\*)" + _END
+    + r"|\bcd\s+[\"']?/[\"']?\s*(?:&&|;|\n)\s*(?:sudo\s+)?" + _RM_R + r"\*" + _END
+    # a variable set to / or ~ and then removed ("TARGET=/" ... rm -rf "$TARGET")
+    + r"|\b([A-Za-z_]\w*)=[\"']?(?:/|~|\$HOME)[\"']?(?=[\s;&]|$)[\s\S]{0,300}?" + _RM_R
+    + r"[\"']?\$(?:\1\b|\{\1\})/?\*?[\"']?" + _END
+    + r"|\bfind\s+(?:-[HLP]\s+)*" + _ROOT
+    + r"[\"']?(?:\s+(?:-(?:type|mindepth|maxdepth)\s+\w+|-xdev|-mount|-depth))*"
     r"\s+(?:-delete\b|-exec\s+rm\b)"
     r"|(?i:\b(?:del|erase|rd|rmdir)\s+(?:" + _WIN_FLAG + r"\s+){0,8}/s\s+(?:" + _WIN_FLAG + r"\s+){0,8}" + _WIN_ROOT
     + r"|\b(?:del|erase|rd|rmdir)\s+" + _WIN_ROOT + r"(?:\s+" + _WIN_FLAG + r"){0,8}\s+/s\b"
@@ -164,45 +257,84 @@ _shell_rule("code.sh_rm_root", re.compile(
 # An interpreter reads the pipe as its program only when it has no program of its own: "| python3"
 # and "| python3 -" run the download, "| python3 -m json.tool" and "| perl -ne '...'" read it as data.
 _SH = r"(?:sudo\s+(?:-\S+\s+)*)?(?:/usr)?(?:/bin/)?(?:ba|z|k|da|fi)?sh\b"
+# (in a sentence the command ends at "and", "then", a comma or a full stop: "... | python3 and reboot")
 _INTERP = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:/usr)?(?:/bin/)?(?:python[23]?(?:\.\d+)?|perl|ruby|node(?:js)?|php)"
-           r"(?:\s+-(?!-?(?:[a-zA-Z]*[cmenprEFR][a-zA-Z]*|eval|print|command)\b)[\w-]*)*\s*(?=$|[;&|)\n])")
+           r"(?:\s+-(?!-?(?:[a-zA-Z]*[cmenprEFR][a-zA-Z]*|eval|print|command)\b)[\w-]*)*\s*"
+           r"(?=$|[;&|)\n]|[.,](?!\w)|\s+(?:and|then)\b)")
+# What turns text back into a program: base64 -d, xxd -r, openssl base64 -d, printf/echo -e of \x escapes
+_DECODE = (r"(?:\bbase64\s+(?:-\w+\s+){0,6}(?:-d|-D|--decode)\b|\bxxd\s+(?:-\w+\s+)*-r\b"
+           r"|\bopenssl\s+(?:enc\s+)?-?(?:base64|a)\b[^\n|;]*\s-d\b|\b(?:printf|echo\s+-e)\s+[\"']?(?:\\x[0-9a-fA-F]{2}){2})")
+_RUN = r"(?:(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|source|\.|python[23]?(?:\.\d+)?|perl|ruby|node|php)\s+(?:-\S+\s+)*)"
 _shell_rule("code.sh_pipe_to_shell", re.compile(
-    r"\b(?:curl|wget|fetch)\b[^\n|;]*\|\s*(?:" + _SH + "|" + _INTERP + ")"
-    r"|\bbase64\s+(?:-\w+\s+){0,6}(?:-d|-D|--decode)\b[^\n|;]{0,200}\|\s*" + _SH
-    + r"|\b(?:(?:ba|z)?sh|python[23]?(?:\.\d+)?|perl|ruby|node|php)\s+(?:-[ce]\s+)?[\"']?\s*[<$]\(\s*(?:curl|wget)\b"
+    # through tee or cat on the way: "curl ... | tee /tmp/a | sh"
+    r"\b(?:curl|wget|fetch)\b[^\n|;]*(?:\|\s*(?:sudo\s+)?(?:tee|cat)\b[^\n|;]*)*\|\s*(?:" + _SH + "|" + _INTERP + ")"
+    + r"|" + _DECODE + r"[^\n|;]{0,200}\|\s*(?:" + _SH + "|" + _INTERP + ")"
+    # eval "$(echo ... | base64 -d)", bash -c "$(... | xxd -r -p)"
+    + r"|\b(?:eval|(?:ba|z)?sh\s+-c)\s*[\"']?\s*\$\([^)\n]{0,300}?" + _DECODE
+    + r"|(?:\b(?:(?:ba|z)?sh|python[23]?(?:\.\d+)?|perl|ruby|node|php|source)|(?<![\w.])\.)\s+(?:-[ce]\s+)?[\"']?\s*[<$]\(\s*"
+    r"(?:curl|wget)\b"
+    # saved to a file and the file run: "curl URL > a.sh && bash a.sh", "wget URL/a.sh && sh a.sh"
+    r"|\b(?:curl|wget)\b[^\n;&|]*?(?:>\s*|\s-o\s*|\s--output[=\s]\s*|\s-O\s+)[\"']?(?P<out>[\w./~$-]+)[\"']?[^\n]{0,100}?"
+    r"(?:&&|;|\n)\s*" + _RUN + r"[\"']?(?:\./)?(?P=out)(?=$|[\s;&|)])"
+    r"|\b(?:curl|wget)\b[^\n;&|]*?\b(?:https?|ftp)://[^\s\"'/]+/(?:[^\s\"']*/)?(?P<name>[\w.-]+)[\"']?[^\n]{0,100}?"
+    r"(?:&&|;|\n)\s*" + _RUN + r"[\"']?(?:\./)?(?P=name)(?=$|[\s;&|)])"
+    # Python running what it fetched: exec(urlopen(url).read()), exec(requests.get(url).text)
+    r"|\b(?:exec|eval)\s*\(\s*(?:[\w.]*\burlopen|requests\.get|httpx\.get)\s*\("
     r"|\b(?:curl|wget)\b[\s\S]{0,300}?\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwX]*x[rwX]*|[0-7]?[1357][0-7]{2})\s+"
-    r"[\"']?([\w./~$-]+)[\"']?[^\n]{0,100}?(?:&&|;|\n)\s*(?:sudo\s+)?(?:\./)?\1(?=$|[\s;&|)])"),
-    ("curl", "wget", "base64"),
+    r"[\"']?(?P<exe>[\w./~$-]+)[\"']?[^\n]{0,100}?(?:&&|;|\n)\s*(?:sudo\s+)?(?:\./)?(?P=exe)(?=$|[\s;&|)])"),
+    ("curl", "wget", "base64", "xxd", "\\x", "urlopen", "requests.get", "httpx.get"),
     "download or decoded payload run as a program (curl ... | sh, base64 -d | sh, download, chmod +x, run)",
-    "Semgrep bash.curl.security.curl-pipe-bash; MITRE ATT&CK T1105, T1140 (deobfuscate and run)", prose=True)
+    "Semgrep bash.curl.security.curl-pipe-bash; MITRE ATT&CK T1105, T1140 (deobfuscate and run)",
+    itriggers=("openssl",), prose=True)
+# ... and the whole system handed over or locked: a recursive chmod, chown or chgrp of / itself
 _shell_rule("code.sh_chmod_777", re.compile(
-    r"\bchmod\s+(?:-[a-zA-Z]+\s+)*(?:0?777|a\+rwx|ugo\+rwx|o\+w)(?=$|\s)"), ("chmod",),
-    "world-writable permissions (chmod 777)", "Semgrep/ShellCheck guidance on world-writable files (CWE-732)")
+    r"\bchmod\s+(?:-[a-zA-Z]+\s+)*(?:0?777|a\+rwx|ugo\+rwx|o\+w)(?=$|\s)"
+    r"|\b(?:chmod|chown|chgrp)\s+(?:-\w+\s+)*-[a-zA-Z]*R[a-zA-Z]*\s+(?:-\w+\s+)*[^\s;&|]+\s+[\"']?/\*?[\"']?"
+    r"(?=$|[\s;&|)])"), ("chmod", "chown", "chgrp"),
+    "world-writable permissions (chmod 777), or a recursive chmod/chown of /",
+    "Semgrep/ShellCheck guidance on world-writable files (CWE-732); GNU coreutils --preserve-root")
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
+_DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
 _shell_rule("code.sh_disk_wipe", re.compile(
-    r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/|\bdd\s+[^\n]*\bof=/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
-    r"|(?<![\w:.-])(?:function\s+)?([\w:.-]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}\s*;\s*\1(?![\w:.-])"
-    r"|>\s*/dev/sd[a-z]\b"), ("mkfs", "of=/dev/", ":()", "(){", "() {", "/dev/sd"),
-    "disk wipe or fork bomb (mkfs/dd to a device, :(){ :|:& };:)",
-    "well-known destructive one-liners: mkfs/dd onto a device, the bash fork bomb", prose=True)
+    r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+(?:[^\s/-]\S*\s+)?)*/dev/|\bdd\s+[^\n]*\bof=" + _DEV
+    + r"|\b(?:wipefs\s+(?:-\S+\s+)*(?:-[a-zA-Z]*a[a-zA-Z]*|--all)\s+(?:-\S+\s+)*|shred\s+(?:-\S+\s+)*"
+    r"|blkdiscard\s+(?:-\S+\s+)*)" + _DEV
+    + r"|(?<![\w:.-])(?:function\s+)?([\w:.-]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}\s*;\s*\1(?![\w:.-])"
+    r"|>\s*/dev/sd[a-z]\b"
+    # Windows: format C: with a switch, PowerShell's Format-Volume and Clear-Disk
+    r"|(?i:\bformat(?:\.com)?\s+[a-z]:\s*/[a-z]|\bformat-volume\b[^\n]*-driveletter\b"
+    r"|\bclear-disk\b[^\n]*-remove(?:data|oem)\b)"
+    # a fork bomb in perl, Python or C: fork while fork, while(1) fork()
+    r"|\bfork\s+while\s+fork\b|\bwhile\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)"),
+    ("mkfs", "of=/dev/", ":()", "(){", "() {", "/dev/sd", "wipefs", "shred", "blkdiscard"),
+    "disk wipe or fork bomb (mkfs/dd/wipefs/shred to a device, format C:, :(){ :|:& };:)",
+    "well-known destructive one-liners: mkfs/dd/wipefs/shred onto a device, format and Format-Volume, the bash fork "
+    "bomb", itriggers=("format", "clear-disk"), prose=True,
+    pattern=r"fork\s+while\b|while[^\n]{0,20}fork\s*\(")
 # A shell handed to a remote host: bash's /dev/tcp, netcat/ncat -e, a fifo piped through nc,
 # socat exec:, as the reverse-shell cheat sheets write them.
 _shell_rule("code.sh_reverse_shell", re.compile(
     r"[<>]&?\s*/dev/(?:tcp|udp)/[\w.\-]+/\d+"
     r"|\b(?:nc|ncat|netcat)\b[^\n|;]*\s-(?:e|c)\s*[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\b"
     r"|\bmkfifo\b[^\n]*\|\s*(?:/bin/)?(?:ba|z|da)?sh\b[^\n]*\|\s*(?:nc|ncat|netcat)\b"
-    r"|\bsocat\b[^\n]*\bexec:[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh\b", re.I),
-    ("/dev/tcp", "/dev/udp", "mkfifo"), "reverse shell (/dev/tcp redirect, nc -e, socat exec:)",
+    r"|\bsocat\b[^\n]*\bexec:[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh\b"
+    # a scripting language's socket and a shell on it (Python, Perl, PHP, Ruby one-liners)
+    r"|(?:\btcpsocket\.(?:open|new)|\bfsockopen|\bsocket\.socket|\bsocket\s*\(|\bio::socket::inet)[^\n]{0,400}?"
+    r"(?:(?:/bin/)?(?:ba|z|da|k)?sh\s+-i\b|[\"'](?:/bin/)?(?:ba|z|da|k)?sh[\"']|\bpty\.spawn|\bcmd(?:\.exe)?[\"'])", re.I),
+    ("/dev/tcp", "/dev/udp", "mkfifo"), "reverse shell (/dev/tcp redirect, nc -e, socat exec:, a socket handed to sh)",
     "MITRE ATT&CK T1059.004; PayloadsAllTheThings reverse-shell cheat sheet forms",
-    itriggers=("nc ", "ncat", "netcat", "socat"), prose=True)
+    itriggers=("nc ", "ncat", "netcat", "socat", "socket", "fsockopen"), prose=True)
 # PowerShell fetching a script and running it: IEX with a download, a download piped to iex, an
 # encoded command.
 _shell_rule("code.ps_download_exec", re.compile(
     r"\b(?:iex|invoke-expression)\b[^\n]{0,200}?(?:downloadstring|downloadfile|invoke-webrequest|invoke-restmethod"
     r"|\biwr\b|\birm\b|net\.webclient)"
     r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b[^\n|]*\|\s*(?:iex|invoke-expression)\b"
-    r"|\bpowershell(?:\.exe)?\b[^\n]*\s-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/]{20,}={0,2}", re.I),
+    r"|\bpowershell(?:\.exe)?\b[^\n]*\s-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/]{20,}={0,2}"
+    # a payload decoded from base64 and run: [Convert]::FromBase64String(...) ... | iex, iex(... FromBase64String ...)
+    r"|\bfrombase64string\b[^\n]{0,300}?\|\s*(?:iex|invoke-expression)\b"
+    r"|\b(?:iex|invoke-expression)\b[^\n]{0,200}?\bfrombase64string\b", re.I),
     (), "PowerShell download-and-run (IEX with DownloadString, iwr | iex, -EncodedCommand)",
     "MITRE ATT&CK T1059.001; Sigma rules for PowerShell download cradles and encoded commands",
     itriggers=("iex", "invoke-expression", "powershell"), prose=True)
@@ -226,6 +358,7 @@ _shell_rule("code.sql_destructive", re.compile(
     r"\b(?:drop\s+(?:database|schema|table)|truncate\s+table|(?-i:TRUNCATE))\s+(?:if\s+exists\s+)?[\w.\"`\[\]]+"
     r"(?:\s*,\s*[\w.\"`\[\]]+)*\s*(?:;|$|\bcascade\b|\brestrict\b)"
     r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)"
+    r"|\btruncate\s+[\w.\"`\[\]]+\s*;"  # "truncate users;": TRUNCATE's TABLE is optional
     # A WHERE that holds for every row deletes them all: "WHERE 1=1", "WHERE true", "... OR 'a'='a'";
     # only as the whole condition or OR-ed in ("WHERE 1=1 AND id = 5" is a query builder's idiom).
     r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s+where\s+(?:[^;\n]{0,200}?\bor\s+)?"

@@ -30,13 +30,19 @@ _NAME_TRIGGERS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred",
                   "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "令牌")
 
 
+# A secret's name with a word after it that says how the value is written or kept (Rails'
+# SECRET_KEY_BASE, api_key_b64, password_hex): a secret still, judged as a weak name's value is.
+_FORM_SUFFIX = re.compile(r"[_\-. ](?:base|value|val|str|string|b64|base64|hex|raw|data|bytes)$")
+
+
 def _name_tier(key: str) -> int:
     k = _CAMEL.sub("_", key.strip("\"'")).lower()
     if _STRONG.search(k):
         return 2
     if _WEAK.search(k):
         return 1
-    return 0
+    k = _FORM_SUFFIX.sub("", k)
+    return 1 if _STRONG.search(k) or _WEAK.search(k) else 0
 
 
 def secretish(v: str) -> bool:
@@ -73,8 +79,30 @@ def _reference(ctx: Ctx, node, v: str) -> bool:
 _PROSE_AFTER = re.compile(r",?[ \t]+\w")
 
 
+_YAML_PARENT = re.compile(r"^([ \t]*)(?:- )?[\"']?([A-Za-z_][\w.\-]*)[\"']?:[ \t]*$")
+
+
+def _yaml_parent(ctx: Ctx, node) -> str:
+    """The YAML key a bare ``key:`` sits under ("api:\n  key: ..." is the api key), or ""."""
+    ls = ctx.text.rfind("\n", 0, node.start) + 1
+    indent = len(ctx.text[ls : node.start]) - len(ctx.text[ls : node.start].lstrip(" \t-"))
+    pos = ls - 1
+    for _ in range(20):  # a few lines up: a parent far above is a long mapping, not a pair
+        if pos <= 0:
+            return ""
+        ps = ctx.text.rfind("\n", 0, pos) + 1
+        m = _YAML_PARENT.match(ctx.text, ps, pos)
+        line = ctx.text[ps:pos]
+        if line.strip() and len(line) - len(line.lstrip(" \t")) < indent:
+            return m.group(2) if m else ""
+        pos = ps - 1
+    return ""
+
+
 def _assigned(node, ctx: Ctx):
     tier = _name_tier(node.meta)
+    if not tier and node.meta.strip("\"'").lower() == "key" and node.vstart >= 0:
+        tier = _name_tier(_yaml_parent(ctx, node) + "_key")
     if not tier or node.vstart < 0:
         return
     v = ctx.text[node.vstart : node.vend].strip()
@@ -99,7 +127,7 @@ register(Rule(
 ))
 
 # The same in a sentence: "my wifi password is hunter2", "密码是abc123", "the API token is ...".
-_PW_NAME = r"(?:password|passwd|pwd|passphrase|passcode|pin(?:[ _\-]?code|[ _\-]?number)?)"  # pin_code, pinCode too
+_PW_NAME = r"(?:password|passwd|pwd|pw|passphrase|passcode|pin(?:[ _\-]?code|[ _\-]?number)?)"  # pin_code, pinCode too
 _PW_VALUE = r"[\"'“`]?([^\s\"'”`，。；,;]{4,64})"
 # "<name> [for|of|to|on|at <up to four words>] is|was|:|'s ... <value>": "the password for the
 # staging server is ...", "Alice's password's ..."
@@ -123,25 +151,41 @@ _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+
 _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?"
                         r"(?:[\w\-]+\s+){0,2}" + _PW_NAME + r"\b(?!\s*[\w\-])", re.I)
 _EN_FORMS = (_EN_PW, _EN_PW_QUOTED, _EN_PW_BARE, _EN_PW_SET, _EN_PW_USE)
-_PW_NAMES = ("password", "passwd", "pwd", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
+_PW_NAMES = ("password", "passwd", "pwd", "pw", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
 _SET_VERBS = ("chang", "set", "updat", "switch")  # _EN_PW_SET's ("reset" holds "set")
 # Simplified and traditional characters: 密码 / 密碼, 为 / 為, 设 / 設, 换 / 換
 _ZH_PW = re.compile(r"(?:密码|密碼|口令|pin码|PIN码|pin碼|PIN碼)\s*(?:是|为|為|：|:|=|改成了?|改为|改為|设置为|設置為|設定為|设为|設為|"
                     r"换成了?|換成了?)\s*[\"'“`]?([!-~]{4,64})")
 # The same in the languages a user of a European or East Asian product says it in: the word for a
 # password, a copula or a colon, the value (judged as the English one is: a digit, a symbol or mixed case).
-_INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|kennwort|mot de passe|senha|wachtwoord|parola|"
-                      r"lösenord|losenord|hasło|haslo|salasana|пароль)|パスワード|暗証番号|비밀번호|암호)"
-                      # of what: "del wifi", "für das WLAN", "du routeur", "da conta"
-                      r"(?:\s+(?:del|de|für|vom|von|des|du|da|do|della|di)(?:\s+(?:la|el|mi|das|den|die|meinen?|"
-                      r"le|mon|ma|a|o|il|mio))?\s+[\w\-]+){0,2}"
-                      r"\s*(?:(?:\b(?:es|era|is|ist|war|lautet|est|était|etait|é|è|är|jest)\b|[:：=—\-]|は|が|는|은)\s*)+"
+# of what: "del wifi", "für das WLAN", "du routeur", "da conta", "от почты", "do poczty"
+_INTL_OF = (r"(?:\s+(?:del|de|für|vom|von|des|du|da|do|della|di|od|dla|от|для|för|voor|van|per)(?:\s+(?:la|el|mi|das|den|die|"
+            r"meinen?|le|mon|ma|a|o|il|mio))?\s+[\w\-]+){0,2}")
+_INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|kennwort|mot de passe|mdp|senha|wachtwoord|"
+                      r"parola|lösenord|losenord|hasło|haslo|salasana|пароль|şifre[mn]?|sifre[mn]?|şifreniz|parolam)"
+                      r"|パスワード|暗証番号|비밀번호|암호|पासवर्ड)" + _INTL_OF +
+                      # Polish "hasło to ...", French "le mdp c'est ...", Russian "пароль это ..." (English
+                      # "password to the vault" names what it opens: "to" is no copula after "password")
+                      r"\s*(?:(?:\b(?:es|era|is|ist|war|lautet|est|était|etait|é|è|är|jest|c['’]est|это|(?<!password )to)\b"
+                      r"|[:：=—\-]|は|が|는|은)\s*)+"
                       r"[\"'“`«„]?([!-~](?<![\"'`])[!-~]{3,63})", re.I)
-_INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de passe", "senha", "wachtwoord", "parola",
-               "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호")
+# No verb and no colon, the value right after the word (or after "of what", or one word naming the
+# thing: "MDP wifi ..."): "пароль Tr0ub4dor&3x", "contraseña ...", "密码 ...", "wifi 密码 ...". Judged
+# as the English bare form is (_bare_value). Words that mean something else too stay out ("clave" is
+# a key idea, "parola" a word, "password" has its own English form).
+_INTL_BARE = re.compile(r"(?:(?:\b(?:contraseña|contrasena|passwort|kennwort|mot de passe|mdp|senha|wachtwoord|lösenord|"
+                        r"losenord|hasło|haslo|salasana|пароль|şifre[mn]?|sifre[mn]?|şifreniz|parolam)" + _INTL_OF
+                        + r"(?:\s+[^\W\d_]{2,12})?\s+)|(?:パスワード|暗証番号|비밀번호|암호|密码|密碼|口令|पासवर्ड)\s*)"
+                        r"([!-~](?<![\"'`(<])[!-~]{3,63})", re.I)  # an ASCII value: "パスワードは8文字以上" is a rule
+_BARE_WORDS = ("contrase", "passwort", "kennwort", "mot de passe", "mdp", "senha", "wachtwoord", "lösenord", "losenord",
+               "hasło", "haslo", "salasana", "пароль", "şifre", "sifre", "parolam", "パスワード", "暗証番号", "비밀번호", "암호",
+               "密码", "密碼", "口令", "पासवर्ड")  # _INTL_BARE's words
+_INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de passe", "mdp", "senha", "wachtwoord",
+               "parola", "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "şifre", "sifre", "パスワード",
+               "暗証番号", "비밀번호", "암호", "密码", "密碼", "口令", "पासवर्ड")
 # "the API key for staging is ...", "my private key is 0x4c08..." (an Ethereum key: 64 hex)
 _EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|private key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)"
-                       + _OF_WHAT + r"\s*(?:is|was|:|=|是|为|為|：)\s*[\"'“`]?([A-Za-z0-9._~+/=\-]{10,200})", re.I)
+                       + _OF_WHAT + r"\s*(?:is|was|:|=|是|为|為|：)\s*[\"'“`]?([A-Za-z0-9._~+/=\-!@#$%^&*?|]{10,200})", re.I)
 _TRAIL = ".,!?:;)]}>\"'”’`"
 
 
@@ -176,6 +220,34 @@ _ALGO = re.compile(r"(?:sha|md|aes|rsa|ecdsa|ed|pbkdf|argon|bcrypt|scrypt|hmac|d
 def _bare_value(v: str) -> bool:
     return (_strong_value(v) and any(c.isalpha() for c in v)
             and any(c.isdigit() or c in _SYMBOLS for c in v) and not _ALGO.fullmatch(v))
+
+
+def _mixed(v: str) -> bool:
+    """A password with no name to go by: letters and digits, and a typed symbol or the case and
+    class changing as a generated one's does ("Kx9mPq2vL"; not "Office365", "Main2Activity")."""
+    if not _bare_value(v):
+        return False
+    if any(c in _SYMBOLS for c in v):
+        return True
+    changes = sum(1 for a, b in zip(v, v[1:]) if a.isupper() != b.isupper() or a.isdigit() != b.isdigit())
+    return len(v) >= 8 and any(c.isupper() for c in v) and any(c.islower() for c in v) and changes >= 0.5 * len(v)
+
+
+# A login and its password as a pair, with no password word: after a login word ("login for the
+# router: admin / ...", "creds are jdoe:..."), a privileged account's name ("root:...", "admin/..."),
+# or a service's name and a spaced slash ("gmail: alice.w / ..."). The pair's password is what is
+# taken; ratios, times and paths have no such shape (judged by _bare_value or _mixed).
+_PAIR_PW = r"\s*(?:/|:|\|)\s*([^\s\"'`]{4,64})"
+_PAIR_LOGIN = re.compile(r"\b(?:login|log-in|logon|sign-?in|creds|credentials)\b[^\n:：=]{0,30}?(?:[:：=]|\b(?:is|are)\b)\s*"
+                         r"[A-Za-z][\w.\-@+]{0,63}" + _PAIR_PW, re.I)
+_PAIR_ADMIN = re.compile(r"(?<![\w/.\-])(?:root|admin|administrator|postgres|superuser)" + _PAIR_PW, re.I)
+_PAIR_SERVICE = re.compile(r"[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+([^\s\"'`]{4,64})")
+# "Use Kx9#mPq2vL to log in": a value used to get in
+_USE_LOGIN = re.compile(r"\buse\s+[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?\s+to\s+(?:log\s*(?:in|on)|login|sign\s*(?:in|on)|unlock)\b",
+                        re.I)
+_PAIR_FORMS = (_PAIR_LOGIN, _PAIR_ADMIN, _PAIR_SERVICE, _USE_LOGIN)
+_PAIR_WORDS = ("login", "log in", "log-in", "logon", "log on", "sign", "cred", "root", "admin", "superuser", "postgres",
+               "unlock")  # a word of the pair forms (lower case); the service form needs " / "
 
 
 # "p@ssw0rd", "pa$$word", "P4SSWORD": the name read with its look-alike characters as letters
@@ -213,15 +285,20 @@ def _phrase(node, ctx: Ctx):
     # "pass" selects the rule in "passed" too: the other languages' pattern runs only where one of its words is
     intl = ctx.cache.get("intl_pw")
     if intl is None:
-        intl = ctx.cache["intl_pw"] = any(w in ctx.lower for w in _INTL_WORDS)
+        intl = ctx.cache["intl_pw"] = (any(w in ctx.lower for w in _INTL_WORDS),
+                                       any(w in ctx.lower for w in _BARE_WORDS))
     # "pass" selects the rule in "passed" and "passion" too: the English forms run only where one
     # of their names is (their verbs and "use" too, for the two forms that need them)
     low = ctx.lower
     named = leet or any(w in low for w in _PW_NAMES)
+    pairs = ctx.cache.get("pw_pairs")
+    if pairs is None:
+        pairs = ctx.cache["pw_pairs"] = " / " in ctx.text or any(w in low for w in _PAIR_WORDS)
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
-                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_EN_TOKEN, secretish)):
-        if rx is _INTL_PW and not intl or rx in _EN_FORMS and not named \
+                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_EN_TOKEN, secretish),
+                   (_PAIR_LOGIN, _bare_value), (_PAIR_ADMIN, _mixed), (_PAIR_SERVICE, _mixed), (_USE_LOGIN, _mixed)):
+        if rx is _INTL_PW and not intl[0] or rx is _INTL_BARE and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low:
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
@@ -240,12 +317,17 @@ def _phrase(node, ctx: Ctx):
 
 register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
-    binds=(SENTENCE,), find=_phrase, trigger=found(_LEET_NAME.pattern, ascii=True),
+    binds=(SENTENCE,), find=_phrase,
+    # a leet name; a login pair or a value used to log in (see _PAIR_FORMS)
+    trigger=found(_LEET_NAME.pattern + r"|(?i:\b(?:login|log[ -]in|logon|sign-?in|sign in|creds|credentials)\b)"
+                  r"|(?i:\b(?:root|admin|administrator|postgres|superuser))[ \t]*[/:|][ \t]*[^\s/]"
+                  r"|[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+[^\s/]", ascii=True),
     itriggers=("pass", "pwd", "pin ", "pin:", "pin_", "pincode", "pin-code", "pinnumber", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
                "secret", "token",
                "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
-               "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호"),
-    reason="a password or token stated in a sentence (is/是/为/: + value)",
+               "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호",
+               "mdp", "şifre", "sifre", "पासवर्ड", "pw"),
+    reason="a password or token stated in a sentence (is/是/为/: + value), or a login's password (user / password)",
     origin="detect-secrets KeywordDetector's 'password is' forms, extended to Chinese (密码是/为)",
 ))
 
@@ -334,10 +416,29 @@ _NETRC = re.compile(r"^[ \t]*(?:machine[ \t]+\S+|default)\s+login\s+\S+(?:\s+acc
 _XML = re.compile(r"<((?:[\w.\-]+:)?([\w.\-]+))(?:\s[^<>]*)?>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<\s][^<]*?))\s*</\1\s*>")
 
 
+# A secret's name and its value as two members of one entry: a Kubernetes env entry ("- name:
+# DB_PASSWORD" and "value: ..." on the next line), a .NET <add key="ApiKey" value="..." />, an
+# AWS-style {"Name": ..., "Value": ...}. And a shell that sets a variable with no "=": fish's
+# "set -x API_TOKEN ...", csh's setenv, Windows' setx.
+_NAME_VALUE = re.compile(r"(?i:\b(?:name|key))[\"']?\s*[:=]\s*[\"']?([A-Za-z_][\w.\-]{0,60})[\"']?[^\n]{0,40}?(?:\n[^\n]{0,40}?)?"
+                         r"(?i:\bvalue)[\"']?\s*[:=]\s*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"',}>]+))")
+_SET_VAR = re.compile(r"^[ \t]*(?:set[ \t]+(?:-[a-zA-Z]+[ \t]+|--\w+[ \t]+)+|setenv[ \t]+|setx[ \t]+)([A-Za-z_]\w*)[ \t]+"
+                      r"(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"';]+))", re.M)
+
+
+def _named(tier: int, v: str) -> bool:
+    return tier == 2 and _passwordish(v) or tier == 1 and secretish(v)
+
+
 def _config_file(node, ctx: Ctx):
     for m in _NETRC.finditer(ctx.text, node.start, node.end):
         if _passwordish(m.group(1)):
             yield m.span(1)
+    for rx in (_NAME_VALUE, _SET_VAR):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            g = next(i for i in (2, 3, 4) if m.group(i) is not None)
+            if _named(_name_tier(m.group(1)), m.group(g)):
+                yield m.span(g)
     if "</" in ctx.text:
         for m in _XML.finditer(ctx.text, node.start, node.end):
             tier = _name_tier(m.group(2))
@@ -351,9 +452,11 @@ register(Rule(
     id="secret.config_file", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(DOC,), find=_config_file,
     itriggers=("password>", "passwd>", "pwd>", "pass>", "secret>", "token>", "key>", "credentials>"),
-    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s", ascii=True),
-    reason="a password in a .netrc entry or an XML element named like a secret",
-    origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config",
+    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s|(?i:\bvalue)[\"']?\s*[:=]|(?:^|\n)[ \t]*(?:set[ \t]+-|setenv[ \t]|setx[ \t])",
+                  ascii=True),
+    reason="a password in a .netrc entry, an XML element named like a secret, a name/value pair or a shell's set",
+    origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config; Kubernetes env, "
+           ".NET appSettings, fish set -x, csh setenv",
 ))
 
 # A wallet's BIP-39 recovery phrase: 12 to 24 words after a seed or recovery phrase word and a

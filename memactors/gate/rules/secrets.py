@@ -52,9 +52,13 @@ _provider("secret.gitlab", _B + r"(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glimt|
                                          "glagent-", "gloas-", "GR1348941"),
           "GitLab token (glpat- and the other gl*- prefixes)", "gitleaks gitlab-pat etc.; detect-secrets GitLabTokenDetector",
           tokens=False)
+# AWS's documentation writes its examples with EXAMPLE at the end (AKIAIOSFODNN7EXAMPLE and the
+# secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY): published samples, not anyone's key (gitleaks
+# allows the same suffix). A real key id is random base32 and never ends so.
 _provider("secret.aws_access_key_id", r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])",
           ("AKIA", "ASIA", "A3T", "ABIA", "ACCA"), "AWS access key id (AKIA/ASIA/... + 16)",
-          "gitleaks aws-access-token; detect-secrets AWSKeyDetector", tokens=False)
+          "gitleaks aws-access-token (its EXAMPLE allowlist); detect-secrets AWSKeyDetector",
+          check=lambda t, m: not _aws_example(m.group()))
 _provider("secret.google_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, ("AIza",), "Google API key (AIza + 35)",
           "gitleaks gcp-api-key", tokens=False)
 _provider("secret.slack", _B + r"(?:xox[abprse]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9]+-[0-9]+-[A-Za-z0-9]{16,})" + _E,
@@ -106,6 +110,23 @@ _provider("secret.google_oauth", _B + r"(?:GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za
 _provider("secret.artifactory", r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{10,}|cmVmd[A-Za-z0-9]{59})(?![A-Za-z0-9])",
           ("AKCp", "cmVmd"), "Artifactory API/reference token",
           "gitleaks artifactory-api-key, artifactory-reference-token; detect-secrets ArtifactoryDetector")
+# Azure AD (Entra) client secrets since 2021: three characters, a digit, "Q~", 31 to 34 more.
+_provider("secret.azure_client_secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+          ("Q~",), "Azure AD client secret (xxxNQ~ + 31-34)", "gitleaks azure-ad-client-secret", tokens=False)
+_provider("secret.vault", _B + r"hv[sb]\.[A-Za-z0-9_\-]{90,300}" + _E, ("hvs.", "hvb."),
+          "HashiCorp Vault service or batch token (hvs./hvb.)", "gitleaks vault-service-token, vault-batch-token")
+_provider("secret.groq", _B + r"gsk_[A-Za-z0-9]{52}" + _E, ("gsk_",), "Groq API key (gsk_ + 52)",
+          "trufflehog groq detector")
+_provider("secret.notion", _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})" + _E, ("secret_", "ntn_"),
+          "Notion integration token (secret_ + 43, ntn_ + 46)", "trufflehog notion detector; Notion's 2024 ntn_ format")
+_provider("secret.linear", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _E, ("lin_api_", "lin_oauth_"),
+          "Linear API key (lin_api_ + 40)", "gitleaks linear-api-key")
+_provider("secret.postman", _B + r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}" + _E, ("PMAK-",), "Postman API key (PMAK-)",
+          "gitleaks postman-api-token", tokens=False)
+_provider("secret.age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + _E, ("AGE-SECRET-KEY-1",),
+          "age encryption secret key (AGE-SECRET-KEY-1 + 58 bech32)", "gitleaks age-secret-key", tokens=False)
+_provider("secret.discord_webhook", r"discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,68}" + _E,
+          ("/api/webhooks/",), "Discord webhook URL", "gitleaks discord-webhook; trufflehog discordwebhook", tokens=False)
 
 
 # JWT: three base64url parts, a header that decodes to JSON (as detect-secrets checks).
@@ -142,8 +163,15 @@ register(Rule(id="secret.private_key", category=SECRET, sensitivity=RESTRICTED, 
 # AWS secret access keys have no prefix: 40 base64 characters near "aws" and a secret word.
 _AWS_SECRET = re.compile(r"(?i:aws)[\w\s\-\"'.:=]{0,30}?(?i:secret|key|pwd|password|token)[\w\s\-\"'.:=]{0,20}?"
                          r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+def _aws_example(v: str) -> bool:
+    """A documentation sample, as AWS writes them (see secret.aws_access_key_id): the key id ends
+    in EXAMPLE, the secret in EXAMPLEKEY. Nobody's credential, wherever it is pasted."""
+    return v.endswith(("EXAMPLE", "EXAMPLEKEY"))
+
+
 register(Rule(id="secret.aws_secret_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[AWS_SECRET]", risk=1.0,
-              binds=(DOC,), find=regex_find(_AWS_SECRET, group=1, check=lambda t, m: tokenish(m.group(1), 8)),
+              binds=(DOC,), find=regex_find(_AWS_SECRET, group=1,
+                                              check=lambda t, m: tokenish(m.group(1), 8) and not _aws_example(m.group(1))),
               itriggers=("aws",), guard=has_token, reason="AWS secret access key (40 base64 characters named as an AWS secret)",
               origin="gitleaks aws secret pattern; detect-secrets AWSKeyDetector secret regex"))
 
@@ -168,7 +196,7 @@ _TEMPLATED = re.compile(r"^(?:\$\{?[\w.:-]*\}?|\$\(.*\)|<[^>]*>|\{\{.*\}\}|\{[\w
 def placeholder_value(v: str) -> bool:
     """A template, a reference or a type, not a value (the filters of detect-secrets and gitleaks'
     stopwords): ``${DB_PASS}``, ``<password>``, ``os.environ[...]``, ``****``, ``str``."""
-    return v.lower() in _NOT_VALUES or _TEMPLATED.match(v) is not None or len(set(v)) <= 2
+    return v.lower() in _NOT_VALUES or _TEMPLATED.match(v) is not None or len(set(v)) <= 2 or _aws_example(v)
 
 
 # An Azure shared access signature: the query's sig= (an HMAC-SHA256 in base64, URL-encoded)
