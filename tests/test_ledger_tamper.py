@@ -337,7 +337,7 @@ def test_an_untouched_folder_verifies_after_promotions_derived_writes_erasures_a
         sess.start()
         sess.observe("user", "Alice prefers Tamarind airline for long flights", **{k: kw[k] for k in kw if k != "actor"})
         sess.end_turn()  # promoted: the vault memory refreshed, the item names it (copy_of)
-        rt.gc(dry_run=True)  # the set-aside index brought up: the item superseded by its promotion
+        rt.gc()  # the set-aside index brought up (by an applied sweep's plan): the item superseded by its promotion
         (item_at,), = rt.audit.sql("SELECT max(seq) FROM events WHERE action = 'write_working'", actor="agent")
         assert rt.audit.sql("SELECT count(*) FROM events WHERE seq > ? AND action = 'status'", [item_at],
                             actor="agent") == [(1,)]
@@ -351,7 +351,7 @@ def test_an_untouched_folder_verifies_after_promotions_derived_writes_erasures_a
         assert ids[1] in rt.forget(copies[1], actor="agent", reason="asked")["forgotten"]  # up the copy edge
         rt.forget(ids[3], actor="agent", reason="asked", erase="fact")
         rt.forget(pref, actor="agent", reason="asked")  # and the session item folded into it
-        rt.gc(dry_run=True)  # its set-aside row no longer in force
+        rt.gc()  # its set-aside row no longer in force
         rt.audit.sql("SELECT count(*) FROM events", actor="agent")
         rt.write(S, "alice took up rowing", actor="agent", sensitivity="confidential")  # beyond the levels mark
         assert rt.audit.verify()["ok"]
@@ -375,7 +375,7 @@ def test_the_set_aside_index_emptied_or_moved_later_is_found_by_verify(data_dir)
         rt.write(S, "alice hikes on sundays", actor="agent", ttl_days=3650, soft_ttl_days=10)
         clock.advance(days=50)
         rt.gc()
-        assert rt.gc(dry_run=True).by_rule["hard_expired"] == 0  # indexed, due later
+        assert rt.gc().by_rule["hard_expired"] == 0  # indexed by this sweep's plan (a dry run writes nothing), due later
         assert rt.audit.verify()["ok"]
     edit(data_dir, "UPDATE set_aside SET hard = hard + 10 * 365 * 86400000000")
     v = verify_folder(data_dir)
