@@ -157,7 +157,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             self.global_live = st.has_live()
         else:
             self.global_live = await self.peers.owner(owner_index(GLOBAL, self.num_owners)).is_global_live()
-        asyncio.get_running_loop().create_task(self._flush_loop())
+        self._flush_task = asyncio.get_running_loop().create_task(self._flush_loop())
 
     def _l2_store(self, path: str):
         from ..store.lance_store import L2Store  # imported in the actor only: the driver never loads lancedb

@@ -9,6 +9,7 @@ puts its batch back and the loop retries; the ledger still holds everything mean
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import concurrent.futures as cf
 import dataclasses
 import shlex
@@ -58,6 +59,17 @@ class FlushMixin:
 
     def _flush_deferred(self) -> bool:
         return time.monotonic() < self._defer_until
+
+    _flush_task: asyncio.Task | None = None
+
+    async def stop_flushing(self) -> None:
+        """End the flush loop (the process host's close, once its last flush is done): a round
+        racing the ledger's shutdown failed on its closed connection and logged it."""
+        task, self._flush_task = self._flush_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def _flush_loop(self) -> None:
         n = 0

@@ -144,7 +144,13 @@ class ProcessHost:
         return LocalActors(LocalHandle(ledger, loop), [LocalHandle(o, loop) for o in owners], [], [], loop, thread)
 
     def stop(self, actors: LocalActors) -> None:
-        """Checkpoint the ledger and release the folder's lock, then stop the loop."""
+        """End the owners' flush loops, checkpoint the ledger and release the folder's lock,
+        then stop the loop."""
+        for o in actors.owners:
+            try:
+                o.stop_flushing.remote().result(timeout=30)
+            except Exception:  # noqa: BLE001 - the loop stops below either way
+                pass
         try:
             actors.ledger.shutdown.remote().result(timeout=30)
         except Exception:  # noqa: BLE001 - the loop stops below either way
