@@ -206,9 +206,20 @@ def _shell_view(ctx: Ctx, node) -> tuple[str, list[int]] | None:
 
 
 def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str,
-                itriggers: tuple[str, ...] = (), prose: bool = False, pattern: str = "") -> None:
+                itriggers: tuple[str, ...] = (), prose: bool = False, pattern: str = "",
+                code_only: re.Pattern[str] | None = None) -> None:
+    """``code_only``: forms that are a statement only in code (a fence, an HTML code element),
+    words of a sentence elsewhere, whatever the source."""
     def spans(node, ctx: Ctx):
         yield from (m.span() for m in rx.finditer(ctx.text, node.start, node.end))
+        if code_only is not None:
+            if node.kind == CODE:
+                yield from (m.span() for m in code_only.finditer(ctx.text, node.start, node.end))
+            else:
+                html = _html_code(ctx)
+                for m in code_only.finditer(ctx.text, node.start, node.end) if html else ():
+                    if any(s <= m.start() and m.end() <= e for s, e in html):
+                        yield m.span()
         view = _shell_view(ctx, node)
         if view is not None:
             text, offs = view
@@ -358,7 +369,6 @@ _shell_rule("code.sql_destructive", re.compile(
     r"\b(?:drop\s+(?:database|schema|table)|truncate\s+table|(?-i:TRUNCATE))\s+(?:if\s+exists\s+)?[\w.\"`\[\]]+"
     r"(?:\s*,\s*[\w.\"`\[\]]+)*\s*(?:;|$|\bcascade\b|\brestrict\b)"
     r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)"
-    r"|\btruncate\s+[\w.\"`\[\]]+\s*;"  # "truncate users;": TRUNCATE's TABLE is optional
     # A WHERE that holds for every row deletes them all: "WHERE 1=1", "WHERE true", "... OR 'a'='a'";
     # only as the whole condition or OR-ed in ("WHERE 1=1 AND id = 5" is a query builder's idiom).
     r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s+where\s+(?:[^;\n]{0,200}?\bor\s+)?"
@@ -366,4 +376,7 @@ _shell_rule("code.sql_destructive", re.compile(
     re.I | re.M),
     (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE or with an always-true WHERE)",
     "CWE-89 impact examples; sqlfluff/Squawk guidance on destructive statements",
-    itriggers=("drop ", "truncate", "delete "))
+    itriggers=("drop ", "truncate", "delete "),
+    # "truncate users;": TRUNCATE's TABLE is optional, but in lower case with no TABLE it is a
+    # statement only in code ("We should truncate logs; the disk is full." is a sentence)
+    code_only=re.compile(r"\btruncate\s+[\w.\"`\[\]]+\s*;", re.I))
