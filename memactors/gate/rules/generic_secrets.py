@@ -56,6 +56,25 @@ def secretish(v: str) -> bool:
     return e >= 3.0 and (has_d and has_a or len(v) >= 20 and e >= 3.7)
 
 
+_URL = re.compile(r"[a-z][a-z0-9+.\-]*://([^/?#\s]*)(.*)", re.I | re.S)
+
+
+def _plain_url(v: str) -> bool:
+    """A URL with no credentials in it: no user:password@ and no random-looking part in its path
+    or query ("https://auth.example.com/realms/acme" names a place, not a secret)."""
+    m = _URL.fullmatch(v)
+    if m is None:
+        return False
+    if "@" in m.group(1):
+        return False
+    return not any(randomish(p) or secretish_part(p) for p in re.split(r"[/?#&=;]", m.group(2)) if p)
+
+
+def secretish_part(p: str) -> bool:
+    """A URL's part that looks generated: 20 characters or more, letters and digits, high entropy."""
+    return len(p) >= 20 and entropy(p) >= 3.5 and any(c.isdigit() for c in p) and any(c.isalpha() for c in p)
+
+
 def _passwordish(v: str) -> bool:
     """A password value: not a template, type or stop word, at least 4 characters."""
     return len(v) >= 4 and not placeholder_value(v) and not v.isspace()
@@ -115,7 +134,7 @@ def _assigned(node, ctx: Ctx):
         # "pass" names a pass as often as a password: a word of a label's text that goes on is no
         # value ("Boarding pass: Passengers should proceed to gate 12", "Bus pass: Monthly, valid")
         return
-    if tier == 2 and _passwordish(v) or tier == 1 and secretish(v):
+    if tier == 2 and _passwordish(v) or tier == 1 and secretish(v) and not _plain_url(v):
         yield node.vstart, node.vend
 
 
@@ -427,7 +446,12 @@ _SET_VAR = re.compile(r"^[ \t]*(?:set[ \t]+(?:-[a-zA-Z]+[ \t]+|--\w+[ \t]+)+|set
 
 
 def _named(tier: int, v: str) -> bool:
-    return tier == 2 and _passwordish(v) or tier == 1 and secretish(v)
+    """A name/value entry's or a shell set's value: any real one for a password name; for a weak
+    name (auth, token, key) one that looks generated, as a weak name's assignment is judged, and
+    longer than a word with a version ("oauth2-pkce", "Basic-auth-v2", "Windows-v2" name a scheme)."""
+    if tier == 2:
+        return _passwordish(v)
+    return tier == 1 and secretish(v) and not _plain_url(v) and (randomish(v) or len(v) >= 16 and entropy(v) >= 3.5)
 
 
 def _config_file(node, ctx: Ctx):
