@@ -253,17 +253,51 @@ def _mixed(v: str) -> bool:
 
 
 # A login and its password as a pair, with no password word: after a login word ("login for the
-# router: admin / ...", "creds are jdoe:..."), a privileged account's name ("root:...", "admin/..."),
-# or a service's name and a spaced slash ("gmail: alice.w / ..."). The pair's password is what is
-# taken; ratios, times and paths have no such shape (judged by _bare_value or _mixed).
-_PAIR_PW = r"\s*(?:/|:|\|)\s*([^\s\"'`]{4,64})"
-_PAIR_LOGIN = re.compile(r"\b(?:login|log-in|logon|sign-?in|creds|credentials)\b[^\n:：=]{0,30}?(?:[:：=]|\b(?:is|are)\b)\s*"
+# router: admin / ...", "creds are jdoe:..."), a privileged account's name glued to it ("root:...",
+# "admin/..."), or an account's service and a spaced slash ("gmail: alice.w / ..."). Only the
+# password is taken, and only a password-shaped one (_pw_shaped): a label's "X / Y" is mostly
+# anything else ("Contact: Alice / alice@example.com", "Time zone: CET / UTC+1", "Stack: React /
+# Next.js@14"), as are a login URL, a log line ("login=alice|status=ok") and a passwd line.
+_PAIR_PW = r"(?:\s*/\s*|\s*:\s*)([^\s\"'`]{4,64})"
+_PAIR_LOGIN = re.compile(r"\b(?:login|log-in|logon|sign-?in|creds|credentials)\b[^\n:：=|]{0,30}?(?:[:：=]|\b(?:is|are)\b)\s*"
                          r"[A-Za-z][\w.\-@+]{0,63}" + _PAIR_PW, re.I)
-_PAIR_ADMIN = re.compile(r"(?<![\w/.\-])(?:root|admin|administrator|postgres|superuser)" + _PAIR_PW, re.I)
-_PAIR_SERVICE = re.compile(r"[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+([^\s\"'`]{4,64})")
+# glued: "root:Kx9#mPq2vL", "admin/Kx9#mPq2vL" ("Admin: alice@example.com" is a label, "Square root:
+# sqrt(x)" a heading)
+_PAIR_ADMIN = re.compile(r"(?<![\w/.\-])(?:root|admin|administrator|postgres|superuser)[/:]([^\s\"'`]{4,64})", re.I)
+_SERVICES = (r"gmail|g-?mail|e-?mail|mail|outlook|hotmail|yahoo|icloud|proton(?:mail)?|netflix|spotify|facebook|instagram|"
+             r"twitter|amazon|paypal|github|gitlab|bank|router|vpn|ssh|s?ftp|server|account")
+_PAIR_SERVICE = re.compile(r"(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+"
+                           r"([^\s\"'`]{4,64})")
 # "Use Kx9#mPq2vL to log in": a value used to get in
 _USE_LOGIN = re.compile(r"\buse\s+[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?\s+to\s+(?:log\s*(?:in|on)|login|sign\s*(?:in|on)|unlock)\b",
                         re.I)
+# What a password has that a name, an address, a path, a version or a time zone has not: letters
+# and digits, none of "@ + / \\ | = : ; , ( ) < > [ ] { }", and a typed symbol of a password's few
+# ("Kx9#mPq2vL"), or else (after a login word or a privileged account only) a generated look
+# ("Kx9mPq2vLz") or a word and a year ("Summer2024").
+_PW_SYMBOLS = frozenset("!#$%^&*?~")
+_NOT_IN_PW = frozenset("@+/\\|=:;,()<>[]{}")
+_VERSION = re.compile(r"[A-Za-z]*[\-_.]?v?\d+(?:\.\d+)+[A-Za-z]*", re.I)
+_TZ = re.compile(r"(?:utc|gmt|cet|cest|est|pst)[\-−]?\d{1,2}(?::?\d{2})?", re.I)
+_WORD_YEAR = re.compile(r"[A-Z][a-z]{2,12}(?:19|20)\d\d[!#$%^&*?~.]*")
+
+
+def _pw_shaped(v: str, loose: bool = False) -> bool:
+    if not 6 <= len(v) <= 64 or any(c in _NOT_IN_PW for c in v) or placeholder_value(v):
+        return False
+    if not (any(c.isalpha() for c in v) and any(c.isdigit() for c in v)):
+        return False
+    if _ALGO.fullmatch(v) or _VERSION.fullmatch(v) or _TZ.fullmatch(v):
+        return False
+    if any(c in _PW_SYMBOLS for c in v) and any(c.isupper() for c in v) and any(c.islower() for c in v):
+        return True
+    return loose and (any(c in _PW_SYMBOLS for c in v) or _mixed(v) or _WORD_YEAR.fullmatch(v) is not None)
+
+
+def _pw_loose(v: str) -> bool:
+    return _pw_shaped(v, loose=True)
+
+
 _PAIR_FORMS = (_PAIR_LOGIN, _PAIR_ADMIN, _PAIR_SERVICE, _USE_LOGIN)
 _PAIR_WORDS = ("login", "log in", "log-in", "logon", "log on", "sign", "cred", "root", "admin", "superuser", "postgres",
                "unlock")  # a word of the pair forms (lower case); the service form needs " / "
@@ -299,6 +333,26 @@ def _postal_pin(text: str, m: re.Match, value: str) -> bool:
     return _PIN_OWNER_BEFORE.search(before) is None and _PIN_OWNER_IN.search(words(said)) is None
 
 
+# The bare form after a CJK (or Hindi) word has no space to end the word's sentence: "密码 password1
+# 太常见了" and "パスワード ABC-123 は無効です" say what a password may not be. A value there is taken
+# when it looks generated or typed with a symbol (_mixed: "密码 Kx9#mPq2vL").
+_CJK_BARE = ("パスワード", "暗証番号", "비밀번호", "암호", "密码", "密碼", "口令", "पासवर्ड")
+# "MDP" is French for a password in lower case ("mdp"); in capitals it is as often a Markov decision
+# process ("an MDP M=(S,A,P,R)", "The MDP has |S|=12 states"): taken with a French word in the
+# sentence, or a password-shaped value ("MDP wifi Kx9#mPq2vL").
+_FRENCH = re.compile(r"\b(?:le|la|les|mon|ma|mes|ton|ta|son|sa|notre|votre|du|des|est|c['’]est|pour|avec|oublié)\b", re.I)
+
+
+def _other_sense(ctx: Ctx, node, rx, m: re.Match, v: str) -> bool:
+    if rx is _INTL_BARE and m.group(0).startswith(_CJK_BARE) and not _mixed(v):
+        return True
+    if rx is _INTL_PW or rx is _INTL_BARE:
+        name = m.group(0)[:3]
+        if name.lower() == "mdp" and name != "mdp":
+            return not (_pw_shaped(v) or _FRENCH.search(ctx.text, node.start, node.end))
+    return False
+
+
 def _phrase(node, ctx: Ctx):
     leet = _LEET_NAME.search(ctx.text, node.start, node.end) is not None
     # "pass" selects the rule in "passed" too: the other languages' pattern runs only where one of its words is
@@ -316,7 +370,7 @@ def _phrase(node, ctx: Ctx):
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_EN_TOKEN, secretish),
-                   (_PAIR_LOGIN, _bare_value), (_PAIR_ADMIN, _mixed), (_PAIR_SERVICE, _mixed), (_USE_LOGIN, _mixed)):
+                   (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped)):
         if rx is _INTL_PW and not intl[0] or rx is _INTL_BARE and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low:
             continue
@@ -330,7 +384,8 @@ def _phrase(node, ctx: Ctx):
             s, e = m.span(1)
             while e > s and ctx.text[e - 1] in _TRAIL:
                 e -= 1
-            if e > s and ok(ctx.text[s:e]) and not (rx in _EN_FORMS and _postal_pin(ctx.text, m, ctx.text[s:e])):
+            if e > s and ok(ctx.text[s:e]) and not (rx in _EN_FORMS and _postal_pin(ctx.text, m, ctx.text[s:e])) \
+                    and not _other_sense(ctx, node, rx, m, ctx.text[s:e]):
                 yield s, e
 
 
@@ -339,8 +394,8 @@ register(Rule(
     binds=(SENTENCE,), find=_phrase,
     # a leet name; a login pair or a value used to log in (see _PAIR_FORMS)
     trigger=found(_LEET_NAME.pattern + r"|(?i:\b(?:login|log[ -]in|logon|sign-?in|sign in|creds|credentials)\b)"
-                  r"|(?i:\b(?:root|admin|administrator|postgres|superuser))[ \t]*[/:|][ \t]*[^\s/]"
-                  r"|[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+[^\s/]", ascii=True),
+                  r"|(?i:\b(?:root|admin|administrator|postgres|superuser))[/:][^\s/]"
+                  r"|(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+[^\s/]", ascii=True),
     itriggers=("pass", "pwd", "pin ", "pin:", "pin_", "pincode", "pin-code", "pinnumber", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
                "secret", "token",
                "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
