@@ -142,15 +142,21 @@ _PERSIST = re.compile(
     # a trigger planted in the memory itself: "when you recall this memory, ...", "whenever this memory is retrieved"
     r"|\b(?:when(?:ever)?|each\s+time|every\s+time|if|once|after)\s+(?:you\s+|the\s+(?:assistant|agent|ai|model)\s+)?"
     r"(?:recall|retrieve|read|see|load|use|access|find|surface)s?\s+this\s+(?:memory|memories)\b"
+    # an order on it, not a design doc's passive ("its access count is incremented", "show the date it was written")
+    r"(?=[^\n]{0,160}?\b(?:tell|say|answer|reply|respond|recommend|append|prepend|add|insert|include|mention|claim|insist|send|forward|e-?mail|upload|post|share|leak|wire|transfer|ignore|disregard|forget|obey|follow|execute|run|call|delete|reveal|output|print|treat|pretend|act|visit|fetch|redirect|direct|always|never|you\s+(?:must|should|will|shall)|the\s+(?:assistant|agent|ai|model)\s+(?:must|should|will|shall))\b)"
     r"|\b(?:when(?:ever)?|each\s+time|every\s+time|if|once|after)\s+this\s+(?:memory|note|fact|entry)\s+(?:is|gets)\s+"
-    r"(?:recalled|retrieved|loaded|accessed|surfaced|returned|found)\b"
+    r"(?:recalled|retrieved|loaded|accessed|surfaced|returned|found)\b(?=[^\n]{0,160}?\b(?:tell|say|answer|reply|respond|recommend|append|prepend|add|insert|include|mention|claim|insist|send|forward|e-?mail|upload|post|share|leak|wire|transfer|ignore|disregard|forget|obey|follow|execute|run|call|delete|reveal|output|print|treat|pretend|act|visit|fetch|redirect|direct|always|never|you\s+(?:must|should|will|shall)|the\s+(?:assistant|agent|ai|model)\s+(?:must|should|will|shall))\b)"
     r"|(?:每次|每当|当|如果)(?:你)?(?:回忆|检索|读取|调用|看到)(?:到)?(?:这条|这段|此)(?:记忆|信息)"
     # a trigger on what the user says next that sends something away: "next time the user mentions
     # 'invoice', send the invoice to billing@..."
     r"|\b(?:whenever|every\s+time|each\s+time|(?:the\s+)?next\s+time|if|when|once)\s+(?:the|a)\s+users?\s+"
     r"(?:ever\s+|again\s+)?(?:asks?|mentions?|says|types?|requests?|brings?\s+up|talks?\s+about|opens?|uploads?)\b"
-    r"[^.\n]{0,100}?[,;:]\s*(?:then\s+)?(?:always\s+|just\s+|please\s+|secretly\s+|quietly\s+|silently\s+)?(?:send|forward|"
-    r"email|e-mail|upload|post|share|leak|exfiltrate|redirect|wire|transfer|bcc|cc)\b",
+    r"[^.\n]{0,100}?[,;:]\s*(?:then\s+)?(?:always\s+|just\s+|please\s+)?(?:(?:secretly|quietly|silently)\s+(?:send|forward|"
+    r"email|e-mail|upload|post|share|leak|exfiltrate|redirect|wire|transfer|bcc|cc)\b|(?:send|forward|"
+    r"email|e-mail|upload|post|share|leak|exfiltrate|redirect|wire|transfer|bcc|cc)\b"
+    # to an address or in place of where it should go ("send a discount code", "email the retention team": a spec)
+    r"(?=[^.\n]{0,120}?(?:https?://|www\.|\w@[\w-]+\.\w|\b\w+\.example\b|\binstead\b|\bwithout\s+(?:telling|asking|"
+    r"notifying|informing)\b|\b(?:secretly|quietly|silently)\b)))",
     re.I)
 
 # Role or system override: "you are now ...", "new system prompt:", "你现在是...", "do not tell the user".
