@@ -77,6 +77,12 @@ _IMPERATIVE = rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?
 # A URL is an object, not an id ("fetch https://... and follow it"): the id's word has no colon.
 _NOT_A_COMMAND = (r"(?:\s+(?:of|is|was|are|were|has|had|id|ids)\b|\s+[^\s:]*[_=\d/#]|\s+-|\s+\.{1,2}(?:\s|/|$)"
                   r"|(?:\s+[a-z]+){0,3}:\s)")
+# A page pointed to for a person to read or sign in at ("Open https://status.example.com and follow the
+# incident updates", "Check https://... for updates", "Open localhost:8000/admin/ and log in", "Use
+# https://sso.example.com to sign in"): a manual's or a status page's step, not an order to the agent
+# (what it fetches and obeys is another verb: "fetch https://... and follow it", held by role_override).
+_BROWSE = (rf"(?i)^\W*{_LEAD}(?:(?:open|check|visit|browse|see)\s+(?:up\s+)?(?:https?://|www\.|localhost\b|127\.0\.0\.1\b)"
+           r"|use\s+(?:https?://|www\.)\S+\s+to\s+(?:sign|log)\s*(?:in|on)\b)")
 # Social imperatives between people ("take a look", "keep it up"): said to a friend, not orders to an agent.
 _SOCIAL = (r"(?i)\b(?:take a look|look at (?:this|that|these|it)|keep it up|keep (?:going|smiling|rocking|at it)|"
                      r"take care|let me know|let's|check (?:it|this|that) out|have (?:fun|a (?:great|good|nice))|enjoy|"
@@ -181,7 +187,7 @@ def reported(text: str) -> bool:
             and _DOMAIN_RX.search(text) is None)
 
 
-_EN_PATTERNS = {"imperative": _IMPERATIVE, "imperative_bad": _IMPERATIVE + _NOT_A_COMMAND, "then": _THEN,
+_EN_PATTERNS = {"imperative": _IMPERATIVE, "imperative_bad": _IMPERATIVE + _NOT_A_COMMAND, "browse": _BROWSE, "then": _THEN,
                 "then_bad": _THEN + _NOT_A_COMMAND, "social": _SOCIAL, "self": _SELF, "loglike": _LOGLIKE,
                 "addressed": _ADDRESSED, "deontic": _DEONTIC, "must": r"(?i)\bmust\b", "standing": _STANDING,
                 "strong": _STRONG, "consent": _CONSENT, "errand": _ERRAND,
@@ -279,7 +285,8 @@ def _en(sentence: str) -> dict[str, int]:
         return dict(_NONE)
     if "reported" in hit and "agentish" not in hit and "domain" not in hit:  # someone's words, quoted and attributed
         return dict(_NONE)
-    f = {"imperative": int("imperative" in hit and "imperative_bad" not in hit or "then" in hit and "then_bad" not in hit),
+    f = {"imperative": int("imperative" in hit and "imperative_bad" not in hit and "browse" not in hit
+                           or "then" in hit and "then_bad" not in hit),
          "social": int("social" in hit or "self" in hit),
          "addressed": int("addressed" in hit),
          "deontic": int("deontic" in hit or "must" in hit and _MUST.search(sentence) is not None),
