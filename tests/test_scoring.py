@@ -175,6 +175,22 @@ def test_conflict_same_scope_depth_confidence_then_newest():
     assert [h["memory_id"] for h in kept] == ["a"] and kept[0]["conflict"]["reason"] == "newer"
 
 
+def test_a_tie_past_scope_confidence_time_and_version_is_settled_the_same_whatever_the_ids():
+    """Copies made at one instant (a demotion pass's) were settled by their random memory ids: the
+    same calls on a fresh folder gave another value (a simulation's counters moved with it)."""
+    import itertools
+
+    winners = set()
+    for ids in itertools.permutations(("m1", "m2", "m3")):
+        recs = [_rec(ids[0], "/org/acme/user/alice/", "coffee"), _rec(ids[1], "/org/acme/user/bob/", "coffee"),
+                _rec(ids[2], "/org/acme/user/alice/", "water")]
+        kept, removed, _ = S.resolve_conflicts(recs)
+        winner = next(h for h in kept if h.get("conflict"))
+        winners.add((winner["scope"], winner["object"], winner["conflict"]["reason"],
+                     tuple(sorted((r["scope"], r["object"]) for r in removed))))
+    assert winners == {("/org/acme/user/bob/", "coffee", "tie_break", (("/org/acme/user/alice/", "water"),))}
+
+
 def test_versions_of_one_scope_written_apart_are_both_kept_and_flagged():
     # Two live versions of one fact in one scope: their writers could not see each other. A reader
     # cleared for both sees both, each flagged; another scope's version resolves as before.

@@ -428,9 +428,12 @@ _SPACE = re.compile(r"\s+")
 
 def _rank_key(rec: dict) -> tuple:
     # Most specific scope first, then highest confidence, then newest (a lower-confidence write
-    # never overrides, as within one scope), then the higher version; memory_id breaks ties.
+    # never overrides, as within one scope), then the higher version. Ties past those (copies
+    # made at one instant: a demotion pass's) go by scope and value before the random memory id,
+    # so the same calls on a fresh folder settle them the same way (a simulation's same seed,
+    # same counters).
     return (parse_scope(rec["scope"]).depth, float(rec.get("confidence") or 0.0), _us(rec.get("updated_at")),
-            int(rec.get("version") or 0), rec["memory_id"])
+            int(rec.get("version") or 0), rec["scope"], _norm(rec.get("object")), rec["memory_id"])
 
 
 def resolve_conflicts(hits: list[dict], rivals: list[dict] = ()) -> tuple[list[dict], list[dict], list[dict]]:
