@@ -24,13 +24,14 @@ def _hold(owners: list, token: str) -> list:
 
 
 @contextlib.contextmanager
-def _leased(take, release):
-    """Take a lease, renew it from a thread while the block runs, release it after."""
+def leased(take, release, renew_s: float = RENEW_S):
+    """Take a lease (``take()``: the calls that take or renew it), renew it from a thread every
+    ``renew_s`` while the block runs, release it after (a driver's side of every lease)."""
     get_all(take())
     stop = threading.Event()
 
     def renew() -> None:
-        while not stop.wait(RENEW_S):
+        while not stop.wait(renew_s):
             with contextlib.suppress(Exception):  # an owner restarting: its lease went with it
                 get_all(take())
 
@@ -47,7 +48,7 @@ def _leased(take, release):
 def held(owners: list):
     """``with held(owners):`` (a driver: renewed from a thread)."""
     token = uuid.uuid4().hex
-    return _leased(lambda: _hold(owners, token), lambda: [o.release_flushes.remote(token) for o in owners])
+    return leased(lambda: _hold(owners, token), lambda: [o.release_flushes.remote(token) for o in owners])
 
 
 def deferred(owners: list):
@@ -56,5 +57,5 @@ def deferred(owners: list):
     Lance in one pass (``ScopeCore.apply_joint``). Unlike a hold this blocks no one: a flush
     someone asks for (``flush``, a recall as of a past point, an erasure of every version) runs
     at once; and it takes no lock an owner could need while deciding the sweep."""
-    return _leased(lambda: [o.defer_flushes.remote(LEASE_S) for o in owners],
+    return leased(lambda: [o.defer_flushes.remote(LEASE_S) for o in owners],
                    lambda: [o.defer_flushes.remote(0.0) for o in owners])

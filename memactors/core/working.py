@@ -37,8 +37,14 @@ def within_lifetime(recs: list[dict], now_us: int, ttl_us: int) -> list[dict]:
         if r.get("pool") == "working" and (sid := session_id(r)) is not None:
             newest[sid] = max(newest.get(sid, 0), r["created_at"])
     cutoff = now_us - ttl_us
-    return [r for r in recs if r.get("pool") != "working"
-            or (newest[sid] if (sid := session_id(r)) is not None else r["created_at"]) >= cutoff]
+    return [r for r in recs if r.get("pool") != "working" or _aged_from(r, newest) >= cutoff]
+
+
+def _aged_from(rec: dict, newest: dict[str, int]) -> int:
+    """When an item's lifetime runs from: its session's newest item's creation (``newest``:
+    session id -> that), else its own."""
+    sid = session_id(rec)
+    return newest.get(sid, rec["created_at"]) if sid is not None else rec["created_at"]
 
 
 def _victim(items: OrderedDict) -> str:
@@ -100,8 +106,7 @@ class WorkingPool:
                 self._newest.pop(sid, None)
 
     def _alive(self, rec: dict, cutoff: int) -> bool:
-        sid = session_id(rec)
-        return (self._newest.get(sid, rec["created_at"]) if sid is not None else rec["created_at"]) >= cutoff
+        return _aged_from(rec, self._newest) >= cutoff
 
     def get(self, memory_id: str) -> dict | None:
         return self.find(memory_id)

@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..actors import sweeper
+from ..actors.flush_hold import leased
 from ..core.errors import BackPressure, MemactorsError
 from ..core.grants import GrantTable
 from ..core.lifecycle import ACTION_OF, ACTIONS, RULES
@@ -60,13 +61,22 @@ RENEW_S = 5.0
 
 
 def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progress=None) -> GCResult:
-    holder = uuid.uuid4().hex
-    ledger = rt._ledger  # noqa: SLF001
-    if not dry_run and not rt._calls.get(ledger.sweep_lease.remote(holder, LEASE_S)):  # noqa: SLF001
+    if dry_run:
+        return _gc(rt, dry_run, scope, workers, progress)
+    holder, ledger = uuid.uuid4().hex, rt._ledger  # noqa: SLF001
+    if not rt._calls.get(ledger.sweep_lease.remote(holder, LEASE_S)):  # noqa: SLF001
         raise BackPressure("another sweep of this data folder is running; retry when it has ended")
-    stop = threading.Event()
-    if not dry_run:
-        threading.Thread(target=_renew, args=(rt, holder, stop), name="memactors-sweep-lease", daemon=True).start()
+
+    def release() -> list:  # not waited on: a ledger writer gone mid-sweep must not hide the sweep's typed error
+        ledger.sweep_release.remote(holder)
+        return []
+
+    with leased(lambda: [ledger.sweep_lease.remote(holder, LEASE_S)], release, renew_s=RENEW_S):
+        return _gc(rt, dry_run, scope, workers, progress)
+
+
+def _gc(rt, dry_run: bool, scope: str | None, workers: int | None, progress) -> GCResult:
+    ledger = rt._ledger  # noqa: SLF001
     # Before the sync: what is committed up to it reaches L2 there, so the plan sees it; what
     # comes after, the owners check again (a memory refreshed or erased in a scope gone cold).
     since = None if dry_run else rt._calls.get(ledger.seq.remote())  # noqa: SLF001
@@ -92,25 +102,11 @@ def run_gc(rt, *, dry_run: bool, scope: str | None, workers: int | None, progres
             raise err from None
         raise type(err)(f"the sweep stopped part way ({err}); what it applied stays applied, one event per memory: "
                         "run gc again to finish it") from None
-    finally:
-        stop.set()
-        if not dry_run:
-            ledger.sweep_release.remote(holder)
     plan = out["plan"]
     applied = out.get("applied") or {}
     by_rule, by_tenant = (plan.by_rule, plan.by_tenant) if dry_run else (applied["by_rule"], applied["by_tenant"])
     return GCResult(plan, dry_run, by_rule, by_tenant, out.get("applied"), out.get("maintenance"),
                     {k: v for k, v in out.items() if k.endswith("seconds")})
-
-
-def _renew(rt, holder: str, stop: threading.Event) -> None:
-    """Renew the sweep lease until ``stop``; a renewal that fails (the ledger writer busy or
-    gone) is tried again at the next turn, the lease still in force meanwhile."""
-    while not stop.wait(RENEW_S):
-        try:
-            rt._calls.get(rt._ledger.sweep_lease.remote(holder, LEASE_S))  # noqa: SLF001
-        except Exception:  # noqa: BLE001 - the sweep itself reports what failed
-            logging.getLogger(__name__).debug("sweep lease renewal failed", exc_info=True)
 
 
 @typed_calls("rt.contradictions")

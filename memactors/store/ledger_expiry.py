@@ -85,36 +85,27 @@ class LedgerExpiry:
 
     def set_aside_past_hard(self, now_us: int, *, dry_run: bool = False) -> list[tuple[str, str]]:
         """(memory id, scope) of each memory no L2 row holds whose hard TTL has passed at
-        ``now_us`` and whose data key is still kept, by scope then id. ``dry_run``: the index
-        is not brought up (a dry run writes nothing); what it lacks is folded here instead."""
-        if not dry_run:
-            self._index_set_aside()
+        ``now_us`` and whose data key is still kept, by scope then id. The index is brought up
+        to the last event first; a dry run writes nothing, so it folds what the index lacks here."""
+        done = self._meta("set_aside")
+        since, upto = (int(done) if done is not None else 0), self.last_seq
+        late: list[tuple[str, str]] = []
+        if upto > since:
+            ids, rows = set_aside_rows(self._q, since, upto)
+            if dry_run:  # each folded with its key (set_aside_rows), each its memory's last event but a forget
+                late = [(m, s) for m, s, hard, _ in rows if hard <= now_us]
+            else:
+                self._index_set_aside(ids, rows, upto)
+        # (a memory with events since the index has no old row in force: _IN_FORCE)
         due = [tuple(r) for r in self._q(
             f"""SELECT a.memory_id, a.scope FROM set_aside a
                 WHERE a.hard <= ? AND EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = a.memory_id) AND {_IN_FORCE}
                 ORDER BY a.scope, a.memory_id""", [int(now_us)])]
-        done = self._meta("set_aside")
-        since = int(done) if done is not None else 0
-        if not dry_run or self.last_seq <= since:
-            return due
-        # the rows the index lacks: each is its memory's last event but a forget (set_aside_rows),
-        # so the row is in force while the memory's key is kept
-        _, rows = set_aside_rows(self._q, since, self.last_seq)
-        rows = [(m, s) for m, s, hard, _ in rows if hard <= now_us]
-        kept = {r[0] for r in self._q("SELECT memory_id FROM keys WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))",
-                                      [[m for m, _ in rows]])} if rows else set()
-        fresh = {m for m, _ in rows}  # a memory with events since the index: its old row is not in force
-        return sorted([r for r in due if r[0] not in fresh] + [r for r in rows if r[0] in kept],
-                      key=lambda r: (r[1], r[0]))
+        return sorted(due + late, key=lambda r: (r[1], r[0])) if late else due
 
-    def _index_set_aside(self) -> None:
-        """Bring the index up to the last event: the memories set aside since it was last
-        brought up, each record folded once."""
-        done = self._meta("set_aside")
-        since, upto = (int(done) if done is not None else 0), self.last_seq
-        if upto <= since:
-            return
-        ids, rows = set_aside_rows(self._q, since, upto)
+    def _index_set_aside(self, ids: list[str], rows: list[tuple], upto: int) -> None:
+        """Bring the index up to ``upto``: the memories set aside since it was last brought up
+        (``ids``), each record folded once (``rows``)."""
         with self._transaction():
             if ids:
                 self._x("DELETE FROM set_aside WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
