@@ -52,6 +52,10 @@ class Outcome:
     revived: dict = field(default_factory=dict)  # id -> record made live again (its row is restored whole)
     # memory id -> the record a patch (or an erasure) applies to, when no view holds it
     bases: dict = field(default_factory=dict)
+    # What it read outside its scopes' locks, for the ledger to check again at commit
+    # (``store.ledger_races``): memories read as live, an erasure's provenance edges.
+    live_read: list[str] | None = None
+    edges_read: list | None = None
 
 
 def write_result(decision: str, rec: dict | None, scope: str, gate: dict) -> dict:
@@ -557,6 +561,7 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
                     and (ctx.shown is None or ctx.shown(r["scope"], r.get("sensitivity")))]
     records, edges = ctx.provenance
     out = decide_forget(op, targets, records, edges, ctx.shown)
+    out.edges_read = list(edges)  # a copy committed since, of what it erases, makes it decide again
     if ctx.state is not None:
         out.changes += _contradictions_ended(ctx.state, out.destroy_keys,  # all erased, named or not
                                              f"its other side was erased ({op.memory_id})")
@@ -728,6 +733,7 @@ def decide_scope_promote(op: ScopePromoteOp, ctx: Ctx) -> Outcome:
     req = _derived_write(src, op.scope, op.actor, src.get("category") or "default", ctx)
     out = _promoted(req, src, ctx, f"promoted from {src['scope']} (memory {src['memory_id']}): {op.reason}")
     out.result = dict(out.result, promoted_from=src["memory_id"], from_scope=src["scope"])
+    out.live_read = [src["memory_id"]]  # another scope's, unlocked here: erased since, this decides again
     return out
 
 

@@ -38,7 +38,7 @@ from ..core import events as E
 from ..core import records as R
 from ..core.config import Config
 from ..core.contradictions import load_judge
-from ..core.errors import AccessDenied, BackPressure, IdempotencyConflict, L2Outdated, MemactorsError
+from ..core.errors import AccessDenied, BackPressure, L2Outdated, MemactorsError
 from ..core.grants import GrantTable
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.ops import GATHERED_ELSEWHERE
@@ -60,10 +60,13 @@ from .listing import ListingMixin
 from .outbox import L2Outbox
 from .prepare import PoolEmbedder, embed_kept, unpack
 from .recall import RecallMixin
+from .refusals import conflict, raced, typed
 from .state import StateMixin
 
 GLOBAL_SCOPE = str(GLOBAL)
 NOT_HERE = {"not_here": True}  # a memory id this owner does not hold (the caller asks the ledger)
+_STALE = object()  # an operation the ledger refused as stale, to decide again (``_apply``)
+STALE_TRIES = 3  # each try is behind another commit: a race lost three times in a row is reported
 
 
 class _NoView:
@@ -279,7 +282,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         finally:
             self.inflight -= n
 
-    async def _apply(self, ops: list, now_us: int) -> list[dict]:
+    async def _apply(self, ops: list, now_us: int, tries: int = 1) -> list[dict]:
         results: list = [None] * len(ops)
         fps: list = [None] * len(ops)
         todo = []
@@ -298,7 +301,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 fps[i] = R.op_fingerprint(op, self._fp_key)
             seen = self.idem.lookup(op.key, fps[i])
             if seen == CONFLICT:
-                results[i] = errors.encode(_conflict(op))
+                results[i] = errors.encode(conflict(op))
             elif seen is not None:
                 results[i] = orjson.loads(seen)
             else:
@@ -353,6 +356,14 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             await self._deliver(foreign)
         if len(self.outbox) >= self.cfg.runtime.l2_flush_max_rows and not self._flush_deferred():
             asyncio.get_running_loop().create_task(self._flush())
+        again = [i for i, r in enumerate(results) if r is _STALE]
+        if again:  # the ledger refused them as decided against what it held before (``store.ledger_races``)
+            if tries >= STALE_TRIES:
+                for i in again:
+                    results[i] = errors.encode(raced())
+            else:
+                for i, r in zip(again, await self._apply([ops[i] for i in again], now_us, tries + 1)):
+                    results[i] = r
         return results
 
     async def _prepare(self, writes: dict) -> dict:
@@ -405,7 +416,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 continue
             todo.remove(i)
             if seen == CONFLICT:
-                results[i] = errors.encode(_conflict(ops[i]))
+                results[i] = errors.encode(conflict(ops[i]))
             elif isinstance(seen, tuple):
                 results[i] = ("same", seen[1])  # filled in from the first once it is decided
             else:
@@ -487,7 +498,8 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             if out is not None:
                 results[i] = out.result
                 stored = orjson.dumps(out.result)  # the ledger's copy and the idempotency cache's
-                entries.append(Entry(op.key, op.author, now_us, out.changes, stored, fps[i], out.destroy_keys, l2))
+                entries.append(Entry(op.key, op.author, now_us, out.changes, stored, fps[i], out.destroy_keys, l2,
+                                     out.live_read, out.edges_read))
                 done.append((i, out, stored))
             if entries and (len(entries) % chunk == 0 or n == len(todo)) and len(entries) > len(refs) * chunk:
                 # Pipelined: the ledger commits this chunk while the next one is decided.
@@ -508,15 +520,19 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 self.idem.load(rows, ts)
             except MemactorsError:
                 pass
-            raise _typed(failed)
+            raise typed(failed)
         outcome = [r for part in parts for r in part]
         rebuild, foreign = set(), []
         for (i, out, stored), (status, payload) in zip(done, outcome):
             op = ops[i]
             if status in ("dup", "conflict"):
                 # A retry raced its original into the ledger: rebuild from the ledger.
-                results[i] = orjson.loads(payload) if status == "dup" else errors.encode(_conflict(op))
+                results[i] = orjson.loads(payload) if status == "dup" else errors.encode(conflict(op))
                 rebuild.update([scope_of[i]] if scope_of[i] else {c.scope for c in out.changes})
+                continue
+            if status == "stale":  # raced a copy or an erasure of the same memory: decided again (_apply)
+                results[i] = _STALE
+                rebuild.update({c.scope for c in out.changes if c.scope in staged} | ({scope_of[i]} - {None}))
                 continue
             made = () if op.BULK else [ch.memory_id for ch in out.changes if ch.action in E.RECORD_WRITES]
             self.idem.put(op.key, fps[i], stored, now_us, made)  # (a sweep writes no record)
@@ -770,23 +786,4 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
 
     def pid(self) -> int:
         return os.getpid()
-
-
-def _conflict(op) -> IdempotencyConflict:
-    if "prepared" in op.GATHER:
-        return IdempotencyConflict("this idempotency key was first used for a different write; nothing was written "
-                                   "for it")
-    return IdempotencyConflict("this idempotency key was first used for another request; nothing was done for it")
-
-
-def _typed(exc: BaseException) -> MemactorsError:
-    """A failed ledger commit as the caller sees it (ports raise typed errors already). The
-    ledger writer down or restarting is ``OwnerUnavailable``: callers retry it (same keys)."""
-    if isinstance(exc, errors.OwnerUnavailable):
-        return errors.OwnerUnavailable("the ledger writer is restarting; nothing of this batch is acknowledged: "
-                                       "retry with the same idempotency keys")
-    if isinstance(exc, MemactorsError):
-        return exc
-    return errors.StoreError(f"the ledger could not take this batch ({type(exc).__name__}); "
-                             "retry with the same idempotency keys")
 

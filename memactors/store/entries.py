@@ -41,6 +41,9 @@ class Entry:
     fingerprint: bytes | None = None  # keyed digest of the request: a reused key with another request conflicts
     destroy_keys: list[str] = field(default_factory=list)  # data keys that die with this entry (erasure)
     l2: list[bool] | None = None  # per change: does L2 still have to apply it? (None: none of them)
+    # What the decision read outside its scopes' locks, checked again at commit (``ledger_races``):
+    live_read: list[str] | None = None  # memories it read as live (a promotion's source)
+    edges_read: list | None = None  # the provenance edges an erasure's closure weighed
 
 
 def _payload(ch: Change, patches: dict[int, bytes]) -> bytes:
@@ -73,7 +76,7 @@ def encode(entries: list[Entry]) -> dict:
     """Entries as columns: item columns, and event columns with the index of their item."""
     out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
            "ts": [], "scope": [], "action": [], "memory_id": [], "version": [], "actor": [], "reason": [],
-           "payload": [], "l2": [], "prov": []}
+           "payload": [], "l2": [], "prov": [], "live_read": [], "edges_read": []}
     patches: dict[int, bytes] = {}  # dumped once each (``_payload``)
     for e in entries:
         out["idem_key"].append(e.idem_key)
@@ -81,6 +84,8 @@ def encode(entries: list[Entry]) -> dict:
         out["result"].append(e.result)
         out["destroy"].append(list(e.destroy_keys))
         out["n_events"].append(len(e.changes))
+        out["live_read"].append(e.live_read)
+        out["edges_read"].append(e.edges_read)
         for i, ch in enumerate(e.changes):
             out["ts"].append(e.ts)
             out["scope"].append(ch.scope)
@@ -98,7 +103,7 @@ def encode(entries: list[Entry]) -> dict:
     return out
 
 
-_ITEM_COLUMNS = ("idem_key", "fingerprint", "result", "destroy", "n_events")
+_ITEM_COLUMNS = ("idem_key", "fingerprint", "result", "destroy", "n_events", "live_read", "edges_read")
 _EVENT_COLUMNS = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
 EMPTY: dict = {k: [] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS, "prov")}
 
@@ -107,7 +112,8 @@ def merge(batches: list[dict]) -> dict:
     """Several callers' batches as one (the ledger writer's group commit)."""
     if len(batches) == 1:
         return batches[0]
-    out = {k: [v for b in batches for v in b[k]] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS)}
+    out = {k: [v for b in batches for v in b.get(k) or [None] * len(b["idem_key"])] for k in _ITEM_COLUMNS}
+    out.update({k: [v for b in batches for v in b[k]] for k in _EVENT_COLUMNS})
     out["prov"], base = [], 0
     for b in batches:  # provenance rows name their event by its index in the merged batch
         out["prov"].extend((i + base, *rest) for i, *rest in b.get("prov", ()))

@@ -25,6 +25,7 @@ from ..core.erasure import CLAIM, COPY, edges_of
 from ..core.errors import InvalidRecord, LedgerTampered, NotFound, StoreError
 from ..core.idempotency import CONFLICT, IdempotencyCache
 from ..core.project import Change
+from . import ledger_races
 from .entries import decode, prov_record, seal_all
 from .ledger_actions import ACTIONS_DDL, LedgerActions
 from .ledger_audit import LedgerAudit
@@ -298,7 +299,8 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         """Commit a batch of entries (``memactors.store.entries.encode``) in one transaction.
         An entry whose idempotency key ``known`` holds (or that repeats within the batch) is not
         appended: it gets ("dup", stored result), or ("conflict", None) when it carries another
-        request. Others get ("ok", their seqs). Record payloads are sealed here, each under a
+        request, or ("stale", None) when it raced an erasure or a copy of the same memory
+        (``ledger_races``). Others get ("ok", their seqs). Record payloads are sealed here, each under a
         fresh data key; changes L2 need not apply are marked applied in the same transaction."""
         n_items = len(batch["idem_key"])
         out: list[tuple[str, object]] = []
@@ -316,6 +318,10 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 take.append((i, pos, n))
                 out.append(None)
             pos += n
+        if take and (batch.get("live_read") or batch.get("edges_read")):
+            for i in ledger_races.stale(batch, take, self._x):
+                out[i] = ("stale", None)  # decided against a copy or an erasure committed since
+            take = [t for t in take if out[t[0]] is None]
         if not take:
             return out
         names = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
