@@ -118,7 +118,7 @@ class HotIndex:
     state; the next commit (or a new state) makes a new one."""
 
     __slots__ = ("state", "gen", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status",
-                 "_postings", "_codes", "_masks", "_pos", "_bases", "rivals")
+                 "_postings", "_codes", "_masks", "_pos", "_bases", "rivals", "_at")
 
     def __init__(self, state: ScopeState, dim: int, prev: HotIndex | None = None) -> None:
         self.state, self.gen = state, state.gen
@@ -129,6 +129,7 @@ class HotIndex:
         self._masks: dict = {}  # filter signature -> mask: an agent's recalls repeat one filter
         self._pos: dict[str, int] | None = None  # memory id -> its row (built on first use)
         self._bases: list | None = None  # each record's hit fields (hit_base), built when first hit
+        self._at: tuple | None = None  # (now, weights, what scoring fixes at them): ``at``
         if prev is None or not self._grow(prev, dim):
             self._set_columns(*self._columns(recs, dim))
 
@@ -275,6 +276,17 @@ class HotIndex:
             self._postings = {t: np.asarray(p, dtype=np.intp) for t, p in acc.items()}
         return self._postings
 
+    def at(self, now_us: int, weights: S.Weights) -> tuple:
+        """(``scoring.fixed_terms``, stale, not hard-expired) of the memories at ``now_us``: kept
+        for the next recall at the same time and weights (a simulated tick's recalls share
+        both; the index is of one generation, so nothing else changes them). Read only."""
+        got = self._at
+        if got is None or got[0] != now_us or (got[1] is not weights and got[1] != weights):
+            got = self._at = (now_us, weights, (
+                S.fixed_terms(self.updated, self.importance, now_us, weights),
+                self.stale_status | (self.soft <= now_us), self.hard > now_us))
+        return got[2]
+
     def score(self, qvec: np.ndarray | None, qterms: S.QueryTerms, now_us: int, weights: S.Weights, m: int,
               keep: np.ndarray | None = None) -> tuple[list[dict], Scored | None]:
         """The ``m`` best live memories of the scope not hard-expired at ``now_us`` (and passing
@@ -284,15 +296,14 @@ class HotIndex:
         if not self.recs:
             return [], None
         n = len(self.recs)
+        fixed, stale, ok = self.at(now_us, weights)
         if qvec is None:
             cos, keyword = np.zeros(n), np.zeros(n)
         else:
             cos, keyword = S.cosines(self.mat, qvec), qterms.over_postings(self.postings(), n)
-        stale = self.stale_status | (self.soft <= now_us)
-        fused, comps, rel = S.score_arrays(cos, keyword, self.updated, self.importance, stale, now_us, weights)
-        ok = self.hard > now_us
+        fused, comps, rel = S.score_with(cos, keyword, fixed, stale, weights)
         if keep is not None:
-            ok &= keep
+            ok = ok & keep
         live = np.flatnonzero(ok)
         if live.size > m:  # dicts only for what can matter: building one per memory dominated
             live = _best(live, fused if qvec is not None else self.updated, m, self.recs)
