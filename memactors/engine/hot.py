@@ -133,6 +133,12 @@ class HotIndex:
         if prev is None or not self._grow(prev, dim):
             self._set_columns(*self._columns(recs, dim))
 
+    @classmethod
+    def of_items(cls, recs: list[dict], vectors: dict, dim: int) -> HotIndex:
+        """An index of records outside a scope's state (its working items, ``WorkingPool.view``),
+        scored as a hot scope's: the same hits as ``score_rows`` makes of them."""
+        return cls(_Items(recs, vectors), dim)
+
     def _columns(self, recs: list[dict], dim: int) -> tuple:
         vectors = self.state.vectors
         mat = (np.stack([vectors[r["memory_id"]] for r in recs]).astype(np.float32, copy=False) if recs
@@ -309,6 +315,18 @@ class HotIndex:
             live = _best(live, fused if qvec is not None else self.updated, m, self.recs)
         scored = Scored(self, fused, comps, stale, rel, cos, ok)
         return scored.hits(live), scored
+
+
+class _Items:
+    """Records and their vectors as a ``HotIndex`` reads a scope's state (``HotIndex.of_items``)."""
+
+    __slots__ = ("recs", "vectors", "gen")
+
+    def __init__(self, recs: list[dict], vectors: dict) -> None:
+        self.recs, self.vectors, self.gen = recs, vectors, 0
+
+    def live(self) -> list[dict]:
+        return self.recs
 
 
 class Scored:
