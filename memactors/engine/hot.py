@@ -166,6 +166,12 @@ class HotIndex:
         changed = [j for j, (a, b) in enumerate(zip(recs, old)) if a is not b]
         if any(recs[j]["memory_id"] != old[j]["memory_id"] for j in changed):
             return False
+        if not changed and len(recs) == k:  # the same records (a commit of pending ones): all of it carries over
+            self.recs = old
+            self._set_columns(prev.mat, prev.hard, prev.soft, prev.updated, prev.importance, prev.stale_status)
+            self._codes, self._postings, self._pos, self._bases = prev._codes, prev._postings, prev._pos, prev._bases
+            self._masks, self.rivals = prev._masks, prev.rivals
+            return True
         redo = changed + list(range(k, len(recs)))
         cols = self._columns([recs[j] for j in redo], dim)
         self._set_columns(*(_merged(before, fresh, changed) for before, fresh in zip(
