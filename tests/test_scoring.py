@@ -275,3 +275,11 @@ def test_scoring_is_pure():
     allowed = {"__future__", "math", "re", "unicodedata", "collections", "dataclasses", "datetime", "numpy",
                "scopes", "errors", "numbers"}
     assert imported <= allowed, imported - allowed
+
+
+def test_query_terms_of_is_query_terms_kept():
+    toks = S.tokenize("Alice prefers window seats, always the window")
+    got = S.QueryTerms.of(toks)
+    want = S.QueryTerms(toks)
+    assert (got.terms, got.weights, got.total) == (want.terms, want.weights, want.total)
+    assert S.QueryTerms.of(list(toks)) is got  # kept: a repeated query's terms are not weighed again

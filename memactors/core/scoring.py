@@ -362,6 +362,19 @@ class QueryTerms:
             total += w
         self.total = total
 
+    @classmethod
+    def of(cls, qtokens) -> QueryTerms:
+        """``QueryTerms(qtokens)``, memoised (an agent's recalls repeat their queries; the weights'
+        regex per term was a twentieth of a hot recall). Shared: read it, never change it."""
+        key = tuple(qtokens)
+        got = _QUERIES.get(key)
+        if got is None:
+            got = cls(key)
+            if len(_QUERIES) >= 4096:
+                _QUERIES.clear()
+            _QUERIES[key] = got
+        return got
+
     def score(self, doc_terms) -> float:
         """The share in [0, 1] of the query's weight whose terms ``doc_terms`` (a set) holds."""
         if not self.total:
@@ -388,6 +401,9 @@ class QueryTerms:
             if p is not None:
                 out[p] += w
         return out / self.total
+
+
+_QUERIES: dict[tuple, QueryTerms] = {}  # QueryTerms.of's memo
 
 
 def doc_terms(rec: dict) -> frozenset[str]:

@@ -60,7 +60,7 @@ class RecallMixin:
         Reads only: it also runs on the direct path's thread, so it never mutates shared state."""
         served, whole = self._served(req)
         flt = self._filter(req)
-        qvec, qterms, now_us = req["qvec"], S.QueryTerms(req["qtokens"]), req["now"]
+        qvec, qterms, now_us = req["qvec"], S.QueryTerms.of(req["qtokens"]), req["now"]
         weights = S.Weights.parse(req["weights"])
         cands: list[dict] = []
         cold, needs_global, hot = [], False, []
@@ -103,7 +103,7 @@ class RecallMixin:
         newest rows for a listing), and the cold rivals of every candidate's entity key; the
         recall's filter is part of every pre-filter."""
         weights = S.Weights.parse(req["weights"])
-        qterms = S.QueryTerms(req["qtokens"]) if req["qvec"] is not None else None
+        qterms = S.QueryTerms.of(req["qtokens"]) if req["qvec"] is not None else None
         out, whole = [], None
         vis = F.visibility(flt, cold) if cold else None
         if cold:
