@@ -318,3 +318,50 @@ def test_an_index_grown_from_the_last_generation_is_the_index_built_whole(seed, 
             prev.position("m0-0")
         if rng.random() < 0.5 and prev.recs:
             prev.base(0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.integers(1, 6), st.booleans())
+def test_working_items_scored_as_an_index_are_their_score_rows_hits(seed, n, m, listing):
+    """A scope's working items scored through ``HotIndex.of_items`` (as a recall scores them)
+    give exactly the best ``m`` of ``score_rows`` over the items the recall keeps: values, ties
+    (copies of one text at one time, by id), key order and types; a listing, the m newest."""
+    from memactors.core import scoring as S
+    from memactors.engine.hot import HotIndex, score_rows
+    from memactors.engine.recall import _best_first
+
+    rng = np.random.default_rng(seed)
+    recs, vectors = [], {}
+    for i in range(n):
+        r = _hit_rec(f"w{int(rng.integers(100))}-{i}", rng)
+        if rng.random() < 0.15:
+            r["status"] = "pending"
+        if i and rng.random() < 0.3:  # a copy of the last item: equal scores, ranked by id
+            r = dict(recs[-1], memory_id=r["memory_id"])
+            vectors[r["memory_id"]] = vectors[recs[-1]["memory_id"]]
+        else:
+            v = rng.normal(size=DIM).astype(np.float32)
+            vectors[r["memory_id"]] = v / np.linalg.norm(v)
+        recs.append(r)
+    now = 2 * 10**15
+    q = rng.normal(size=DIM).astype(np.float32)
+    q = None if listing else q / np.linalg.norm(q)
+    qterms = S.QueryTerms(["tea", "window", "ray"])
+    served = [r for r in recs if r["status"] in ("active", "stale")]
+    keep = rng.random(len(served)) < 0.8
+    kept = [r for r, k in zip(served, keep) if k and (r["hard_expires_at"] is None or r["hard_expires_at"] > now)]
+    cos = S.cosines(np.stack([vectors[r["memory_id"]] for r in kept]), q) if kept and q is not None \
+        else np.zeros(len(kept))
+    want = score_rows(kept, cos, None if listing else qterms, now, S.Weights())
+    if listing:
+        want = sorted(want, key=lambda h: (-h["updated_at"], h["memory_id"]))[:m]
+    else:
+        want = _best_first(want)[:m]
+    idx = HotIndex.of_items(served, vectors, DIM)
+    for _ in range(2):  # the second at the same time: its fixed terms kept
+        got = idx.score(q, qterms, now, S.Weights(), m, keep)[0] if served else []
+        got = sorted(got, key=lambda h: (-h["updated_at"], h["memory_id"])) if listing else _best_first(got)
+        assert got == want
+        assert [list(h) for h in got] == [list(h) for h in want]
+        assert [[type(v) for v in h.values()] for h in got] == [[type(v) for v in h.values()] for h in want]
+        assert [repr(h) for h in got] == [repr(h) for h in want]  # the same floats, -0.0 and all

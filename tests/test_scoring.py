@@ -91,6 +91,46 @@ def test_fuse_default_weights_and_stale_factor():
     assert one[0] == pytest.approx(0.4 * 0.5)
 
 
+def _score_arrays_as_fused(cosine, keyword, updated, importance, stale, now_us, weights):
+    """``score_arrays`` as it was before ``score_with``: each component, then ``fuse``."""
+    comps = {"vector": S.vector_component(cosine), "keyword": S.keyword_component(keyword),
+             "recency": S._nan_to_0(S.recency_component(updated, now_us)), "importance": S.importance_component(importance)}
+    relevance = S.fuse(comps, weights)
+    return np.where(np.asarray(stale, dtype=bool), relevance * S.STALE_FACTOR, relevance), comps, relevance
+
+
+def _bits(a) -> bytes:
+    return np.ascontiguousarray(a, dtype=np.float64).tobytes()  # -0.0 and NaNs told apart
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_score_arrays_gives_the_floats_of_its_components_fused(seed):
+    """``score_arrays`` (``fixed_terms`` then ``score_with``, as a hot index asks) gives bit for bit
+    what the components fused one by one give: odd values (-0.0, NaN, out of range, a future or
+    missing update) and zero weights included."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 40))
+    odd = np.array([-0.0, 0.0, np.nan, -1.5, 1.5, 1.0, -1.0])
+    cos = rng.uniform(-1.2, 1.2, n).astype(np.float32)
+    kw = rng.uniform(0, 1, n)
+    imp = rng.uniform(-0.2, 1.2, n)
+    upd = (NOW - rng.integers(-5 * DAY, 400 * DAY, n)).astype(np.float64)
+    for arr in (cos, kw, imp, upd):
+        hit = rng.random(n) < 0.15
+        arr[hit] = rng.choice(odd if arr is not upd else np.array([np.nan, float(NOW)]), int(hit.sum()))
+    stale = rng.random(n) < 0.3
+    w = rng.choice([0.0, 0.1, 0.25, 0.4, 1.0, 3.0], 4)
+    weights = S.Weights(*w.tolist()) if w.sum() else S.DEFAULT_WEIGHTS
+    want = _score_arrays_as_fused(cos, kw, upd, imp, stale, NOW, weights)
+    got = S.score_arrays(cos, kw, upd, imp, stale, NOW, weights)
+    fixed = S.fixed_terms(upd, imp, NOW, weights)
+    again = S.score_with(cos, kw, fixed, stale, weights)  # fixed terms reused (a hot index's tick)
+    for out in (got, again):
+        assert _bits(out[0]) == _bits(want[0]) and _bits(out[2]) == _bits(want[2])
+        assert list(out[1]) == list(want[1]) == list(S.COMPONENTS)
+        assert all(_bits(out[1][k]) == _bits(want[1][k]) for k in S.COMPONENTS)
+
+
 def test_weights_normalise_parse_and_refuse_nonsense():
     w = S.Weights.parse("2/1/1/0")
     assert w.normalised().as_tuple() == pytest.approx((0.5, 0.25, 0.25, 0.0))
@@ -235,3 +275,11 @@ def test_scoring_is_pure():
     allowed = {"__future__", "math", "re", "unicodedata", "collections", "dataclasses", "datetime", "numpy",
                "scopes", "errors", "numbers"}
     assert imported <= allowed, imported - allowed
+
+
+def test_query_terms_of_is_query_terms_kept():
+    toks = S.tokenize("Alice prefers window seats, always the window")
+    got = S.QueryTerms.of(toks)
+    want = S.QueryTerms(toks)
+    assert (got.terms, got.weights, got.total) == (want.terms, want.weights, want.total)
+    assert S.QueryTerms.of(list(toks)) is got  # kept: a repeated query's terms are not weighed again

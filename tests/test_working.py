@@ -121,3 +121,50 @@ def test_a_recall_shows_one_of_identical_working_items():
                         purpose="p", threshold=0.0)
         assert [h.content for h in res.hits] == ["The hotel Avenida is near the station"]
         assert res.removed["duplicate"] == 2
+
+
+def test_a_scopes_view_is_rebuilt_after_every_change_to_its_items():
+    """``view`` (what a recall scores a scope's items with) is built once while the scope's items
+    stay as they are, and never served stale: after a write, a refresh with a new vector, a
+    patch, an eviction past the bound, a removal, a promotion out of L1 and an expiry."""
+    pool, scope = WorkingPool(size=3, ttl_us=HOUR), "/org/o/user/u/"
+
+    def view():
+        return pool.view(scope, lambda items, vecs: [(r["memory_id"], r["status"], vecs.get(r["memory_id"]))
+                                                     for r in items])
+
+    def fresh():  # what a build of the pool as it is gives
+        return [(r["memory_id"], r["status"], pool.vector(r["memory_id"])) for r in pool.items(scope)
+                if r["status"] in ("active", "stale")]
+
+    assert view() is None  # no items: nothing built
+    steps = [
+        lambda: pool.put(item("a", 0, SID), "va"),
+        lambda: pool.put(item("b", 1, SID), "vb"),
+        lambda: pool.put(item("a", 0, SID), "va2"),  # refreshed: last in the LRU, a new vector
+        lambda: pool.put(item("h", 2, SID, "pending"), "vh"),  # held for review: never served
+        lambda: pool.patch("h", {"status": "active"}),
+        lambda: pool.patch("a", {"status": "stale"}),
+        lambda: pool.put(item("c", 3, SID), "vc"),  # past the bound: the oldest goes
+        lambda: pool.remove("h"),
+        lambda: pool.patch("c", {"status": "promoted"}),  # out of L1
+        lambda: pool.put(item("x", 4, SID, scope="/org/o/user/v/"), "vx"),  # another scope's: no change here
+        lambda: pool.live(scope, 10 * HOUR),  # the session idle past its lifetime: let go
+    ]
+    for step in steps:
+        before = view()
+        step()
+        got = view()
+        assert got == fresh() or (got is None and fresh() == [])
+        assert view() is got  # kept while nothing changes
+    assert before and got is None and pool.items(scope) == []
+
+
+def test_within_is_peeks_lifetime_rule():
+    pool = WorkingPool(size=100, ttl_us=HOUR)
+    recs = [item("s1", 0, SID), item("loose", 0), item("s2", 5 * HOUR, SID), item("late", 3 * HOUR)]
+    for r in recs:
+        pool.put(r)
+    for now in (0, HOUR, 2 * HOUR, 4 * HOUR, 7 * HOUR):
+        kept = {r["memory_id"] for r in pool.peek("/org/o/user/u/", now)}
+        assert pool.within(recs, now) == [r["memory_id"] in kept for r in recs]

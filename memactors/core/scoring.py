@@ -214,15 +214,59 @@ def score_arrays(cosine, keyword, updated_at_us, importance, stale, now_us: int,
     L3 candidates all come through here. ``relevances`` are the fused scores the threshold
     judges; ``scores`` rank, ``stale`` ones down-weighted (x STALE_FACTOR), never dropped. A
     missing ``updated_at`` (NaN) has recency 0."""
-    comps = {
-        "vector": vector_component(cosine),
-        "keyword": keyword_component(keyword),
-        "recency": _nan_to_0(recency_component(updated_at_us, now_us, half_life_days)),
-        "importance": importance_component(importance),
-    }
-    relevance = fuse(comps, weights)
+    return score_with(cosine, keyword, fixed_terms(updated_at_us, importance, now_us, weights, half_life_days),
+                      stale, weights)
+
+
+def fixed_terms(updated_at_us, importance, now_us: int, weights: Weights = DEFAULT_WEIGHTS,
+                half_life_days: float = HALF_LIFE_DAYS) -> tuple:
+    """What ``score_arrays`` computes of the rows and the time alone, whatever the query: the
+    recency and importance components and their weighted terms of the fused score (None: weight
+    0). A hot index keeps them while its recalls ask at one time (a simulated tick's do)."""
+    recency = _nan_to_0(recency_component(updated_at_us, now_us, half_life_days))
+    importance = importance_component(importance)
+    shares = _shares(weights)
+    return (recency, importance, None if shares[2] is None else shares[2] * recency,
+            None if shares[3] is None else shares[3] * importance)
+
+
+def score_with(cosine, keyword, fixed: tuple, stale, weights: Weights = DEFAULT_WEIGHTS
+               ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """``score_arrays`` given its ``fixed_terms`` (of the same weights): the same floats, ``fuse``'s
+    additions in its order, half the numpy calls (a hot scope holds a few dozen rows: the calls,
+    not the arithmetic, were the cost)."""
+    recency, importance, w_recency, w_importance = fixed
+    vector, kw = vector_component(cosine), keyword_component(keyword)
+    shares = _shares(weights)
+    relevance = np.zeros(len(vector), dtype=np.float64)
+    if shares[0] is not None:
+        relevance += shares[0] * vector
+    if shares[1] is not None:
+        relevance += shares[1] * kw
+    if w_recency is not None:
+        relevance += w_recency
+    if w_importance is not None:
+        relevance += w_importance
+    comps = {"vector": vector, "keyword": kw, "recency": recency, "importance": importance}
     stale = np.asarray(stale, dtype=bool)
     return np.where(stale, relevance * STALE_FACTOR, relevance), comps, relevance
+
+
+def _shares(weights: Weights) -> tuple:
+    """Each weight over their sum as ``fuse`` scales it (None: a weight of 0, which ``fuse``
+    skips), memoised per weights."""
+    got = _SHARES.get(weights)
+    if got is None:
+        raw = weights.as_tuple()
+        total = sum(raw)
+        got = tuple((wv / total) if wv else None for wv in raw)
+        if len(_SHARES) >= 1024:
+            _SHARES.clear()
+        _SHARES[weights] = got
+    return got
+
+
+_SHARES: dict = {}
 
 
 def _nan_to_0(x: np.ndarray) -> np.ndarray:
@@ -318,6 +362,19 @@ class QueryTerms:
             total += w
         self.total = total
 
+    @classmethod
+    def of(cls, qtokens) -> QueryTerms:
+        """``QueryTerms(qtokens)``, memoised (an agent's recalls repeat their queries; the weights'
+        regex per term was a twentieth of a hot recall). Shared: read it, never change it."""
+        key = tuple(qtokens)
+        got = _QUERIES.get(key)
+        if got is None:
+            got = cls(key)
+            if len(_QUERIES) >= 4096:
+                _QUERIES.clear()
+            _QUERIES[key] = got
+        return got
+
     def score(self, doc_terms) -> float:
         """The share in [0, 1] of the query's weight whose terms ``doc_terms`` (a set) holds."""
         if not self.total:
@@ -344,6 +401,9 @@ class QueryTerms:
             if p is not None:
                 out[p] += w
         return out / self.total
+
+
+_QUERIES: dict[tuple, QueryTerms] = {}  # QueryTerms.of's memo
 
 
 def doc_terms(rec: dict) -> frozenset[str]:

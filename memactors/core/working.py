@@ -70,6 +70,8 @@ class WorkingPool:
         self._where: dict[str, str] = {}  # memory id -> scope
         self._newest: dict[str, int] = {}  # session id -> created_at of its newest item held
         self._members: dict[str, int] = {}  # session id -> items held
+        self._changes: dict[str, int] = {}  # scope -> changes to its items so far (``view``)
+        self._views: dict[str, tuple] = {}  # scope -> (its changes then, ``view``'s build of its items)
 
     def put(self, rec: dict, vector=None) -> list[str]:
         """Add or refresh an item; return the ids pushed out by the LRU bound."""
@@ -91,7 +93,34 @@ class WorkingPool:
             old = items.pop(old_id)
             self._drop(old_id, old)
             evicted.append(old_id)
+        self._changed(rec["scope"])
         return evicted
+
+    def _changed(self, scope: str) -> None:
+        """A scope's items changed (after the change: a view built meanwhile is not kept)."""
+        self._changes[scope] = self._changes.get(scope, 0) + 1
+
+    def view(self, scope: str, build):
+        """``build(items, vectors)`` of the scope's servable items (``active`` or ``stale``, in
+        the pool's order, whatever their lifetime) and the pool's vectors by id, kept until
+        they change: a recall scores a session's items with it (stacking their vectors and
+        scoring them row by row per recall cost a sixth of an owner's recall). Their lifetime
+        is not in it: it moves with the recall's time and other scopes' items (``within``)."""
+        if not self._scopes.get(scope):  # None: no items (most scopes a recall sees)
+            self._views.pop(scope, None)
+            return None
+        n = self._changes.get(scope, 0)  # read first: a change while building is a newer count
+        got = self._views.get(scope)
+        if got is not None and got[0] == n:
+            return got[1]
+        out = build([r for r in self.items(scope) if r["status"] in _SERVED], self._vectors)
+        self._views[scope] = (n, out)
+        return out
+
+    def within(self, recs: list[dict], now_us: int) -> list[bool]:
+        """Whether each of these items is within its lifetime at ``now_us`` (``peek``'s rule)."""
+        cutoff, newest = now_us - self.ttl_us, self._newest
+        return [_aged_from(r, newest) >= cutoff for r in recs]
 
     def _drop(self, memory_id: str, rec: dict) -> None:
         self._vectors.pop(memory_id, None)
@@ -120,9 +149,12 @@ class WorkingPool:
         if not items:
             return []
         cutoff = now_us - self.ttl_us
-        for mid, rec in [(m, r) for m, r in items.items() if not self._alive(r, cutoff)]:
+        gone = [(m, r) for m, r in items.items() if not self._alive(r, cutoff)]
+        for mid, rec in gone:
             del items[mid]
             self._drop(mid, rec)
+        if gone:
+            self._changed(scope)
         return [r for r in items.values() if r["status"] in _SERVED
                 and (r["hard_expires_at"] is None or r["hard_expires_at"] > now_us)]
 
@@ -151,6 +183,7 @@ class WorkingPool:
         new = {**rec, **fields}
         if new["status"] in KEPT:
             self._scopes[rec["scope"]][memory_id] = new  # in place: a status change is no use of it
+            self._changed(rec["scope"])
         else:
             self.remove(memory_id, rec["scope"])
         return True
@@ -164,6 +197,7 @@ class WorkingPool:
         rec = self._scopes.get(scope, {}).pop(memory_id, None) if scope is not None else None
         if rec is not None:
             self._drop(memory_id, rec)
+            self._changed(scope)
         return rec
 
     def find(self, memory_id: str) -> dict | None:

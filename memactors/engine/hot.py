@@ -15,18 +15,17 @@ built under that lock from one committed generation. No Ray here: testable alone
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
-from itertools import islice
 
 import numpy as np
 
 from ..core import records as R
 from ..core import scoring as S
 from ..core.project import apply_bulk
-from ..core.versions import Layer, ScopeState
+from ..core.versions import ScopeState
 from ..core.visibility import ALL
+from .near import SCREEN_MARGIN, NearCopies, _NearCache, head_width  # noqa: F401 - importers find them here
 
 NO_EXPIRY = np.iinfo(np.int64).max
 
@@ -118,7 +117,7 @@ class HotIndex:
     state; the next commit (or a new state) makes a new one."""
 
     __slots__ = ("state", "gen", "recs", "mat", "hard", "soft", "updated", "importance", "stale_status",
-                 "_postings", "_codes", "_masks", "_pos", "_bases", "rivals")
+                 "_postings", "_codes", "_masks", "_pos", "_bases", "rivals", "_at")
 
     def __init__(self, state: ScopeState, dim: int, prev: HotIndex | None = None) -> None:
         self.state, self.gen = state, state.gen
@@ -129,8 +128,15 @@ class HotIndex:
         self._masks: dict = {}  # filter signature -> mask: an agent's recalls repeat one filter
         self._pos: dict[str, int] | None = None  # memory id -> its row (built on first use)
         self._bases: list | None = None  # each record's hit fields (hit_base), built when first hit
+        self._at: tuple | None = None  # (now, weights, what scoring fixes at them): ``at``
         if prev is None or not self._grow(prev, dim):
             self._set_columns(*self._columns(recs, dim))
+
+    @classmethod
+    def of_items(cls, recs: list[dict], vectors: dict, dim: int) -> HotIndex:
+        """An index of records outside a scope's state (its working items, ``WorkingPool.view``),
+        scored as a hot scope's: the same hits as ``score_rows`` makes of them."""
+        return cls(_Items(recs, vectors), dim)
 
     def _columns(self, recs: list[dict], dim: int) -> tuple:
         vectors = self.state.vectors
@@ -159,6 +165,12 @@ class HotIndex:
         changed = [j for j, (a, b) in enumerate(zip(recs, old)) if a is not b]
         if any(recs[j]["memory_id"] != old[j]["memory_id"] for j in changed):
             return False
+        if not changed and len(recs) == k:  # the same records (a commit of pending ones): all of it carries over
+            self.recs = old
+            self._set_columns(prev.mat, prev.hard, prev.soft, prev.updated, prev.importance, prev.stale_status)
+            self._codes, self._postings, self._pos, self._bases = prev._codes, prev._postings, prev._pos, prev._bases
+            self._masks, self.rivals = prev._masks, prev.rivals
+            return True
         redo = changed + list(range(k, len(recs)))
         cols = self._columns([recs[j] for j in redo], dim)
         self._set_columns(*(_merged(before, fresh, changed) for before, fresh in zip(
@@ -275,6 +287,17 @@ class HotIndex:
             self._postings = {t: np.asarray(p, dtype=np.intp) for t, p in acc.items()}
         return self._postings
 
+    def at(self, now_us: int, weights: S.Weights) -> tuple:
+        """(``scoring.fixed_terms``, stale, not hard-expired) of the memories at ``now_us``: kept
+        for the next recall at the same time and weights (a simulated tick's recalls share
+        both; the index is of one generation, so nothing else changes them). Read only."""
+        got = self._at
+        if got is None or got[0] != now_us or (got[1] is not weights and got[1] != weights):
+            got = self._at = (now_us, weights, (
+                S.fixed_terms(self.updated, self.importance, now_us, weights),
+                self.stale_status | (self.soft <= now_us), self.hard > now_us))
+        return got[2]
+
     def score(self, qvec: np.ndarray | None, qterms: S.QueryTerms, now_us: int, weights: S.Weights, m: int,
               keep: np.ndarray | None = None) -> tuple[list[dict], Scored | None]:
         """The ``m`` best live memories of the scope not hard-expired at ``now_us`` (and passing
@@ -284,20 +307,31 @@ class HotIndex:
         if not self.recs:
             return [], None
         n = len(self.recs)
+        fixed, stale, ok = self.at(now_us, weights)
         if qvec is None:
             cos, keyword = np.zeros(n), np.zeros(n)
         else:
             cos, keyword = S.cosines(self.mat, qvec), qterms.over_postings(self.postings(), n)
-        stale = self.stale_status | (self.soft <= now_us)
-        fused, comps, rel = S.score_arrays(cos, keyword, self.updated, self.importance, stale, now_us, weights)
-        ok = self.hard > now_us
+        fused, comps, rel = S.score_with(cos, keyword, fixed, stale, weights)
         if keep is not None:
-            ok &= keep
+            ok = ok & keep
         live = np.flatnonzero(ok)
         if live.size > m:  # dicts only for what can matter: building one per memory dominated
             live = _best(live, fused if qvec is not None else self.updated, m, self.recs)
         scored = Scored(self, fused, comps, stale, rel, cos, ok)
         return scored.hits(live), scored
+
+
+class _Items:
+    """Records and their vectors as a ``HotIndex`` reads a scope's state (``HotIndex.of_items``)."""
+
+    __slots__ = ("recs", "vectors", "gen")
+
+    def __init__(self, recs: list[dict], vectors: dict) -> None:
+        self.recs, self.vectors, self.gen = recs, vectors, 0
+
+    def live(self) -> list[dict]:
+        return self.recs
 
 
 class Scored:
@@ -469,308 +503,3 @@ class HotCache:
         self._indexes.clear()
         self.where.clear()
 
-
-class NearCopies:
-    """Semantic dedup for one scope during one batch: the live text-only memories' vectors,
-    stacked once, and those the batch adds; ``find(vector)`` names one at or above the cosine
-    threshold (or None). Built lazily: a scope whose batch has no text-only write pays nothing.
-    The stacked matrix is kept on the state (``near_cache``) and reused by the next batch while
-    it still covers every live text-only memory (stacking a scope's vectors each batch made
-    writes slow down as scopes grew; so did checking the cache id by id, and copying it whole to
-    add a batch's rows: the check is a set's, and rows go into the buffer's spare capacity)."""
-
-    __slots__ = ("state", "threshold", "ids", "mat", "_cache", "_extra_ids", "_extra", "similar_cos", "_last",
-                 "_xbuf", "_xlast", "_pre")
-
-    def __init__(self, state: ScopeState, threshold: float, similar_cos: float = 2.0) -> None:
-        self.state, self.threshold, self.similar_cos = state, float(threshold), float(similar_cos)
-        self._last: tuple | None = None  # (vector, cosines): find and similar share one product
-        self.ids: list[str] | None = None
-        self.mat = None
-        self._cache: _NearCache | None = None
-        self._extra_ids: list[str] = []
-        self._extra: list[np.ndarray] = []
-        self._xbuf = None  # this batch's added vectors stacked (room to grow): one product per lookup
-        self._xlast: tuple | None = None  # (vector, count, cosines) against them
-        self._pre: dict | None = None  # id(vector) -> (vector, its cosines): the batch's, from one product
-
-    def _live_text(self, mid: str) -> bool:
-        rec = self.state.records.get(mid)
-        return rec is not None and self.state.by_hash.get(rec["content_hash"]) == mid
-
-    def _build(self) -> None:
-        cached = self.state.near_cache
-        # by_hash's values are exactly the live text-only ids: the cache may also hold dead ones
-        # (masked in find), never miss a live one. A committed state's cache covers its ids
-        # (``ScopeState.commit`` drops one that does not): a staged one checks what it added.
-        by_hash = self.state.by_hash
-        if cached is not None and (all(m in cached.idset for m in by_hash.added()) if isinstance(by_hash, Layer)
-                                   else cached.idset.issuperset(by_hash.values())):
-            self._cache, self.ids, self.mat = cached, cached.ids, cached.rows()
-            return
-        self.ids = [m for m in self.state.by_hash.values() if m in self.state.vectors]
-        self.mat = np.stack([self.state.vectors[m] for m in self.ids]) if self.ids else None
-
-    @classmethod
-    def for_batch(cls, staged: dict, vectors: list[tuple], lifecycle) -> dict[str, NearCopies]:
-        """One per scope of ``staged`` that the batch's ``(scope, vector)`` pairs write to, its
-        cosines fetched at once (``prefetch``)."""
-        by_scope: dict[str, list] = {}
-        for scope, vector in vectors:
-            if vector is not None and scope in staged:
-                by_scope.setdefault(scope, []).append(vector)
-        out = {}
-        for scope, vs in by_scope.items():
-            out[scope] = cls(staged[scope], lifecycle.dedup_cosine, lifecycle.text_contradiction_cosine)
-            out[scope].prefetch(vs)
-        return out
-
-    SMALL = 64  # up to this many live memories, similar() ranks them in Python (measured: 2x faster)
-    # A batch's product of at most this many cosines is made at once (4M float32: 16 MB).
-    PREFETCH_MAX = 4_000_000
-
-    def prefetch(self, vectors: list) -> None:
-        """The cosines of this batch's vectors against the scope's live ones as one matrix
-        product (a lookup then reads its row): a product per write cost as much as the rest of
-        decide once a scope held a few thousand memories."""
-        if self.threshold > 1.0 and self.similar_cos > 1.0:
-            return
-        vs = [v for v in vectors if v is not None]
-        if not vs:
-            return
-        if self.ids is None:
-            self._build()
-        if self.mat is None or len(vs) * len(self.ids) > self.PREFETCH_MAX or len(vs) < 2:
-            return
-        prod = np.stack(vs) @ self.mat.T
-        ranked = self._ranked(prod) if self.similar_cos <= 1.0 and prod.shape[1] > self.SMALL else None
-        self._pre = {id(v): (v, prod[k], None if ranked is None else ranked[k]) for k, v in enumerate(vs)}
-
-    SIMILAR_K = 3  # similar()'s k: its best 4k candidates are ranked for the whole batch at once
-
-    def _ranked(self, prod) -> list[list[int]]:
-        """Per row of ``prod``: the columns at cosine >= ``similar_cos`` among its best
-        ``4 * SIMILAR_K``, best first (equal cosines by column), as similar() ranks one row;
-        for the whole batch in a few calls, where one row at a time cost four numpy calls a
-        write (a third of the contradiction check in a scope of 1,000)."""
-        kk = 4 * self.SIMILAR_K
-        top = np.argpartition(-prod, kk, axis=1)[:, :kk] if prod.shape[1] > kk else \
-            np.broadcast_to(np.arange(prod.shape[1]), prod.shape).copy()
-        top.sort(axis=1)  # column order first: the stable sort below then breaks ties by column
-        vals = np.take_along_axis(prod, top, axis=1)
-        order = np.argsort(-vals, axis=1, kind="stable")
-        top, vals = np.take_along_axis(top, order, axis=1), np.take_along_axis(vals, order, axis=1)
-        counts = (vals >= self.similar_cos).sum(axis=1).tolist()
-        return [row[:c] for row, c in zip(top.tolist(), counts)]
-
-    def _prefetched(self, vector):
-        """``vector``'s cosines from the batch's product (``prefetch``), or None."""
-        pre = self._pre.get(id(vector)) if self._pre else None
-        return pre[1] if pre is not None and pre[0] is vector else None
-
-    def _cos(self, vector):
-        if self._last is None or self._last[0] is not vector:
-            cos = self._prefetched(vector)
-            if cos is None and self.mat is not None:
-                cos = self.mat @ vector
-            self._last = (vector, cos)
-        return self._last[1]
-
-    SCREEN_FROM = 32  # rows from which find() screens (below, the whole product is as cheap)
-
-    def _find_cos(self, vector):
-        """(rows, their cosines) for find(): every row (rows None) when the cosines are known
-        already (similar() or the batch's product) or the scope is small; else only the rows
-        the cache's screen lets through, so that most of the matrix is never read."""
-        known = self._last is not None and self._last[0] is vector or self._prefetched(vector) is not None
-        if known or self._cache is None or len(self.ids) < self.SCREEN_FROM:
-            return None, self._cos(vector)
-        rows = self._cache.screen(vector, self.threshold)
-        return rows, (self.mat[rows] @ vector if len(rows) else np.zeros(0, self.mat.dtype))
-
-    def _xcos(self, vector):
-        """Cosines of ``vector`` against the vectors this batch added (None: none yet)."""
-        n = len(self._extra)
-        if n == 0:
-            return None
-        if self._xlast is None or self._xlast[0] is not vector or self._xlast[1] != n:
-            self._xlast = (vector, n, self._xbuf[:n] @ vector)
-        return self._xlast[2]
-
-    def similar(self, vector, k: int = 3) -> list[str]:
-        """Up to ``k`` live text-only memories at cosine >= ``similar_cos`` (best first), and
-        those this batch added: candidates for a text-only contradiction."""
-        if self.similar_cos > 1.0 or vector is None:
-            return []
-        if self.ids is None:
-            self._build()
-        out = []
-        cut = self.similar_cos
-        cos = self._cos(vector)
-        pre = self._pre.get(id(vector)) if self._pre and k == self.SIMILAR_K else None
-        if pre is not None and pre[0] is vector and pre[2] is not None:
-            order = pre[2]  # ranked with the batch's product (prefetch)
-        elif cos is not None:
-            if len(cos) <= self.SMALL:  # a few memories (the usual scope): numpy's per-call cost dominates
-                c = cos.tolist()
-                # most writes have no candidate: one max() instead of a filtered sort
-                order = sorted([j for j, x in enumerate(c) if x >= cut], key=c.__getitem__, reverse=True) \
-                    if c and max(c) >= cut else ()
-            else:
-                # methods, not np.flatnonzero / argpartition / argsort: the same calls without
-                # numpy's Python wrappers (a tenth of the worst case's check)
-                idx = (cos >= cut).nonzero()[0]
-                if len(idx) > 4 * k:  # the best 4k only: sorting every candidate cost more than the check
-                    idx = idx[(-cos[idx]).argpartition(4 * k)[: 4 * k]]
-                order = idx[(-cos[idx]).argsort(kind="stable")]
-        if cos is not None:
-            records, by_hash, ids = self.state.records, self.state.by_hash, self.ids
-            for j in order:
-                rec = records.get(ids[j])  # _live_text, inline: once per candidate
-                if rec is not None and by_hash.get(rec["content_hash"]) == ids[j]:
-                    out.append(ids[j])
-                    if len(out) == k:
-                        break
-        if self._extra:  # this batch added vectors (_xcos: None without)
-            xc = self._xcos(vector)
-            # the first k in order only: one busy scope's batch has hundreds over the cut
-            near = (j for j, v in enumerate(xc.tolist()) if v >= cut) if len(xc) <= self.SMALL \
-                else (xc >= cut).nonzero()[0][:k]
-            out += [self._extra_ids[j] for j in islice(near, k)]
-        return out
-
-    def find(self, vector) -> str | None:
-        if self.threshold > 1.0 or vector is None:
-            return None
-        if self.ids is None:
-            self._build()
-        best, best_id = -2.0, None
-        if self.mat is not None:
-            rows, cos = self._find_cos(vector)
-            ids = self.ids if rows is None else [self.ids[r] for r in rows.tolist()]
-            top = int(cos.argmax()) if len(cos) else -1
-            if top >= 0 and cos[top] >= self.threshold:
-                if self._live_text(ids[top]):  # the usual case: the closest is live
-                    best, best_id = float(cos[top]), ids[top]
-                else:
-                    above = np.flatnonzero(cos >= self.threshold)
-                    for j in above[np.argsort(-cos[above])]:
-                        if self._live_text(ids[j]):
-                            best, best_id = float(cos[j]), ids[j]
-                            break
-        xc = self._xcos(vector)
-        if xc is not None:
-            j = int(xc.argmax())  # the first of equals, as a scan in order would keep
-            if float(xc[j]) > best:
-                best, best_id = float(xc[j]), self._extra_ids[j]
-        return best_id if best >= self.threshold and best_id in self.state.records else None
-
-    def add(self, memory_id: str, vector) -> None:
-        n = len(self._extra)
-        if self._xbuf is None or n == len(self._xbuf):
-            grown = np.empty((max(64, 2 * n), len(vector)), np.asarray(vector).dtype)
-            if n:
-                grown[:n] = self._xbuf[:n]
-            self._xbuf = grown
-        self._xbuf[n] = vector
-        self._extra_ids.append(memory_id)
-        self._extra.append(vector)
-
-    def keep(self) -> None:
-        """Leave this batch's matrix (with what it added) on the staged state for the next
-        batch: called once the batch is durable, just before the state is committed."""
-        if self.ids is None:
-            return
-        if self._cache is not None:
-            self.state.near_cache = self._cache.extend(self._extra_ids, self._extra)
-        else:
-            self.state.near_cache = _NearCache.of(self.ids, self.mat, self._extra_ids, self._extra)
-
-
-class _NearCache:
-    """A scope's stacked text-only vectors: ``ids`` and the first ``len(ids)`` rows of ``buf``,
-    which has room to grow. One per committed state, extended in place by the next committed
-    batch (scopes commit one batch after another: a batch's lookups read rows its own batch
-    never changes), so a batch pays for its rows, not for the scope's.
-
-    Beside the rows, each row's first ``head_width`` components (``head``, contiguous) and the
-    norm of the rest (``tail``): ``a.v <= a_head.v_head + |a_tail| |v_tail|`` (Cauchy-Schwarz),
-    so dedup's lookup reads a quarter of the matrix to rule out the rows that cannot reach its
-    threshold (``NearCopies.find``): the whole matrix of a busy runtime's scope is out of the
-    CPU's caches, and reading it was most of a lookup."""
-
-    __slots__ = ("ids", "idset", "buf", "head", "tail")
-
-    def __init__(self, ids: list[str], idset: set[str], buf: np.ndarray) -> None:
-        self.ids, self.idset, self.buf = ids, idset, buf
-        n, w = len(ids), head_width(buf.shape[1])
-        self.head = np.empty((len(buf), w), buf.dtype)
-        self.tail = np.empty(len(buf), buf.dtype)
-        self._summarise(0, n)
-
-    def _summarise(self, lo: int, hi: int) -> None:
-        w = self.head.shape[1]
-        self.head[lo:hi] = self.buf[lo:hi, :w]
-        if hi - lo == 1:  # the usual batch of a busy runtime: one write a scope
-            self.tail[lo] = _norm(self.buf[lo, w:])
-        else:
-            self.tail[lo:hi] = np.linalg.norm(self.buf[lo:hi, w:], axis=1)
-
-    @classmethod
-    def of(cls, ids: list[str], mat, extra_ids: list[str], extra: list) -> _NearCache | None:
-        rows = ([mat] if mat is not None else []) + ([np.stack(extra)] if extra else [])
-        if not rows:
-            return None
-        stacked = np.vstack(rows)
-        buf = np.empty((max(16, 2 * len(stacked)), stacked.shape[1]), stacked.dtype)
-        buf[: len(stacked)] = stacked
-        every = list(ids) + list(extra_ids)
-        return cls(every, set(every), buf)
-
-    def rows(self) -> np.ndarray:
-        return self.buf[: len(self.ids)]
-
-    def extend(self, extra_ids: list[str], extra: list) -> _NearCache:
-        if not extra:
-            return self
-        n, k = len(self.ids), len(extra)
-        if n + k > len(self.buf):  # full: a copy of the rows, with room (amortised O(1) a row)
-            cap = max(16, 2 * (n + k))
-            self.buf, self.head, self.tail = (_with_room(a, n, cap) for a in (self.buf, self.head, self.tail))
-        if k == 1:  # one write a scope: np.stack cost 1.8 us of 3.4
-            self.buf[n] = extra[0]
-        else:
-            self.buf[n: n + k] = np.stack(extra)
-        self._summarise(n, n + k)
-        self.ids.extend(extra_ids)
-        self.idset.update(extra_ids)
-        return self
-
-    def screen(self, vector, threshold: float) -> np.ndarray:
-        """The rows whose cosine with ``vector`` may reach ``threshold`` (a superset: the bound
-        above, less a margin for float32 rounding); the others are certainly below it."""
-        n, w = len(self.ids), self.head.shape[1]
-        bound = self.head[:n] @ vector[:w]
-        bound += self.tail[:n] * _norm(vector[w:])
-        return (bound >= threshold - SCREEN_MARGIN).nonzero()[0]
-
-
-def _norm(v: np.ndarray) -> float:
-    """One vector's norm (np.linalg.norm's wrapper costs 2 us more)."""
-    return math.sqrt(float(v @ v))
-
-
-def _with_room(a: np.ndarray, n: int, cap: int) -> np.ndarray:
-    """``a``'s first ``n`` rows in a new array of ``cap`` rows."""
-    out = np.empty((cap, *a.shape[1:]), a.dtype)
-    out[:n] = a[:n]
-    return out
-
-
-SCREEN_MARGIN = 1e-4  # float32 sums of a few hundred terms err by ~1e-6: far inside it
-
-
-def head_width(dim: int) -> int:
-    """Components kept apart for the screen: a quarter (96 of 384 passed 0.4% of the issue-2
-    workload's pairs of one scope at the default 0.95; 48 passed 8%)."""
-    return max(1, dim // 4)

@@ -24,7 +24,7 @@ from ..core.scopes import GLOBAL
 from ..core.selection import finish
 from ..core.visibility import RecallFilter, purpose_rule, where_from_wire
 from ..store import filters as F
-from .hot import Scored, entity_keys, score_rows
+from .hot import HotIndex, Scored, entity_keys, score_rows
 
 GLOBAL_SCOPE = str(GLOBAL)
 # A batch of recalls hands the owner's loop to what waits (a write) this often: a simulation's
@@ -42,6 +42,9 @@ class RecallMixin:
         served = [str(s) for s in visible if s == GLOBAL or self._mine(str(s))]
         return served, len(served) == len(visible)
 
+    def _working_index(self, items: list[dict], vectors: dict) -> HotIndex:
+        return HotIndex.of_items(items, vectors, self.hot.dim)
+
     def _filter(self, req: dict) -> RecallFilter:
         """What this recall may see beyond its scopes, from this owner's own grants (clearance
         per visible scope) and configuration (the purpose's rule), with the request's ``where``
@@ -57,7 +60,7 @@ class RecallMixin:
         Reads only: it also runs on the direct path's thread, so it never mutates shared state."""
         served, whole = self._served(req)
         flt = self._filter(req)
-        qvec, qterms, now_us = req["qvec"], S.QueryTerms(req["qtokens"]), req["now"]
+        qvec, qterms, now_us = req["qvec"], S.QueryTerms.of(req["qtokens"]), req["now"]
         weights = S.Weights.parse(req["weights"])
         cands: list[dict] = []
         cold, needs_global, hot = [], False, []
@@ -66,12 +69,13 @@ class RecallMixin:
             if s == GLOBAL_SCOPE and not self.is_global_owner:
                 needs_global = self.global_live
                 continue
-            # L1 lives here whether its scope is hot or cold; filtered like every other path
-            working = [r for r in self.working.peek(s, now_us) if flt.keep(r)]
-            if working:  # a few items, scored like the rest (over search_text, stale halved)
-                vecs = np.stack([self.working.vector(r["memory_id"]) for r in working])
-                cands += score_rows(working, S.cosines(vecs, qvec) if qvec is not None else np.zeros(len(working)),
-                                    qterms if qvec is not None else None, now_us, weights)
+            # L1 lives here whether its scope is hot or cold; filtered like every other path, and
+            # scored as a hot scope is (its best m: the others could not make the cut)
+            working = self.working.view(s, self._working_index)
+            if working is not None and working.recs:
+                keep = [ok and flt.keep(r) for ok, r in zip(self.working.within(working.recs, now_us), working.recs)]
+                cands += working.score(qvec, qterms, now_us, weights, req["m"],
+                                       None if all(keep) else np.array(keep, dtype=bool))[0]
             idx = self.hot.index(s)
             if idx is None:
                 if s in self.l2_scopes:  # a scope with no rows anywhere needs no query
@@ -99,7 +103,7 @@ class RecallMixin:
         newest rows for a listing), and the cold rivals of every candidate's entity key; the
         recall's filter is part of every pre-filter."""
         weights = S.Weights.parse(req["weights"])
-        qterms = S.QueryTerms(req["qtokens"]) if req["qvec"] is not None else None
+        qterms = S.QueryTerms.of(req["qtokens"]) if req["qvec"] is not None else None
         out, whole = [], None
         vis = F.visibility(flt, cold) if cold else None
         if cold:
