@@ -21,7 +21,7 @@ from memactors.core.ops import ForgetOp, ScopePromoteOp
 from memactors.core.scopes import GLOBAL, parse_scope
 from memactors.engine.naming import owner_index
 from memactors.store import ledger_races
-from memactors.store.entries import EMPTY, merge
+from memactors.store.entries import EMPTY, Entry, merge
 from memactors.testing import unique_org
 
 CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 60.0}}
@@ -235,3 +235,39 @@ def test_the_ledger_checks_only_entries_that_read_outside_their_locks():
     old = {k: v for k, v in batch.items() if k not in ("live_read", "edges_read")}
     merged = merge([old, batch])
     assert merged["live_read"] == [None, ["m"]] and merged["edges_read"] == [None, None]
+
+
+def test_an_erasure_follows_copies_and_carried_words_down_and_copies_up_never_claims():
+    from memactors.core.erasure import follows
+
+    gone = {"x"}
+    assert follows(("c", "x", "copy"), gone) and follows(("p", "x", "context"), gone)  # down
+    assert follows(("x", "s", "copy"), gone)  # up from an erased copy
+    assert not follows(("x", "s", "context"), gone)  # the words it carried stay with their source
+    assert not follows(("w", "x", "claim"), gone) and not follows(("x", "s", "claim"), gone)
+    assert not follows(("c", "y", "copy"), gone)
+
+
+def test_many_forgets_in_one_batch_each_commit_once_and_carry_only_their_own_edges(rt):
+    """A batch's erasures share one provenance read; each entry carries only the edges its own
+    erasure follows (not the batch's), so the check stays in proportion to the erasure."""
+    mids, cores = [], []
+    for n in range(4):
+        mid, src_core, glob_core, _ = _setup(rt, f"race-d{n}")
+        rt.promote(mid, "/global/", actor="admin-r", reason="shared")
+        mids.append(mid)
+        cores.append(src_core)
+    carried = []
+    orig = Entry.__init__
+
+    def spy(self, *a, **kw):
+        orig(self, *a, **kw)
+        if self.edges_read is not None:
+            carried.append(len(self.edges_read))
+    Entry.__init__ = spy
+    try:
+        out = rt.batch([memactors.ops.Forget(m, actor="ag-r", reason="user asked") for m in mids])
+    finally:
+        Entry.__init__ = orig
+    assert [r.decision for r in out] == ["forgotten"] * 4
+    assert carried == [1] * 4  # its copy's edge alone, though the batch read four

@@ -561,7 +561,9 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
                     and (ctx.shown is None or ctx.shown(r["scope"], r.get("sensitivity")))]
     records, edges = ctx.provenance
     out = decide_forget(op, targets, records, edges, ctx.shown)
-    out.edges_read = list(edges)  # a copy committed since, of what it erases, makes it decide again
+    # the edges it followed or found followed before: another committed since makes it decide again
+    gone = set(out.destroy_keys)
+    out.edges_read = [e for e in edges if erasure.follows(e, gone)]
     if ctx.state is not None:
         out.changes += _contradictions_ended(ctx.state, out.destroy_keys,  # all erased, named or not
                                              f"its other side was erased ({op.memory_id})")

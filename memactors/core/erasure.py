@@ -40,6 +40,13 @@ def edges_of(rec: dict) -> list[tuple[str, str, str]]:
     return out
 
 
+def follows(edge: tuple, erased: set[str]) -> bool:
+    """Whether an erasure of ``erased`` follows ``edge`` ((memory id, source, kind)): down a copy
+    or carried words from an erased source, up a copy from an erased copy (``closure``)."""
+    mid, src, kind = edge
+    return (kind != CLAIM and src in erased) or (kind == COPY and mid in erased)
+
+
 def closure(roots: list[dict], records: dict[str, dict], edges: list[tuple[str, str, str]]
             ) -> tuple[list[dict], list[dict]]:
     """(records to erase, roots first; records to flag) when ``roots`` are erased. ``records``:

@@ -20,10 +20,10 @@ A stale entry is not appended: the owner decides it again against the ledger as 
 
 from __future__ import annotations
 
-from ..core.erasure import CONTEXT, COPY
+from ..core.erasure import CONTEXT, COPY, follows
 from ..core.project import RECORD_ACTIONS
 
-_COPYING = (COPY, CONTEXT)  # the edges an erasure follows down (a copy's also up)
+_COPYING = (COPY, CONTEXT)  # the edges a copy commits that an erasure follows
 
 
 def stale(batch: dict, take: list[tuple[int, int, int]], run) -> set[int]:
@@ -55,19 +55,12 @@ def stale(batch: dict, take: list[tuple[int, int, int]], run) -> set[int]:
         gone = closing.get(i)
         if gone:
             read = {tuple(e) for e in edges_read[i]}
-            if any(_touches(e, gone) and e not in read for e in (*committed, *added_here)):
+            if any(follows(e, gone) and e not in read for e in (*committed, *added_here)):
                 out.add(i)
                 continue
         erased_here.update(batch["destroy"][i])
         added_here += added.get(i, ())
     return out
-
-
-def _touches(edge: tuple, gone: set[str]) -> bool:
-    """Whether an erasure of ``gone`` follows ``edge``: down from an erased source, or up from an
-    erased copy (``core.erasure.closure``)."""
-    mid, src, kind = edge
-    return (kind in _COPYING and src in gone) or (kind == COPY and mid in gone)
 
 
 def _keyed(run, memory_ids: list[str]) -> set[str]:
@@ -76,7 +69,7 @@ def _keyed(run, memory_ids: list[str]) -> set[str]:
 
 
 def _edges_touching(run, memory_ids: list[str]) -> list[tuple]:
-    """The committed edges an erasure of these memories follows (``_touches``)."""
+    """The committed edges an erasure of these memories follows (``core.erasure.follows``)."""
     return [tuple(r) for r in run("SELECT memory_id, source, kind FROM provenance WHERE (kind IN (?, ?) AND "
                                   "list_contains(?, source)) OR (kind = ? AND list_contains(?, memory_id))",
                                   [COPY, CONTEXT, memory_ids, COPY, memory_ids])]
