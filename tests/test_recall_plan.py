@@ -75,3 +75,88 @@ def test_the_query_is_gated_before_it_is_digested(world):
     plan = rt._plan_recall(secret, "a", "t", [alice], "answer", 5, None, None, None, "pull")  # noqa: SLF001
     assert "415-555-0100" not in plan.text and "alice@example.com" not in plan.text
     assert plan.text == rt.gate.redact_all(secret)
+
+
+def test_hit_from_is_the_dataclass_built_from_the_fields_it_names():
+    from memactors.runtime.results import HIT_ATTRS, Hit, hit_from
+
+    full = {k: f"v-{k}" for k in HIT_ATTRS} | {"components": {"vector": 0.5}, "pool": "vault", "content_hash": "x"}
+    for d in (full, {"memory_id": "m1", "score": 0.25}, {}):
+        got, want = hit_from(d), Hit(**{k: d[k] for k in HIT_ATTRS if k in d})
+        assert got == want and got.to_dict() == want.to_dict()
+    a, b = hit_from({}), hit_from({})
+    assert a.components == {} and a.components is not b.components  # a default dict of its own
+
+
+def test_recall_ids_are_version_4_uuids():
+    import uuid
+
+    from memactors.runtime.results import new_recall_id
+
+    ids = {new_recall_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    for i in ids:
+        u = uuid.UUID(i)
+        assert u.hex == i and u.version == 4 and u.variant == uuid.RFC_4122
+
+
+def _reference_row(req, result, digest, now, *, mode, weights, threshold, candidates, info, flt=None) -> dict:
+    """evidence_row as it was written before its hits were built by ``_hit_row``."""
+    row = {
+        "recall_id": result.recall_id, "ts": now, "actor": req.actor, "task_id": req.task_id,
+        "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
+        "query_digest": digest, "top_k": req.top_k,
+        "hits": [{"memory_id": h.memory_id, "scope": h.scope, "version": h.version, "score": round(h.score, 6),
+                  "relevance": round(h.relevance, 6), "components": {k: round(v, 6) for k, v in h.components.items()},
+                  "stale": h.stale, "conflict": h.conflict} for h in result.hits],
+        "filters": {"scopes": result.visible_scopes, "status": ["active", "stale"], "not_hard_expired_at": now,
+                    "mode": mode, "threshold": threshold, "weights": weights.as_tuple(),
+                    "token_budget": req.token_budget, "candidates": candidates, "tokens": info["tokens"],
+                    "best_below": result.best_below},
+        "removed": result.removed,
+    }
+    if flt is not None:
+        row["filters"].update(flt.describe())
+        row["filters"]["listing"] = req.query is None
+    return row
+
+
+def test_the_evidence_row_is_byte_identical_to_the_reference():
+    import pickle
+    import random
+
+    import orjson
+
+    from memactors.core import records as R
+    from memactors.core.scoring import Weights
+    from memactors.core.visibility import RecallFilter, PurposeRule, Where
+    from memactors.runtime.evidence import evidence_row
+    from memactors.runtime.results import recall_result
+
+    rnd = random.Random(7)
+    values = [0.0, -0.0, 1.0, 0.5, 1e-9, -1e-9, 0.1234565, 0.1234575, 2.5e-7, 0.999999949, 1 / 3]
+    for n in range(300):
+        hits = []
+        for i in range(rnd.randrange(0, 7)):
+            score = rnd.choice(values) if rnd.random() < 0.4 else rnd.random()
+            stale = rnd.random() < 0.3
+            rel = score * 2 if stale else (score if rnd.random() < 0.9 else rnd.choice(values))
+            comps = {k: (rnd.choice(values) if rnd.random() < 0.3 else rnd.random())
+                     for k in ("vector", "keyword", "recency", "importance")}
+            hits.append({"memory_id": f"m{i}", "scope": "/org/a/user/b/", "version": 1 + i, "score": score,
+                         "relevance": rel, "components": comps, "stale": stale, "content": "x",
+                         "conflict": {"overrides": ["m9"], "reason": "newer"} if i == 1 else None})
+        info = {"removed": {"threshold": n % 3, "max_items": 0}, "tokens": 17 * n, "best_below": rnd.random()}
+        res = recall_result(hits, info, visible=["/org/a/user/b/", "/org/a/", "/global/"], path="hot",
+                            threshold=0.25)
+        req = R.RecallRequest(None if n % 5 == 0 else "q", "a", "t", ["/org/a/user/b/"], "answer", 5,
+                              None if n % 2 else 100)
+        flt = RecallFilter.make({"/org/a/user/b/": "confidential", "/org/a/": "internal", "/global/": "public"},
+                                PurposeRule("answer", sensitivities=frozenset({"public", "internal"})) if n % 4 else None,
+                                Where(category="food") if n % 7 == 0 else None)
+        kw = dict(mode="pull", weights=Weights(), threshold=0.25, candidates=n, info=info,
+                  flt=flt if n % 6 else None)
+        got, want = evidence_row(req, res, "d" * 64, 123 + n, **kw), _reference_row(req, res, "d" * 64, 123 + n, **kw)
+        assert orjson.dumps(got) == orjson.dumps(want)
+        assert pickle.dumps(got) == pickle.dumps(want)
+        assert repr(got) == repr(want)
