@@ -33,6 +33,7 @@ def check_clearance(value: object, *, error=InvalidRecord) -> str:
     return V.choice(value, "clearance", SENSITIVITIES, error=error)
 
 
+@functools.cache  # four clearances; every recall's filter asks for each visible scope's
 def at_or_below(clearance: str) -> frozenset[str]:
     return frozenset(SENSITIVITIES[: RANK[clearance] + 1])
 
@@ -184,13 +185,9 @@ class RecallFilter:
 
     @classmethod
     def make(cls, clearances: dict[str, str], rule: PurposeRule | None, where: Where | None) -> RecallFilter:
-        sens = {}
-        for scope, c in clearances.items():
-            allowed = at_or_below(c)
-            if rule is not None and rule.sensitivities is not None:
-                allowed = allowed & rule.sensitivities
-            sens[scope] = allowed
-        return cls(sens, rule, where)
+        if rule is None or rule.sensitivities is None:
+            return cls({scope: at_or_below(c) for scope, c in clearances.items()}, rule, where)
+        return cls({scope: at_or_below(c) & rule.sensitivities for scope, c in clearances.items()}, rule, where)
 
     def keep(self, rec: dict, allowed: frozenset | None = None) -> bool:
         """Whether a record (in memory: the hot state, L1, a ledger fold) passes. A scope

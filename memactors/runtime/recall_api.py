@@ -5,6 +5,7 @@ and finished here (conflicts, threshold, count, budget), then logged as evidence
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -336,4 +337,9 @@ def recall_args(rq: object, also: frozenset = frozenset()) -> dict:
 def _owners_of(visible: list[str], n: int) -> list[int]:
     """The owners a recall over ``visible`` asks: the tenant's owner, and /global/'s when it is
     another (it says itself whether /global/ holds anything)."""
-    return sorted({owner_index(parse_scope(s), n) for s in visible})
+    return list(_owner_set(tuple(visible), n))
+
+
+@functools.lru_cache(maxsize=4096)  # a function of the scope names alone: an agent's recalls repeat them
+def _owner_set(visible: tuple[str, ...], n: int) -> tuple[int, ...]:
+    return tuple(sorted({owner_index(parse_scope(s), n) for s in visible}))
