@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memactors.core.errors import AccessDenied, NoGrants
+from memactors.core.visibility import RANK
 from memactors.testing import runtime_on, unique_org
 
 CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2}, "recall": {"min_score": -1.0}}
@@ -116,7 +117,10 @@ def _reference_row(req, result, digest, now, *, mode, weights, threshold, candid
         "removed": result.removed,
     }
     if flt is not None:
-        row["filters"].update(flt.describe())
+        row["filters"].update({"purpose_rule": flt.rule.name if flt.rule is not None else None,
+                               "where": sorted(flt.where.to_wire()) if flt.where is not None else [],
+                               "clearance": {s: max(v, key=RANK.get) if v else None
+                                             for s, v in sorted(flt.sensitivities.items())}})
         row["filters"]["listing"] = req.query is None
     return row
 
@@ -156,7 +160,31 @@ def test_the_evidence_row_is_byte_identical_to_the_reference():
                                 Where(category="food") if n % 7 == 0 else None)
         kw = dict(mode="pull", weights=Weights(), threshold=0.25, candidates=n, info=info,
                   flt=flt if n % 6 else None)
-        got, want = evidence_row(req, res, "d" * 64, 123 + n, **kw), _reference_row(req, res, "d" * 64, 123 + n, **kw)
-        assert orjson.dumps(got) == orjson.dumps(want)
-        assert pickle.dumps(got) == pickle.dumps(want)
-        assert repr(got) == repr(want)
+        for _ in range(2):  # the second row from the filter's kept description
+            got, want = evidence_row(req, res, "d" * 64, 123 + n, **kw), _reference_row(req, res, "d" * 64, 123 + n, **kw)
+            assert orjson.dumps(got) == orjson.dumps(want)
+            assert pickle.dumps(got) == pickle.dumps(want)
+            assert repr(got) == repr(want)
+        if kw["flt"] is not None:  # each row's filters its own: changing one changes no other
+            a, b = evidence_row(req, res, "d", 1, **kw), evidence_row(req, res, "d", 1, **kw)
+            a["filters"]["clearance"]["/global/"] = "x"
+            a["filters"]["where"].append("x")
+            assert b["filters"] == want["filters"] | {"not_hard_expired_at": 1}
+
+
+def test_a_kept_view_serves_one_filter_a_purpose_rule_and_a_grant_change_makes_new_ones():
+    from memactors.core.grants import GrantTable
+    from memactors.core.visibility import PurposeRule
+
+    t = GrantTable([GrantTable.make("a", "/org/o/user/u/", clearance="internal")])
+    view = t.recall_view("a", ("/org/o/user/u/",))
+    rule = PurposeRule("answer", sensitivities=frozenset({"public"}))
+    assert view.recall_filter(None) is view.recall_filter(None)
+    assert view.recall_filter(rule) is view.recall_filter(PurposeRule("answer", sensitivities=frozenset({"public"})))
+    assert view.recall_filter(None).sensitivities["/org/o/user/u/"] == {"public", "internal"}
+    assert view.recall_filter(rule).sensitivities["/org/o/user/u/"] == {"public"}
+    t.put(GrantTable.make("a", "/org/o/user/u/", clearance="public"))
+    again = t.recall_view("a", ("/org/o/user/u/",))
+    assert again is not view and again.recall_filter(None).sensitivities["/org/o/user/u/"] == {"public"}
+    assert again.recall_filter(None).describe()["clearance"] == {"/global/": "public", "/org/o/": "public",
+                                                                 "/org/o/user/u/": "public"}

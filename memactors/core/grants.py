@@ -10,7 +10,7 @@ from functools import cached_property
 
 from .errors import AccessDenied, NoGrants
 from .scopes import Scope, check_identifier, parse_scope, visible_set
-from .visibility import DEFAULT_CLEARANCE, RANK, at_or_below, check_clearance
+from .visibility import DEFAULT_CLEARANCE, RANK, PurposeRule, RecallFilter, at_or_below, check_clearance
 
 # The runtime's own identity, for the work it does itself (sweeps, demotion). Not an
 # identifier ('@' is not an identifier character), so no caller can pass it as ``actor``, no
@@ -56,6 +56,15 @@ class RecallView(tuple):
     @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(str(s) for s in self[0])
+
+    def recall_filter(self, rule: PurposeRule | None) -> RecallFilter:
+        """The filter of a recall over this view under ``rule`` with no ``where=`` (the usual
+        recall), made once a rule while the view is kept (with its evidence description)."""
+        made = self.__dict__.setdefault("filters", {})
+        flt = made.get(rule)
+        if flt is None:
+            flt = made[rule] = RecallFilter.make(self[1], rule, None)
+        return flt
 
 
 class GrantTable:

@@ -229,7 +229,8 @@ class RecallAPI:
         # a refusal raised (after one sync) on every call.
         view = self._recall_view(actor, tuple(req.allowed_scopes))
         rc = self.config.recall
-        flt = RecallFilter.make(view[1], purpose_rule(rc.purposes, req.purpose), parse_where(where))
+        rule, wh = purpose_rule(rc.purposes, req.purpose), parse_where(where)
+        flt = view.recall_filter(rule) if wh is None else RecallFilter.make(view[1], rule, wh)
         w = V.weights(weights if weights is not None else rc.weights)
         thr = rc.threshold if threshold is None else V.threshold(threshold)
         # The query passes the gate before it is embedded, tokenised or digested.
