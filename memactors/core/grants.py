@@ -6,10 +6,11 @@ Pure data and checks; the runtime persists each change as a ledger event.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .errors import AccessDenied, NoGrants
 from .scopes import Scope, check_identifier, parse_scope, visible_set
-from .visibility import DEFAULT_CLEARANCE, RANK, at_or_below, check_clearance
+from .visibility import DEFAULT_CLEARANCE, RANK, PurposeRule, RecallFilter, at_or_below, check_clearance
 
 # The runtime's own identity, for the work it does itself (sweeps, demotion). Not an
 # identifier ('@' is not an identifier character), so no caller can pass it as ``actor``, no
@@ -45,6 +46,25 @@ def _how_to_grant(actor: str, scope: str, mode: str) -> str:
         f"`memactors grant {actor} {scope}{' --write' if mode == 'write' else ''}`, "
         "or list it under [[grants]] in the config"
     )
+
+
+class RecallView(tuple):
+    """``recall_view``'s answer, (visible scopes, clearances), with the visible scopes as strs
+    (``names``): the facade plans every recall with them, and ``str`` of each was a tenth of
+    its planning."""
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(str(s) for s in self[0])
+
+    def recall_filter(self, rule: PurposeRule | None) -> RecallFilter:
+        """The filter of a recall over this view under ``rule`` with no ``where=`` (the usual
+        recall), made once a rule while the view is kept (with its evidence description)."""
+        made = self.__dict__.setdefault("filters", {})
+        flt = made.get(rule)
+        if flt is None:
+            flt = made[rule] = RecallFilter.make(self[1], rule, None)
+        return flt
 
 
 class GrantTable:
@@ -127,7 +147,7 @@ class GrantTable:
                 raise AccessDenied(f"actor {actor!r} may not read {s}: it is beyond the actor's read grants")
         return visible_set(allowed)
 
-    def recall_view(self, actor: str, allowed: tuple[str, ...]) -> tuple[tuple[Scope, ...], dict[str, str]]:
+    def recall_view(self, actor: str, allowed: tuple[str, ...]) -> RecallView:
         """``check_recall``'s visible set and ``clearances`` of a recall over ``allowed`` (scope
         strings), kept until a grant changes: an agent's recalls repeat one scope list, and an
         owner checked it anew each time (a sixth of a hot recall's time). A refusal is raised
@@ -139,7 +159,7 @@ class GrantTable:
             visible = tuple(self.check_recall(actor, scopes))
             if len(self._recalls) >= 4096:
                 self._recalls.clear()
-            got = self._recalls[key] = (visible, self.clearances(actor, scopes))
+            got = self._recalls[key] = RecallView((visible, self.clearances(actor, scopes)))
         return got
 
     def clearances(self, actor: str, allowed: list[Scope]) -> dict[str, str]:

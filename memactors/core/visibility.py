@@ -14,7 +14,7 @@ never after. Pure: no I/O.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from . import validate as V
@@ -33,6 +33,7 @@ def check_clearance(value: object, *, error=InvalidRecord) -> str:
     return V.choice(value, "clearance", SENSITIVITIES, error=error)
 
 
+@functools.cache  # four clearances; every recall's filter asks for each visible scope's
 def at_or_below(clearance: str) -> frozenset[str]:
     return frozenset(SENSITIVITIES[: RANK[clearance] + 1])
 
@@ -181,16 +182,14 @@ class RecallFilter:
     sensitivities: dict  # scope -> frozenset of sensitivities
     rule: PurposeRule | None = None
     where: Where | None = None
+    # describe()'s answer, made once: a filter kept with the grants' recall view serves many recalls
+    _described: dict | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def make(cls, clearances: dict[str, str], rule: PurposeRule | None, where: Where | None) -> RecallFilter:
-        sens = {}
-        for scope, c in clearances.items():
-            allowed = at_or_below(c)
-            if rule is not None and rule.sensitivities is not None:
-                allowed = allowed & rule.sensitivities
-            sens[scope] = allowed
-        return cls(sens, rule, where)
+        if rule is None or rule.sensitivities is None:
+            return cls({scope: at_or_below(c) for scope, c in clearances.items()}, rule, where)
+        return cls({scope: at_or_below(c) & rule.sensitivities for scope, c in clearances.items()}, rule, where)
 
     def keep(self, rec: dict, allowed: frozenset | None = None) -> bool:
         """Whether a record (in memory: the hot state, L1, a ledger fold) passes. A scope
@@ -237,10 +236,15 @@ class RecallFilter:
         return self.rule is None and self.where is None and self.sensitivities.get(scope) == ALL
 
     def describe(self) -> dict:
-        """For the evidence log: the rule that applied and the filters' shape (no values of where=)."""
-        return {"purpose_rule": self.rule.name if self.rule is not None else None,
-                "where": sorted(self.where.to_wire()) if self.where is not None else [],
-                "clearance": {s: _highest(v) for s, v in sorted(self.sensitivities.items())}}
+        """For the evidence log: the rule that applied and the filters' shape (no values of where=).
+        Each row gets lists and dicts of its own."""
+        d = self._described
+        if d is None:
+            d = {"purpose_rule": self.rule.name if self.rule is not None else None,
+                 "where": sorted(self.where.to_wire()) if self.where is not None else [],
+                 "clearance": {s: _highest(v) for s, v in sorted(self.sensitivities.items())}}
+            object.__setattr__(self, "_described", d)  # frozen: set once, always to the same answer
+        return {"purpose_rule": d["purpose_rule"], "where": list(d["where"]), "clearance": dict(d["clearance"])}
 
 
 @functools.cache  # sets of the four sensitivities: at most 16

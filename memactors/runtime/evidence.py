@@ -77,9 +77,7 @@ def evidence_row(req, result, digest: str, now: int, *, mode: str, weights, thre
         "recall_id": result.recall_id, "ts": now, "actor": req.actor, "task_id": req.task_id,
         "purpose": req.purpose, "allowed_scopes": req.allowed_scopes, "visible_scopes": result.visible_scopes,
         "query_digest": digest, "top_k": req.top_k,
-        "hits": [{"memory_id": h.memory_id, "scope": h.scope, "version": h.version, "score": round(h.score, 6),
-                  "relevance": round(h.relevance, 6), "components": {k: round(v, 6) for k, v in h.components.items()}, "stale": h.stale,
-                  "conflict": h.conflict} for h in result.hits],
+        "hits": [_hit_row(h) for h in result.hits],
         "filters": {"scopes": result.visible_scopes, "status": ["active", "stale"], "not_hard_expired_at": now,
                     "mode": mode, "threshold": threshold, "weights": weights.as_tuple(),
                     "token_budget": req.token_budget, "candidates": candidates, "tokens": info["tokens"],
@@ -90,3 +88,13 @@ def evidence_row(req, result, digest: str, now: int, *, mode: str, weights, thre
         row["filters"].update(flt.describe())
         row["filters"]["listing"] = req.query is None
     return row
+
+
+def _hit_row(h) -> dict:
+    """One hit as logged. round() is most of a row's cost: a relevance equal to the score (a
+    hit not stale) takes the score's rounding, except at zero (0.0 == -0.0, and they log apart)."""
+    score = round(h.score, 6)
+    rel = score if h.relevance == h.score and score and type(h.relevance) is type(h.score) else round(h.relevance, 6)
+    return {"memory_id": h.memory_id, "scope": h.scope, "version": h.version, "score": score, "relevance": rel,
+            "components": {k: round(v, 6) for k, v in h.components.items()}, "stale": h.stale,
+            "conflict": h.conflict}

@@ -585,6 +585,15 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             self._sync_grants()
             return self._grants.check_recall(actor, scopes)
 
+    def _recall_view(self, actor: str, allowed: tuple[str, ...]):
+        """``GrantTable.recall_view`` (the visible set and clearances, kept until a grant
+        changes; a refusal raised each time) with ``_check_read``'s one sync on a refusal."""
+        try:
+            return self._grants.recall_view(actor, allowed)
+        except MemactorsError:
+            self._sync_grants()
+            return self._grants.recall_view(actor, allowed)
+
     def _check_write(self, pairs: list[tuple[str, Any]], named: str | None = None) -> None:
         """Each (actor, scope) is under a write grant (the grant table synced once if not:
         another process may have granted since). ``named``: ``GrantTable.check_write``'s."""

@@ -5,6 +5,7 @@ and finished here (conflicts, threshold, count, budget), then logged as evidence
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -220,15 +221,16 @@ class RecallAPI:
         req = R.RecallRequest(query, actor, ids.id(task_id, "task_id"), ids.scopes(allowed_scopes),
                               ids.purpose(purpose, self.gate.redact_all),
                               self.config.recall.default_top_k if top_k is None else top_k, token_budget).validate()
-        allowed = [parse_scope(s) for s in req.allowed_scopes]
         if mode == "as_of":
             # No owner re-checks what the ledger folds for the past: this filter alone does, so it
             # takes the grants as they are now (another driver of the folder may have changed them).
             self._sync_grants()
-        visible = self._check_read(actor, allowed)
+        # The grant check and clearances as the owners take them: kept until a grant changes,
+        # a refusal raised (after one sync) on every call.
+        view = self._recall_view(actor, tuple(req.allowed_scopes))
         rc = self.config.recall
-        flt = RecallFilter.make(self._grants.clearances(actor, allowed), purpose_rule(rc.purposes, req.purpose),
-                                parse_where(where))
+        rule, wh = purpose_rule(rc.purposes, req.purpose), parse_where(where)
+        flt = view.recall_filter(rule) if wh is None else RecallFilter.make(view[1], rule, wh)
         w = V.weights(weights if weights is not None else rc.weights)
         thr = rc.threshold if threshold is None else V.threshold(threshold)
         # The query passes the gate before it is embedded, tokenised or digested.
@@ -240,7 +242,7 @@ class RecallAPI:
                      "m": max(3 * req.top_k, 20), "actor": actor, "allowed": req.allowed_scopes,
                      "weights": w.as_tuple(), "purpose": req.purpose,
                      "where": flt.where.to_wire() if flt.where is not None else None}
-        return _RecallPlan(req, [str(s) for s in visible], text, now, w, thr, mode, owner_req, flt)
+        return _RecallPlan(req, list(view.names), text, now, w, thr, mode, owner_req, flt)
 
     def _finish_recall(self, plan: _RecallPlan, parts: list[dict]) -> RecallResult:
         """Over every owner's candidates: conflicts, threshold, count and budget; the evidence
@@ -336,4 +338,9 @@ def recall_args(rq: object, also: frozenset = frozenset()) -> dict:
 def _owners_of(visible: list[str], n: int) -> list[int]:
     """The owners a recall over ``visible`` asks: the tenant's owner, and /global/'s when it is
     another (it says itself whether /global/ holds anything)."""
-    return sorted({owner_index(parse_scope(s), n) for s in visible})
+    return list(_owner_set(tuple(visible), n))
+
+
+@functools.lru_cache(maxsize=4096)  # a function of the scope names alone: an agent's recalls repeat them
+def _owner_set(visible: tuple[str, ...], n: int) -> tuple[int, ...]:
+    return tuple(sorted({owner_index(parse_scope(s), n) for s in visible}))
