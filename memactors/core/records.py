@@ -422,9 +422,13 @@ class WriteRequest:
         return parse_scope(self.scope)
 
 
+# Read once: ``SESSION.names`` asks Arrow each time (9 us, twice a session item's validation).
+_SESSION_NAMES = frozenset(SESSION.names)
+
+
 def check_session(value: object, actor: str, pool: str) -> dict:
     """A working item's session field (``SESSION``): its actor is the write's own."""
-    if not isinstance(value, dict) or set(value) != set(SESSION.names):
+    if not isinstance(value, dict) or value.keys() != _SESSION_NAMES:
         raise InvalidRecord(f"session must be a dict of {', '.join(SESSION.names)}")
     if pool != "working" or value["actor"] != actor:
         raise InvalidRecord("a session's items are working-pool items written by the session's own actor")
