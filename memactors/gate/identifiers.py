@@ -174,6 +174,13 @@ class Identifiers:
         return out, refused
 
     def _fields(self, src, dst):
+        if type(src) is dict:  # the usual item, without the accessors below (one a write, every write)
+            for name in ("actor", "idempotency_key"):
+                if isinstance(v := src.get(name), str):
+                    dst[name] = self.id(v, name)
+            if isinstance(v := src.get("scope"), (str, Scope)):
+                dst["scope"] = self.scope(v)
+            return dst
         get = src.get if isinstance(src, dict) else lambda k: getattr(src, k, None)
         put = dst.__setitem__ if isinstance(dst, dict) else lambda k, v: setattr(dst, k, v)
         for name, what in (("actor", "actor"), ("idempotency_key", "idempotency_key")):
