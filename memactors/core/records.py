@@ -318,6 +318,15 @@ def entity_key(subject: str | None, predicate: str | None) -> str | None:
     the same for "Alice"/"alice ", and safe to put in a storage filter."""
     if subject is None:
         return None
+    if type(subject) is str and type(predicate) in (str, type(None)):
+        return _entity_key(subject, predicate)
+    return _entity_key.__wrapped__(subject, predicate)
+
+
+@lru_cache(maxsize=65536)
+def _entity_key(subject: str, predicate: str | None) -> str:
+    # Cached by the exact strings (a pure function of them): promotion keys every item of a
+    # session's history by its fact each turn, and a tenant's facts repeat few subjects.
     return hashlib.sha256(f"{normalise(subject)}\x1f{normalise(predicate or '')}".encode()).hexdigest()[:32]
 
 
