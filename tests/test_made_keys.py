@@ -27,3 +27,22 @@ def test_keys_that_only_look_alike_are_screened():
     for key in ("motpcode12345678-1", "m13812345678bcdfg-1", "mbcdfghjklmnpqrst-13812345678", "xoxb-1234-5678",
                 "Mbcdfghjklmnpqrst-1", "mbcdfghjklmnpqrst-12345678", "mbcdfghjklmnpqrst1"):
         assert not is_made_key(key)
+
+
+def test_the_runtime_passes_a_made_key_without_a_scan():
+    from memactors.gate.identifiers import Identifiers
+
+    key = f"{made_key_prefix()}-3"
+    for ids in (Identifiers(), Identifiers(b"k" * 32, pseudonymise=True)):
+        before = identifier_kind.cache_info()
+        assert ids.id(key, "idempotency_key") == key
+        after = identifier_kind.cache_info()
+        assert (after.hits, after.misses) == (before.hits, before.misses)  # never scanned, nor cached
+        assert ids.writes([{"scope": "/org/a/", "text": "x", "actor": "a", "idempotency_key": key}])[0][0][
+            "idempotency_key"] == key
+    # a key that only looks alike is still screened, and refused when it looks like data
+    import pytest
+
+    from memactors.core.errors import InvalidIdentifier
+    with pytest.raises(InvalidIdentifier):
+        Identifiers().id("sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2, "idempotency_key")

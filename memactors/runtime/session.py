@@ -419,14 +419,15 @@ class Session:
         is buffered), its ``session`` field naming the session and the item's place in L0."""
         from ..core.lifecycle import ttl_policy
 
-        req = R.write_request(dict(scope=self.scope, text=text, actor=self.actor, source=kind, pool="working",
-                                   source_id=label, **kw))
-        req.idempotency_key = f"{made_key_prefix()}-0"  # its own, now: a resubmission after a PartialWrite writes once
-        req.session = {"id": self.id, "task": self.task_id, "actor": self.actor, "turn": self.turn, "slot": slot,
-                       "n": n, "critical": critical}
-        req.copy_of = copy_of
+        # Built whole and validated once (the keywords are ours, all of them fields): the checks run
+        # in the order they always did, the session field's last, so a bad input's error is the same.
+        # Its idempotency key its own, now: a resubmission after a PartialWrite writes once.
+        req = R.WriteRequest(scope=self.scope, text=text, actor=self.actor, source=kind, pool="working",
+                             source_id=label, idempotency_key=f"{made_key_prefix()}-0", copy_of=copy_of,
+                             session={"id": self.id, "task": self.task_id, "actor": self.actor, "turn": self.turn,
+                                      "slot": slot, "n": n, "critical": critical}, **kw).validate()
         ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, self._rt.config.lifecycle)
-        return req.validate()
+        return req
 
     def _gate_scaffold(self) -> None:
         """Goal, plan and constraints must pass the gate as they are (a key or an injected

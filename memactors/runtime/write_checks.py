@@ -86,12 +86,25 @@ class WriteChecks:
         for i in claimed:
             r = reqs[i]
             try:
-                if any(m not in where for m in r.derived_from):
-                    raise NotFound("unknown")
-                self._check_read(r.actor, [parse_scope(where[m]) for m in r.derived_from])
-                if any(m in level and level[m] not in self._grants.sees(r.actor, parse_scope(where[m]))
-                       for m in r.derived_from):
-                    raise NotFound("above the clearance")
+                self._check_claim(r.actor, r.derived_from, where, level)
             except MemactorsError:  # one answer for unknown and unreadable: nothing of the source shows
                 out[i] = AccessDenied("derived_from names a memory this actor cannot read; nothing was written")
         return out
+
+    def _check_claim(self, actor: str, sources: list[str], where: dict, level: dict) -> None:
+        """One claim's sources all known, under the actor's read grants and (those with a
+        ``level``) within its clearance there; raises if not. Each scope is asked once: a
+        session's outcome claims its items, most of them in one scope (the visible set and the
+        clearances were worked out again for every source)."""
+        if any(m not in where for m in sources):
+            raise NotFound("unknown")
+        scopes = {s: parse_scope(s) for s in (where[m] for m in sources)}
+        self._check_read(actor, list(scopes.values()))
+        sees: dict[str, frozenset] = {}
+        for m in sources:
+            if m in level:
+                s = where[m]
+                if s not in sees:
+                    sees[s] = self._grants.sees(actor, scopes[s])
+                if level[m] not in sees[s]:
+                    raise NotFound("above the clearance")
