@@ -45,9 +45,12 @@ from ..store.ledger_checks import damaged, ledger_error
 # large ones: 200k sweep events committed in 3.0 s with DuckDB's default 16 MB, 0.4 s plus
 # one 0.24 s checkpoint with 128 MB (a 100 MB log replays in 0.5 s at open).
 IDLE_S = 1.0
-# Recall evidence rows a side transaction takes at most (~50 us each): the writes queued
-# meanwhile commit between two of them, instead of after the evidence of a whole tick.
+# Recall evidence rows a side transaction takes at most while writes wait (~50 us each): the
+# writes queued meanwhile commit between two of them, instead of after the evidence of a whole tick.
 SIDE_RECALLS = 128
+# ... and when none wait: a side transaction's fixed cost (the access upsert's most of all, ~6 ms)
+# spread over more rows (81 -> 35 us CPU a row from 128 to 1024, /tmp micro on a sim's rows).
+SIDE_RECALLS_IDLE = 1024
 # audit.sql queries running or waiting at once (one runs at a time, up to sandbox.TIMEOUT_S
 # each); past this a query is refused with BackPressure rather than queued behind minutes of them.
 SQL_QUEUE = 16
@@ -258,7 +261,8 @@ class LedgerCore:
                     batch, fut, mark = self.queue.pop(0)
                     group.append((batch, fut, mark))
                     n += len(batch["ts"])
-                recalls, self.recall_buffer = self.recall_buffer[:SIDE_RECALLS], self.recall_buffer[SIDE_RECALLS:]
+                take = SIDE_RECALLS if self.queue else SIDE_RECALLS_IDLE
+                recalls, self.recall_buffer = self.recall_buffer[:take], self.recall_buffer[take:]
                 applied, self.applied_buffer = self.applied_buffer, []
                 # A write is acknowledged once its events are committed; the side tables (recall
                 # evidence, access counts, what L2 applied) follow in a transaction of their own,
