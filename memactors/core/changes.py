@@ -53,7 +53,7 @@ class Outcome:
     # memory id -> the record a patch (or an erasure) applies to, when no view holds it
     bases: dict = field(default_factory=dict)
     # What it read outside its scopes' locks, for the ledger to check again at commit
-    # (``store.ledger_races``): memories read as live, an erasure's provenance edges.
+    # (``store.ledger_races``): memories read as live, the provenance edges its erasure follows.
     live_read: list[str] | None = None
     edges_read: list | None = None
 

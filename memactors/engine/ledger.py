@@ -235,8 +235,9 @@ class LedgerCore:
 
     async def append(self, batch: dict | None) -> list[tuple[str, object]]:
         """Commit a batch of entries (``memactors.store.entries.encode``); returns per entry
-        ("ok", seqs), ("dup", stored result) or ("conflict", None). Acknowledged only once its
-        transaction committed."""
+        ("ok", seqs), ("dup", stored result), ("conflict", None) or ("stale", None) (decided
+        against a copy or an erasure committed since: ``store.ledger_races``). Acknowledged only
+        once its transaction committed."""
         self._ensure_loop()
         fut = asyncio.get_running_loop().create_future()
         self.queue.append((batch or EMPTY, fut, self._recalls_in))

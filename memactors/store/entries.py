@@ -43,7 +43,7 @@ class Entry:
     l2: list[bool] | None = None  # per change: does L2 still have to apply it? (None: none of them)
     # What the decision read outside its scopes' locks, checked again at commit (``ledger_races``):
     live_read: list[str] | None = None  # memories it read as live (a promotion's source)
-    edges_read: list | None = None  # the provenance edges an erasure's closure weighed
+    edges_read: list | None = None  # the provenance edges its erasure follows, as it read them
 
 
 def _payload(ch: Change, patches: dict[int, bytes]) -> bytes:

@@ -300,8 +300,9 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         An entry whose idempotency key ``known`` holds (or that repeats within the batch) is not
         appended: it gets ("dup", stored result), or ("conflict", None) when it carries another
         request, or ("stale", None) when it raced an erasure or a copy of the same memory
-        (``ledger_races``). Others get ("ok", their seqs). Record payloads are sealed here, each under a
-        fresh data key; changes L2 need not apply are marked applied in the same transaction."""
+        (``ledger_races``). Others get ("ok", their seqs). Record payloads are sealed here, each
+        under a fresh data key; changes L2 need not apply are marked applied in the same
+        transaction."""
         n_items = len(batch["idem_key"])
         out: list[tuple[str, object]] = []
         take = []  # (item index, first event index, event count) of the entries appended
