@@ -5,7 +5,6 @@ and never erases across scopes. Each test starts from a red-team reproduction th
 
 from __future__ import annotations
 
-import glob
 import os
 
 import duckdb
@@ -17,6 +16,8 @@ from memactors.engine.naming import owner_index
 from memactors.core.errors import AccessDenied
 from memactors.core.scopes import GLOBAL, parse_scope
 from memactors.testing import unique_org
+
+from on_disk import files_holding  # tests/on_disk.py
 
 CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 60.0}}  # flushed by hand: copies stay unflushed
 
@@ -43,16 +44,6 @@ def _ids(rt, query, actor, scopes):
     return {h.memory_id: h for h in hits}
 
 
-def _bytes_in_folder(data_dir: str, needle: bytes) -> list[str]:
-    found = []
-    for p in glob.glob(os.path.join(data_dir, "**", "*"), recursive=True):
-        if os.path.isfile(p):
-            with open(p, "rb") as f:
-                if needle in f.read():
-                    found.append(p)
-    return found
-
-
 @pytest.mark.parametrize("flushed", [False, True])
 def test_forget_erases_a_promoted_global_copy_on_its_owner(rt, flushed):
     org, other = _other_owner_org("h1a"), unique_org("h1b")
@@ -73,7 +64,7 @@ def test_forget_erases_a_promoted_global_copy_on_its_owner(rt, flushed):
     assert copy not in _ids(rt, word, "other-h1", [theirs, "/global/"])
     assert rt.audit.erased(copy, actor="admin-1")["key_destroyed"]
     rt.purge()
-    assert _bytes_in_folder(rt.data_dir, word.encode()) == []
+    assert files_holding(rt.data_dir, word.encode()) == []
 
 
 def test_forgetting_the_copy_erases_what_it_was_copied_from(rt):
@@ -141,7 +132,7 @@ def test_words_carried_as_context_go_with_the_memory_they_came_from(rt):
     out = rt.forget(keep, actor="ag-l6", reason="and this")  # a context that carries nothing stored: alone
     assert out["forgotten"] == [keep]
     rt.purge()
-    assert _bytes_in_folder(rt.data_dir, b"pangolinesque") == []  # search tokens are case-folded
+    assert files_holding(rt.data_dir, b"pangolinesque") == []  # search tokens are case-folded
 
 
 @pytest.mark.parametrize("shape", [
@@ -168,7 +159,7 @@ def test_words_carried_inside_a_longer_context_go_with_the_memory_they_came_from
     out = rt.forget(m, actor="ag-l7", reason="user asked")
     assert set(out["forgotten"]) == {m, d}
     rt.purge()
-    assert _bytes_in_folder(rt.data_dir, b"vashtorelm") == []
+    assert files_holding(rt.data_dir, b"vashtorelm") == []
     assert other in _ids(rt, "Alice trims the hedge", "ag-l7", [s])
 
 

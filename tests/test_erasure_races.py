@@ -8,8 +8,6 @@ other one runs to its commit meanwhile, then the first goes on with what it read
 
 from __future__ import annotations
 
-import glob
-import os
 
 import duckdb
 import pytest
@@ -23,6 +21,8 @@ from memactors.engine.naming import owner_index
 from memactors.store import ledger_races
 from memactors.store.entries import EMPTY, Entry, merge
 from memactors.testing import unique_org
+
+from on_disk import files_holding  # tests/on_disk.py
 
 CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 60.0}}
 
@@ -48,16 +48,6 @@ def _setup(rt, prefix: str):
     mid = rt.write(scope, f"the vault phrase is {word}", actor="ag-r").memory_id
     cores = [h._obj for h in rt._owners]  # noqa: SLF001 - the process host's cores, to stage the race
     return mid, cores[owner_index(parse_scope(scope), 2)], cores[owner_index(GLOBAL, 2)], word
-
-
-def _bytes_in_folder(data_dir: str, needle: bytes) -> list[str]:
-    found = []
-    for p in glob.glob(os.path.join(data_dir, "**", "*"), recursive=True):
-        if os.path.isfile(p):
-            with open(p, "rb") as f:
-                if needle in f.read():
-                    found.append(p)
-    return found
 
 
 def _global_hits(rt, word: str) -> list:
@@ -112,7 +102,7 @@ def test_a_copy_committed_after_the_forget_read_the_provenance_is_erased_with_it
     assert rt.audit.erased(copy, actor="admin-r")["key_destroyed"]
     assert rt.audit.verify()["ok"]
     rt.purge()
-    assert _bytes_in_folder(rt.data_dir, word.encode()) == []
+    assert files_holding(rt.data_dir, word.encode()) == []
 
 
 def test_a_copy_of_a_memory_erased_after_the_promotion_read_it_is_refused(rt):
@@ -133,7 +123,7 @@ def test_a_copy_of_a_memory_erased_after_the_promotion_read_it_is_refused(rt):
     assert _global_hits(rt, word) == []
     assert rt.audit.verify()["ok"]
     rt.purge()
-    assert _bytes_in_folder(rt.data_dir, word.encode()) == []
+    assert files_holding(rt.data_dir, word.encode()) == []
 
 
 def test_a_promotion_and_a_forget_without_a_race_are_not_decided_again(rt):

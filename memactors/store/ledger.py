@@ -319,10 +319,9 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 take.append((i, pos, n))
                 out.append(None)
             pos += n
-        if take and (batch.get("live_read") or batch.get("edges_read")):
-            for i in ledger_races.stale(batch, take, self._x):
-                out[i] = ("stale", None)  # decided against a copy or an erasure committed since
-            take = [t for t in take if out[t[0]] is None]
+        for i in ledger_races.stale(batch, take, self._x) if take else ():
+            out[i] = ("stale", None)  # decided against a copy or an erasure committed since
+        take = [t for t in take if out[t[0]] is None]
         if not take:
             return out
         names = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
