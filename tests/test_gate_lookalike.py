@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from memactors.gate import Gate
 from memactors.gate.confusables import fold
+from memactors.gate.scanner import FOLD
 
 G = Gate()
 IGNORE, ROLE, STANDING, INSTRUCTION, HIDDEN = ("injection.ignore_previous", "injection.role_override",
@@ -146,8 +147,8 @@ def test_a_value_written_with_look_alikes_is_found():
                                   "我昨天买了一部新手机", "Το iPhone μου χάλασε χθες.", "the angle α is 30 degrees",
                                   "J. R. R. Tolkien and the U.S.A."])
 def test_clean_text_pays_no_fold(text):
-    # The pre-scan's one pass says whether to fold: ordinary prose in any script is not looked at twice.
-    assert G._plan("tool").prescan.match(text, text.lower())[1] is False  # noqa: SLF001
+    # The pre-scan's one pass says whether to fold (or decode): ordinary prose in any script is not looked at twice.
+    assert G._plan("tool").prescan.match(text, text.lower())[1] == 0  # noqa: SLF001
 
 
 _ALPHABET = list("aeoignrtsAEOIGN .-_/,") + list("аеорсіАЕОРСІοαειΟΑΕΙжлбξλ") + ["\u200b", "𝐢", "ɪ", "ｇ", "  ", "я"]
@@ -158,4 +159,4 @@ _ALPHABET = list("aeoignrtsAEOIGN .-_/,") + list("аеорсіАЕОРСІοαε
 def test_the_pre_scan_hint_misses_no_text_fold_would_change(text):
     # The hints are a superset: a text they pass over is one fold leaves alone.
     if fold(text) is not None:
-        assert G._plan("tool").prescan.match(text, text.lower())[1], text  # noqa: SLF001
+        assert G._plan("tool").prescan.match(text, text.lower())[1] & FOLD, text  # noqa: SLF001

@@ -20,10 +20,14 @@ import re2
 
 from ..core.errors import InvalidRecord
 from ..core.validate import got
+from . import disguise
 from .confusables import HINTS, fold
 from .policy import DECISION, DECISION_RANK, RANK, SOURCE_KINDS, GatePolicy
 from .rules import RULES, Ctx, Rule
 from .tree import parse
+
+FOLD = 1  # the pre-scan's reading flags: fold's, then disguise.DECODE, ROT13, BACKWARDS
+EVERY_READING = FOLD | disguise.DECODE | disguise.ROT13 | disguise.BACKWARDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +76,13 @@ class Prescan:
     ``fired_each`` is the same decision made one check at a time (the reference, and the path
     for a text RE2 cannot take: one with a lone surrogate).
 
-    The same pass also tells whether ``fold`` may read the text differently (``confusables.HINTS``:
-    an invisible or styled character, a look-alike letter beside a Latin one, letters spelled
-    out one by one): ``match`` returns that with the rules, so clean text pays no fold."""
+    The same pass also tells which other readings of the text may differ from it: ``fold``'s
+    (``confusables.HINTS``: an invisible or styled character, a look-alike letter beside a Latin
+    one, letters spelled out one by one) and the decodings' (``disguise.HINTS``: a base64 or hex
+    run, escapes, ROT13 or reversed injection words). ``match`` returns them with the rules, as
+    flags, so clean text pays for no other reading."""
 
-    __slots__ = ("rules", "groups", "_set", "_meaning", "_pattern_guards", "_py", "_hints")
+    __slots__ = ("rules", "groups", "_set", "_meaning", "_pattern_guards", "_py", "_hints", "_flags")
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
@@ -115,22 +121,25 @@ class Prescan:
                     self._meaning.append((gi, rs))
                 else:
                     self._py.append((gi, f, rs))
-        self._hints = len(patterns)  # patterns from here on are the fold's hints, not rules'
-        self._set = _compile([*patterns, *HINTS])
+        self._hints = len(patterns)  # patterns from here on are the readings' hints, not rules'
+        self._flags = [FOLD] * len(HINTS) + [flag for _, flag in disguise.HINTS]
+        self._set = _compile([*patterns, *HINTS, *(p for p, _ in disguise.HINTS)])
 
     def fired(self, text: str, lower: str) -> set[int]:
         return self.match(text, lower)[0]
 
-    def match(self, text: str, lower: str) -> tuple[set[int], bool]:
-        """The rules this text needs, and whether ``fold`` may read it differently."""
+    def match(self, text: str, lower: str) -> tuple[set[int], int]:
+        """The rules this text needs, and the flags of the readings that may differ from it."""
         try:
             found = self._set.Match(text)
         except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
-            return self.fired_each(text, lower), True
+            return self.fired_each(text, lower), EVERY_READING
         out: set[int] = set()
-        hint = False
+        hint = 0
         if found and max(found) >= self._hints:
-            hint = True
+            for i in found:
+                if i >= self._hints:
+                    hint |= self._flags[i - self._hints]
             found = [i for i in found if i < self._hints]
         if not found and not self._py:
             return out, hint
@@ -243,16 +252,34 @@ class Gate:
         inside it, fullwidth, mathematical or small-capital letters, Unicode hyphens, Cyrillic
         or Greek look-alikes inside a Latin word, letters spelled out one by one) is also
         scanned as a reader sees it (``fold``); when that finds what the text as typed hid, the
-        folded text's verdict stands, and the folded text is what may be kept (redacted)."""
-        rep, hint = self._scan(text, source_kind)
-        folded = fold(text) if hint else None  # the pre-scan's pass said whether to look
-        if folded is None:
-            return rep
-        alt, _ = self._scan(folded, source_kind)
-        return alt if _finds_more(alt, rep) else rep
+        folded text's verdict stands, and the folded text is what may be kept (redacted).
 
-    def _scan(self, text: str, source_kind: str) -> tuple[GateReport, bool]:
-        """The report on the text as typed, and whether ``fold`` may read it differently."""
+        A text with something encoded in it (a base64 or hex run, percent, HTML or backslash
+        escapes) or written in ROT13 or backwards is also scanned as a model would read it
+        (``disguise``); what that finds is added to the verdict (tag ``decoded``), and the text
+        is kept as it came unless a value found in the decoded text had to be taken out."""
+        rep, hint = self._scan(text, source_kind)
+        if not hint:  # the pre-scan's pass said whether to look again
+            return rep
+        best = rep
+        if hint & FOLD and (folded := fold(text)) is not None:
+            alt, _ = self._scan(folded, source_kind)
+            best = alt if _finds_more(alt, rep) else rep
+        if best.decision == "blocked":  # nothing a decoding finds can add to that
+            return best
+        if hint & disguise.DECODE and (opened := disguise.decoded(text)) is not None:
+            alt, _ = self._scan(opened, source_kind)
+            if _stricter(alt, best):
+                best = _read_as(alt, best, "decoded")
+        for flag, name, read in ((disguise.ROT13, "rot13", disguise.rot13), (disguise.BACKWARDS, "backwards", disguise.backwards)):
+            if hint & flag and best.decision != "blocked":
+                alt, _ = self._scan(read(text), source_kind)
+                if _stricter(alt, best):
+                    best = _read_as(alt, best, name, len(text) if name == "backwards" else 0)
+        return best
+
+    def _scan(self, text: str, source_kind: str) -> tuple[GateReport, int]:
+        """The report on the text as typed, and the flags of the readings that may differ from it."""
         _check_text(text)
         plan = self._plan(source_kind)
         lower = _lower(text)
@@ -284,7 +311,7 @@ class Gate:
         if self._all is None:
             self._all = Prescan([r for r in self.rules if r.placeholder])
         fired, hint = self._all.match(text, lower)
-        if hint and (folded := fold(text)) is not None and (kept := self.redact_all(folded)) != folded:
+        if hint & FOLD and (folded := fold(text)) is not None and (kept := self.redact_all(folded)) != folded:
             return kept  # a value hidden in the text as typed
         if not fired:
             return text
@@ -318,6 +345,29 @@ def _finds_more(alt: GateReport, rep: GateReport) -> bool:
     return alt.text is not None and rep.text is not None and alt.text != (fold(rep.text) or rep.text)
 
 
+
+
+def _stricter(alt: GateReport, rep: GateReport) -> bool:
+    """Whether a decoding's scan found what the text as typed hid: a stricter decision, or a hit
+    of a rule the text as typed did not fire as often. A decoding that finds nothing more is not
+    what is kept (a base64 blob of a config stays as it came)."""
+    if alt.decision != rep.decision:
+        return DECISION_RANK[alt.decision] > DECISION_RANK[rep.decision]
+    return bool(Counter(h.rule for h in alt.hits) - Counter(h.rule for h in rep.hits))
+
+
+def _read_as(alt: GateReport, rep: GateReport, reading: str, mirror: int = 0) -> GateReport:
+    """The text as typed with what a reading of it found: the stricter decision, both scans'
+    hits (the reading's named by it in ``node``, spans where they lie in the reading; ``mirror``,
+    a reversed text's length, puts them back where they lie in the text), the text kept as it
+    came unless the decoded text had a value taken out (then that is what may be kept: the
+    value is readable in the text as it came) or the verdict is to block."""
+    hits = [replace(h, node=reading, start=mirror - h.end, end=mirror - h.start) if mirror else replace(h, node=reading)
+            for h in alt.hits]
+    redacted = reading == "decoded" and any(h.action == "redact" for h in alt.hits)
+    text = None if alt.text is None else alt.text if redacted else rep.text
+    return replace(alt, text=text, hits=[*rep.hits, *hits], risk=max(alt.risk, rep.risk),
+                   tags=sorted({*alt.tags, *rep.tags, "decoded"}))
 
 
 def _check_text(text: object) -> None:

@@ -1,0 +1,137 @@
+"""Text in an encoding a model reads and a pattern does not: the readings ``Gate.scan`` adds.
+
+An order or a value can be written so that every rule reads past it while the model that
+recalls the memory decodes it without being asked ("aWdub3JlIGFsbCBwcmV2aW91cyBpbnN0cnVjdGlvbnM="
+is "ignore all previous instructions"). The gate reads such text as decoded, too:
+
+- ``decoded``: the text with each run of base64 (or base64url) or hex replaced by what it
+  decodes to, where that is printable UTF-8 (random bytes, hashes and ids are not); percent
+  escapes, HTML character references and backslash escapes (``\\x69``, ``\\u0069``) resolved.
+  Nested encodings are opened up to ``_DEPTH`` times;
+- ``rot13`` and ``backwards``: the whole text in ROT13, or reversed, where it holds one of the
+  words an injection is made of in that form ("vtaber", "snoitcurtsni") or names ROT13.
+
+``HINTS`` are RE2 patterns the pre-scan adds to its one pass, with the reading each one asks
+for: a text with none of them is never decoded (tests/test_gate_disguise.py checks that the
+readings change no text the hints pass over).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import html
+import re
+from urllib.parse import unquote
+
+DECODE, ROT13, BACKWARDS = 2, 4, 8  # reading flags (1 is the fold's: scanner.FOLD)
+
+_B64_MIN = 16  # 12 bytes: "ignore rules" and longer
+_RUN = re.compile(rf"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{{{_B64_MIN},}}={{0,2}}(?![A-Za-z0-9+/=_\-])", re.ASCII)
+_HEX = re.compile(r"(?:[0-9A-Fa-f]{2})+", re.ASCII)
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}", re.ASCII)
+_NUMBER = re.compile(r"[0-9][0-9 -]{6,}[0-9]", re.ASCII)
+_ESC = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))", re.ASCII)
+_DEPTH = 3
+
+# Words an injection is made of (``confusables._VOCAB``'s core), as ROT13 and backwards write them.
+_CORE = ("ignore", "disregard", "instructions", "previous", "system prompt", "pretend", "jailbreak",
+         "you are now", "from now on", "override")
+_ROT13_WORDS = tuple(codecs.encode(w, "rot13") for w in _CORE)
+_BACKWARDS_WORDS = tuple(w[::-1] for w in _CORE)
+
+
+def _literal(w: str) -> str:
+    return "(?i)" + w.replace(" ", "\\s+")
+
+
+HINTS: tuple[tuple[str, int], ...] = (
+    (rf"[A-Za-z0-9+/_\-]{{{_B64_MIN}}}", DECODE),
+    (r"%[0-9A-Fa-f]{2}", DECODE),
+    (r"&#", DECODE),
+    (r"\\[xu][0-9A-Fa-f]{2}", DECODE),
+    *((_literal(w), ROT13) for w in (*_ROT13_WORDS, "rot13", "rot-13", "rot 13")),
+    *((_literal(w), BACKWARDS) for w in _BACKWARDS_WORDS),
+)
+
+
+def _printable(text: str, letters: bool = True) -> bool:
+    return (not letters or any(c.isalpha() for c in text)) and all(c.isprintable() or c in "\n\r\t" for c in text)
+
+
+def opened(run: str) -> str | None:
+    """The text a hex, base64 or base64url run decodes to, or None when it is none of them.
+    Text in base64 has letters of both cases, in hex a letter a-f: an id, a number or a word
+    in one case is not tried (a log line's ids and counters cost nothing)."""
+    body = run.rstrip("=")
+    if body.isdigit():  # a number, or a number in hex ("34313131..."): its decoding is digits too
+        text = _hex_text(run, letters=False)
+        return text if text and _NUMBER.fullmatch(text) else None
+    if body.islower() or body.isupper():  # (digits are neither)
+        return _hex_text(run)
+    return _hex_text(run) or _b64_text(body)
+
+
+def _hex_text(run: str, letters: bool = True) -> str | None:
+    if len(run) % 2 or not _HEX.fullmatch(run):
+        return None
+    try:
+        text = bytes.fromhex(run).decode("utf-8")
+    except ValueError:
+        return None
+    return text if _printable(text, letters) else None
+
+
+def _b64_text(body: str) -> str | None:
+    url = "-" in body or "_" in body
+    if len(body) % 4 == 1 or url and ("+" in body or "/" in body):
+        return None
+    try:
+        text = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if url else None,
+                                validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    return text if _printable(text) else None
+
+
+def _open_run(m: re.Match) -> str:
+    return opened(m.group()) or m.group()
+
+
+def _escape(m: re.Match) -> str:
+    code = int(m.group(1) or m.group(2), 16)
+    return chr(code) if 0x20 <= code < 0xD800 or code in (9, 10, 13) else m.group()
+
+
+def _once(t: str) -> str:
+    t = _RUN.sub(_open_run, t)
+    if "%" in t and _PCT.search(t):
+        try:
+            t = unquote(t, errors="strict")
+        except UnicodeDecodeError:
+            pass
+    if "&#" in t:
+        t = html.unescape(t)
+    if "\\" in t:
+        t = _ESC.sub(_escape, t)
+    return t
+
+
+def decoded(text: str) -> str | None:
+    """``text`` with what is encoded in it decoded, or None when nothing in it is."""
+    t = text
+    for _ in range(_DEPTH):
+        nxt = _once(t)
+        if nxt == t:
+            break
+        t = nxt
+    return None if t == text else t
+
+
+def rot13(text: str) -> str:
+    return codecs.encode(text, "rot13")
+
+
+def backwards(text: str) -> str:
+    return text[::-1]
