@@ -169,7 +169,12 @@ _EN_PW_SET = re.compile(r"\b(?:chang|set|reset|updat|switch)\w*\s+(?:[\w\-'’]+
 # manager" names no password)
 _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?"
                         r"(?:[\w\-]+\s+){0,2}" + _PW_NAME + r"\b(?!\s*[\w\-])", re.I)
-_EN_FORMS = (_EN_PW, _EN_PW_QUOTED, _EN_PW_BARE, _EN_PW_SET, _EN_PW_USE)
+# Words said after the name, unquoted, to the end of the sentence: "my password is correct horse
+# battery staple" (a passphrase of dictionary words, as Diceware and xkcd 936 make them). Judged
+# by _dictionary_phrase: four words or more, none of them the words a sentence *about* the
+# password is made of ("is too short and easy to guess", "was changed by the admin last week").
+_EN_PW_WORDS = re.compile(_EN_PW_HEAD + r"((?:[A-Za-z]{2,15}[ ]){3,7}[A-Za-z]{2,15})(?=[ \t]*(?:[.!;,)\n]|$))", re.I)
+_EN_FORMS = (_EN_PW, _EN_PW_QUOTED, _EN_PW_BARE, _EN_PW_SET, _EN_PW_USE, _EN_PW_WORDS)
 _PW_NAMES = ("password", "passwd", "pwd", "pw", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
 _SET_VERBS = ("chang", "set", "updat", "switch")  # _EN_PW_SET's ("reset" holds "set")
 # Simplified and traditional characters: 密码 / 密碼, 为 / 為, 设 / 設, 换 / 換
@@ -219,6 +224,28 @@ def _strong_value(v: str) -> bool:
         return False
     return (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v)
             or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v) or len(v) >= 18 and v.isalpha())
+
+
+# Function words, and the words a sentence about a password uses (how it is, what was done to it).
+_ABOUT = frozenset("""
+    a an the and or but nor so yet if then than that this these those it its is are was were be been being am do
+    does did done has have had having not no never always still just only also too very quite really rather
+    of in on at to for from by with without about into onto over under after before since until while as
+    i me my mine you your yours he him his she her hers we us our ours they them their theirs who whom whose which
+    what when where why how all any each every some most more less few many much other another same such own
+    can could will would shall should may might must need needs
+    weak strong secure insecure short long simple easy hard complex unique random different wrong invalid valid
+    new old default temporary required mandatory optional visible hidden sensitive strict lowercase uppercase
+    numeric alphanumeric encrypted hashed public private shared personal expired incorrect empty blank guess
+    guessable memorable remember forgot forget reset change changed set stored saved written sent known
+    letters numbers symbols characters digits word words name birthday date one two three four five
+    now today yesterday tomorrow week month year days months years time times there here please thanks
+""".split())
+
+
+def _dictionary_phrase(v: str) -> bool:
+    words = v.lower().split()
+    return len(words) >= 4 and not any(w in _ABOUT or w.endswith(("ed", "ing", "ly")) for w in words)
 
 
 def _passphrase(v: str) -> bool:
@@ -368,7 +395,7 @@ def _phrase(node, ctx: Ctx):
     if pairs is None:
         pairs = ctx.cache["pw_pairs"] = " / " in ctx.text or any(w in low for w in _PAIR_WORDS)
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
-                   (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value),
+                   (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value), (_EN_PW_WORDS, _dictionary_phrase),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_EN_TOKEN, secretish),
                    (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped)):
         if rx is _INTL_PW and not intl[0] or rx is _INTL_BARE and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \

@@ -214,7 +214,8 @@ _OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|o
               r"認証コード|確認コード|인증 ?번호|인증 ?코드")
 # "is your code": a bare "code" is a code word only so bound ("739215 is your code").
 _OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b")
-_OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8})(?![\d年月日号点时分秒]|[.:/\-]\d)")
+# (a six-digit code as apps show it, in two groups: "2FA code: 118 223", "code 482-913")
+_OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8}(?![\d年月日号点时分秒]|[.:/\-]\d)|\d{3}[ \-]\d{3}(?!\d|[.:/\-]\d|[ ]\d))")
 _OTP_BEFORE = re.compile(r"(?<![\d.\-])(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
 # Between the word and the code: nothing but a copula or punctuation ("code is 739215", "验证码是
 # 604417", "OTP: 55218"); "code for order 4821" is looser, and yields to a number bound before.
@@ -267,7 +268,7 @@ def _otp(node, ctx: Ctx):
 
 register(Rule(
     id="pii.otp", category=PII, sensitivity=CONFIDENTIAL, placeholder="[OTP]", risk=0.7,
-    binds=(SENTENCE, KV), find=_otp, guard=_digits4,
+    binds=(SENTENCE, KV), find=_otp, guard=found(r"\d{4}|\d{3}[ \-]\d{3}"),
     itriggers=("验证码", "校验码", "动态码", "短信码", "确认码", "动态密码", "otp", "one-time", "one time", "onetime", "code",
                "código", "認証コード", "確認コード", "인증"),
     reason="4-8 digit one-time code next to a code word in the same sentence or key-value pair",

@@ -1,0 +1,74 @@
+"""Short numbers that open something, known only by what they are called.
+
+- A code or a combination that opens a door, a gate, a garage, an alarm, a key box or a safe
+  ("the door code is 7731", "garage code 1234#", "safe combination 12-34-56", "the combination
+  to the safe is 36-24-12"): it opens a home as a password opens an account, so it is a secret.
+- A payment card's security code ("CVV 123", "the security code on the back of my card is 889"):
+  card data PCI DSS forbids keeping after authorisation, taken out as the card number is.
+
+A bare "7731" is nothing: the code word and then the number, in one sentence or key-value pair.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..tree import KV, SENTENCE
+from .base import CONFIDENTIAL, PII, RESTRICTED, SECRET, Ctx, Rule, found, register
+
+# What a code opens (a "lock code" locks a phone as well: both are secrets).
+_OPENS = (r"(?:(?:front|back|side|main|garden|patio|cellar|basement)[ -]?door|door|gate|garage(?:[ -]?door)?|alarm|"
+          r"keypad|key[ -]?pad|lock[ -]?box|key[ -]?box|key[ -]?safe|padlock|bike[ -]?lock|lock|locker|safe|"
+          r"entry|entrance|buzzer|intercom|door[ -]?entry|building[ -]entry|storage[ -]unit|mailbox|mail[ -]?box|"
+          r"apartment|flat|house|home|shed|vault|access)")
+_NAME = (rf"(?<![^\W_]){_OPENS}(?:['’]s)?[ \t_-]+(?:(?:entry|access|security|unlock)[ \t_-]+)?(?:code|combination|combo|pin)s?(?![^\W_])"
+         # "the combination to the safe", "the code for the front gate"
+         rf"|\b(?:code|combination|combo)[ \t]+(?:to|for|of)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|his[ \t]+|"
+         rf"her[ \t]+|their[ \t]+)?(?:[\w'’-]+[ \t]+)?{_OPENS}\b")
+# The value: 3-8 digits (a keypad's # or * after it), or a combination's numbers in two to four groups.
+_VALUE = r"(?<![\d.,])(\d{3,8}[#*]?|\d{1,3}(?:[ \t]*[-–/][ \t]*\d{1,3}){2,3}|\d{1,2}(?:[ \t]+\d{1,2}){2,3}(?![ \t]*\d))(?![\d.,]\d|\d)"
+# Between the name and the value: a copula, a colon, a dash, a few words ("is still", "for Saturday is").
+_BETWEEN = r"[^\d\n.!?]{0,24}?"
+# What a number there is instead: a count, a duration, a status, a year of a rule ("3 times", "404 error").
+_NOT_A_CODE = re.compile(r"[ \t]*(?:times|tries|attempts|seconds?|secs?|minutes?|mins?|hours?|days?|weeks?|months?|years?|"
+                         r"digits?|characters?|chars?|errors?|status|response|px|ms|kb|mb|gb|%|percent|people|"
+                         r"units?|floors?|meters?|m\b|feet|ft\b|euros?|dollars?|usd|eur)\b", re.I)
+_ACCESS = re.compile(rf"(?:{_NAME}){_BETWEEN}{_VALUE}", re.I)
+
+
+def _access(node, ctx: Ctx):
+    for m in _ACCESS.finditer(ctx.text, node.start, node.end):
+        if not _NOT_A_CODE.match(ctx.text, m.end(1)):
+            yield m.span(1)
+
+
+register(Rule(
+    id="secret.access_code", category=SECRET, sensitivity=RESTRICTED, placeholder="[ACCESS_CODE]", risk=0.9,
+    binds=(SENTENCE, KV), find=_access, guard=found(r"\d{3}|\d{1,3}[ \t]*[-–/ ][ \t]*\d"),
+    itriggers=("code", "combination", "combo", " pin", "_pin", "-pin"),
+    reason="a code or combination that opens a door, a gate, an alarm, a key box or a safe",
+    origin="what short-let and delivery instructions share (door, gate, key-box codes); OWASP ASVS V2 (credentials of any form)",
+))
+
+# A card's security code: CVV/CVC (2), or "security code" said of a card, then 3-4 digits.
+_CARD_CODE = re.compile(
+    r"\b(?:cvv2?|cvc2?|cav2|cvn|card[ \t]+(?:security|verification)[ \t]+(?:code|value|number)|"
+    r"(?:security|verification|3[ -]digit|three[ -]digit|4[ -]digit|four[ -]digit)[ \t]+(?:code|number)[ \t]+"
+    r"(?:on|of|from|for)[ \t]+(?:the[ \t]+|my[ \t]+|your[ \t]+|his[ \t]+|her[ \t]+)?(?:back[ \t]+of[ \t]+(?:the[ \t]+|my[ \t]+|your[ \t]+)?)?"
+    r"(?:\w+[ \t]+)?card)\b[^\d\n.!?]{0,16}?(?<![\d.,])(\d{3,4})(?![\d.,]\d|\d)", re.I)
+
+
+def _card_code(node, ctx: Ctx):
+    for m in _CARD_CODE.finditer(ctx.text, node.start, node.end):
+        if not _NOT_A_CODE.match(ctx.text, m.end(1)):
+            yield m.span(1)
+
+
+register(Rule(
+    id="pii.card_security_code", category=PII, sensitivity=CONFIDENTIAL, placeholder="[CARD_CODE]", risk=0.8,
+    binds=(SENTENCE, KV), find=_card_code, guard=found(r"\d{3}"),
+    itriggers=("cvv", "cvc", "cav2", "cvn", "security code", "verification code", "verification value",
+               "verification number", "security number", "digit code", "digit number"),
+    reason="a payment card's security code (CVV/CVC) named as one",
+    origin="PCI DSS requirement 3.3.1.2 (card verification codes are not kept after authorization)",
+))
