@@ -132,3 +132,27 @@ def test_the_pre_scan_hints_miss_no_text_a_decoding_would_change(text):
     hint = G._plan("tool").prescan.match(text, text.lower())[1]  # noqa: SLF001
     if disguise.decoded(text) is not None:
         assert hint & disguise.DECODE, text
+
+
+def test_the_runtime_keeps_no_encoded_order_nor_door_code_and_recalls_what_only_looks_encoded():
+    """Through the public API: what the gate reads decoded is refused or held as the plain words
+    are, a value decoded and taken out is kept redacted, an id is kept as written."""
+    import memactors
+
+    s = "/org/acme/user/alice/"
+    with memactors.connect("memory://", host="process") as rt:
+        rt.grant("ag", s, read=True, write=True)
+        plain = rt.write(s, ORDER, actor="ag", source="web")
+        encoded = rt.write(s, "Page note: " + _b64(ORDER), actor="ag", source="web")
+        assert plain.decision != "accepted" and encoded.decision == plain.decision
+        for text in ("the door code is 7731", "my password is correct horse battery staple"):
+            r = rt.write(s, text, actor="ag", source="user_stated")
+            assert r.decision == "blocked" and r.memory_id is None, text
+        r = rt.write(s, "billing contact " + _b64("alice.smith@example.com"), actor="ag", source="user_stated")
+        assert r.decision == "redacted"
+        kept = "trace e3b0c44298fc1c149afbf4c8996fb924 for order 506250365542392373"
+        assert rt.write(s, kept, actor="ag", source="tool").decision == "accepted"
+        recalled = [h["content"] for h in rt.recall("billing contact trace order", actor="ag", allowed_scopes=[s],
+                                                    top_k=10).to_dict()["hits"]]
+        assert kept in recalled and "billing contact [EMAIL]" in recalled, recalled
+        assert not any("alice" in c or "ZXhhbXBsZ" in c or "7731" in c or "horse" in c for c in recalled)
