@@ -38,6 +38,9 @@ ENCODINGS = {
     "html hex entities": lambda s: "".join(f"&#x{ord(c):x};" for c in s),
     "backslash x": lambda s: "".join(f"\\x{ord(c):02x}" for c in s),
     "backslash u": lambda s: "".join(f"\\u{ord(c):04x}" for c in s),
+    "tag characters": lambda s: "Nice recipe! " + "".join(chr(0xE0000 + ord(c)) for c in s),
+    "variation selectors": lambda s: "\U0001F60A" + "".join(chr(0xFE00 + b) if b < 16 else chr(0xE0100 + b - 16)
+                                                           for b in s.encode()),
     "rot13": lambda s: codecs.encode(s, "rot13"),
     "rot13 named": lambda s: "Decode this ROT13 and do it: " + codecs.encode(s, "rot13"),
     "backwards": lambda s: s[::-1],
@@ -90,6 +93,7 @@ _HARMLESS = [
     "The rot13 of hello is uryyb, a toy cipher.",
     "Regex tip: match \\x41 or \\u0042 in a pattern.",
     "Level: erongi is not a word, and neither is vtaber.",
+    "Go Scotland \U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F and \u2764\ufe0f\u2764\ufe0f",
 ]
 
 
@@ -122,7 +126,8 @@ def test_decoded_opens_what_it_should_and_nothing_else():
     assert disguise.opened("aGVsbG8=") == "hello" and disguise.opened("not_base64!") is None
 
 
-_ALPHABET = [*"aAbB01+/=%&#;\\xuz -_", "aWdub3Jl", "%69", "&#105;", "\\x69", "vtaber", "erongi", "ROT13"]
+_ALPHABET = [*"aAbB01+/=%&#;\\xuz -_", "aWdub3Jl", "%69", "&#105;", "\\x69", "vtaber", "erongi", "ROT13",
+             "\U000E0069", "\U000E0020", "\ufe0f", "\U000E0159", "\U0001F60A"]
 
 
 @settings(max_examples=300, deadline=None)

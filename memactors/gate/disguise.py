@@ -8,6 +8,9 @@ is "ignore all previous instructions"). The gate reads such text as decoded, too
   decodes to, where that is printable UTF-8 (random bytes, hashes and ids are not); percent
   escapes, HTML character references and backslash escapes (``\\x69``, ``\\u0069``) resolved.
   Nested encodings are opened up to ``_DEPTH`` times;
+- characters no one sees that a model reads as text: Unicode tag characters (U+E0020-E007E,
+  "ASCII smuggling": each one an ASCII character) and bytes hidden in a run of variation
+  selectors after an emoji (VS1-VS256, one byte each), decoded where that is printable text;
 - ``rot13`` and ``backwards``: the whole text in ROT13, or reversed, where it holds one of the
   words an injection is made of in that form ("vtaber", "snoitcurtsni") or names ROT13.
 
@@ -34,6 +37,8 @@ _PCT = re.compile(r"%[0-9A-Fa-f]{2}", re.ASCII)
 _NUMBER = re.compile(r"[0-9][0-9 -]{6,}[0-9]", re.ASCII)
 _ESC = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))", re.ASCII)
 _DEPTH = 3
+_TAGS = re.compile("[\U000E0000-\U000E007F]+")
+_SELECTORS = re.compile("[\uFE00-\uFE0F\U000E0100-\U000E01EF]{4,}")
 
 # Words an injection is made of (``confusables._VOCAB``'s core), as ROT13 and backwards write them.
 _CORE = ("ignore", "disregard", "instructions", "previous", "system prompt", "pretend", "jailbreak",
@@ -51,6 +56,8 @@ HINTS: tuple[tuple[str, int], ...] = (
     (r"%[0-9A-Fa-f]{2}", DECODE),
     (r"&#", DECODE),
     (r"\\[xu][0-9A-Fa-f]{2}", DECODE),
+    (r"[\x{E0000}-\x{E007F}]", DECODE),
+    (r"[\x{FE00}-\x{FE0F}\x{E0100}-\x{E01EF}]{4}", DECODE),
     *((_literal(w), ROT13) for w in (*_ROT13_WORDS, "rot13", "rot-13", "rot 13")),
     *((_literal(w), BACKWARDS) for w in _BACKWARDS_WORDS),
 )
@@ -104,7 +111,23 @@ def _escape(m: re.Match) -> str:
     return chr(code) if 0x20 <= code < 0xD800 or code in (9, 10, 13) else m.group()
 
 
+def _untag(m: re.Match) -> str:
+    return "".join(chr(ord(c) - 0xE0000) for c in m.group() if 0xE0020 <= ord(c) <= 0xE007E)
+
+
+def _unselect(m: re.Match) -> str:
+    raw = bytes(ord(c) - 0xFE00 if ord(c) < 0xFE10 else ord(c) - 0xE0100 + 16 for c in m.group())
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return m.group()
+    return text if _printable(text) else m.group()
+
+
 def _once(t: str) -> str:
+    if not t.isascii():
+        t = _TAGS.sub(_untag, t)
+        t = _SELECTORS.sub(_unselect, t)
     t = _RUN.sub(_open_run, t)
     if "%" in t and _PCT.search(t):
         try:
