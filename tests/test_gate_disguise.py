@@ -161,3 +161,9 @@ def test_the_runtime_keeps_no_encoded_order_nor_door_code_and_recalls_what_only_
                                                     top_k=10).to_dict()["hits"]]
         assert kept in recalled and "billing contact [EMAIL]" in recalled, recalled
         assert not any("alice" in c or "ZXhhbXBsZ" in c or "7731" in c or "horse" in c for c in recalled)
+
+
+def test_redact_all_takes_a_value_out_of_its_encoding_and_leaves_ids_alone():
+    assert G.redact_all("find " + _b64("alice.smith@example.com")) == "find [EMAIL]"
+    assert G.redact_all("trace e3b0c44298fc1c149afbf4c8996fb924") == "trace e3b0c44298fc1c149afbf4c8996fb924"
+    assert G.redact_all(_b64("hello world, the meeting moved")) == _b64("hello world, the meeting moved")

@@ -313,6 +313,9 @@ class Gate:
         fired, hint = self._all.match(text, lower)
         if hint & FOLD and (folded := fold(text)) is not None and (kept := self.redact_all(folded)) != folded:
             return kept  # a value hidden in the text as typed
+        if hint & disguise.DECODE and (opened := disguise.decoded(text)) is not None \
+                and (kept := self.redact_all(opened)) != opened:
+            return kept  # a value in an encoding (its decoding is what is taken out of)
         if not fired:
             return text
         hits = _run(text, lower, "user_stated", ((self._all.rules[i], "redact") for i in sorted(fired)))
