@@ -304,3 +304,26 @@ register(Rule(id="secret.crypto_key", category=SECRET, sensitivity=RESTRICTED, p
               trigger=found(r"(?:^|[^A-Za-z0-9])(?:5[HJK]|[KL])[1-9A-HJ-NP-Za-km-z]{14}", ascii=True), guard=has_token,
               reason="cryptocurrency private key (BIP-32 xprv/tprv extended key, or WIF with a valid checksum)",
               origin="BIP-32 serialization format; Bitcoin wiki Wallet Import Format; trufflehog's bitcoin detectors"))
+
+
+# A raw private key as Ethereum and most wallets export it: 64 hex digits (0x or not) named as a
+# private, secret, signing or wallet key, with or without "is": "my ethereum private key 0x4c08...".
+# The same 64 digits alone are a transaction hash or a SHA-256, and so is a key's *hash*, *id* or
+# *address* ("private key hash 0x..."): those stay.
+_HEX_KEY = re.compile(r"(?i:\b(?:private|priv|secret|signing|wallet)[ _-]?key)s?\b((?:[ \t]+[\w'’-]+){0,3}?)[ \t]*"
+                      r"(?:is|was|[:=：\-])?[ \t]*[\"'`]?((?:0x)?[0-9a-fA-F]{64})(?![0-9A-Za-z])")
+_NOT_THE_KEY = re.compile(r"\b(?:hash|hashes|fingerprint|digest|checksum|id|ids|address|addresses|public|pub)\b", re.I)
+
+
+def _hex_key(node, ctx: Ctx):
+    for m in _HEX_KEY.finditer(ctx.text, node.start, node.end):
+        if not _NOT_THE_KEY.search(m.group(1)):
+            yield m.span(2)
+
+
+register(Rule(id="secret.hex_private_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[PRIVATE_KEY]", risk=1.0,
+              binds=(DOC,), find=_hex_key,  # the names, not 64 hex digits (a long counted run grows the pre-scan's automaton)
+              itriggers=tuple(f"{w}{sep}key" for w in ("private", "priv", "secret", "signing", "wallet") for sep in (" ", "_", "-", "")),
+              reason="64 hex digits named as a private, secret, signing or wallet key",
+              origin="Ethereum's raw private key export (MetaMask 'export private key', geth); gitleaks' "
+                     "generic rules key the same hex by its name"))
