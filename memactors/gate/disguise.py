@@ -37,6 +37,7 @@ _PCT = re.compile(r"%[0-9A-Fa-f]{2}", re.ASCII)
 _NUMBER = re.compile(r"[0-9][0-9 -]{6,}[0-9]", re.ASCII)
 _ESC = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))", re.ASCII)
 _DEPTH = 3
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TAGS = re.compile("[\U000E0000-\U000E007F]+")
 _SELECTORS = re.compile("[\uFE00-\uFE0F\U000E0100-\U000E01EF]{4,}")
 
@@ -83,9 +84,17 @@ def opened(run: str) -> str | None:
 def _hex_text(run: str, letters: bool = True) -> str | None:
     if len(run) % 2 or not _HEX.fullmatch(run):
         return None
+    return _text_of(bytes.fromhex(run), letters)
+
+
+def _text_of(raw: bytes, letters: bool = True) -> str | None:
+    """``raw`` as printable UTF-8 text, or None. Random bytes (a hash, an id) nearly always hold a
+    control byte: one bytes search turns them away before a decode that would raise."""
+    if _CONTROL.search(raw):
+        return None
     try:
-        text = bytes.fromhex(run).decode("utf-8")
-    except ValueError:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
         return None
     return text if _printable(text, letters) else None
 
@@ -95,11 +104,10 @@ def _b64_text(body: str) -> str | None:
     if len(body) % 4 == 1 or url and ("+" in body or "/" in body):
         return None
     try:
-        text = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if url else None,
-                                validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if url else None, validate=True)
+    except binascii.Error:
         return None
-    return text if _printable(text) else None
+    return _text_of(raw)
 
 
 def _open_run(m: re.Match) -> str:
