@@ -12,7 +12,8 @@ is "ignore all previous instructions"). The gate reads such text as decoded, too
   "ASCII smuggling": each one an ASCII character) and bytes hidden in a run of variation
   selectors after an emoji (VS1-VS256, one byte each), decoded where that is printable text;
 - ``rot13`` and ``backwards``: the whole text in ROT13, or reversed, where it holds one of the
-  words an injection is made of in that form ("vtaber", "snoitcurtsni") or names ROT13.
+  words an injection is made of in that form ("vtaber", "snoitcurtsni") or names ROT13;
+- ``joined``: those words split in two by spaces ("ig nore prev ious instruc tions") written whole.
 
 ``HINTS`` are RE2 patterns the pre-scan adds to its one pass, with the reading each one asks
 for: a text with none of them is never decoded (tests/test_gate_disguise.py checks that the
@@ -28,7 +29,7 @@ import html
 import re
 from urllib.parse import unquote
 
-DECODE, ROT13, BACKWARDS = 2, 4, 8  # reading flags (1 is the fold's: scanner.FOLD)
+DECODE, ROT13, BACKWARDS, SPLIT = 2, 4, 8, 16  # reading flags (1 is the fold's: scanner.FOLD)
 
 _B64_MIN = 16  # 12 bytes: "ignore rules" and longer
 _RUN = re.compile(rf"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{{{_B64_MIN},}}={{0,2}}(?![A-Za-z0-9+/=_\-])", re.ASCII)
@@ -52,6 +53,16 @@ def _literal(w: str) -> str:
     return "(?i)" + w.replace(" ", "\\s+")
 
 
+# Words an injection is made of, and every way to split one in two (a split into two words of
+# their own, "for get", "pass word", "over ride", is how those are also written: not taken).
+_SPLIT_WORDS = ("ignore", "disregard", "forget", "previous", "instructions", "instruction", "system", "prompt",
+                "override", "bypass", "reveal", "jailbreak", "pretend", "unrestricted", "guidelines", "password")
+_WORDS_OF_THEIR_OWN = frozenset("for get pass word over ride by guide lines on in".split())
+_SPLITS = tuple(sorted({(w[:i], w[i:]) for w in _SPLIT_WORDS for i in range(1, len(w))
+                        if not (w[:i] in _WORDS_OF_THEIR_OWN and w[i:] in _WORDS_OF_THEIR_OWN)}, key=lambda p: -len(p[0] + p[1])))
+_SPLIT = re.compile(r"(?<![A-Za-z])(?:" + "|".join(f"{a}[ \t]+{b}" for a, b in _SPLITS) + r")(?![A-Za-z])", re.I)
+
+
 HINTS: tuple[tuple[str, int], ...] = (
     (rf"[A-Za-z0-9+/_\-]{{{_B64_MIN}}}", DECODE),
     (r"%[0-9A-Fa-f]{2}", DECODE),
@@ -61,6 +72,7 @@ HINTS: tuple[tuple[str, int], ...] = (
     (r"[\x{FE00}-\x{FE0F}\x{E0100}-\x{E01EF}]{4}", DECODE),
     *((_literal(w), ROT13) for w in (*_ROT13_WORDS, "rot13", "rot-13", "rot 13")),
     *((_literal(w), BACKWARDS) for w in _BACKWARDS_WORDS),
+    *((f"(?i){a}[ \\t]+{b}", SPLIT) for a, b in _SPLITS),
 )
 
 
@@ -166,3 +178,7 @@ def rot13(text: str) -> str:
 
 def backwards(text: str) -> str:
     return text[::-1]
+
+
+def joined(text: str) -> str:
+    return _SPLIT.sub(lambda m: "".join(m.group().split()), text)

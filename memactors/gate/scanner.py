@@ -27,7 +27,7 @@ from .rules import RULES, Ctx, Rule
 from .tree import parse
 
 FOLD = 1  # the pre-scan's reading flags: fold's, then disguise.DECODE, ROT13, BACKWARDS
-EVERY_READING = FOLD | disguise.DECODE | disguise.ROT13 | disguise.BACKWARDS
+EVERY_READING = FOLD | disguise.DECODE | disguise.ROT13 | disguise.BACKWARDS | disguise.SPLIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +271,8 @@ class Gate:
             alt, _ = self._scan(opened, source_kind)
             if _stricter(alt, best):
                 best = _read_as(alt, best, "decoded")
-        for flag, name, read in ((disguise.ROT13, "rot13", disguise.rot13), (disguise.BACKWARDS, "backwards", disguise.backwards)):
+        for flag, name, read in ((disguise.ROT13, "rot13", disguise.rot13), (disguise.BACKWARDS, "backwards", disguise.backwards),
+                                 (disguise.SPLIT, "joined", disguise.joined)):
             if hint & flag and best.decision != "blocked":
                 alt, _ = self._scan(read(text), source_kind)
                 if _stricter(alt, best):
