@@ -75,9 +75,14 @@ def restrict(p: Plan, scope: str | None) -> Plan:
     return p
 
 
-def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LIFECYCLE_ACTOR) -> dict:
+def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LIFECYCLE_ACTOR,
+          finish=None) -> dict:
     """Apply a plan through the owners; returns counts by rule, skipped rows and events.
-    ``since``: the ledger's last seq before the plan's sync (what changed after it is checked again)."""
+    ``since``: the ledger's last seq before the plan's sync (what changed after it is checked again).
+    ``finish()``: a ref to the ledger's ``finish_erasures``, the erased memories' data keys
+    deleted (the sweep's hard-TTL erasures name them at commit; see ``Ledger.finish_erasures``):
+    started once every share has committed, while L2 is written, and waited for before this
+    returns, so a sweep that has returned has deleted its erasures' keys."""
     rows = plan_.rows
     if not rows.num_rows:
         return {"by_rule": {r: 0 for r in RULES[1:]}, "by_tenant": {}, "skipped": 0, "events": 0}
@@ -108,6 +113,7 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
             skipped += res["skipped"]
         seconds["decide_and_commit"] = round(time.perf_counter() - t0 - seconds["group"], 3)
         t0 = time.perf_counter()
+        keys = finish() if finish is not None else None
         # Every owner's share reaches Lance together, written by the first owner: one delete and
         # one merge per column set for all (owners one after another made each of those once an
         # owner: 2.2 s of a 1M sweep). No compaction of small fragments here: maintenance is next.
@@ -115,6 +121,10 @@ def apply(plan_: Plan, owners: list, now_us: int, *, since: int, actor: str = LI
         _joint_flush([o.flush.remote(compact=False, joint=(joint, len(owners), None if i == 0 else owners[0]))
                       for i, o in enumerate(owners)], owners[0], joint)
         seconds["l2"] = round(time.perf_counter() - t0, 3)
+        if keys is not None:
+            t0 = time.perf_counter()
+            get_all([keys])
+            seconds["keys_wait"] = round(time.perf_counter() - t0, 3)  # after the L2 write, beside which it ran
     by_tenant: dict[str, int] = {}
     for t, n in zip(tenants_of(list(by_scope)).to_pylist(), by_scope.values()):
         by_tenant[t] = by_tenant.get(t, 0) + n
@@ -201,11 +211,12 @@ STEPS = ("sync", "plan", "apply", "maintain")
 
 def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: bool = False,
         scope: str | None = None, workers: int | None = None, progress=None, since: int | None = None,
-        set_aside=None) -> dict:
+        set_aside=None, finish=None) -> dict:
     """A whole sweep (see the module docstring); returns the plan and, unless ``dry_run``, what
     was applied and the maintenance done. ``progress(step)`` is called as each step starts.
     ``since``: the ledger's last seq, read before the sync (see ``apply``). ``set_aside(now)``:
-    the (memory id, scope) pairs no L2 row holds past their hard TTL, planned as hard_expired."""
+    the (memory id, scope) pairs no L2 row holds past their hard TTL, planned as hard_expired.
+    ``finish()``: the ledger's key deletes for the sweep's erasures (``apply``)."""
     tell = progress or (lambda step: None)
     t0 = time.perf_counter()
     tell("sync")
@@ -226,7 +237,7 @@ def run(l2_path: str, owners: list, cfg: Config, now_us: int, *, host, dry_run: 
         return out
     t1 = time.perf_counter()
     tell("apply")
-    out["applied"] = apply(p, owners, now_us, since=since)
+    out["applied"] = apply(p, owners, now_us, since=since, finish=finish)
     out["apply_seconds"] = round(time.perf_counter() - t1, 3)
     t2 = time.perf_counter()
     tell("maintain")

@@ -48,6 +48,7 @@ class Outcome:
     changes: list[Change]
     result: dict  # what the caller gets (and a retry with the same key gets again)
     destroy_keys: list[str] = field(default_factory=list)  # data keys that die with these changes
+    keys_later: bool = False  # deleted at the sweep's end (``store.entries.Entry.keys_later``)
     vectors: dict = field(default_factory=dict)  # memory id -> vector of records these changes create
     revived: dict = field(default_factory=dict)  # id -> record made live again (its row is restored whole)
     # memory id -> the record a patch (or an erasure) applies to, when no view holds it
@@ -502,7 +503,7 @@ def decide_sweep(op: SweepOp, ctx: Ctx) -> Outcome:
         changes += _ended_by_scope(evicted, lambda s: ctx.state_of(s) or flagged(s),
                                    lambda ids: f"its other side was evicted by a sweep ({', '.join(sorted(ids))})")
     return Outcome(changes, {"decision": "swept", "by_rule": counts, "by_scope": by_scope, "skipped": skipped},
-                   destroy_keys=destroyed)
+                   destroy_keys=destroyed, keys_later=True)
 
 
 def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:

@@ -499,7 +499,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 results[i] = out.result
                 stored = orjson.dumps(out.result)  # the ledger's copy and the idempotency cache's
                 entries.append(Entry(op.key, op.author, now_us, out.changes, stored, fps[i], out.destroy_keys, l2,
-                                     out.live_read, out.edges_read))
+                                     out.live_read, out.edges_read, out.keys_later))
                 done.append((i, out, stored))
             if entries and (len(entries) % chunk == 0 or n == len(todo)) and len(entries) > len(refs) * chunk:
                 # Pipelined: the ledger commits this chunk while the next one is decided.

@@ -475,6 +475,13 @@ class LedgerCore:
                 return await asyncio.to_thread(self._rebuild, self.data_dir, Config.from_dict(config),
                                                ledger=self.ledger)
 
+    async def finish_erasures(self) -> int:
+        """Delete the data keys of the sweep's erasures (``Ledger.finish_erasures``): a sweep's
+        last step before it returns. How many there were."""
+        self._ensure_loop()
+        async with self._con_lock:
+            return await asyncio.to_thread(self.ledger.finish_erasures)
+
     def sweep_lease(self, holder: str, ttl_s: float) -> bool:
         """One sweep at a time per folder: a lease that runs out by itself (a driver that died
         mid-sweep does not block the next one for longer than ``ttl_s``)."""

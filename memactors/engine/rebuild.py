@@ -232,7 +232,7 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
             nonlocal t_read
             for w in range(n):
                 yield ledger.con.cursor().sql(
-                    f"""SELECT {_COLUMNS} FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                    f"""SELECT {_COLUMNS} FROM events e LEFT JOIN {ledger.live_keys} k ON k.memory_id = e.memory_id
                         WHERE e.seq <= {int(upto)} AND e.memory_id IS NOT NULL AND hash(e.memory_id) % {n} = {w}
                         ORDER BY e.seq""").to_arrow_table()
                 t_read = time.perf_counter() - t0  # at the last part: the whole read

@@ -93,7 +93,8 @@ def _gc(rt, dry_run: bool, scope: str | None, workers: int | None, progress) -> 
     try:
         out = sweeper.run(os.path.join(rt.data_dir, "l2"), rt._owners, rt.config, rt.clock.now_us(),  # noqa: SLF001
                           dry_run=dry_run, scope=scope, workers=workers, progress=step, host=host, since=since,
-                          set_aside=lambda now: rt._calls.get(ledger.set_aside_past_hard.remote(now, dry_run)))  # noqa: SLF001
+                          set_aside=lambda now: rt._calls.get(ledger.set_aside_past_hard.remote(now, dry_run)),  # noqa: SLF001
+                          finish=ledger.finish_erasures.remote)
     except Exception as exc:  # an owner killed mid-sweep: typed, and what a rerun does
         if isinstance(exc, MemactorsError) or not host.is_failure(exc):
             raise

@@ -44,6 +44,9 @@ class Entry:
     # What the decision read outside its scopes' locks, checked again at commit (``ledger_races``):
     live_read: list[str] | None = None  # memories it read as live (a promotion's source)
     edges_read: list | None = None  # the provenance edges its erasure follows, as it read them
+    # A sweep's erasures: their keys named in ``erasing`` with the tombstones, deleted at the
+    # sweep's end (``Ledger.finish_erasures``), not by a delete in every commit.
+    keys_later: bool = False
 
 
 def _payload(ch: Change, patches: dict[int, bytes]) -> bytes:
@@ -74,7 +77,7 @@ def prov_record(ch: Change) -> dict | None:
 
 def encode(entries: list[Entry]) -> dict:
     """Entries as columns: item columns, and event columns with the index of their item."""
-    out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "n_events": [],
+    out = {"idem_key": [], "fingerprint": [], "result": [], "destroy": [], "keys_later": [], "n_events": [],
            "ts": [], "scope": [], "action": [], "memory_id": [], "version": [], "actor": [], "reason": [],
            "payload": [], "l2": [], "prov": [], "live_read": [], "edges_read": []}
     patches: dict[int, bytes] = {}  # dumped once each (``_payload``)
@@ -83,6 +86,7 @@ def encode(entries: list[Entry]) -> dict:
         out["fingerprint"].append(e.fingerprint)
         out["result"].append(e.result)
         out["destroy"].append(list(e.destroy_keys))
+        out["keys_later"].append(e.keys_later)
         out["n_events"].append(len(e.changes))
         out["live_read"].append(e.live_read)
         out["edges_read"].append(e.edges_read)
@@ -103,7 +107,7 @@ def encode(entries: list[Entry]) -> dict:
     return out
 
 
-_ITEM_COLUMNS = ("idem_key", "fingerprint", "result", "destroy", "n_events", "live_read", "edges_read")
+_ITEM_COLUMNS = ("idem_key", "fingerprint", "result", "destroy", "keys_later", "n_events", "live_read", "edges_read")
 _EVENT_COLUMNS = ("ts", "scope", "action", "memory_id", "version", "actor", "reason", "payload", "l2")
 EMPTY: dict = {k: [] for k in (*_ITEM_COLUMNS, *_EVENT_COLUMNS, "prov")}
 

@@ -45,6 +45,10 @@ _DDL = [
     # Folders from before the ledger key: the MAC column is added, then filled (see _open_key).
     "ALTER TABLE events ADD COLUMN IF NOT EXISTS mac BLOB",
     "CREATE TABLE IF NOT EXISTS keys (memory_id VARCHAR, key BLOB)",
+    # Data keys of erased memories whose delete waits for the end of the sweep that erased them
+    # (``Ledger.finish_erasures``): every reader takes keys through ``LIVE_KEYS``, so a key named
+    # here opens nothing from the tombstone's commit on, as if deleted then.
+    "CREATE TABLE IF NOT EXISTS erasing (memory_id VARCHAR)",
     "CREATE TABLE IF NOT EXISTS l2_applied (seq BIGINT)",
     "CREATE TABLE IF NOT EXISTS idempotency (idem_key VARCHAR, ts BIGINT, result BLOB, fingerprint BLOB)",
     "ALTER TABLE idempotency ADD COLUMN IF NOT EXISTS fingerprint BLOB",
@@ -80,6 +84,7 @@ _KEY_SCHEMA = pa.schema([("memory_id", pa.string()), ("key", pa.binary())])
 _IDEM_SCHEMA = pa.schema([("idem_key", pa.string()), ("ts", pa.int64()), ("result", pa.binary()),
                           ("fingerprint", pa.binary())])
 _APPLIED_SCHEMA = pa.schema([("seq", pa.int64())])
+_ERASING_SCHEMA = pa.schema([("memory_id", pa.string())])
 SMALL_INSERT = 2  # rows up to which ``Ledger._insert`` sends them as parameters
 # Meta: the folder's id (names its key outside the folder) and the ledger format. Format 2 is
 # the keyed ledger; format 1 (no key, no MACs) is upgraded in place when first opened.
@@ -88,6 +93,11 @@ _FOLDER_ID = re.compile(rb"[0-9A-Za-z_-]{1,64}")  # what a folder id or lineage 
 _RECALL_COLUMNS = ("recall_id", "ts", "actor", "task_id", "purpose", "allowed_scopes", "visible_scopes",
                    "query_digest", "top_k", "hits", "filters", "removed")
 
+
+# The data keys every reader may use: those of memories not erased. An erasure deletes its key
+# in the tombstone's transaction, or (a sweep's: ``Entry.keys_later``) names it in ``erasing`` in
+# that transaction and deletes it at the sweep's end (``Ledger.finish_erasures``).
+LIVE_KEYS = "(SELECT * FROM keys ANTI JOIN erasing USING (memory_id))"
 
 # The idempotency keys of the writes that made some memories (``write_keys_of``, ``_unpin``).
 # (a semi-join, not list_contains: a sweep erases thousands of memories a commit)
@@ -102,6 +112,9 @@ def another_programs(tables: set[str]) -> bool:
 
 
 class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAudit, LedgerExpiry):
+    _erasing = 0  # rows in ``erasing`` (their keys' delete waits for ``finish_erasures``)
+    live_keys = LIVE_KEYS  # what readers take data keys from (``keys`` alone: a read-only older folder)
+
     def __init__(self, path: str, key_dir: str, *, read_only: bool = False, adopt: bool = False,
                  wal_max_mb: int = 16) -> None:
         """Open (creating or upgrading) the ledger file; ``read_only`` opens an existing one
@@ -114,6 +127,9 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         self._connect(read_only)
         if read_only:
             try:
+                tables = {r[0] for r in self._x("SELECT table_name FROM information_schema.tables")}
+                if "erasing" not in tables:  # a folder from before it (nothing can be pending there)
+                    self.live_keys = "keys"
                 self._open_read_only(key_dir)
             except BaseException:
                 self.con.close()
@@ -122,6 +138,9 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         self._refuse_foreign()
         for ddl in _DDL:
             self._x(ddl)
+        # A sweep's key deletes left undone (its process died before the sweep's end): done now.
+        self._erasing = int(self._x("SELECT count(*) FROM erasing")[0][0])
+        self.finish_erasures()
         row = self._x("SELECT max(seq) FROM events")[0]
         self.last_seq = int(row[0] or 0)
         if self.last_seq:
@@ -319,7 +338,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 take.append((i, pos, n))
                 out.append(None)
             pos += n
-        for i in ledger_races.stale(batch, take, self._x) if take else ():
+        for i in ledger_races.stale(batch, take, self._x, self.live_keys) if take else ():
             out[i] = ("stale", None)  # decided against a copy or an erasure committed since
         take = [t for t in take if out[t[0]] is None]
         if not take:
@@ -356,6 +375,8 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 "result": [batch["result"][i] for i in items],
                 "fingerprint": [batch["fingerprint"][i] for i in items]}
         destroy = [m for i in items for m in batch["destroy"][i]]
+        later = batch.get("keys_later") or ()
+        erasing = [m for i in items if i < len(later) and later[i] for m in batch["destroy"][i]]
         if destroy:  # journaled first: a backup restored later erases them again, even if this folder is lost
             record_erased(self.key.directory, self.lineage, destroy)
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
@@ -369,12 +390,18 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 self._insert("keys", {"memory_id": key_ids, "key": keys}, _KEY_SCHEMA)
             self._insert("idempotency", idem, _IDEM_SCHEMA)  # before an erasure's unpin: it may be this batch's
             if destroy:
-                self._x("DELETE FROM keys WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [destroy])
+                if erasing:  # a sweep's: named now, deleted at the sweep's end (``finish_erasures``)
+                    self._insert("erasing", {"memory_id": erasing}, _ERASING_SCHEMA)
+                later_ids = set(erasing)
+                now = [m for m in destroy if m not in later_ids]
+                if now:
+                    self._x("DELETE FROM keys WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [now])
                 unpinned = self._unpin(destroy, known, col["action"], col["memory_id"], idem_of)
             if applied:
                 self._insert_applied(applied)
             if prov:
                 self._insert_provenance(prov)
+        self._erasing += len(erasing)
         if seqs:
             self.last_seq, self.last_hash = seq, prev
             self.key.write_head(seq, prev)
@@ -388,6 +415,30 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             k += n
         known.unpin(unpinned)
         return out
+
+    def finish_erasures(self) -> int:
+        """Delete the data keys ``erasing`` names (a sweep's erasures, committed with their
+        tombstones), in one statement: one delete a sweep rather than one a commit, each a join
+        over the whole keys table (~30 ms at 1M keys, 33 of them in a 1M sweep). Returns how
+        many were named.
+
+        Why waiting is safe: from the tombstone's commit on, every reader takes keys through
+        ``LIVE_KEYS``, which leaves these out (history, ``recall(at=)``, rollback, the audit
+        views, a rebuild, a fork's copy, the race check of a copy against an erasure, verify),
+        so no payload of an erased memory is decrypted after its tombstone, as when the key was
+        deleted there. The tombstone and its ``erasing`` row commit together, the ids are
+        journaled before them (``record_erased``), and a ledger opened with rows left here
+        (its process died mid-sweep) deletes their keys before anything reads it. The bytes:
+        a deleted row stays in DuckDB's freed blocks until the purge rewrites the file
+        (``compact_file``, which runs this first), so the file held the key either way until then."""
+        if not self._erasing:
+            return 0
+        with self._transaction():
+            n = self._x("SELECT count(*) FROM erasing")[0][0]
+            self._x("DELETE FROM keys WHERE memory_id IN (SELECT memory_id FROM erasing)")
+            self._x("DELETE FROM erasing")
+        self._erasing = 0
+        return int(n)
 
     def write_keys_of(self, memory_ids: list[str]) -> list[str]:
         """The idempotency keys of the writes that made these memories."""
@@ -550,10 +601,10 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 {k: t for k, _, _, t in rows})
 
     _DECODE = """SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
-                 FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id"""
+                 FROM events e LEFT JOIN {keys} k ON k.memory_id = e.memory_id"""
 
     def _changes(self, where: str, params: list | None = None) -> list[tuple[int, Change | None]]:
-        rows = self._q(f"{self._DECODE} WHERE {where} ORDER BY e.seq", params)
+        rows = self._q(f"{self._DECODE.format(keys=self.live_keys)} WHERE {where} ORDER BY e.seq", params)
         return [(r[0], decode(r[1], r[2], r[3], r[4], r[5], bytes(r[6]) if r[6] is not None else b"",
                               bytes(r[7]) if r[7] is not None else None)) for r in rows]
 
@@ -599,7 +650,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         last = int(upto if upto is not None else self.last_seq)
         cur = self.con.cursor()
         return cur.sql(f"""SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
-                           FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                           FROM events e LEFT JOIN {self.live_keys} k ON k.memory_id = e.memory_id
                            WHERE e.seq <= {last} ORDER BY e.seq""").to_arrow_reader(chunk)
 
     def provenance(self, roots: list[str]) -> tuple[dict[str, dict], list[tuple[str, str, str]]]:
@@ -666,8 +717,8 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             folded = self.take_fold()  # the full walk just opened every record, if nothing changed since
             if folded is None:
                 events = self.con.cursor().sql(
-                    """SELECT e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
-                       FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                    f"""SELECT e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
+                       FROM events e LEFT JOIN {self.live_keys} k ON k.memory_id = e.memory_id
                        WHERE e.memory_id IS NOT NULL AND e.seq IN (SELECT seq FROM l2_applied) ORDER BY e.seq"""
                 ).to_arrow_table()
                 folded = {r["memory_id"]: governed_digest(r) for r in fold_rows(events)}
@@ -770,6 +821,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         last step of an erasure's purge). The rewrite is atomic (a new file, then a rename).
         Both sizes are taken with the write-ahead log folded in: measured before the checkpoint,
         a young file (its rows still in the log) read as if the purge had grown it."""
+        self.finish_erasures()  # the keys a sweep named go before the rewrite, not into it
         self._x("CHECKPOINT")
         before = self.disk_bytes()
         tmp = self.path + ".compact"
@@ -789,6 +841,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
 
     def close(self) -> None:
         try:
+            self.finish_erasures()
             self._x("CHECKPOINT")
         finally:
             self.con.close()

@@ -48,7 +48,8 @@ class LedgerAudit:
             return None
         tomb = cur.execute("SELECT min(seq) FROM events WHERE memory_id = ? AND action = 'forget'",
                            [memory_id]).fetchone()[0]
-        has_key = cur.execute("SELECT count(*) FROM keys WHERE memory_id = ?", [memory_id]).fetchone()[0] > 0
+        has_key = cur.execute(f"SELECT count(*) FROM {self.live_keys} k WHERE memory_id = ?",
+                              [memory_id]).fetchone()[0] > 0
         return {"memory_id": memory_id, "scope": row[0], "tombstone_seq": tomb, "key_destroyed": not has_key}
 
     def sensitivity_of(self, memory_id: str) -> str | None:

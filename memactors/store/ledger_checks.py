@@ -162,7 +162,7 @@ class LedgerChecks:
                                       "(SELECT count(*) FROM l2_applied)").fetchall()[0])
             at["table"] = "events"
             try:
-                f = D.fold(cur.sql(D.FOLD_SQL).to_arrow_reader(chunk))
+                f = D.fold(cur.sql(D.FOLD_SQL.format(keys=self.live_keys)).to_arrow_reader(chunk))
             except LedgerTampered as exc:  # a record its data key does not open: the key was swapped
                 return (None, str(exc), "keys")
             at["table"] = "provenance"
@@ -182,7 +182,7 @@ class LedgerChecks:
                                            cur.execute("SELECT memory_id, sensitivity FROM levels").fetchall())
                 else:
                     why = set_aside_problem(lambda sql, p=None: cur.execute(sql, p or []).fetchall(), covered,
-                                            self._set_aside_in_force(cur))
+                                            self._set_aside_in_force(cur), self.live_keys)
                 if why is not None:
                     return (None, why, table)
             self._fold = (state, f.digests)
@@ -297,18 +297,19 @@ class LedgerChecks:
         n, example = cur.execute(
             """SELECT count(*), min(e.seq) FROM events e
                WHERE e.action IN ('write', 'write_working') AND e.encrypted
-                 AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = e.memory_id AND k.key IS NOT NULL)
+                 AND NOT EXISTS (SELECT 1 FROM {keys} k WHERE k.memory_id = e.memory_id AND k.key IS NOT NULL)
                  AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget')"""
-        ).fetchone()
+            .format(keys=self.live_keys)).fetchone()
         if n:
             return (None, f"{n} memories written and never erased have no data key (first at seq {example}): "
                           "keys were deleted", "keys")
-        # An erasure destroys the key in the tombstone's transaction: a key beside a tombstone
-        # was put back by hand (an erased memory's content would open again).
+        # An erasure destroys the key in the tombstone's transaction (or names it in ``erasing``
+        # there, a sweep's): a key beside a tombstone was put back by hand (an erased memory's
+        # content would open again).
         n, example = cur.execute(
             """SELECT count(DISTINCT f.memory_id), min(f.seq) FROM events f
-               WHERE f.action = 'forget' AND EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = f.memory_id)"""
-        ).fetchone()
+               WHERE f.action = 'forget' AND EXISTS (SELECT 1 FROM {keys} k WHERE k.memory_id = f.memory_id)"""
+            .format(keys=self.live_keys)).fetchone()
         if n:
             return (None, f"{n} erased memories have a data key again (first erased at seq {example}): keys were "
                           "added", "keys")

@@ -28,8 +28,8 @@ from .entries import decode, prov_record
 # ``fold`` reads (in the transaction that reads the tables it is compared with).
 FOLD_SQL = """SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key,
                      e.seq IN (SELECT seq FROM l2_applied) AS applied
-              FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
-              WHERE e.memory_id IS NOT NULL ORDER BY e.seq"""
+              FROM events e LEFT JOIN {keys} k ON k.memory_id = e.memory_id
+              WHERE e.memory_id IS NOT NULL ORDER BY e.seq"""  # keys: Ledger.live_keys
 
 
 @dataclass(slots=True)

@@ -35,13 +35,13 @@ _SET_ASIDE = """
        OR (action = 'status' AND json_extract_string(decode(snapshot), '$.status') = 'evicted')
     GROUP BY memory_id"""
 _RECORDS = """SELECT e.seq, e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
-              FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
-              WHERE e.memory_id IN (SELECT unnest(?::VARCHAR[])) AND e.seq <= ? ORDER BY e.seq"""
+              FROM events e LEFT JOIN {keys} k ON k.memory_id = e.memory_id
+              WHERE e.memory_id IN (SELECT unnest(?::VARCHAR[])) AND e.seq <= ? ORDER BY e.seq"""  # Ledger.live_keys
 # A row in force: nothing has happened to its memory since it was set aside.
 _IN_FORCE = "NOT EXISTS (SELECT 1 FROM events e WHERE e.memory_id = a.memory_id AND e.seq > a.seq)"
 
 
-def set_aside_rows(q, since: int, upto: int) -> tuple[list[str], list[tuple[str, str, int, int]]]:
+def set_aside_rows(q, since: int, upto: int, keys: str = "keys") -> tuple[list[str], list[tuple[str, str, int, int]]]:
     """(ids set aside in seqs ``since``..``upto``, their rows: (memory id, scope, hard expiry,
     seq)) from the events through the query function ``q(sql, params)``: each record folded as
     it stood at ``upto``. One still set aside with a hard expiry gets a row; one erased or back
@@ -51,7 +51,7 @@ def set_aside_rows(q, since: int, upto: int) -> tuple[list[str], list[tuple[str,
         return [], []
     ids = sorted(m for _, m in found)
     rows = Rows()
-    for r in q(_RECORDS, [ids, upto]):
+    for r in q(_RECORDS.format(keys=keys), [ids, upto]):
         ch = decode(r[1], r[2], r[3], r[4], r[5], bytes(r[6]) if r[6] is not None else b"",
                     bytes(r[7]) if r[7] is not None else None)
         if ch is not None:  # None: a record whose key an erasure destroyed
@@ -64,10 +64,10 @@ def set_aside_rows(q, since: int, upto: int) -> tuple[list[str], list[tuple[str,
     return ids, out
 
 
-def set_aside_problem(q, covered: int, table: list[tuple]) -> str | None:
+def set_aside_problem(q, covered: int, table: list[tuple], keys: str = "keys") -> str | None:
     """The index's rows in force against what the records imply up to ``covered`` (the seq its
     mark says it reached): ``table`` holds (memory id, scope, hard, seq) of the rows in force."""
-    _, want = set_aside_rows(q, 0, covered)
+    _, want = set_aside_rows(q, 0, covered, keys)
     if want:
         last = dict(q("SELECT memory_id, max(seq) FROM events WHERE memory_id IN (SELECT unnest(?::VARCHAR[])) "
                       "GROUP BY memory_id", [[w[0] for w in want]]))
@@ -91,7 +91,7 @@ class LedgerExpiry:
         since, upto = (int(done) if done is not None else 0), self.last_seq
         late: list[tuple[str, str]] = []
         if upto > since:
-            ids, rows = set_aside_rows(self._q, since, upto)
+            ids, rows = set_aside_rows(self._q, since, upto, self.live_keys)
             if dry_run:  # each folded with its key (set_aside_rows), each its memory's last event but a forget
                 late = [(m, s) for m, s, hard, _ in rows if hard <= now_us]
             else:
@@ -99,7 +99,8 @@ class LedgerExpiry:
         # (a memory with events since the index has no old row in force: _IN_FORCE)
         due = [tuple(r) for r in self._q(
             f"""SELECT a.memory_id, a.scope FROM set_aside a
-                WHERE a.hard <= ? AND EXISTS (SELECT 1 FROM keys k WHERE k.memory_id = a.memory_id) AND {_IN_FORCE}
+                WHERE a.hard <= ? AND EXISTS (SELECT 1 FROM {self.live_keys} k WHERE k.memory_id = a.memory_id)
+                  AND {_IN_FORCE}
                 ORDER BY a.scope, a.memory_id""", [int(now_us)])]
         return sorted(due + late, key=lambda r: (r[1], r[0])) if late else due
 

@@ -296,7 +296,7 @@ class LedgerHistory:
         an erased version linked to a live one is in the answer. None: no such memory or fact."""
         key_of, links = {}, []
         for mid, enc, snap, key in self._q(
-                "SELECT e.memory_id, e.encrypted, e.snapshot, k.key FROM events e LEFT JOIN keys k "
+                f"SELECT e.memory_id, e.encrypted, e.snapshot, k.key FROM events e LEFT JOIN {self.live_keys} k "
                 "ON k.memory_id = e.memory_id WHERE e.scope = ? AND e.action IN ('write', 'write_working')", [scope]):
             ch = decode(E.WRITE, scope, mid, None, enc, bytes(snap), bytes(key) if key is not None else None)
             key_of[mid] = ch.record.get("entity_key") if ch is not None else None
@@ -316,8 +316,8 @@ class LedgerHistory:
         ids = sorted(m for m in _linked(start, links) if m in key_of)
         events, current, idem = [], Rows(), set()
         for seq, ts, action, mid, version, actor, reason, enc, snap, idem_key, key in self._q(
-                """SELECT e.seq, e.ts, e.action, e.memory_id, e.version, e.actor, e.reason, e.encrypted, e.snapshot,
-                          e.idem_key, k.key FROM events e LEFT JOIN keys k ON k.memory_id = e.memory_id
+                f"""SELECT e.seq, e.ts, e.action, e.memory_id, e.version, e.actor, e.reason, e.encrypted, e.snapshot,
+                          e.idem_key, k.key FROM events e LEFT JOIN {self.live_keys} k ON k.memory_id = e.memory_id
                    WHERE list_contains(?, e.memory_id) ORDER BY e.seq""", [ids]):
             ch = decode(action, scope, mid, reason, enc, bytes(snap) if snap is not None else b"",
                         bytes(key) if key is not None else None, version)
@@ -345,7 +345,7 @@ class LedgerHistory:
         try:
             cols = ", ".join(c for c in (*E.COLUMNS, "mac") if c != "mac")
             self._x(f"INSERT INTO fork.events SELECT {cols}, NULL FROM events WHERE seq <= ?", [int(upto)])
-            self._x("""INSERT INTO fork.keys SELECT k.* FROM keys k WHERE k.memory_id IN (
+            self._x(f"""INSERT INTO fork.keys SELECT k.* FROM {self.live_keys} k WHERE k.memory_id IN (
                          SELECT memory_id FROM events WHERE seq <= ? AND action IN ('write', 'write_working'))""",
                     [int(upto)])
             # The provenance index is rebuilt from the fork's own records when it is adopted: rows

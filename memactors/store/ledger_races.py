@@ -26,9 +26,10 @@ from ..core.project import RECORD_ACTIONS
 _COPYING = (COPY, CONTEXT)  # the edges a copy commits that an erasure follows
 
 
-def stale(batch: dict, take: list[tuple[int, int, int]], run) -> set[int]:
+def stale(batch: dict, take: list[tuple[int, int, int]], run, keys: str = "keys") -> set[int]:
     """The items of ``take`` ((item index, first event index, event count), in commit order)
-    to refuse as stale, read against the ledger as committed (``run(sql, params)``: rows)."""
+    to refuse as stale, read against the ledger as committed (``run(sql, params)``: rows;
+    ``keys``: the data keys not erased, ``Ledger.live_keys``)."""
     live_read = batch.get("live_read")
     edges_read = batch.get("edges_read")
     checked = [i for i, _, _ in take if (live_read and live_read[i]) or (edges_read and edges_read[i] is not None)]
@@ -43,7 +44,7 @@ def stale(batch: dict, take: list[tuple[int, int, int]], run) -> set[int]:
     alive = set()
     if reads:  # a memory this commit writes has its key in this commit
         written = {batch["memory_id"][j] for j in item_of if batch["action"][j] in RECORD_ACTIONS}
-        alive = _keyed(run, sorted(reads - written)) | (reads & written)
+        alive = _keyed(run, sorted(reads - written), keys) | (reads & written)
     closing = {i: set(batch["destroy"][i]) for i in checked if edges_read and edges_read[i] is not None}
     erasing = set().union(*closing.values()) if closing else set()
     committed = _edges_touching(run, sorted(erasing)) if erasing else []
@@ -63,9 +64,11 @@ def stale(batch: dict, take: list[tuple[int, int, int]], run) -> set[int]:
     return out
 
 
-def _keyed(run, memory_ids: list[str]) -> set[str]:
-    """Those of these memories that still have a data key (not erased)."""
-    return {r[0] for r in run("SELECT DISTINCT memory_id FROM keys WHERE list_contains(?, memory_id)", [memory_ids])}
+def _keyed(run, memory_ids: list[str], keys: str) -> set[str]:
+    """Those of these memories that still have a data key (not erased: a sweep's erasure names
+    its key in ``erasing`` before the key is deleted, and ``keys`` leaves those out)."""
+    return {r[0] for r in run(f"SELECT DISTINCT memory_id FROM {keys} k WHERE list_contains(?, memory_id)",
+                              [memory_ids])}
 
 
 def _edges_touching(run, memory_ids: list[str]) -> list[tuple]:
