@@ -107,7 +107,7 @@ def test_writes_are_acknowledged_while_a_backup_runs(rt, tmp_path):
 
 
 def test_a_key_destroyed_before_the_backup_is_not_in_it(rt, tmp_path):
-    gone = rt.write(S, "alice's locker code is zebra-quartz-7731", actor="agent")
+    gone = rt.write(S, "alice's locker number is zebra-quartz-7731", actor="agent")
     rt.write(S, "alice likes tea", actor="agent")
     rt.flush()
     key = data_key(rt, gone.memory_id)
@@ -118,7 +118,7 @@ def test_a_key_destroyed_before_the_backup_is_not_in_it(rt, tmp_path):
 
 
 def test_an_erasure_after_the_backup_is_applied_again_on_restore(rt, tmp_path):
-    victim = rt.write(S, "alice's locker code is otter-basalt-9042", actor="agent")
+    victim = rt.write(S, "alice's locker number is otter-basalt-9042", actor="agent")
     kept = rt.write(S, "alice likes tea", actor="agent")
     rt.flush()
     key = data_key(rt, victim.memory_id)

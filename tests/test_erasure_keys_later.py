@@ -153,7 +153,7 @@ def test_a_sweep_that_returned_has_deleted_its_erasures_keys(tmp_path):
     rt = memactors.connect(str(tmp_path / "d"), host="process", clock=clock)
     try:
         rt.grant("agent", "/org/acme/user/alice/", write=True)
-        gone = rt.write("/org/acme/user/alice/", "the locker code is 4411", actor="agent", ttl_days=1)
+        gone = rt.write("/org/acme/user/alice/", "the locker number is 4411", actor="agent", ttl_days=1)
         kept = rt.write("/org/acme/user/alice/", "alice likes green tea", actor="agent",
                         ttl_days="never", soft_ttl_days="never")
         clock.advance(days=3)

@@ -133,7 +133,7 @@ def test_an_idempotency_key_reused_for_another_erasure_is_a_conflict_not_a_silen
     rt = _rt(tmp_path)
     try:
         rt.grant("ag", S, write=True)
-        a = rt.write(S, "zed's locker code is 4471", actor="ag").memory_id
+        a = rt.write(S, "zed's locker number is 4471", actor="ag").memory_id
         b = rt.write(S, "zed likes tea", actor="ag").memory_id
         first = rt.batch([O.Forget(a, "ag", "asked", idempotency_key="ticket-7")])[0]
         again = rt.batch([O.Forget(a, "ag", "asked", idempotency_key="ticket-7")])[0]
@@ -290,7 +290,7 @@ def test_a_purge_reports_the_ledger_before_and_after_on_one_footing(tmp_path):
     the ledger: "before" was the file with its rows still in the write-ahead log."""
     with _rt(tmp_path) as rt:
         rt.grant("ag", S, write=True)
-        mid = rt.write(S, "Zed's locker code is 4471", actor="ag").memory_id
+        mid = rt.write(S, "Zed's locker number is 4471", actor="ag").memory_id
         rt.forget(mid, actor="ag", reason="asked")
         first = rt.purge()["ledger"]
         assert 0 < first["bytes_after"] <= first["bytes_before"], first

@@ -68,10 +68,10 @@ def test_verify_gc_forget_and_backup_of_a_folder_never_flushed(tmp_path):
         assert rt.audit.verify()["ok"]
         assert rt.gc(dry_run=True).plan.rows.num_rows == 0
         assert rt.gc().applied["events"] == 0
-        w = rt.write(S, "my locker code is 4411", actor="ag", subject="me", predicate="locker_code", object="4411")
+        w = rt.write(S, "my locker number is 4411", actor="ag", subject="me", predicate="locker_number", object="4411")
         out = rt.forget(w.memory_id, actor="ag", reason="asked", erase="fact")
         assert (out["decision"], out["forgotten"]) == ("forgotten", [w.memory_id])
-        assert _recall(rt, "what is my locker code?") == []
+        assert _recall(rt, "what is my locker number?") == []
         manifest = rt.backup(tmp_path / "bak")
         assert manifest["rows"] == 0
     finally:
@@ -81,7 +81,7 @@ def test_verify_gc_forget_and_backup_of_a_folder_never_flushed(tmp_path):
     rt = memactors.connect(str(tmp_path / "restored"), config=CFG, host="process")
     try:
         rt.grant("ag", S, write=True)
-        assert _recall(rt, "what is my locker code?") == []
+        assert _recall(rt, "what is my locker number?") == []
     finally:
         rt.close()
 

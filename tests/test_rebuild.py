@@ -45,7 +45,7 @@ def _mixed_history(data: str, host: str) -> tuple[pa.Table, dict]:
         rt.write(ALICE, "Alice drinks coffee now", object="coffee", **kw)  # version 2
         rt.write(ALICE, "Alice drinks juice", object="juice", confidence=0.2, **kw)  # kept as superseded
         rt.write_many([{"scope": BOB, "text": f"bob note {i}", "actor": "bg"} for i in range(30)])
-        gone = rt.write(BOB, "bob's locker code is 4711", actor="bg")
+        gone = rt.write(BOB, "bob's locker number is 4711", actor="bg")
         rt.forget(gone.memory_id, actor="bg", reason="asked")
         rt.write(ALICE, "Alice drinks tea", object="tea", **kw)  # same again: version 3 supersedes 2
         rt.write(ALICE, "alice drinks tea", object="tea", **kw)  # refresh

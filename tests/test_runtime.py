@@ -109,12 +109,12 @@ def test_working_pool_is_l1_only(runtime, ns):
 def test_forget_erases_and_chain_still_verifies(runtime, ns):
     ALICE, ag = ns.alice, ns.ag
     runtime.grant(ag, ALICE, write=True)
-    r = runtime.write(ALICE, "Alice's locker code is 4711", actor=ag)
+    r = runtime.write(ALICE, "Alice's locker number is 4711", actor=ag)
     runtime.flush()
     assert runtime.audit.verify()["ok"]
     out = runtime.forget(r.memory_id, actor=ag, reason="user asked")
     assert out["decision"] == "forgotten"
-    assert not recall(runtime, "locker code", ag, [ALICE]).hits
+    assert not recall(runtime, "locker number", ag, [ALICE]).hits
     v = runtime.audit.verify()
     assert v["ok"] and v["events"] >= 3
     assert runtime.audit.erased(r.memory_id, actor=ag)["key_destroyed"]

@@ -285,11 +285,14 @@ def test_every_field_is_scanned_and_nothing_of_it_reaches_storage(runtime):
         shown = " ".join(str(getattr(h, k)) for k in ("content", "subject", "predicate", "object"))
         assert not any(v in shown for v in values)
     rt.flush()
+    # Three bytes ("123", a card's security code) turn up by chance in any binary file: the
+    # values searched for on disk are those of four bytes or more (shorter ones: the hits above).
+    on_disk = [v for v in values if len(v.encode()) >= 4]
     for path in glob.glob(os.path.join(rt.data_dir, "**", "*"), recursive=True):
         if os.path.isfile(path):
             with open(path, "rb") as f:
                 data = f.read()
-            for v in values:
+            for v in on_disk:
                 assert v.encode() not in data, f"{path} holds a value from a scanned field"
 
 

@@ -154,7 +154,7 @@ def test_an_observation_past_its_hard_ttl_leaves_the_prompt_live_and_resumed(tmp
     rt = _rt(tmp_path, **cfg)
     try:
         s = _session(rt)
-        s.observe("tool:door", "Door code for today is 8812", ttl_days=2)
+        s.observe("tool:door", "Desk number for today is 8812", ttl_days=2)
         s.observe("user", "she likes trams")
         s.end_turn()
         assert "8812" in s.before_llm().text

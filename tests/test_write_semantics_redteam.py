@@ -209,7 +209,7 @@ def _ttls(rt, mid) -> tuple:
 def test_a_rewrite_renews_under_the_ttls_it_states_and_keeps_the_others(rt):
     # The bug: a refresh giving one TTL reset the other to the category's (a 3-day memory
     # refreshed with soft_ttl_days=1 lived 365 days).
-    text = "Quinn's temporary door code is 4471"
+    text = "Quinn's temporary desk number is 4471"
     m = rt.write(A, text, actor="ag", ttl_days=3).memory_id
     assert rt.write(A, text, actor="ag", soft_ttl_days=1).decision == "refreshed"
     assert _ttls(rt, m) == ("default", 1, 3)
@@ -218,7 +218,7 @@ def test_a_rewrite_renews_under_the_ttls_it_states_and_keeps_the_others(rt):
     rt.write(A, text, actor="ag", soft_ttl_days=10)  # beyond the hard expiry it keeps: cut to it
     assert _ttls(rt, m) == ("default", 3, 3)
     rt.clock.advance(days=4)
-    assert _recall(rt, "Quinn door code") == []
+    assert _recall(rt, "Quinn desk number") == []
     lease = rt.write(A, "Pia's lease ends in 2030", actor="ag", ttl_days=3650, soft_ttl_days=1).memory_id
     rt.write(A, "Pia's lease ends in 2030", actor="ag", ttl_days=3650)
     assert _ttls(rt, lease) == ("default", 1, 3650)
