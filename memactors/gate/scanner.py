@@ -26,7 +26,7 @@ from .policy import DECISION, DECISION_RANK, RANK, SOURCE_KINDS, GatePolicy
 from .rules import RULES, Ctx, Rule
 from .tree import parse
 
-FOLD = 1  # the pre-scan's reading flags: fold's, then disguise.DECODE, ROT13, BACKWARDS
+FOLD = 1  # the pre-scan's reading flags: fold's, then disguise.DECODE, ROT13, BACKWARDS, SPLIT
 EVERY_READING = FOLD | disguise.DECODE | disguise.ROT13 | disguise.BACKWARDS | disguise.SPLIT
 
 
@@ -79,7 +79,7 @@ class Prescan:
     The same pass also tells which other readings of the text may differ from it: ``fold``'s
     (``confusables.HINTS``: an invisible or styled character, a look-alike letter beside a Latin
     one, letters spelled out one by one) and the decodings' (``disguise.HINTS``: a base64 or hex
-    run, escapes, ROT13 or reversed injection words). ``match`` returns them with the rules, as
+    run, escapes, invisible tag characters, ROT13, reversed or split injection words). ``match`` returns them with the rules, as
     flags, so clean text pays for no other reading."""
 
     __slots__ = ("rules", "groups", "_set", "_meaning", "_pattern_guards", "_py", "_hints", "_flags")
@@ -255,7 +255,8 @@ class Gate:
         folded text's verdict stands, and the folded text is what may be kept (redacted).
 
         A text with something encoded in it (a base64 or hex run, percent, HTML or backslash
-        escapes) or written in ROT13 or backwards is also scanned as a model would read it
+        escapes, tag characters, variation selectors) or written in ROT13, backwards or with an
+        injection's words split in two is also scanned as a model would read it
         (``disguise``); what that finds is added to the verdict (tag ``decoded``), and the text
         is kept as it came unless a value found in the decoded text had to be taken out."""
         rep, hint = self._scan(text, source_kind)
