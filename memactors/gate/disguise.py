@@ -90,7 +90,7 @@ def opened(run: str) -> str | None:
         return text if text and _NUMBER.fullmatch(text) else None
     if body.islower() or body.isupper():  # (digits are neither)
         return _hex_text(run)
-    return _hex_text(run) or _b64_text(body)
+    return _hex_text(run) or base64_text(run)
 
 
 def _hex_text(run: str, letters: bool = True) -> str | None:
@@ -111,7 +111,10 @@ def _text_of(raw: bytes, letters: bool = True) -> str | None:
     return text if _printable(text, letters) else None
 
 
-def _b64_text(body: str) -> str | None:
+def base64_text(run: str, letters: bool = True) -> str | None:
+    """The printable UTF-8 text a base64 or base64url run decodes to (with a letter in it, unless
+    ``letters`` is False), or None."""
+    body = run.rstrip("=")
     url = "-" in body or "_" in body
     if len(body) % 4 == 1 or url and ("+" in body or "/" in body):
         return None
@@ -119,7 +122,7 @@ def _b64_text(body: str) -> str | None:
         raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if url else None, validate=True)
     except binascii.Error:
         return None
-    return _text_of(raw)
+    return _text_of(raw, letters)
 
 
 def _open_run(m: re.Match) -> str:

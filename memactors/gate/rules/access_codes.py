@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ..tree import KV, SENTENCE
-from .base import CONFIDENTIAL, PII, RESTRICTED, SECRET, Ctx, Rule, found, register
+from .base import CONFIDENTIAL, PII, RESTRICTED, SECRET, Rule, found, regex_find, register
 
 # What a code opens (a "lock code" locks a phone as well: both are secrets).
 _OPENS = (r"(?:(?:front|back|side|main|garden|patio|cellar|basement)[ -]?door|door|gate|garage(?:[ -]?door)?|alarm|"
@@ -36,15 +36,13 @@ _NOT_A_CODE = re.compile(r"[ \t]*(?:times|tries|attempts|seconds?|secs?|minutes?
 _ACCESS = re.compile(rf"(?:{_NAME}){_BETWEEN}{_VALUE}", re.I)
 
 
-def _access(node, ctx: Ctx):
-    for m in _ACCESS.finditer(ctx.text, node.start, node.end):
-        if not _NOT_A_CODE.match(ctx.text, m.end(1)):
-            yield m.span(1)
+def _a_code(text: str, m: re.Match) -> bool:
+    return _NOT_A_CODE.match(text, m.end(1)) is None
 
 
 register(Rule(
     id="secret.access_code", category=SECRET, sensitivity=RESTRICTED, placeholder="[ACCESS_CODE]", risk=0.9,
-    binds=(SENTENCE, KV), find=_access, guard=found(r"\d{3}|\d{1,3}[ \t]*[-–/ ][ \t]*\d"),
+    binds=(SENTENCE, KV), find=regex_find(_ACCESS, group=1, check=_a_code), guard=found(r"\d{3}|\d{1,3}[ \t]*[-–/ ][ \t]*\d"),
     itriggers=("code", "combination", "combo", " pin", "_pin", "-pin"),
     reason="a code or combination that opens a door, a gate, an alarm, a key box or a safe",
     origin="what short-let and delivery instructions share (door, gate, key-box codes); OWASP ASVS V2 (credentials of any form)",
@@ -58,15 +56,9 @@ _CARD_CODE = re.compile(
     r"(?:\w+[ \t]+)?card)\b[^\d\n.!?]{0,16}?(?<![\d.,])(\d{3,4})(?![\d.,]\d|\d)", re.I)
 
 
-def _card_code(node, ctx: Ctx):
-    for m in _CARD_CODE.finditer(ctx.text, node.start, node.end):
-        if not _NOT_A_CODE.match(ctx.text, m.end(1)):
-            yield m.span(1)
-
-
 register(Rule(
     id="pii.card_security_code", category=PII, sensitivity=CONFIDENTIAL, placeholder="[CARD_CODE]", risk=0.8,
-    binds=(SENTENCE, KV), find=_card_code, guard=found(r"\d{3}"),
+    binds=(SENTENCE, KV), find=regex_find(_CARD_CODE, group=1, check=_a_code), guard=found(r"\d{3}"),
     itriggers=("cvv", "cvc", "cav2", "cvn", "security code", "verification code", "verification value",
                "verification number", "security number", "digit code", "digit number"),
     reason="a payment card's security code (CVV/CVC) named as one",

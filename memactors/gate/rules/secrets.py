@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 
+from ..disguise import base64_text
 from ..tree import DOC
 from .base import RESTRICTED, SECRET, Ctx, Rule, found, has_token, regex_find, register, tokenish
 
@@ -239,23 +240,9 @@ _SHAPES += [(_JWT, _jwt_header_ok), (_PEM, None)]
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])", re.ASCII)
 
 
-def _opened(v: str) -> str | None:
-    """The text a base64 (or base64url) run decodes to, or None when it is not one."""
-    body = v.rstrip("=")
-    if len(body) % 4 == 1 or ("-" in body or "_" in body) and ("+" in body or "/" in body):
-        return None
-    try:
-        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if "-" in body or "_" in body else None,
-                               validate=True)
-        text = raw.decode("utf-8")
-    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
-        return None
-    return text if all(c.isprintable() or c in "\n\r\t" for c in text) else None
-
-
 def _encoded(node, ctx: Ctx):
     for m in _B64.finditer(ctx.text, node.start, node.end):
-        text = _opened(m.group())
+        text = base64_text(m.group(), letters=False)
         if text and any(check is None or check(text, h) for rx, check in _SHAPES for h in rx.finditer(text)):
             yield m.span()
 
@@ -315,14 +302,8 @@ _HEX_KEY = re.compile(r"(?i:\b(?:private|priv|secret|signing|wallet)[ _-]?key)s?
 _NOT_THE_KEY = re.compile(r"\b(?:hash|hashes|fingerprint|digest|checksum|id|ids|address|addresses|public|pub)\b", re.I)
 
 
-def _hex_key(node, ctx: Ctx):
-    for m in _HEX_KEY.finditer(ctx.text, node.start, node.end):
-        if not _NOT_THE_KEY.search(m.group(1)):
-            yield m.span(2)
-
-
 register(Rule(id="secret.hex_private_key", category=SECRET, sensitivity=RESTRICTED, placeholder="[PRIVATE_KEY]", risk=1.0,
-              binds=(DOC,), find=_hex_key,  # the names, not 64 hex digits (a long counted run grows the pre-scan's automaton)
+              binds=(DOC,), find=regex_find(_HEX_KEY, group=2, check=lambda t, m: not _NOT_THE_KEY.search(m.group(1))),  # the names, not 64 hex digits (a long counted run grows the pre-scan's automaton)
               itriggers=tuple(f"{w}{sep}key" for w in ("private", "priv", "secret", "signing", "wallet") for sep in (" ", "_", "-", "")),
               reason="64 hex digits named as a private, secret, signing or wallet key",
               origin="Ethereum's raw private key export (MetaMask 'export private key', geth); gitleaks' "
