@@ -27,6 +27,7 @@ import random
 import threading
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 OPS = ("sweep", "rollback", "purge", "sweep_driver")
@@ -243,7 +244,7 @@ def _setup_rollback(rt, h, scopes: list[str], tag: str, rng: random.Random, mode
                    "idempotency_key": f"{tag}-b-{k}-{i}"} for i in range(n // 2)]
         first += [r.memory_id for r in recorded_many(h, rt, items)]
     t = rt.audit.head()["seq"]
-    t_us = time.time_ns() // 1000
+    since = datetime.now(timezone.utc)  # a time (an int would be read as a ledger seq, as at= reads it)
     time.sleep(0.01)
     imported: list[str] = []
     for k, s in enumerate(scopes):
@@ -252,7 +253,7 @@ def _setup_rollback(rt, h, scopes: list[str], tag: str, rng: random.Random, mode
         items += [{"scope": s, "text": f"note {tag} imported {i} {words(rng)}", "actor": "importer",
                    "idempotency_key": f"{tag}-d-{k}-{i}"} for i in range(n // 2)]
         imported += [r.memory_id for r in recorded_many(h, rt, items)]
-    args = ({"to": t, "scope": scopes[0]} if mode == "to" else {"where": {"actor": "importer", "since": t_us}})
+    args = ({"to": t, "scope": scopes[0]} if mode == "to" else {"where": {"actor": "importer", "since": since}})
     return {"args": args, "due": imported, "keep": first, "mode": mode}
 
 
