@@ -511,7 +511,7 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
     the owner holds it, else the ledger's) to what it must be. Nothing is rewritten; a memory
     erased since the plan read it (``ctx.erased``) is left erased (its row would come back whole)."""
     changes, out = [], {"undone": 0, "reinstated": 0, "restored": 0, "flagged": 0}
-    bases, gone = {}, {}
+    bases, gone, arriving = {}, {}, {}
     erased = ctx.erased or ()
     for mid, scope, now, target in op.rows:
         if mid in erased:  # erased after the plan read it (a forget, a sweep): it stays forgotten
@@ -531,11 +531,15 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
         if current["status"] in R.LIVE and target["status"] not in R.LIVE \
                 and current.get("review") == CONTRADICTION_FLAG:
             gone.setdefault(scope, []).append(mid)
-    if gone:  # one side of a contradiction rolled back: the side left alone is in none
+        after = {**current, **patch}
+        if after["status"] in R.LIVE and after.get("review") == CONTRADICTION_FLAG:
+            arriving.setdefault(scope, []).append(after)
+    if gone:  # one side of a contradiction rolled back: the side left alone is in none, unless
+        # the rollback brings its rival of then back (an undone update reinstates the version it superseded)
         touched = {ch.memory_id for ch in changes}
         flagged = ctx.flagged_of or (lambda s: None)
         ended = _ended_by_scope(gone, lambda s: (ctx.state_of(s) if ctx.state_of is not None else None) or flagged(s),
-                                lambda ids: f"its other side was rolled back ({', '.join(sorted(ids))})")
+                                lambda ids: f"its other side was rolled back ({', '.join(sorted(ids))})", arriving)
         changes += [ch for ch in ended if ch.memory_id not in touched]  # the rollback's own patch stands
     return Outcome(changes, {"decision": "rolled_back", **out}, bases=bases)
 
@@ -571,20 +575,23 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     return out
 
 
-def _contradictions_ended(state, gone, why: str) -> list[Change]:
+def _contradictions_ended(state, gone, why: str, arriving: list[dict] = ()) -> list[Change]:
     """A live memory left flagged ``contradiction`` with no rival once ``gone`` leave recall
     (erased, evicted by a sweep, rolled back) is no longer in one: its flag is cleared (else it
     stayed in ``contradictions.pending`` alone, its staleness counting a contradiction with
     nothing). ``state``: the scope's records before the change (``get``, ``records``); only the
-    flagged live ones are read."""
+    flagged live ones are read. ``arriving``: records the same change makes live and flagged
+    (a rollback reinstating the version an undone update had superseded): rivals too."""
     from .contradictions import text_contradiction
 
     gone = set(gone)
     erased = [r for m in gone if (r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG]
     if not erased:
         return []
+    back = {r["memory_id"]: r for r in arriving if r["memory_id"] not in gone}
     flagged = [r for r in state.records.values()  # the flag first: most records have none
-               if r.get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE and r["memory_id"] not in gone]
+               if r.get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE and r["memory_id"] not in gone
+               and r["memory_id"] not in back] + list(back.values())
 
     def rivals(rec: dict, among: list[dict]) -> list[dict]:
         key = rec.get("entity_key")
@@ -598,17 +605,18 @@ def _contradictions_ended(state, gone, why: str) -> list[Change]:
             for m, r in ended.items()]
 
 
-def _ended_by_scope(gone: dict[str, list[str]], state_of, why) -> list[Change]:
+def _ended_by_scope(gone: dict[str, list[str]], state_of, why, arriving: dict[str, list[dict]] | None = None
+                    ) -> list[Change]:
     """``_contradictions_ended`` for memories leaving recall in many scopes: ``gone`` maps a
     scope to its ids, ``state_of(scope)`` gives its records (None: nothing flagged known there),
-    ``why(ids)`` the reason."""
+    ``why(ids)`` the reason, ``arriving`` a scope's records the change makes live and flagged."""
     out = []
     for scope, ids in gone.items():
         state = state_of(scope)
         # most scopes of a sweep have no flagged memory among those leaving: no reason built
         if state is not None and any((r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG
                                      for m in ids):
-            out += _contradictions_ended(state, ids, why(ids))
+            out += _contradictions_ended(state, ids, why(ids), (arriving or {}).get(scope, ()))
     return out
 
 
