@@ -72,3 +72,28 @@ def test_rolling_back_an_update_of_one_side_puts_the_close_call_back(folder, for
         assert _pending(rt) == [{paris.memory_id, rome.memory_id}] and _conflicts(rt) == before
     finally:
         rt.close()
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_a_version_brought_back_by_a_rollback_after_its_rival_was_erased_is_in_no_dispute(folder, reopen):
+    """Paris and Rome in review; the tool updates Rome to Oslo; Paris is then erased, which ends
+    the dispute for Oslo. Undoing the Oslo write reinstates Rome: its rival of then is gone, so
+    it comes back unflagged, as a side left alone by an erasure is (it came back flagged
+    `contradiction` with nothing to contradict, its staleness counting a contradiction)."""
+    rt, clock, path = folder
+    paris = _city(rt, "Paris", 0.8, "user_stated")
+    rome = _city(rt, "Rome", 0.7, "tool")
+    oslo = _city(rt, "Oslo", 0.7, "tool")
+    rt.forget(paris.memory_id, actor=A, reason="user asked")
+    assert _conflicts(rt) == {oslo.memory_id: (None, None)}
+    if reopen:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        rt.rollback(memory_id=oslo.memory_id, actor="admin", reason="bad tool run")
+        assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
+        rt.close()
+        rt = _connect(path, clock)
+        assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
+    finally:
+        rt.close()

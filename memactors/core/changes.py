@@ -534,6 +534,19 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
         after = {**current, **patch}
         if after["status"] in R.LIVE and after.get("review") == CONTRADICTION_FLAG:
             arriving.setdefault(scope, []).append(after)
+    for scope, back in arriving.items():
+        # a memory the rollback brings back flagged, whose rivals of then have left since (erased,
+        # resolved, evicted): it comes back in no contradiction, as a side left alone sheds its flag
+        state = (ctx.state_of(scope) if ctx.state_of is not None else None) or (ctx.flagged_of or (lambda s: None))(scope)
+        post = {ch.memory_id: {**bases[ch.memory_id], **ch.patch} for ch in changes if ch.scope == scope}
+        among = [r for m, r0 in (state.records.items() if state is not None else ())
+                 if (r := post.get(m, r0)).get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE]
+        among += [r for r in back if state is None or r["memory_id"] not in state.records]
+        for rec in back:
+            if not _rivals(rec, among):
+                ch = next(c for c in changes if c.memory_id == rec["memory_id"])
+                ch.patch = {**ch.patch, "review": None}
+                rec["review"] = None
     if gone:  # one side of a contradiction rolled back: the side left alone is in none, unless
         # the rollback brings its rival of then back (an undone update reinstates the version it superseded)
         touched = {ch.memory_id for ch in changes}
@@ -582,27 +595,29 @@ def _contradictions_ended(state, gone, why: str, arriving: list[dict] = ()) -> l
     nothing). ``state``: the scope's records before the change (``get``, ``records``); only the
     flagged live ones are read. ``arriving``: records the same change makes live and flagged
     (a rollback reinstating the version an undone update had superseded): rivals too."""
-    from .contradictions import text_contradiction
-
     gone = set(gone)
     erased = [r for m in gone if (r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG]
     if not erased:
         return []
-    back = {r["memory_id"]: r for r in arriving if r["memory_id"] not in gone}
+    back = {r["memory_id"]: r for r in arriving if r["memory_id"] not in gone and r.get("review") == CONTRADICTION_FLAG}
     flagged = [r for r in state.records.values()  # the flag first: most records have none
                if r.get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE and r["memory_id"] not in gone
                and r["memory_id"] not in back] + list(back.values())
 
-    def rivals(rec: dict, among: list[dict]) -> list[dict]:
-        key = rec.get("entity_key")
-        return [r for r in among if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
-                and (key is not None or (r.get("content") and rec.get("content")
-                                         and text_contradiction(r["content"], rec["content"])))]
-
-    ended = {r["memory_id"]: r for e in erased for r in rivals(e, flagged) if not rivals(r, flagged)}
+    ended = {r["memory_id"]: r for e in erased for r in _rivals(e, flagged) if not _rivals(r, flagged)}
     return [Change(E.ANNOTATE, r["scope"], m, patch={"review": None},
                    reason=f"contradiction ended: {why}", of_version=r["version"])
             for m, r in ended.items()]
+
+
+def _rivals(rec: dict, among: list[dict]) -> list[dict]:
+    """The memories of ``among`` (flagged, live) in a contradiction with ``rec``."""
+    from .contradictions import text_contradiction
+
+    key = rec.get("entity_key")
+    return [r for r in among if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
+            and (key is not None or (r.get("content") and rec.get("content")
+                                     and text_contradiction(r["content"], rec["content"])))]
 
 
 def _ended_by_scope(gone: dict[str, list[str]], state_of, why, arriving: dict[str, list[dict]] | None = None
