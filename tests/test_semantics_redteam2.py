@@ -97,3 +97,23 @@ def test_a_version_brought_back_by_a_rollback_after_its_rival_was_erased_is_in_n
         assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
     finally:
         rt.close()
+
+
+def test_marking_a_hit_cited_again_counts_one_use(folder):
+    """`mark_cited` of the same hit of the same recall twice (a retry after a timeout, or a
+    session's `cite` after `after_tool(cited=...)`) is one use: `cited_count` 1 (it counted 2),
+    and one citation row in the evidence."""
+    import lance
+
+    rt, _, path = folder
+    m = rt.write(S, "Alice likes climbing on weekends", actor=A)
+    res = rt.recall("climbing weekends", actor=A, task_id="t", allowed_scopes=[S], purpose="test")
+    assert [h.memory_id for h in res.hits] == [m.memory_id]
+    assert rt.mark_cited(res.recall_id, [m.memory_id], actor=A) == 1
+    assert rt.mark_cited(res.recall_id, [m.memory_id, m.memory_id], actor=A) == 1
+    rt.flush()
+    row = lance.dataset(str(path / "l2" / "memories.lance")).to_table(
+        filter=f"memory_id = '{m.memory_id}'", columns=["retrieved_count", "cited_count"]).to_pylist()[0]
+    assert row == {"retrieved_count": 1, "cited_count": 1}
+    assert rt.explain(res.recall_id, actor=A)["cited"] == [m.memory_id]
+    assert rt.audit.sql("SELECT count(*) FROM citations", actor=A) == [(1,)]
