@@ -117,3 +117,39 @@ def test_marking_a_hit_cited_again_counts_one_use(folder):
     assert row == {"retrieved_count": 1, "cited_count": 1}
     assert rt.explain(res.recall_id, actor=A)["cited"] == [m.memory_id]
     assert rt.audit.sql("SELECT count(*) FROM citations", actor=A) == [(1,)]
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_undoing_the_live_version_brings_back_the_one_a_sweep_set_aside_as_superseded(folder, reopen):
+    """v2 superseded v1; 100 days on a sweep evicts v1 (`superseded_old`, its key kept "so a
+    rollback can bring it back"). Undoing v2 by id reinstates what it superseded, as `at=` does:
+    the fact keeps a live version (it was left with none)."""
+    rt, clock, path = folder
+    v1 = rt.write(S, "Alice lives in Porto", actor=A, subject="alice", predicate="city", object="porto",
+                  category="entity_fact")
+    clock.advance(days=1)
+    v2 = rt.write(S, "Alice lives in Lisbon", actor=A, subject="alice", predicate="city", object="lisbon")
+    clock.advance(days=100)
+    assert rt.gc().by_rule["superseded_old"] == 1
+    if reopen:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        plan = rt.rollback(memory_id=v2.memory_id, actor="admin", reason="poisoned", dry_run=True)
+        assert {(i["memory_id"], i["action"]) for i in plan.items} == {(v2.memory_id, "undo"),
+                                                                      (v1.memory_id, "reinstate")}
+        rt.rollback(memory_id=v2.memory_id, actor="admin", reason="poisoned")
+        assert _conflicts(rt) == {v1.memory_id: (None, None)}
+    finally:
+        rt.close()
+
+
+def test_a_version_undone_by_a_rollback_stays_undone_when_its_successor_is_undone(folder):
+    """The guard the previous test relaxes: v1 undone by id (a rollback's eviction, not a
+    sweep's) is not brought back by undoing v2."""
+    rt, clock, _ = folder
+    v1 = rt.write(S, "Alice lives in Porto", actor=A, subject="alice", predicate="city", object="porto")
+    v2 = rt.write(S, "Alice lives in Lisbon", actor=A, subject="alice", predicate="city", object="lisbon")
+    rt.rollback(memory_id=v1.memory_id, actor="admin", reason="wrong")
+    rt.rollback(memory_id=v2.memory_id, actor="admin", reason="wrong")
+    assert _conflicts(rt) == {}
