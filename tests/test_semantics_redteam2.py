@@ -153,3 +153,25 @@ def test_a_version_undone_by_a_rollback_stays_undone_when_its_successor_is_undon
     rt.rollback(memory_id=v1.memory_id, actor="admin", reason="wrong")
     rt.rollback(memory_id=v2.memory_id, actor="admin", reason="wrong")
     assert _conflicts(rt) == {}
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["hot", "cold"])
+def test_undoing_the_side_a_reviewer_picked_brings_the_other_back(folder, reopen):
+    """A reviewer resolves the close call for Paris: Rome is superseded, and its history says
+    by which version (`by`). Paris is then found poisoned and undone by id: what it superseded,
+    Rome, is live again (the fact was left with no live version: the resolution's event did not
+    name its winner as every other supersession does)."""
+    rt, clock, path = folder
+    paris = _city(rt, "Paris", 0.8, "user_stated")
+    rome = _city(rt, "Rome", 0.7, "tool")
+    rt.contradictions.resolve(paris.memory_id, actor=A, reason="checked with the user")
+    rome_v = next(v for v in rt.history(rome.memory_id, actor=A)["versions"] if v["memory_id"] == rome.memory_id)
+    assert [(c["why"], c.get("by")) for c in rome_v["changes"]] == [("superseded", paris.memory_id)]
+    if reopen:
+        rt.close()
+        rt = _connect(path, clock)
+    try:
+        rt.rollback(memory_id=paris.memory_id, actor="admin", reason="poisoned")
+        assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
+    finally:
+        rt.close()

@@ -403,7 +403,10 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState, now_us: i
     # Superseded now: superseded_old counts from here (a status alone left it superseded since its write)
     changes = [Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded", "review": None,
                                                                   "updated_at": now_us},
-                      reason=f"contradiction resolved for {rec['memory_id']}: {op.reason}", of_version=r["version"])
+                      # "superseded by <id>" as every supersession says it: history's `by`, a
+                      # rollback of the winner (which reinstates what it superseded) read that link
+                      reason=f"superseded by {rec['memory_id']}: contradiction resolved: {op.reason}",
+                      of_version=r["version"])
                for r in rivals]
     changes.append(Change(E.ANNOTATE, rec["scope"], rec["memory_id"], patch={"review": None},
                           reason=f"contradiction resolved: {op.reason}", of_version=rec["version"]))

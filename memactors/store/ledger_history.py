@@ -242,9 +242,12 @@ class LedgerHistory:
         out: dict[str, list[str]] = {m: [] for m in memory_ids}
         if not memory_ids:
             return out
+        # (a reviewer's resolution said "contradiction resolved for <id>" in ledgers written before)
         rows = self._q("""SELECT DISTINCT by_id, memory_id FROM (
-                            SELECT memory_id, regexp_extract(reason, '^superseded by ([0-9a-f]+)', 1) AS by_id
-                            FROM events WHERE action = 'status' AND starts_with(reason, 'superseded by '))
+                            SELECT memory_id, regexp_extract(reason,
+                                '^(?:superseded by|contradiction resolved for) ([0-9a-f]+)', 1) AS by_id
+                            FROM events WHERE action = 'status' AND (starts_with(reason, 'superseded by ')
+                                                                     OR starts_with(reason, 'contradiction resolved for ')))
                           WHERE list_contains(?, by_id) ORDER BY 1, 2""", [sorted(set(memory_ids))])
         for by_id, mid in rows:
             out[by_id].append(mid)
