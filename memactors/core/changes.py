@@ -403,7 +403,10 @@ def decide_resolve(op: ResolveOp, rec: dict | None, state: ScopeState, now_us: i
     # Superseded now: superseded_old counts from here (a status alone left it superseded since its write)
     changes = [Change(E.STATUS, r["scope"], r["memory_id"], patch={"status": "superseded", "review": None,
                                                                   "updated_at": now_us},
-                      reason=f"contradiction resolved for {rec['memory_id']}: {op.reason}", of_version=r["version"])
+                      # "superseded by <id>" as every supersession says it: history's `by`, a
+                      # rollback of the winner (which reinstates what it superseded) read that link
+                      reason=f"superseded by {rec['memory_id']}: contradiction resolved: {op.reason}",
+                      of_version=r["version"])
                for r in rivals]
     changes.append(Change(E.ANNOTATE, rec["scope"], rec["memory_id"], patch={"review": None},
                           reason=f"contradiction resolved: {op.reason}", of_version=rec["version"]))
@@ -511,7 +514,7 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
     the owner holds it, else the ledger's) to what it must be. Nothing is rewritten; a memory
     erased since the plan read it (``ctx.erased``) is left erased (its row would come back whole)."""
     changes, out = [], {"undone": 0, "reinstated": 0, "restored": 0, "flagged": 0}
-    bases, gone = {}, {}
+    bases, gone, arriving = {}, {}, {}
     erased = ctx.erased or ()
     for mid, scope, now, target in op.rows:
         if mid in erased:  # erased after the plan read it (a forget, a sweep): it stays forgotten
@@ -531,11 +534,28 @@ def decide_rollback(op: RollbackOp, ctx: Ctx) -> Outcome:
         if current["status"] in R.LIVE and target["status"] not in R.LIVE \
                 and current.get("review") == CONTRADICTION_FLAG:
             gone.setdefault(scope, []).append(mid)
-    if gone:  # one side of a contradiction rolled back: the side left alone is in none
+        after = {**current, **patch}
+        if after["status"] in R.LIVE and after.get("review") == CONTRADICTION_FLAG:
+            arriving.setdefault(scope, []).append(after)
+    for scope, back in arriving.items():
+        # a memory the rollback brings back flagged, whose rivals of then have left since (erased,
+        # resolved, evicted): it comes back in no contradiction, as a side left alone sheds its flag
+        state = (ctx.state_of(scope) if ctx.state_of is not None else None) or (ctx.flagged_of or (lambda s: None))(scope)
+        post = {ch.memory_id: {**bases[ch.memory_id], **ch.patch} for ch in changes if ch.scope == scope}
+        among = [r for m, r0 in (state.records.items() if state is not None else ())
+                 if (r := post.get(m, r0)).get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE]
+        among += [r for r in back if state is None or r["memory_id"] not in state.records]
+        for rec in back:
+            if not _rivals(rec, among):
+                ch = next(c for c in changes if c.memory_id == rec["memory_id"])
+                ch.patch = {**ch.patch, "review": None}
+                rec["review"] = None
+    if gone:  # one side of a contradiction rolled back: the side left alone is in none, unless
+        # the rollback brings its rival of then back (an undone update reinstates the version it superseded)
         touched = {ch.memory_id for ch in changes}
         flagged = ctx.flagged_of or (lambda s: None)
         ended = _ended_by_scope(gone, lambda s: (ctx.state_of(s) if ctx.state_of is not None else None) or flagged(s),
-                                lambda ids: f"its other side was rolled back ({', '.join(sorted(ids))})")
+                                lambda ids: f"its other side was rolled back ({', '.join(sorted(ids))})", arriving)
         changes += [ch for ch in ended if ch.memory_id not in touched]  # the rollback's own patch stands
     return Outcome(changes, {"decision": "rolled_back", **out}, bases=bases)
 
@@ -571,44 +591,50 @@ def _forget(op: ForgetOp, ctx: Ctx) -> Outcome:
     return out
 
 
-def _contradictions_ended(state, gone, why: str) -> list[Change]:
+def _contradictions_ended(state, gone, why: str, arriving: list[dict] = ()) -> list[Change]:
     """A live memory left flagged ``contradiction`` with no rival once ``gone`` leave recall
     (erased, evicted by a sweep, rolled back) is no longer in one: its flag is cleared (else it
     stayed in ``contradictions.pending`` alone, its staleness counting a contradiction with
     nothing). ``state``: the scope's records before the change (``get``, ``records``); only the
-    flagged live ones are read."""
-    from .contradictions import text_contradiction
-
+    flagged live ones are read. ``arriving``: records the same change makes live and flagged
+    (a rollback reinstating the version an undone update had superseded): rivals too."""
     gone = set(gone)
     erased = [r for m in gone if (r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG]
     if not erased:
         return []
+    back = {r["memory_id"]: r for r in arriving if r["memory_id"] not in gone and r.get("review") == CONTRADICTION_FLAG}
     flagged = [r for r in state.records.values()  # the flag first: most records have none
-               if r.get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE and r["memory_id"] not in gone]
+               if r.get("review") == CONTRADICTION_FLAG and r["status"] in R.LIVE and r["memory_id"] not in gone
+               and r["memory_id"] not in back] + list(back.values())
 
-    def rivals(rec: dict, among: list[dict]) -> list[dict]:
-        key = rec.get("entity_key")
-        return [r for r in among if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
-                and (key is not None or (r.get("content") and rec.get("content")
-                                         and text_contradiction(r["content"], rec["content"])))]
-
-    ended = {r["memory_id"]: r for e in erased for r in rivals(e, flagged) if not rivals(r, flagged)}
+    ended = {r["memory_id"]: r for e in erased for r in _rivals(e, flagged) if not _rivals(r, flagged)}
     return [Change(E.ANNOTATE, r["scope"], m, patch={"review": None},
                    reason=f"contradiction ended: {why}", of_version=r["version"])
             for m, r in ended.items()]
 
 
-def _ended_by_scope(gone: dict[str, list[str]], state_of, why) -> list[Change]:
+def _rivals(rec: dict, among: list[dict]) -> list[dict]:
+    """The memories of ``among`` (flagged, live) in a contradiction with ``rec``."""
+    from .contradictions import text_contradiction
+
+    key = rec.get("entity_key")
+    return [r for r in among if r["memory_id"] != rec["memory_id"] and r.get("entity_key") == key
+            and (key is not None or (r.get("content") and rec.get("content")
+                                     and text_contradiction(r["content"], rec["content"])))]
+
+
+def _ended_by_scope(gone: dict[str, list[str]], state_of, why, arriving: dict[str, list[dict]] | None = None
+                    ) -> list[Change]:
     """``_contradictions_ended`` for memories leaving recall in many scopes: ``gone`` maps a
     scope to its ids, ``state_of(scope)`` gives its records (None: nothing flagged known there),
-    ``why(ids)`` the reason."""
+    ``why(ids)`` the reason, ``arriving`` a scope's records the change makes live and flagged."""
     out = []
     for scope, ids in gone.items():
         state = state_of(scope)
         # most scopes of a sweep have no flagged memory among those leaving: no reason built
         if state is not None and any((r := state.get(m)) is not None and r.get("review") == CONTRADICTION_FLAG
                                      for m in ids):
-            out += _contradictions_ended(state, ids, why(ids))
+            out += _contradictions_ended(state, ids, why(ids), (arriving or {}).get(scope, ()))
     return out
 
 

@@ -71,7 +71,9 @@ class SessionMixin:
                 scopes |= {s for _, s, code in op.rows if ACTION_OF[code] == EVICT}
             elif isinstance(op, RollbackOp):
                 scopes |= {s for _, s, now, target in op.rows if now.get("review") == CONTRADICTION_FLAG
-                           and now.get("status") in R.LIVE and target.get("status") not in R.LIVE}
+                           and now.get("status") in R.LIVE and target.get("status") not in R.LIVE
+                           # or brought back flagged: its rivals are read to see whether any is left
+                           or target.get("review") == CONTRADICTION_FLAG and target.get("status") in R.LIVE}
         asked = sorted(s for s in scopes if s not in hot and s in self.l2_scopes)
         out: dict = {}
         for i in range(0, len(asked), 500):

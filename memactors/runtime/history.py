@@ -29,6 +29,7 @@ from .paths import new_folder
 from .results import RecallResult, recall_result
 
 GONE = "evicted"  # what an undone memory becomes (out of recall; its key kept: a rollback can be rolled back)
+SUPERSEDED_OLD = "gc: superseded_old"  # the ledger reason of a sweep's eviction of an old superseded version
 
 
 def point(rt, at) -> int:
@@ -248,14 +249,17 @@ def rollback(rt, *, to=None, memory_id=None, where=None, cascade=False, scope=No
         # Only the undo of a live version leaves its fact without one: what that version
         # superseded comes back. A superseded or already undone version's predecessor stays as
         # it is (else two versions of a fact were live: undo v2 of v1..v3, or undo v2 again
-        # once v2' replaced it).
+        # once v2' replaced it). One a sweep evicted for being superseded long enough is still
+        # what the live version superseded: it kept its key for this (a rollback undid it: not).
+        why = got.get("older_why", {})
         for mid in undo:
             now, _ = pairs[mid]
             if now is None or now["status"] not in R.LIVE:
                 continue
             for old in got["reinstates"].get(mid, ()):
                 was, _ = got["older"][old]
-                if was is not None and was["status"] == "superseded" and old not in rows:
+                if was is not None and old not in rows and (
+                        was["status"] == "superseded" or was["status"] == "evicted" and why.get(old) == SUPERSEDED_OLD):
                     _plan_row(plan, rows, old, was, dict(was, status="active"), "reinstate")
         # derived from an undone memory and from others too: kept, flagged for whoever re-derives it
         for mid, (now, _) in got["flagged"].items():

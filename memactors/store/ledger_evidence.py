@@ -114,7 +114,10 @@ class LedgerEvidence:
         stray = sorted(set(memory_ids) - returned)
         if stray:
             raise InvalidRecord(f"{len(stray)} memory id(s) were not hits of recall {recall_id}")
+        done = set(self.citations(recall_id))  # a retry, or a tool call's citation marked again: one use
         for mid in dict.fromkeys(memory_ids):
+            if mid in done:
+                continue
             self._x("INSERT INTO citations VALUES (?, ?, ?)", [recall_id, mid, ts])
             # Used, not merely retrieved: counted apart, and the run of uncited returns ends.
             self._x("UPDATE access SET cited_count = cited_count + 1, uncited_streak = 0, ver = ver + 1 "

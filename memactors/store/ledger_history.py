@@ -230,14 +230,24 @@ class LedgerHistory:
         return [m for (m,) in self._q(f"SELECT DISTINCT memory_id FROM events WHERE list_contains(?, memory_id) "
                                       f"AND {which} ORDER BY 1", [sorted(set(memory_ids)), *params])]
 
+    def last_status_reason(self, memory_ids: list[str]) -> dict[str, str | None]:
+        """memory id -> the clear reason of its newest status event (ids with none left out)."""
+        if not memory_ids:
+            return {}
+        return dict(self._q("SELECT memory_id, arg_max(reason, seq) FROM events WHERE action = 'status' "
+                            "AND list_contains(?, memory_id) GROUP BY memory_id", [sorted(set(memory_ids))]))
+
     def superseded_by(self, memory_ids: list[str]) -> dict[str, list[str]]:
         """memory id -> the ids whose supersession it caused (status events 'superseded by it')."""
         out: dict[str, list[str]] = {m: [] for m in memory_ids}
         if not memory_ids:
             return out
+        # (a reviewer's resolution said "contradiction resolved for <id>" in ledgers written before)
         rows = self._q("""SELECT DISTINCT by_id, memory_id FROM (
-                            SELECT memory_id, regexp_extract(reason, '^superseded by ([0-9a-f]+)', 1) AS by_id
-                            FROM events WHERE action = 'status' AND starts_with(reason, 'superseded by '))
+                            SELECT memory_id, regexp_extract(reason,
+                                '^(?:superseded by|contradiction resolved for) ([0-9a-f]+)', 1) AS by_id
+                            FROM events WHERE action = 'status' AND (starts_with(reason, 'superseded by ')
+                                                                     OR starts_with(reason, 'contradiction resolved for ')))
                           WHERE list_contains(?, by_id) ORDER BY 1, 2""", [sorted(set(memory_ids))])
         for by_id, mid in rows:
             out[by_id].append(mid)
@@ -284,6 +294,7 @@ class LedgerHistory:
                 reinstates[m] = sorted(found)
             out["reinstates"] = reinstates
             out["older"] = self.now_and_then(sorted({o for f in reinstates.values() for o in f}), None)
+            out["older_why"] = self.last_status_reason(sorted(out["older"]))
             out["flagged"] = self.now_and_then(t["flag"], None)
         return out
 
