@@ -175,3 +175,30 @@ def test_undoing_the_side_a_reviewer_picked_brings_the_other_back(folder, reopen
         assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
     finally:
         rt.close()
+
+
+def test_a_recall_at_a_past_point_is_not_a_use(folder):
+    """An auditor's `recall(at=...)` looks at history: its evidence is logged, but it raises no
+    access count (else replaying the past kept a soft-expired memory alive, or pushed a live
+    one towards demotion by its run of uncited returns). A recall of now still counts."""
+    import lance
+
+    rt, _, path = folder
+    m = rt.write(S, "Alice likes climbing on weekends", actor=A)
+    head = rt.audit.head()["seq"]
+    for _ in range(3):
+        past = rt.recall("climbing weekends", actor=A, task_id="t", allowed_scopes=[S], purpose="test", at=head)
+        assert [h.memory_id for h in past.hits] == [m.memory_id]
+    assert rt.explain(past.recall_id, actor=A)["hits"][0]["memory_id"] == m.memory_id  # logged all the same
+    rt.flush()
+
+    def counts():
+        rt.flush()
+        return lance.dataset(str(path / "l2" / "memories.lance")).to_table(
+            filter=f"memory_id = '{m.memory_id}'", columns=["retrieved_count", "last_accessed_at"]).to_pylist()[0]
+
+    assert counts() == {"retrieved_count": 0, "last_accessed_at": None}
+    now = rt.recall("climbing weekends", actor=A, task_id="t", allowed_scopes=[S], purpose="test")
+    assert [h.memory_id for h in now.hits] == [m.memory_id]
+    got = counts()
+    assert got["retrieved_count"] == 1 and got["last_accessed_at"] is not None

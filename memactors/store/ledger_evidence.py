@@ -39,6 +39,8 @@ class LedgerEvidence:
         self.con.execute(f"INSERT INTO recalls SELECT {', '.join(_RECALL_COLUMNS)} FROM tbl").fetchall()
         hits = {}  # memory id -> (scope, times returned, newest time): one recall counts once per memory
         for r in rows:
+            if "as_of_seq" in r["filters"]:  # recall(at=) a past point: a look at history, logged, not a use
+                continue
             for h in r["hits"]:
                 if h["scope"].startswith("l3:"):  # an L3 result (rt.retrieve): logged, never stored, not counted
                     continue
