@@ -30,14 +30,25 @@ _VALUE = r"(?<![\d.,])(\d{3,8}[#*]?|\d{1,3}(?:[ \t]*[-–/][ \t]*\d{1,3}){2,3}|\
 # Between the name and the value: a copula, a colon, a dash, a few words ("is still", "for Saturday is").
 _BETWEEN = r"[^\d\n.!?]{0,24}?"
 # What a number there is instead: a count, a duration, a status, a year of a rule ("3 times", "404 error").
+# A count of things ("printed on 500 cards", "rejected 120 transactions"), a factory default ("0000
+# by default", "1234 is the default"), a date's first part ("2024-09-01").
 _NOT_A_CODE = re.compile(r"[ \t]*(?:times|tries|attempts|seconds?|secs?|minutes?|mins?|hours?|days?|weeks?|months?|years?|"
                          r"digits?|characters?|chars?|errors?|status|response|px|ms|kb|mb|gb|%|percent|people|"
-                         r"units?|floors?|meters?|m\b|feet|ft\b|euros?|dollars?|usd|eur)\b", re.I)
+                         r"units?|floors?|meters?|m\b|feet|ft\b|euros?|dollars?|usd|eur|cards?|users?|guests?|visitors?|"
+                         r"members?|residents?|customers?|items?|copies|codes|transactions?|payments?|orders?|requests?|"
+                         r"calls?|entries|rows?|records?|"
+                         r"(?:(?:is|was)[ \t]+)?(?:the[ \t]+|a[ \t]+)?(?:factory[ \t]+)?default|by[ \t]+default)\b"
+                         r"|[-/.][ \t]*\d{1,2}[-/.]\d", re.I)
+# A year after a word of time before it: "the garage code changed in 2023", "since 2019", "until 2025".
+_WHEN = re.compile(r"\b(?:in|since|until|till|by|before|after|from|during|of)[ \t]+(?:the[ \t]+(?:year[ \t]+)?)?\Z", re.I)
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _ACCESS = re.compile(rf"(?:{_NAME}){_BETWEEN}{_VALUE}", re.I)
 
 
 def _a_code(text: str, m: re.Match) -> bool:
-    return _NOT_A_CODE.match(text, m.end(1)) is None
+    if _NOT_A_CODE.match(text, m.end(1)) is not None:
+        return False
+    return not (_YEAR.fullmatch(m.group(1)) and _WHEN.search(text, max(0, m.start(1) - 20), m.start(1)))
 
 
 register(Rule(

@@ -216,7 +216,8 @@ _OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|o
 _OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b")
 # (a six-digit code as apps show it, in two groups: "2FA code: 118 223", "code 482-913")
 _OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8}(?![\d年月日号点时分秒]|[.:/\-]\d)|\d{3}[ \-]\d{3}(?!\d|[.:/\-]\d|[ ]\d))")
-_OTP_BEFORE = re.compile(r"(?<![\d.\-])(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
+# (not the tail of a grouped number: "Zoom meeting ID 912 3456 7890, passcode is on the invite")
+_OTP_BEFORE = re.compile(r"(?<![\d.\-])(?<!\d )(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
 # Between the word and the code: nothing but a copula or punctuation ("code is 739215", "验证码是
 # 604417", "OTP: 55218"); "code for order 4821" is looser, and yields to a number bound before.
 _OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[\"'>]*(?:(?:is|was|are|will be|是|为|為|は)[\s:：\"']*)?")
@@ -232,8 +233,11 @@ _OTP_BOUND = re.compile(r"\b(?:is|as|was|are) (?:your|the|my)\b|是|为|為|你�
 _OTP_SETTING = re.compile(r"\b(?:ttl|expiry|expires?|expiration|exp|lifetime|seconds?|secs?|ms|millis(?:econds)?|"
                           r"minutes?|mins?|hours?|retry|retries|length|len|version|ver|count|limit|max|min|attempts?|"
                           r"tries|timeout|window|interval|digits|size|since|duration|delay|cooldown|age|period|rate)\b")
+# (a count, "the OTP flow handles 200 400 requests per day"; a factory default, "security code 1234 was the default")
 _OTP_UNIT = re.compile(r"[ \t]*(?:s|sec|secs|seconds?|ms|millis\w*|minutes?|mins?|m|hours?|hrs?|h|days?|d|attempts?|tries|"
-                       r"retries|digits?|chars?|characters)\b")
+                       r"retries|digits?|chars?|characters|requests?|users?|calls?|messages?|logins?|sign-?ins?|"
+                       r"transactions?|codes|times|people|customers?|accounts?|"
+                       r"(?:(?:is|was)[ \t]+)?(?:the[ \t]+|a[ \t]+)?(?:factory[ \t]+)?default|by[ \t]+default)\b")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
 
 
