@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+import re2
+
 from ..tree import BLOCK, CODE, DOC, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
 from .instructions import _VERB, reported
@@ -538,8 +540,29 @@ _EXFIL = re.compile(
     r"\b(?:to|into|at|via)\s+(?:https?://|www\.|[\w.+-]+@[\w-]+\.\w)", re.I)
 
 
+# The order's head (a verb of sending, then the user's or their), as one RE2 set: Python's re tries
+# the verbs' alternation at every position (46 us a 200-character sentence), RE2 reads the sentence
+# once; most sentences that name an address, a location or messages are no order at all. It finds
+# at least what _EXFIL finds (\b, \s read wider than ASCII is no loss: a wider head only runs _EXFIL).
+_S = r"[\s\p{Z}\x{1c}-\x{1f}\x{85}]+"
+_EXFIL_HEAD = re2.Set.SearchSet(re2.Options())
+_EXFIL_HEAD.Add(rf"(?i)(?:send|sends|forward|e-?mail|upload|post|share|leak|transmit|paste|include|append|add|put|embed|"
+                rf"encode|copy){_S}(?:(?:all|every|each|any|of|the){_S})*(?:users?'s?|users'|their|the{_S}user's)")
+_EXFIL_HEAD.Compile()
+
+
+def _exfil(node, ctx: Ctx):
+    try:
+        if not _EXFIL_HEAD.Match(ctx.text[node.start:node.end]):
+            return
+    except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
+        pass
+    for m in _EXFIL.finditer(ctx.text, node.start, node.end):
+        yield m.span()
+
+
 register(Rule(id="injection.data_exfil", category=INJECTION, sensitivity="", placeholder=None, risk=0.7,
-              binds=(SENTENCE, CODE), find=_find(_EXFIL),
+              binds=(SENTENCE, CODE), find=_exfil,
               itriggers=("password", "passphrase", "credential", "api key", "secret", "token", "ssh key", "private key",
                          "seed phrase", "recovery", "credit card", "card number", "bank detail", "bank login",
                          "one-time code", "2fa code", "chat history", "conversation history", "cookie", "address",
