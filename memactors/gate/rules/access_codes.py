@@ -42,19 +42,29 @@ _NOT_A_CODE = re.compile(r"[ \t]*(?:times|tries|attempts|seconds?|secs?|minutes?
 # A year after a word of time before it: "the garage code changed in 2023", "since 2019", "until 2025".
 _WHEN = re.compile(r"\b(?:in|since|until|till|by|before|after|from|during|of)[ \t]+(?:the[ \t]+(?:year[ \t]+)?)?\Z", re.I)
 _YEAR = re.compile(r"(?:19|20)\d\d")
-_ACCESS = re.compile(rf"(?:{_NAME}){_BETWEEN}{_VALUE}", re.I)
+_KEYPAD_VALUE = _VALUE.replace(r"(\d{3,8}", r"(?P<k>\d{3,8}", 1)  # the same value, its own group
+_ACCESS = re.compile(rf"(?:{_NAME}){_BETWEEN}{_VALUE}"
+                     # a keypad named for what it opens, the value right after a colon or "is": "front door keypad: 2468#"
+                     rf"|(?<![^\W_]){_OPENS}[ \t_-]+keypad[ \t]*(?:[:：=]|\bis\b)[ \t]*{_KEYPAD_VALUE}", re.I)
 
 
-def _a_code(text: str, m: re.Match) -> bool:
-    if _NOT_A_CODE.match(text, m.end(1)) is not None:
+def _a_code(text: str, m: re.Match, g: int | str = 1) -> bool:
+    if _NOT_A_CODE.match(text, m.end(g)) is not None:
         return False
-    return not (_YEAR.fullmatch(m.group(1)) and _WHEN.search(text, max(0, m.start(1) - 20), m.start(1)))
+    return not (_YEAR.fullmatch(m.group(g)) and _WHEN.search(text, max(0, m.start(g) - 20), m.start(g)))
+
+
+def _access(node, ctx):
+    for m in _ACCESS.finditer(ctx.text, node.start, node.end):
+        g = 1 if m.start(1) >= 0 else "k"
+        if _a_code(ctx.text, m, g):
+            yield m.span(g)
 
 
 register(Rule(
     id="secret.access_code", category=SECRET, sensitivity=RESTRICTED, placeholder="[ACCESS_CODE]", risk=0.9,
-    binds=(SENTENCE, KV), find=regex_find(_ACCESS, group=1, check=_a_code), guard=found(r"\d{3}|\d{1,3}[ \t]*[-–/ ][ \t]*\d"),
-    itriggers=("code", "combination", "combo", " pin", "_pin", "-pin"),
+    binds=(SENTENCE, KV), find=_access, guard=found(r"\d{3}|\d{1,3}[ \t]*[-–/ ][ \t]*\d"),
+    itriggers=("code", "combination", "combo", " pin", "_pin", "-pin", "keypad"),
     reason="a code or combination that opens a door, a gate, an alarm, a key box or a safe",
     origin="what short-let and delivery instructions share (door, gate, key-box codes); OWASP ASVS V2 (credentials of any form)",
 ))

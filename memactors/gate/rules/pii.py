@@ -84,8 +84,16 @@ _COMMON_TLD = frozenset("com net org edu gov mil io co ai dev app info biz xyz t
                         "ch kr tw hk sg eu pl dk fi cz es it nz za mx ar ie at be".split())
 
 
+# A word of a sentence before a spaced @ is no local part: "Emails from @acme.com go to the priority
+# inbox", "anything sent to @example.org bounces" name a domain.
+_NOT_LOCAL = frozenset("from to for by with via on in of and or all any cc bcc at is are was the a an email emails mail "
+                       "domain domains ending ends end users user addresses address sent send forward forwarded".split())
+
+
 def _hidden_ok(m: re.Match) -> bool:
     at = m.group("at")
+    if at.strip() in ("@", "＠") and at != at.strip() and m.string[m.start() : m.start("at")].lower() in _NOT_LOCAL:
+        return False
     domain = m.string[m.end("at") : m.start("tld")]
     word_at = at.strip().lower() == "at"
     if word_at and not _DOT_SPELLED_RX.search(domain):

@@ -203,7 +203,7 @@ _NOT_VALUES = {"password", "passwd", "pass", "pwd", "secret", "token", "xxx", "x
                "your-password", "yourpassword", "example", "placeholder", "dummy", "value", "<password>",
                "enabled", "disabled", "unset", "change_me", "changeme", "change-me", "replace_me", "replaceme",
                "replace-me", "your-password-here", "your_password_here", "yourpasswordhere", "tbd", "todo", "test"}
-_TEMPLATED = re.compile(r"^(?:\$\{?[\w.:-]*\}?|\$\(.*\)|<[^>]*>|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s?|%\w+%|\*+|x{3,}|X{3,}"
+_TEMPLATED = re.compile(r"^(?:\$\{?[\w.:-]*\}?|\$\{[\w.]+:?\?[^}]*\}|\$\(.*\)|<[^>]*>|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s?|%\w+%|\*+|x{3,}|X{3,}"
                         r"|\.{3}|…|\[[\w\s]*\]|[\w]+\.[\w.]+\(.*\)|(?:os\.)?(?:environ|getenv)\b.*|process\.env\..*"
                         # a command's output ($(cat pw), `cat pw`: read up to a space), Ruby's #{..},
                         # @@TOKEN@@ substitution, a redaction or a description in brackets
