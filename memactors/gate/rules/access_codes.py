@@ -71,17 +71,19 @@ register(Rule(
 
 # A card's security code: CVV/CVC (2), or "security code" said of a card, then 3-4 digits.
 _CARD_CODE = re.compile(
-    r"\b(?:cvv2?|cvc2?|cav2|cvn|card[ \t]+(?:security|verification)[ \t]+(?:code|value|number)|"
+    r"(?:\b(?:cvv2?|cvc2?|cav2|cvn|card[ \t]+(?:security|verification)[ \t]+(?:code|value|number)|"
     r"(?:security|verification|3[ -]digit|three[ -]digit|4[ -]digit|four[ -]digit)[ \t]+(?:code|number)[ \t]+"
     r"(?:on|of|from|for)[ \t]+(?:the[ \t]+|my[ \t]+|your[ \t]+|his[ \t]+|her[ \t]+)?(?:back[ \t]+of[ \t]+(?:the[ \t]+|my[ \t]+|your[ \t]+)?)?"
-    r"(?:\w+[ \t]+)?card)\b[^\d\n.!?]{0,16}?(?<![\d.,])(\d{3,4})(?![\d.,]\d|\d)", re.I)
+    r"(?:\w+[ \t]+)?card)\b"
+    # in Chinese: 信用卡安全码 123, 卡背面的CVV码: 123
+    r"|(?:信用卡|银行卡|借记卡|储蓄卡|卡片?|卡背面的?)[ \t]*(?:安全码|校验码|cvv2?码?|cvc2?码?))[^\d\n.!?。！？]{0,16}?(?<![\d.,])(\d{3,4})(?![\d.,]\d|\d)", re.I)
 
 
 register(Rule(
     id="pii.card_security_code", category=PII, sensitivity=CONFIDENTIAL, placeholder="[CARD_CODE]", risk=0.8,
     binds=(SENTENCE, KV), find=regex_find(_CARD_CODE, group=1, check=_a_code), guard=found(r"\d{3}"),
     itriggers=("cvv", "cvc", "cav2", "cvn", "security code", "verification code", "verification value",
-               "verification number", "security number", "digit code", "digit number"),
+               "verification number", "security number", "digit code", "digit number", "安全码", "校验码"),
     reason="a payment card's security code (CVV/CVC) named as one",
     origin="PCI DSS requirement 3.3.1.2 (card verification codes are not kept after authorization)",
 ))

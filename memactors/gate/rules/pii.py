@@ -221,11 +221,19 @@ _OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|o
               r"código de (?:verificación|seguridad)|bestätigungscode|sicherheitscode|code de (?:vérification|sécurité)|"
               r"認証コード|確認コード|인증 ?번호|인증 ?코드")
 # "is your code": a bare "code" is a code word only so bound ("739215 is your code").
-_OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b")
+# "Your Uber code: 4829", "Your WhatsApp code is 482-913": a service's name between "your" and "code"
+# (not a code of another kind: "your zip code: 94107", "your booking code is ...").
+_NOT_OTP_KIND = ("zip|postal|post|area|country|promo|promotional|discount|coupon|referral|invite|invitation|error|status|"
+                 "source|qr|bar|dress|gift|voucher|sort|swift|tax|product|course|booking|confirmation|reservation|access|"
+                 "door|gate|alarm|lock|safe|garage|entry|building|ticket|order|tracking|airport|airline|language|region|"
+                 "currency|class|fare|seat|room|house|dial|locker|parking|event|exam|test|sample|share|color|colour|"
+                 "country|iso|hs|naics|sic|zip\\+4|reference|ref|member|membership|customer|account|branch|bank|routing")
+_OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b|(?<=\byour )(?!(?:{_NOT_OTP_KIND})\b)[a-z][\w.\-]{{1,20}} code\b")
 # (a six-digit code as apps show it, in two groups: "2FA code: 118 223", "code 482-913")
 _OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8}(?![\d年月日号点时分秒]|[.:/\-]\d)|\d{3}[ \-]\d{3}(?!\d|[.:/\-]\d|[ ]\d))")
 # (not the tail of a grouped number: "Zoom meeting ID 912 3456 7890, passcode is on the invite")
-_OTP_BEFORE = re.compile(r"(?<![\d.\-])(?<!\d )(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
+# (a service's prefix, "G-482913 is your Google verification code"; a service's name before the word)
+_OTP_BEFORE = re.compile(r"(?<![\d.])(?<![\d.]-)(?<!\d )(\d{4,8})(?![\d.\-])([^\d\n]{0,28}?)\Z")
 # Between the word and the code: nothing but a copula or punctuation ("code is 739215", "验证码是
 # 604417", "OTP: 55218"); "code for order 4821" is looser, and yields to a number bound before.
 _OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[\"'>]*(?:(?:is|was|are|will be|是|为|為|は)[\s:：\"']*)?")
@@ -264,7 +272,7 @@ def _otp(node, ctx: Ctx):
         after = _OTP_AFTER.match(low, w.end(), node.end)
         if after and _otp_setting(ctx, w.start(), after.start(1), after.end(1)):
             after = None
-        before = _OTP_BEFORE.search(low, max(node.start, w.start() - 21), w.start())
+        before = _OTP_BEFORE.search(low, max(node.start, w.start() - 37), w.start())
         if after and _OTP_TIGHT.fullmatch(low, w.end(), after.start(1)):
             span = after.span(1)
         elif before and _OTP_BOUND.search(before.group(2)):
