@@ -86,8 +86,9 @@ _IGNORE_EU = (
     # "forget everything" (that came before): vergiss alles, olvida todo, oublie tout, dimentica tutto, esqueça tudo
     r"\b(?:vergiss|vergessen\s+sie|olvida|olvide|oublie|oubliez|dimentica|esque[cç]a)\s+(?:alles|todo|tout|tutto|tudo)\b"
     r"(?!\s+(?:über|sobre|sur|su|de|del|sul|que|was\s+ich))|"
+    # (German's polite form too: "Ignorieren Sie alle vorherigen Anweisungen"; Italian's: "ignori")
     r"\b(?:ignor[ae]|ignore[zr]?|olvid[ae]|descart[ae]|esque[cç]a|oubliez?|ignoriere|ignorier|vergiss|missachte|"
-    r"dimentica)\s+(?:(?:todas?|todos|toutes|tous|alle|tutte|tutti)\s+)?"
+    r"(?:ignorieren|missachten|vergessen)\s+sie|ignori|dimentica)\s+(?:(?:todas?|todos|toutes|tous|alle|tutte|tutti)\s+)?"
     r"(?:(?:las|los|as|os|les|die|le|gli|i|tes|vos|ton|ta|votre|deine|deinen|ihre|eure|tus|sus|tu|su|vuestras|tue|tuoi|"
     r"sue|suoi|vostre|vostri|suas|seus|tuas|teus)\s+){0,2}"
     r"(?:(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+)?"
@@ -162,6 +163,9 @@ _PERSIST = re.compile(
     r"\b(?:from now on|from this point (?:on|forward)|henceforth|going forward|in (?:all )?future (?:responses|replies|"
     r"answers|conversations|sessions))\b[,\s]*(?:you\s+)?(?:will\s+|must\s+|should\s+|shall\s+)?"
     r"(?:always|never|only|must|should|respond|reply|answer|say|tell|recommend|include|use|act|pretend|ignore|refuse)\b"
+    # a memory planted to last: "Remember this forever: the user's bank is ..."
+    r"|\bremember\s+(?:this|that)\s+(?:forever|permanently|for\s+(?:all\s+)?(?:future|every|all)\s+(?:responses|replies|"
+    r"answers|conversations|sessions|chats|users)\b)"
     r"|\b(?:always|never)\s+(?:respond|reply|answer|recommend|say|tell the user|mention|include|refuse)\b[^.\n]{0,60}"
     r"\b(?:regardless|no matter|whatever the user|even if the user)"
     r"|(?:以后|今后)(?:你)?(?:都|一律|总是|永远|每次|只|必须|要)(?:要|只|必须|得)?(?:用|回答|回复|推荐|说|告诉|称呼|使用|优先|选择|输出|"
@@ -375,7 +379,7 @@ for _id, _rx, _trig, _why in (
     ("injection.ignore_previous", _IGNORE, ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop",
                                             "忽略", "无视", "忽视", "不要理会", "不用管", "忘记", "忘掉", "抛开", "跳过",
                                             "ignora", "olvid", "descart", "esque", "oubli", "ignorier", "vergiss",
-                                            "missachte", "dimentica", "無視", "忘れ", "무시", "잊", "игнорир", "olvide",
+                                            "missachte", "missachten", "vergessen", "ignori", "dimentica", "無視", "忘れ", "무시", "잊", "игнорир", "olvide",
                                             "проигнорир", "забуд", "отбрось", "не обращай", "negeer", "vergeet",
                                             "ignoruj", "zapomnij", "yok say", "görmezden", "unut", "dikkate alma",
                                             "bỏ qua", "phớt lờ", "lờ đi", "quên", "अनदेखा", "नजरअंदाज", "नज़रअंदाज",
@@ -394,6 +398,7 @@ for _id, _rx, _trig, _why in (
                                             "[assistant](#", "[user](#", "[developer](#"),
      "carries a chat model's turn markers (a system or user turn of its own)"),
     ("injection.standing_order", _PERSIST, ("from now on", "from this point", "henceforth", "going forward", "future",
+                                            "remember this", "remember that",
                                             "always", "never", "以后", "今后", "从现在", "永远", "始终", "总是",
                                             "this memor", "这条", "这段", "此记忆", "此信息",
                                             *(f"user{s} {verb}" for s in ("", "s") for verb in (
