@@ -129,6 +129,9 @@ def _assigned(node, ctx: Ctx):
         return
     if _reference(ctx, node, v):
         return
+    if (v[:1] == "?" or v.rstrip("}") in ("-", "=")) and ctx.text[max(0, node.start - 2) : node.vstart].lstrip().startswith("${"):
+        return  # a shell expansion's error message or empty default: ${DB_PASSWORD:?required}, ${DB_PASSWORD:-}
+        # (a default that is a value, ${DB_PASSWORD:-Xk9#mQ2vLp7}, is one)
     if tier == 2 and v.isalpha() and node.meta.strip("\"' ").lower() in ("pass", "pw") \
             and _PROSE_AFTER.match(ctx.text, node.vend):
         # "pass" names a pass as often as a password: a word of a label's text that goes on is no
@@ -210,6 +213,16 @@ _INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de 
 # "the API key for staging is ...", "my private key is 0x4c08..." (an Ethereum key: 64 hex)
 _EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|private key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)"
                        + _OF_WHAT + r"\s*(?:is|was|:|=|是|为|為|：)\s*[\"'“`]?([A-Za-z0-9._~+/=\-!@#$%^&*?|]{10,200})", re.I)
+# A service's key named as the user's own with a value drawn at random after it ("Here is my cohere
+# key: 3Xk9pQ2m...", "our mistral key is ..."): judged by randomish (upper, lower and digits, a key's
+# entropy), so a GPG key id, a house key or a product name stays; a public or a host key is no secret.
+_EN_NAMED_KEY = re.compile(r"\b(?:my|our|the|your|his|her|their)\s+(?:(?!(?:public|host|gpg|pgp|license|licence|product)\b)[\w\-]+\s+){1,2}key\s*(?:is|was|:|=)\s*[\"'“`]?"
+                           r"([A-Za-z0-9._~+/=\-]{16,200})", re.I)
+# A card's, a bank's or a phone's PIN with the number first: "pin 4821 for my debit card", "PIN: 0415 on
+# the SIM" (the name first, "my debit card PIN is 4821", is _EN_PW's).
+_PIN_OF = re.compile(r"\bpin(?:[ _\-]?(?:code|number))?[ \t]*[:#]?[ \t]*(\d{4,8})[ \t]+(?:is[ \t]+)?(?:for|of|on|to)[ \t]+"
+                     r"(?:(?:the|my|our|your|his|her|their|a)[ \t]+)?(?:[\w'’\-]+[ \t]+){0,2}?"
+                     r"(?:card|bank|atm|sim|phone|account|visa|mastercard|amex|debit|credit)\b", re.I)
 _TRAIL = ".,!?:;)]}>\"'”’`"
 
 
@@ -380,6 +393,14 @@ def _other_sense(ctx: Ctx, node, rx, m: re.Match, v: str) -> bool:
     return False
 
 
+def _random_key(v: str) -> bool:
+    return randomish(v.replace("-", "").replace("_", ""))
+
+
+def _any(v: str) -> bool:
+    return True
+
+
 def _phrase(node, ctx: Ctx):
     leet = _LEET_NAME.search(ctx.text, node.start, node.end) is not None
     # "pass" selects the rule in "passed" too: the other languages' pattern runs only where one of its words is
@@ -397,9 +418,11 @@ def _phrase(node, ctx: Ctx):
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value), (_EN_PW_WORDS, _dictionary_phrase),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_EN_TOKEN, secretish),
-                   (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped)):
+                   (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
+                   (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any)):
         if rx is _INTL_PW and not intl[0] or rx is _INTL_BARE and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
-                or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low:
+                or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low \
+                or rx is _EN_NAMED_KEY and "key" not in low or rx is _PIN_OF and "pin" not in low:
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
         # "Use Hunter2! as the VPN password": the value's "!" ends a sentence before the name;
@@ -423,7 +446,7 @@ register(Rule(
     trigger=found(_LEET_NAME.pattern + r"|(?i:\b(?:login|log[ -]in|logon|sign-?in|sign in|creds|credentials)\b)"
                   r"|(?i:\b(?:root|admin|administrator|postgres|superuser))[/:][^\s/]"
                   r"|(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+[^\s/]", ascii=True),
-    itriggers=("pass", "pwd", "pin ", "pin:", "pin_", "pincode", "pin-code", "pinnumber", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
+    itriggers=("pass", "pwd", "pin ", "pin:", "pin_", " key:", " key is", " key was", " key =", " key=", "pincode", "pin-code", "pinnumber", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
                "secret", "token",
                "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
                "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호",

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from ..tree import DOC
 from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, words
+from .national_id import _REF_WORDS
 from .pii import PHONE_CN
 
 # The regions whose national formats are recognised (NANP's metadata, "US", covers Canada).
@@ -49,6 +50,13 @@ _WORDS = re.compile(r"(?:\b(?:call|calls|called|calling|phone|telephone|tel|mobi
                     r"|电话|手机|联系|致电|拨打|電話|携帯|फ़ोन|फोन|मोबाइल)"
                     r"[\s:：.#()\-\"'=>]*(?:(?:me|us|him|her|them|is|at|on|number|no|nr|nummer|ist|est|नंबर|नम्बर)[\s:.\"'=>]*)"
                     r"{0,3}$", re.I)
+
+
+# A number named as something else right before it is that thing, however it is grouped: a meeting
+# id ("Meeting ID: 845 293 1047", "Zoom meeting ID 912 3456 7890"), an order, a ticket, a booking (the
+# words national ids yield to). A phone word before it ("call the order line: ...") still counts.
+_NAMED_ELSE = re.compile(rf"(?:\b(?:{_REF_WORDS}|meeting|webinar|zoom|conference|membership|loyalty)|会议(?:号|id|ID)?|订单号?|单号|预订号|工单号?|发票号?)"
+                         r"(?:\s+(?:id|ids|no|nr|number|num|code|#))*[\s:：#=.\-–\"'*]*(?:is\s+)?$")
 
 
 def libphonenumber():
@@ -139,7 +147,10 @@ def find_phone(text: str, start: int, end: int, cache: dict | None = None):
         key = _KEY_BEFORE.search(text, max(text.rfind("\n", 0, m.start()) + 1, m.start() - 40), m.start())
         if key is not None and _time_key(key.group(1)):
             continue
-        worded = _WORDS.search(lead(text, m.start(), 24, cache)) is not None
+        before = lead(text, m.start(), 24, cache)
+        worded = _WORDS.search(before) is not None
+        if not worded and _NAMED_ELSE.search(before) is not None:
+            continue
         if not worded and _SEP.search(raw) is None:  # a bare digit run needs a phone word before it
             continue
         leniency = libphonenumber().Leniency

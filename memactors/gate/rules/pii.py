@@ -84,8 +84,16 @@ _COMMON_TLD = frozenset("com net org edu gov mil io co ai dev app info biz xyz t
                         "ch kr tw hk sg eu pl dk fi cz es it nz za mx ar ie at be".split())
 
 
+# A word of a sentence before a spaced @ is no local part: "Emails from @acme.com go to the priority
+# inbox", "anything sent to @example.org bounces" name a domain.
+_NOT_LOCAL = frozenset("from to for by with via on in of and or all any cc bcc at is are was the a an email emails mail "
+                       "domain domains ending ends end users user addresses address sent send forward forwarded".split())
+
+
 def _hidden_ok(m: re.Match) -> bool:
     at = m.group("at")
+    if at.strip() in ("@", "＠") and at != at.strip() and m.string[m.start() : m.start("at")].lower() in _NOT_LOCAL:
+        return False
     domain = m.string[m.end("at") : m.start("tld")]
     word_at = at.strip().lower() == "at"
     if word_at and not _DOT_SPELLED_RX.search(domain):
@@ -213,10 +221,19 @@ _OTP_WORDS = (r"验证码|校验码|动态码|短信码|确认码|动态密码|o
               r"código de (?:verificación|seguridad)|bestätigungscode|sicherheitscode|code de (?:vérification|sécurité)|"
               r"認証コード|確認コード|인증 ?번호|인증 ?코드")
 # "is your code": a bare "code" is a code word only so bound ("739215 is your code").
-_OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b")
+# "Your Uber code: 4829", "Your WhatsApp code is 482-913": a service's name between "your" and "code"
+# (not a code of another kind: "your zip code: 94107", "your booking code is ...").
+_NOT_OTP_KIND = ("zip|postal|post|area|country|promo|promotional|discount|coupon|referral|invite|invitation|error|status|"
+                 "source|qr|bar|dress|gift|voucher|sort|swift|tax|product|course|booking|confirmation|reservation|access|"
+                 "door|gate|alarm|lock|safe|garage|entry|building|ticket|order|tracking|airport|airline|language|region|"
+                 "currency|class|fare|seat|room|house|dial|locker|parking|event|exam|test|sample|share|color|colour|"
+                 "country|iso|hs|naics|sic|zip\\+4|reference|ref|member|membership|customer|account|branch|bank|routing")
+_OTP_WORD = re.compile(rf"(?:{_OTP_WORDS})|(?<=is your )code\b|(?<=\byour )(?!(?:{_NOT_OTP_KIND})\b)[a-z][\w.\-]{{1,20}} code\b")
 # (a six-digit code as apps show it, in two groups: "2FA code: 118 223", "code 482-913")
 _OTP_AFTER = re.compile(r"[^\d\n]{0,20}?(?<!\d)(\d{4,8}(?![\d年月日号点时分秒]|[.:/\-]\d)|\d{3}[ \-]\d{3}(?!\d|[.:/\-]\d|[ ]\d))")
-_OTP_BEFORE = re.compile(r"(?<![\d.\-])(\d{4,8})(?![\d.\-])([^\d\n]{0,12}?)\Z")
+# (not the tail of a grouped number: "Zoom meeting ID 912 3456 7890, passcode is on the invite")
+# (a service's prefix, "G-482913 is your Google verification code"; a service's name before the word)
+_OTP_BEFORE = re.compile(r"(?<![\d.])(?<![\d.]-)(?<!\d )(\d{4,8})(?![\d.\-])([^\d\n]{0,28}?)\Z")
 # Between the word and the code: nothing but a copula or punctuation ("code is 739215", "验证码是
 # 604417", "OTP: 55218"); "code for order 4821" is looser, and yields to a number bound before.
 _OTP_TIGHT = re.compile(r"[\s:：=#\-–—(（【\[\"'>]*(?:(?:is|was|are|will be|是|为|為|は)[\s:：\"']*)?")
@@ -232,8 +249,11 @@ _OTP_BOUND = re.compile(r"\b(?:is|as|was|are) (?:your|the|my)\b|是|为|為|你�
 _OTP_SETTING = re.compile(r"\b(?:ttl|expiry|expires?|expiration|exp|lifetime|seconds?|secs?|ms|millis(?:econds)?|"
                           r"minutes?|mins?|hours?|retry|retries|length|len|version|ver|count|limit|max|min|attempts?|"
                           r"tries|timeout|window|interval|digits|size|since|duration|delay|cooldown|age|period|rate)\b")
+# (a count, "the OTP flow handles 200 400 requests per day"; a factory default, "security code 1234 was the default")
 _OTP_UNIT = re.compile(r"[ \t]*(?:s|sec|secs|seconds?|ms|millis\w*|minutes?|mins?|m|hours?|hrs?|h|days?|d|attempts?|tries|"
-                       r"retries|digits?|chars?|characters)\b")
+                       r"retries|digits?|chars?|characters|requests?|users?|calls?|messages?|logins?|sign-?ins?|"
+                       r"transactions?|codes|times|people|customers?|accounts?|"
+                       r"(?:(?:is|was)[ \t]+)?(?:the[ \t]+|a[ \t]+)?(?:factory[ \t]+)?default|by[ \t]+default)\b")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
 
 
@@ -252,7 +272,7 @@ def _otp(node, ctx: Ctx):
         after = _OTP_AFTER.match(low, w.end(), node.end)
         if after and _otp_setting(ctx, w.start(), after.start(1), after.end(1)):
             after = None
-        before = _OTP_BEFORE.search(low, max(node.start, w.start() - 21), w.start())
+        before = _OTP_BEFORE.search(low, max(node.start, w.start() - 37), w.start())
         if after and _OTP_TIGHT.fullmatch(low, w.end(), after.start(1)):
             span = after.span(1)
         elif before and _OTP_BOUND.search(before.group(2)):

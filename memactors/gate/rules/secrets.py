@@ -118,6 +118,22 @@ _provider("secret.vault", _B + r"hv[sb]\.[A-Za-z0-9_\-]{90,300}" + _E, ("hvs.", 
           "HashiCorp Vault service or batch token (hvs./hvb.)", "gitleaks vault-service-token, vault-batch-token")
 _provider("secret.groq", _B + r"gsk_[A-Za-z0-9]{52}" + _E, ("gsk_",), "Groq API key (gsk_ + 52)",
           "trufflehog groq detector")
+_provider("secret.xai", _B + r"xai-[A-Za-z0-9_]{80}" + _E, ("xai-",), "xAI API key (xai- + 80)", "trufflehog xai detector")
+_provider("secret.perplexity", _B + r"pplx-[A-Za-z0-9]{48}" + _E, ("pplx-",), "Perplexity API key (pplx- + 48)",
+          "trufflehog perplexity detector")
+_provider("secret.mailgun", _B + r"key-[a-f0-9]{32}" + _E, ("key-",), "Mailgun private API key (key- + 32 hex)",
+          "gitleaks mailgun-private-api-token")
+_provider("secret.atlassian", _B + r"ATATT3[A-Za-z0-9_\-=]{150,250}" + _E, ("ATATT3",),
+          "Atlassian API token (ATATT3...)", "gitleaks atlassian-api-token (2022 format)")
+_provider("secret.databricks", _B + r"dapi[a-h0-9]{32}(?:-\d)?" + _E, ("dapi",), "Databricks personal access token (dapi + 32)",
+          "gitleaks databricks-api-token")
+_provider("secret.docker", _B + r"dckr_pat_[A-Za-z0-9_\-]{27}" + _E, ("dckr_pat_",), "Docker Hub personal access token (dckr_pat_)",
+          "gitleaks docker hub pat; Docker's dckr_pat_ prefix", tokens=False)
+_provider("secret.supabase", _B + r"sbp_[a-f0-9]{40}" + _E, ("sbp_",), "Supabase access token (sbp_ + 40 hex)",
+          "trufflehog supabasetoken detector")
+_provider("secret.grafana", _B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2})" + _E,
+          ("glsa_", "glc_"), "Grafana service account or cloud token (glsa_, glc_)",
+          "gitleaks grafana-service-account-token, grafana-cloud-api-token", tokens=False)
 _provider("secret.notion", _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})" + _E, ("secret_", "ntn_"),
           "Notion integration token (secret_ + 43, ntn_ + 46)", "trufflehog notion detector; Notion's 2024 ntn_ format")
 _provider("secret.linear", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _E, ("lin_api_", "lin_oauth_"),
@@ -186,8 +202,8 @@ _NOT_VALUES = {"password", "passwd", "pass", "pwd", "secret", "token", "xxx", "x
                "required", "optional", "hidden", "redacted", "masked", "empty", "secretstr", "your_password",
                "your-password", "yourpassword", "example", "placeholder", "dummy", "value", "<password>",
                "enabled", "disabled", "unset", "change_me", "changeme", "change-me", "replace_me", "replaceme",
-               "replace-me", "your-password-here", "your_password_here", "yourpasswordhere", "tbd", "todo"}
-_TEMPLATED = re.compile(r"^(?:\$\{?[\w.:-]*\}?|\$\(.*\)|<[^>]*>|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s?|%\w+%|\*+|x{3,}|X{3,}"
+               "replace-me", "your-password-here", "your_password_here", "yourpasswordhere", "tbd", "todo", "test"}
+_TEMPLATED = re.compile(r"^(?:\$\{?[\w.:-]*\}?|\$\{[\w.]+:?\?[^}]*\}|\$\(.*\)|<[^>]*>|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s?|%\w+%|\*+|x{3,}|X{3,}"
                         r"|\.{3}|…|\[[\w\s]*\]|[\w]+\.[\w.]+\(.*\)|(?:os\.)?(?:environ|getenv)\b.*|process\.env\..*"
                         # a command's output ($(cat pw), `cat pw`: read up to a space), Ruby's #{..},
                         # @@TOKEN@@ substitution, a redaction or a description in brackets
