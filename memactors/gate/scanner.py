@@ -308,8 +308,8 @@ class Gate:
         return best
 
     def _scan(self, text: str, source_kind: str) -> tuple[GateReport, int]:
-        """The report on the text as typed, and the flags of the readings that may differ from it."""
-        _check_text(text)
+        """The report on the text as typed, and the flags of the readings that may differ from it
+        (``scan`` checked the text and the source kind; a reading of a str is a str)."""
         plan = self._plan(source_kind)
         lower = _lower(text)
         fired, hint = plan.prescan.match(text, lower)
