@@ -8,16 +8,13 @@ import pytest
 
 import memactors
 from memactors.core import promotion as P
+from process_folder import connect as _connect
 from memactors.testing import drop_hot
 
 S = "/org/acme/user/alice/"
 S2 = "/org/beta/user/bob/"
 A = "agent"
 NEVER = {"ttl_days": "never", "soft_ttl_days": "never"}
-
-
-def _connect(path, clock, **kw):
-    return memactors.connect(str(path), host="process", clock=clock, **kw)
 
 
 @pytest.fixture

@@ -6,29 +6,9 @@ from __future__ import annotations
 import pytest
 
 import memactors
-
-S = "/org/acme/user/alice/"
-A = "agent"
-
-
-def _connect(path, clock):
-    return memactors.connect(str(path), host="process", clock=clock)
-
-
-def _reopen(rt, path, clock):
-    """The folder closed and opened again: the hot state rebuilt from the ledger and L2."""
-    rt.close()
-    return _connect(path, clock)
-
-
-@pytest.fixture
-def folder(tmp_path):
-    clock = memactors.ManualClock()
-    rt = _connect(tmp_path / "d", clock)
-    rt.grant(A, S, write=True)
-    rt.grant("admin", "/org/acme/", write=True)
-    yield rt, clock, tmp_path / "d"
-    rt.close()
+from process_folder import A, S, folder  # noqa: F401 - a fixture (tests/process_folder.py)
+from process_folder import connect as _connect
+from process_folder import reopen as _reopen
 
 
 def _city(rt, city: str, confidence: float, source: str, **kw):

@@ -5,24 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import memactors
-
-S = "/org/acme/user/alice/"
-A = "agent"
-
-
-def _connect(path, clock, **kw):
-    return memactors.connect(str(path), host="process", clock=clock, **kw)
-
-
-@pytest.fixture
-def folder(tmp_path):
-    clock = memactors.ManualClock()
-    rt = _connect(tmp_path / "d", clock)
-    rt.grant(A, S, write=True)
-    rt.grant("admin", "/org/acme/", write=True)
-    yield rt, clock, tmp_path / "d"
-    rt.close()
+from process_folder import A, S, folder  # noqa: F401 - a fixture (tests/process_folder.py)
+from process_folder import connect as _connect
+from process_folder import reopen as _reopen
 
 
 def _city(rt, city: str, confidence: float, source: str):
@@ -57,8 +42,7 @@ def test_rolling_back_an_update_of_one_side_puts_the_close_call_back(folder, for
     oslo = _city(rt, "Oslo", 0.7, "tool")
     assert oslo.supersedes == rome.memory_id and _pending(rt) == [{paris.memory_id, oslo.memory_id}]
     if reopen:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         if form == "at":
             rt.rollback(at=head, actor="admin", reason="bad tool run")
@@ -67,8 +51,7 @@ def test_rolling_back_an_update_of_one_side_puts_the_close_call_back(folder, for
         assert _pending(rt) == [{paris.memory_id, rome.memory_id}]
         assert _conflicts(rt) == before == {paris.memory_id: ("contradiction", "contradiction_in_review"),
                                             rome.memory_id: ("contradiction", "contradiction_in_review")}
-        rt.close()
-        rt = _connect(path, clock)  # the flags are in the ledger and L2, not in the hot state alone
+        rt = _reopen(rt, path, clock)  # the flags are in the ledger and L2, not in the hot state alone
         assert _pending(rt) == [{paris.memory_id, rome.memory_id}] and _conflicts(rt) == before
     finally:
         rt.close()
@@ -87,13 +70,11 @@ def test_a_version_brought_back_by_a_rollback_after_its_rival_was_erased_is_in_n
     rt.forget(paris.memory_id, actor=A, reason="user asked")
     assert _conflicts(rt) == {oslo.memory_id: (None, None)}
     if reopen:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         rt.rollback(memory_id=oslo.memory_id, actor="admin", reason="bad tool run")
         assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
         assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
     finally:
         rt.close()
@@ -132,8 +113,7 @@ def test_undoing_the_live_version_brings_back_the_one_a_sweep_set_aside_as_super
     clock.advance(days=100)
     assert rt.gc().by_rule["superseded_old"] == 1
     if reopen:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         plan = rt.rollback(memory_id=v2.memory_id, actor="admin", reason="poisoned", dry_run=True)
         assert {(i["memory_id"], i["action"]) for i in plan.items} == {(v2.memory_id, "undo"),
@@ -168,8 +148,7 @@ def test_undoing_the_side_a_reviewer_picked_brings_the_other_back(folder, reopen
     rome_v = next(v for v in rt.history(rome.memory_id, actor=A)["versions"] if v["memory_id"] == rome.memory_id)
     assert [(c["why"], c.get("by")) for c in rome_v["changes"]] == [("superseded", paris.memory_id)]
     if reopen:
-        rt.close()
-        rt = _connect(path, clock)
+        rt = _reopen(rt, path, clock)
     try:
         rt.rollback(memory_id=paris.memory_id, actor="admin", reason="poisoned")
         assert _conflicts(rt) == {rome.memory_id: (None, None)} and _pending(rt) == []
