@@ -253,12 +253,23 @@ _ABOUT = frozenset("""
     guessable memorable remember forgot forget reset change changed set stored saved written sent known
     letters numbers symbols characters digits word words name birthday date one two three four five
     now today yesterday tomorrow week month year days months years time times there here please thanks
+    kinda sorta lol haha ugh tbh super pretty so again enough fine okay ok good bad great awful terrible horrible
+    annoying impossible ridiculous crazy stupid dumb silly weird obvious predictable safe unsafe broken lost
+    locked stuck gone stolen online offline somewhere anywhere everywhere nowhere something nothing
 """.split())
 
 
+_INFLECTED = ("ed", "ing", "ly")  # "expiring soon", "finally working", "stored safely": how a password is
+
+
 def _dictionary_phrase(v: str) -> bool:
+    """Four words or more, none a word about a password; a sentence about one starts with how it
+    is ("finally working", "being reset"), so an -ed, -ing or -ly word may not come first, and at
+    least two words are not of that kind ("purple elephant dancing quietly" is a passphrase)."""
     words = v.lower().split()
-    return len(words) >= 4 and not any(w in _ABOUT or w.endswith(("ed", "ing", "ly")) for w in words)
+    if len(words) < 4 or any(w in _ABOUT for w in words) or words[0].endswith(_INFLECTED):
+        return False
+    return sum(not w.endswith(_INFLECTED) for w in words) >= 2
 
 
 def _passphrase(v: str) -> bool:

@@ -264,10 +264,18 @@ def _otp_setting(ctx: Ctx, word_start: int, num_start: int, num_end: int) -> boo
     return _OTP_SETTING.search(words(ctx.text[ks:num_start])) is not None or _OTP_UNIT.match(ctx.text, num_end) is not None
 
 
+# No code word, the number used to get in: "Use 482913 to log in to Slack", "enter 604-417 to verify
+# your account" (a verification of anything else, "enter 1000 to confirm the amount", is no code).
+_OTP_USE = re.compile(r"\b(?:use|enter|type|input|key in)[ \t]+(\d{4,8}|\d{3}[ \-]\d{3})[ \t]+to[ \t]+"
+                      r"(?:log[ \t]*(?:in|on)|login|sign[ \t]*(?:in|on)|(?:verify|confirm)[ \t]+(?:your|it['’]s[ \t]+you))\b")
+
+
 def _otp(node, ctx: Ctx):
     low, seen = ctx.cache.get("snake_lower"), -1
     if low is None:  # the same length as the text: spans unchanged
         low = ctx.cache["snake_lower"] = ctx.lower.replace("_", " ")
+    used = [m.span(1) for m in _OTP_USE.finditer(low, node.start, node.end)]
+    yield from used
     for w in _OTP_WORD.finditer(low, node.start, node.end):
         after = _OTP_AFTER.match(low, w.end(), node.end)
         if after and _otp_setting(ctx, w.start(), after.start(1), after.end(1)):
@@ -281,7 +289,7 @@ def _otp(node, ctx: Ctx):
             span = after.span(1)
         else:
             continue
-        if span[0] > seen:  # one number read by two words ("OTP 1234 verification code") once
+        if span[0] > seen and span not in used:  # one number read by two words ("OTP 1234 verification code") once
             seen = span[0]
             yield span
 
@@ -290,7 +298,7 @@ register(Rule(
     id="pii.otp", category=PII, sensitivity=CONFIDENTIAL, placeholder="[OTP]", risk=0.7,
     binds=(SENTENCE, KV), find=_otp, guard=found(r"\d{4}|\d{3}[ \-]\d{3}"),
     itriggers=("验证码", "校验码", "动态码", "短信码", "确认码", "动态密码", "otp", "one-time", "one time", "onetime", "code",
-               "código", "認証コード", "確認コード", "인증"),
+               "código", "認証コード", "確認コード", "인증", "to log", "to login", "to sign", "to verify", "to confirm"),
     reason="4-8 digit one-time code next to a code word in the same sentence or key-value pair",
     origin="wording of SMS/OTP messages (zh: 验证码/校验码/动态码; en: verification code, OTP)",
 ))
