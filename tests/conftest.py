@@ -5,8 +5,9 @@ once per session. ``MEMACTORS_HOST=ray`` runs every runtime test on the Ray host
 
 from __future__ import annotations
 
+import atexit
 import os
-
+import shutil
 import tempfile
 
 # In-process Ray only: no token written under $HOME. The server tests start Ray heads in
@@ -15,6 +16,8 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 # Ledger keys live outside data folders (~/.memactors/keys by default): tests keep theirs in a
 # folder of their own, never in the user's home.
 os.environ["MEMACTORS_KEY_DIR"] = tempfile.mkdtemp(prefix="memactors-test-keys-")
+# ... and removed with this process (each xdist worker has its own): no key is left in /tmp.
+atexit.register(shutil.rmtree, os.environ["MEMACTORS_KEY_DIR"], ignore_errors=True)
 ALL_ON_RAY = os.environ.get("MEMACTORS_HOST") == "ray"
 os.environ.setdefault("MEMACTORS_HOST", "process")
 

@@ -1,4 +1,5 @@
-"""The command line without Ray: help texts, and user errors refused before a runtime starts."""
+"""The command line without Ray: help texts, user errors refused before a runtime starts, and
+the history verbs on the process host."""
 
 from __future__ import annotations
 
@@ -322,3 +323,29 @@ def test_a_usage_error_never_quotes_the_text_it_refuses(args):
     # click's own messages quoted a dash-led text (a private key) or unquoted words whole.
     res = CliRunner().invoke(cli_mod.cli, args)
     assert res.exit_code == 2 and "b3BlbnNzaC1" not in res.output and "AKIAQYLPMN5HFTXW7Z3B" not in res.output
+
+
+def test_the_history_verbs_answer_on_the_process_host(tmp_path):
+    """audit head/at, recall --as-of, rollback (applied; dry runs: test_history) and fork, through
+    the CLI on a folder no server holds (that they attach to one: test_server.py)."""
+    data = str(tmp_path / "data")
+
+    def run(*args):
+        res = CliRunner().invoke(cli_mod.cli, [*args, "--data", data, "--json"])
+        assert res.exit_code == 0, res.output
+        return orjson.loads(res.stdout)
+
+    scope, kv = "/org/acme/user/alice/", ("--subject", "alice", "--predicate", "city")
+    run("grant", "a1", scope, "--write")
+    ask = ("alice lives in Leeds or York", "--actor", "a1", "--task-id", "t1", "--scope", scope, "--purpose", "test")
+    leeds = run("write", scope, "lives in Leeds", "--actor", "a1", *kv, "--object", "Leeds")["memory_id"]
+    h1 = run("audit", "head")["seq"]
+    york = run("write", scope, "lives in York", "--actor", "a1", *kv, "--object", "York")["memory_id"]
+    snap = run("audit", "at", str(h1), "--actor", "a1", "--scope", scope)
+    assert snap["seq"] == h1 and [m["memory_id"] for m in snap["memories"]] == [leeds]
+    assert snap["changed_since"] == 2 and "Leeds" not in str(snap)
+    assert [h["memory_id"] for h in run("recall", *ask, "--as-of", str(h1))["hits"]][:1] == [leeds]
+    done = run("rollback", "--memory-id", york, "--actor", "a1", "--reason", "wrong")
+    assert done["counts"] == {"undo": 1, "reinstate": 1} and not done["dry_run"]
+    out = run("fork", str(tmp_path / "fork"), "--at", str(h1))
+    assert out["seq"] == h1 and os.path.exists(tmp_path / "fork" / "ledger.duckdb")

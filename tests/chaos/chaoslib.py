@@ -184,8 +184,10 @@ def kill(pids) -> None:
 
 
 def start_driver(spec: dict, *, new_session: bool = False) -> subprocess.Popen:
-    """Start ``driver.py`` on ``spec`` (written next to its ``out``)."""
-    path = spec.get("spec") or os.path.join(tempfile.gettempdir(), f"chaos-spec-{uuid.uuid4().hex[:8]}.json")
+    """Start ``driver.py`` on ``spec`` (written where it says, or next to its ``out``)."""
+    near = spec.get("out") or spec.get("log")
+    path = spec.get("spec") or (f"{near}.spec.json" if near else
+                                os.path.join(tempfile.gettempdir(), f"chaos-spec-{uuid.uuid4().hex[:8]}.json"))
     with open(path, "wb") as f:
         f.write(orjson.dumps(spec))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
