@@ -269,12 +269,22 @@ def _otp_setting(ctx: Ctx, word_start: int, num_start: int, num_end: int) -> boo
 _OTP_USE = re.compile(r"\b(?:use|enter|type|input|key in)[ \t]+(\d{4,8}|\d{3}[ \-]\d{3})[ \t]+to[ \t]+"
                       r"(?:log[ \t]*(?:in|on)|login|sign[ \t]*(?:in|on)|(?:verify|confirm)[ \t]+(?:your|it['’]s[ \t]+you))\b")
 
+# A code bound to the site that sent it, as a text message ends for the browser to fill it in
+# ("@example.com #482913", the WebOTP format; Apple's "#482913 %apple.com", a site's ending after
+# the "%": "%discount.applied" is none): a one-time code wherever that text writes the number,
+# with or without a code word ("Apple ID code: 482913").
+_WEB_OTP = re.compile(r"(?:(?<![\w.])@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+[ \t]+#(\d{4,8})"
+                      r"|(?<![\w#])#(\d{4,8})[ \t]+%[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\.(?:[a-z]{2,3}|app|dev|info|cloud))(?!\w|\.\w)")
+
 
 def _otp(node, ctx: Ctx):
     low, seen = ctx.cache.get("snake_lower"), -1
     if low is None:  # the same length as the text: spans unchanged
         low = ctx.cache["snake_lower"] = ctx.lower.replace("_", " ")
     used = [m.span(1) for m in _OTP_USE.finditer(low, node.start, node.end)]
+    for m in _WEB_OTP.finditer(low, node.start, node.end):  # the code bound to a site: each time it is written
+        code = m.group(1) or m.group(2)
+        used += [c.span() for c in re.finditer(rf"(?<!\d){code}(?!\d)", low)]
     yield from used
     for w in _OTP_WORD.finditer(low, node.start, node.end):
         after = _OTP_AFTER.match(low, w.end(), node.end)
@@ -298,7 +308,7 @@ register(Rule(
     id="pii.otp", category=PII, sensitivity=CONFIDENTIAL, placeholder="[OTP]", risk=0.7,
     binds=(SENTENCE, KV), find=_otp, guard=found(r"\d{4}|\d{3}[ \-]\d{3}"),
     itriggers=("验证码", "校验码", "动态码", "短信码", "确认码", "动态密码", "otp", "one-time", "one time", "onetime", "code",
-               "código", "認証コード", "確認コード", "인증", "to log", "to login", "to sign", "to verify", "to confirm"),
+               "código", "認証コード", "確認コード", "인증", "to log", "to login", "to sign", "to verify", "to confirm", " #"),
     reason="4-8 digit one-time code next to a code word in the same sentence or key-value pair",
     origin="wording of SMS/OTP messages (zh: 验证码/校验码/动态码; en: verification code, OTP)",
 ))
