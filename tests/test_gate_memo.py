@@ -83,3 +83,24 @@ def test_the_memo_is_bounded(monkeypatch):
         gate.scan(f"note number {i} about the garden", "user_stated")
         assert len(gate._memo) <= 50
     assert gate.scan("note number 3 about the garden") == Gate().scan("note number 3 about the garden")
+
+
+def test_gates_with_the_same_rules_share_one_compiled_prescan():
+    """Each runtime a process opens has gates of its own: the same rules' pre-scan is compiled
+    once (``scanner.shared_prescan``); other rules get their own, and the answers are a gate's own."""
+    from memactors.gate.rules import RULES
+
+    a, b = Gate(), Gate()
+    for g in (a, b):
+        assert g.scan("Call me on +44 7911 123456 after six.").decision == "redacted"
+        assert "13800138000" not in g.redact_all("call 13800138000")
+    assert a._plan("user_stated").prescan is b._plan("user_stated").prescan
+    assert a._all is b._all
+    email = Gate({"pii.email": RULES["pii.email"]})
+    assert email._plan("user_stated").prescan is not a._plan("user_stated").prescan
+    assert email.scan("call 13800138000").decision == "accepted"
+    assert email.scan("mail li.wei@example.com").decision != "accepted"
+    for i in range(scanner.PRESCANS_MAX + 3):  # bounded: cleared when full, rebuilt as used
+        scanner.shared_prescan([RULES["pii.email"]] * (i + 1))
+    assert len(scanner._PRESCANS) <= scanner.PRESCANS_MAX
+    assert Gate().scan("Call me on +44 7911 123456 after six.").decision == "redacted"
