@@ -204,6 +204,24 @@ _INTL_BARE = re.compile(r"(?:(?:\b(?:contraseña|contrasena|passwort|kennwort|mo
                         r"losenord|hasło|haslo|salasana|пароль|şifre[mn]?|sifre[mn]?|şifreniz|parolam)" + _INTL_OF
                         + r"(?:\s+[^\W\d_]{2,12})?\s+)|(?:パスワード|暗証番号|비밀번호|암호|密码|密碼|口令|पासवर्ड)\s*)"
                         r"([!-~](?<![\"'`(<])[!-~]{3,63})", re.I)  # an ASCII value: "パスワードは8文字以上" is a rule
+# The CJK words with digits alone after them, no copula: "银行卡密码 4821", "保险箱密码 36-24-12",
+# "门禁密码 2468#" (a PIN, a safe's combination, a keypad code: in these languages the word says
+# password or PIN whatever follows). Not a count or a date ("密码 8位以上", "密码 2023年改过").
+_CJK_PW_DIGITS = re.compile(r"(?:密码|密碼|口令|暗証番号|비밀번호|암호|パスワード)[ \t]*(\d{4,12}#?|\d{1,6}(?:[\-#]\d{1,6}){1,5}#?)"
+                            r"(?![\d年月日号號位个個次条條字元块塊分秒天周週岁歲%]|[.,:/\-]\d|[ \t]*(?:位|个|個|字|次|年))")
+
+
+def _cjk_digits(v: str) -> bool:
+    """Not a date (2023-01-05, 05-01-2023, 5-1-23): a safe's "36-24-12" is no day and month."""
+    parts = v.rstrip("#").split("-")
+    if len(parts) != 3:
+        return True
+    a, b, c = (int(p) for p in parts)
+    if len(parts[0]) == 4:  # the year first
+        return not (1 <= b <= 12 and 1 <= c <= 31)
+    return not (1 <= a <= 31 and 1 <= b <= 31 and (a <= 12 or b <= 12))  # day-month or month-day, then the year
+
+
 _BARE_WORDS = ("contrase", "passwort", "kennwort", "mot de passe", "mdp", "senha", "wachtwoord", "lösenord", "losenord",
                "hasło", "haslo", "salasana", "пароль", "şifre", "sifre", "parolam", "パスワード", "暗証番号", "비밀번호", "암호",
                "密码", "密碼", "口令", "पासवर्ड")  # _INTL_BARE's words
@@ -428,10 +446,10 @@ def _phrase(node, ctx: Ctx):
         pairs = ctx.cache["pw_pairs"] = " / " in ctx.text or any(w in low for w in _PAIR_WORDS)
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value), (_EN_PW_WORDS, _dictionary_phrase),
-                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_EN_TOKEN, secretish),
+                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish),
                    (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
                    (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any)):
-        if rx is _INTL_PW and not intl[0] or rx is _INTL_BARE and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
+        if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low \
                 or rx is _EN_NAMED_KEY and "key" not in low or rx is _PIN_OF and "pin" not in low:
             continue
