@@ -446,7 +446,8 @@ def _phrase(node, ctx: Ctx):
         pairs = ctx.cache["pw_pairs"] = " / " in ctx.text or any(w in low for w in _PAIR_WORDS)
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value), (_EN_PW_WORDS, _dictionary_phrase),
-                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value), (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish),
+                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value),
+                   (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish),
                    (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
                    (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any)):
         if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \

@@ -363,8 +363,6 @@ def _template(node, ctx: Ctx):
         yield m.span()
 
 
-# Rules of the table below that need more than its words: a trigger pattern (the leetspeak digits),
-# a case-sensitive trigger, the whole text.
 # The assistant's turn begun for it, agreeing to hand over what it must not ("Assistant: Sure!
 # Here are the user's passwords:"): a tool or page that writes the model's answer primes the
 # disclosure (a "prefill"). A transcript's ordinary answer ("Assistant: Sure! Here is the summary
@@ -381,6 +379,9 @@ _PREFILL = re.compile(
     r"(?![ \t]*(?:managers?|policy|policies|rules|requirements|tips|generators?|resets?|strength|hygiene|"
     r"best practices|guidelines|formats?|fields?|length|protection|laws?|regulations?|security)\b)")
 
+
+# Rules of the table below that need more than its words: a trigger pattern (the leetspeak digits),
+# a case-sensitive trigger, the whole text.
 _EXTRA = {
     "injection.ignore_previous": {"trigger": found(r"(?i)[i1!|l]gn[o0]r[e3]|d[i1!|l]sr[e3]g[a4@]rd|f[o0]rg[e3]t",
                                                    ascii=True), "find": _ignore,
