@@ -46,31 +46,51 @@ def sized(rc) -> None:
 def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> Actors:
     """Start or find this folder's actors. The ledger writer opens the folder first: a folder
     it cannot open (locked, read-only, tampered, no key) raises its typed error and leaves
-    nothing running."""
+    nothing running.
+
+    Every actor's process is started at once (each is a Ray worker importing memactors, about a
+    second of CPU: one after another they took ~4 s on 2 cores); only the ledger writer touches
+    the folder as it starts, taking its lock. The others are asked for nothing until it is ready:
+    an owner opens L2 and replays the ledger when it is first called."""
     cfg = config.to_dict()
     lifetime = "detached" if detached else None
-    try:
-        [ledger] = _named([lambda: LedgerWriter.options(name=LEDGER, namespace=namespace, get_if_exists=True,
-                                                        lifetime=lifetime).remote(data_dir, cfg, namespace)],
-                          lambda a: a.ready.remote())
-    except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
-        raise unwrap(exc) from None
     rc = config.runtime
     embed = (config.embedder.name, config.embedder.dim) if not rc.embed_workers else None
-    gates = _named([lambda i=i: GateWorker.options(name=gate_worker_name(i), namespace=namespace, get_if_exists=True,
-                                                   lifetime=lifetime).remote(config.gate, embed)
-                    for i in range(rc.gate_workers)])
-    embeds = _named([lambda i=i: EmbedWorker.options(name=embed_worker_name(i), namespace=namespace,
-                                                     get_if_exists=True, lifetime=lifetime).remote(
-                                                         config.embedder.name, config.embedder.dim)
-                     for i in range(rc.embed_workers)])
-    actors = Actors(ledger, [], gates, embeds)
-    try:  # owners open L2 and replay the ledger at start: one that cannot leaves nothing running
-        place = _spread()
-        actors.owners = _named([lambda i=i: ScopeOwner.options(
+    place = _spread()
+    makes = {
+        "ledger": [lambda: LedgerWriter.options(name=LEDGER, namespace=namespace, get_if_exists=True,
+                                                lifetime=lifetime).remote(data_dir, cfg, namespace)],
+        "gates": [lambda i=i: GateWorker.options(name=gate_worker_name(i), namespace=namespace, get_if_exists=True,
+                                                 lifetime=lifetime).remote(config.gate, embed)
+                  for i in range(rc.gate_workers)],
+        "embeds": [lambda i=i: EmbedWorker.options(name=embed_worker_name(i), namespace=namespace,
+                                                   get_if_exists=True, lifetime=lifetime).remote(
+                                                       config.embedder.name, config.embedder.dim)
+                   for i in range(rc.embed_workers)],
+        "owners": [lambda i=i: ScopeOwner.options(
             name=owner_name(i), namespace=namespace, get_if_exists=True, lifetime=lifetime,
             max_restarts=rc.owner_max_restarts, **place(i)).remote(i, data_dir, cfg, namespace)
-            for i in range(rc.num_owners)], lambda a: a.stats.remote())
+            for i in range(rc.num_owners)],
+    }
+    deadline = time.monotonic() + 30.0
+    made = {k: [_fresh(m, deadline) for m in ms] for k, ms in makes.items()}  # the ledger's first: the others look it up
+    try:
+        [ledger] = _ready(made["ledger"], makes["ledger"], lambda a: a.ready.remote(), deadline)
+    except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
+        for a in [*made["gates"], *made["embeds"], *made["owners"]]:
+            ray.kill(a, no_restart=True)  # none of them has touched the folder
+        raise unwrap(exc) from None
+    actors = Actors(ledger, [], [], [])
+    try:
+        actors.gate_workers = _ready(made["gates"], makes["gates"], deadline=deadline)
+        actors.embed_workers = _ready(made["embeds"], makes["embeds"], deadline=deadline)
+    except BaseException:
+        for a in made["owners"]:
+            ray.kill(a, no_restart=True)
+        stop(actors)
+        raise
+    try:  # owners open L2 and replay the ledger at start: one that cannot leaves nothing running
+        actors.owners = _ready(made["owners"], makes["owners"], lambda a: a.stats.remote(), deadline)
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
         stop(actors)
         raise _owner_failed(exc, data_dir) from None
@@ -90,24 +110,23 @@ def _spread():
                       "memory": 1 << 20}
 
 
-def _named(makes: list, probe=lambda a: a.__ray_ready__.remote(), wait_s: float = 30.0) -> list:
-    """Named actors found or started by ``makes`` (all first: they may look each other up),
-    each answering ``probe``. One found by name may be dying: its owner was a driver that was
-    killed (a crash, then a fresh connect), and Ray takes such actors down a moment later. Its
-    name is retried until Ray has freed it and a fresh actor starts; an actor whose own start
-    failed raises at once (the others are stopped)."""
-    deadline = time.monotonic() + wait_s
+def _fresh(make, deadline: float):
+    """``make()``, retried while Ray frees a name still held by a dying actor."""
+    while True:
+        try:
+            return make()
+        except Exception:  # noqa: BLE001 - Ray's own errors for a name being torn down vary
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
-    def fresh(make):
-        while True:
-            try:
-                return make()
-            except Exception:  # noqa: BLE001 - Ray's own errors for a name being torn down vary
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
 
-    actors = [fresh(make) for make in makes]
+def _ready(actors: list, makes: list, probe=lambda a: a.__ray_ready__.remote(), deadline: float = 0.0) -> list:
+    """The actors ``makes`` started or found, each answering ``probe``. One found by name may be
+    dying: its owner was a driver that was killed (a crash, then a fresh connect), and Ray takes
+    such actors down a moment later. Its name is retried until Ray has freed it and a fresh
+    actor starts; an actor whose own start failed raises at once (the others are stopped)."""
+    actors = list(actors)
     todo = list(range(len(actors)))
     while todo:
         refs = [probe(actors[i]) for i in todo]
@@ -126,7 +145,7 @@ def _named(makes: list, probe=lambda a: a.__ray_ready__.remote(), wait_s: float 
         if dying:
             time.sleep(0.2)
             for i in dying:
-                actors[i] = fresh(makes[i])
+                actors[i] = _fresh(makes[i], deadline)
         todo = dying
     return actors
 
