@@ -253,7 +253,7 @@ def _setup_rollback(rt, h, scopes: list[str], tag: str, rng: random.Random, mode
         items += [{"scope": s, "text": f"note {tag} imported {i} {words(rng)}", "actor": "importer",
                    "idempotency_key": f"{tag}-d-{k}-{i}"} for i in range(n // 2)]
         imported += [r.memory_id for r in recorded_many(h, rt, items)]
-    args = ({"to": t, "scope": scopes[0]} if mode == "to" else {"where": {"actor": "importer", "since": since}})
+    args = ({"at": t, "scope": scopes[0]} if mode == "to" else {"where": {"actor": "importer", "since": since}})
     return {"args": args, "due": imported, "keep": first, "mode": mode}
 
 
