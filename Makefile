@@ -33,7 +33,7 @@ run: compile
 demo: compile
 	$(BIN)/memactors demo --data $(DEMO_DATA) --fresh
 
-# Two workers, one test file each at a time (a file shares one runtime): 10-12 min on the 2-core machine
+# Two workers, one test file each at a time (a file shares one runtime): 9-12 min on the 2-core machine
 # of December 2026, CPU-bound over both cores (benchmarks/RESULTS.md says what takes the time).
 test: compile
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -n 2 --dist loadfile
