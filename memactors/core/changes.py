@@ -435,7 +435,7 @@ def decide_review_due(op: ReviewDueOp, rec: dict | None, now_us: int, lc: Lifecy
 _RECHECK = lifecycle.RULE_COLUMNS
 # Per rule code: a sweep's reason, patch (shared by its changes: patches are never edited) and
 # event: a status change, or for a review flag an annotation (the memory stays as it is).
-_SWEEP_REASON = {c: f"gc: {r}" for c, r in enumerate(lifecycle.RULES) if c}
+_SWEEP_REASON = {c: lifecycle.sweep_reason(r) for c, r in enumerate(lifecycle.RULES) if c}
 _SWEEP_PATCH = {c: ({"review": lifecycle.PERIODIC_REVIEW} if lifecycle.ACTION_OF[c] == lifecycle.REVIEW else
                     {"status": "evicted" if lifecycle.ACTION_OF[c] == lifecycle.EVICT else "stale"})
                 for c in _SWEEP_REASON}

@@ -64,6 +64,12 @@ NEVER_ACCESSED_US = np.iinfo(np.int64).min
 RULES = ("none", "hard_expired", "soft_expired_unused", "superseded_old", "low_confidence_stale",
          "staleness_evict", "staleness_stale", "review_due")
 ACTIONS = ("none", "evict", "stale", "review")
+
+
+def sweep_reason(rule: str) -> str:
+    """The ledger reason of a sweep's change by ``rule`` (a rollback reads it back)."""
+    return f"gc: {rule}"
+
 NONE, EVICT, STALE, REVIEW = 0, 1, 2, 3
 ACTION_OF = np.array([NONE, EVICT, EVICT, EVICT, STALE, EVICT, STALE, REVIEW], dtype=np.int8)  # by rule code
 CONTRADICTION_REVIEW = "contradiction"  # versions.CONTRADICTION_FLAG: an open contradiction

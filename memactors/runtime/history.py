@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 
 from ..core import records as R
 from ..core import validate as V
+from ..core.lifecycle import sweep_reason
 from ..core.errors import AccessDenied, InvalidRecord, LedgerTampered, MemactorsError, NotFound
 from ..core.ops import RollbackOp
 from ..core.scopes import check_identifier, parse_scope
@@ -29,7 +30,7 @@ from .paths import new_folder
 from .results import RecallResult, recall_result
 
 GONE = "evicted"  # what an undone memory becomes (out of recall; its key kept: a rollback can be rolled back)
-SUPERSEDED_OLD = "gc: superseded_old"  # the ledger reason of a sweep's eviction of an old superseded version
+SUPERSEDED_OLD = sweep_reason("superseded_old")  # the ledger reason of a sweep's eviction of an old superseded version
 
 
 def point(rt, at) -> int:

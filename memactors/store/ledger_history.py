@@ -294,7 +294,9 @@ class LedgerHistory:
                 reinstates[m] = sorted(found)
             out["reinstates"] = reinstates
             out["older"] = self.now_and_then(sorted({o for f in reinstates.values() for o in f}), None)
-            out["older_why"] = self.last_status_reason(sorted(out["older"]))
+            # why an evicted one left (only a sweep's superseded_old eviction is reinstated)
+            out["older_why"] = self.last_status_reason(
+                sorted(m for m, (was, _) in out["older"].items() if was is not None and was["status"] == "evicted"))
             out["flagged"] = self.now_and_then(t["flag"], None)
         return out
 
