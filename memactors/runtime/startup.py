@@ -75,22 +75,22 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
     deadline = time.monotonic() + 30.0
     made = {k: [_fresh(m, deadline) for m in ms] for k, ms in makes.items()}  # the ledger's first: the others look it up
     try:
-        [ledger] = _ready(made["ledger"], makes["ledger"], lambda a: a.ready.remote(), deadline)
+        [ledger] = _ready(made["ledger"], makes["ledger"], deadline, lambda a: a.ready.remote())
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
         for a in [*made["gates"], *made["embeds"], *made["owners"]]:
             ray.kill(a, no_restart=True)  # none of them has touched the folder
         raise unwrap(exc) from None
     actors = Actors(ledger, [], [], [])
     try:
-        actors.gate_workers = _ready(made["gates"], makes["gates"], deadline=deadline)
-        actors.embed_workers = _ready(made["embeds"], makes["embeds"], deadline=deadline)
+        actors.gate_workers = _ready(made["gates"], makes["gates"], deadline)
+        actors.embed_workers = _ready(made["embeds"], makes["embeds"], deadline)
     except BaseException:
         for a in made["owners"]:
             ray.kill(a, no_restart=True)
         stop(actors)
         raise
     try:  # owners open L2 and replay the ledger at start: one that cannot leaves nothing running
-        actors.owners = _ready(made["owners"], makes["owners"], lambda a: a.stats.remote(), deadline)
+        actors.owners = _ready(made["owners"], makes["owners"], deadline, lambda a: a.stats.remote())
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
         stop(actors)
         raise _owner_failed(exc, data_dir) from None
@@ -121,7 +121,7 @@ def _fresh(make, deadline: float):
             time.sleep(0.2)
 
 
-def _ready(actors: list, makes: list, probe=lambda a: a.__ray_ready__.remote(), deadline: float = 0.0) -> list:
+def _ready(actors: list, makes: list, deadline: float, probe=lambda a: a.__ray_ready__.remote()) -> list:
     """The actors ``makes`` started or found, each answering ``probe``. One found by name may be
     dying: its owner was a driver that was killed (a crash, then a fresh connect), and Ray takes
     such actors down a moment later. Its name is retried until Ray has freed it and a fresh
