@@ -447,7 +447,9 @@ for _id, _rx, _trig, _why in (
                                          "windows key", "product key", "license key", "licence key",
                                          "activation key", "cd key", "serial key"),
      "a role-play jailbreak (pretend you are an unrestricted AI, you are DAN, you have no rules)"),
-    ("injection.prefill", _PREFILL, ("assistant", "ai:", "ai：", "bot", "chatgpt", "claude", "gpt", "model"),
+    # the short role words only with their colon: "model" and "bot" alone are in much ordinary tool output
+    ("injection.prefill", _PREFILL, ("assistant", "chatgpt", "claude", "ai:", "ai：", "bot:", "bot：", "gpt:", "gpt：",
+                                     "model:", "model："),
      "writes the assistant's answer for it, agreeing to hand over secrets or a user's data"),
 ):
     extra = _EXTRA.get(_id, {})

@@ -122,7 +122,7 @@ def valid(key: str, value: str) -> bool:
 # number 2412...", a table column "Order ID"). Read in ``lead``'s words, the last word before the
 # value (after "id", "number", "no.", a colon) decides. A count is no id either ("Synology NAS:
 # 687703876 files indexed", "NHS 111 calls handled: ..."), nor a number to dial, nor one quoted "on your invoice".
-_REF_WORDS = (
+REF_WORDS = (  # phone.py reads them too: a number named as one of these is no phone
     r"orders?|ordernummer|ordernr|bestell(?:ung|nummer)|ref|refs|reference|referencia|referência|réf|invoices?|factura|"
     r"fatura|rechnung(?:snummer)?|tickets?|case|cases|booking|bookingnr|bookingnummer|reservation|confirmation|serial|sn|"
     r"token|receipt|recibo|slip|protocol|protocolo|pedido|job|batch|run|build|tracking|shipment|parcel|package|paket|"
@@ -131,10 +131,10 @@ _REF_WORDS = (
     r"commit|session|trace|claim|policy|contract|voucher|coupon|lot|device|imei|asset|isbn|doi|pid|port|"
     r"handled|processed|served|sold|indexed|downloaded|received|sent|completed")
 _NOT_ID_BEFORE = re.compile(
-    rf"(?:\b(?:{_REF_WORDS})(?:\s+(?:id|ids|no|nr|number|num|code|nummer|numero|número|n°|nº|#))*"
+    rf"(?:\b(?:{REF_WORDS})(?:\s+(?:id|ids|no|nr|number|num|code|nummer|numero|número|n°|nº|#))*"
     r"|\bdial(?:led|ing)?\b(?:\s+[\w.]+){0,3})[\s:：#=.\-–\"'*]*(?:is\s+)?$")
 _COUNT_AFTER = re.compile(
-    rf"[ \t]+(?:on|in|for|of)[ \t]+(?:the|your|this|our|my|an?)?[ \t]*(?:{_REF_WORDS})\b"
+    rf"[ \t]+(?:on|in|for|of)[ \t]+(?:the|your|this|our|my|an?)?[ \t]*(?:{REF_WORDS})\b"
     r"|[ \t]*(?:bytes?|[kmgt]i?b|files?|rows?|records?|items?|downloads?|views?|users?|calls?|pages?|times|visits?|"
     r"hits?|requests?|entries|ms|seconds?|secs?|minutes?|hours?|days?|points?|votes?|units?|copies|tokens|words|"
     r"characters|chars|lines)\b", re.I)

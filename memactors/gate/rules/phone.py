@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from ..tree import DOC
 from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, words
-from .national_id import _REF_WORDS
+from .national_id import REF_WORDS
 from .pii import PHONE_CN
 
 # The regions whose national formats are recognised (NANP's metadata, "US", covers Canada).
@@ -55,7 +55,7 @@ _WORDS = re.compile(r"(?:\b(?:call|calls|called|calling|phone|telephone|tel|mobi
 # A number named as something else right before it is that thing, however it is grouped: a meeting
 # id ("Meeting ID: 845 293 1047", "Zoom meeting ID 912 3456 7890"), an order, a ticket, a booking (the
 # words national ids yield to). A phone word before it ("call the order line: ...") still counts.
-_NAMED_ELSE = re.compile(rf"(?:\b(?:{_REF_WORDS}|meeting|webinar|zoom|conference|membership|loyalty)|会议(?:号|id|ID)?|订单号?|单号|预订号|工单号?|发票号?)"
+_NAMED_ELSE = re.compile(rf"(?:\b(?:{REF_WORDS}|meeting|webinar|zoom|conference|membership|loyalty)|会议(?:号|id|ID)?|订单号?|单号|预订号|工单号?|发票号?)"
                          r"(?:\s+(?:id|ids|no|nr|number|num|code|#))*[\s:：#=.\-–\"'*]*(?:is\s+)?$")
 
 
