@@ -1,0 +1,207 @@
+"""Personal data known by the words around it rather than by a checksum alone: bank account
+numbers (with US routing numbers, UK sort codes, Australian BSBs), dates of birth and home
+addresses. A bare number, date or street is not personal; the same one after "account number"
+at a bank, "date of birth" or "I live at" is. Each rule reads what a reader reads the value
+after (``lead``: its line, a label above it, its table column's header), so "the meeting is at
+10 Downing Street", "released on 2021-03-14" and "order 12345678" stay as written."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from ..tree import DOC
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, window
+
+# -- bank accounts ----------------------------------------------------------------------------
+
+# An account number: 6-19 digits (ABA accounts run to 17, Chinese ones to 19; shorter runs are PINs),
+# spaces or dashes between groups; not inside a longer word, decimal or id.
+_ACCOUNT_NO = re.compile(r"(?<![A-Za-z0-9_.\-/])\d(?:[ \-]?\d){5,18}(?![A-Za-z0-9_\-]|\.\d)")
+# What it is read after: an account word, maybe "number", maybe a copula or a colon ("account
+# number is", "Acct #:", "a/c no.", "Kontonummer:", "账号："), nothing else between.
+_ACCOUNT_LEAD = re.compile(
+    r"(?:\baccount|\bacct|\ba/c|\bkonto(?:nummer)?|\bcompte|\bcuenta|\bconta|账号|帳號|帐号|账户|帳戶|口座(?:番号)?|계좌(?:\s*번호)?)"
+    r"\.?\s*(?:number|num|no\.?|nr\.?|#|numéro|número|numero|号码|號碼)?(?:\s*(?:is|was|是|为|は))?[\s\"'`=:：#\-]*$")
+# ...and a word that makes it a bank's (an "account number" alone may be a phone company's or
+# a cloud's). The words that name a bank account by themselves ("Kontonummer", 口座, 계좌) count too.
+_BANK_WORDS = re.compile(
+    r"\b(?:bank|banking|checking|chequing|savings|routing|sort code|bsb|swift|bic|iban|wire|ach|direct debit|"
+    r"direct deposit|deposit|payee|beneficiary|kontonummer|bancaire|bancaria|bancária|bankverbindung)\b"
+    r"|银行|銀行|开户|開戶|口座|계좌|은행")
+# A US routing number (ABA RTN: nine digits, a weighted check digit, stdnum.us.rtn), a UK sort
+# code (2-2-2) and an Australian BSB (3-3), each right after its own name.
+_ROUTING = re.compile(r"(?:\brouting|\baba|\brtn)(?:\s*(?:number|num|no\.?|#|code))?(?:\s*(?:is|was))?[\s\"'`=:#\-]*$")
+_NINE = re.compile(r"(?<![\w.\-])\d{9}(?![\w\-]|\.\d)")
+_SORT_CODE = re.compile(r"(?i:\bsort[\s\-]?code)\s*(?:is|was|:|=|-)?\s*(\d{2}([\- ]?)\d{2}\2\d{2})(?![\w\-])")
+_BSB = re.compile(r"(?i:\bbsb)(?:\s*(?:number|no\.?|#))?\s*(?:is|was|:|=|-)?\s*(\d{3}[\- ]?\d{3})(?![\w\-])")
+
+
+def _near(ctx: Ctx, start: int, end: int) -> str:
+    """The text around a number across lines (a record's "Bank details" heading two lines up),
+    as ``window`` reads it on the number's own line."""
+    return ctx.lower[max(0, start - 80) : end + 60] + " " + window(ctx, start, end, 60, 40)
+
+
+def _bank_account(node, ctx: Ctx):
+    text = ctx.text
+    for m in _ACCOUNT_NO.finditer(text, node.start, node.end):
+        before = lead(text, m.start(), 40, ctx.cache)
+        if _ROUTING.search(before):
+            from stdnum.us import rtn  # imported with the first candidate: not a start's cost
+
+            if _NINE.fullmatch(m.group()) and rtn.is_valid(m.group()):
+                yield m.span()
+            continue
+        if _ACCOUNT_LEAD.search(before) and _BANK_WORDS.search(_near(ctx, m.start(), m.end())):
+            yield m.span()
+    for rx in (_SORT_CODE, _BSB):
+        for m in rx.finditer(text, node.start, node.end):
+            yield m.span(1)
+
+
+register(Rule(
+    id="pii.bank_account", category=PII, sensitivity=CONFIDENTIAL, placeholder="[BANK_ACCOUNT]", risk=0.7,
+    binds=(DOC,), find=_bank_account, guard=found(r"[0-9]{2}[ \-]?[0-9]{2}[ \-]?[0-9]{2}|[0-9]{3}[ \-][0-9]{3}", ascii=True),
+    itriggers=("account", "acct", "a/c", "routing", "aba ", "sort code", "sort-code", "sortcode", "bsb", "konto", "compte",
+               "cuenta", "账号", "帳號", "帐号", "账户", "帳戶", "口座", "계좌"),
+    reason="bank account number after account words at a bank, a valid US routing number, a UK sort code or an "
+           "Australian BSB",
+    origin="ABA routing numbers (check digit by python-stdnum stdnum.us.rtn); UK sort codes (Pay.UK) and BSBs "
+           "(AusPayNet) by their printed shape; context approach of Presidio's bank recognizers",
+))
+
+# -- dates of birth ----------------------------------------------------------------------------
+
+_MONTHS = {m: i for i, ms in enumerate((
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+    ("december", "dec")), 1) for m in ms}
+_MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<{}>[0-3]?\d)(?:st|nd|rd|th)?"
+# A date with its year, as people write one: 1985-03-14, 14/03/1985, 03/14/85 (a two-digit year
+# only after a birth word, as all of these are), 14.03.1985, 14 March 1985, March 14th, 1985,
+# 1985年3月14日.
+_DATE = re.compile(
+    r"(?<![A-Za-z0-9_\-/.])(?:"
+    r"(?P<y1>(?:19|20)\d{2})[\-/.](?P<m1>[01]?\d)[\-/.](?P<d1>[0-3]?\d)"
+    r"|(?P<a2>[0-3]?\d)(?P<sep>[\-/.])(?P<b2>[0-3]?\d)(?P=sep)(?P<y2>(?:19|20)?\d{2})"
+    rf"|{_DAY.format('d3')}(?:\s+of)?\s+(?P<m3>{_MONTH}),?\s+(?P<y3>(?:19|20)\d{{2}})"
+    rf"|(?P<m4>{_MONTH})\s+{_DAY.format('d4')},?\s+(?P<y4>(?:19|20)\d{{2}})"
+    r"|(?P<y5>(?:19|20)\d{2})\s*年\s*(?P<m5>[01]?\d)\s*月\s*(?P<d5>[0-3]?\d)\s*[日号號]?"
+    r")(?![A-Za-z0-9_\-/]|\.\d)", re.I)
+# The birth words a date is read after, then at most a copula, "on", a colon: "date of birth:",
+# "DOB", "born on", "my birthday is", "出生日期：", "生年月日", "geboren am", "né le".
+_BIRTH_LEAD = re.compile(
+    r"(?:date\s+of\s+birth|birth\s*date|\bd\.?\s?o\.?\s?b\b\.?|\bborn|\bbirthday|出生日期|出生年月日|出生于|出生於|出生|生日|生年月日"
+    r"|誕生日|생년월일|생일|geburtsdatum|\bgeboren|fecha\s+de\s+nacimiento|\bnacid[oa]|date\s+de\s+naissance|\bnée?"
+    r"|data\s+di\s+nascita|\bnat[oa]|data\s+de\s+nascimento)"
+    r"(?:\s*(?:is|was|on|in|am|le|el|il|em|是|为|為|は))?(?:\s*(?:on|in))?[\s\"'`=:：\-–]*$")
+
+
+def _calendar(m: re.Match) -> list[date]:
+    """The real dates a match can mean (a numeric day and month either way round)."""
+    g = m.groupdict()
+    if g["y1"]:
+        cands = [(g["y1"], g["m1"], g["d1"])]
+    elif g["y2"]:
+        y = g["y2"] if len(g["y2"]) == 4 else ("19" if int(g["y2"]) > date.today().year % 100 else "20") + g["y2"]
+        cands = [(y, g["b2"], g["a2"]), (y, g["a2"], g["b2"])]
+    elif g["y3"]:
+        cands = [(g["y3"], _MONTHS[g["m3"].lower().rstrip(".")], g["d3"])]
+    elif g["y4"]:
+        cands = [(g["y4"], _MONTHS[g["m4"].lower().rstrip(".")], g["d4"])]
+    else:
+        cands = [(g["y5"], g["m5"], g["d5"])]
+    out = []
+    for y, mo, d in cands:
+        try:
+            out.append(date(int(y), int(mo), int(d)))
+        except ValueError:
+            pass
+    return out
+
+
+def _birth_date(node, ctx: Ctx):
+    today = date.today()
+    for m in _DATE.finditer(ctx.text, node.start, node.end):
+        w = _BIRTH_LEAD.search(lead(ctx.text, m.start(), 40, ctx.cache))
+        if w is None:
+            continue
+        # A birthday this year or later is a day to mark, not when someone was born.
+        latest = date(today.year - 1, 12, 31) if "birthday" in w.group() else today
+        if any(date(1900, 1, 1) <= d <= latest for d in _calendar(m)):
+            yield m.span()
+
+
+register(Rule(
+    id="pii.birth_date", category=PII, sensitivity=CONFIDENTIAL, placeholder="[BIRTH_DATE]", risk=0.6,
+    # a year, or a numeric date with a two-digit one: every date the rule reads has one of these
+    binds=(DOC,), find=_birth_date, guard=found(r"(?:19|20)[0-9]{2}|[0-9][/.\-][0-9]{1,2}[/.\-][0-9]{2}", ascii=True),
+    itriggers=("birth", "dob", "d.o.b", "d. o. b", "born", "出生", "生日", "生年月日", "誕生日", "생년월일", "생일", "geburt",
+               "geboren", "nacimiento", "nacid", "naissance", "né le", "née le", "nascita", "nato il", "nata il", "nascimento"),
+    reason="a full date (with its year, a real past day) right after birth words",
+    origin="HIPAA Safe Harbor identifiers (dates of birth); context approach of Presidio's DateRecognizer with "
+           "birth words",
+))
+
+# -- home addresses ---------------------------------------------------------------------------
+
+_SUFFIX = (r"(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|terrace|way|close"
+           r"|crescent|cres|parkway|pkwy|highway|hwy|square|sq|circle|cir|trail|trl|row|mews|gardens|grove|walk)")
+_DIRECTION = r"(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)"
+_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"  # a UK postcode (Royal Mail), not a town's word
+# A house number, a street's name in capitals, its kind, then what a postal address puts after
+# it: a direction, a unit, a town, a state, a ZIP or a UK postcode ("221B Baker Street, London
+# NW1 6XE", "1600 Pennsylvania Ave NW, Washington, DC 20500", "12 Oak Lane, Apt 4").
+_STREET = re.compile(
+    rf"(?<![\w\-/.])\d{{1,6}}[A-Za-z]?(?:-\d{{1,5}})?,?\s+(?:(?i:{_DIRECTION})\.?\s+)?(?:[A-Z][\w'.\-]*\s+){{1,4}}"
+    rf"(?i:{_SUFFIX})\b\.?(?:\s+(?i:{_DIRECTION})\b\.?)?"
+    r"(?:,?\s+(?i:apt|apartment|unit|suite|ste|flat|floor|fl|#)\.?\s*#?[\w\-]+)?"
+    rf"(?:,\s*(?!{_POSTCODE})[A-Z][\w'.\-]*(?:\s+(?!{_POSTCODE})[A-Z][\w'.\-]*){{0,2}}){{0,3}}"
+    rf"(?:,?\s+(?:\d{{5}}(?:-\d{{4}})?|{_POSTCODE}))?(?![\w\-])")
+# A home's, as a reader reads it: "I live at", "my address is", "home address:", "ship it to",
+# maybe a flat or a house name between ("I live at Flat 3, 12 High Street").
+_HOME_LEAD = re.compile(
+    r"(?:\b(?:live|lives|lived|living|reside|resides|residing|stay|stays|staying)\s+(?:at|on)"
+    r"|\b(?:home|mailing|postal|residential|shipping|billing|delivery|street|house|my|our|his|her|their|your|new)\s+address"
+    r"|\baddress\s*(?:is|was|:|=)|\b(?:ship|shipped|deliver|delivered|mail|mailed|post)\s+(?:it|them|this|that|"
+    r"the\s+\w+|my\s+\w+|a\s+\w+)?\s*to|\bhome\s+is)"
+    r"[^.!?;\n]{0,24}$")
+# Chinese: after 住在, 家住, 住址, 收货地址 ..., a place named down to its number (路/街 ... 号, 室,
+# 单元): "我家住在北京市朝阳区建国路88号3单元502室". A city alone is not an address.
+_CN_ADDRESS = re.compile(
+    r"(?:住在|住於|住于|家住|家在|住址|家庭住址|家庭地址|居住地址|收货地址|收貨地址|寄到|送到|我的地址|他的地址|她的地址)"
+    r"(?:是|为|為|在|于|於|：|:|\s)*"
+    r"([\u4e00-\u9fff]{2,30}?(?:路|街|道|巷|弄|胡同|村|大厦|小区|花园)[\u4e00-\u9fff\dA-Za-z\-－#]{0,6}?"
+    r"[\d０-９]{1,5}\s*(?:号|號)(?:[\u4e00-\u9fff]{0,4}[\d０-９A-Za-z\-－]{1,5}\s*(?:号楼|栋|棟|幢|单元|單元|楼|樓|室|层|層))*)")
+
+
+# ...not a business's: "Our HQ address is 500 Market St", "ship it to the office at ...".
+_BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|restaurant|business|venue|hotel|clinic|branch"
+                       r"|warehouse|factory|campus|school|hospital|church|museum|embassy|consulate|gallery|bar|cafe|café)\b")
+
+
+def _street_address(node, ctx: Ctx):
+    text = ctx.text
+    for m in _STREET.finditer(text, node.start, node.end):
+        before = lead(text, m.start(), 60, ctx.cache)
+        if _HOME_LEAD.search(before) and not _BUSINESS.search(before):
+            yield m.span()
+    for m in _CN_ADDRESS.finditer(text, node.start, node.end):
+        yield m.span(1)
+
+
+register(Rule(
+    id="pii.street_address", category=PII, sensitivity=CONFIDENTIAL, placeholder="[ADDRESS]", risk=0.6,
+    # a house number before a name in capitals, or a Chinese one before 号; then a home's words
+    binds=(DOC,), find=_street_address, guard=found(r"[0-9][A-Za-z]?,? +[A-Z]|[0-9０-９] ?[号號]", ascii=True),
+    itriggers=("live at", "lives at", "living at", "lived at", "live on", "lives on", "reside", "stay at", "staying at",
+               "address", "ship it", "ship to", "shipped to", "ship them", "deliver it", "deliver to", "delivered to",
+               "mail it", "mail to", "mailed to", "post it", "home is",
+               "住在", "住於", "住于", "家住", "住址", "家在", "收货地址", "收貨地址", "寄到", "送到", "我的地址", "他的地址", "她的地址"),
+    reason="a house number, street and what follows it (town, postcode) after words of a home or an address; "
+           "in Chinese, a place named down to its number after 住在, 住址 and the like",
+    origin="USPS Publication 28 street suffixes and unit designators; Royal Mail postcode format; GB/T 23705 "
+           "address elements (road, number, unit, room)",
+))
