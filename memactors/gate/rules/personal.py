@@ -1,6 +1,6 @@
 """Personal data known by the words around it rather than by a checksum alone: bank account
-numbers (with US routing numbers, UK sort codes, Australian BSBs), dates of birth and home
-addresses. A bare number, date or street is not personal; the same one after "account number"
+numbers (with US routing numbers, UK sort codes, Australian BSBs), dates of birth, home
+addresses, driving licence and health record or insurance numbers. A bare number, date or street is not personal; the same one after "account number"
 at a bank, "date of birth" or "I live at" is. Each rule reads what a reader reads the value
 after (``lead``: its line, a label above it, its table column's header), so "the meeting is at
 10 Downing Street", "released on 2021-03-14" and "order 12345678" stay as written."""
@@ -204,4 +204,60 @@ register(Rule(
            "in Chinese, a place named down to its number after 住在, 住址 and the like",
     origin="USPS Publication 28 street suffixes and unit designators; Royal Mail postcode format; GB/T 23705 "
            "address elements (road, number, unit, room)",
+))
+
+# -- numbered documents: a driving licence, a health insurance or medical record number ------
+# No check digit and no common shape (California D1234567, Florida S530-4127-8312-09, the UK's
+# MORGA753116SM9IJ, a Medicare MBI 1EG4-TE5-MK73, an NHS number 943 476 5919), so a value counts
+# only right after the document's name, as a passport number does (``pii.passport``): maybe a
+# state in brackets, "member"/"policy", "number"/"ID", a copula or a colon, nothing else.
+_DOC_GAP = (r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*(?:member|subscriber|policy|card|group)(?![a-z]))?"
+            r"(?:[ \t\-]*(?:(?:number|nummer|numéro|número|num|no|nr|id)(?![a-zà-ÿ])\.?|#|号码|號碼|番号|号))?"
+            r"(?:[ \t]*(?:(?:is|was)(?![a-z])|是|为|は))?[\s\"'`:：=#\-]*")
+# groups joined by a space or a dash while the next one holds a digit ("... 8312-09 expires 2027" ends at 09)
+_DOC_VALUE = r"([A-Za-z0-9](?:[A-Za-z0-9]|[ \-](?=[A-Za-z]{0,3}[0-9])){4,19})(?![A-Za-z0-9])"
+_DOC_LOWER = re.compile(r"[a-z]{1,3}[0-9][0-9 \-]*")  # typed in lower case: letters, then digits ("d1234567")
+_DATE_SHAPE = re.compile(r"[0-9]{1,4}[\-/. ][0-9]{1,2}[\-/. ][0-9]{1,4}")  # "expires 2027-01-31" is no number
+
+
+def _document(words: str):
+    rx = re.compile(rf"(?:{words}){_DOC_GAP}{_DOC_VALUE}", re.I)
+
+    def find(node, ctx: Ctx):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            v = m.group(1)
+            if sum(c.isdigit() for c in v) >= 5 and not _DATE_SHAPE.fullmatch(v) \
+                    and (not any(c.islower() for c in v) or _DOC_LOWER.fullmatch(v)):
+                yield m.span(1)
+
+    return find
+
+
+register(Rule(
+    id="pii.drivers_license", category=PII, sensitivity=CONFIDENTIAL, placeholder="[DRIVERS_LICENSE]", risk=0.7,
+    binds=(DOC,), guard=found(r"[0-9]{3}", ascii=True),
+    find=_document(r"driver'?s?'?[ \-]licen[cs]e|driving[ \-]licen[cs]e|drivers?[ \-]lic\b\.?|\bDL(?=[ \t]*[#:]|[ \t]+(?:no\b|number))"
+                   r"|驾驶证|驾照|駕照|運転免許証?|führerschein|permis de conduire|licencia de conducir|carnet de conducir"
+                   r"|carteira de motorista"),
+    itriggers=("driver's licen", "drivers licen", "driver licen", "drivers' licen", "driver-licen", "driving licen",
+               "driver lic", "drivers lic", "dl#", "dl #", "dl:", "dl no", "dl number", "驾驶证", "驾照", "駕照", "運転免許",
+               "führerschein", "permis de conduire", "licencia de conducir", "carnet de conducir", "carteira de motorista"),
+    reason="driver's licence number (5-20 letters and digits, five digits at least) right after its name",
+    origin="AAMVA DL/ID card design standard (state formats vary, no common check digit); DVLA licence numbers; "
+           "context approach of Presidio's UsLicenseRecognizer",
+))
+
+register(Rule(
+    id="pii.health_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[HEALTH_ID]", risk=0.7,
+    binds=(DOC,), guard=found(r"[0-9]", ascii=True),  # an MBI has no two digits together
+    find=_document(r"medical[ \-]record|\bMRN\b|patient[ \-](?=id\b|number|no\b)|(?:health|medical|dental|vision)[ \-](?:insurance|plan|card)"
+                   r"|\binsurance(?=[ \t]+(?:member|subscriber))"
+                   r"|\bmedicare|\bmedicaid|\bNHS\b|krankenversicherungs?|versichertennummer|carte vitale|医保卡?|社保卡|病历|健康保険証?"),
+    itriggers=("medical record", "medical-record", "mrn", "patient id", "patient number", "patient no", "patient-id",
+               "health insurance", "health plan", "health card", "medical insurance", "medical plan", "dental",
+               "vision insurance", "insurance member", "insurance subscriber", "medicare", "medicaid", "nhs",
+               "krankenversicherung", "versichertennummer", "carte vitale", "医保", "社保卡", "病历", "健康保険"),
+    reason="medical record, patient, health insurance, Medicare/Medicaid or NHS number right after its name",
+    origin="HIPAA Safe Harbor identifiers (medical record and health plan beneficiary numbers); CMS Medicare "
+           "Beneficiary Identifier format; NHS number; context approach of Presidio's medical recognizers",
 ))
