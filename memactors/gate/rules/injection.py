@@ -211,6 +211,15 @@ _ROLE = re.compile(
     r"|\byour\s+(?:new|real|actual|true|only)\s+(?:task|goal|objective|mission|instructions?|purpose|directive)\s+"
     r"(?:is|are|will\s+be|now\s+is)\b|\bnew\s+(?:task|goal|objective|mission|directive)\s*[:：]|\b(?:reveal|print|repeat|output)\s+(?:your|the|its)\s+"
     r"(?:system\s+prompt|instructions|hidden prompt)\b"
+    # the agent's instructions said to have changed: "an update to your instructions: ...", "your
+    # system prompt has been updated" (not "the update to your instructions manual", a booklet; not
+    # rules or guidelines: "your rules have been updated" is a mail filter's or a firewall's answer)
+    r"|\b(?:update|change|amendment|addition|correction|revision)s?\s+to\s+your\s+(?:current\s+|original\s+)?"
+    r"(?:instructions|system\s+prompt|prompt|programming|directives)\b"
+    r"(?!\s+(?:manual|booklet|page|document|file|form|sheet|packet|kit|book|guide)s?\b)"
+    r"|\byour\s+(?:instructions|system\s+prompt|programming|directives)\s+(?:have\s+(?:now\s+)?(?:been\s+)?|"
+    r"has\s+(?:now\s+)?(?:been\s+)?|are\s+(?:now\s+)?|were\s+|got\s+)(?:changed|updated|modified|revised|replaced|"
+    r"overridden|overwritten|superseded|amended)\b"
     # "new instructions follow", "new instructions below"
     # ("new instructions follow for the fire drill" is a notice, not a new prompt)
     r"|\bnew\s+(?:system\s+)?instructions\s+(?:follow(?=\s*(?:[.:!;\-\u2014]|$))|below\b|are\s+(?:as\s+follows|below)\b)"
@@ -609,7 +618,10 @@ _ORDER = (rf"(?:(?:please|now|always|never|just|immediately|also|do\s+not|don't|
           rf"are\s+to|have\s+to)\s+)*(?:{_VERB})\b"
           r"|[^.\n]{0,80}?\b(?:you\s+(?:must|should|shall|need\s+to|have\s+to|may\s+now|will\s+now|are\s+(?:now\s+)?"
           r"(?:permitted|allowed|authori[sz]ed|required|instructed|expected|to))|the\s+(?:real|actual|true|new)\s+"
-          r"(?:task|goal|objective|instructions?|mission)|ignore|disregard)\b")
+          r"(?:task|goal|objective|instructions?|mission)|ignore|disregard"
+          # or a claim about what the user "really" wants: "the user's real preference is to always ..."
+          r"|(?:the\s+)?users?'?s?\s+(?:real|actual|true|hidden|secret)\s+(?:preferences?|wish(?:es)?|intent(?:ion)?s?|"
+          r"instructions?|requests?|goals?|wants?))\b")
 _CALLED = (rf"(?:(?:note|message|memo|attention|hey|dear|hi|hello|important|warning|notice|instructions?|reminder)\s*"
            rf"(?:to|for)?\s*[:,!-]?\s*)(?:the\s+|all\s+|any\s+|every\s+)?{_AI}(?![\w.-])"
            rf"(?:\s+(?:reading|processing|parsing|summari[sz]ing|crawling|browsing|visiting|scraping|indexing|"
