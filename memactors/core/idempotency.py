@@ -9,6 +9,7 @@ clock). Pure.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import re
@@ -28,6 +29,13 @@ _MADE = re.compile(r"m[bcdfghjklmnpqrstvwxz]{16}-[0-9]{1,7}", re.ASCII)
 def made_key_prefix() -> str:
     """A fresh prefix for the keys of one call: ``f"{prefix}-{i}"``."""
     return "m" + "".join(_CONSONANTS[b % 20] for b in os.urandom(16))
+
+
+def made_key_of(name: str) -> str:
+    """The made key of one thing the runtime does once (a session item's promotion: the same
+    item, the same key, so a retry is recognised), its consonants from a digest of ``name``."""
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return "m" + "".join(_CONSONANTS[b % 20] for b in digest) + "-0"
 
 
 def is_made_key(key: object) -> bool:

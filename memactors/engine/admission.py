@@ -67,8 +67,10 @@ def is_system(op) -> bool:
 
 def screen(op) -> None:
     key = getattr(op, "idempotency_key", None) or getattr(op, "idem_key", None)
+    # a made key holds nothing to find; a system operation's key is the runtime's own (a session's
+    # marks: "turn-<session id>-1"), and screening a run of random hex costs 60-160 us
     screen_ids({"actor": getattr(op, "actor", None), "granting actor": getattr(op, "by", None),
-                "idempotency key": None if is_made_key(key) else key})
+                "idempotency key": None if is_made_key(key) or is_system(op) else key})
     scope = getattr(op, "scope", None)
     if isinstance(scope, str):  # anything else is the op's own validation to refuse
         screen_scope(scope)

@@ -49,7 +49,7 @@ from ..core import validate as V
 from ..core.budget import estimate_tokens, select
 from ..core.errors import (AccessDenied, Blocked, InvalidRecord, MemactorsError, NotFound, PartialWrite, SessionClosed,
                            SessionExpired)
-from ..core.idempotency import made_key_prefix
+from ..core.idempotency import made_key_of, made_key_prefix
 from ..core.l0 import ERASED, L0, Observation, check_source, quote
 from ..core.ops import PromoteOp, StatusOp
 from ..core.scopes import check_identifier, parse_scope
@@ -143,7 +143,7 @@ class Session:
         self._plan_ids: dict[int, str] = {}  # place in the plan -> the id of its plan item
         self._step_at: int | None = None  # the place its last advance() recorded (the step mark)
         self.id = _id or uuid.uuid4().hex  # the session's id in its items' session field
-        self._claim = f"end-{self.id}-{uuid.uuid4().hex[:12]}"  # this object's claim of the session's end
+        self._claim = f"{made_key_prefix()}-1"  # this object's claim of the session's end (a made key: not screened)
         self._pushed = None
         self._pushed_turn = 0
         # The pushed memories the last prompt showed (its budget may leave some out); None: no prompt
@@ -641,7 +641,7 @@ def _end_turns(rt, sessions: list[Session], record: bool = True) -> list[TurnRes
         tr = TurnResult(s.turn)
         for v in P.decide(s._new, s._history, min_turns=min_turns):
             if v.promote:
-                ops.append(PromoteOp(v.memory_id, s.actor, v.rule, v.category, f"promote-{v.memory_id}"))
+                ops.append(PromoteOp(v.memory_id, s.actor, v.rule, v.category, made_key_of(f"promote-{v.memory_id}")))
                 whose.append((s, tr))
             else:
                 tr.kept[v.rule] = tr.kept.get(v.rule, 0) + 1
@@ -712,7 +712,8 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         V.text(summary, "summary", R.MAX_CONTENT_CHARS - len(head) - 2, allow_blank=True)
         text = head + (f": {summary}" if summary else ".")
         req = R.write_request(dict(scope=s.scope, text=text, actor=s.actor, source="task_outcome",
-                                   category="task_learning", importance=0.6, idempotency_key=f"outcome-{s.id}"))
+                                   category="task_learning", importance=0.6,
+                                   idempotency_key=made_key_of(f"outcome-{s.id}")))
         ttl_policy(req.category, req.ttl_days, req.soft_ttl_days, rt.config.lifecycle)
         rep = rt.gate.scan(text, "task_outcome")
         if rep.decision == R.BLOCKED:  # a summary that could never be written: refused before the end is claimed
@@ -741,7 +742,7 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
             ended.append(i)
     for i, tr in zip(ended, _end_turns(rt, [sessions[i] for i in ended], record=False)):
         out[i]["turn"] = tr
-    _submit_quietly(rt, [(sessions[i], StatusOp(m, "evicted", sessions[i].actor, RELEASED, f"release-{m}"))
+    _submit_quietly(rt, [(sessions[i], StatusOp(m, "evicted", sessions[i].actor, RELEASED, made_key_of(f"release-{m}")))
                          for i in ended for m in sessions[i]._items if m not in sessions[i]._gone])
     # The outcome derives from the session's items, those erased meanwhile left out (one query)
     items = sorted({m for i in ended for m in sessions[i]._items[-R.MAX_DERIVED_FROM:]})
