@@ -1,7 +1,8 @@
 """Personal data known by the words around it rather than by a checksum alone: bank account
 numbers (with US routing numbers, UK sort codes, Australian BSBs), dates of birth, home
-addresses, driving licence and health record or insurance numbers. A bare number, date or street is not personal; the same one after "account number"
-at a bank, "date of birth" or "I live at" is. Each rule reads what a reader reads the value
+addresses, driving licence and health record or insurance numbers. A bare number, date or
+street is not personal; the same one after "account number" at a bank, "date of birth" or "I
+live at" is. Each rule reads what a reader reads the value
 after (``lead``: its line, a label above it, its table column's header), so "the meeting is at
 10 Downing Street", "released on 2021-03-14" and "order 12345678" stay as written."""
 
@@ -32,7 +33,7 @@ _BANK_WORDS = re.compile(
 # A US routing number (ABA RTN: nine digits, a weighted check digit, stdnum.us.rtn), a UK sort
 # code (2-2-2) and an Australian BSB (3-3), each right after its own name.
 _ROUTING = re.compile(r"(?:\brouting|\baba|\brtn)(?:\s*(?:number|num|no\.?|#|code))?(?:\s*(?:is|was))?[\s\"'`=:#\-]*$")
-_NINE = re.compile(r"(?<![\w.\-])\d{9}(?![\w\-]|\.\d)")
+_NINE = re.compile(r"[0-9]{9}")
 _SORT_CODE = re.compile(r"(?i:\bsort[\s\-]?code)\s*(?:is|was|:|=|-)?\s*(\d{2}([\- ]?)\d{2}\2\d{2})(?![\w\-])")
 _BSB = re.compile(r"(?i:\bbsb)(?:\s*(?:number|no\.?|#))?\s*(?:is|was|:|=|-)?\s*(\d{3}[\- ]?\d{3})(?![\w\-])")
 
@@ -62,9 +63,10 @@ def _bank_account(node, ctx: Ctx):
 
 register(Rule(
     id="pii.bank_account", category=PII, sensitivity=CONFIDENTIAL, placeholder="[BANK_ACCOUNT]", risk=0.7,
-    binds=(DOC,), find=_bank_account, guard=found(r"[0-9]{2}[ \-]?[0-9]{2}[ \-]?[0-9]{2}|[0-9]{3}[ \-][0-9]{3}", ascii=True),
-    itriggers=("account", "acct", "a/c", "routing", "aba ", "sort code", "sort-code", "sortcode", "bsb", "konto", "compte",
-               "cuenta", "账号", "帳號", "帐号", "账户", "帳戶", "口座", "계좌"),
+    binds=(DOC,), find=_bank_account,
+    guard=found(r"[0-9]{2}[ \-]?[0-9]{2}[ \-]?[0-9]{2}|[0-9]{3}[ \-][0-9]{3}", ascii=True),
+    itriggers=("account", "acct", "a/c", "routing", "aba ", "sort code", "sort-code", "sortcode", "bsb", "konto",
+               "compte", "cuenta", "账号", "帳號", "帐号", "账户", "帳戶", "口座", "계좌"),
     reason="bank account number after account words at a bank, a valid US routing number, a UK sort code or an "
            "Australian BSB",
     origin="ABA routing numbers (check digit by python-stdnum stdnum.us.rtn); UK sort codes (Pay.UK) and BSBs "
@@ -138,8 +140,9 @@ register(Rule(
     id="pii.birth_date", category=PII, sensitivity=CONFIDENTIAL, placeholder="[BIRTH_DATE]", risk=0.6,
     # a year, or a numeric date with a two-digit one: every date the rule reads has one of these
     binds=(DOC,), find=_birth_date, guard=found(r"(?:19|20)[0-9]{2}|[0-9][/.\-][0-9]{1,2}[/.\-][0-9]{2}", ascii=True),
-    itriggers=("birth", "dob", "d.o.b", "d. o. b", "born", "出生", "生日", "生年月日", "誕生日", "생년월일", "생일", "geburt",
-               "geboren", "nacimiento", "nacid", "naissance", "né le", "née le", "nascita", "nato il", "nata il", "nascimento"),
+    itriggers=("birth", "dob", "d.o.b", "d. o. b", "born", "出生", "生日", "生年月日", "誕生日", "생년월일", "생일",
+               "geburt", "geboren", "nacimiento", "nacid", "naissance", "né le", "née le", "nascita", "nato il",
+               "nata il", "nascimento"),
     reason="a full date (with its year, a real past day) right after birth words",
     origin="HIPAA Safe Harbor identifiers (dates of birth); context approach of Presidio's DateRecognizer with "
            "birth words",
@@ -164,7 +167,8 @@ _STREET = re.compile(
 # maybe a flat or a house name between ("I live at Flat 3, 12 High Street").
 _HOME_LEAD = re.compile(
     r"(?:\b(?:live|lives|lived|living|reside|resides|residing|stay|stays|staying)\s+(?:at|on)"
-    r"|\b(?:home|mailing|postal|residential|shipping|billing|delivery|street|house|my|our|his|her|their|your|new)\s+address"
+    r"|\b(?:home|mailing|postal|residential|shipping|billing|delivery|street|house|my|our|his|her|their|your|new)"
+    r"\s+address"
     r"|\baddress\s*(?:is|was|:|=)|\b(?:ship|shipped|deliver|delivered|mail|mailed|post)\s+(?:it|them|this|that|"
     r"the\s+\w+|my\s+\w+|a\s+\w+)?\s*to|\bhome\s+is)"
     r"[^.!?;\n]{0,24}$")
@@ -178,8 +182,9 @@ _CN_ADDRESS = re.compile(
 
 
 # ...not a business's: "Our HQ address is 500 Market St", "ship it to the office at ...".
-_BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|restaurant|business|venue|hotel|clinic|branch"
-                       r"|warehouse|factory|campus|school|hospital|church|museum|embassy|consulate|gallery|bar|cafe|café)\b")
+_BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|restaurant|business|venue|hotel|clinic"
+                       r"|branch|warehouse|factory|campus|school|hospital|church|museum|embassy|consulate|gallery|bar"
+                       r"|cafe|café)\b")
 
 
 def _street_address(node, ctx: Ctx):
@@ -236,12 +241,13 @@ def _document(words: str):
 register(Rule(
     id="pii.drivers_license", category=PII, sensitivity=CONFIDENTIAL, placeholder="[DRIVERS_LICENSE]", risk=0.7,
     binds=(DOC,), guard=found(r"[0-9]{3}", ascii=True),
-    find=_document(r"driver'?s?'?[ \-]licen[cs]e|driving[ \-]licen[cs]e|drivers?[ \-]lic\b\.?|\bDL(?=[ \t]*[#:]|[ \t]+(?:no\b|number))"
-                   r"|驾驶证|驾照|駕照|運転免許証?|führerschein|permis de conduire|licencia de conducir|carnet de conducir"
-                   r"|carteira de motorista"),
+    find=_document(r"driver'?s?'?[ \-]licen[cs]e|driving[ \-]licen[cs]e|drivers?[ \-]lic\b\.?"
+                   r"|\bDL(?=[ \t]*[#:]|[ \t]+(?:no\b|number))|驾驶证|驾照|駕照|運転免許証?|führerschein"
+                   r"|permis de conduire|licencia de conducir|carnet de conducir|carteira de motorista"),
     itriggers=("driver's licen", "drivers licen", "driver licen", "drivers' licen", "driver-licen", "driving licen",
                "driver lic", "drivers lic", "dl#", "dl #", "dl:", "dl no", "dl number", "驾驶证", "驾照", "駕照", "運転免許",
-               "führerschein", "permis de conduire", "licencia de conducir", "carnet de conducir", "carteira de motorista"),
+               "führerschein", "permis de conduire", "licencia de conducir", "carnet de conducir",
+               "carteira de motorista"),
     reason="driver's licence number (5-20 letters and digits, five digits at least) right after its name",
     origin="AAMVA DL/ID card design standard (state formats vary, no common check digit); DVLA licence numbers; "
            "context approach of Presidio's UsLicenseRecognizer",
@@ -250,9 +256,11 @@ register(Rule(
 register(Rule(
     id="pii.health_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[HEALTH_ID]", risk=0.7,
     binds=(DOC,), guard=found(r"[0-9]", ascii=True),  # an MBI has no two digits together
-    find=_document(r"medical[ \-]record|\bMRN\b|patient[ \-](?=id\b|number|no\b)|(?:health|medical|dental|vision)[ \-](?:insurance|plan|card)"
+    find=_document(r"medical[ \-]record|\bMRN\b|patient[ \-](?=id\b|number|no\b)"
+                   r"|(?:health|medical|dental|vision)[ \-](?:insurance|plan|card)"
                    r"|\binsurance(?=[ \t]+(?:member|subscriber))"
-                   r"|\bmedicare|\bmedicaid|\bNHS\b|krankenversicherungs?|versichertennummer|carte vitale|医保卡?|社保卡|病历|健康保険証?"),
+                   r"|\bmedicare|\bmedicaid|\bNHS\b|krankenversicherungs?|versichertennummer|carte vitale"
+                   r"|医保卡?|社保卡|病历|健康保険証?"),
     itriggers=("medical record", "medical-record", "mrn", "patient id", "patient number", "patient no", "patient-id",
                "health insurance", "health plan", "health card", "medical insurance", "medical plan", "dental",
                "vision insurance", "insurance member", "insurance subscriber", "medicare", "medicaid", "nhs",
