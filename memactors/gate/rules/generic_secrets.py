@@ -229,8 +229,16 @@ _INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de 
                "parola", "lösenord", "losenord", "hasło", "haslo", "salasana", "пароль", "şifre", "sifre", "パスワード",
                "暗証番号", "비밀번호", "암호", "密码", "密碼", "口令", "पासवर्ड")
 # "the API key for staging is ...", "my private key is 0x4c08..." (an Ethereum key: 64 hex)
-_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|private key|token|secret|密钥|密鑰|令牌|秘钥|秘鑰)"
+# (a recovery, master or encryption key is one by name: "the vault recovery key is R3c0v3ry-K3y-2024!")
+_EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|private key|token|secret|(?:recovery|master|encryption|"
+                       r"decryption|unlock)[ _-]key|密钥|密鑰|令牌|秘钥|秘鑰)"
                        + _OF_WHAT + r"\s*(?:is|was|:|=|是|为|為|：)\s*[\"'“`]?([A-Za-z0-9._~+/=\-!@#$%^&*?|]{10,200})", re.I)
+# With no verb, a value only of the shapes services issue keys in: a UUID (Heroku) or a run of hex
+# ("heroku api key 01234567-89ab-...", "datadog api key 3f9c...")
+_EN_TOKEN_BARE = re.compile(r"\b(?:api[ _-]?key|access[ _-]token|auth[ _-]token|secret[ _-]key)[ \t]+"
+                            r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32,64})(?![\w\-])", re.I)
+# A disk's recovery key as BitLocker prints it: eight groups of six digits
+_RECOVERY_DIGITS = re.compile(r"\brecovery[ _-]?(?:key|password)\b[^\n\d]{0,20}?(\d{6}(?:-\d{6}){7})(?![\w\-])", re.I)
 # A service's key named as the user's own with a value drawn at random after it ("Here is my cohere
 # key: 3Xk9pQ2m...", "our mistral key is ..."): judged by randomish (upper, lower and digits, a key's
 # entropy), so a GPG key id, a house key or a product name stays; a public or a host key is no secret.
@@ -447,12 +455,14 @@ def _phrase(node, ctx: Ctx):
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value), (_EN_PW_WORDS, _dictionary_phrase),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value),
-                   (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish),
+                   (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish), (_EN_TOKEN_BARE, secretish),
+                   (_RECOVERY_DIGITS, _any),
                    (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
                    (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any)):
         if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low \
-                or rx is _EN_NAMED_KEY and "key" not in low or rx is _PIN_OF and "pin" not in low:
+                or rx is _EN_NAMED_KEY and "key" not in low or rx is _PIN_OF and "pin" not in low \
+                or rx is _RECOVERY_DIGITS and "recovery" not in low:
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
         # "Use Hunter2! as the VPN password": the value's "!" ends a sentence before the name;
