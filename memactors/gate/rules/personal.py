@@ -180,6 +180,12 @@ _CN_ADDRESS = re.compile(
     r"([\u4e00-\u9fff]{2,30}?(?:路|街|道|巷|弄|胡同|村|大厦|小区|花园)[\u4e00-\u9fff\dA-Za-z\-－#]{0,6}?"
     r"[\d０-９]{1,5}\s*(?:号|號)(?:[\u4e00-\u9fff]{0,4}[\d０-９A-Za-z\-－]{1,5}\s*(?:号楼|栋|棟|幢|单元|單元|楼|樓|室|层|層))*)")
 
+# Japanese: after 住所 (address) as a label, a prefecture (都, 道, 府, 県) down to its block and
+# house numbers ("私の住所は東京都千代田区千代田1-1です", "住所：大阪府大阪市北区梅田3丁目1番1号").
+_JP_ADDRESS = re.compile(
+    r"(?<!会社の)(?<!本社の)(?<!店舗の)(?<!事務所の)(?<!オフィスの)(?:住所|現住所|自宅の住所)(?:は|：|:|\s)*"  # not a firm's
+    r"((?:〒?\s*[0-9０-９]{3}[-－][0-9０-９]{4}\s*)?[\u4e00-\u9fff\u3040-\u30ff]{1,6}?(?:都|道|府|県)"
+    r"[\u4e00-\u9fff\u3040-\u30ff]{1,20}?[0-9０-９]{1,4}(?:(?:[-－ー]|丁目|番地?|号)[0-9０-９]{0,4}){1,4})")
 
 # ...not a business's: "Our HQ address is 500 Market St", "ship it to the office at ...".
 _BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|restaurant|business|venue|hotel|clinic"
@@ -193,20 +199,23 @@ def _street_address(node, ctx: Ctx):
         before = lead(text, m.start(), 60, ctx.cache)
         if _HOME_LEAD.search(before) and not _BUSINESS.search(before):
             yield m.span()
-    for m in _CN_ADDRESS.finditer(text, node.start, node.end):
-        yield m.span(1)
+    for rx in (_CN_ADDRESS, _JP_ADDRESS):
+        for m in rx.finditer(text, node.start, node.end):
+            yield m.span(1)
 
 
 register(Rule(
     id="pii.street_address", category=PII, sensitivity=CONFIDENTIAL, placeholder="[ADDRESS]", risk=0.6,
     # a house number before a name in capitals, or a Chinese one before 号; then a home's words
-    binds=(DOC,), find=_street_address, guard=found(r"[0-9][A-Za-z]?,? +[A-Z]|[0-9０-９] ?[号號]", ascii=True),
+    binds=(DOC,), find=_street_address,
+    guard=found(r"[0-9][A-Za-z]?,? +[A-Z]|[0-9０-９] ?[号號]|[0-9０-９][-－ー丁番]", ascii=True),
     itriggers=("live at", "lives at", "living at", "lived at", "live on", "lives on", "reside", "stay at", "staying at",
                "address", "ship it", "ship to", "shipped to", "ship them", "deliver it", "deliver to", "delivered to",
                "mail it", "mail to", "mailed to", "post it", "home is",
-               "住在", "住於", "住于", "家住", "住址", "家在", "收货地址", "收貨地址", "寄到", "送到", "我的地址", "他的地址", "她的地址"),
+               "住在", "住於", "住于", "家住", "住址", "家在", "收货地址", "收貨地址", "寄到", "送到", "我的地址", "他的地址", "她的地址",
+               "住所"),
     reason="a house number, street and what follows it (town, postcode) after words of a home or an address; "
-           "in Chinese, a place named down to its number after 住在, 住址 and the like",
+           "in Chinese, a place named down to its number after 住在, 住址 and the like; in Japanese, after 住所",
     origin="USPS Publication 28 street suffixes and unit designators; Royal Mail postcode format; GB/T 23705 "
            "address elements (road, number, unit, room)",
 ))

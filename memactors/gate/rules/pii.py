@@ -456,9 +456,11 @@ register(Rule(
 # "Her passport, number ..., expires", "número de pasaporte es ...", "passport_number": "...").
 _PASSPORT_WORD = (r"(?:passport|travel document|护照|護照|パスポート|reisepass|passnummer|pasaporte|passeport|passaport[oe]"
                   r"|паспорт[а-я]*|여권)")
+# (a word in Latin or Cyrillic letters ends where letters do: "no" is not the start of "nothing"; a
+# Chinese, Japanese or Korean one may touch the number, "护照号码是E12345678")
 _PASSPORT_GAP = (r"(?:[ \t]*(?:[\"'`<>:：=#№\-–—,.]|\((?![\s\d\-–/]*\))[^)\n]{0,20}\)|(?:number|nummer|numéro|número|numero|num|nr|no|id"
-                 r"|is|was|are|'s|’s|est|es|ist|lautet|è|é|de|do|da|del|du|то|是|为|為|は|号码|號碼|号|號|番号|번호|는|은|номер)"
-                 r"(?![A-Za-z]))){0,8}")
+                 r"|is|was|are|'s|’s|est|es|ist|lautet|è|é|de|do|da|del|du|то|номер)(?![A-Za-z])"
+                 r"|是|为|為|は|号码|號碼|号|號|番号|번호|는|은)){0,8}")
 # A bracket holding only digits is a year, not a country ("Passport (2019): 1234567 issued"). The
 # value may stand on the line below a full label, one that names the number ("Passport Number\n
 # X1234567", "Passport No.\nX1234567"); a bare "Passport" line is a heading.
