@@ -20,9 +20,36 @@ _EVAL = {"eval", "exec", "__import__", "builtins.eval", "builtins.exec", "builti
 _SHELL = {"os.system", "os.popen", "os.execl", "os.execle", "os.execlp", "os.execv", "os.execve", "os.execvp",
           "os.spawnl", "os.spawnv", "os.spawnlp", "os.spawnvp", "commands.getoutput", "pty.spawn"}  # B605, B606
 _PICKLE = {"pickle.loads", "pickle.load", "cPickle.loads", "cPickle.load", "_pickle.loads", "dill.loads", "dill.load",
-           "marshal.loads", "marshal.load", "shelve.open", "jsonpickle.decode"}  # B301, B302
+           "marshal.loads", "marshal.load", "shelve.open", "jsonpickle.decode",  # B301, B302
+           "yaml.load", "yaml.load_all", "yaml.unsafe_load", "yaml.unsafe_load_all",  # B506 (unless a safe Loader)
+           "torch.load"}  # B614 (unless weights_only=True): a checkpoint is a pickle
 _PY_TRIGGERS = ("eval", "exec", "__import__", "system", "popen", "spawn", "subprocess", "pickle", "marshal", "dill",
-                "shelve", "getoutput", "pty")  # each behind has_call: a call needs "("
+                "shelve", "getoutput", "pty", "yaml", "torch.load", "__builtins__")  # each behind has_call
+# Calls that are safe with the right argument: yaml's loaders that build no objects, torch's
+# weights-only unpickler. Named "<name>:safe" then, so no rule's set holds them.
+_SAFE_LOADERS = {"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"}
+
+
+def _safe_call(name: str, call: ast.Call) -> bool:
+    if name in ("yaml.load", "yaml.load_all"):
+        loader = next((k.value for k in call.keywords if k.arg == "Loader"), call.args[1] if len(call.args) > 1 else None)
+        return loader is not None and (_dotted(loader) or "").rpartition(".")[2] in _SAFE_LOADERS
+    if name == "torch.load":
+        return any(k.arg == "weights_only" and isinstance(k.value, ast.Constant) and k.value.value is True
+                   for k in call.keywords)
+    return False
+
+
+def _builtin_lookup(func: ast.AST) -> bool:
+    """``getattr(__builtins__, 'ev' + 'al')(...)``: a builtin fetched by a computed name and called
+    is eval's way round its own name (a constant name other than eval's, ``getattr(builtins,
+    'len')``, is not)."""
+    if not (isinstance(func, ast.Call) and _dotted(func.func) == "getattr" and len(func.args) >= 2):
+        return False
+    owner, attr = _dotted(func.args[0]), func.args[1]
+    if owner not in ("__builtins__", "builtins"):
+        return False
+    return not (isinstance(attr, ast.Constant) and attr.value not in ("eval", "exec", "__import__", "compile"))
 
 
 def _dotted(expr: ast.AST) -> str | None:
@@ -65,11 +92,13 @@ def _python_calls(node, ctx: Ctx) -> list[tuple[str, int, int]] | None:
         if isinstance(n, ast.Call):
             name = _dotted(n.func)
             if name is None:
-                name = _imported_attr(n.func, aliases)
+                name = "builtins.eval" if _builtin_lookup(n.func) else _imported_attr(n.func, aliases)
                 if name is None:
                     continue
             head, _, rest = name.partition(".")
             resolved = aliases.get(head, head) + ("." + rest if rest else "")
+            if _safe_call(resolved, n):
+                resolved += ":safe"
             a = _offset(src, starts, n.lineno - 1 - shift, n.col_offset)
             b = _offset(src, starts, (n.end_lineno or n.lineno) - 1 - shift, n.end_col_offset or n.col_offset)
             out.append((resolved, node.start + a, node.start + b))
@@ -165,8 +194,9 @@ for _id, _names, _prefix, _fallback, _why, _bandit in (
     ("code.py_shell", _SHELL, "subprocess.", r"\bos\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?)\s*\(|\bsubprocess\.\w+\s*\(",
      "Python call that runs a shell or a process (os.system, subprocess.*)",
      "Bandit B602-B607 subprocess, B605 start_process_with_a_shell"),
-    ("code.py_deserialize", _PICKLE, None, r"\b(?:c?[pP]ickle|_pickle|marshal|dill)\.loads?\s*\(",
-     "Python unpickling/unmarshalling of data (pickle.loads)", "Bandit B301 pickle, B302 marshal"),
+    ("code.py_deserialize", _PICKLE, None, r"\b(?:c?[pP]ickle|_pickle|marshal|dill)\.loads?\s*\(|\byaml\.unsafe_load\s*\(",
+     "Python unpickling/unmarshalling of data (pickle.loads, yaml.load without a safe loader, torch.load)",
+     "Bandit B301 pickle, B302 marshal, B506 yaml_load, B614 pytorch_load"),
 ):
     register(Rule(id=_id, category=CAT_CODE, sensitivity="", placeholder=None, risk=0.5, binds=(CODE, BLOCK),
                   find=_py_rule(_names, _prefix, re.compile(_fallback)), triggers=_PY_TRIGGERS, guard=has_call, reason=_why,
