@@ -155,12 +155,3 @@ def test_a_scope_outside_the_tree_is_left_to_the_core_which_never_echoes():
         parse_scope(Identifiers().scope(f"/{SLACK}/acme/"))
     assert SLACK not in str(e.value)
 
-
-def test_the_runtimes_own_keys_are_made_keys():
-    # the owners skip screening a made key (core.idempotency): a forget's or a grant's own key
-    # must be one, or each such call pays a screen of a random string on its owner
-    from memactors.core.idempotency import is_made_key
-    from memactors.runtime.facade import Runtime
-
-    keys = {Runtime._new_key() for _ in range(1000)}
-    assert len(keys) == 1000 and all(is_made_key(k) and identifier_kind(k) is None for k in keys)

@@ -5,7 +5,7 @@ reads as context. Tried over the whole shape, and against keys that only look al
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memactors.core.idempotency import is_made_key, made_key_prefix
+from memactors.core.idempotency import is_made_key, made_key_of, made_key_prefix
 from memactors.gate.identifiers import identifier_kind
 
 CONSONANTS = "bcdfghjklmnpqrstvwxz"
@@ -46,3 +46,19 @@ def test_the_runtime_passes_a_made_key_without_a_scan():
     from memactors.core.errors import InvalidIdentifier
     with pytest.raises(InvalidIdentifier):
         Identifiers().id("sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2, "idempotency_key")
+
+
+def test_the_runtimes_own_keys_are_made_keys():
+    # the owners skip screening a made key (core.idempotency): a forget's or a grant's own key
+    # must be one, or each such call pays a screen of a random string on its owner
+    from memactors.runtime.facade import Runtime
+
+    keys = {Runtime._new_key() for _ in range(1000)}
+    assert len(keys) == 1000 and all(is_made_key(k) and identifier_kind(k) is None for k in keys)
+
+
+def test_a_named_made_key_is_the_same_for_the_same_name():
+    # a session item's promotion, release or outcome: a retry must find the key of the first try
+    a, b = made_key_of("promote-0123abcd"), made_key_of("promote-0123abce")
+    assert a == made_key_of("promote-0123abcd") and a != b and is_made_key(a) and is_made_key(b)
+    assert made_key_of("\ud800") != made_key_of("")  # any str, a lone surrogate too
