@@ -12,7 +12,7 @@ import re
 from datetime import date
 
 from ..tree import DOC
-from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, window
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, regex_find, register, window
 
 # -- bank accounts ----------------------------------------------------------------------------
 
@@ -44,6 +44,9 @@ def _near(ctx: Ctx, start: int, end: int) -> str:
     return ctx.lower[max(0, start - 80) : end + 60] + " " + window(ctx, start, end, 60, 40)
 
 
+_SORT_CODE_OR_BSB = (regex_find(_SORT_CODE, 1), regex_find(_BSB, 1))
+
+
 def _bank_account(node, ctx: Ctx):
     text = ctx.text
     for m in _ACCOUNT_NO.finditer(text, node.start, node.end):
@@ -56,9 +59,8 @@ def _bank_account(node, ctx: Ctx):
             continue
         if _ACCOUNT_LEAD.search(before) and _BANK_WORDS.search(_near(ctx, m.start(), m.end())):
             yield m.span()
-    for rx in (_SORT_CODE, _BSB):
-        for m in rx.finditer(text, node.start, node.end):
-            yield m.span(1)
+    for find in _SORT_CODE_OR_BSB:
+        yield from find(node, ctx)
 
 
 register(Rule(
@@ -193,15 +195,17 @@ _BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|res
                        r"|cafe|café)\b")
 
 
+_CJK_ADDRESSES = (regex_find(_CN_ADDRESS, 1), regex_find(_JP_ADDRESS, 1))
+
+
 def _street_address(node, ctx: Ctx):
     text = ctx.text
     for m in _STREET.finditer(text, node.start, node.end):
         before = lead(text, m.start(), 60, ctx.cache)
         if _HOME_LEAD.search(before) and not _BUSINESS.search(before):
             yield m.span()
-    for rx in (_CN_ADDRESS, _JP_ADDRESS):
-        for m in rx.finditer(text, node.start, node.end):
-            yield m.span(1)
+    for find in _CJK_ADDRESSES:
+        yield from find(node, ctx)
 
 
 register(Rule(
