@@ -72,6 +72,8 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
             max_restarts=rc.owner_max_restarts, **place(i)).remote(i, data_dir, cfg, namespace)
             for i in range(rc.num_owners)],
     }
+    names = [LEDGER, *map(gate_worker_name, range(rc.gate_workers)),
+             *map(embed_worker_name, range(rc.embed_workers)), *map(owner_name, range(rc.num_owners))]
     deadline = time.monotonic() + 30.0
     made = {k: [_fresh(m, deadline) for m in ms] for k, ms in makes.items()}  # the ledger's first: the others look it up
     try:
@@ -79,6 +81,7 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
         for a in [*made["gates"], *made["embeds"], *made["owners"]]:
             ray.kill(a, no_restart=True)  # none of them has touched the folder
+        _released(names, namespace)
         raise unwrap(exc) from None
     actors = Actors(ledger, [], [], [])
     try:
@@ -88,13 +91,29 @@ def start(data_dir: str, config: Config, namespace: str, *, detached: bool) -> A
         for a in made["owners"]:
             ray.kill(a, no_restart=True)
         stop(actors)
+        _released(names, namespace)
         raise
     try:  # owners open L2 and replay the ledger at start: one that cannot leaves nothing running
         actors.owners = _ready(made["owners"], makes["owners"], deadline, lambda a: a.stats.remote())
     except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
         stop(actors)
+        _released(names, namespace)
         raise _owner_failed(exc, data_dir) from None
     return actors
+
+
+def _released(names: list[str], namespace: str, timeout: float = 10.0) -> None:
+    """Wait (bounded) until Ray has freed each of these actor names: ``ray.kill`` returns before
+    the actor is gone, and a start that failed must leave nothing running when it raises (a
+    caller that checks, or connects again at once, would otherwise still find one)."""
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while time.monotonic() < deadline:
+            try:
+                ray.get_actor(name, namespace=namespace)
+            except ValueError:  # no live actor of that name
+                break
+            time.sleep(0.05)
 
 
 def _spread():
