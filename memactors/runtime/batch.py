@@ -21,7 +21,7 @@ import weakref
 from ..core import errors
 from ..core import records as R
 from ..core import validate as V
-from ..core.errors import AccessDenied, BackPressure, InvalidRecord, MemactorsError, NotFound, PartialWrite
+from ..core.errors import AccessDenied, BackPressure, BadArguments, InvalidRecord, MemactorsError, NotFound, PartialWrite
 from ..core.ops import ForgetOp
 from ..core.scopes import parse_scope
 from ..core.visibility import purpose_rule
@@ -191,6 +191,8 @@ class BatchAPI:
         """Call ``fn(units, results, start_ns, end_ns)`` after each batch is sent (checked ops as
         (kind, payload) or their errors, and the results in the same order). Observers see ids,
         never content unless they read it: ``memactors.integrations.otel`` reads ids only."""
+        if not callable(fn):  # refused now, not by the next write's call of it
+            raise BadArguments(f"observe takes a function fn(units, results, start_ns, end_ns), not {V.got(fn)}")
         self.__dict__.setdefault("_observers", []).append(fn)
 
     async def _a_write(self, reqs: list, now: int) -> list:

@@ -79,6 +79,8 @@ def load_config(config: Config | dict | str | os.PathLike | None) -> Config:
                 data = tomllib.load(f)
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config {config}: {type(exc).__name__}: {exc}") from None
+        except ValueError:  # open() refuses a NUL or a lone surrogate in the path: no file's name
+            raise ConfigError("cannot read config: its path holds a NUL character or a lone surrogate") from None
         cfg = Config.from_dict(data, embedders=names)
     else:
         raise ConfigError(f"config must be a Config, a dict or a path to a TOML file, not {type(config).__name__}")
@@ -98,6 +100,11 @@ def connect(path: str | os.PathLike, *, address: str | None = None, config: Any 
     folder's ledger writer and scope owners as named actors; "process" runs them in this
     process, without Ray."""
     cfg = load_config(config)
+    detached = V.flag(detached, "detached", error=ConfigError)
+    if clock is not None and not callable(getattr(clock, "now_us", None)):
+        raise ConfigError(f"clock takes a clock (an object with now_us(), such as ManualClock()), not {V.got(clock)}")
+    if address is not None and not isinstance(address, str):
+        raise ConfigError(f"address takes a Ray cluster's address (a str such as 'auto'), not {V.got(address)}")
     if host is not None:
         cfg.runtime.host = V.choice(host, "host", ("ray", "process"), error=ConfigError)
     elif not cfg.runtime.host:

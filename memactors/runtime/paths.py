@@ -21,6 +21,10 @@ def _checked(path: object, what: str) -> str:
         raise InvalidRecord(f"{what} takes a folder's path (a str or path), not {V.got(path)}")
     if "\0" in os.fspath(path) or not os.fspath(path).strip():
         raise InvalidRecord(f"{what}'s path is empty or holds a NUL character")
+    try:  # a surrogate: "\ud800" is no file name's (the OS call raises), "\udcff" (a byte that is not
+        os.fspath(path).encode("utf-8")  # UTF-8, escaped) is one DuckDB cannot open (std::bad_cast)
+    except UnicodeEncodeError:
+        raise InvalidRecord(f"{what}'s path is not UTF-8 text (it holds a surrogate)") from None
     return os.fspath(path)
 
 
