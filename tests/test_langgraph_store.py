@@ -600,3 +600,33 @@ def test_non_json_values_and_names_the_store_cannot_hold_are_refused_in_its_own_
     assert M.MAX_KEY_CHARS == 500 and M.MAX_ITEM_CHARS == 32_000
     store.put(ns, "k" * 500, {"v": (1, 2), "n": None, "f": 1.5, "b": True, "s": "x" * 31_000})  # the limits hold
     assert store.get(ns, "k" * 500).value["v"] == [1, 2]
+
+
+@pytest.mark.parametrize("ops", [None, 5, 1.5, object(), "put", {"op": 1}])
+def test_a_batch_that_is_no_list_of_ops_is_refused_typed(store, ops):
+    with pytest.raises(memactors.BadArguments):  # a TypeError too, as LangGraph's own stores raise
+        store.batch(ops)
+
+
+@pytest.mark.parametrize("op", [None, 5, "get", GetOp(NS, "\ud800"), GetOp(NS, 5), GetOp(5, "k"),
+                                GetOp({"a": 1}, "k"), SearchOp(NS, query=5), SearchOp(NS, filter=["a"]),
+                                SearchOp(None)])
+def test_an_op_the_store_cannot_read_is_refused_typed_and_nothing_of_the_batch_runs(store, op):
+    with pytest.raises(memactors.InvalidRecord):  # a ValueError too
+        store.batch([PutOp(("typed", "alice"), "first", {"text": "Alice likes tea"}), op])
+    assert store.get(("typed", "alice"), "first") is None
+    with pytest.raises(memactors.InvalidRecord):
+        asyncio.run(store.abatch([op]))
+
+
+@pytest.mark.parametrize("depth", ["x", -1, 1.5, {}])
+def test_a_listing_depth_that_is_no_count_is_refused_typed(store, depth):
+    with pytest.raises(memactors.InvalidRecord):
+        store.list_namespaces(max_depth=depth)
+
+
+def test_a_namespace_given_as_a_list_reads_as_its_tuple(store):
+    store.batch([PutOp(["listed", "alice"], "k", {"text": "Alice likes green tea"})])
+    item = store.batch([GetOp(["listed", "alice"], "k")])[0]
+    assert item.value == {"text": "Alice likes green tea"} and item.namespace == ("listed", "alice")
+    assert store.list_namespaces(prefix=("listed",), max_depth=1) == [("listed",)]

@@ -18,9 +18,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 import orjson
+from langgraph.store.base import GetOp, ListNamespacesOp, PutOp, SearchOp
 
 from ...core import validate as V
-from ...core.errors import InvalidRecord
+from ...core.errors import BadArguments, InvalidRecord
 from ...core.records import MAX_CONTENT_CHARS, MAX_FIELD_CHARS
 from ...gate.identifiers import identifier_kind, refusal
 
@@ -215,6 +216,52 @@ def index_text(texts: list[str], fields: list[str] | None) -> str | None:
 
 
 # --- namespaces and filters ------------------------------------------------------------------
+
+def checked_ops(ops: object) -> list:
+    """A batch's ops, each checked before any runs: an op of no LangGraph kind, a namespace that
+    is no sequence of labels (a list is taken as its tuple), a key or query that is not text, a
+    filter that is not a dict, a depth that is no count: refused typed, never by the code that
+    reads them (LangGraph's own stores raise TypeError or ValueError there, from inside)."""
+    if isinstance(ops, (str, bytes, dict)) or not hasattr(ops, "__iter__"):
+        raise BadArguments(f"batch takes a list of LangGraph ops, not {V.got(ops)}")
+    return [_checked_op(op) for op in ops]
+
+
+def _checked_op(op: object):
+    if isinstance(op, (GetOp, PutOp)):
+        op = op._replace(namespace=_labels(op.namespace, "namespace"))
+        check_names(op.namespace, op.key)
+    elif isinstance(op, SearchOp):
+        op = op._replace(namespace_prefix=_labels(op.namespace_prefix, "namespace_prefix"))
+        if op.query is not None and not isinstance(op.query, str):
+            raise InvalidRecord(f"a search's query is text or None, not {V.got(op.query)}")
+        if op.filter is not None and not isinstance(op.filter, dict):
+            raise InvalidRecord(f"a search's filter is a dict or None, not {V.got(op.filter)}")
+    elif isinstance(op, ListNamespacesOp):
+        V.integer(op.max_depth, "max_depth", 0, None, allow_none=True)
+        conditions = op.match_conditions or ()
+        if not isinstance(conditions, (list, tuple)):
+            raise InvalidRecord(f"match_conditions is a sequence of MatchConditions, not {V.got(conditions)}")
+        op = op._replace(match_conditions=tuple(c._replace(path=_labels(c.path, "a match condition's path"))
+                                                if hasattr(c, "path") and hasattr(c, "_replace") else _no_condition(c)
+                                                for c in conditions))
+    else:
+        raise InvalidRecord(f"not a LangGraph op (GetOp, PutOp, SearchOp, ListNamespacesOp): {V.got(op)}")
+    return op
+
+
+def _labels(namespace: object, what: str) -> tuple:
+    """A namespace as the tuple of labels the store reads (LangGraph's check of the labels follows)."""
+    if isinstance(namespace, tuple):
+        return namespace
+    if isinstance(namespace, list):
+        return tuple(namespace)
+    raise InvalidRecord(f"a {what} is a tuple of labels, not {V.got(namespace)}")
+
+
+def _no_condition(c: object):
+    raise InvalidRecord(f"match_conditions holds MatchConditions, not {V.got(c)}")
+
 
 def check_page(limit: object, offset: object) -> None:
     """A search's or a listing's page: counts (ints >= 0), never a slice from the end."""

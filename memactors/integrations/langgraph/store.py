@@ -123,13 +123,13 @@ class MemactorsStore(BaseStore):
     # --- BaseStore ----------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
+        ops = M.checked_ops(ops)
         if ops and all(isinstance(op, SearchOp) and op.query for op in ops):
             return self._searches(ops)
         return asyncio.run_coroutine_threadsafe(self._run(ops), self._rt._batch_loop()).result()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await self._run(list(ops))
+        return await self._run(M.checked_ops(ops))
 
     # --- the mapping, as phases of rt.abatch ---------------------------------------------------
 
