@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from types import MappingProxyType
 
 from .engine.naming import namespace_for
 from .core.errors import ServerError
@@ -35,7 +36,10 @@ DOWN_TIMEOUT_S = 30.0
 # driver that attaches takes them from its GCS). A driver's shutdown flushes its task events to
 # the GCS for up to 5 s: when the runtime went down first (`memactors down`, a killed head),
 # every attached process hung that long in close() and again at exit.
-SYSTEM_CONFIG = {"task_events_shutdown_flush_timeout_ms": 300}
+# Read-only: ``ray.init`` writes its session's spilling directory into the dict it is handed, so
+# each call gets a copy (``dict(SYSTEM_CONFIG)``); a second local Ray in one process had spilled
+# into the first one's session folder, with Ray's warning on stderr.
+SYSTEM_CONFIG = MappingProxyType({"task_events_shutdown_flush_timeout_ms": 300})
 
 
 def temp_dir_for(data_dir: str) -> str:
@@ -90,7 +94,7 @@ def start(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
     # ours reads workers' logs (log_to_driver=False); two processes and ~180 MB fewer.
     cmd = [_ray_script(), "start", "--head", "--block", f"--port={_free_port()}", "--include-dashboard=false",
            "--disable-usage-stats", "--no-monitor", "--include-log-monitor=false", f"--temp-dir={temp_dir}",
-           f"--dashboard-agent-listen-port={_free_port()}", f"--system-config={json.dumps(SYSTEM_CONFIG)}"]
+           f"--dashboard-agent-listen-port={_free_port()}", f"--system-config={json.dumps(dict(SYSTEM_CONFIG))}"]
     if _client_server_available():
         cmd.append(f"--ray-client-server-port={_free_port()}")
     env = dict(os.environ, RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0", **env)

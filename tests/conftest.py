@@ -33,7 +33,7 @@ def ray_session():
         from memactors.head import SYSTEM_CONFIG  # as the runtime's own local Ray has them
 
         ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                 _system_config=SYSTEM_CONFIG)
+                 _system_config=dict(SYSTEM_CONFIG))
     yield ray
     ray.shutdown()
 

@@ -207,7 +207,7 @@ def local(namespace: str | None = None) -> None:
     from ..head import SYSTEM_CONFIG
 
     _default_auth()
-    ray.init(address="local", namespace=namespace, _system_config=SYSTEM_CONFIG, **_INIT)
+    ray.init(address="local", namespace=namespace, _system_config=dict(SYSTEM_CONFIG), **_INIT)
 
 
 def join(data_dir: str, shown: str, address: str | None, namespace: str, detached: bool) -> Link | None:
