@@ -20,6 +20,7 @@ import shlex
 import socket
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -207,7 +208,12 @@ def local(namespace: str | None = None) -> None:
     from ..head import SYSTEM_CONFIG
 
     _default_auth()
-    ray.init(address="local", namespace=namespace, _system_config=dict(SYSTEM_CONFIG), **_INIT)
+    with warnings.catch_warnings():
+        # lance's and lancedb's at-fork hooks (imported by a process-host runtime here before) warn
+        # at each fork Ray makes to start its servers; those children exec Ray's binaries at once.
+        warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", message="lance is not fork-safe", category=UserWarning)
+        ray.init(address="local", namespace=namespace, _system_config=dict(SYSTEM_CONFIG), **_INIT)
 
 
 def join(data_dir: str, shown: str, address: str | None, namespace: str, detached: bool) -> Link | None:
