@@ -28,14 +28,18 @@ _MADE = re.compile(r"m[bcdfghjklmnpqrstvwxz]{16}-[0-9]{1,7}", re.ASCII)
 
 def made_key_prefix() -> str:
     """A fresh prefix for the keys of one call: ``f"{prefix}-{i}"``."""
-    return "m" + "".join(_CONSONANTS[b % 20] for b in os.urandom(16))
+    return _spelled(os.urandom(16))
 
 
 def made_key_of(name: str) -> str:
     """The made key of one thing the runtime does once (a session item's promotion: the same
     item, the same key, so a retry is recognised), its consonants from a digest of ``name``."""
-    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    return "m" + "".join(_CONSONANTS[b % 20] for b in digest) + "-0"
+    return _spelled(hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).digest()) + "-0"
+
+
+def _spelled(raw: bytes) -> str:
+    """A made key's prefix: "m" and 16 consonants, one from each of 16 bytes."""
+    return "m" + "".join(_CONSONANTS[b % 20] for b in raw)
 
 
 def is_made_key(key: object) -> bool:

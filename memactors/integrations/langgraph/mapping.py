@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import orjson
-from langgraph.store.base import GetOp, ListNamespacesOp, PutOp, SearchOp
+from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from ...core import validate as V
 from ...core.errors import BadArguments, InvalidRecord
@@ -240,10 +240,9 @@ def _checked_op(op: object):
     elif isinstance(op, ListNamespacesOp):
         V.integer(op.max_depth, "max_depth", 0, None, allow_none=True)
         conditions = op.match_conditions or ()
-        if not isinstance(conditions, (list, tuple)):
+        if not isinstance(conditions, (list, tuple)) or not all(isinstance(c, MatchCondition) for c in conditions):
             raise InvalidRecord(f"match_conditions is a sequence of MatchConditions, not {V.got(conditions)}")
         op = op._replace(match_conditions=tuple(c._replace(path=_labels(c.path, "a match condition's path"))
-                                                if hasattr(c, "path") and hasattr(c, "_replace") else _no_condition(c)
                                                 for c in conditions))
     else:
         raise InvalidRecord(f"not a LangGraph op (GetOp, PutOp, SearchOp, ListNamespacesOp): {V.got(op)}")
@@ -257,10 +256,6 @@ def _labels(namespace: object, what: str) -> tuple:
     if isinstance(namespace, list):
         return tuple(namespace)
     raise InvalidRecord(f"a {what} is a tuple of labels, not {V.got(namespace)}")
-
-
-def _no_condition(c: object):
-    raise InvalidRecord(f"match_conditions holds MatchConditions, not {V.got(c)}")
 
 
 def check_page(limit: object, offset: object) -> None:
