@@ -93,6 +93,26 @@ def test_batches_evidence_and_citations(rt, s):
         rt.explain(r.recall_id, actor="nobody")
 
 
+@pytest.mark.parametrize("via", ["write_many", "batch"])
+def test_a_long_write_many_is_decided_in_the_callers_order(rt, s, via):
+    """Longer than write_batch_max in one scope: one owner gets several parts at once, the last
+    small enough to be prepared in place, ahead of the first's gate worker. The caller's later
+    value of a fact is the live one."""
+    n = rt.config.runtime.write_batch_max + 5
+    fact = {"scope": s, "actor": "ag", "subject": "alice", "predicate": "lives_in"}
+    items = [{**fact, "text": "Alice lives in Paris", "object": "Paris"}]
+    items += [{"scope": s, "actor": "ag", "text": f"note {i} on quince harvest {i * 7}"} for i in range(n - 2)]
+    items += [{**fact, "text": "Alice lives in Berlin", "object": "Berlin"}]
+    if via == "batch":
+        out = rt.batch([memactors.ops.Write(**it) for it in items])
+    else:
+        out = rt.write_many(items)
+    assert (out[0].decision, out[-1].decision) == ("accepted", "superseded_previous")
+    assert out[-1].supersedes == out[0].memory_id
+    hits = _recall(rt, "where does alice live", s, top_k=3).hits
+    assert [h.content for h in hits if "Alice" in h.content] == ["Alice lives in Berlin"]
+
+
 def test_a_tick_of_recalls_is_all_in_the_evidence_when_read(rt, s):
     # The ledger writer commits recall evidence a share at a time between writes; a read of it
     # (which flushes) still sees every recall made before it, and their access counts.

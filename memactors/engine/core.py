@@ -62,6 +62,7 @@ from .prepare import PoolEmbedder, embed_kept, unpack
 from .recall import RecallMixin
 from .refusals import conflict, raced, typed
 from .state import StateMixin
+from .turns import Turns, check_order
 
 GLOBAL_SCOPE = str(GLOBAL)
 NOT_HERE = {"not_here": True}  # a memory id this owner does not hold (the caller asks the ledger)
@@ -118,6 +119,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         self.grants = GrantTable()
         self.grant_seq = 0
         self.inflight = 0
+        self.turns = Turns()  # the parts of one call decided in the caller's order
         self.now_us = 0  # the runtime clock's newest time this owner has heard of
         self.timing: dict[str, float] = {}  # seconds spent per write stage, for stats()
         self.is_global_owner = owner_index(GLOBAL, self.num_owners) == index
@@ -243,9 +245,10 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
 
     # --- the one change path -----------------------------------------------------------------
 
-    async def write_batch(self, cols: dict, now_us: int) -> list[dict]:
+    async def write_batch(self, cols: dict, now_us: int, order: tuple[str, int] | None = None) -> list[dict]:
         """Writes as columns (``WriteRequest`` field -> values), each with an idempotency key.
-        Returns one result dict per write (an ``errors.encode``d error for a refused one)."""
+        Returns one result dict per write (an ``errors.encode``d error for a refused one).
+        ``order``: this part's place among its call's parts (``engine.turns``)."""
         if not isinstance(cols, dict) or not isinstance(cols.get("text"), list) or any(
                 not isinstance(v, list) or len(v) != len(cols["text"]) for v in cols.values()):
             raise R.InvalidRecord("write_batch takes columns: a dict of equally long lists of write fields")
@@ -259,30 +262,37 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 ops.append(exc)
             except TypeError:
                 ops.append(R.InvalidRecord("a write is missing scope, text or actor"))
-        return await self.submit(ops, now_us)
+        return await self.submit(ops, now_us, order)
 
-    async def submit(self, ops: list, now_us: int) -> list[dict]:
+    async def submit(self, ops: list, now_us: int, order: tuple[str, int] | None = None) -> list[dict]:
         """Apply a batch of operations to the scopes this owner holds (the one entry point of
         every change). Returns one result per operation: a result dict, an encoded typed error,
-        or ``NOT_HERE`` for a memory id this owner does not hold."""
-        await self._ready()
-        if not isinstance(ops, list):
-            raise R.InvalidRecord("submit takes a list of operations")
-        n = len(ops)
-        if n > self.cfg.runtime.owner_queue_max:  # never fits: a pause would not help
-            raise BackPressure(f"a batch of {n} operations is more than owner {self.index}'s queue holds "
-                               f"({self.cfg.runtime.owner_queue_max}); nothing was written, send it in parts")
-        if self.inflight + n > self.cfg.runtime.owner_queue_max:
-            raise BackPressure(f"owner {self.index} has {self.inflight} operations in flight (limit "
-                               f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause")
-        self.inflight += n
+        or ``NOT_HERE`` for a memory id this owner does not hold. ``order``: ``(token,
+        position)`` of this batch among the parts of one call, decided in that order
+        (``engine.turns``)."""
+        ticket = self.turns.arrive(check_order(order))  # before any await: the order parts arrive in
         try:
-            self.now_us = max(self.now_us, int(now_us))
-            return await self._apply(ops, int(now_us))
+            if not isinstance(ops, list):
+                raise R.InvalidRecord("submit takes a list of operations")
+            n = len(ops)
+            if n > self.cfg.runtime.owner_queue_max:  # never fits: a pause would not help
+                raise BackPressure(f"a batch of {n} operations is more than owner {self.index}'s queue holds "
+                                   f"({self.cfg.runtime.owner_queue_max}); nothing was written, send it in parts")
+            if self.inflight + n > self.cfg.runtime.owner_queue_max:
+                self.turns.refuse(ticket)
+                raise BackPressure(f"owner {self.index} has {self.inflight} operations in flight (limit "
+                                   f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause")
+            self.inflight += n
+            try:
+                await self._ready()
+                self.now_us = max(self.now_us, int(now_us))
+                return await self._apply(ops, int(now_us), ticket=ticket)
+            finally:
+                self.inflight -= n
         finally:
-            self.inflight -= n
+            self.turns.leave(ticket)
 
-    async def _apply(self, ops: list, now_us: int, tries: int = 1) -> list[dict]:
+    async def _apply(self, ops: list, now_us: int, tries: int = 1, ticket: tuple | None = None) -> list[dict]:
         results: list = [None] * len(ops)
         fps: list = [None] * len(ops)
         todo = []
@@ -345,8 +355,10 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         many = {s for i in todo if ops[i].ADDRESS == "rows" for s in ops[i].scopes()}
         scopes = sorted({s for s in scope_of.values() if s is not None} | many)
         locks = [self._lock(s) for s in scopes]
+        await self.turns.turn(ticket)  # the earlier parts of this call hold their locks first
         for lk in locks:
             await lk.acquire()
+        self.turns.leave(ticket)
         try:
             foreign = await self._decide_and_commit(ops, todo, scope_of, prepared, fps, results, scopes, now_us, t1)
         finally:

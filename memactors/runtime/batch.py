@@ -28,7 +28,7 @@ from ..core.visibility import purpose_rule
 from ..engine.naming import owner_index, owner_of_memory
 from .. import ops as O
 from .results import ForgetResult, GrantResult, Memory
-from .write_batches import batch_max
+from .write_batches import batch_max, call_token
 
 
 class BatchAPI:
@@ -205,11 +205,13 @@ class BatchAPI:
             by_owner.setdefault(owner_index(r.scope_obj, n), []).append(i)
         out: list = [None] * len(reqs)
 
-        async def part(oi: int, idx: list[int], gate: asyncio.Semaphore) -> None:
+        token = call_token()
+
+        async def part(oi: int, idx: list[int], gate: asyncio.Semaphore, order) -> None:
             async with gate:
                 part_reqs = [reqs[i] for i in idx]
                 try:
-                    res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now))
+                    res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now, order))
                 except MemactorsError as exc:
                     # This call's writes were not confirmed; the other calls' results stand (as
                     # write_many's PartialWrite): each says so, with itself and its key to resubmit.
@@ -223,7 +225,9 @@ class BatchAPI:
         jobs = []
         for oi, idx in by_owner.items():
             gate = asyncio.Semaphore(window)
-            jobs += [part(oi, idx[k:k + size], gate) for k in range(0, len(idx), size)]
+            # an owner's parts decided in the caller's order (``engine.turns``)
+            jobs += [part(oi, idx[k:k + size], gate, (token, k // size) if len(idx) > size else None)
+                     for k in range(0, len(idx), size)]
         _count(self, "owner_calls", len(jobs))
         await asyncio.gather(*jobs)
         self._alerts.writes(reqs, out)  # blocked writes, held injections, as write_many reports them

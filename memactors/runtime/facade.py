@@ -51,7 +51,7 @@ from .calls import Calls
 from .evidence import RecallLog
 from ..gate.free_text import gated_text
 from .query_vectors import QueryVectors
-from .write_batches import as_result, batch_max, direct_write, raise_item_errors
+from .write_batches import as_result, batch_max, call_token, direct_write, raise_item_errors
 from .write_checks import WriteChecks
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
@@ -430,8 +430,12 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         inflight: dict = {}  # ref -> (owner index, item indices, attempt deadline)
         deadline = time.monotonic() + rc.call_timeout_s
 
-        def send(oi: int, part: list[int]) -> None:
-            inflight[self._host.send_writes(self._owners[oi], [reqs[i] for i in part], now)] = (oi, part)
+        token = call_token()
+        place = {id(part): (token, k) for q in queues.values() if len(q) > 1 for k, part in enumerate(q)}
+
+        def send(oi: int, part: list[int]) -> None:  # an owner's parts decided in the caller's order
+            ref = self._host.send_writes(self._owners[oi], [reqs[i] for i in part], now, place.get(id(part)))
+            inflight[ref] = (oi, part)
 
         pending = {oi: list(q) for oi, q in queues.items()}
         for oi, q in pending.items():

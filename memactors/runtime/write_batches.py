@@ -3,8 +3,15 @@ and the items an owner refused one by one as a typed error."""
 
 from __future__ import annotations
 
+import secrets
+
 from ..core import errors
 from ..core import records as R
+
+
+def call_token() -> str:
+    """Names one call's parts to an owner, so it decides them in order (``engine.turns``)."""
+    return secrets.token_hex(8)
 
 
 def batch_max(rc) -> int:
