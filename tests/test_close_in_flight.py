@@ -93,12 +93,12 @@ def _failing_owner_call(rt, bad_text: str):
     that carries ``bad_text``; the others go through."""
     real = rt._host.send_writes
 
-    def send(owner, reqs, now):
+    def send(owner, reqs, now, order=None):
         if any(r.text == bad_text for r in reqs):
             f = cf.Future()
             f.set_exception(StoreError("the ledger could not commit; nothing of this batch was written"))
             return f
-        return real(owner, reqs, now)
+        return real(owner, reqs, now, order)
 
     rt._host.send_writes = send
 

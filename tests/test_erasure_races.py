@@ -134,9 +134,9 @@ def test_a_promotion_and_a_forget_without_a_race_are_not_decided_again(rt):
     for core in (src_core, glob_core):
         orig = core._apply  # noqa: SLF001
 
-        async def counted(ops, now_us, tries=1, _orig=orig):
+        async def counted(ops, now_us, tries=1, ticket=None, _orig=orig):
             commits.append(tries)
-            return await _orig(ops, now_us, tries)
+            return await _orig(ops, now_us, tries, ticket)
         core._apply = counted  # noqa: SLF001
     try:
         copy = rt.promote(mid, "/global/", actor="admin-r", reason="shared")["memory_id"]
