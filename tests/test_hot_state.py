@@ -3,6 +3,7 @@ dedup's per-scope vector cache (``NearCopies``): reused across batches, grown in
 committed batch (an uncommitted one leaves it as it was), and never missing a live memory."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,11 +131,12 @@ def _brute(st: ScopeState, base: list, extra: list, v, threshold: float, similar
     best = max((m for m in live if cos[m] >= threshold), key=lambda m: cos[m], default=None)
     best_c = cos[best] if best is not None else -2.0
     for mid, x in extra:
-        if float(x @ v) > best_c:
+        if float(x @ v) > best_c and st.by_hash.get(st.records[mid]["content_hash"]) == mid:
             best, best_c = mid, float(x @ v)
     found = best if best_c >= threshold and best in st.records else None
-    near = sorted((m for m in live if cos[m] >= similar_cos), key=lambda m: -cos[m])[:k]
-    near += [mid for mid, x in extra if float(x @ v) >= similar_cos][:k]
+    # the k closest live ones, the batch's own ranked with the scope's (as had they come earlier)
+    cos.update({mid: float(x @ v) for mid, x in extra if st.by_hash.get(st.records[mid]["content_hash"]) == mid})
+    near = sorted((m for m in cos if cos[m] >= similar_cos), key=lambda m: -cos[m])[:k]
     return found, near
 
 
@@ -175,6 +177,48 @@ def _lookups_match_a_scan_in_order(seed, n_old, n_new):
         stt.put(rec(f"n{j}"), v)
         near.add(f"n{j}", v)
         extra.append((f"n{j}", v))
+
+
+@pytest.mark.parametrize("prefetched", [False, True])
+def test_similar_looks_past_the_best_candidates_no_longer_live(prefetched):
+    """A scope held hot for long keeps the rows of memories since superseded (masked, not
+    removed): when they are the closest ones, ``similar`` still names the closest live ones,
+    as a scope loaded afresh would (only those rows) - a contradiction was missed otherwise."""
+    rng = np.random.default_rng(7)
+    probe = unit(0)
+    old = ScopeState()
+    n = NearCopies.SMALL + 20
+    for i in range(n):  # the first 20 the closest to the probe, all of them over the cut
+        v = probe + (0.01 if i < 20 else 0.3) * rng.normal(size=DIM).astype(np.float32)
+        old.put(rec(f"m{i}"), v / np.linalg.norm(v))
+    cos = {f"m{i}": float(old.vectors[f"m{i}"] @ probe) for i in range(n)}
+    assert min(cos[f"m{i}"] for i in range(20)) > max(cos[f"m{i}"] for i in range(20, n)) > 0.5
+    st = old.stage()  # a batch that supersedes the 20: their rows stay in the scope's cache
+    NearCopies(st, 0.97, similar_cos=0.5).keep()
+    keeper = NearCopies(st, 0.97, similar_cos=0.5)
+    keeper.similar(unit(5))
+    for i in range(20):
+        st.put(rec(f"m{i}", "superseded"))
+    keeper.keep()
+    st.commit()
+    assert len(old.near_cache.ids) == n
+    near = NearCopies(old.stage(), 0.97, similar_cos=0.5)
+    if prefetched:
+        near.prefetch([probe, unit(3)])
+    assert near.similar(probe) == sorted((f"m{i}" for i in range(20, n)), key=lambda m: -cos[m])[:3]
+
+
+def test_similar_ranks_the_batchs_own_writes_with_the_scopes():
+    """A batch's earlier writes compete with the scope's memories by cosine: the closest
+    three, wherever they came from, not the first ones over the cut."""
+    st = ScopeState().stage()
+    near = NearCopies(st, 0.99, similar_cos=0.5)
+    probe = unit(0)
+    for i, w in enumerate([0.6, 0.7, 0.8, 0.95, 0.9]):  # cosines with the probe, in the order written
+        v = w * unit(0) + np.sqrt(1 - w * w) * unit(1 + i)
+        st.put(rec(f"b{i}"), v)
+        near.add(f"b{i}", v)
+    assert near.similar(probe) == ["b3", "b4", "b2"]
 
 
 @settings(max_examples=40, deadline=None)

@@ -140,45 +140,54 @@ class NearCopies:
         return self._xlast[2]
 
     def similar(self, vector, k: int = 3) -> list[str]:
-        """Up to ``k`` live text-only memories at cosine >= ``similar_cos`` (best first), and
-        those this batch added: candidates for a text-only contradiction."""
+        """The ``k`` live text-only memories closest to ``vector`` at cosine >= ``similar_cos``,
+        best first: candidates for a text-only contradiction. Those this batch wrote before
+        are ranked with the scope's own, as they would be had they come in an earlier call, and
+        memories no longer live never take a candidate's place: the outcome of a write does not
+        depend on how the writes were batched or how long the scope has been held hot."""
         if self.similar_cos > 1.0 or vector is None:
             return []
         if self.ids is None:
             self._build()
-        out = []
         cut = self.similar_cos
         cos = self._cos(vector)
+        xc = self._xcos(vector)  # this batch's own (None: none yet)
+        n = len(cos) if cos is not None else 0
+        capped = n + (len(xc) if xc is not None else 0) > self.SMALL
+        limit = 4 * k if capped else None  # the best 4k first: sorting every candidate cost more than the check
         pre = self._pre.get(id(vector)) if self._pre and k == self.SIMILAR_K else None
         if pre is not None and pre[0] is vector and pre[2] is not None:
             order = pre[2]  # ranked with the batch's product (prefetch)
-        elif cos is not None:
-            if len(cos) <= self.SMALL:  # a few memories (the usual scope): numpy's per-call cost dominates
-                c = cos.tolist()
-                # most writes have no candidate: one max() instead of a filtered sort
-                order = sorted([j for j, x in enumerate(c) if x >= cut], key=c.__getitem__, reverse=True) \
-                    if c and max(c) >= cut else ()
-            else:
-                # methods, not np.flatnonzero / argpartition / argsort: the same calls without
-                # numpy's Python wrappers (a tenth of the worst case's check)
-                idx = (cos >= cut).nonzero()[0]
-                if len(idx) > 4 * k:  # the best 4k only: sorting every candidate cost more than the check
-                    idx = idx[(-cos[idx]).argpartition(4 * k)[: 4 * k]]
-                order = idx[(-cos[idx]).argsort(kind="stable")]
-        if cos is not None:
-            records, by_hash, ids = self.state.records, self.state.by_hash, self.ids
-            for j in order:
-                rec = records.get(ids[j])  # _live_text, inline: once per candidate
-                if rec is not None and by_hash.get(rec["content_hash"]) == ids[j]:
-                    out.append(ids[j])
-                    if len(out) == k:
-                        break
-        if self._extra:  # this batch added vectors (_xcos: None without)
-            xc = self._xcos(vector)
-            # the first k in order only: one busy scope's batch has hundreds over the cut
-            near = (j for j, v in enumerate(xc.tolist()) if v >= cut) if len(xc) <= self.SMALL \
-                else (xc >= cut).nonzero()[0][:k]
-            out += [self._extra_ids[j] for j in islice(near, k)]
+        else:
+            order = _over(cos, cut, limit) if cos is not None else ()
+        out = self._live(self._merged(order, cos, xc, cut, limit, n), n, k, ())
+        if len(out) < k and capped:  # some of the best were not live: the rest, in order
+            out = self._live(self._merged(_over(cos, cut, None) if cos is not None else (), cos, xc, cut, None, n),
+                             n, k, out)
+        return out
+
+    def _merged(self, order, cos, xc, cut: float, limit: int | None, n: int) -> list[int]:
+        """``order`` (columns of the scope's rows) and this batch's rows over ``cut`` (columns
+        from ``n``), best first, equal cosines by column."""
+        if xc is None:
+            return order
+        extra = [(float(xc[j]), n + j) for j in _over(xc, cut, limit)]
+        if not extra:
+            return order
+        merged = [j for _, j in sorted([(float(cos[j]), j) for j in order] + extra, key=lambda t: (-t[0], t[1]))]
+        return merged[:limit] if limit is not None else merged
+
+    def _live(self, order, n: int, k: int, found) -> list[str]:
+        """Up to ``k`` of ``found`` and then the live ones of ``order``, in order."""
+        out = list(found)
+        records, by_hash, ids, xids = self.state.records, self.state.by_hash, self.ids, self._extra_ids
+        for j in order:
+            if len(out) == k:
+                break
+            mid = ids[j] if j < n else xids[j - n]
+            rec = records.get(mid)  # _live_text, inline: once per candidate
+            if rec is not None and by_hash.get(rec["content_hash"]) == mid and mid not in out:
+                out.append(mid)
         return out
 
     def find(self, vector) -> str | None:
@@ -203,8 +212,14 @@ class NearCopies:
         xc = self._xcos(vector)
         if xc is not None:
             j = int(xc.argmax())  # the first of equals, as a scan in order would keep
-            if float(xc[j]) > best:
-                best, best_id = float(xc[j]), self._extra_ids[j]
+            if float(xc[j]) > best and float(xc[j]) >= self.threshold:
+                if not self._live_text(self._extra_ids[j]):  # this batch's own, since superseded: the next
+                    above = (xc > best).nonzero()[0]
+                    live = [i for i in above[(-xc[above]).argsort(kind="stable")].tolist()
+                            if xc[i] >= self.threshold and self._live_text(self._extra_ids[i])]
+                    j = live[0] if live else None
+                if j is not None:
+                    best, best_id = float(xc[j]), self._extra_ids[j]
         return best_id if best >= self.threshold and best_id in self.state.records else None
 
     def add(self, memory_id: str, vector) -> None:
@@ -295,6 +310,24 @@ class _NearCache:
         bound = self.head[:n] @ vector[:w]
         bound += self.tail[:n] * _norm(vector[w:])
         return (bound >= threshold - SCREEN_MARGIN).nonzero()[0]
+
+
+def _over(cos, cut: float, limit: int | None) -> list[int]:
+    """Columns of ``cos`` at or above ``cut``, best first (equal cosines by column): the best
+    ``limit`` of them (None: all)."""
+    if len(cos) <= NearCopies.SMALL:  # a few memories (the usual scope): numpy's per-call cost dominates
+        c = cos.tolist()
+        # most writes have no candidate: one max() instead of a filtered sort
+        if not c or max(c) < cut:
+            return []
+        order = sorted([j for j, x in enumerate(c) if x >= cut], key=c.__getitem__, reverse=True)
+        return order[:limit] if limit is not None else order
+    # methods, not np.flatnonzero / argpartition / argsort: the same calls without numpy's
+    # Python wrappers (a tenth of the worst case's check)
+    idx = (cos >= cut).nonzero()[0]
+    if limit is not None and len(idx) > limit:
+        idx = idx[(-cos[idx]).argpartition(limit)[:limit]]
+    return idx[(-cos[idx]).argsort(kind="stable")].tolist()
 
 
 def _norm(v: np.ndarray) -> float:
