@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memactors.engine.hot import HotCache, NearCopies
+from memactors.engine.near import TIE
 from memactors.core.versions import ScopeState
 
 DIM = 8
@@ -136,7 +137,9 @@ def _brute(st: ScopeState, base: list, extra: list, v, threshold: float, similar
     found = best if best_c >= threshold and best in st.records else None
     # the k closest live ones, the batch's own ranked with the scope's (as had they come earlier)
     cos.update({mid: float(x @ v) for mid, x in extra if st.by_hash.get(st.records[mid]["content_hash"]) == mid})
-    near = sorted((m for m in cos if cos[m] >= similar_cos), key=lambda m: -cos[m])[:k]
+    near = sorted((m for m in cos if cos[m] >= similar_cos), key=lambda m: -cos[m])
+    # and those tied with the k-th (as equal, within float32's rounding)
+    near = [m for i, m in enumerate(near) if i < k or cos[m] >= cos[near[k - 1]] - TIE][: 4 * k]
     return found, near
 
 
@@ -206,6 +209,23 @@ def test_similar_looks_past_the_best_candidates_no_longer_live(prefetched):
     if prefetched:
         near.prefetch([probe, unit(3)])
     assert near.similar(probe) == sorted((f"m{i}" for i in range(20, n)), key=lambda m: -cos[m])[:3]
+
+
+@pytest.mark.parametrize("committed", [0, 2, 5])
+def test_similar_keeps_every_candidate_tied_with_the_third(committed):
+    """Five memories with one vector (the same words in another order): all five are
+    candidates, whichever of them the scope held before the batch and whichever it wrote."""
+    v = unit(2)
+    old = ScopeState()
+    for i in range(committed):
+        old.put(rec(f"t{i}"), v)
+    st = old.stage()
+    near = NearCopies(st, 0.999, similar_cos=0.5)
+    for i in range(committed, 5):
+        st.put(rec(f"t{i}"), v)
+        near.add(f"t{i}", v)
+    st.put(rec("far"), unit(3))
+    assert sorted(near.similar(v)) == [f"t{i}" for i in range(5)]
 
 
 def test_similar_ranks_the_batchs_own_writes_with_the_scopes():

@@ -160,11 +160,16 @@ class NearCopies:
             order = pre[2]  # ranked with the batch's product (prefetch)
         else:
             order = _over(cos, cut, limit) if cos is not None else ()
-        out = self._live(self._merged(order, cos, xc, cut, limit, n), n, k, ())
-        if len(out) < k and capped:  # some of the best were not live: the rest, in order
+        if not len(order) and xc is None:  # most writes: nothing over the cut
+            return []
+        at = (lambda j: cos[j] if j < n else xc[j - n])  # noqa: E731 - a column's cosine
+        merged = self._merged(order, cos, xc, cut, limit, n)
+        out = self._live(merged, n, k, [], at)
+        if limit is not None and len(merged) >= limit and (len(out) < k or len(out) == limit):
+            # more over the cut than the best 4k, and some of those not live or all of them tied: the rest
             out = self._live(self._merged(_over(cos, cut, None) if cos is not None else (), cos, xc, cut, None, n),
-                             n, k, out)
-        return out
+                             n, k, out[:k], at)
+        return [m for m, _ in out]
 
     def _merged(self, order, cos, xc, cut: float, limit: int | None, n: int) -> list[int]:
         """``order`` (columns of the scope's rows) and this batch's rows over ``cut`` (columns
@@ -177,17 +182,22 @@ class NearCopies:
         merged = [j for _, j in sorted([(float(cos[j]), j) for j in order] + extra, key=lambda t: (-t[0], t[1]))]
         return merged[:limit] if limit is not None else merged
 
-    def _live(self, order, n: int, k: int, found) -> list[str]:
-        """Up to ``k`` of ``found`` and then the live ones of ``order``, in order."""
+    def _live(self, order, n: int, k: int, found: list, at) -> list[tuple[str, float]]:
+        """``found``, then the live ones of ``order`` (best first) as (id, cosine) up to ``k``,
+        and those tied with the k-th (up to ``4k``; ``TIE``): which of equals was kept depended
+        on the order the scope's rows were written in (a permutation of the same words has the
+        same vector)."""
         out = list(found)
+        seen = {m for m, _ in out}
         records, by_hash, ids, xids = self.state.records, self.state.by_hash, self.ids, self._extra_ids
         for j in order:
-            if len(out) == k:
+            if len(out) >= k and (len(out) >= 4 * k or float(at(j)) < out[k - 1][1] - TIE):
                 break
             mid = ids[j] if j < n else xids[j - n]
             rec = records.get(mid)  # _live_text, inline: once per candidate
-            if rec is not None and by_hash.get(rec["content_hash"]) == mid and mid not in out:
-                out.append(mid)
+            if rec is not None and by_hash.get(rec["content_hash"]) == mid and mid not in seen:
+                out.append((mid, float(at(j))))
+                seen.add(mid)
         return out
 
     def find(self, vector) -> str | None:
@@ -342,6 +352,9 @@ def _with_room(a: np.ndarray, n: int, cap: int) -> np.ndarray:
     return out
 
 
+# Cosines this close are equal: one pair's cosine from a matrix product and from a single
+# vector's differ in float32's last bits (the sums run in another order).
+TIE = 1e-5
 SCREEN_MARGIN = 1e-4  # float32 sums of a few hundred terms err by ~1e-6: far inside it
 
 
