@@ -81,7 +81,7 @@ def test_an_idempotency_cache_says_which_keys_made_which_memories_only_while_it_
     c.put("k1", b"f1", b"r1", 10, ["m1"])
     c.put("k2", b"f2", b"r2", 20, ["m2", "m3"])
     c.put("k3", b"f3", b"r3", 30)  # made nothing (a forget, a sweep)
-    assert c.keys_of(["m3", "m1", "m9"]) == ["k1", "k2"]
+    assert c.keys_of(["m3", "m1", "m9"]) == [("k1", 10), ("k2", 20)]
     c.unpin(c.keys_of(["m1"]))
     assert c.lookup("k1", b"other") == b"r1"  # no longer a test of a guess of what m1 said
     c.put("k4", b"f4", b"r4", 125)  # k1 and k2 leave the window
@@ -91,7 +91,25 @@ def test_an_idempotency_cache_says_which_keys_made_which_memories_only_while_it_
     loaded.put("k6", b"f6", b"r6", 60, ["m6"])
     assert loaded.keys_of(["m6"]) is None  # k5's writes are the ledger's to say
     loaded.put("k7", b"f7", b"r7", 151)  # k5 leaves the window
-    assert loaded.keys_of(["m6"]) == ["k6"]
+    assert loaded.keys_of(["m6"]) == [("k6", 60)]
+
+
+def test_a_key_used_again_past_its_window_is_another_request_for_lookups_and_erasures():
+    """Past the window a key is new (forgotten at the next request's time, not at the next
+    put); erasing what its old use wrote unpins that use only, never the new one."""
+    from memactors.core.idempotency import CONFLICT, IdempotencyCache
+
+    c = IdempotencyCache(window_us=100)
+    c.put("k", b"old", b"r-old", 10, ["m-old"])
+    c.advance(500)  # a request 490 later: k is out of the window before it is looked up
+    assert c.lookup("k", b"new") is None
+    c.put("k", b"new", b"r-new", 500, ["m-new"])
+    c.unpin([("k", 10)])  # the old memory erased (a sweep, years later): its use named by its time
+    assert c.lookup("k", b"other") == CONFLICT  # the new use still tells a retry from another request
+    c.unpin(c.keys_of(["m-new"]))
+    assert c.lookup("k", b"other") == b"r-new"
+    c.advance(400)  # time never goes back
+    assert c.newest == 500
 
 
 def test_an_erasure_unpins_its_writes_keys_in_the_window_and_the_purge_every_fingerprint_past_it(tmp_path):

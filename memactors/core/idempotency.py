@@ -4,7 +4,9 @@ the first result back; the same key with a different request is a conflict.
 One window rule for every holder (owners and the ledger writer alike): a key is recognised
 while ``newest - window < its time``, where ``newest`` is the newest time this cache has seen
 (event time, on the runtime's clock: a simulation's clock may run anywhere, so never the wall
-clock). Pure.
+clock). Past the window a key is a new key: its next use is a request of its own, named by
+(key, time) where one use must be told from another (an erasure unpins the use that wrote the
+erased memory, never a later use of the same key). Pure.
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ class IdempotencyCache:
     def __init__(self, window_us: int) -> None:
         self.window_us = int(window_us)
         self._seen: dict[str, tuple[bytes | None, bytes]] = {}  # key -> (fingerprint, result)
+        self._when: dict[str, int] = {}  # key -> the time of its use in the window
         self._order: deque[tuple[int, str]] = deque()  # (time, key), oldest first
         self.newest = 0
-        # Which key's write made which memory, for the keys put here (an erasure unpins them
+        # Which use of a key wrote which memory, for the keys put here (an erasure unpins them
         # without asking the ledger); keys loaded from the ledger carry no such note.
-        self._made: dict[str, str] = {}  # memory id -> key (a key out of the window: stale)
+        self._made: dict[str, tuple[str, int]] = {}  # memory id -> (key, time) (a key out of the window: stale)
         self._loaded: set[str] = set()
 
     def __len__(self) -> int:
@@ -87,33 +90,44 @@ class IdempotencyCache:
         """``made``: the memories the request's write events made (what ``keys_of`` answers from)."""
         if key not in self._seen:
             self._order.append((ts, key))
+            self._when[key] = ts
         self._seen[key] = (fingerprint, result)
         for m in made:
-            self._made[m] = key
+            self._made[m] = (key, self._when[key])
         if ts > self.newest:
             self.newest = ts
             self._prune()
 
-    def note_made(self, made: dict[str, str]) -> None:
-        """Memory id -> the key of the write that made it, for keys put (or being put) here."""
+    def advance(self, now_us: int) -> None:
+        """Time moved to ``now_us`` (a request's): keys older than the window are forgotten
+        before it is looked up, not at the next put (a key reused days later was refused as a
+        conflict until the runtime reopened, and accepted after)."""
+        if now_us > self.newest:
+            self.newest = now_us
+            self._prune()
+
+    def note_made(self, made: dict[str, tuple[str, int]]) -> None:
+        """Memory id -> (key, time) of the write that made it, for keys put (or being put) here."""
         self._made.update(made)
 
-    def unpin(self, keys: list[str]) -> None:
-        """Forget the requests these keys were first used for (their results stay): a retry of
-        an erased memory's write under its key must not confirm a guess of the erased text (the
-        same text was the first result again, any other a conflict)."""
-        for k in keys:
+    def unpin(self, uses) -> None:
+        """Forget the requests of these uses, (key, time) (their results stay): a retry of an
+        erased memory's write under its key must not confirm a guess of the erased text (the
+        same text was the first result again, any other a conflict). Another use of the key,
+        after the window of this one, is not touched."""
+        for k, ts in uses:
             seen = self._seen.get(k)
-            if seen is not None:
+            if seen is not None and self._when.get(k) == ts:
                 self._seen[k] = (None, seen[1])
 
-    def keys_of(self, memory_ids) -> list[str] | None:
-        """The keys (in the window) of the writes that made these memories; None while keys
-        loaded from the ledger are in the window (what they made is the ledger's to say)."""
+    def keys_of(self, memory_ids) -> list[tuple[str, int]] | None:
+        """The uses, (key, time), of the keys (in the window) of the writes that made these
+        memories; None while keys loaded from the ledger are in the window (what they made
+        is the ledger's to say)."""
         if self._loaded:
             return None
         seen = self._seen
-        return sorted({k for m in memory_ids if (k := self._made.get(m)) is not None and k in seen})
+        return sorted({u for m in memory_ids if (u := self._made.get(m)) is not None and u[0] in seen})
 
     def load(self, rows: dict[str, tuple[bytes | None, bytes]], ts: dict[str, int] | None = None) -> None:
         """Keys read back from the ledger at start (already within the window)."""
@@ -122,6 +136,7 @@ class IdempotencyCache:
             self._loaded.add(k)
             t = (ts or {}).get(k, 0)
             self._order.append((t, k))
+            self._when[k] = t
             self.newest = max(self.newest, t)
 
     def _prune(self) -> None:
@@ -129,6 +144,7 @@ class IdempotencyCache:
         while self._order and self._order[0][0] < horizon:
             key = self._order.popleft()[1]
             self._seen.pop(key, None)
+            self._when.pop(key, None)
             self._loaded.discard(key)
         if len(self._made) > 2 * len(self._seen) + 1024:  # notes of keys gone from the window, dropped now and then
-            self._made = {m: k for m, k in self._made.items() if k in self._seen}
+            self._made = {m: u for m, u in self._made.items() if u[0] in self._seen}

@@ -293,6 +293,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
             self.turns.leave(ticket)
 
     async def _apply(self, ops: list, now_us: int, tries: int = 1, ticket: tuple | None = None) -> list[dict]:
+        self.idem.advance(now_us)  # keys past the window are new keys again
         results: list = [None] * len(ops)
         fps: list = [None] * len(ops)
         todo = []

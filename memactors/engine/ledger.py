@@ -390,7 +390,7 @@ class LedgerCore:
         """The last committed event's seq."""
         return self.ledger.last_seq
 
-    async def write_keys_of(self, memory_ids: list[str]) -> list[str]:
+    async def write_keys_of(self, memory_ids: list[str]) -> list[tuple[str, int]]:
         """The idempotency keys of the writes that made these memories (committed: an owner asks
         once its erasure is durable, ``IdempotencyCache.unpin``)."""
         return await asyncio.to_thread(self.ledger.write_keys_of, memory_ids)

@@ -100,7 +100,7 @@ LIVE_KEYS = "(SELECT * FROM keys ANTI JOIN erasing USING (memory_id))"
 
 # The idempotency keys of the writes that made some memories (``write_keys_of``, ``_unpin``).
 # (a semi-join, not list_contains: a sweep erases thousands of memories a commit)
-_WRITE_KEYS = ("SELECT idem_key FROM events WHERE action IN ('write', 'write_working') "
+_WRITE_KEYS = ("SELECT idem_key, ts FROM events WHERE action IN ('write', 'write_working') "
                "AND idem_key IS NOT NULL AND memory_id IN (SELECT unnest(?::VARCHAR[]))")
 
 
@@ -322,6 +322,8 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         under a fresh data key; changes L2 need not apply are marked applied in the same
         transaction."""
         n_items = len(batch["idem_key"])
+        if batch["ts"]:
+            known.advance(max(batch["ts"]))  # the window as of these events
         out: list[tuple[str, object]] = []
         take = []  # (item index, first event index, event count) of the entries appended
         pos, seen = 0, {}
@@ -381,7 +383,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         applied = [s for s, need in zip(seqs, col["l2"]) if not need]
         taken = set(ev_idx) if len(take) != n_items else None
         prov = [p[1:] for p in batch.get("prov", ()) if taken is None or p[0] in taken]
-        unpinned: list[str] = []
+        unpinned: list[tuple[str, int]] = []
         with self._transaction():
             if seqs:
                 self._insert("events", ev, _EVENT_SCHEMA)
@@ -395,7 +397,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                 now = [m for m in destroy if m not in later_ids]
                 if now:
                     self._x("DELETE FROM keys WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))", [now])
-                unpinned = self._unpin(destroy, known, col["action"], col["memory_id"], idem_of)
+                unpinned = self._unpin(destroy, known, col, idem_of)
             if applied:
                 self._insert_applied(applied)
             if prov:
@@ -405,7 +407,8 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             self.last_seq, self.last_hash = seq, prev
             self.key.write_head(seq, prev)
         # which key's write made which memory: an erasure's unpin needs no read of the events
-        known.note_made({m: key for a, m, key in zip(col["action"], col["memory_id"], idem_of) if a in E.RECORD_WRITES})
+        known.note_made({m: (key, t) for a, m, key, t in zip(col["action"], col["memory_id"], idem_of, col["ts"])
+                         if a in E.RECORD_WRITES})
         k = 0
         for i, first, n in take:
             out[i] = ("ok", seqs[k:k + n])
@@ -439,26 +442,32 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         self._erasing = 0
         return int(n)
 
-    def write_keys_of(self, memory_ids: list[str]) -> list[str]:
-        """The idempotency keys of the writes that made these memories."""
-        return list(dict.fromkeys(r[0] for r in self._q(_WRITE_KEYS, [sorted(set(memory_ids))])))
+    def write_keys_of(self, memory_ids: list[str]) -> list[tuple[str, int]]:
+        """The uses, (idempotency key, time), of the writes that made these memories."""
+        return list(dict.fromkeys((r[0], r[1]) for r in self._q(_WRITE_KEYS, [sorted(set(memory_ids))])))
 
-    def _unpin(self, erased: list[str], known: IdempotencyCache, actions, memory_ids, idem_of) -> list[str]:
+    def _unpin(self, erased: list[str], known: IdempotencyCache, col: dict, idem_of) -> list[tuple[str, int]]:
         """In an erasure's transaction: the requests of the erased memories' writes forgotten
-        (``IdempotencyCache.unpin``; their results stay). Returns their keys. The window's are
-        those ``known`` noted (this batch's included), unpinned by name; a write older than the
+        (``IdempotencyCache.unpin``; their results stay). Returns their uses, (key, time): a
+        key used again past the window of the erased write's use is another request, kept. The
+        window's uses are those ``known`` noted (this batch's included); a write older than the
         window is no cache's, and its fingerprint goes at the purge with every other one that
         old (``unpin_aged``). Only while keys loaded at start are in the window are the events
         read for them: a sweep erases thousands a commit, and each read scans the events."""
-        keys = known.keys_of(erased)
-        if keys is None:
-            return [r[0] for r in self._x(f"UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN "
-                                          f"({_WRITE_KEYS}) RETURNING idem_key", [erased])]
+        uses = known.keys_of(erased)
+        if uses is None:
+            return [(r[0], r[1]) for r in self._x(
+                f"UPDATE idempotency SET fingerprint = NULL FROM ({_WRITE_KEYS}) w "
+                "WHERE idempotency.idem_key = w.idem_key AND idempotency.ts = w.ts "
+                "RETURNING idempotency.idem_key, idempotency.ts", [erased])]
         gone = set(erased)
-        keys = sorted({*keys, *(k for a, m, k in zip(actions, memory_ids, idem_of) if m in gone and a in E.RECORD_WRITES)})
-        if keys:
-            self._x("UPDATE idempotency SET fingerprint = NULL WHERE idem_key IN (SELECT unnest(?::VARCHAR[]))", [keys])
-        return keys
+        uses = sorted({*uses, *((k, t) for a, m, k, t in zip(col["action"], col["memory_id"], idem_of, col["ts"])
+                                if m in gone and a in E.RECORD_WRITES)})
+        if uses:
+            self._x("UPDATE idempotency SET fingerprint = NULL FROM (SELECT unnest(?::VARCHAR[]) AS k, "
+                    "unnest(?::BIGINT[]) AS t) u WHERE idempotency.idem_key = u.k AND idempotency.ts = u.t",
+                    [[k for k, _ in uses], [t for _, t in uses]])
+        return uses
 
     def unpin_aged(self, before_ts: int) -> None:
         """Every request fingerprint older than ``before_ts`` (the idempotency window's start)
