@@ -5,7 +5,6 @@ Moved out of ``hot`` (which re-exports it) to keep that module to the hot index.
 from __future__ import annotations
 
 import math
-from itertools import islice
 
 import numpy as np
 
