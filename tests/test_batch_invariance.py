@@ -66,3 +66,22 @@ def test_outcomes_do_not_depend_on_batching_or_on_the_hot_cache(seed):
         diffs = [(c, i, a, b) for c, (x, y) in enumerate(zip(base, other)) for i, (a, b) in enumerate(zip(x, y))
                  if a != b]
         assert not diffs, f"{runtime}: {len(diffs)} writes decided otherwise, the first {diffs[:3]}"
+
+
+@pytest.mark.parametrize("together", [False, True])
+@pytest.mark.parametrize("first, second", [("Alice is market friday", "Alice is friday market"),
+                                           ("Alice is friday market", "Alice is market friday")])
+def test_a_near_copy_of_two_equally_close_memories_merges_into_the_one_that_says_the_same(first, second, together):
+    """The same words in another order make the same vector: a write close to both merges into
+    the one that says what it says, whichever of the two was written first (the first of the
+    scope's rows was taken, and its other word order kept the write apart)."""
+    with memactors.connect("memory://") as rt:
+        scope = "/org/inv/user/u/"
+        rt.grant("a", scope, write=True)
+        if together:
+            a, b = rt.write_many([{"scope": scope, "actor": "a", "text": t} for t in (first, second)])
+        else:
+            a, b = rt.write(scope, first, actor="a"), rt.write(scope, second, actor="a")
+        w = rt.write(scope, "Alice is friday friday market", actor="a")
+        assert w.decision == "merged"
+        assert w.memory_id == {first: a, second: b}["Alice is friday market"].memory_id

@@ -78,7 +78,7 @@ class Ctx:
     versions: list = field(default_factory=list)  # every other version of its fact, when the operation asks
     prepared: Prepared | None = None  # a write's gate verdict, hash, tokens and vector
     new_id: str = ""  # a fresh memory id, for an operation that makes a memory
-    near: object = None  # text-only writes: vector -> the id of a live near-copy, or None
+    near: object = None  # text-only writes: vector -> the ids of live near-copies, closest first (or one id, or None)
     similar: object = None  # text-only writes: vector -> ids of live text-only memories close by (contradictions)
     state_of: object = None  # operations over many scopes (a sweep): scope -> its staged state, or None
     judge: object = None  # a core.contradictions.Judge for close calls, or None

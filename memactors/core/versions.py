@@ -408,8 +408,9 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
     Text-only writes: the same normalised content as a live one -> refreshed; a live text-only
     memory close by (``similar``: ids at cosine >= [lifecycle].text_contradiction_cosine, found by
     the caller) that says the opposite (``core.contradictions.text_contradiction``: negation,
-    antonym, changed value) -> the judge decides, or both stay live, flagged for review; a vector
-    within ``near`` (cosine at or above [lifecycle].dedup_cosine) -> merged.
+    antonym, changed value) -> the judge decides, or both stay live, flagged for review; else
+    merged into the first of ``near``'s memories (cosine at or above [lifecycle].dedup_cosine,
+    closest first) that says what it says.
 
     All of this against the memories the writer may see (``sees``: the sensitivities its
     clearance covers in the scope; None: all): one above it is as if absent (its fact's
@@ -433,12 +434,13 @@ def decide_write(state: ScopeState, rec: dict, now_us: int, rules: Rules = Rules
             opposed = [old for old in opposed if old["sensitivity"] in sees]
         if opposed:  # before the near-copy merge: "X is vegetarian" / "X is not vegetarian" are 0.97 apart
             return _text_close_calls(rec, opposed, now_us, judge)
-        close_by = near(rec) if near is not None else None
-        if close_by is not None and close_by in state.records and not expired(state.records[close_by], now_us) \
-                and (sees is None or state.records[close_by]["sensitivity"] in sees) \
-                and not say_other_things(state.records[close_by].get("content") or "", rec.get("content") or ""):
-            old = state.records[close_by]
-            return Decision(R.MERGED, written_again(old, rec, now_us, rules))
+        close = near(rec) if near is not None else None
+        for close_by in [close] if isinstance(close, str) else close or ():  # closest first
+            if close_by in state.records and not expired(state.records[close_by], now_us) \
+                    and (sees is None or state.records[close_by]["sensitivity"] in sees) \
+                    and not say_other_things(state.records[close_by].get("content") or "", rec.get("content") or ""):
+                old = state.records[close_by]
+                return Decision(R.MERGED, written_again(old, rec, now_us, rules))
         return Decision(R.ACCEPTED, rec)
     rec["version"] = state.next_version(key, sees)
     live = state.live_versions(key)

@@ -623,7 +623,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         at once, ``_gather_erasures``; ``erased``: ids an earlier op of the batch erased, which
         ``pre`` still holds), then decide it (``memactors.core.changes``). Returns the outcome and
         the record it addressed (None for writes and grants)."""
-        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near.find,
+        ctx = C.Ctx(state, now_us, self.cfg.lifecycle, prepared=prep, new_id=new_id, near=near.near_copies,
                     similar=near.similar if near.similar_cos <= 1.0 else None, judge=self.judge,  # None: the check is off
                     carried=functools.partial(self._carried, state, getattr(op, "scope", None)))
         need = op.GATHER

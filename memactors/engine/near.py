@@ -200,36 +200,41 @@ class NearCopies:
         return out
 
     def find(self, vector) -> str | None:
+        """The closest live text-only memory at cosine >= ``threshold`` (``near_copies``' first)."""
+        found = self.near_copies(vector)
+        return found[0] if found else None
+
+    def near_copies(self, vector) -> list[str]:
+        """The live text-only memories at cosine >= ``threshold`` (the scope's and this batch's),
+        closest first, equals (``TIE``) oldest first: a write merges into the first that says
+        what it says. Which of two memories with one vector (the same words in another order)
+        came first in the scope's rows decided it before, so a reopened runtime merged a write
+        its predecessor had kept apart."""
         if self.threshold > 1.0 or vector is None:
-            return None
+            return []
         if self.ids is None:
             self._build()
-        best, best_id = -2.0, None
+        cands = []  # (cosine, id)
+        thr = self.threshold
         if self.mat is not None:
             rows, cos = self._find_cos(vector)
-            ids = self.ids if rows is None else [self.ids[r] for r in rows.tolist()]
-            top = int(cos.argmax()) if len(cos) else -1
-            if top >= 0 and cos[top] >= self.threshold:
-                if self._live_text(ids[top]):  # the usual case: the closest is live
-                    best, best_id = float(cos[top]), ids[top]
-                else:
-                    above = np.flatnonzero(cos >= self.threshold)
-                    for j in above[np.argsort(-cos[above])]:
-                        if self._live_text(ids[j]):
-                            best, best_id = float(cos[j]), ids[j]
-                            break
+            if len(cos) and cos[cos.argmax()] >= thr:  # most writes have none: one reduction
+                ids = self.ids if rows is None else [self.ids[r] for r in rows.tolist()]
+                cands += [(float(cos[j]), ids[j]) for j in (cos >= thr).nonzero()[0].tolist()]
         xc = self._xcos(vector)
-        if xc is not None:
-            j = int(xc.argmax())  # the first of equals, as a scan in order would keep
-            if float(xc[j]) > best and float(xc[j]) >= self.threshold:
-                if not self._live_text(self._extra_ids[j]):  # this batch's own, since superseded: the next
-                    above = (xc > best).nonzero()[0]
-                    live = [i for i in above[(-xc[above]).argsort(kind="stable")].tolist()
-                            if xc[i] >= self.threshold and self._live_text(self._extra_ids[i])]
-                    j = live[0] if live else None
-                if j is not None:
-                    best, best_id = float(xc[j]), self._extra_ids[j]
-        return best_id if best >= self.threshold and best_id in self.state.records else None
+        if xc is not None and xc[xc.argmax()] >= thr:
+            cands += [(float(xc[j]), self._extra_ids[j]) for j in (xc >= thr).nonzero()[0].tolist()]
+        if not cands:  # the usual write
+            return []
+        # (float64, as the threshold: numpy compared the float32 cosines in float32)
+        live = sorted((c for c in cands if c[0] >= self.threshold and self._live_text(c[1])), key=lambda c: -c[0])
+        recs, out, group = self.state.records, [], []
+        for c, mid in live:
+            if group and c < group[0][0] - TIE:
+                out += _oldest_first(group, recs)
+                group = []
+            group.append((c, mid))
+        return out + _oldest_first(group, recs)
 
     def add(self, memory_id: str, vector) -> None:
         n = len(self._extra)
@@ -337,6 +342,11 @@ def _over(cos, cut: float, limit: int | None) -> list[int]:
     if limit is not None and len(idx) > limit:
         idx = idx[(-cos[idx]).argpartition(limit)[:limit]]
     return idx[(-cos[idx]).argsort(kind="stable")].tolist()
+
+
+def _oldest_first(group: list[tuple[float, str]], records) -> list[str]:
+    """Ids of equally close memories, the oldest first (then by id)."""
+    return [m for _, m in sorted(group, key=lambda c: (records[c[1]].get("created_at") or 0, c[1]))]
 
 
 def _norm(v: np.ndarray) -> float:
