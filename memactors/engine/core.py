@@ -245,7 +245,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
 
     # --- the one change path -----------------------------------------------------------------
 
-    async def write_batch(self, cols: dict, now_us: int, order: tuple[str, int] | None = None) -> list[dict]:
+    async def write_batch(self, cols: dict, now_us: int, order: tuple | None = None) -> list[dict]:
         """Writes as columns (``WriteRequest`` field -> values), each with an idempotency key.
         Returns one result dict per write (an ``errors.encode``d error for a refused one).
         ``order``: this part's place among its call's parts (``engine.turns``)."""
@@ -264,13 +264,13 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                 ops.append(R.InvalidRecord("a write is missing scope, text or actor"))
         return await self.submit(ops, now_us, order)
 
-    async def submit(self, ops: list, now_us: int, order: tuple[str, int] | None = None) -> list[dict]:
+    async def submit(self, ops: list, now_us: int, order: tuple | None = None) -> list[dict]:
         """Apply a batch of operations to the scopes this owner holds (the one entry point of
         every change). Returns one result per operation: a result dict, an encoded typed error,
         or ``NOT_HERE`` for a memory id this owner does not hold. ``order``: ``(token,
-        position)`` of this batch among the parts of one call, decided in that order
+        position, count)`` of this batch among the parts of one call, decided in that order
         (``engine.turns``)."""
-        ticket = self.turns.arrive(check_order(order))  # before any await: the order parts arrive in
+        ticket = self.turns.arrive(check_order(order))
         try:
             if not isinstance(ops, list):
                 raise R.InvalidRecord("submit takes a list of operations")
@@ -280,6 +280,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
                                    f"({self.cfg.runtime.owner_queue_max}); nothing was written, send it in parts")
             if self.inflight + n > self.cfg.runtime.owner_queue_max:
                 self.turns.refuse(ticket)
+                ticket = None  # not taken in: the later parts wait for it
                 raise BackPressure(f"owner {self.index} has {self.inflight} operations in flight (limit "
                                    f"{self.cfg.runtime.owner_queue_max}); nothing was written, retry after a pause")
             self.inflight += n
@@ -356,7 +357,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         many = {s for i in todo if ops[i].ADDRESS == "rows" for s in ops[i].scopes()}
         scopes = sorted({s for s in scope_of.values() if s is not None} | many)
         locks = [self._lock(s) for s in scopes]
-        await self.turns.turn(ticket)  # the earlier parts of this call hold their locks first
+        await self.turns.turn(ticket, self.cfg.runtime.call_timeout_s)  # the earlier parts of this call lock first
         for lk in locks:
             await lk.acquire()
         self.turns.leave(ticket)

@@ -2,12 +2,15 @@
 
 A ``write_many`` longer than ``[runtime].write_batch_max`` reaches an owner as several calls
 in flight at once. Each is prepared on its own (a gate worker each, a small last part in
-place, as a hop costs more), so a later part could reach its scopes' locks first and be
-decided first: a fact written twice in one call would then keep the older value live. The
-facade tags each part ``order=(token, position)``; a part takes its locks only once every
-earlier part of its call that this owner has taken in has its own, so decisions follow the
-caller's list. A part refused for back pressure holds back the later ones (refused too,
-until it is taken in): the facade resends refused parts, so none overtakes it.
+place, as a hop costs more), and Ray does not start an async actor's calls in the order they
+were sent (a big part's arguments travel through the object store, a small one's inline), so a
+later part could reach its scopes' locks first and be decided first: a fact written twice in
+one call would then keep the older value live. The facade tags each part ``order=(token,
+position, count)``; a part takes its locks only once every earlier part of its call holds its
+own or has ended, so decisions follow the caller's list. A part refused for back pressure holds
+back the later ones (refused too when they arrive, until it is taken in): the facade resends
+refused parts, so none overtakes it. An earlier part that never comes (its caller gone) is
+waited for at most ``wait_s``.
 """
 
 from __future__ import annotations
@@ -17,75 +20,99 @@ import asyncio
 from ..core.errors import BackPressure, BadArguments
 
 _REFUSED_MAX = 4096  # calls remembered with a refused part (a caller that gave up leaves one behind)
+_CALLS_MAX = 65_536  # calls remembered with parts under way (a caller that gave up leaves one behind)
 
 
-def check_order(order) -> tuple[str, int] | None:
-    """``order`` as a caller (any Ray client) may send it: None, or ``(token, position)``."""
+def check_order(order) -> tuple[str, int, int] | None:
+    """``order`` as a caller (any Ray client) may send it: None, or ``(token, position, count)``."""
     if order is None:
         return None
-    if not isinstance(order, (tuple, list)) or len(order) != 2 or not isinstance(order[0], str) \
-            or not 0 < len(order[0]) <= 64 or type(order[1]) is not int or order[1] < 0:
-        raise BadArguments("order is (token, position): a token of 1-64 characters and a position from 0")
-    return order[0], order[1]
+    if not isinstance(order, (tuple, list)) or len(order) != 3 or not isinstance(order[0], str) \
+            or not 0 < len(order[0]) <= 64 or any(type(v) is not int for v in order[1:]) \
+            or not 0 <= order[1] < order[2]:
+        raise BadArguments("order is (token, position, count): a token of 1-64 characters, a position from 0 "
+                           "and below the count of the call's parts")
+    return order[0], order[1], order[2]
 
 
 class Turns:
-    __slots__ = ("_waiting", "_refused", "_moved")
+    __slots__ = ("_done", "_low", "_refused", "_moved")
 
     def __init__(self) -> None:
-        self._waiting: dict[str, set[int]] = {}  # token -> positions taken in, not yet holding their locks
+        self._done: dict[str, set[int]] = {}  # token -> positions past their locks, beyond ``_low``
+        self._low: dict[str, int] = {}  # token -> every position below it is past its locks
         self._refused: dict[str, int] = {}  # token -> its first part refused for back pressure, not yet taken in
         self._moved: dict[str, asyncio.Event] = {}  # token -> set when one of its parts moves on
 
-    def arrive(self, order) -> tuple[str, int] | None:
-        """Take a part in (before the call's first await: parts of one caller arrive in the
-        order they were sent). Raises ``BackPressure`` while an earlier part of its call waits
-        to be resent. Returns the ticket for ``turn`` and ``leave`` (None: no order asked)."""
+    def arrive(self, order) -> tuple[str, int, int] | None:
+        """Take a part in. Raises ``BackPressure`` while an earlier part of its call waits to be
+        resent. Returns the ticket for ``turn``, ``refuse`` and ``leave`` (None: no order)."""
         if order is None:
             return None
-        token, pos = order
+        token, pos, count = order
         first = self._refused.get(token)
         if first is not None and first < pos:
             raise BackPressure("an earlier part of this call was refused and is not yet resent; nothing of this part "
                                "was written, retry after a pause")
         if first == pos:
             del self._refused[token]
-        self._waiting.setdefault(token, set()).add(pos)
-        return token, pos
+        if token not in self._low and len(self._low) >= _CALLS_MAX:
+            old = next(iter(self._low))
+            self._low.pop(old)
+            self._done.pop(old, None)
+        self._low.setdefault(token, 0)
+        return token, pos, count
 
-    def refuse(self, ticket: tuple[str, int] | None) -> None:
-        """The part was refused for back pressure after ``arrive``: the later ones wait for it."""
+    def refuse(self, ticket) -> None:
+        """The part was refused for back pressure: the later ones wait for it (and ``leave``
+        must not be called for this ticket)."""
         if ticket is None:
             return
-        self.leave(ticket)
-        token, pos = ticket
+        token, pos, _ = ticket
         if len(self._refused) >= _REFUSED_MAX and token not in self._refused:
             del self._refused[next(iter(self._refused))]
         self._refused[token] = min(pos, self._refused.get(token, pos))
 
-    async def turn(self, ticket: tuple[str, int] | None) -> None:
-        """Wait until no earlier part of the call, taken in here, is still short of its locks."""
+    async def turn(self, ticket, wait_s: float) -> None:
+        """Wait until every earlier part of the call holds its locks or has ended (at most
+        ``wait_s``: an earlier part that never comes does not hold this one for ever)."""
         if ticket is None:
             return
-        token, pos = ticket
-        while any(p < pos for p in self._waiting.get(token, ())):
+        token, pos, _ = ticket
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        while self._low.get(token, pos) < pos:
             moved = self._moved.get(token)
             if moved is None:
                 moved = self._moved[token] = asyncio.Event()
-            await moved.wait()
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(moved.wait(), left)
+            except asyncio.TimeoutError:
+                return
 
-    def leave(self, ticket: tuple[str, int] | None) -> None:
+    def leave(self, ticket) -> None:
         """The part holds its locks (or ended before it needed them): the later parts move on.
-        Idempotent."""
+        Idempotent; a call is forgotten once all its parts have left."""
         if ticket is None:
             return
-        token, pos = ticket
-        waiting = self._waiting.get(token)
-        if waiting is None or pos not in waiting:
+        token, pos, count = ticket
+        low = self._low.get(token)
+        if low is None or pos < low:
             return
-        waiting.discard(pos)
-        if not waiting:
-            del self._waiting[token]
+        done = self._done.setdefault(token, set())
+        done.add(pos)
+        while low in done:
+            done.discard(low)
+            low += 1
+        self._low[token] = low
+        if low >= count:
+            del self._low[token]
+            self._done.pop(token, None)
+        elif not done:
+            del self._done[token]
         moved = self._moved.pop(token, None)
         if moved is not None:
             moved.set()

@@ -226,7 +226,8 @@ class BatchAPI:
         for oi, idx in by_owner.items():
             gate = asyncio.Semaphore(window)
             # an owner's parts decided in the caller's order (``engine.turns``)
-            jobs += [part(oi, idx[k:k + size], gate, (token, k // size) if len(idx) > size else None)
+            count = -(-len(idx) // size)
+            jobs += [part(oi, idx[k:k + size], gate, (token, k // size, count) if count > 1 else None)
                      for k in range(0, len(idx), size)]
         _count(self, "owner_calls", len(jobs))
         await asyncio.gather(*jobs)

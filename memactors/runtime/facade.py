@@ -431,7 +431,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         deadline = time.monotonic() + rc.call_timeout_s
 
         token = call_token()
-        place = {id(part): (token, k) for q in queues.values() if len(q) > 1 for k, part in enumerate(q)}
+        place = {id(part): (token, k, len(q)) for q in queues.values() if len(q) > 1 for k, part in enumerate(q)}
 
         def send(oi: int, part: list[int]) -> None:  # an owner's parts decided in the caller's order
             ref = self._host.send_writes(self._owners[oi], [reqs[i] for i in part], now, place.get(id(part)))

@@ -207,7 +207,7 @@ class ProcessHost:
         return owner.recall_many.remote(reqs)
 
     @staticmethod
-    def send_writes(owner, reqs: list, now: int, order: tuple[str, int] | None = None):
+    def send_writes(owner, reqs: list, now: int, order: tuple | None = None):
         """Checked write requests to a core: as they are (it shares this process; the facade
         validated them once). ``order``: the part's place in its call (``engine.turns``)."""
         return owner.submit.remote(reqs, now, order)

@@ -135,7 +135,7 @@ class RayHost:
         return owner.recall_many.remote(Packed(reqs))
 
     @staticmethod
-    def send_writes(owner, reqs: list, now: int, order: tuple[str, int] | None = None):
+    def send_writes(owner, reqs: list, now: int, order: tuple | None = None):
         """Checked write requests to an owner actor: as columns, which it validates again (any
         Ray client may call it). ``order``: the part's place in its call (``engine.turns``)."""
         return owner.write_batch.remote(columns(reqs), now, order)
