@@ -74,3 +74,22 @@ def screen(op) -> None:
     scope = getattr(op, "scope", None)
     if isinstance(scope, str):  # anything else is the op's own validation to refuse
         screen_scope(scope)
+
+
+def writes_of_columns(cols: dict) -> list:
+    """A ``write_batch``'s columns (``WriteRequest`` field -> values, as
+    ``runtime.write_batches.columns`` sends them) as validated requests, each refused one its
+    typed error in place: any Ray client may call an owner."""
+    if not isinstance(cols, dict) or not isinstance(cols.get("text"), list) or any(
+            not isinstance(v, list) or len(v) != len(cols["text"]) for v in cols.values()):
+        raise R.InvalidRecord("write_batch takes columns: a dict of equally long lists of write fields")
+    names = [k for k in cols if k in R.WriteRequest.__dataclass_fields__]
+    ops: list = []
+    for i in range(len(cols["text"])):
+        try:
+            ops.append(R.WriteRequest(**{k: cols[k][i] for k in names}).validate())
+        except MemactorsError as exc:
+            ops.append(exc)
+        except TypeError:
+            ops.append(R.InvalidRecord("a write is missing scope, text or actor"))
+    return ops

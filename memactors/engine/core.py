@@ -49,7 +49,7 @@ from ..core.working import WorkingPool
 from ..embed import get_embedder
 from ..gate import Gate, GatePolicy
 from ..store.entries import Entry, encode
-from .admission import AdmissionMixin, is_system
+from .admission import AdmissionMixin, is_system, writes_of_columns
 from .naming import owner_index, tenant_tag
 from .erasures import ErasureMixin, Gathered
 from .flush import FlushMixin, l2_unreadable
@@ -249,20 +249,7 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         """Writes as columns (``WriteRequest`` field -> values), each with an idempotency key.
         Returns one result dict per write (an ``errors.encode``d error for a refused one).
         ``order``: this part's place among its call's parts (``engine.turns``)."""
-        if not isinstance(cols, dict) or not isinstance(cols.get("text"), list) or any(
-                not isinstance(v, list) or len(v) != len(cols["text"]) for v in cols.values()):
-            raise R.InvalidRecord("write_batch takes columns: a dict of equally long lists of write fields")
-        n = len(cols["text"])
-        names = [k for k in cols if k in R.WriteRequest.__dataclass_fields__]
-        ops = []
-        for i in range(n):
-            try:
-                ops.append(R.WriteRequest(**{k: cols[k][i] for k in names}).validate())
-            except MemactorsError as exc:
-                ops.append(exc)
-            except TypeError:
-                ops.append(R.InvalidRecord("a write is missing scope, text or actor"))
-        return await self.submit(ops, now_us, order)
+        return await self.submit(writes_of_columns(cols), now_us, order)
 
     async def submit(self, ops: list, now_us: int, order: tuple | None = None) -> list[dict]:
         """Apply a batch of operations to the scopes this owner holds (the one entry point of

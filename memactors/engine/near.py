@@ -227,7 +227,7 @@ class NearCopies:
         if not cands:  # the usual write
             return []
         # (float64, as the threshold: numpy compared the float32 cosines in float32)
-        live = sorted((c for c in cands if c[0] >= self.threshold and self._live_text(c[1])), key=lambda c: -c[0])
+        live = sorted((c for c in cands if c[0] >= thr and self._live_text(c[1])), key=lambda c: -c[0])
         recs, out, group = self.state.records, [], []
         for c, mid in live:
             if group and c < group[0][0] - TIE:
