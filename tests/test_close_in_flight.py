@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import threading
+import time
 
 import pytest
 
@@ -123,11 +124,15 @@ def test_write_many_partial_write_names_the_callers_positions(tmp_path):
 def test_awrite_many_keeps_what_other_calls_wrote_when_one_call_fails(tmp_path):
     # One failed owner call made every item of the batch that error (StoreError "nothing was
     # written", err.results all None) although the other calls' writes were committed.
+    # The failed call never reached its owner: the later part waited the call timeout for it
+    # (60 s) before the caller released it (``engine.turns``).
     rt = _open(tmp_path, write_batch_max=2)
     items = [dict(scope=S[0], text=f"Fact {j} of the otter census, count {j * 13}", actor="a") for j in range(6)]
     _failing_owner_call(rt, items[3]["text"])
+    t0 = time.monotonic()
     with pytest.raises(PartialWrite) as err:
         asyncio.run(rt.awrite_many(items))
+    assert time.monotonic() - t0 < 20
     e = err.value
     assert e.failed == [2, 3]
     assert [it["text"] for it in e.items] == [items[2]["text"], items[3]["text"]]
@@ -138,6 +143,10 @@ def test_awrite_many_keeps_what_other_calls_wrote_when_one_call_fails(tmp_path):
     # return_errors: each unconfirmed write is a PartialWrite in its place, carrying itself
     out = asyncio.run(rt.awrite_many(items, return_errors=True))
     assert [type(x).__name__ for x in out] == ["WriteResult"] * 2 + ["PartialWrite"] * 2 + ["WriteResult"] * 2
+    t0 = time.monotonic()  # and the sync face
+    with pytest.raises(PartialWrite) as err:
+        rt.write_many(items)
+    assert err.value.failed == [2, 3] and time.monotonic() - t0 < 20
     rt.close()
 
 

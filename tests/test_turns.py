@@ -115,11 +115,61 @@ def test_calls_remembered_for_refusals_are_bounded():
 
 @pytest.mark.parametrize("order", [("t", 0, 1), ["t", 3, 4], ("x" * 64, 10**9, 10**9 + 1)])
 def test_orders_a_caller_may_send(order):
-    assert check_order(order) == tuple(order)
+    assert check_order(order) == (*order, 0)
+    assert check_order([*order, order[1]]) == (*order, order[1])
     assert check_order(None) is None
 
 
-@pytest.mark.parametrize("order", [("t", 0), ("t", 0, 1, 2), ("", 0, 1), ("x" * 65, 0, 1), (1, 0, 1), ("t", -1, 1),
+def test_a_part_resent_to_a_restarted_owner_does_not_wait_for_the_parts_its_caller_saw_end():
+    # The owner that decided parts 0 and 1 restarted; part 2, resent, reaches a new Turns.
+    async def go():
+        turns = Turns()
+        ticket = turns.arrive(check_order(("h", 2, 4, 2)))
+        await asyncio.wait_for(turns.turn(ticket, WAIT), 1)
+        turns.leave(ticket)
+        late = turns.arrive(check_order(("h", 3, 4, 2)))  # sent before part 2 was answered
+        await asyncio.wait_for(turns.turn(late, WAIT), 1)
+        turns.leave(late)
+        return turns
+
+    turns = asyncio.run(go())
+    assert not turns._low and not turns._done  # noqa: SLF001
+
+
+@pytest.mark.parametrize("arrived", [True, False])
+def test_a_part_that_failed_without_an_answer_is_released_by_its_caller(arrived):
+    # Part 1's call failed on its way (or in the owner): the caller releases it, and part 2,
+    # already waiting, goes on at once, not after the call timeout.
+    async def go():
+        turns = Turns()
+        turns.leave(turns.arrive(check_order(("r", 0, 3))))
+        if arrived:
+            turns.leave(turns.arrive(check_order(("r", 1, 3))))
+        t2 = turns.arrive(check_order(("r", 2, 3, 1)))
+        waiting = asyncio.create_task(turns.turn(t2, WAIT))
+        await asyncio.sleep(0.02)
+        assert waiting.done() == arrived
+        turns.release(check_order(("r", 1, 3, 1)))
+        await asyncio.wait_for(waiting, 1)
+        turns.leave(t2)
+        return turns
+
+    turns = asyncio.run(go())
+    assert "r" not in turns._done and not turns._moved  # noqa: SLF001
+
+
+def test_a_release_of_a_part_refused_for_back_pressure_lets_the_later_ones_in():
+    turns = Turns()
+    turns.refuse(turns.arrive(check_order(("q", 0, 2))))
+    with pytest.raises(BackPressure):
+        turns.arrive(check_order(("q", 1, 2)))
+    turns.release(check_order(("q", 0, 2)))  # the caller gave up on it
+    turns.leave(turns.arrive(check_order(("q", 1, 2, 1))))
+    assert not turns._refused and not turns._low  # noqa: SLF001
+
+
+@pytest.mark.parametrize("order", [("t", 0), ("t", 0, 1, 2), ("t", 2, 3, 3), ("t", 2, 3, -1), ("t", 2, 3, 1.0),
+                                   ("t", 2, 3, 1, 0), ("", 0, 1), ("x" * 65, 0, 1), (1, 0, 1), ("t", -1, 1),
                                    ("t", 1, 1), ("t", 1.0, 2), ("t", True, 2), ("t", "1", 2), ("t", 0, 1.0), "t0", 5,
                                    {"t": 0}])
 def test_orders_refused(order):

@@ -256,8 +256,12 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         every change). Returns one result per operation: a result dict, an encoded typed error,
         or ``NOT_HERE`` for a memory id this owner does not hold. ``order``: ``(token,
         position, count)`` of this batch among the parts of one call, decided in that order
-        (``engine.turns``)."""
-        ticket = self.turns.arrive(check_order(order))
+        (``engine.turns``); an empty batch with an order releases that part (its caller saw it fail)."""
+        order = check_order(order)
+        if order is not None and ops == []:
+            self.turns.release(order)
+            return []
+        ticket = self.turns.arrive(order)
         try:
             if not isinstance(ops, list):
                 raise R.InvalidRecord("submit takes a list of operations")

@@ -9,8 +9,13 @@ one call would then keep the older value live. The facade tags each part ``order
 position, count)``; a part takes its locks only once every earlier part of its call holds its
 own or has ended, so decisions follow the caller's list. A part refused for back pressure holds
 back the later ones (refused too when they arrive, until it is taken in): the facade resends
-refused parts, so none overtakes it. An earlier part that never comes (its caller gone) is
-waited for at most ``wait_s``.
+refused parts, so none overtakes it.
+
+The caller says what it knows: ``order=(token, position, count, low)``, where every part below
+``low`` has ended for it (answered or failed), so a part resent to an owner that restarted
+since does not wait for parts the old one decided; a part that failed without an answer is
+released by an empty part with its own order (``release``). An earlier part that never comes
+(its caller gone) is waited for at most ``wait_s``.
 """
 
 from __future__ import annotations
@@ -23,16 +28,18 @@ _REFUSED_MAX = 4096  # calls remembered with a refused part (a caller that gave 
 _CALLS_MAX = 65_536  # calls remembered with parts under way (a caller that gave up leaves one behind)
 
 
-def check_order(order) -> tuple[str, int, int] | None:
-    """``order`` as a caller (any Ray client) may send it: None, or ``(token, position, count)``."""
+def check_order(order) -> tuple[str, int, int, int] | None:
+    """``order`` as a caller (any Ray client) may send it: None, ``(token, position, count)``
+    or ``(token, position, count, low)``; returned with its ``low`` (0 when not given)."""
     if order is None:
         return None
-    if not isinstance(order, (tuple, list)) or len(order) != 3 or not isinstance(order[0], str) \
+    if not isinstance(order, (tuple, list)) or len(order) not in (3, 4) or not isinstance(order[0], str) \
             or not 0 < len(order[0]) <= 64 or any(type(v) is not int for v in order[1:]) \
-            or not 0 <= order[1] < order[2]:
-        raise BadArguments("order is (token, position, count): a token of 1-64 characters, a position from 0 "
-                           "and below the count of the call's parts")
-    return order[0], order[1], order[2]
+            or not 0 <= order[1] < order[2] or (len(order) == 4 and not 0 <= order[3] <= order[1]):
+        raise BadArguments("order is (token, position, count[, low]): a token of 1-64 characters, a position from 0 "
+                           "and below the count of the call's parts, and the parts below low ended (at most the "
+                           "position)")
+    return order[0], order[1], order[2], order[3] if len(order) == 4 else 0
 
 
 class Turns:
@@ -49,19 +56,32 @@ class Turns:
         resent. Returns the ticket for ``turn``, ``refuse`` and ``leave`` (None: no order)."""
         if order is None:
             return None
-        token, pos, count = order
-        first = self._refused.get(token)
-        if first is not None and first < pos:
+        first = self._refused.get(order[0])
+        if first is not None and first < order[1]:
             raise BackPressure("an earlier part of this call was refused and is not yet resent; nothing of this part "
                                "was written, retry after a pause")
-        if first == pos:
+        return self._take(order)
+
+    def release(self, order) -> None:
+        """A part its caller saw fail without an answer (it may never have come here): the
+        later parts go on without it."""
+        if order is not None:
+            self.leave(self._take(order))
+
+    def _take(self, order) -> tuple[str, int, int]:
+        token, pos, count = order[:3]
+        low = order[3] if len(order) > 3 else 0
+        if self._refused.get(token) == pos:
             del self._refused[token]
         if token not in self._low and len(self._low) >= _CALLS_MAX:
             old = next(iter(self._low))
             self._low.pop(old)
             self._done.pop(old, None)
         self._low.setdefault(token, 0)
-        return token, pos, count
+        ticket = token, pos, count
+        if low > self._low[token]:  # the caller saw those end (some maybe at this owner's last run)
+            self._move(ticket, range(self._low[token], low))
+        return ticket
 
     def refuse(self, ticket) -> None:
         """The part was refused for back pressure: the later ones wait for it (and ``leave``
@@ -98,12 +118,15 @@ class Turns:
         Idempotent; a call is forgotten once all its parts have left."""
         if ticket is None:
             return
-        token, pos, count = ticket
+        self._move(ticket, (ticket[1],))
+
+    def _move(self, ticket, positions) -> None:
+        token, _, count = ticket
         low = self._low.get(token)
-        if low is None or pos < low:
+        if low is None:
             return
         done = self._done.setdefault(token, set())
-        done.add(pos)
+        done.update(p for p in positions if p >= low)
         while low in done:
             done.discard(low)
             low += 1

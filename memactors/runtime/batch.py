@@ -28,7 +28,7 @@ from ..core.visibility import purpose_rule
 from ..engine.naming import owner_index, owner_of_memory
 from .. import ops as O
 from .results import ForgetResult, GrantResult, Memory
-from .write_batches import batch_max, call_token
+from .write_batches import PartOrders, batch_max
 
 
 class BatchAPI:
@@ -205,30 +205,31 @@ class BatchAPI:
             by_owner.setdefault(owner_index(r.scope_obj, n), []).append(i)
         out: list = [None] * len(reqs)
 
-        token = call_token()
+        # an owner's parts decided in the caller's order (``engine.turns``)
+        orders = PartOrders({oi: -(-len(idx) // size) for oi, idx in by_owner.items()})
 
-        async def part(oi: int, idx: list[int], gate: asyncio.Semaphore, order) -> None:
+        async def part(oi: int, idx: list[int], gate: asyncio.Semaphore, pos: int) -> None:
             async with gate:
                 part_reqs = [reqs[i] for i in idx]
                 try:
-                    res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now, order))
+                    res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now,
+                                                                            orders.tag(oi, pos)))
                 except MemactorsError as exc:
+                    orders.release(self._calls, self._owners[oi], oi, pos, now)
                     # This call's writes were not confirmed; the other calls' results stand (as
                     # write_many's PartialWrite): each says so, with itself and its key to resubmit.
                     for i in idx:
                         out[i] = PartialWrite(f"not confirmed ({type(exc).__name__}: {exc})", results=[None],
                                               items=[R.request_fields(reqs[i])], failed=[0])
                     return
+                orders.ended(oi, pos)
             for i, d in zip(idx, res):
                 out[i] = errors.decode(d) if errors.is_encoded(d) else R.WriteResult(**d)
 
         jobs = []
         for oi, idx in by_owner.items():
             gate = asyncio.Semaphore(window)
-            # an owner's parts decided in the caller's order (``engine.turns``)
-            count = -(-len(idx) // size)
-            jobs += [part(oi, idx[k:k + size], gate, (token, k // size, count) if count > 1 else None)
-                     for k in range(0, len(idx), size)]
+            jobs += [part(oi, idx[k:k + size], gate, k // size) for k in range(0, len(idx), size)]
         _count(self, "owner_calls", len(jobs))
         await asyncio.gather(*jobs)
         self._alerts.writes(reqs, out)  # blocked writes, held injections, as write_many reports them

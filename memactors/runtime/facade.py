@@ -51,7 +51,7 @@ from .calls import Calls
 from .evidence import RecallLog
 from ..gate.free_text import gated_text
 from .query_vectors import QueryVectors
-from .write_batches import as_result, batch_max, call_token, direct_write, raise_item_errors
+from .write_batches import PartOrders, as_result, batch_max, direct_write, raise_item_errors
 from .write_checks import WriteChecks
 from .history import RollbackPlan
 from .lifecycle import Contradictions, GCResult, Schedule, collect_stats, run_gc
@@ -430,11 +430,11 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         inflight: dict = {}  # ref -> (owner index, item indices, attempt deadline)
         deadline = time.monotonic() + rc.call_timeout_s
 
-        token = call_token()
-        place = {id(part): (token, k, len(q)) for q in queues.values() if len(q) > 1 for k, part in enumerate(q)}
+        orders = PartOrders({oi: len(q) for oi, q in queues.items()})  # an owner's parts decided in the caller's order
+        pos = {id(part): k for q in queues.values() for k, part in enumerate(q)}
 
-        def send(oi: int, part: list[int]) -> None:  # an owner's parts decided in the caller's order
-            ref = self._host.send_writes(self._owners[oi], [reqs[i] for i in part], now, place.get(id(part)))
+        def send(oi: int, part: list[int]) -> None:
+            ref = self._host.send_writes(self._owners[oi], [reqs[i] for i in part], now, orders.tag(oi, pos[id(part)]))
             inflight[ref] = (oi, part)
 
         pending = {oi: list(q) for oi, q in queues.items()}
@@ -452,6 +452,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
                 out = self._calls.get(ref)
             except (BackPressure, errors.OwnerUnavailable) as exc:
                 if time.monotonic() > deadline:
+                    orders.release(self._calls, self._owners[oi], oi, pos[id(part)], now)
                     for i in part:
                         failures[i] = exc
                 else:  # wait it out: the same items, the same keys
@@ -462,9 +463,11 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             except MemactorsError as exc:
                 if self._calls.gone:  # the attached runtime went away: nothing more is confirmed here
                     raise
+                orders.release(self._calls, self._owners[oi], oi, pos[id(part)], now)
                 for i in part:
                     failures[i] = exc
                 continue
+            orders.ended(oi, pos[id(part)])
             for i, d in zip(part, out):
                 results[i] = as_result(d)
             q = pending.get(oi)

@@ -9,9 +9,37 @@ from ..core import errors
 from ..core import records as R
 
 
-def call_token() -> str:
-    """Names one call's parts to an owner, so it decides them in order (``engine.turns``)."""
-    return secrets.token_hex(8)
+class PartOrders:
+    """The order of one call's parts to each owner (``engine.turns``), tagged as each is sent:
+    ``(token, position, count, low)``, every part below ``low`` seen to end here, so a part
+    resent to an owner that restarted meanwhile does not wait for those. A part that failed
+    without an answer is released at its owner: the later ones do not wait for it."""
+
+    def __init__(self, counts: dict[int, int]) -> None:
+        self.token = secrets.token_hex(8)
+        self._count = counts  # owner index -> its parts
+        self._low = dict.fromkeys(counts, 0)
+        self._ended: dict[int, set[int]] = {oi: set() for oi in counts}
+
+    def tag(self, oi: int, pos: int) -> tuple | None:
+        n = self._count[oi]
+        return (self.token, pos, n, self._low[oi]) if n > 1 else None
+
+    def ended(self, oi: int, pos: int) -> None:
+        done = self._ended[oi]
+        done.add(pos)
+        while self._low[oi] in done:
+            done.discard(self._low[oi])
+            self._low[oi] += 1
+
+    def release(self, calls, owner, oi: int, pos: int, now: int) -> None:
+        tag = self.tag(oi, pos)
+        self.ended(oi, pos)
+        if tag is not None and not (calls.closed or calls.gone):  # (a closed runtime's owners are gone)
+            try:  # not waited for: at worst the later parts wait their bounded time
+                calls.host.send_writes(owner, [], now, tag)
+            except errors.MemactorsError:
+                pass
 
 
 def batch_max(rc) -> int:
