@@ -175,3 +175,22 @@ def test_a_release_of_a_part_refused_for_back_pressure_lets_the_later_ones_in():
 def test_orders_refused(order):
     with pytest.raises(BadArguments):
         check_order(order)
+
+
+def test_a_part_cancelled_as_its_turn_comes_is_cancelled():
+    # close() cancels the parts in flight. With wait_for (Python 3.11) a cancel that came as the
+    # earlier part let go was lost: the part went on to decide and commit against a ledger being
+    # shut, and close() waited 10 s for it.
+    async def go():
+        turns = Turns()
+        t0 = turns.arrive(("z", 0, 2))
+        t1 = turns.arrive(("z", 1, 2))
+        waiting = asyncio.create_task(turns.turn(t1, WAIT))
+        await asyncio.sleep(0)
+        turns.leave(t0)
+        waiting.cancel()  # in the same step: the cancel comes as the event is set
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    for _ in range(20):
+        asyncio.run(go())

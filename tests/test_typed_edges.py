@@ -230,3 +230,17 @@ def test_the_async_twins_refuse_bad_arguments_as_their_sync_methods_do(rt):
             asyncio.run(call())
         assert isinstance(async_err.value, TypeError)
         assert str(async_err.value).replace("rt.a", "rt.") == str(sync_err.value)
+
+
+def test_awrite_refused_by_its_owner_says_what_write_says(rt):
+    # It said "op at position 0: ..." for a single write.
+    import asyncio
+
+    from memactors.core.errors import IdempotencyConflict
+
+    rt.write(S, "Bob likes coffee", actor="a", idempotency_key="k1")
+    with pytest.raises(IdempotencyConflict) as sync_err:
+        rt.write(S, "Bob likes tea", actor="a", idempotency_key="k1")
+    with pytest.raises(IdempotencyConflict) as async_err:
+        asyncio.run(rt.awrite(S, "Bob likes tea", actor="a", idempotency_key="k1"))
+    assert str(async_err.value) == str(sync_err.value)

@@ -26,7 +26,7 @@ from ..core.config import Config
 
 log = logging.getLogger("memactors.ledger")
 from ..core.errors import (AccessDenied, BackPressure, DataFolderLocked, InvalidRecord, MemactorsError, NoGrants,
-                           NotFound, StoreError)
+                           NotFound, RuntimeClosed, StoreError)
 from ..core.grants import GrantTable
 from ..core.history_view import cleared
 from ..core.visibility import RANK
@@ -103,6 +103,7 @@ class LedgerCore:
         # A folder that cannot be opened (locked, read-only, tampered, key missing) is reported
         # by ready() as a typed error: raising here would only say "the actor died".
         self._failed: MemactorsError | None = None
+        self._shut = False  # shutdown() began: no batch is taken in
         try:
             self._open(data_dir)
         except MemactorsError as exc:
@@ -238,6 +239,8 @@ class LedgerCore:
         ("ok", seqs), ("dup", stored result), ("conflict", None) or ("stale", None) (decided
         against a copy or an erasure committed since: ``store.ledger_races``). Acknowledged only
         once its transaction committed."""
+        if self._shut:  # its commit loop is gone: it would never be answered
+            raise RuntimeClosed("this runtime was closed; nothing of this batch was written")
         self._ensure_loop()
         fut = asyncio.get_running_loop().create_future()
         self.queue.append((batch or EMPTY, fut, self._recalls_in))
@@ -249,8 +252,9 @@ class LedgerCore:
         while True:
             if self.ledger.wal_bytes() >= self.cfg.ledger_wal_max_mb << 19:  # half the limit
                 try:  # idle for a moment: fold the log in now, not inside a later commit
-                    await asyncio.wait_for(self._wake.wait(), IDLE_S)
-                except asyncio.TimeoutError:
+                    async with asyncio.timeout(IDLE_S):  # (not wait_for: in 3.11 it could lose a cancel)
+                        await self._wake.wait()
+                except TimeoutError:
                     await self._checkpoint()
             await self._wake.wait()
             self._wake.clear()
@@ -693,12 +697,18 @@ class LedgerCore:
         to close a busy connection, and the lock stayed held until the process exited."""
         self._sql_pool.shutdown(wait=False, cancel_futures=True)
         self._sandbox.close()
+        self._shut = True
         try:
             if self._loop_task is not None:
                 async with self._con_lock:
                     self.ledger.close()
             else:
                 self.ledger.close()
+            for _, fut, _ in self.queue:  # handed in, never committed
+                if not fut.done():
+                    fut.set_exception(RuntimeClosed("this runtime was closed before the batch was committed; nothing "
+                                                    "of it was written"))
+            self.queue.clear()
         finally:
             fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
             self._lock.close()

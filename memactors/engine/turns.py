@@ -99,19 +99,17 @@ class Turns:
         if ticket is None:
             return
         token, pos, _ = ticket
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait_s
-        while self._low.get(token, pos) < pos:
-            moved = self._moved.get(token)
-            if moved is None:
-                moved = self._moved[token] = asyncio.Event()
-            left = deadline - loop.time()
-            if left <= 0:
-                return
-            try:
-                await asyncio.wait_for(moved.wait(), left)
-            except asyncio.TimeoutError:
-                return
+        try:
+            # asyncio.timeout, not wait_for: wait_for (3.11) lost a cancel that came as the event
+            # was set, and a part cut by close() then went on to decide and commit
+            async with asyncio.timeout(wait_s):
+                while self._low.get(token, pos) < pos:
+                    moved = self._moved.get(token)
+                    if moved is None:
+                        moved = self._moved[token] = asyncio.Event()
+                    await moved.wait()
+        except TimeoutError:
+            return
 
     def leave(self, ticket) -> None:
         """The part holds its locks (or ended before it needed them): the later parts move on.

@@ -378,7 +378,7 @@ def _raise_first(items: list, ran: bool = True) -> None:
     ``write_many``'s item errors)."""
     failed = [i for i, x in enumerate(items) if isinstance(x, MemactorsError)]
     if failed:
-        bad = _at(failed[0], items[failed[0]])
+        bad = _at(failed[0], items[failed[0]]) if len(items) > 1 else items[0]  # awrite says what write says
         bad.results = [None if isinstance(x, MemactorsError) or not ran else x for x in items]
         bad.failed = failed
         raise bad

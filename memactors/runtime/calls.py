@@ -89,8 +89,9 @@ class Calls:
         timeout = timeout or self.timeout_s
         fut = ref.future() if hasattr(ref, "future") else ref  # a Ray ObjectRef: its concurrent future
         try:
-            return unpacked(await asyncio.wait_for(asyncio.wrap_future(fut) if isinstance(fut, cf.Future) else fut,
-                                                   timeout))
+            async with asyncio.timeout(timeout):  # (wait_for in 3.11 could lose the caller's cancel)
+                out = await (asyncio.wrap_future(fut) if isinstance(fut, cf.Future) else fut)
+            return unpacked(out)
         except MemactorsError as exc:
             if not self.host.is_failure(exc):  # (Ray's wrapper of an actor's error: typed below)
                 raise

@@ -760,8 +760,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
                 except Unavailable:
                     raise
                 except MemactorsError as exc:  # still due: the ledger keeps it, the next open does it
-                    log.warning("the purge of this runtime's erasures failed at close (%s); it runs when the "
-                                "folder is next opened", type(exc).__name__)
+                    log.warning("the purge of this runtime's erasures failed at close (%s: %s); it runs when the "
+                                "folder is next opened", type(exc).__name__, exc)
             self._alerts.drain()
         except Unavailable:
             if self._calls.still_there():

@@ -16,6 +16,7 @@ import inspect
 import os
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 
 from ..core.errors import RuntimeClosed, Unavailable
@@ -30,7 +31,7 @@ class _Method:
     def remote(self, *args, **kw) -> cf.Future:
         fn = self._fn
 
-        if not self._loop.is_running():  # closed or closing: a call sent now would wait out its timeout
+        if not self._loop.is_running() or self._loop in _STOPPING:  # a call sent now would never be answered
             raise RuntimeClosed("this runtime was closed; connect() again")
 
         async def run():
@@ -218,13 +219,21 @@ class ProcessHost:
         return None
 
 
+_STOPPING: weakref.WeakSet = weakref.WeakSet()  # loops being stopped: no call is taken in
+
+
 def _stop_loop(loop, thread) -> None:
     async def cancel_all():
         me = asyncio.current_task()
-        tasks = [t for t in asyncio.all_tasks() if t is not me]
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for _ in range(10):  # again for a call that got in as the loop was marked
+            tasks = [t for t in asyncio.all_tasks() if t is not me]
+            if not tasks:
+                return
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    _STOPPING.add(loop)
 
     try:
         asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(timeout=10)
