@@ -110,4 +110,4 @@ class ListingMixin:
             sees = self.grants.sees(actor, parse_scope(s))  # a held write above the clearance is not listed
             out += [{k: r.get(k) for k in (*R.HIT_FIELDS, "source_id")} for r in (*st.records.values(), *also(s))
                     if keep(r) and r.get("sensitivity") in sees]
-        return sorted(out, key=lambda r: r["created_at"])
+        return sorted(out, key=lambda r: (r["created_at"], r["memory_id"]))  # a batch's writes share a time
