@@ -255,8 +255,8 @@ class ScopeCore(AdmissionMixin, StateMixin, RecallMixin, FlushMixin, SessionMixi
         """Apply a batch of operations to the scopes this owner holds (the one entry point of
         every change). Returns one result per operation: a result dict, an encoded typed error,
         or ``NOT_HERE`` for a memory id this owner does not hold. ``order``: ``(token,
-        position, count)`` of this batch among the parts of one call, decided in that order
-        (``engine.turns``); an empty batch with an order releases that part (its caller saw it fail)."""
+        position, count[, low])`` of this batch among the parts of one call, decided in that
+        order (``engine.turns``); an empty batch with an order releases that part (its caller saw it fail)."""
         order = check_order(order)
         if order is not None and ops == []:
             self.turns.release(order)
