@@ -129,14 +129,14 @@ def _brute(st: ScopeState, base: list, extra: list, v, threshold: float, similar
     (``base``: the scope's memories when the batch began; ``extra``: those it added since)."""
     live = [m for m in base if st.by_hash.get(st.records[m]["content_hash"]) == m]
     cos = {m: float(st.vectors[m] @ v) for m in live}
-    best = max((m for m in live if cos[m] >= threshold), key=lambda m: cos[m], default=None)
-    best_c = cos[best] if best is not None else -2.0
-    for mid, x in extra:
-        if float(x @ v) > best_c and st.by_hash.get(st.records[mid]["content_hash"]) == mid:
-            best, best_c = mid, float(x @ v)
-    found = best if best_c >= threshold and best in st.records else None
-    # the k closest live ones, the batch's own ranked with the scope's (as had they come earlier)
+    # the scope's and the batch's own alike (as had they come earlier)
     cos.update({mid: float(x @ v) for mid, x in extra if st.by_hash.get(st.records[mid]["content_hash"]) == mid})
+    over = {m: c for m, c in cos.items() if c >= threshold}
+    found = None
+    if over:  # the closest; of those equal to it (within float32's rounding), the oldest
+        top = max(over.values())
+        found = min((m for m, c in over.items() if c >= top - TIE), key=lambda m: (st.records[m].get("created_at") or 0, m))
+    # the k closest live ones
     near = sorted((m for m in cos if cos[m] >= similar_cos), key=lambda m: -cos[m])
     # and those tied with the k-th (as equal, within float32's rounding)
     near = [m for i, m in enumerate(near) if i < k or cos[m] >= cos[near[k - 1]] - TIE][: 4 * k]
