@@ -37,6 +37,7 @@ SETUPS = {  # name -> (host, config, how)
     "reopen": ("process", None, {"reopen_every": 7}),
     "small": ("process", SMALL, {}),
     "rebuild": ("process", None, {"reopen_every": 23, "rebuild": True}),
+    "ray": ("ray", {"runtime": {"num_owners": 2}}, {}),
 }
 
 
@@ -221,6 +222,8 @@ def test_one_sequence(tmp_path):
 @pytest.mark.chaos
 @pytest.mark.timeout(7200)
 @pytest.mark.parametrize("setup", list(SETUPS))
-def test_many_sequences(tmp_path, setup):
+def test_many_sequences(request, tmp_path, setup):
+    if setup == "ray":
+        request.getfixturevalue("ray_session")
     for seed in range(100, 100 + rounds_from_env(20)):
         _same(tmp_path / str(seed), seed, setup, 250)
