@@ -185,7 +185,7 @@ def answers(tmp_path, seq: list[tuple], seed: int, host: str, config, asynchrono
                     out.append(named(str(sorted(done.items()))))
             elif (mid := pick(call[1])) is not None:
                 if kind == "forget":
-                    out.append(sorted(map(name, rt.forget(mid, actor="ag", reason="x", scope=call[2])["forgotten"])))
+                    out.append(sorted(map(name, rt.forget(mid, actor="ag", reason="x", erase=call[2])["forgotten"])))
                 elif kind == "update":
                     out.append(result(rt.update(mid, call[2], actor="ag")))
                 elif kind == "history":
