@@ -206,7 +206,7 @@ class BatchAPI:
         out: list = [None] * len(reqs)
 
         # an owner's parts decided in the caller's order (``engine.turns``)
-        orders = PartOrders({oi: -(-len(idx) // size) for oi, idx in by_owner.items()})
+        orders = PartOrders({oi: -(-len(idx) // size) for oi, idx in by_owner.items()}, self._calls, self._owners, now)
 
         async def part(oi: int, idx: list[int], gate: asyncio.Semaphore, pos: int) -> None:
             async with gate:
@@ -215,7 +215,7 @@ class BatchAPI:
                     res = await self._aretry(lambda: self._host.send_writes(self._owners[oi], part_reqs, now,
                                                                             orders.tag(oi, pos)))
                 except MemactorsError as exc:
-                    orders.release(self._calls, self._owners[oi], oi, pos, now)
+                    orders.release(oi, pos)
                     # This call's writes were not confirmed; the other calls' results stand (as
                     # write_many's PartialWrite): each says so, with itself and its key to resubmit.
                     for i in idx:

@@ -430,7 +430,8 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
         inflight: dict = {}  # ref -> (owner index, item indices, attempt deadline)
         deadline = time.monotonic() + rc.call_timeout_s
 
-        orders = PartOrders({oi: len(q) for oi, q in queues.items()})  # an owner's parts decided in the caller's order
+        # an owner's parts decided in the caller's order
+        orders = PartOrders({oi: len(q) for oi, q in queues.items()}, self._calls, self._owners, now)
         pos = {id(part): k for q in queues.values() for k, part in enumerate(q)}
 
         def send(oi: int, part: list[int]) -> None:
@@ -452,7 +453,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
                 out = self._calls.get(ref)
             except (BackPressure, errors.OwnerUnavailable) as exc:
                 if time.monotonic() > deadline:
-                    orders.release(self._calls, self._owners[oi], oi, pos[id(part)], now)
+                    orders.release(oi, pos[id(part)])
                     for i in part:
                         failures[i] = exc
                 else:  # wait it out: the same items, the same keys
@@ -463,7 +464,7 @@ class Runtime(RecallAPI, AsyncAPI, BatchAPI, VersionsAPI, BackupAPI, WriteChecks
             except MemactorsError as exc:
                 if self._calls.gone:  # the attached runtime went away: nothing more is confirmed here
                     raise
-                orders.release(self._calls, self._owners[oi], oi, pos[id(part)], now)
+                orders.release(oi, pos[id(part)])
                 for i in part:
                     failures[i] = exc
                 continue

@@ -15,9 +15,10 @@ class PartOrders:
     resent to an owner that restarted meanwhile does not wait for those. A part that failed
     without an answer is released at its owner: the later ones do not wait for it."""
 
-    def __init__(self, counts: dict[int, int]) -> None:
+    def __init__(self, counts: dict[int, int], calls, owners: list, now: int) -> None:
         self.token = secrets.token_hex(8)
         self._count = counts  # owner index -> its parts
+        self._calls, self._owners, self._now = calls, owners, now
         self._low = dict.fromkeys(counts, 0)
         self._ended: dict[int, set[int]] = {oi: set() for oi in counts}
 
@@ -32,12 +33,13 @@ class PartOrders:
             done.discard(self._low[oi])
             self._low[oi] += 1
 
-    def release(self, calls, owner, oi: int, pos: int, now: int) -> None:
+    def release(self, oi: int, pos: int) -> None:
         tag = self.tag(oi, pos)
         self.ended(oi, pos)
+        calls = self._calls
         if tag is not None and not (calls.closed or calls.gone):  # (a closed runtime's owners are gone)
             try:  # not waited for: at worst the later parts wait their bounded time
-                calls.host.send_writes(owner, [], now, tag)
+                calls.host.send_writes(self._owners[oi], [], self._now, tag)
             except errors.MemactorsError:
                 pass
 
