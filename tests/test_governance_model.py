@@ -10,7 +10,8 @@ After each call, what must hold:
   the actor's clearance there, active, not past its hard TTL, not erased, and its text is the
   one the ledger holds (read by an ``oracle`` actor cleared for everything, through ``history``);
 - ``history`` shows an actor no version of a scope it cannot read or above its clearance;
-- an erased memory's text is never shown again, to anyone; the ledger verifies at the end.
+- an erased memory's text is never shown again, to anyone, nor by a recall ``at`` a time before
+  its erasure; the ledger verifies at the end.
 
 Writers mix sensitivities, TTLs, texts the gate redacts or blocks and texts written again;
 forgets, updates, promotions to a team scope, rollbacks, days passing and sweeps come between.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import os
 import random
+from datetime import datetime, timezone
 
 import pytest
 
@@ -99,6 +101,7 @@ class Sequence:
         self.rules, self.problems, self.erased, self.ids, self.said = Rules(), [], set(), [], []
         self.counts: dict[str, int] = {}
         self.known: dict[str, dict | None] = {}  # truth()'s, until a call may change records
+        self.moments: list[datetime] = []  # the clock after each call once something was written (for at=)
         self.n = 0
         self.rt = self.connect()
         self.rt.grant("oracle", org, clearance="restricted")
@@ -131,7 +134,8 @@ class Sequence:
             self.known[memory_id] = next((v for v in h.get("versions", []) if v["memory_id"] == memory_id), None)
         return self.known[memory_id]
 
-    def check_shown(self, actor: str, memory_id: str, scope: str, content: str, allowed: list[str], what: str):
+    def check_shown(self, actor: str, memory_id: str, scope: str, content: str, allowed: list[str], what: str,
+                    now: bool = True):
         self.count(what)
         if memory_id in self.erased:
             self.bad(f"{what}: erased {memory_id} shown to {actor}")
@@ -146,9 +150,9 @@ class Sequence:
         cleared = self.rules.clearance(actor, scope, allowed)
         if cleared is None or RANK[v["sensitivity"]] > RANK[cleared]:
             self.bad(f"{what}: {actor} cleared {cleared} in {scope} shown a {v['sensitivity']} memory")
-        if v["status"] != "active":
+        if now and v["status"] != "active":
             self.bad(f"{what}: {actor} shown a memory {v['status']}")
-        if v.get("hard_expires_at") is not None and v["hard_expires_at"] <= self.clock.now_us():
+        if now and v.get("hard_expires_at") is not None and v["hard_expires_at"] <= self.clock.now_us():
             self.bad(f"{what}: {actor} shown a memory past its hard TTL")
         if v.get("content") != content:
             self.bad(f"{what}: {actor} shown {content!r} where the ledger holds {v.get('content')!r}")
@@ -163,7 +167,9 @@ class Sequence:
             t += f" call me at 138123456{r.randrange(100):02d}"  # redacted, confidential at least
         elif x < 0.12:
             t += " id 11010519491231002X"  # a resident id number: restricted
-        elif x < 0.15:
+        elif x < 0.14:
+            t += f" my key is sk-proj-Zq9XwV7uT5sR3pN1mL8kJ6hG4fD2s{self.n:04d}"  # blocked
+        elif x < 0.17:
             t = "not " + t
         self.said.append(t)
         return t
@@ -190,7 +196,9 @@ class Sequence:
             if memory_id in self.erased:
                 self.bad(f"a write answered with the erased {memory_id}")
 
-    def recall(self, actor: str) -> None:
+    def recall(self, actor: str, at: datetime | None = None) -> None:
+        """A recall now, or ``at`` a past moment: what it would have returned then under today's
+        grants and erasures (so the same checks, bar status and expiry, which were then's)."""
         mine = [s for s in self.scopes if self.rules.refusal(actor, [s], "read") is None]
         pool = mine if len(mine) >= 3 and self.r.random() < 0.6 else self.scopes  # refusals too
         allowed = self.r.sample(pool, self.r.randint(1, 3))
@@ -198,7 +206,7 @@ class Sequence:
         query = " ".join(self.r.choice(WORDS) for _ in range(3))
         try:
             res = self.rt.recall(query, actor=actor, allowed_scopes=allowed, task_id="t", purpose="p", top_k=10,
-                                 threshold=0.0)
+                                 threshold=0.0, **({"at": at} if at is not None else {}))
         except REFUSED as exc:
             if type(exc) is not must:
                 self.bad(f"a recall by {actor} over {allowed}: {type(exc).__name__}, not {must and must.__name__}")
@@ -206,7 +214,8 @@ class Sequence:
         if must is not None:
             self.bad(f"a recall by {actor} over {allowed} was served, not {must.__name__}")
         for h in res.hits:
-            self.check_shown(actor, h.memory_id, h.scope, h.content, allowed, "recall")
+            self.check_shown(actor, h.memory_id, h.scope, h.content, allowed, "recall" if at is None else "recall at",
+                             now=at is None)
 
     def lookup(self, actor: str) -> None:
         scope = self.r.choice(self.scopes)
@@ -250,8 +259,11 @@ class Sequence:
             self.grant(actor, r.choice(self.scopes), not revoke and r.random() < 0.8, not revoke and r.random() < 0.5)
         elif k < 0.45:
             self.write(actor)
-        elif k < 0.70:
+        elif k < 0.66:
             self.recall(actor)
+        elif k < 0.70:
+            if self.moments:
+                self.recall(actor, at=r.choice(self.moments))
         elif k < 0.78:
             self.lookup(actor)
         elif pick is None:
@@ -290,6 +302,8 @@ class Sequence:
                 self.rt.close()
                 self.rt = self.connect()
             self.step()
+            if self.ids:
+                self.moments.append(datetime.fromtimestamp(self.clock.now_us() / 1e6, timezone.utc))
         self.known.clear()
         for memory_id in self.erased:
             v = self.truth(memory_id)
