@@ -199,23 +199,40 @@ class Sequence:
     def recall(self, actor: str, at: datetime | None = None) -> None:
         """A recall now, or ``at`` a past moment: what it would have returned then under today's
         grants and erasures (so the same checks, bar status and expiry, which were then's)."""
+        self.recalled(actor, *self.ask(actor, at))
+
+    def recall_many(self) -> None:
+        """Several actors' recalls in one ``recall_many`` (the simulation's path): each answered
+        or refused as it would be alone."""
+        asked = [(actor, *self.ask(actor, None, send=False)) for actor in self.r.choices(ACTORS, k=4)]
+        got = self.rt.recall_many([rq for _, rq, _ in asked], return_errors=True)
+        for (actor, rq, _), res in zip(asked, got):
+            self.recalled(actor, rq, res)
+
+    def ask(self, actor: str, at: datetime | None, send: bool = True) -> tuple[dict, object]:
         mine = [s for s in self.scopes if self.rules.refusal(actor, [s], "read") is None]
         pool = mine if len(mine) >= 3 and self.r.random() < 0.6 else self.scopes  # refusals too
-        allowed = self.r.sample(pool, self.r.randint(1, 3))
-        must = self.rules.refusal(actor, allowed, "read")
-        query = " ".join(self.r.choice(WORDS) for _ in range(3))
+        rq = {"query": " ".join(self.r.choice(WORDS) for _ in range(3)), "actor": actor, "task_id": "t",
+              "purpose": "p", "allowed_scopes": self.r.sample(pool, self.r.randint(1, 3)), "top_k": 10,
+              "threshold": 0.0, **({"at": at} if at is not None else {})}
+        if not send:
+            return rq, None
         try:
-            res = self.rt.recall(query, actor=actor, allowed_scopes=allowed, task_id="t", purpose="p", top_k=10,
-                                 threshold=0.0, **({"at": at} if at is not None else {}))
+            return rq, self.rt.recall(**rq)
         except REFUSED as exc:
-            if type(exc) is not must:
-                self.bad(f"a recall by {actor} over {allowed}: {type(exc).__name__}, not {must and must.__name__}")
+            return rq, exc
+
+    def recalled(self, actor: str, rq: dict, res) -> None:
+        allowed, must = rq["allowed_scopes"], self.rules.refusal(actor, rq["allowed_scopes"], "read")
+        if isinstance(res, Exception):
+            if type(res) is not must:
+                self.bad(f"a recall by {actor} over {allowed}: {type(res).__name__}, not {must and must.__name__}")
             return
         if must is not None:
             self.bad(f"a recall by {actor} over {allowed} was served, not {must.__name__}")
+        now = "at" not in rq
         for h in res.hits:
-            self.check_shown(actor, h.memory_id, h.scope, h.content, allowed, "recall" if at is None else "recall at",
-                             now=at is None)
+            self.check_shown(actor, h.memory_id, h.scope, h.content, allowed, "recall" if now else "recall at", now)
 
     def lookup(self, actor: str) -> None:
         scope = self.r.choice(self.scopes)
@@ -259,8 +276,10 @@ class Sequence:
             self.grant(actor, r.choice(self.scopes), not revoke and r.random() < 0.8, not revoke and r.random() < 0.5)
         elif k < 0.45:
             self.write(actor)
-        elif k < 0.66:
+        elif k < 0.62:
             self.recall(actor)
+        elif k < 0.66:
+            self.recall_many()
         elif k < 0.70:
             if self.moments:
                 self.recall(actor, at=r.choice(self.moments))
