@@ -727,12 +727,17 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         sessions[i].closed = True
         out[i]["outcome"] = InvalidRecord("this session has no goal item (never started, or its start was "
                                           "refused): there is nothing to complete")
+    for i in started:
+        out[i]["outcome"] = _may_end(rt, sessions[i])
+    started = [i for i in started if out[i]["outcome"] is None]
     claims = [StatusOp(sessions[i]._goal_id, "evicted", sessions[i].actor, RELEASED, sessions[i]._claim)
               for i in started]
     ended = []
     for i, res in zip(started, rt._submit_by_memory(claims) if claims else []):
         s = sessions[i]
-        if isinstance(res, NotFound):  # its goal is out of L1: completed already (or erased)
+        if isinstance(res, NotFound) and (refused := _may_end(rt, s)) is not None:
+            res = refused  # its grant went meanwhile: the owner answers as for an unknown id; still open
+        elif isinstance(res, NotFound):  # its goal is out of L1: completed already (or erased)
             s.closed = True
             res = SessionClosed("this session was completed already, or its goal was erased; nothing was changed")
         if isinstance(res, MemactorsError):
@@ -754,6 +759,17 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         sessions[i].closed = True
         sessions[i]._pushed = None
     return out
+
+
+def _may_end(rt, s: Session) -> MemactorsError | None:
+    """Why ``s``'s actor may not end it now (its write grant on the scope revoked since it
+    started), or None. An owner answers a claim on a scope the actor cannot read as it answers
+    an unknown id, which read as "completed already" and closed the session for good."""
+    try:
+        rt._check_write([(s.actor, parse_scope(s.scope))])  # noqa: SLF001
+    except MemactorsError as exc:
+        return exc
+    return None
 
 
 def _run_pushes(rt, sessions: list[Session], return_errors: bool = False) -> list:
