@@ -1,7 +1,9 @@
-"""A session whose actor loses its grant midway (found by the governance model's sessions):
-its hooks are refused with the grant's error, and ``complete()`` too, without closing it. It
-was answered ``SessionClosed`` ("completed already, or its goal was erased") and closed for
-good: the owner answers a claim on a scope the actor cannot read as it answers an unknown id."""
+"""Sessions whose actor may not write their scope (found by the governance model's sessions).
+One that could never write does not start: it started a husk whose every write was refused
+and that nothing could complete. One whose actor loses the grant midway has its hooks' writes
+refused with the grant's error, and ``complete()`` too, without closing it: it was answered
+``SessionClosed`` ("completed already, or its goal was erased") and closed for good, because
+an owner answers a claim on a scope the actor cannot read as it answers an unknown id."""
 
 from __future__ import annotations
 
@@ -62,3 +64,22 @@ def test_a_session_completed_elsewhere_is_still_closed(rt):
     with pytest.raises(memactors.SessionClosed):
         s.complete("and there", "success")
     assert s.closed
+
+
+@pytest.mark.parametrize("grant", ["read-only", "none"])
+def test_a_session_its_actor_may_not_write_does_not_start(rt, grant):
+    """Its goal would be refused: the session was a husk (every write refused, nothing to
+    complete: ``InvalidRecord`` at the end). Now ``start()`` is refused and nothing is written."""
+    rt.grant("admin", ALICE, clearance="restricted")
+    if grant == "read-only":
+        rt.grant("ag", ALICE)
+    s = rt.session(ALICE, actor="ag", task_id="t1", goal="Plan a trip to Lisbon", plan=["search flights"])
+    with pytest.raises(AccessDenied if grant == "read-only" else NoGrants):
+        s.start()
+    assert not s.started and not s.errors
+    assert rt.batch([O.Lookup(scope=ALICE, actor="admin")])[0] == []
+    assert rt.recall("trip Lisbon", actor="admin", allowed_scopes=[ALICE], task_id="t", purpose="p",
+                     threshold=0.0).hits == []
+    rt.grant("ag", ALICE, write=True)  # granted: the same handle starts
+    s.start()
+    assert s.started and s.complete("booked", "success")["outcome"].decision == "accepted"

@@ -538,6 +538,9 @@ def start_all(rt, sessions: list[Session]) -> list:
         s._check_open()
         if s.started:
             raise InvalidRecord(f"session {s.task_id} was started already")
+        refused = _may_write(rt, s)
+        if refused is not None:
+            raise refused
     for s in sessions:
         s._pending[:0] = s._scaffold_items()
         s.started = True
@@ -728,14 +731,14 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         out[i]["outcome"] = InvalidRecord("this session has no goal item (never started, or its start was "
                                           "refused): there is nothing to complete")
     for i in started:
-        out[i]["outcome"] = _may_end(rt, sessions[i])
+        out[i]["outcome"] = _may_write(rt, sessions[i])
     started = [i for i in started if out[i]["outcome"] is None]
     claims = [StatusOp(sessions[i]._goal_id, "evicted", sessions[i].actor, RELEASED, sessions[i]._claim)
               for i in started]
     ended = []
     for i, res in zip(started, rt._submit_by_memory(claims) if claims else []):
         s = sessions[i]
-        if isinstance(res, NotFound) and (refused := _may_end(rt, s)) is not None:
+        if isinstance(res, NotFound) and (refused := _may_write(rt, s)) is not None:
             res = refused  # its grant went meanwhile: the owner answers as for an unknown id; still open
         elif isinstance(res, NotFound):  # its goal is out of L1: completed already (or erased)
             s.closed = True
@@ -761,10 +764,12 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
     return out
 
 
-def _may_end(rt, s: Session) -> MemactorsError | None:
-    """Why ``s``'s actor may not end it now (its write grant on the scope revoked since it
-    started), or None. An owner answers a claim on a scope the actor cannot read as it answers
-    an unknown id, which read as "completed already" and closed the session for good."""
+def _may_write(rt, s: Session) -> MemactorsError | None:
+    """Why ``s``'s actor may not write its scope now (no write grant covers it, or the one
+    that did was revoked since the start), or None: checked before a session starts (its goal
+    refused, it was a husk whose every write failed and that nothing could complete) and
+    before it ends (an owner answers a claim on a scope the actor cannot read as it answers
+    an unknown id, which read as "completed already" and closed the session for good)."""
     try:
         rt._check_write([(s.actor, parse_scope(s.scope))])  # noqa: SLF001
     except MemactorsError as exc:
