@@ -102,6 +102,7 @@ class Sequence:
         self.counts: dict[str, int] = {}
         self.known: dict[str, dict | None] = {}  # truth()'s, until a call may change records
         self.moments: list[datetime] = []  # the clock after each call once something was written (for at=)
+        self.sessions: list = []  # (session, actor) of the sessions started and not completed
         self.n = 0
         self.rt = self.connect()
         self.rt.grant("oracle", org, clearance="restricted")
@@ -265,6 +266,54 @@ class Sequence:
             if v["memory_id"] in self.erased and v.get("content") is not None:
                 self.bad(f"history shows {actor} an erased memory's text")
 
+    def session(self, actor: str) -> None:
+        """Start a session, or use one: observe (the gate's cases too), end a turn, render the
+        prompt, complete. A hook is refused exactly as the actor's grants say, a completion
+        without a write grant leaves the session open, and a prompt never shows a blocked text."""
+        r = self.r
+        if not self.sessions or r.random() < 0.25:
+            scope = r.choice(self.scopes[1:4])
+            must = self.rules.refusal(actor, [scope], "write")
+            try:
+                s = self.rt.session(scope, actor=actor, task_id=f"t{self.n}", goal=f"task {self.n} {r.choice(WORDS)}",
+                                    plan=["look", "act"])
+                s.start()
+            except REFUSED as exc:
+                if must is not None and type(exc) is not must:
+                    self.bad(f"a session start by {actor} in {scope}: {type(exc).__name__}, not {must.__name__}")
+                if must is None and self.rules.refusal(actor, [scope], "read") is None:
+                    self.bad(f"a session start by {actor} in {scope} refused: {exc}")
+                return
+            if must is not None:
+                self.bad(f"a session start by {actor} in {scope} was served, not {must.__name__}")
+            self.count("session")
+            self.sessions.append((s, actor))
+            return
+        s, actor = r.choice(self.sessions)
+        write_refused = self.rules.refusal(actor, [s.scope], "write")
+        try:
+            x = r.random()
+            if x < 0.5:
+                s.observe(r.choice(["user", "web", "tool:search"]), self.text())
+                s.end_turn() if r.random() < 0.5 else None
+            elif x < 0.8:
+                prompt = s.before_llm()
+                self.count("prompt")
+                if "sk-proj-" in prompt.text:
+                    self.bad("a prompt shows a text the gate blocks")
+            else:
+                s.complete("done", "success")
+                if write_refused is not None:
+                    self.bad(f"a session of {actor} completed without a write grant on {s.scope}")
+                self.sessions.remove((s, actor))
+                self.count("completed")
+        except memactors.SessionClosed:
+            self.sessions.remove((s, actor))
+        except REFUSED as exc:
+            if x >= 0.8 and (type(exc) is not write_refused or s.closed):
+                self.bad(f"completing {actor}'s session: {type(exc).__name__}, closed {s.closed}; "
+                         f"expected {write_refused and write_refused.__name__}, open")
+
     def step(self) -> None:
         r, actor = self.r, self.r.choice(ACTORS)
         k = r.random()
@@ -274,8 +323,10 @@ class Sequence:
         if k < 0.12:
             revoke = r.random() < 0.25
             self.grant(actor, r.choice(self.scopes), not revoke and r.random() < 0.8, not revoke and r.random() < 0.5)
-        elif k < 0.45:
+        elif k < 0.40:
             self.write(actor)
+        elif k < 0.45:
+            self.session(actor)
         elif k < 0.62:
             self.recall(actor)
         elif k < 0.66:
