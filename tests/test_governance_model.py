@@ -9,7 +9,8 @@ After each call, what must hold:
 - every memory it shows is in the visible set (allowed scopes and their ancestors), at or below
   the actor's clearance there, active, not past its hard TTL, not erased, and its text is the
   one the ledger holds (read by an ``oracle`` actor cleared for everything, through ``history``);
-- ``history`` shows an actor no version of a scope it cannot read or above its clearance;
+- a lookup by memory ids returns each live vault memory the actor may read at its clearance,
+  and no other; ``history`` shows no version of a scope it cannot read or above its clearance;
 - an erased memory's text is never shown again, to anyone, nor by a recall ``at`` a time before
   its erasure; the ledger verifies at the end.
 
@@ -132,7 +133,8 @@ class Sequence:
                 h = self.rt.history(memory_id, actor="oracle")
             except memactors.NotFound:
                 h = {}
-            self.known[memory_id] = next((v for v in h.get("versions", []) if v["memory_id"] == memory_id), None)
+            v = next((v for v in h.get("versions", []) if v["memory_id"] == memory_id), None)
+            self.known[memory_id] = None if v is None else {"scope": h["scope"], **v}
         return self.known[memory_id]
 
     def check_shown(self, actor: str, memory_id: str, scope: str, content: str, allowed: list[str], what: str,
@@ -250,6 +252,33 @@ class Sequence:
         for m in found:
             self.check_shown(actor, m.memory_id, m.scope, m.content, [scope], "lookup")
 
+    def by_id(self, actor: str) -> None:
+        """A lookup by memory ids across scopes (``Agent.get``'s): each memory the actor may read
+        at its clearance, live and not expired, comes back (vault ones; L1 items aside), and
+        nothing else does."""
+        asked = sorted(set(self.r.sample(self.ids, min(len(self.ids), 6))))
+        found = self.rt.batch([O.Lookup(actor, None, memory_ids=asked)], return_errors=True)[0]
+        if isinstance(found, REFUSED):
+            if self.rules.refusal(actor, self.scopes, "read") is not memactors.NoGrants \
+                    and type(found) is not memactors.NoGrants:
+                self.bad(f"a lookup by id by {actor}: {type(found).__name__}")
+            return
+        if isinstance(found, Exception):
+            raise found
+        shown = set()
+        for m in found:
+            shown.add(m.memory_id)
+            self.check_shown(actor, m.memory_id, m.scope, m.content, [m.scope], "by id")
+        for mid in set(asked) - shown:
+            v = self.truth(mid)
+            if v is None or v["status"] != "active" or v.get("pool") == "working" or mid in self.erased:
+                continue
+            if v.get("hard_expires_at") is not None and v["hard_expires_at"] <= self.clock.now_us():
+                continue
+            cleared = self.rules.own(actor, v["scope"])
+            if cleared is not None and RANK[v["sensitivity"]] <= RANK[cleared]:
+                self.bad(f"a lookup by id by {actor} cleared {cleared} left out a live {v['sensitivity']} memory")
+
     def history(self, actor: str, memory_id: str) -> None:
         try:
             h = self.rt.history(memory_id, actor=actor)
@@ -346,8 +375,10 @@ class Sequence:
             self.lookup(actor)
         elif pick is None:
             return
-        elif k < 0.84:
+        elif k < 0.81:
             self.history(actor, pick)
+        elif k < 0.84:
+            self.by_id(actor)
         elif k < 0.90:
             try:
                 self.erased.update(self.rt.forget(pick, actor=actor, reason="x", erase="memory")["forgotten"])
