@@ -436,7 +436,7 @@ def _run(tmp_path, seed: int, host: str, calls: int, reopen_every: int = 0) -> S
 def test_a_sequence_in_memory(tmp_path):
     seq = _run(tmp_path, 3, "memory", 250)
     # the sequence reaches what it checks: served and refused calls, hits, erasures, the gate's outcomes
-    assert seq.counts["recall"] > 100 and seq.counts["lookup"] > 20 and seq.counts["erased"] >= 1, seq.counts
+    assert seq.counts["recall"] > 100 and seq.counts["lookup"] > 10 and seq.counts["erased"] >= 1, seq.counts
     assert {"write accepted", "write redacted", "write blocked"} <= set(seq.counts), seq.counts
 
 
