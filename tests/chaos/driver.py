@@ -6,9 +6,10 @@
 SPEC (a JSON file) names: ``data`` (the data folder), ``hist`` (a history folder outside it),
 ``address`` (a Ray address to join; None: a local Ray of the driver's own, under ``temp_dir``
 when given), ``detached`` (attach to a ``memactors up`` runtime), ``config``, ``mode``
-("work", "collect" or "gc": one ``rt.gc()``), ``client``, ``seed``, ``scopes``, ``ops`` (per thread), ``threads``
-(each "single" or "batched"), ``grant`` (grant the workload's actors first), ``ready`` (a file
-created once connected) and ``out`` (collect: where the JSON goes; work: counts).
+("work", "collect" or "gc": one ``rt.gc()``, not before the time ``not_before``), ``client``, ``seed``,
+``scopes``, ``ops`` (per thread), ``threads`` (each "single" or "batched"), ``grant`` (grant the
+workload's actors first), ``ready`` (a file created once connected) and ``out`` (collect: where
+the JSON goes; work: counts).
 
 Work mode also interleaves ``audit.verify()`` calls when ``verify_every`` is set, and records a
 verify that is not ok in ``out`` (a false alarm while nothing is wrong is a failure).
@@ -53,6 +54,7 @@ def main(spec_path: str) -> int:
                 if spec.get("ready"):
                     open(f"{spec['ready']}.{step}", "w").close()
 
+            time.sleep(max(0.0, spec.get("not_before", 0.0) - time.time()))  # what it sweeps is due by then
             out["gc"] = rt.gc(progress=progress).by_rule
         elif spec["mode"] == "collect":
             c = collect(rt, spec["scopes"], actor="checker")

@@ -158,17 +158,27 @@ def words(rng: random.Random, n: int = 4) -> str:
     return " ".join(f"{rng.getrandbits(40):010x}" for _ in range(n))
 
 
+SOFT_TTL_DAYS = 2e-5  # 1.7 s; "unused" (config_for) is 0.9 s
+
+
 def _setup_sweep(rt, h, scopes: list[str], tag: str, rng: random.Random) -> dict:
     due, keep = [], []
     for k, s in enumerate(scopes):
-        items = [{"scope": s, "text": f"expiring note {tag} {i} {words(rng)}", "actor": ADMIN, "soft_ttl_days": 2e-5,
-                  "ttl_days": "never", "idempotency_key": f"{tag}-due-{k}-{i}"} for i in range(rng.randint(150, 300))]
+        items = [{"scope": s, "text": f"expiring note {tag} {i} {words(rng)}", "actor": ADMIN,
+                  "soft_ttl_days": SOFT_TTL_DAYS, "ttl_days": "never", "idempotency_key": f"{tag}-due-{k}-{i}"}
+                 for i in range(rng.randint(150, 300))]
         due += [r.memory_id for r in recorded_many(h, rt, items)]
+        due_at = time.time() + SOFT_TTL_DAYS * 86_400  # each was stamped before its acknowledgement
         items = [{"scope": s, "text": f"kept note {tag} {i} {words(rng)}", "actor": ADMIN, "soft_ttl_days": "never",
                   "ttl_days": "never", "idempotency_key": f"{tag}-keep-{k}-{i}"} for i in range(20)]
         keep += [r.memory_id for r in recorded_many(h, rt, items)]
-    time.sleep(2.5)  # soft expiry (1.7 s) and "unused" (0.9 s) have passed
-    return {"due": due, "keep": keep}
+    # Due (soft-expired, 1.7 s, and unused, 0.9 s) from this time on: the caller waits for it
+    # only as the sweep starts, not while the rest of the round gets ready.
+    return {"due": due, "keep": keep, "due_at": due_at + 0.1}
+
+
+def _until(t: float) -> None:
+    time.sleep(max(0.0, t - time.time()))
 
 
 def _sweep(rt, rng: random.Random, victims) -> Landing:
@@ -377,7 +387,7 @@ def driver_sweep_round(base: Path, index: int, rng: random.Random):
         rt.close()
     spec = {"data": str(data), "config": cfg, "mode": "gc", "ready": str(ready), "hist": str(hist),
             "log": str(base / f"driver-{index}.log"), "spec": str(base / f"spec-{index}.json"),
-            "address": ray.get_runtime_context().gcs_address}
+            "address": ray.get_runtime_context().gcs_address, "not_before": state["due_at"]}
     step = rng.choice(("apply", "apply", "maintain"))  # as the evictions land, or as Lance is compacted
     marker = Path(f"{ready}.{step}")
     proc = C.start_driver(spec, new_session=True)
@@ -457,6 +467,7 @@ def op_round(base: Path, fault: str, index: int, rng: random.Random):
         with C.Load(rt, load_scopes, hist, seed=rng.randrange(1 << 30)) as load:
             time.sleep(rng.uniform(0.2, 0.8))
             if fault == "sweep":
+                _until(state["due_at"])
                 landing = _sweep(rt, rng, victims).start()
             elif fault == "rollback":
                 landing = Landing(lambda: rt.rollback(**state["args"], actor=ADMIN, reason=state["reason"]),
