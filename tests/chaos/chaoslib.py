@@ -535,18 +535,25 @@ def namespace_actors_gone(namespace: str) -> bool:
 
 _UP = """
 import sys, orjson
+import memactors
 from memactors import server
-print(orjson.dumps(server.up(sys.argv[1], config=orjson.loads(sys.argv[2]))).decode(), flush=True)
+info = server.up(sys.argv[1], config=orjson.loads(sys.argv[2]))
+if grants := orjson.loads(sys.argv[3]):  # attached as any client is: no driver process just for these
+    with memactors.connect(sys.argv[1], detached=True, config=orjson.loads(sys.argv[2])) as rt:
+        rt.grant_many(grants)
+print(orjson.dumps(info).decode(), flush=True)
 """
 
 
-def up(data: Path, config: dict) -> dict:
+def up(data: Path, config: dict, grants: list[dict] | None = None) -> dict:
     """``memactors up`` for ``data`` with ``config`` (in a process of its own: this process's
-    Ray is another cluster); returns its runtime.json."""
+    Ray is another cluster), then ``grants`` made on it; returns its runtime.json."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "-c", _UP, str(data), orjson.dumps(config).decode()], env=env,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", _UP, str(data), orjson.dumps(config).decode(),
+                          orjson.dumps(grants or []).decode()], env=env, capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
+        if os.path.exists(data / "runtime.json"):  # up, but the grants failed: no head left behind
+            down(data)
         raise RuntimeError(f"up failed: {out.stderr[-3000:]}")
     return orjson.loads(out.stdout.strip().splitlines()[-1])
 

@@ -21,13 +21,14 @@ CFG = {"runtime": {"num_owners": 2, "l2_flush_interval_s": 0.2, "owner_queue_max
 def _run(tmp_path, n_drivers: int, ops: int, seed: int) -> dict:
     """One run; returns the checker's counts (raises on any finding)."""
     data = tmp_path / "data"
-    info = up(data, CFG)
+    org = unique_org("cc")
+    scopes = [f"/org/{org}/user/alice/", f"/org/{org}/user/bob/"]
+    # The workload's grants, made by the `up` process before any driver starts.
+    info = up(data, CFG, grants=[{"actor": "agent", "scope": f"/org/{org}/", "write": True},
+                                 {"actor": "checker", "scope": "/global/"}])
     try:
-        org = unique_org("cc")
-        scopes = [f"/org/{org}/user/alice/", f"/org/{org}/user/bob/"]
         base = {"data": str(data), "address": info["address"], "detached": True, "config": CFG,
                 "scopes": scopes, "seed": seed, "ops": ops, "hist": str(tmp_path / "hist")}
-        run_driver(dict(base, mode="collect", grant=True, scopes=scopes, out=str(tmp_path / "grant.json")))
         procs, outs = [], []
         for i in range(n_drivers):
             out = str(tmp_path / f"out-{i}.json")
