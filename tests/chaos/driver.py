@@ -66,21 +66,29 @@ def main(spec_path: str) -> int:
                           working=spec.get("working", 0.05), mix=tuple(spec.get("mix", (0.75, 0.08, 0.17))),
                           lower_confidence=spec.get("lower_confidence", 0.15), shared=spec.get("shared", 0.2))
             counts: dict = {}
+            left, lock, done = [len(spec["threads"])], threading.Lock(), threading.Event()
 
             def run(i: int, kind: str) -> None:
-                h = History(os.path.join(spec["hist"], f"{spec['client']}-{i}.jsonl"), client=f"{spec['client']}-{i}")
-                if kind == "batched":
-                    counts[i] = wl.run_batched(rt, h, spec["ops"], batch=spec.get("batch", 20))
-                else:
-                    counts[i] = {k: v for k, v in wl.run(rt, h, spec["ops"]).items() if k != "memory_ids"}
-                h.close()
+                try:
+                    h = History(os.path.join(spec["hist"], f"{spec['client']}-{i}.jsonl"),
+                                client=f"{spec['client']}-{i}")
+                    if kind == "batched":
+                        counts[i] = wl.run_batched(rt, h, spec["ops"], batch=spec.get("batch", 20))
+                    else:
+                        counts[i] = {k: v for k, v in wl.run(rt, h, spec["ops"]).items() if k != "memory_ids"}
+                    h.close()
+                finally:
+                    with lock:
+                        left[0] -= 1
+                        if not left[0]:
+                            done.set()
 
             threads = [threading.Thread(target=run, args=(i, k)) for i, k in enumerate(spec["threads"])]
             for t in threads:
                 t.start()
             every = spec.get("verify_every_s")
-            while any(t.is_alive() for t in threads):
-                time.sleep(every or 0.1)
+            while not done.is_set():
+                done.wait(every or 0.1)  # woken as the work ends, not up to ``every`` later
                 if every:
                     v = rt.audit.verify()
                     if not v["ok"]:
