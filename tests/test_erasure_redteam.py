@@ -252,7 +252,7 @@ def test_a_purge_a_process_did_not_live_to_do_is_done_when_the_folder_is_next_op
     try:
         deadline = time.monotonic() + 30
         while (_in_files(data, tok.encode()) or _in_files(data, key)) and time.monotonic() < deadline:
-            time.sleep(0.5)
+            time.sleep(0.1)
         assert _in_files(data, tok.encode()) == [] and _in_files(data, key) == []
     finally:
         rt.close()

@@ -151,11 +151,12 @@ def test_history_rollback_and_fork(rt, s, tmp_path):
 
 
 def test_lifecycle_sweep_stats_and_purge(rt, s):
-    rt.write(s, "a fleeting fact", actor="ag", ttl_days=0.00002)
-    rt.flush()
     import time
 
-    time.sleep(2)
+    rt.write(s, "a fleeting fact", actor="ag", ttl_days=0.00002)
+    expired = time.time() + 0.00002 * 86_400 + 0.1  # stamped before it was acknowledged
+    rt.flush()
+    time.sleep(max(0.0, expired - time.time()))
     res = rt.gc(scope=s)
     assert res.applied["by_rule"]["hard_expired"] == 1
     assert rt.stats()["counters"]["writes"] >= 1
