@@ -1,9 +1,8 @@
-"""Sessions whose actor may not write their scope (found by the governance model's sessions).
-One that could never write does not start: it started a husk whose every write was refused
-and that nothing could complete. One whose actor loses the grant midway has its hooks' writes
-refused with the grant's error, and ``complete()`` too, without closing it: it was answered
-``SessionClosed`` ("completed already, or its goal was erased") and closed for good, because
-an owner answers a claim on a scope the actor cannot read as it answers an unknown id."""
+"""Sessions whose actor may not write their scope. One whose actor loses its write grant midway
+(found by the governance model's sessions) has its hooks' writes refused with the grant's
+error, and ``complete()`` too, without closing it: it was answered ``SessionClosed`` ("completed
+already, or its goal was erased") and closed for good, because an owner answers a claim on a
+scope the actor cannot read as it answers an unknown id. One whose actor may only read reads."""
 
 from __future__ import annotations
 
@@ -66,20 +65,24 @@ def test_a_session_completed_elsewhere_is_still_closed(rt):
     assert s.closed
 
 
-@pytest.mark.parametrize("grant", ["read-only", "none"])
-def test_a_session_its_actor_may_not_write_does_not_start(rt, grant):
-    """Its goal would be refused: the session was a husk (every write refused, nothing to
-    complete: ``InvalidRecord`` at the end). Now ``start()`` is refused and nothing is written."""
+def test_a_reader_s_session_reads_and_writes_nothing(rt):
+    """A session of an actor that may only read its scope (a read-only assistant): its pushes
+    and prompts work as for any reader, each write it would make is refused and named in
+    ``s.errors``, nothing is written, and there is nothing to complete."""
+    rt.grant("ag", ALICE, write=True)
+    rt.write(ALICE, "Alice likes the window seat on trips to Lisbon", actor="ag")
+    rt.grant("reader", ALICE)
     rt.grant("admin", ALICE, clearance="restricted")
-    if grant == "read-only":
-        rt.grant("ag", ALICE)
-    s = rt.session(ALICE, actor="ag", task_id="t1", goal="Plan a trip to Lisbon", plan=["search flights"])
-    with pytest.raises(AccessDenied if grant == "read-only" else NoGrants):
-        s.start()
-    assert not s.started and not s.errors
-    assert rt.batch([O.Lookup(scope=ALICE, actor="admin")])[0] == []
-    assert rt.recall("trip Lisbon", actor="admin", allowed_scopes=[ALICE], task_id="t", purpose="p",
-                     threshold=0.0).hits == []
-    rt.grant("ag", ALICE, write=True)  # granted: the same handle starts
-    s.start()
-    assert s.started and s.complete("booked", "success")["outcome"].decision == "accepted"
+    s = rt.session(ALICE, actor="reader", task_id="t1", goal="Alice likes the window seat on trips to Lisbon")
+    pushed = s.start()
+    assert [h.content for h in pushed.hits] == ["Alice likes the window seat on trips to Lisbon"]
+    assert s.errors and all(e.startswith("AccessDenied") for e in s.errors)
+    s.observe("user", "I also like aisle seats", category="preference")
+    assert "window seat" in s.before_llm().text
+    assert [m.content for m in rt.batch([O.Lookup(scope=ALICE, actor="admin")])[0]] == [
+        "Alice likes the window seat on trips to Lisbon"]
+    with pytest.raises(memactors.InvalidRecord):
+        s.complete("booked", "success")
+    rv = rt.session(ALICE, actor="nobody", task_id="t2", goal="Plan a trip to Lisbon")
+    with pytest.raises(NoGrants):
+        rv.start()

@@ -538,9 +538,6 @@ def start_all(rt, sessions: list[Session]) -> list:
         s._check_open()
         if s.started:
             raise InvalidRecord(f"session {s.task_id} was started already")
-        refused = _may_write(rt, s)
-        if refused is not None:
-            raise refused
     for s in sessions:
         s._pending[:0] = s._scaffold_items()
         s.started = True
@@ -765,11 +762,10 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
 
 
 def _may_write(rt, s: Session) -> MemactorsError | None:
-    """Why ``s``'s actor may not write its scope now (no write grant covers it, or the one
-    that did was revoked since the start), or None: checked before a session starts (its goal
-    refused, it was a husk whose every write failed and that nothing could complete) and
-    before it ends (an owner answers a claim on a scope the actor cannot read as it answers
-    an unknown id, which read as "completed already" and closed the session for good)."""
+    """Why ``s``'s actor may not write its scope now (its write grant revoked since the
+    start), or None: checked before a session's end is claimed, as an owner answers a claim on
+    a scope the actor cannot read as it answers an unknown id, which read as "completed
+    already" and closed the session for good."""
     try:
         rt._check_write([(s.actor, parse_scope(s.scope))])  # noqa: SLF001
     except MemactorsError as exc:
