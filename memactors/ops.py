@@ -56,7 +56,8 @@ class Recall:
 @dataclass(slots=True)
 class Lookup:
     """Live memories of one scope the actor may read, oldest first: those with ``memory_ids``;
-    or the live version of each ``(subject, predicate)`` in ``facts``; or those whose subject
+    or the newest live version the actor may see of each ``(subject, predicate)`` in ``facts``
+    (a version above its clearance may stand beside it: ``docs/governance.md``); or those whose subject
     starts with ``subject_prefix``; or all of them. At most ``limit``. Never pending, superseded,
     erased or hard-expired ones. ``offset``: skip that many first (a listing's next page: the
     previous page's ``offset + limit``)."""

@@ -324,7 +324,7 @@ class ScopeState:
         if key not in self.disputed:
             newest = self.by_entity.get(key)
             return [] if newest is None else [self.records[newest]]
-        return sorted((self.records[m] for m in self.live_ids(key)), key=lambda r: (-int(r["version"]), r["memory_id"]))
+        return sorted((self.records[m] for m in self.live_ids(key)), key=_newest_first)
 
     def _index_live(self, key: str, ids: set[str]) -> None:
         """Index the live versions of ``key``: the newest in ``by_entity`` (what a write decides
@@ -333,7 +333,7 @@ class ScopeState:
             self.by_entity.pop(key, None)
             self.disputed.pop(key, None)
             return
-        newest = max(ids, key=lambda m: (int(self.records[m]["version"]), m))
+        newest = min(ids, key=lambda m: _newest_first(self.records[m]))
         self.by_entity[key] = newest
         rest = tuple(sorted(ids - {newest}))
         if rest:
@@ -590,6 +590,12 @@ def same_value(old: dict, rec: dict) -> bool:
 
 
 SCREEN_FROM = 64  # live text-only memories in a scope from which its cue keys are counted
+
+
+def _newest_first(rec: dict) -> tuple:
+    """A fact's live versions in order, newest first: the highest version, then (two writers
+    not cleared to see each other number theirs alike) the one written last, then by id."""
+    return -int(rec["version"]), -(rec.get("created_at") or 0), rec["memory_id"]
 
 
 def expired(rec: dict, now_us: int) -> bool:

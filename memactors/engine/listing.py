@@ -36,7 +36,8 @@ class ListingMixin:
                    limit: int | None = None, include_expired: bool = False, purpose: str | None = None,
                    offset: int = 0) -> list[dict]:
         """Live vault memories of ``scopes`` (each must be this owner's and readable by ``actor``),
-        oldest first: those with these ids, or these entity keys (their live version), or whose
+        oldest first: those with these ids, or these entity keys (the newest live version the
+        actor may see of each: two writers not cleared for each other's keep one each), or whose
         subject starts with ``subject_prefix``, or all of them; at most ``limit``, after the first
         ``offset``.
         ``include_expired``: hard-expired ones too (still held until a sweep; for inspection).
@@ -53,8 +54,9 @@ class ListingMixin:
             st = await self._state(s)
             if memory_ids is not None:
                 recs = [st.records.get(m) for m in memory_ids]
-            elif entity_keys is not None:
-                recs = [st.records.get(st.by_entity.get(k, "")) for k in entity_keys]
+            elif entity_keys is not None:  # the newest live version the actor may see (the newest may be above it)
+                recs = [next((r for r in st.live_versions(k) if flt.keep(r)
+                              and (include_expired or not _expired(r, now_us))), None) for k in entity_keys]
             elif subject_prefix is not None:
                 recs = [r for r in st.records.values() if (r.get("subject") or "").startswith(subject_prefix)]
             else:
