@@ -10,7 +10,7 @@ After each call, what must hold:
   the actor's clearance there, active, not past its hard TTL, not erased, and its text is the
   one the ledger holds (read by an ``oracle`` actor cleared for everything, through ``history``);
 - a lookup by memory ids returns each live vault memory the actor may read at its clearance,
-  and no other; ``history`` shows no version of a scope it cannot read or above its clearance;
+  and no other, and LangGraph's store's ``get`` a value whenever one is the actor's to see; ``history`` shows no version of a scope it cannot read or above its clearance;
 - an erased memory's text is never shown again, to anyone, nor by a recall ``at`` a time before
   its erasure; the ledger verifies at the end.
 
@@ -26,6 +26,7 @@ import os
 import random
 from datetime import datetime, timezone
 
+import orjson
 import pytest
 
 import memactors
@@ -357,7 +358,8 @@ class Sequence:
         """LangGraph's store over the first user's scope (``MemactorsStore``), one per actor:
         a put refused exactly as the write grants say; a get or a search shows only what was put
         under that key, at or below the actor's clearance there (a value is internal; a phone number
-        makes it confidential, an id number restricted), and never one a delete could see."""
+        makes it confidential, an id number restricted), and never one a delete could see; a get
+        shows something whenever a live value under the key is the actor's to see."""
         from memactors.integrations.langgraph import MemactorsStore
 
         root, r = self.scopes[1], self.r
@@ -388,6 +390,8 @@ class Sequence:
                         self.bad(f"the store shows {actor} {token} under {item.key}, never put or deleted")
                     elif cleared is None or RANK[floor] > RANK[cleared]:
                         self.bad(f"the store shows {actor} cleared {cleared} a {floor} value")
+                if x < 0.7 and items[0] is None and self.visible_under(actor, root, key):
+                    self.bad(f"the store's get shows {actor} nothing under {key}, where a live value is its to see")
             else:
                 store.delete(("n",), key)
                 # what the actor may see goes (every version); a version above it stays, for those cleared
@@ -398,6 +402,19 @@ class Sequence:
             modes = ["write"] if x < 0.5 else ["read"] if x < 0.9 else ["read", "write"]  # a delete reads first
             if all(self.rules.refusal(actor, [root], m) is None for m in modes):
                 self.bad(f"a store call by {actor} refused: {type(exc).__name__}")
+
+    def visible_under(self, actor: str, root: str, key: str) -> bool:
+        """Whether a live, unexpired value of the store's ``key`` is at or below ``actor``'s
+        clearance in ``root`` (read through the oracle): a ``get`` must then show one."""
+        cleared = self.rules.own(actor, root)
+        if cleared is None:
+            return False
+        for m in self.rt.batch([O.Lookup(scope=root, actor="oracle", limit=1000)])[0]:
+            if f'"key":{orjson.dumps(key).decode()},' in m.content:
+                v = self.truth(m.memory_id)
+                if v is not None and RANK[v["sensitivity"]] <= RANK[cleared]:
+                    return True
+        return False
 
     def resumed(self, held: tuple) -> tuple:
         """An open session, resumed on the reopened runtime (None: its actor may not read it now)."""
