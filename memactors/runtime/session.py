@@ -727,16 +727,13 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
         sessions[i].closed = True
         out[i]["outcome"] = InvalidRecord("this session has no goal item (never started, or its start was "
                                           "refused): there is nothing to complete")
-    for i in started:
-        out[i]["outcome"] = _may_write(rt, sessions[i])
-    started = [i for i in started if out[i]["outcome"] is None]
     claims = [StatusOp(sessions[i]._goal_id, "evicted", sessions[i].actor, RELEASED, sessions[i]._claim)
               for i in started]
     ended = []
     for i, res in zip(started, rt._submit_by_memory(claims) if claims else []):
         s = sessions[i]
         if isinstance(res, NotFound) and (refused := _may_write(rt, s)) is not None:
-            res = refused  # its grant went meanwhile: the owner answers as for an unknown id; still open
+            res = refused  # its write grant went since the start: the owner answers as for an unknown id; still open
         elif isinstance(res, NotFound):  # its goal is out of L1: completed already (or erased)
             s.closed = True
             res = SessionClosed("this session was completed already, or its goal was erased; nothing was changed")
@@ -762,10 +759,10 @@ def complete_all(rt, asks: list[tuple]) -> list[dict]:
 
 
 def _may_write(rt, s: Session) -> MemactorsError | None:
-    """Why ``s``'s actor may not write its scope now (its write grant revoked since the
-    start), or None: checked before a session's end is claimed, as an owner answers a claim on
-    a scope the actor cannot read as it answers an unknown id, which read as "completed
-    already" and closed the session for good."""
+    """Why ``s``'s actor may not write its scope now, or None: what a claim answered NotFound
+    means when it is not None (an owner answers a claim on a scope the actor cannot read as
+    for an unknown id; read as "completed already", it closed the session for good). One that
+    may still read is refused by the owner itself, with AccessDenied."""
     try:
         rt._check_write([(s.actor, parse_scope(s.scope))])  # noqa: SLF001
     except MemactorsError as exc:
