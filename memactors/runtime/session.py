@@ -57,14 +57,12 @@ from ..core.versions import expired
 from ..core.working import KEPT
 from .actions import log_action, tool_call
 from .arguments import typed_calls
-from .session_items import candidate, place, record_marks, served, step_mark, turn_mark
+from .session_items import HELD, SHOWN_SLOTS, place, read_back, record_marks, served, step_mark, turn_mark
 
 # source label -> source kind: "user", "tool:search", "web:https-host" ... (or a kind's own name)
 _KINDS = {"user": "user_stated", "task": "user_stated", "admin": "config_change", "config": "config_change",
           "tool": "tool", "web": "web", "document": "document", "doc": "document", "agent": "agent_inferred",
           "reasoning": "agent_inferred", "outcome": "task_outcome", "pattern": "pattern"}
-_SHOWN_SLOTS = ("goal", "plan", "step", "constraint", "scratchpad")  # L0 shows their text as written
-HELD = "(held for review by the write gate)"  # what L0 shows of an item the gate held, in every slot
 RELEASED = "released: its session ended"  # the ledger's reason for an L1 item let go by complete()
 ENDED_ELSEWHERE = ("this session was completed by another copy of it (a resumed one); nothing was written: "
                    "open a new one")
@@ -372,30 +370,7 @@ class Session:
         # else (a session from before turn marks) the turn of its newest item.
         ended = rt._calls.get(rt._ledger.mark_of.remote(turn_mark(sid)))  # noqa: SLF001
         s.turn = max([r["session"]["turn"] for r in items] + [ended or 0])
-        for r in items:
-            t, mid = r["session"], r["memory_id"]
-            s._items.append(mid)
-            if r["status"] not in KEPT:
-                s._gone.add(mid)
-            text = HELD if r["status"] == "pending" else r["content"]
-            if t["slot"] in _SHOWN_SLOTS:
-                s._shown[mid] = (t["slot"], text)
-            if t["slot"] == "constraint":
-                l0.constraints.append(text)
-            elif t["slot"] == "step":
-                s._steps[mid] = t["n"]
-            elif t["slot"] == "plan" and r["status"] in KEPT:
-                s._plan_ids[t["n"]] = mid
-            elif t["slot"] == "scratchpad":
-                l0.note(text, mid)
-            elif t["slot"] in ("observation", "reasoning"):
-                l0.observe(Observation(r.get("source_id") or "agent", text, float(r["importance"]), t["critical"],
-                                       t["turn"], memory_id=mid))
-            if t["slot"] not in ("plan", "step", "goal"):
-                # Through promotion already, unless from the current turn and still in L1 (re-decided
-                # at its end: a promotion's idempotency key makes a repeat a no-op).
-                c = candidate(r, t, rt.gate)
-                (s._new if t["turn"] == s.turn and mid not in s._gone else s._history).append(c)
+        read_back(s, items, rt.gate)
         s._step_at = marked
         l0.step = place(s._steps, plan, marked)
         return s
@@ -470,7 +445,7 @@ class Session:
         elif p.slot == "plan":
             self._plan_ids[p.item.session["n"]] = res.memory_id
         shown = HELD if res.status == "pending" else self._stored_text(p, res)
-        if p.slot in _SHOWN_SLOTS:
+        if p.slot in SHOWN_SLOTS:
             self._shown[res.memory_id] = (p.slot, shown)
         if p.slot == "scratchpad":
             self.l0.note(shown, res.memory_id)

@@ -1,6 +1,7 @@
 """What a session's own items say when read back (``Session.resume``, ``Session._drop_erased``):
-the promotion candidate an item stands for, the plan's current step, and whether recall would
-still serve an item; and the ledger marks that keep a session's turn and step."""
+what a resumed session holds again (``read_back``), the promotion candidate an item stands
+for, the plan's current step, and whether recall would still serve an item; and the ledger
+marks that keep a session's turn and step."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from ..core import records as R
 from ..core.errors import MemactorsError
 from ..core.grants import SYSTEM_ACTOR
 from ..core.ops import MarkOp
+from ..core.l0 import Observation
 from ..core.versions import expired
+from ..core.working import KEPT
+
+SHOWN_SLOTS = ("goal", "plan", "step", "constraint", "scratchpad")  # L0 shows their text as written
+HELD = "(held for review by the write gate)"  # what L0 shows of an item the gate held, in every slot
 
 
 def candidate(rec: dict, tag: dict, gate) -> P.Candidate:
@@ -20,6 +26,38 @@ def candidate(rec: dict, tag: dict, gate) -> P.Candidate:
     return P.Candidate(rec["memory_id"], rec["content"], rec["source_kind"], tag["turn"], tag["slot"],
                        rec.get("subject"), rec.get("predicate"), rec.get("object"), rec.get("category") or "default",
                        R.PENDING if rec["status"] == "pending" else rep.decision, tuple(rep.tags), rec["status"])
+
+
+def read_back(s, items: list[dict], gate) -> None:
+    """A resumed session ``s`` (its L0 made with goal and plan) given back what its own
+    ``items`` (the ledger's records, in the order written) held: its item ids, those gone from
+    L1, the texts L0 shows, constraints, steps, plan ids, notes and observations, and the
+    promotion candidates of the turn it is in (``_new``) and of earlier turns (``_history``)."""
+    l0 = s.l0
+    for r in items:
+        t, mid = r["session"], r["memory_id"]
+        s._items.append(mid)
+        if r["status"] not in KEPT:
+            s._gone.add(mid)
+        text = HELD if r["status"] == "pending" else r["content"]
+        if t["slot"] in SHOWN_SLOTS:
+            s._shown[mid] = (t["slot"], text)
+        if t["slot"] == "constraint":
+            l0.constraints.append(text)
+        elif t["slot"] == "step":
+            s._steps[mid] = t["n"]
+        elif t["slot"] == "plan" and r["status"] in KEPT:
+            s._plan_ids[t["n"]] = mid
+        elif t["slot"] == "scratchpad":
+            l0.note(text, mid)
+        elif t["slot"] in ("observation", "reasoning"):
+            l0.observe(Observation(r.get("source_id") or "agent", text, float(r["importance"]), t["critical"],
+                                   t["turn"], memory_id=mid))
+        if t["slot"] not in ("plan", "step", "goal"):
+            # Through promotion already, unless from the current turn and still in L1 (re-decided
+            # at its end: a promotion's idempotency key makes a repeat a no-op).
+            c = candidate(r, t, gate)
+            (s._new if t["turn"] == s.turn and mid not in s._gone else s._history).append(c)
 
 
 def place(steps: dict[str, int], plan: list, marked: int | None = None) -> int:
