@@ -33,7 +33,7 @@ run: compile
 demo: compile
 	$(BIN)/memactors demo --data $(DEMO_DATA) --fresh
 
-# Two workers, one test file each at a time (a file shares one runtime): 9-12 min on the 2-core machine
+# Two workers, one test file each at a time (a file shares one runtime): 8-10 min on the 2-core machine
 # of December 2026, CPU-bound over both cores (benchmarks/RESULTS.md says what takes the time).
 test: compile
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -n 2 --dist loadfile
@@ -41,9 +41,10 @@ test: compile
 eval: $(STAMP)
 	$(BIN)/memactors eval --set small
 
-# The long fault-injection loops (crash, storage, concurrency, overload, fuzz); CHAOS_ROUNDS=20.
+# The long fault-injection loops (crash, storage, concurrency, overload, fuzz) and the models'
+# many seeded sequences (governance, lifecycle); CHAOS_ROUNDS=20.
 chaos: $(STAMP)
-	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -m chaos tests/chaos
+	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -m chaos tests
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
