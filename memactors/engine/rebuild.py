@@ -231,15 +231,14 @@ def rebuild(data_dir: str, config: Config | None = None, *, workers: int | None 
         def parts():
             nonlocal t_read
             for w in range(n):
-                yield ledger.con.cursor().sql(
+                yield ledger.read_arrow(
                     f"""SELECT {_COLUMNS} FROM events e LEFT JOIN {ledger.live_keys} k ON k.memory_id = e.memory_id
                         WHERE e.seq <= {int(upto)} AND e.memory_id IS NOT NULL AND hash(e.memory_id) % {n} = {w}
-                        ORDER BY e.seq""").to_arrow_table()
+                        ORDER BY e.seq""")
                 t_read = time.perf_counter() - t0  # at the last part: the whole read
 
         def read():
-            access = ledger.con.cursor().sql(
-                "SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access").to_arrow_table()
+            access = ledger.read_arrow("SELECT memory_id, retrieved_count, cited_count, last_accessed_at FROM access")
             return parts(), access
 
         folded = fold(n, read, target)

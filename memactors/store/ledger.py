@@ -292,6 +292,15 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         finally:
             cur.close()
 
+    def read_arrow(self, sql: str) -> pa.Table:
+        """A read as an Arrow table, on a cursor of its own closed at once (as ``_q``'s: a cursor
+        left to the garbage collector keeps its connection, and what it holds, open until then)."""
+        cur = self.con.cursor()
+        try:
+            return cur.sql(sql).to_arrow_table()
+        finally:
+            cur.close()
+
     @contextmanager
     def _transaction(self):
         """Statements run in one transaction: all of them committed, or none."""
@@ -516,7 +525,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
     # --- reading -------------------------------------------------------------------------
 
     def newest_ts(self) -> int:
-        return int(self.con.cursor().execute("SELECT coalesce(max(ts), 0) FROM events").fetchone()[0])
+        return int(self._q("SELECT coalesce(max(ts), 0) FROM events")[0][0])
 
     def idempotency_since(self, ts: int) -> tuple[dict[str, tuple[bytes | None, bytes]], dict[str, int]]:
         """Idempotency keys written since ``ts``: (key -> (request fingerprint, stored result),
@@ -648,11 +657,10 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
 
             folded = self.take_fold()  # the full walk just opened every record, if nothing changed since
             if folded is None:
-                events = self.con.cursor().sql(
+                events = self.read_arrow(
                     f"""SELECT e.action, e.scope, e.memory_id, e.reason, e.encrypted, e.snapshot, k.key
                        FROM events e LEFT JOIN {self.live_keys} k ON k.memory_id = e.memory_id
-                       WHERE e.memory_id IS NOT NULL AND e.seq IN (SELECT seq FROM l2_applied) ORDER BY e.seq"""
-                ).to_arrow_table()
+                       WHERE e.memory_id IS NOT NULL AND e.seq IN (SELECT seq FROM l2_applied) ORDER BY e.seq""")
                 folded = {r["memory_id"]: governed_digest(r) for r in fold_rows(events)}
             # Which rows: the events say (as without digests). A row's digest: its record folded,
             # None where it no longer opens (erased, its key destroyed, L2's delete yet to come).
@@ -660,7 +668,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
             ids = rows.column("memory_id").to_pylist()
             return pa.table({"memory_id": ids, "scope": rows.column("scope"),
                              "digest": [folded.get(m) for m in ids]}, schema=DIGESTS)
-        return self.con.cursor().sql(
+        return self.read_arrow(
             """WITH ap AS (SELECT e.* FROM events e SEMI JOIN l2_applied a ON a.seq = e.seq),
                     w AS (SELECT memory_id, any_value(scope) AS scope FROM ap WHERE action = 'write'
                           GROUP BY memory_id),
@@ -671,8 +679,7 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
                                THEN json_extract_string(decode(snapshot), '$.status') END AS s FROM ap)
                            WHERE s IS NOT NULL GROUP BY memory_id)
                SELECT w.memory_id, w.scope FROM w LEFT JOIN st USING (memory_id)
-               WHERE w.memory_id NOT IN (SELECT memory_id FROM f) AND coalesce(st.status, '') <> 'evicted'"""
-        ).to_arrow_table()
+               WHERE w.memory_id NOT IN (SELECT memory_id FROM f) AND coalesce(st.status, '') <> 'evicted'""")
 
     def counters(self) -> dict:
         """Lifecycle counters, from the events and the recall log: what happened, by kind."""

@@ -42,15 +42,12 @@ class LedgerAudit:
     def erasure(self, memory_id: str) -> dict | None:
         """What the ledger can prove about a memory's erasure: its scope, the tombstone's seq
         (None if never forgotten) and whether its data key is gone. None for an unknown id."""
-        cur = self.con.cursor()
-        row = cur.execute("SELECT scope FROM events WHERE memory_id = ? ORDER BY seq LIMIT 1", [memory_id]).fetchone()
-        if row is None:
+        rows = self._q("SELECT scope FROM events WHERE memory_id = ? ORDER BY seq LIMIT 1", [memory_id])
+        if not rows:
             return None
-        tomb = cur.execute("SELECT min(seq) FROM events WHERE memory_id = ? AND action = 'forget'",
-                           [memory_id]).fetchone()[0]
-        has_key = cur.execute(f"SELECT count(*) FROM {self.live_keys} k WHERE memory_id = ?",
-                              [memory_id]).fetchone()[0] > 0
-        return {"memory_id": memory_id, "scope": row[0], "tombstone_seq": tomb, "key_destroyed": not has_key}
+        tomb = self._q("SELECT min(seq) FROM events WHERE memory_id = ? AND action = 'forget'", [memory_id])[0][0]
+        has_key = self._q(f"SELECT count(*) FROM {self.live_keys} k WHERE memory_id = ?", [memory_id])[0][0] > 0
+        return {"memory_id": memory_id, "scope": rows[0][0], "tombstone_seq": tomb, "key_destroyed": not has_key}
 
     def sensitivity_of(self, memory_id: str) -> str | None:
         """A memory's sensitivity (``levels_of``)."""
@@ -83,12 +80,15 @@ class LedgerAudit:
         query digest only for its own actor (``actor``): another reader could test guesses of the
         query against the digests of recalls of its own. Never keys or idempotency."""
         cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
-        params = clearance_params(reads)
-        ev = cur.sql(f"""SELECT * FROM events e WHERE {EVENT_SHOWN} ORDER BY seq""", params=params).to_arrow_table()
-        rc = cur.sql(f"SELECT * REPLACE (CASE WHEN r.actor = $4 THEN r.query_digest END AS query_digest) "
-                     f"FROM recalls r WHERE {RECALL_SHOWN}", params=[*params, actor]).to_arrow_table()
-        ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r "
-                     f"WHERE {RECALL_SHOWN})", params=params).to_arrow_table()
+        try:
+            params = clearance_params(reads)
+            ev = cur.sql(f"""SELECT * FROM events e WHERE {EVENT_SHOWN} ORDER BY seq""", params=params).to_arrow_table()
+            rc = cur.sql(f"SELECT * REPLACE (CASE WHEN r.actor = $4 THEN r.query_digest END AS query_digest) "
+                         f"FROM recalls r WHERE {RECALL_SHOWN}", params=[*params, actor]).to_arrow_table()
+            ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r "
+                         f"WHERE {RECALL_SHOWN})", params=params).to_arrow_table()
+        finally:
+            cur.close()
         return {"events": ev, "recalls": rc, "citations": ct}
 
 

@@ -98,11 +98,10 @@ class LedgerEvidence:
                        [int(min_streak), int(since_ts)])
 
     def recall_log(self, recall_id: str) -> dict | None:
-        cur = self.con.cursor().execute(f"SELECT {', '.join(_RECALL_COLUMNS)} FROM recalls WHERE recall_id = ?", [recall_id])
-        row = cur.fetchone()
-        if row is None:
+        rows = self._q(f"SELECT {', '.join(_RECALL_COLUMNS)} FROM recalls WHERE recall_id = ?", [recall_id])
+        if not rows:
             return None
-        d = dict(zip(_RECALL_COLUMNS, row))
+        d = dict(zip(_RECALL_COLUMNS, rows[0]))
         for k in ("hits", "filters", "removed"):
             d[k] = orjson.loads(d[k])
         return d
@@ -127,6 +126,5 @@ class LedgerEvidence:
         return len(set(memory_ids))
 
     def citations(self, recall_id: str) -> list[str]:
-        rows = self.con.cursor().execute(
-            "SELECT DISTINCT memory_id FROM citations WHERE recall_id = ? ORDER BY memory_id", [recall_id]).fetchall()
+        rows = self._q("SELECT DISTINCT memory_id FROM citations WHERE recall_id = ? ORDER BY memory_id", [recall_id])
         return [r[0] for r in rows]
