@@ -23,7 +23,6 @@ The default run does a sequence on ``memory://`` and one on the process host wit
 from __future__ import annotations
 
 import os
-import random
 from datetime import datetime, timezone
 
 import orjson
@@ -31,7 +30,7 @@ import pytest
 
 import memactors
 from memactors import ops as O
-from memactors.core.clock import ManualClock
+from model_sequence import ModelSequence, run_seed
 
 RANK = {"public": 0, "internal": 1, "confidential": 2, "restricted": 3}
 WORDS = ("otter census river blue green report meeting budget plan fox dog data model garden lamp tea coffee "
@@ -93,35 +92,23 @@ class Rules:
         return max(through, key=RANK.__getitem__) if through else None
 
 
-class Sequence:
+class Sequence(ModelSequence):
     def __init__(self, seed: int, path: str, host: str, reopen_every: int) -> None:
-        self.r, self.seed, self.clock = random.Random(seed), seed, ManualClock()
-        self.path, self.host, self.reopen_every = path, host, reopen_every
+        super().__init__(seed, path, host, reopen_every)
         org = f"/org/gov{seed}/"
         self.team = f"{org}project/p/"
         self.scopes = [org, *(f"{org}user/u{i}/" for i in range(3)), f"{org}user/u0/task/t1/", self.team]
-        self.rules, self.problems, self.erased, self.ids, self.said = Rules(), [], set(), [], []
-        self.counts: dict[str, int] = {}
+        self.rules, self.erased, self.ids, self.said = Rules(), set(), [], []
         self.known: dict[str, dict | None] = {}  # truth()'s, until a call may change records
         self.moments: list[datetime] = []  # the clock after each call once something was written (for at=)
         self.sessions: list = []  # (session, actor, wrote its goal) of those started and not completed
         self.puts: dict[str, dict[str, str]] = {}  # store key -> {a put's first word: its gate floor}
         self.deleted: set[tuple[str, str]] = set()  # (store key, first word) of the values deleted since
-        self.n = 0
         self.rt = self.connect()
         self.rt.grant("oracle", org, clearance="restricted")
         for actor in ACTORS:
             for _ in range(2):
                 self.grant(actor, self.r.choice(self.scopes), True, self.r.random() < 0.7)
-
-    def connect(self):
-        return memactors.connect(self.path, clock=self.clock, **({} if self.host == "memory" else {"host": self.host}))
-
-    def bad(self, msg: str) -> None:
-        self.problems.append(f"call {self.n}: {msg}")
-
-    def count(self, what: str) -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
 
     def grant(self, actor: str, scope: str, read: bool, write: bool) -> None:
         clearance = self.r.choice(list(RANK))
@@ -501,11 +488,7 @@ class Sequence:
 
 
 def _run(tmp_path, seed: int, host: str, calls: int, reopen_every: int = 0) -> Sequence:
-    path = "memory://" if host == "memory" else str(tmp_path / f"data-{seed}")
-    seq = Sequence(seed, path, host, reopen_every)
-    problems = seq.run(calls)
-    assert not problems, f"seed {seed} on {host}: {problems[:5]}"
-    return seq
+    return run_seed(Sequence, tmp_path, seed, host, calls, reopen_every)
 
 
 def test_a_sequence_in_memory(tmp_path):

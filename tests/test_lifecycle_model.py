@@ -44,7 +44,7 @@ import pytest
 
 import memactors
 from memactors import ops as O
-from memactors.core.clock import ManualClock
+from model_sequence import ModelSequence, run_seed
 
 DAY = 86_400_000_000
 TTL = {"default": (30, 365), "preference": (90, 365), "task_learning": (30, 365), "observation": (7, 90)}
@@ -68,9 +68,9 @@ class Mem:
     scope: str
     text: str
     category: str
-    updated: int
-    soft: int | None
-    hard: int | None
+    updated: int = 0
+    soft: int | None = None  # the expiries, from ``updated`` under ``policy`` (``renew``)
+    hard: int | None = None
     status: str = "active"
     fact: tuple | None = None  # (subject, predicate, object)
     used: int | None = None  # the last recall that returned it
@@ -79,11 +79,14 @@ class Mem:
     review: str | None = None
     superseded: tuple = ()  # the versions it superseded (what a rollback of it reinstates)
     evicted_by: str | None = None  # the rule (or "rollback") that evicted it
-    policy: tuple | None = None  # (soft, hard) TTLs in microseconds, None for never: set in __post_init__
+    policy: tuple = (None, None)  # (soft, hard) TTLs in microseconds, None for never
 
-    def __post_init__(self) -> None:
-        if self.policy is None:
-            self.policy = tuple(None if at is None else at - self.updated for at in (self.soft, self.hard))
+    @classmethod
+    def made(cls, memory_id: str, scope: str, text: str, category: str, now: int, policy: tuple, **fields) -> Mem:
+        """A memory written ``now`` under the TTLs ``policy``."""
+        m = cls(memory_id, scope, text, category, **fields)
+        m.renew(now, *policy)
+        return m
 
     def renew(self, now: int, soft: int | None, hard: int | None) -> None:
         """Under the TTLs (``policy``) ``soft`` and ``hard`` from ``now``, a soft one past the
@@ -110,41 +113,25 @@ def days_us(days) -> int | None:
     return None if days == "never" else int(days * DAY)
 
 
-def expiries(now: int, category: str, ttl_days, soft_ttl_days) -> tuple[int | None, int | None]:
+def ttls(category: str, ttl_days, soft_ttl_days) -> tuple[int | None, int | None]:
+    """A new memory's (soft, hard) TTLs: its category's, each replaced by the one the write
+    states (``Mem.renew`` cuts the category's soft one to a shorter hard one the write states)."""
     soft, hard = TTL[category]
-    soft = soft if soft_ttl_days is None else soft_ttl_days
-    hard = hard if ttl_days is None else ttl_days
-    hard_at = None if hard == "never" else now + int(hard * DAY)
-    soft_at = None if soft == "never" else now + int(soft * DAY)
-    if hard_at is not None and soft_at is not None and soft_at > hard_at:
-        soft_at = hard_at  # the category's soft TTL past the hard one the write states: cut to it
-    return soft_at, hard_at
+    return (days_us(soft if soft_ttl_days is None else soft_ttl_days),
+            days_us(hard if ttl_days is None else ttl_days))
 
 
-class Sequence:
+class Sequence(ModelSequence):
     def __init__(self, seed: int, path: str, host: str, reopen_every: int) -> None:
-        self.r, self.seed, self.clock = random.Random(seed), seed, ManualClock()
-        self.path, self.host, self.reopen_every = path, host, reopen_every
+        super().__init__(seed, path, host, reopen_every)
         org = f"/org/life{seed}/"
         self.scopes = [f"{org}user/u{i}/" for i in range(3)]
         self.mems: dict[str, Mem] = {}
-        self.problems: list[str] = []
-        self.counts: dict[str, int] = {}
-        self.n = 0
         # (a moment, each memory's (status, soft, hard) then): the last state at a time, taken
         # before the clock moves on, for recalls ``at`` it
         self.moments: list[tuple[int, dict]] = []
         self.rt = self.connect()
         self.rt.grant("a", org, write=True, clearance="restricted")
-
-    def connect(self):
-        return memactors.connect(self.path, clock=self.clock, **({} if self.host == "memory" else {"host": self.host}))
-
-    def bad(self, msg: str) -> None:
-        self.problems.append(f"call {self.n}: {msg}")
-
-    def count(self, what: str) -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
 
     def now(self) -> int:
         return self.clock.now_us()
@@ -191,8 +178,7 @@ class Sequence:
             if res.decision != "accepted":
                 self.bad(f"a new text: {res.decision}")
                 return
-            s, h = expiries(now, category, ttl, soft)
-            self.mems[res.memory_id] = Mem(res.memory_id, scope, text, category, now, s, h)
+            self.mems[res.memory_id] = Mem.made(res.memory_id, scope, text, category, now, ttls(category, ttl, soft))
         self.check(res.memory_id)
 
     def refresh(self, m: Mem, now: int, ttl, soft) -> None:
@@ -241,10 +227,9 @@ class Sequence:
             return
         gone = [m for m in live if m.out(now)]
         outcomes = {m.memory_id: self.versus(m, source, conf) for m in live if not m.out(now)}
-        new = Mem(res.memory_id, scope, text, "preference", now, *expiries(now, "preference", None, None), fact=fact,
-                  source=source, confidence=conf)
-        if res.supersedes in self.mems:  # a new version keeps the TTLs of the one it supersedes
-            new.renew(now, *self.mems[res.supersedes].policy)
+        # a new version keeps the TTLs of the one it supersedes
+        policy = self.mems[res.supersedes].policy if res.supersedes in self.mems else ttls("preference", None, None)
+        new = Mem.made(res.memory_id, scope, text, "preference", now, policy, fact=fact, source=source, confidence=conf)
         if "lose" in outcomes.values():
             want = "kept_as_superseded"
             new.status = "superseded"
@@ -300,10 +285,10 @@ class Sequence:
         if res.decision != "superseded_previous" or res.supersedes != old.memory_id:
             self.bad(f"an update of {old.memory_id}: {res.decision}, supersedes {res.supersedes}")
             return
-        new = Mem(res.memory_id, old.scope, text, old.category, now, None, None, source=old.source,
-                  confidence=old.confidence, superseded=(old.memory_id,),
-                  fact=None if obj is None else (*old.fact[:2], obj))
-        new.renew(now, old.policy[0], old.policy[1] if ttl is None else days_us(ttl))
+        new = Mem.made(res.memory_id, old.scope, text, old.category, now,
+                       (old.policy[0], old.policy[1] if ttl is None else days_us(ttl)), source=old.source,
+                       confidence=old.confidence, superseded=(old.memory_id,),
+                       fact=None if obj is None else (*old.fact[:2], obj))
         old.status, old.updated = "superseded", now
         touched = [old, new]
         if obj is not None and old.review == "contradiction":
@@ -516,11 +501,7 @@ class Sequence:
 
 
 def _run(tmp_path, seed: int, host: str, calls: int, reopen_every: int = 0) -> Sequence:
-    path = "memory://" if host == "memory" else str(tmp_path / f"data-{seed}")
-    seq = Sequence(seed, path, host, reopen_every)
-    problems = seq.run(calls)
-    assert not problems, f"seed {seed} on {host}: {problems[:5]}"
-    return seq
+    return run_seed(Sequence, tmp_path, seed, host, calls, reopen_every)
 
 
 def test_a_sequence_in_memory(tmp_path):
