@@ -50,6 +50,14 @@ _CODE_LINE = re.compile(
     r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|-)|"
     r"[\w.\[\]'\"]+\s*=\s*\S.*[)\]'\"\d]\s*$|[\w.]+\(.*\)\s*;?\s*$|.*[;{}]\s*$|return\b|if .*:\s*$|for .*:\s*$)"
 )
+# A line of a prose block that is a command on its own (a prompt, a shebang, a shell verb with
+# a flag, path or URL, an import): code inside the prose around it, as inline code is. The looser
+# forms of ``_CODE_LINE`` (an assignment, a call, a line ending in ";") stay prose there.
+_COMMAND_LINE = re.compile(
+    r"^[ \t]*(?:\$ |>>> |#!|import \w|from [\w.]+ import |"
+    r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+)\s+"
+    r"(?:-|/|\.|~|\$|\d|https?:)|"
+    r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|-)).*$", re.M)
 _PY_HINT = re.compile(r"^\s*(?:import |from [\w.]+ import |def |class |>>> |print\()|\w\.\w+\(", re.M)
 # Sentences end at Chinese or Western terminators; Western ones only before a space (not in URLs, 3.5).
 _SENT_END = re.compile(r"[。！？；…]+[”’\"')\]]*|[.!?;]+[”’\"')\]]*(?=\s|$)|\n+")
@@ -177,6 +185,9 @@ def _classify(src: str, start: int, end: int, doc: Node) -> Node | None:
     if "`" in src[start:end]:
         node.children = [Node(CODE, m.start(1), m.end(1), "inline", parent=node)
                          for m in _INLINE_CODE.finditer(src, start, end)]
+    if codeish:  # "To reset it:\nsudo rm -rf /\nthen reboot": the command is code, the block prose
+        node.children += [Node(CODE, m.start(), m.end(), _lang("", m.group()), parent=node)
+                          for m in _COMMAND_LINE.finditer(src, start, end)]
     return node
 
 
