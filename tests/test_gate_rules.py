@@ -25,6 +25,11 @@ def test_every_rule_has_samples_and_every_sample_a_rule():
         assert len(s["match"]) >= 2 and len(s["no_match"]) >= 2, rid
 
 
+def test_the_gate_doc_counts_the_rules_there_are():
+    doc = (pathlib.Path(__file__).parent.parent / "docs" / "gate.md").read_text("utf-8")
+    assert f"runs {len(RULES)} independent rules" in doc
+
+
 @pytest.mark.parametrize("rid,source,text", MATCH, ids=_ids(MATCH))
 def test_rule_matches_its_samples(rid, source, text):
     assert rid in G.prescan(text, source), "the pre-scan must select the rule"

@@ -41,23 +41,25 @@ class Node:
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
 _BLANK = re.compile(r"\n[ \t]*\n")
 _INLINE_CODE = re.compile(r"`([^`\n]{2,})`")
-# A line that reads as code or a command rather than prose (prompts, imports, calls, shell verbs).
-# Shell verbs count only with a flag, path, mode or URL after them ("make sure ..." is prose).
+# A command: a prompt, a shebang, an import, a shell verb with a flag, path, mode or URL after it
+# ("make sure ..." is prose), a tool's subcommand, a PowerShell cmdlet (Verb-Noun) with a
+# parameter, cmd's del/rd/format with a switch or a drive ("rd /s /q C:\\").
+_COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |"
+            r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+)\s+"
+            r"(?:-|/|\.|~|\$|\d|https?:)|"
+            r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|-)|"
+            r"(?:Get|Set|New|Remove|Invoke|Start|Stop|Add|Clear|Copy|Move|Rename|Format|Restart|Out|Write|"
+            r"Import|Export|Enable|Disable)-[A-Z][A-Za-z]+\s+-[A-Za-z]|"
+            r"(?i:del|erase|rd|rmdir|format)\s+(?:/[a-zA-Z]\b|[a-zA-Z]:)")
+# A line that reads as code or a command rather than prose (commands, definitions, calls).
 _CODE_LINE = re.compile(
-    r"^\s*(?:\$ |>>> |\.\.\. |#!|import \w|from [\w.]+ import |def \w+\s*\(|class \w+\s*[(:]|"
-    r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+)\s+"
-    r"(?:-|/|\.|~|\$|\d|https?:)|"
-    r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|-)|"
+    r"^\s*(?:" + _COMMAND + r"|\.\.\. |def \w+\s*\(|class \w+\s*[(:]|"
     r"[\w.\[\]'\"]+\s*=\s*\S.*[)\]'\"\d]\s*$|[\w.]+\(.*\)\s*;?\s*$|.*[;{}]\s*$|return\b|if .*:\s*$|for .*:\s*$)"
 )
-# A line of a prose block that is a command on its own (a prompt, a shebang, a shell verb with
-# a flag, path or URL, an import): code inside the prose around it, as inline code is. The looser
-# forms of ``_CODE_LINE`` (an assignment, a call, a line ending in ";") stay prose there.
-_COMMAND_LINE = re.compile(
-    r"^[ \t]*(?:\$ |>>> |#!|import \w|from [\w.]+ import |"
-    r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+)\s+"
-    r"(?:-|/|\.|~|\$|\d|https?:)|"
-    r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|-)).*$", re.M)
+# A line of a prose block that is a command on its own: code inside the prose around it, as
+# inline code is. The looser forms of ``_CODE_LINE`` (an assignment, a call, a line ending in
+# ";") stay prose there.
+_COMMAND_LINE = re.compile(r"^[ \t]*(?:" + _COMMAND + r").*$", re.M)
 _PY_HINT = re.compile(r"^\s*(?:import |from [\w.]+ import |def |class |>>> |print\()|\w\.\w+\(", re.M)
 # Sentences end at Chinese or Western terminators; Western ones only before a space (not in URLs, 3.5).
 _SENT_END = re.compile(r"[。！？；…]+[”’\"')\]]*|[.!?;]+[”’\"')\]]*(?=\s|$)|\n+")

@@ -203,6 +203,43 @@ for _id, _names, _prefix, _fallback, _why, _bandit in (
                   origin=f"{_bandit}; names resolved through imports with ast"))
 
 
+# A program in another language that starts a shell or a process, as code.py_shell is for Python:
+# Node's child_process, PHP's and C's system/passthru/shell_exec/popen/proc_open, Ruby's Open3,
+# IO.popen and %x(), Java's Runtime.exec and ProcessBuilder, Go's exec.Command, .NET's
+# Process.Start. Code only, even in tool output ("the immune system(s)" is prose there). Much of
+# such code parses as Python too ("system(cmd);"): there a match must be a call's own start, not
+# words inside a string ('print("call system() carefully")').
+_OTHER_SHELL = re.compile(
+    r"\brequire\s*\(\s*['\"](?:node:)?child_process['\"]\s*\)|\bfrom\s+['\"](?:node:)?child_process['\"]"
+    r"|\bchild_process\.(?:exec|execSync|execFile|execFileSync|spawn|spawnSync|fork)\s*\("
+    r"|(?<![\w.$:])(?<!->)(?:system|passthru|shell_exec|popen|proc_open|pcntl_exec)\s*\("
+    r"|\bOpen3\.(?:capture[23e]?|popen[23e]?|pipeline\w*)\b|\bIO\.popen\s*\(|\bKernel\.(?:system|exec|spawn)\b"
+    r"|%x\(|\bRuntime\.getRuntime\(\)\s*\.\s*exec\s*\(|\bnew\s+ProcessBuilder\s*\("
+    r"|\bexec\.Command(?:Context)?\s*\(|\bProcess\.Start\s*\(")
+
+
+def _other_shell(node, ctx: Ctx):
+    spans = (m.span() for m in _OTHER_SHELL.finditer(ctx.text, node.start, node.end))
+    if node.kind != CODE:
+        if _html_code(ctx):
+            yield from _scoped(node, ctx, False, spans)
+        return
+    calls = _python_calls(node, ctx)
+    starts = None if calls is None else {a for _, a, _ in calls}
+    for a, b in spans:
+        if starts is None or a in starts:
+            yield a, b
+
+
+register(Rule(id="code.other_shell", category=CAT_CODE, sensitivity="", placeholder=None, risk=0.5, binds=(CODE, BLOCK),
+              find=_other_shell, triggers=("child_process", "Open3", "IO.popen", "Kernel.", "%x(", "Runtime.getRuntime",
+                                           "ProcessBuilder", "exec.Command", "Process.Start"),
+              itriggers=("system", "passthru", "shell_exec", "popen", "proc_open", "pcntl_exec"),
+              reason="a program that runs a shell or a process (child_process, system(), Runtime.exec, exec.Command, "
+                     "Process.Start, ...)",
+              origin="Semgrep and CodeQL command-injection sinks per language (javascript child_process, php exec "
+                     "family, ruby Open3/IO.popen, java Runtime.exec, go os/exec, csharp Process.Start)"))
+
 # A shell reads r''m, r""m, \rm and s\h as rm and sh, and ${IFS} as a space: a command written so
 # is read as the shell reads it (spans mapped back to the text as typed).
 _OBFUSCATION = r"[A-Za-z0-9_](?:''|\"\")[A-Za-z0-9_]|\$\{?IFS\b|[A-Za-z]\\[A-Za-z]"
