@@ -4,6 +4,7 @@ python-stdnum, not re-derived."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from datetime import date
 
@@ -333,6 +334,33 @@ register(Rule(
     binds=(SENTENCE,), find=_ipv4, trigger=found(_IP_SHAPE),
     reason="IPv4 address in a personal context (my/home/user, 我的/家里/用户)",
     origin="GDPR recital 30 (online identifiers); octet grammar as in detect-secrets IPPublicDetector",
+))
+
+# IPv6 addresses, as IPv4's: someone's only in a personal context. A candidate is read by the
+# ipaddress module (a clock "12:30:45" or a MAC "00:1a:2b:3c:4d:5e" is not an address); the
+# loopback, the unspecified address and a short one ("ab::cd", "fe80::1") are no one's line.
+_IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:]|\.[0-9])", re.ASCII)
+_IPV6_SHAPE = r"[0-9A-Fa-f]:[0-9A-Fa-f]{0,4}:"
+
+
+def _ipv6(node, ctx: Ctx):
+    for m in _IPV6.finditer(ctx.text, node.start, node.end):
+        groups = [g for g in m.group().split(":") if g]
+        if len(groups) < 3 or sum(map(len, groups)) < 8:
+            continue
+        try:
+            ip = ipaddress.IPv6Address(m.group())
+        except ValueError:
+            continue
+        if not (ip.is_loopback or ip.is_unspecified) and _PERSONAL.search(window(ctx, m.start(), m.end(), 40, 10)):
+            yield m.span()
+
+
+register(Rule(
+    id="pii.ipv6_personal", category=PII, sensitivity=INTERNAL, placeholder="[IPV6]", risk=0.4,
+    binds=(SENTENCE,), find=_ipv6, trigger=found(_IPV6_SHAPE, ascii=True),
+    reason="IPv6 address in a personal context (my/home/user, 我的/家里/用户)",
+    origin="GDPR recital 30 (online identifiers); RFC 4291 text forms, read by Python's ipaddress",
 ))
 
 # US Social Security numbers: 3-2-4 digits. Dashed (how an SSN is written) it counts by itself;
