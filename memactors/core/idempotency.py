@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 from collections import deque
+
+from .randoms import random_bytes
 
 CONFLICT = "conflict"
 
@@ -30,7 +31,7 @@ _MADE = re.compile(r"m[bcdfghjklmnpqrstvwxz]{16}-[0-9]{1,7}", re.ASCII)
 
 def made_key_prefix() -> str:
     """A fresh prefix for the keys of one call: ``f"{prefix}-{i}"``."""
-    return _spelled(os.urandom(16))
+    return _spelled(random_bytes(16))
 
 
 def made_key_of(name: str) -> str:

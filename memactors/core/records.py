@@ -10,7 +10,6 @@ import difflib
 import hashlib
 import hmac
 import operator
-import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ import pyarrow as pa
 from . import validate as V
 from .errors import InvalidRecord, ValidationError
 from .idempotency import is_made_key
+from .randoms import random_bytes
 from .scopes import Scope, check_identifier, parse_scope
 
 # 2: category, TTL policy, provenance, entity key, citation count and review flag; vectors
@@ -223,8 +223,8 @@ def new_memory_id(tag: str | None = None) -> str:
 
 def new_memory_ids(tags: list[str | None]) -> list[str]:
     """Fresh memory ids, 32 lowercase hex characters: a tag (8 hex characters naming the tenant,
-    so the id says which owner holds it) then random ones (one read of the OS's randomness)."""
-    rnd = os.urandom(16 * len(tags)).hex()
+    so the id says which owner holds it) then random ones (``core.randoms``)."""
+    rnd = random_bytes(16 * len(tags)).hex()
     return [(t + rnd[32 * i + 8:32 * i + 32]) if t else rnd[32 * i:32 * i + 32] for i, t in enumerate(tags)]
 
 

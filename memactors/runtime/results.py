@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass
 
 from ..core import records as R
+from ..core.randoms import random_bytes
 
 _PY = {"memory_id": str, "scope": str, "content": str, "version": int, "confidence": float, "importance": float,
        "created_at": int, "updated_at": int}
@@ -61,7 +61,7 @@ hit_from.__doc__ = "A ``Hit`` of an owner's hit dict (its keys Hit has no field 
 
 def new_recall_id() -> str:
     """A fresh recall id: ``uuid.uuid4().hex`` without building the UUID (half its cost)."""
-    b = bytearray(os.urandom(16))
+    b = bytearray(random_bytes(16))
     b[6] = b[6] & 0x0F | 0x40  # version 4
     b[8] = b[8] & 0x3F | 0x80  # the RFC 4122 variant
     return b.hex()
