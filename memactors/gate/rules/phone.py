@@ -25,9 +25,10 @@ from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, words
 from .national_id import REF_WORDS
 from .pii import PHONE_CN
 
-# The regions whose national formats are recognised (NANP's metadata, "US", covers Canada).
+# The regions whose national formats are recognised (NANP's metadata, "US", covers Canada;
+# Spain, Italy, Brazil, Mexico, the Netherlands and Korea since sitting 30).
 # International numbers (with + or 00) are recognised for every region.
-REGIONS = ("US", "GB", "DE", "FR", "IN", "JP", "AU", "CN")
+REGIONS = ("US", "GB", "DE", "FR", "IN", "JP", "AU", "CN", "ES", "IT", "BR", "MX", "NL", "KR")
 
 # A phone-shaped span: an optional +/00 prefix, an optional (area code), then digit groups
 # with at most one separator between them; not glued to a word, a decimal or a longer run.
@@ -40,6 +41,8 @@ _SEP = re.compile(r"[ .\-()]")
 # A UPS tracking number (1Z, six characters of shipper, two of service, eight digits), printed in
 # groups: its tail "01 2345 6784" is grouped like a UK number, and is none.
 _UPS = re.compile(r"(?<![A-Za-z0-9])1Z(?: ?[0-9A-Z]){16}(?![A-Za-z0-9])", re.ASCII)
+# A US ZIP+4 ("94103-1234") is a valid Spanish landline to libphonenumber: a phone only after a phone word.
+_ZIP4 = re.compile(r"\d{5}-\d{4}")
 _YMD = re.compile(r"^(?:19|20)\d\d[.\-](?:0?[1-9]|1[0-2])[.\-](?:0?[1-9]|[12]\d|3[01])$")  # a date, not a number
 # Read in ``lead``'s words (a key's "phone_number", "PHONE_NUMBER", "phoneNumber", a CSV column
 # headed "phone"), so a value after a JSON or env key counts: {"phone": "...", PHONE_NUMBER=...
@@ -48,7 +51,7 @@ _WORDS = re.compile(r"(?:\b(?:call|calls|called|calling|phone|telephone|tel|mobi
                     r"their number|ph|mob|msisdn|telefon|telefonnummer|rufnummer|handy|handynummer|mobil|mobilnummer|"
                     r"festnetz|téléphone|tél|portable|teléfono|telefono|celular|cellulare|móvil|movil)\b"
                     r"|电话|手机|联系|致电|拨打|電話|携帯|फ़ोन|फोन|मोबाइल)"
-                    r"[\s:：.#()\-\"'=>]*(?:(?:me|us|him|her|them|is|at|on|number|no|nr|nummer|ist|est|नंबर|नम्बर)[\s:.\"'=>]*)"
+                    r"[\s:：.#()\-\"'=>]*(?:(?:me|us|him|her|them|is|at|on|number|no|nr|nummer|ist|est|es|é|è|नंबर|नम्बर)[\s:.\"'=>]*)"
                     r"{0,3}$", re.I)
 
 
@@ -151,7 +154,7 @@ def find_phone(text: str, start: int, end: int, cache: dict | None = None):
         worded = _WORDS.search(before) is not None
         if not worded and _NAMED_ELSE.search(before) is not None:
             continue
-        if not worded and _SEP.search(raw) is None:  # a bare digit run needs a phone word before it
+        if not worded and (_SEP.search(raw) is None or _ZIP4.fullmatch(raw)):  # a bare run needs a phone word
             continue
         leniency = libphonenumber().Leniency
         # An area code and a slash is how German numbers were written (DIN 5008's old form), and
