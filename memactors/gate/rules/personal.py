@@ -195,6 +195,38 @@ _BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|res
                        r"|cafe|café)\b")
 
 
+# Continental Europe and Brazil: a street as its country writes it, its number, maybe a postcode
+# and a town ("Hauptstraße 5, 10115 Berlin", "12 rue de la Paix, 75002 Paris", "Calle Mayor 10,
+# 28013 Madrid", "Via Roma 1, 00184 Roma", "Keizersgracht 123, 1015 CJ Amsterdam", "Rua Augusta
+# 100, 01305-000 São Paulo"), after a home's words in that language ("ich wohne in der", "j'habite
+# au", "vivo en", "abito in", "ik woon op", "moro na", "meine Adresse ist", "mon adresse :").
+_EU_KIND = (r"(?:rue|avenue|av\.?|boulevard|bd|chemin|place|all[ée]e|impasse|quai|route|cours|"
+            r"calle|c/|avenida|avda\.?|plaza|paseo|camino|carrer|"
+            r"via|viale|piazza|corso|vicolo|largo|"
+            r"rua|travessa|pra[çc]a|estrada|alameda)")
+_EU_SUFFIX = r"(?:stra(?:ß|ss)e|str\.|weg|allee|platz|gasse|ring|damm|ufer|straat|laan|plein|gracht|kade|singel|dijk)"
+_EU_POSTCODE = r"(?:\d{5}(?:-\d{3})?|\d{4}\s?[A-Z]{2}|\d{4})"
+_NAME = r"[A-ZÀ-ÝÄÖÜ][\w'’.\-]*"
+_EU_STREET = re.compile(
+    # "12 rue de la Paix", "12 bis avenue Foch": the number first (France, Belgium)
+    rf"(?:(?<![\w\-/.])\d{{1,5}}(?:\s?(?:bis|ter|[a-zA-Z]))?,?\s+(?i:{_EU_KIND})\s+(?:[\w'’.\-]+\s+){{0,4}}?{_NAME}"
+    # "Calle Mayor 10", "Via Roma, 1", "Rua Augusta 100": the kind, the name, the number
+    rf"|(?<![\w\-])(?i:{_EU_KIND})\s+(?:[\w'’.\-]+\s+){{0,4}}?{_NAME},?\s+(?:n[º°o.]\s*)?\d{{1,5}}[a-zA-Z]?(?![\w\-])"
+    # "Hauptstraße 5", "Keizersgracht 123": a name ending in its kind, the number
+    rf"|(?<![\w\-])(?:{_NAME}\s+)?[A-ZÀ-ÝÄÖÜ][\w\-]*?(?i:{_EU_SUFFIX})\s+\d{{1,5}}\s?[a-zA-Z]?(?![\w\-])"
+    rf")(?:,?\s+{_EU_POSTCODE}\s+{_NAME}(?:[ \-]{_NAME})?)?")
+_EU_HOME_LEAD = re.compile(
+    r"(?:\b(?:wohne|wohnen|wohnt|wohnhaft|habite|habitons|habitent|vivo|vivimos|vive|viven|abito|abitiamo|abita|"
+    r"woon|wonen|woont|moro|moramos|mora|resido|reside|réside|domicili[ée]e?|domiciliad[oa])\b"
+    r"|\b(?:meine|unsere|seine|ihre|mon|notre|son|mi|nuestra|su|il mio|la mia|mijn|ons|meu|minha|nosso)\s+"
+    r"(?:adresse|anschrift|wohnadresse|privatadresse|dirección|direccion|domicilio|indirizzo|adres|woonadres|endereço|"
+    r"endereco)|\b(?:adresse|anschrift|dirección|direccion|domicilio|indirizzo|adres|endereço|endereco)\s*(?:ist|lautet|"
+    r"est|es|è|is|é|:|=)|\b(?:schick|sende|liefer|envoie|livre|envía|envia|manda|spedisci|stuur|envie)\w*\b)"
+    r"[^.!?;\n]{0,24}$", re.I)
+_EU_BUSINESS = re.compile(r"\b(?:büro|buero|firma|geschäft|laden|praxis|bureau|entreprise|société|magasin|boutique|"
+                          r"oficina|empresa|tienda|ufficio|azienda|negozio|kantoor|bedrijf|winkel|escritório|escritorio|"
+                          r"loja|restaurant|restaurante|ristorante|hotel)\b", re.I)
+
 _CJK_ADDRESSES = (regex_find(_CN_ADDRESS, 1), regex_find(_JP_ADDRESS, 1))
 
 
@@ -204,6 +236,10 @@ def _street_address(node, ctx: Ctx):
         before = lead(text, m.start(), 60, ctx.cache)
         if _HOME_LEAD.search(before) and not _BUSINESS.search(before):
             yield m.span()
+    for m in _EU_STREET.finditer(text, node.start, node.end):
+        before = lead(text, m.start(), 60, ctx.cache)
+        if _EU_HOME_LEAD.search(before) and not _BUSINESS.search(before) and not _EU_BUSINESS.search(before):
+            yield m.span()
     for find in _CJK_ADDRESSES:
         yield from find(node, ctx)
 
@@ -212,14 +248,19 @@ register(Rule(
     id="pii.street_address", category=PII, sensitivity=CONFIDENTIAL, placeholder="[ADDRESS]", risk=0.6,
     # a house number before a name in capitals, or a Chinese one before 号; then a home's words
     binds=(DOC,), find=_street_address,
-    guard=found(r"[0-9][A-Za-z]?,? +[A-Z]|[0-9０-９] ?[号號]|[0-9０-９][-－ー丁番]", ascii=True),
+    guard=found(r"[0-9][A-Za-z]?,? +[A-Za-z]|[A-Za-z] [0-9]|[0-9０-９] ?[号號]|[0-9０-９][-－ー丁番]", ascii=True),
     itriggers=("live at", "lives at", "living at", "lived at", "live on", "lives on", "reside", "stay at", "staying at",
                "address", "ship it", "ship to", "shipped to", "ship them", "deliver it", "deliver to", "delivered to",
                "mail it", "mail to", "mailed to", "post it", "home is",
                "住在", "住於", "住于", "家住", "住址", "家在", "收货地址", "收貨地址", "寄到", "送到", "我的地址", "他的地址", "她的地址",
-               "住所"),
-    reason="a house number, street and what follows it (town, postcode) after words of a home or an address; "
-           "in Chinese, a place named down to its number after 住在, 住址 and the like; in Japanese, after 住所",
+               "住所",
+               # continental Europe and Brazil (``_EU_HOME_LEAD``)
+               "wohne", "wohnen", "wohnt", "wohnhaft", "anschrift", "adresse", "habite", "habitons", "domicili",
+               "réside", "vivo", "vivimos", "dirección", "direccion", "abito", "abitiamo", "indirizzo", "woon", "wonen",
+               "adres", "moro", "moramos", "endereço", "endereco", "resido", "schick", "liefer", "envoie", "envía",
+               "envia", "spedisci", "stuur"),
+    reason="a house number, street and what follows it (town, postcode) after words of a home or an address "
+           "(in English, German, French, Spanish, Italian, Dutch or Portuguese); in Chinese, a place named down to its number after 住在, 住址 and the like; in Japanese, after 住所",
     origin="USPS Publication 28 street suffixes and unit designators; Royal Mail postcode format; GB/T 23705 "
            "address elements (road, number, unit, room)",
 ))
