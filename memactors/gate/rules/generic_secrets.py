@@ -249,6 +249,11 @@ _EN_NAMED_KEY = re.compile(r"\b(?:my|our|the|your|his|her|their)\s+(?:(?!(?:publ
 _PIN_OF = re.compile(r"\bpin(?:[ _\-]?(?:code|number))?[ \t]*[:#]?[ \t]*(\d{4,8})[ \t]+(?:is[ \t]+)?(?:for|of|on|to)[ \t]+"
                      r"(?:(?:the|my|our|your|his|her|their|a)[ \t]+)?(?:[\w'’\-]+[ \t]+){0,2}?"
                      r"(?:card|bank|atm|sim|phone|account|visa|mastercard|amex|debit|credit)\b", re.I)
+# The name first in another language, digits after a copula ("meine PIN ist 4821", "mon code PIN est
+# 4821", "il mio codice PIN è 4821", "Geheimzahl: 0815"); not a count of them ("PIN ist 4-stellig").
+_INTL_PIN = re.compile(r"\b(?:(?:pin|geheimzahl|code pin|c[óo]digo pin|codice pin)\s+(?:ist|lautet|war|est|était|etait|"
+                       r"es|era|è|é)|(?:geheimzahl|code pin|c[óo]digo pin|codice pin)\s*[:：=])\s*(\d{4,8})(?![\w\-.,]\d|[\w\-])",
+                       re.I)
 _TRAIL = ".,!?:;)]}>\"'”’`"
 
 
@@ -458,10 +463,11 @@ def _phrase(node, ctx: Ctx):
                    (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish), (_EN_TOKEN_BARE, secretish),
                    (_RECOVERY_DIGITS, _any),
                    (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
-                   (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any)):
+                   (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any), (_INTL_PIN, _any)):
         if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low \
                 or rx is _EN_NAMED_KEY and "key" not in low or rx is _PIN_OF and "pin" not in low \
+                or rx is _INTL_PIN and "pin" not in low and "geheimzahl" not in low \
                 or rx is _RECOVERY_DIGITS and "recovery" not in low:
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
@@ -486,7 +492,7 @@ register(Rule(
     trigger=found(_LEET_NAME.pattern + r"|(?i:\b(?:login|log[ -]in|logon|sign-?in|sign in|creds|credentials)\b)"
                   r"|(?i:\b(?:root|admin|administrator|postgres|superuser))[/:][^\s/]"
                   r"|(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+[^\s/]", ascii=True),
-    itriggers=("pass", "pwd", "pin ", "pin:", "pin_", " key:", " key is", " key was", " key =", " key=", "pincode", "pin-code", "pinnumber", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
+    itriggers=("pass", "pwd", "pin ", "pin:", "pin_", " key:", " key is", " key was", " key =", " key=", "pincode", "pin-code", "pinnumber", "geheimzahl", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",
                "secret", "token",
                "密钥", "密鑰", "令牌", "秘钥", "秘鑰", "contraseña", "contrasena", "clave", "kennwort", "senha", "wachtwoord", "parola", "lösenord",
                "losenord", "hasło", "haslo", "salasana", "пароль", "パスワード", "暗証番号", "비밀번호", "암호",
