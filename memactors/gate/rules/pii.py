@@ -57,11 +57,14 @@ register(Rule(
     origin="GB 11643-1999; check character and birth date by python-stdnum stdnum.cn.ric",
 ))
 
-# E-mail: the WHATWG "valid e-mail address" shape with a letter TLD; ASCII so a Chinese
-# character right before the local part is a boundary. File names like icon@2x.png are not mail.
+# E-mail: the WHATWG "valid e-mail address" shape with a letter TLD, Latin letters with accents
+# too (RFC 6531: "josé@exemple.fr", "info@müller.de"); ASCII otherwise, so a Chinese character right
+# before the local part is a boundary. File names like icon@2x.png are not mail.
+_LATIN = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"  # Latin-1 and Extended-A/B letters (not × or ÷)
 _EMAIL = re.compile(
-    r"(?<![\w.+%-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
-    r"([A-Za-z]{2,24})(?![\w-])", re.ASCII)
+    rf"(?<![\w.+%\-{_LATIN}])[A-Za-z0-9{_LATIN}](?:[A-Za-z0-9._%+\-{_LATIN}]{{0,63}})@"
+    rf"(?:[A-Za-z0-9{_LATIN}](?:[A-Za-z0-9\-{_LATIN}]{{0,61}}[A-Za-z0-9{_LATIN}])?\.)+"
+    rf"([A-Za-z]{{2,24}})(?![\w\-{_LATIN}])", re.ASCII)
 _FILE_EXT = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "pdf", "js", "ts", "css", "py", "md", "json"}
 # The same address with its @ (and dots) written so a scraper misses it and a reader does not: URL-
 # or HTML-encoded (alice%40example.com, alice&#64;example.com, as links and pages carry them),
