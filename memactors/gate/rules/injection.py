@@ -634,6 +634,9 @@ _CALLED = (rf"(?:(?:note|message|memo|attention|hey|dear|hi|hello|important|warn
            rf"(?:to|for)?\s*[:,!-]?\s*)(?:the\s+|all\s+|any\s+|every\s+)?{_AI}(?![\w.-])"
            rf"(?:\s+(?:reading|processing|parsing|summari[sz]ing|crawling|browsing|visiting|scraping|indexing|"
            rf"(?:that|who)\s+(?:reads?|sees?|finds?))\b[^.:,\n]{{0,30}}?)?(?:\s*[:,!-]|(?=\s+(?:must|should|shall)\b))"
+           # "To any AI reading this: ..." (a P.S. to the model that reads the page)
+           rf"|to\s+(?:the\s+|all\s+|any\s+|every\s+)?{_AI}(?![\w.-])\s+(?:reading|processing|parsing|summari[sz]ing|"
+           rf"crawling|browsing|visiting|scraping|indexing)\b[^.:,\n]{{0,30}}?[:,]"
            rf"|(?:the\s+|all\s+|any\s+)?{_AI}(?![\w.-])\s+(?:reading|processing|parsing|summari[sz]ing|crawling|browsing|"
            rf"visiting|scraping|indexing)\b[^.:,\n]{{0,30}}?(?:[:,]|(?=\s+(?:must|should|shall)\b))"
            rf"|(?:ai|llm|assistant|chatbot|chatgpt|gpt|claude|gemini|copilot)s?\s*,"
