@@ -310,7 +310,10 @@ _ROOT = (r"[\"']?(?:/|/\*|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?|/\$\{?[A-Za-z_]\w*\
 _S = r"(?:\s+|\$\{IFS\}|\$IFS\b)"  # a shell's word break
 _WIN_ROOT = r"[\"']?(?:[a-z]:|%systemdrive%)\\(?:\*(?:\.\*)?|windows\\?|users\\?)?[\"']?(?=$|[\s;&|)])"
 _WIN_FLAG = r"/[a-z](?::\w+)?"
-_RM_R = r"\brm" + _S + r"(?:-{1,2}[\w-]+" + _S + r")*-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*" + _S + r"(?:-{1,2}[\w-]+" + _S + r")*"
+# rm, its flags (one of them recursive: a lookahead, read once), then what it removes. The flags are
+# taken possessively: "rm -r -r -r ..." with no target took quadratic time (14 s for 32,000 characters).
+_RM_R = (r"\brm" + _S + r"(?=(?:-{1,2}[\w-]+" + _S + r")*?-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*" + _S + r")"
+         r"(?:-{1,2}[\w-]+" + _S + r")*+")
 _END = r"(?=$|[\s;&|)'\"`<])"
 _shell_rule("code.sh_rm_root", re.compile(
     _RM_R + _ROOT + _END
@@ -341,20 +344,22 @@ _INTERP = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:/usr)?(?:/bin/)?(?:python[23]?(?:\.\d+)?
            r"(?=$|[;&|)\n]|[.,](?!\w)|\s+(?:and|then)\b)")
 # What turns text back into a program: base64 -d, xxd -r, openssl base64 -d, printf/echo -e of \x escapes
 _DECODE = (r"(?:\bbase64\s+(?:-\w+\s+){0,6}(?:-d|-D|--decode)\b|\bxxd\s+(?:-\w+\s+)*-r\b"
-           r"|\bopenssl\s+(?:enc\s+)?-?(?:base64|a)\b[^\n|;]*\s-d\b|\b(?:printf|echo\s+-e)\s+[\"']?(?:\\x[0-9a-fA-F]{2}){2})")
+           r"|\bopenssl\s+(?:enc\s+)?-?(?:base64|a)\b[^\n|;]{0,1000}\s-d\b|\b(?:printf|echo\s+-e)\s+[\"']?(?:\\x[0-9a-fA-F]{2}){2})")
 _RUN = r"(?:(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|source|\.|python[23]?(?:\.\d+)?|perl|ruby|node|php)\s+(?:-\S+\s+)*)"
+# (each stretch of a command line read at most 1,000 characters on: "curl ... " 640 times on one line
+# of 32,000 characters, no pipe, took 0.9 s read to the line's end from every curl)
 _shell_rule("code.sh_pipe_to_shell", re.compile(
     # through tee or cat on the way: "curl ... | tee /tmp/a | sh"
-    r"\b(?:curl|wget|fetch)\b[^\n|;]*(?:\|\s*(?:sudo\s+)?(?:tee|cat)\b[^\n|;]*)*\|\s*(?:" + _SH + "|" + _INTERP + ")"
+    r"\b(?:curl|wget|fetch)\b[^\n|;]{0,1000}(?:\|\s*(?:sudo\s+)?(?:tee|cat)\b[^\n|;]{0,1000})*\|\s*(?:" + _SH + "|" + _INTERP + ")"
     + r"|" + _DECODE + r"[^\n|;]{0,200}\|\s*(?:" + _SH + "|" + _INTERP + ")"
     # eval "$(echo ... | base64 -d)", bash -c "$(... | xxd -r -p)"
     + r"|\b(?:eval|(?:ba|z)?sh\s+-c)\s*[\"']?\s*\$\([^)\n]{0,300}?" + _DECODE
     + r"|(?:\b(?:(?:ba|z)?sh|python[23]?(?:\.\d+)?|perl|ruby|node|php|source)|(?<![\w.])\.)\s+(?:-[ce]\s+)?[\"']?\s*[<$]\(\s*"
     r"(?:curl|wget)\b"
     # saved to a file and the file run: "curl URL > a.sh && bash a.sh", "wget URL/a.sh && sh a.sh"
-    r"|\b(?:curl|wget)\b[^\n;&|]*?(?:>\s*|\s-o\s*|\s--output[=\s]\s*|\s-O\s+)[\"']?(?P<out>[\w./~$-]+)[\"']?[^\n]{0,100}?"
+    r"|\b(?:curl|wget)\b[^\n;&|]{0,1000}?(?:>\s*|\s-o\s*|\s--output[=\s]\s*|\s-O\s+)[\"']?(?P<out>[\w./~$-]+)[\"']?[^\n]{0,100}?"
     r"(?:&&|;|\n)\s*" + _RUN + r"[\"']?(?:\./)?(?P=out)(?=$|[\s;&|)])"
-    r"|\b(?:curl|wget)\b[^\n;&|]*?\b(?:https?|ftp)://[^\s\"'/]+/(?:[^\s\"']*/)?(?P<name>[\w.-]+)[\"']?[^\n]{0,100}?"
+    r"|\b(?:curl|wget)\b[^\n;&|]{0,1000}?\b(?:https?|ftp)://[^\s\"'/]+/(?:[^\s\"']*/)?(?P<name>[\w.-]+)[\"']?[^\n]{0,100}?"
     r"(?:&&|;|\n)\s*" + _RUN + r"[\"']?(?:\./)?(?P=name)(?=$|[\s;&|)])"
     # Python running what it fetched: exec(urlopen(url).read()), exec(requests.get(url).text)
     r"|\b(?:exec|eval)\s*\(\s*(?:[\w.]*\burlopen|requests\.get|httpx\.get)\s*\("
