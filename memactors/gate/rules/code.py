@@ -311,8 +311,9 @@ _S = r"(?:\s+|\$\{IFS\}|\$IFS\b)"  # a shell's word break
 _WIN_ROOT = r"[\"']?(?:[a-z]:|%systemdrive%)\\(?:\*(?:\.\*)?|windows\\?|users\\?)?[\"']?(?=$|[\s;&|)])"
 _WIN_FLAG = r"/[a-z](?::\w+)?"
 # rm, its flags (one of them recursive: a lookahead, read once), then what it removes. The flags are
-# taken possessively: "rm -r -r -r ..." with no target took quadratic time (14 s for 32,000 characters).
-_RM_R = (r"\brm" + _S + r"(?=(?:-{1,2}[\w-]+" + _S + r")*?-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*" + _S + r")"
+# taken possessively, and "rm" is a word of its own, not a flag's letters ("-rm"): "rm -r -r -r ..."
+# and "rm -rm -rm ..." with no target each took quadratic time (14 s and 4.7 s for 32,000 characters).
+_RM_R = (r"(?<![\w\-.])rm" + _S + r"(?=(?:-{1,2}[\w-]+" + _S + r")*?-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*" + _S + r")"
          r"(?:-{1,2}[\w-]+" + _S + r")*+")
 _END = r"(?=$|[\s;&|)'\"`<])"
 _shell_rule("code.sh_rm_root", re.compile(
@@ -346,20 +347,20 @@ _INTERP = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:/usr)?(?:/bin/)?(?:python[23]?(?:\.\d+)?
 _DECODE = (r"(?:\bbase64\s+(?:-\w+\s+){0,6}(?:-d|-D|--decode)\b|\bxxd\s+(?:-\w+\s+)*-r\b"
            r"|\bopenssl\s+(?:enc\s+)?-?(?:base64|a)\b[^\n|;]{0,1000}\s-d\b|\b(?:printf|echo\s+-e)\s+[\"']?(?:\\x[0-9a-fA-F]{2}){2})")
 _RUN = r"(?:(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|source|\.|python[23]?(?:\.\d+)?|perl|ruby|node|php)\s+(?:-\S+\s+)*)"
-# (each stretch of a command line read at most 1,000 characters on: "curl ... " 640 times on one line
+# (each stretch of a command line read at most 500 characters on: "curl ... " 640 times on one line
 # of 32,000 characters, no pipe, took 0.9 s read to the line's end from every curl)
 _shell_rule("code.sh_pipe_to_shell", re.compile(
     # through tee or cat on the way: "curl ... | tee /tmp/a | sh"
-    r"\b(?:curl|wget|fetch)\b[^\n|;]{0,1000}(?:\|\s*(?:sudo\s+)?(?:tee|cat)\b[^\n|;]{0,1000})*\|\s*(?:" + _SH + "|" + _INTERP + ")"
+    r"\b(?:curl|wget|fetch)\b[^\n|;]{0,500}(?:\|\s*(?:sudo\s+)?(?:tee|cat)\b[^\n|;]{0,500})*\|\s*(?:" + _SH + "|" + _INTERP + ")"
     + r"|" + _DECODE + r"[^\n|;]{0,200}\|\s*(?:" + _SH + "|" + _INTERP + ")"
     # eval "$(echo ... | base64 -d)", bash -c "$(... | xxd -r -p)"
     + r"|\b(?:eval|(?:ba|z)?sh\s+-c)\s*[\"']?\s*\$\([^)\n]{0,300}?" + _DECODE
     + r"|(?:\b(?:(?:ba|z)?sh|python[23]?(?:\.\d+)?|perl|ruby|node|php|source)|(?<![\w.])\.)\s+(?:-[ce]\s+)?[\"']?\s*[<$]\(\s*"
     r"(?:curl|wget)\b"
     # saved to a file and the file run: "curl URL > a.sh && bash a.sh", "wget URL/a.sh && sh a.sh"
-    r"|\b(?:curl|wget)\b[^\n;&|]{0,1000}?(?:>\s*|\s-o\s*|\s--output[=\s]\s*|\s-O\s+)[\"']?(?P<out>[\w./~$-]+)[\"']?[^\n]{0,100}?"
+    r"|\b(?:curl|wget)\b[^\n;&|]{0,500}?(?:>\s*|\s-o\s*|\s--output[=\s]\s*|\s-O\s+)[\"']?(?P<out>[\w./~$-]+)[\"']?[^\n]{0,100}?"
     r"(?:&&|;|\n)\s*" + _RUN + r"[\"']?(?:\./)?(?P=out)(?=$|[\s;&|)])"
-    r"|\b(?:curl|wget)\b[^\n;&|]{0,1000}?\b(?:https?|ftp)://[^\s\"'/]+/(?:[^\s\"']*/)?(?P<name>[\w.-]+)[\"']?[^\n]{0,100}?"
+    r"|\b(?:curl|wget)\b[^\n;&|]{0,500}?\b(?:https?|ftp)://[^\s\"'/]+/(?:[^\s\"']*/)?(?P<name>[\w.-]+)[\"']?[^\n]{0,100}?"
     r"(?:&&|;|\n)\s*" + _RUN + r"[\"']?(?:\./)?(?P=name)(?=$|[\s;&|)])"
     # Python running what it fetched: exec(urlopen(url).read()), exec(requests.get(url).text)
     r"|\b(?:exec|eval)\s*\(\s*(?:[\w.]*\burlopen|requests\.get|httpx\.get)\s*\("
@@ -399,9 +400,9 @@ _shell_rule("code.sh_disk_wipe", re.compile(
 # socat exec:, as the reverse-shell cheat sheets write them.
 _shell_rule("code.sh_reverse_shell", re.compile(
     r"[<>]&?\s*/dev/(?:tcp|udp)/[\w.\-]+/\d+"
-    r"|\b(?:nc|ncat|netcat)\b[^\n|;]*\s-(?:e|c)\s*[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\b"
-    r"|\bmkfifo\b[^\n]*\|\s*(?:/bin/)?(?:ba|z|da)?sh\b[^\n]*\|\s*(?:nc|ncat|netcat)\b"
-    r"|\bsocat\b[^\n]*\bexec:[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh\b"
+    r"|\b(?:nc|ncat|netcat)\b[^\n|;]{0,300}\s-(?:e|c)\s*[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\b"
+    r"|\bmkfifo\b[^\n]{0,300}\|\s*(?:/bin/)?(?:ba|z|da)?sh\b[^\n]{0,300}\|\s*(?:nc|ncat|netcat)\b"
+    r"|\bsocat\b[^\n]{0,300}\bexec:[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da)?sh\b"
     # a scripting language's socket and a shell on it (Python, Perl, PHP, Ruby one-liners)
     r"|(?:\btcpsocket\.(?:open|new)|\bfsockopen|\bsocket\.socket|\bsocket\s*\(|\bio::socket::inet)[^\n]{0,400}?"
     r"(?:(?:/bin/)?(?:ba|z|da|k)?sh\s+-i\b|[\"'](?:/bin/)?(?:ba|z|da|k)?sh[\"']|\bpty\.spawn|\bcmd(?:\.exe)?[\"'])", re.I),
@@ -413,8 +414,8 @@ _shell_rule("code.sh_reverse_shell", re.compile(
 _shell_rule("code.ps_download_exec", re.compile(
     r"\b(?:iex|invoke-expression)\b[^\n]{0,200}?(?:downloadstring|downloadfile|invoke-webrequest|invoke-restmethod"
     r"|\biwr\b|\birm\b|net\.webclient)"
-    r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b[^\n|]*\|\s*(?:iex|invoke-expression)\b"
-    r"|\bpowershell(?:\.exe)?\b[^\n]*\s-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/]{20,}={0,2}"
+    r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b[^\n|]{0,1000}\|\s*(?:iex|invoke-expression)\b"
+    r"|\bpowershell(?:\.exe)?\b[^\n]{0,500}\s-e(?:nc(?:odedcommand)?)?\s+[A-Za-z0-9+/]{20,}={0,2}"
     # a payload decoded from base64 and run: [Convert]::FromBase64String(...) ... | iex, iex(... FromBase64String ...)
     r"|\bfrombase64string\b[^\n]{0,300}?\|\s*(?:iex|invoke-expression)\b"
     r"|\b(?:iex|invoke-expression)\b[^\n]{0,200}?\bfrombase64string\b", re.I),

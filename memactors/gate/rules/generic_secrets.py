@@ -463,12 +463,17 @@ def _phrase(node, ctx: Ctx):
         intl = ctx.cache["intl_pw"] = (any(w in ctx.lower for w in _INTL_WORDS),
                                        any(w in ctx.lower for w in _BARE_WORDS))
     # "pass" selects the rule in "passed" and "passion" too: the English forms run only where one
-    # of their names is (their verbs and "use" too, for the two forms that need them)
-    low = ctx.lower
-    named = leet or any(w in low for w in _PW_NAMES)
-    pairs = ctx.cache.get("pw_pairs")
-    if pairs is None:
-        pairs = ctx.cache["pw_pairs"] = " / " in ctx.text or any(w in low for w in _PAIR_WORDS)
+    # of their names is (their verbs and "use" too, for the two forms that need them). Each a
+    # look at the whole text: taken once a text, not once a sentence (10,000 one-word lines of
+    # "pw" took 3.3 s).
+    words_in = ctx.cache.get("pw_words")
+    if words_in is None:
+        low = ctx.lower
+        words_in = ctx.cache["pw_words"] = {
+            "named": any(w in low for w in _PW_NAMES), "set": any(v in low for v in _SET_VERBS),
+            "pairs": " / " in ctx.text or any(w in low for w in _PAIR_WORDS),
+            **{w: w in low for w in ("use", "key", "pin", "geheimzahl", " to ", " as ", "recovery")}}
+    named, pairs, has = leet or words_in["named"], words_in["pairs"], words_in.get
     for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
                    (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value), (_EN_PW_WORDS, _dictionary_phrase),
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value),
@@ -477,11 +482,11 @@ def _phrase(node, ctx: Ctx):
                    (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
                    (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any), (_INTL_PIN, _any), (_NAME_SET, None)):
         if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
-                or rx is _EN_PW_SET and not any(v in low for v in _SET_VERBS) or rx is _EN_PW_USE and "use" not in low \
-                or rx is _EN_NAMED_KEY and "key" not in low or rx is _PIN_OF and "pin" not in low \
-                or rx is _INTL_PIN and "pin" not in low and "geheimzahl" not in low \
-                or rx is _NAME_SET and " to " not in low and " as " not in low \
-                or rx is _RECOVERY_DIGITS and "recovery" not in low:
+                or rx is _EN_PW_SET and not has("set") or rx is _EN_PW_USE and not has("use") \
+                or rx is _EN_NAMED_KEY and not has("key") or rx is _PIN_OF and not has("pin") \
+                or rx is _INTL_PIN and not has("pin") and not has("geheimzahl") \
+                or rx is _NAME_SET and not has(" to ") and not has(" as ") \
+                or rx is _RECOVERY_DIGITS and not has("recovery"):
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
         # "Use Hunter2! as the VPN password": the value's "!" ends a sentence before the name;
@@ -567,7 +572,9 @@ register(Rule(
 # registry login's -p/--password, sshpass -p, openssl's pass:, any --*password flag. A shell
 # variable, a template or "-" (stdin) is not a value (placeholder_value).
 _V = r"""(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"]+))"""  # quoted (the quotes left out) or a bare word
-_CMD = r"[^\n|;&]*?\s"  # the same command: no pipe, no separator before the flag
+# the same command: no pipe, no separator before the flag, and at most 1,000 characters on (a line of
+# "curl curl curl ..." read to its end from every curl took 1.4 s at 32,000 characters)
+_CMD = r"[^\n|;&]{0,1000}?\s"
 _CLI_PW = re.compile(
     r"\bcurl\b" + _CMD + r"(?:-u|--user)(?:\s+|=)?(?:'[^':\n]*:([^'\n]+)'|\"[^\":\n]*:([^\"\n]+)\"|[^\s:'\"]*:([^\s'\"]+))"
     r"|\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b" + _CMD + r"-p" + _V
