@@ -292,12 +292,13 @@ class Ledger(LedgerChecks, LedgerHistory, LedgerLineage, LedgerActions, LedgerAu
         finally:
             cur.close()
 
-    def read_arrow(self, sql: str) -> pa.Table:
-        """A read as an Arrow table, on a cursor of its own closed at once (as ``_q``'s: a cursor
-        left to the garbage collector keeps its connection, and what it holds, open until then)."""
+    def read_arrow(self, sql: str, params: list | None = None) -> pa.Table:
+        """A read as an Arrow table (``.sql()``: straight from the relation, where ``execute()``
+        copies the rows), on a cursor of its own closed at once (as ``_q``'s: a cursor left to the
+        garbage collector keeps its connection, and what it holds, open until then)."""
         cur = self.con.cursor()
         try:
-            return cur.sql(sql).to_arrow_table()
+            return cur.sql(sql, params=params).to_arrow_table()
         finally:
             cur.close()
 

@@ -79,16 +79,12 @@ class LedgerAudit:
         A memory whose sensitivity the ledger does not know counts as the highest. A recall's
         query digest only for its own actor (``actor``): another reader could test guesses of the
         query against the digests of recalls of its own. Never keys or idempotency."""
-        cur = self.con.cursor()  # .sql(): Arrow straight from the relation (execute() copies the rows)
-        try:
-            params = clearance_params(reads)
-            ev = cur.sql(f"""SELECT * FROM events e WHERE {EVENT_SHOWN} ORDER BY seq""", params=params).to_arrow_table()
-            rc = cur.sql(f"SELECT * REPLACE (CASE WHEN r.actor = $4 THEN r.query_digest END AS query_digest) "
-                         f"FROM recalls r WHERE {RECALL_SHOWN}", params=[*params, actor]).to_arrow_table()
-            ct = cur.sql(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r "
-                         f"WHERE {RECALL_SHOWN})", params=params).to_arrow_table()
-        finally:
-            cur.close()
+        params = clearance_params(reads)
+        ev = self.read_arrow(f"""SELECT * FROM events e WHERE {EVENT_SHOWN} ORDER BY seq""", params)
+        rc = self.read_arrow(f"SELECT * REPLACE (CASE WHEN r.actor = $4 THEN r.query_digest END AS query_digest) "
+                             f"FROM recalls r WHERE {RECALL_SHOWN}", [*params, actor])
+        ct = self.read_arrow(f"SELECT c.* FROM citations c WHERE c.recall_id IN (SELECT recall_id FROM recalls r "
+                             f"WHERE {RECALL_SHOWN})", params)
         return {"events": ev, "recalls": rc, "citations": ct}
 
 

@@ -292,40 +292,36 @@ class LedgerChecks:
         """Tables the events imply: a key for every memory written and not erased, an
         idempotency row for every key an event carries. ``at["table"]``: the one being read."""
         at = {} if at is None else at
-        cur = self.con.cursor()  # closed on every way out: an open cursor keeps its connection open
-        try:
-            at["table"] = "keys"
-            n, example = cur.execute(
-                """SELECT count(*), min(e.seq) FROM events e
-                   WHERE e.action IN ('write', 'write_working') AND e.encrypted
-                     AND NOT EXISTS (SELECT 1 FROM {keys} k WHERE k.memory_id = e.memory_id AND k.key IS NOT NULL)
-                     AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget')"""
-                .format(keys=self.live_keys)).fetchone()
-            if n:
-                return (None, f"{n} memories written and never erased have no data key (first at seq {example}): "
-                              "keys were deleted", "keys")
-            # An erasure destroys the key in the tombstone's transaction (or names it in ``erasing``
-            # there, a sweep's): a key beside a tombstone was put back by hand (an erased memory's
-            # content would open again).
-            n, example = cur.execute(
-                """SELECT count(DISTINCT f.memory_id), min(f.seq) FROM events f
-                   WHERE f.action = 'forget' AND EXISTS (SELECT 1 FROM {keys} k WHERE k.memory_id = f.memory_id)"""
-                .format(keys=self.live_keys)).fetchone()
-            if n:
-                return (None, f"{n} erased memories have a data key again (first erased at seq {example}): keys were "
-                              "added", "keys")
-            at["table"] = "idempotency"
-            n, example = cur.execute(
-                """SELECT count(*), min(e.seq) FROM (SELECT idem_key, min(seq) AS seq FROM events
-                     WHERE idem_key IS NOT NULL GROUP BY idem_key) e
-                   WHERE NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.idem_key = e.idem_key)"""
-            ).fetchone()
-            if n:
-                return (None, f"{n} idempotency keys carried by events have no row (first at seq {example}): "
-                              "rows were deleted", "idempotency")
-            return None
-        finally:
-            cur.close()
+        at["table"] = "keys"
+        n, example = self._q(
+            """SELECT count(*), min(e.seq) FROM events e
+               WHERE e.action IN ('write', 'write_working') AND e.encrypted
+                 AND NOT EXISTS (SELECT 1 FROM {keys} k WHERE k.memory_id = e.memory_id AND k.key IS NOT NULL)
+                 AND NOT EXISTS (SELECT 1 FROM events f WHERE f.memory_id = e.memory_id AND f.action = 'forget')"""
+            .format(keys=self.live_keys))[0]
+        if n:
+            return (None, f"{n} memories written and never erased have no data key (first at seq {example}): "
+                          "keys were deleted", "keys")
+        # An erasure destroys the key in the tombstone's transaction (or names it in ``erasing``
+        # there, a sweep's): a key beside a tombstone was put back by hand (an erased memory's
+        # content would open again).
+        n, example = self._q(
+            """SELECT count(DISTINCT f.memory_id), min(f.seq) FROM events f
+               WHERE f.action = 'forget' AND EXISTS (SELECT 1 FROM {keys} k WHERE k.memory_id = f.memory_id)"""
+            .format(keys=self.live_keys))[0]
+        if n:
+            return (None, f"{n} erased memories have a data key again (first erased at seq {example}): keys were "
+                          "added", "keys")
+        at["table"] = "idempotency"
+        n, example = self._q(
+            """SELECT count(*), min(e.seq) FROM (SELECT idem_key, min(seq) AS seq FROM events
+                 WHERE idem_key IS NOT NULL GROUP BY idem_key) e
+               WHERE NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.idem_key = e.idem_key)"""
+        )[0]
+        if n:
+            return (None, f"{n} idempotency keys carried by events have no row (first at seq {example}): "
+                          "rows were deleted", "idempotency")
+        return None
 
 
 def verify_folder(data_dir: str, key_dir: str = "") -> dict:

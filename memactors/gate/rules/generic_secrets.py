@@ -254,6 +254,7 @@ _PIN_OF = re.compile(r"\bpin(?:[ _\-]?(?:code|number))?[ \t]*[:#]?[ \t]*(\d{4,8}
 _INTL_PIN = re.compile(r"\b(?:(?:pin|geheimzahl|code pin|c[óo]digo pin|codice pin)\s+(?:ist|lautet|war|est|était|etait|"
                        r"es|era|è|é)|(?:geheimzahl|code pin|c[óo]digo pin|codice pin)\s*[:：=])\s*(\d{4,8})(?![\w\-.,]\d|[\w\-])",
                        re.I)
+_TRAIL = ".,!?:;)]}>\"'”’`"
 # A setting named as code names it, set in a sentence: "set SECRET_KEY to 'django-insecure-...'",
 # "change DB_PASSWORD to Tr0ub4dor&3", "export apiToken as ...": the name a secret's (``_name_tier``).
 _NAME_SET = re.compile(r"\b(?:set|setting|export|change|changed|update|updated)\s+(?:the\s+|my\s+|our\s+)?"
@@ -261,12 +262,16 @@ _NAME_SET = re.compile(r"\b(?:set|setting|export|change|changed|update|updated)\
                        r"[\"'“`]?([^\s\"'”`]{6,200})", re.I)
 
 
-def _named_setting(ctx: Ctx, m: re.Match) -> bool:
-    tier, v = _name_tier(m.group(1)), m.group(2).rstrip(_TRAIL)
-    return tier == 2 and _strong_value(v) or tier == 1 and secretish(v)
+def _named_settings(node, ctx: Ctx):
+    for m in _NAME_SET.finditer(ctx.text, node.start, node.end):
+        vs, ve = m.span(2)
+        while ve > vs and ctx.text[ve - 1] in _TRAIL:
+            ve -= 1
+        tier, v = _name_tier(m.group(1)), ctx.text[vs:ve]
+        if tier == 2 and _strong_value(v) or tier == 1 and secretish(v):
+            yield vs, ve
 
 
-_TRAIL = ".,!?:;)]}>\"'”’`"
 
 
 _DESCRIPTOR = re.compile(r"[a-z]+-[a-z]+")  # "case-sensitive", "auto-generated": what a password is like
@@ -480,12 +485,11 @@ def _phrase(node, ctx: Ctx):
                    (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish), (_EN_TOKEN_BARE, secretish),
                    (_RECOVERY_DIGITS, _any),
                    (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
-                   (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any), (_INTL_PIN, _any), (_NAME_SET, None)):
+                   (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any), (_INTL_PIN, _any)):
         if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not has("set") or rx is _EN_PW_USE and not has("use") \
                 or rx is _EN_NAMED_KEY and not has("key") or rx is _PIN_OF and not has("pin") \
                 or rx is _INTL_PIN and not has("pin") and not has("geheimzahl") \
-                or rx is _NAME_SET and not has(" to ") and not has(" as ") \
                 or rx is _RECOVERY_DIGITS and not has("recovery"):
             continue
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
@@ -498,16 +502,11 @@ def _phrase(node, ctx: Ctx):
             s, e = m.span(1)
             while e > s and ctx.text[e - 1] in _TRAIL:
                 e -= 1
-            if ok is None:  # a judge of the whole match (_NAME_SET's: the name says how to read the value)
-                vs, ve = m.span(2)
-                while ve > vs and ctx.text[ve - 1] in _TRAIL:
-                    ve -= 1
-                if _named_setting(ctx, m):
-                    yield vs, ve
-                continue
             if e > s and ok(ctx.text[s:e]) and not (rx in _EN_FORMS and _postal_pin(ctx.text, m, ctx.text[s:e])) \
                     and not _other_sense(ctx, node, rx, m, ctx.text[s:e]):
                 yield s, e
+    if has(" to ") or has(" as "):  # a setting named as code names it: the name says how to read the value
+        yield from _named_settings(node, ctx)
 
 
 register(Rule(

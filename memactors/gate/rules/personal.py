@@ -192,7 +192,11 @@ _JP_ADDRESS = re.compile(
 # ...not a business's: "Our HQ address is 500 Market St", "ship it to the office at ...".
 _BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|restaurant|business|venue|hotel|clinic"
                        r"|branch|warehouse|factory|campus|school|hospital|church|museum|embassy|consulate|gallery|bar"
-                       r"|cafe|café)\b")
+                       r"|cafe|café"
+                       # the same in German, French, Spanish, Italian, Dutch and Portuguese
+                       r"|büro|buero|firma|geschäft|laden|praxis|bureau|entreprise|société|magasin|boutique|oficina"
+                       r"|empresa|tienda|ufficio|azienda|negozio|kantoor|bedrijf|winkel|escritório|escritorio|loja"
+                       r"|restaurante|ristorante)\b")
 
 
 # Continental Europe and Brazil: a street as its country writes it, its number, maybe a postcode
@@ -223,9 +227,7 @@ _EU_HOME_LEAD = re.compile(
     r"endereco)|\b(?:adresse|anschrift|dirección|direccion|domicilio|indirizzo|adres|endereço|endereco)\s*(?:ist|lautet|"
     r"est|es|è|is|é|:|=)|\b(?:schick|sende|liefer|envoie|livre|envía|envia|manda|spedisci|stuur|envie)\w*\b)"
     r"[^.!?;\n]{0,24}$", re.I)
-_EU_BUSINESS = re.compile(r"\b(?:büro|buero|firma|geschäft|laden|praxis|bureau|entreprise|société|magasin|boutique|"
-                          r"oficina|empresa|tienda|ufficio|azienda|negozio|kantoor|bedrijf|winkel|escritório|escritorio|"
-                          r"loja|restaurant|restaurante|ristorante|hotel)\b", re.I)
+
 
 _CJK_ADDRESSES = (regex_find(_CN_ADDRESS, 1), regex_find(_JP_ADDRESS, 1))
 
@@ -238,7 +240,7 @@ def _street_address(node, ctx: Ctx):
             yield m.span()
     for m in _EU_STREET.finditer(text, node.start, node.end):
         before = lead(text, m.start(), 60, ctx.cache)
-        if _EU_HOME_LEAD.search(before) and not _BUSINESS.search(before) and not _EU_BUSINESS.search(before):
+        if _EU_HOME_LEAD.search(before) and not _BUSINESS.search(before):
             yield m.span()
     for find in _CJK_ADDRESSES:
         yield from find(node, ctx)
