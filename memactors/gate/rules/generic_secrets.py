@@ -358,13 +358,16 @@ def _mixed(v: str) -> bool:
 # anything else ("Contact: Alice / alice@example.com", "Time zone: CET / UTC+1", "Stack: React /
 # Next.js@14"), as are a login URL, a log line ("login=alice|status=ok") and a passwd line.
 _PAIR_PW = r"(?:\s*/\s*|\s*:\s*)([^\s\"'`]{4,64})"
-_PAIR_LOGIN = re.compile(r"\b(?:login|log-in|logon|sign-?in|creds|credentials)\b[^\n:：=|]{0,30}?(?:[:：=]|\b(?:is|are)\b)\s*"
-                         r"[A-Za-z][\w.\-@+]{0,63}" + _PAIR_PW, re.I)
+_PAIR_LOGIN = re.compile(r"\b(?:login|log[- ]?in|logon|log on|sign[- ]?in|creds|credentials)\b[^\n:：=|]{0,30}?"
+                         r"(?:[:：=]|\b(?:is|are|with|as|using)\b)\s*[A-Za-z][\w.\-@+]{0,63}" + _PAIR_PW, re.I)
+# "log in as root with toor123!": the account named, then what it logs in with
+_LOGIN_AS = re.compile(r"\b(?:log[- ]?in|logon|log on|sign[- ]?in)\s+as\s+[A-Za-z][\w.\-@+]{0,63}\s+(?:with|using)\s+"
+                       r"(?:(?:the|a)\s+)?(?:password|pw|passcode)?\s*[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?(?=[\s.,;]*(?:\s|$))", re.I)
 # glued: "root:Kx9#mPq2vL", "admin/Kx9#mPq2vL" ("Admin: alice@example.com" is a label, "Square root:
 # sqrt(x)" a heading)
 _PAIR_ADMIN = re.compile(r"(?<![\w/.\-])(?:root|admin|administrator|postgres|superuser)[/:]([^\s\"'`]{4,64})", re.I)
 _SERVICES = (r"gmail|g-?mail|e-?mail|mail|outlook|hotmail|yahoo|icloud|proton(?:mail)?|netflix|spotify|facebook|instagram|"
-             r"twitter|amazon|paypal|github|gitlab|bank|router|vpn|ssh|s?ftp|server|account")
+             r"twitter|amazon|paypal|github|gitlab|bank|router|vpn|ssh|s?ftp|server|account|wi-?fi|wlan|hotspot")
 _PAIR_SERVICE = re.compile(r"(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+"
                            r"([^\s\"'`]{4,64})")
 # "Use Kx9#mPq2vL to log in": a value used to get in
@@ -381,14 +384,24 @@ _TZ = re.compile(r"(?:utc|gmt|cet|cest|est|pst)[\-−]?\d{1,2}(?::?\d{2})?", re.
 _WORD_YEAR = re.compile(r"[A-Z][a-z]{2,12}(?:19|20)\d\d[!#$%^&*?~.]*")
 
 
+# An "@" inside a word, a letter after it and no dot ("P@ssw0rd1", "P@55word"), is a typed symbol
+# where the case is mixed; one before a domain, a version or a host is not ("a@example.com",
+# "Next.js@14", "deploy@web01").
+_AT_IN_PW = re.compile(r"[^@]+@[^@.]*[A-Za-z][^@.]*")
+
+
 def _pw_shaped(v: str, loose: bool = False) -> bool:
-    if not 6 <= len(v) <= 64 or any(c in _NOT_IN_PW for c in v) or placeholder_value(v):
+    if not 6 <= len(v) <= 64 or placeholder_value(v):
+        return False
+    mixed_case = any(c.isupper() for c in v) and any(c.islower() for c in v)
+    odd = {c for c in v if c in _NOT_IN_PW}
+    if odd and not (odd == {"@"} and mixed_case and _AT_IN_PW.fullmatch(v)):
         return False
     if not (any(c.isalpha() for c in v) and any(c.isdigit() for c in v)):
         return False
     if _ALGO.fullmatch(v) or _VERSION.fullmatch(v) or _TZ.fullmatch(v):
         return False
-    if any(c in _PW_SYMBOLS for c in v) and any(c.isupper() for c in v) and any(c.islower() for c in v):
+    if (odd or any(c in _PW_SYMBOLS for c in v)) and mixed_case:
         return True
     return loose and (any(c in _PW_SYMBOLS for c in v) or _mixed(v) or _WORD_YEAR.fullmatch(v) is not None)
 
@@ -397,7 +410,7 @@ def _pw_loose(v: str) -> bool:
     return _pw_shaped(v, loose=True)
 
 
-_PAIR_FORMS = (_PAIR_LOGIN, _PAIR_ADMIN, _PAIR_SERVICE, _USE_LOGIN)
+_PAIR_FORMS = (_PAIR_LOGIN, _LOGIN_AS, _PAIR_ADMIN, _PAIR_SERVICE, _USE_LOGIN)
 _PAIR_WORDS = ("login", "log in", "log-in", "logon", "log on", "sign", "cred", "root", "admin", "superuser", "postgres",
                "unlock")  # a word of the pair forms (lower case); the service form needs " / "
 
@@ -484,7 +497,7 @@ def _phrase(node, ctx: Ctx):
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value),
                    (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish), (_EN_TOKEN_BARE, secretish),
                    (_RECOVERY_DIGITS, _any),
-                   (_PAIR_LOGIN, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
+                   (_PAIR_LOGIN, _pw_loose), (_LOGIN_AS, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
                    (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any), (_INTL_PIN, _any)):
         if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not has("set") or rx is _EN_PW_USE and not has("use") \
@@ -513,7 +526,7 @@ register(Rule(
     id="secret.credential_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(SENTENCE,), find=_phrase,
     # a leet name; a login pair or a value used to log in (see _PAIR_FORMS)
-    trigger=found(_LEET_NAME.pattern + r"|(?i:\b(?:login|log[ -]in|logon|sign-?in|sign in|creds|credentials)\b)"
+    trigger=found(_LEET_NAME.pattern + r"|(?i:\b(?:login|log[ -]in|logon|log on|sign-?in|sign in|creds|credentials)\b)"
                   r"|(?i:\b(?:root|admin|administrator|postgres|superuser))[/:][^\s/]"
                   r"|(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Za-z][\w.\-@+]{0,63}[ \t]+/[ \t]+[^\s/]", ascii=True),
     itriggers=("pass", "pwd", "pin ", "pin:", "pin_", " key:", " key is", " key was", " key =", " key=", "pincode", "pin-code", "pinnumber", "geheimzahl", "pin码", "pin碼", "密码", "密碼", "口令", "api", "access key", "private key",

@@ -183,9 +183,16 @@ _CARD_LEAD = re.compile(r"(?:\b(?:cc|pan)\s*(?:#|no\.?|num(?:ber)?|is|:)?|\b(?:p
                         r"""(?:it\s+|this\s+)?(?:with|using|via|by|on|to)(?:\s+(?:my|the|his|her|your|card))?)[\s"'=]*:?[\s"']*$""")
 
 
-def _card_context(ctx: Ctx, start: int, end: int) -> bool:
+# Where a card number is used rather than named ("use 4111111111111111 for checkout"): counted for a
+# card-length number of a known IIN only (an order or payment id passes Luhn one time in ten).
+_PAYMENT_WORDS = tuple(words(w) for w in ("checkout", "check out", "payment", "billing"))
+
+
+def _card_context(ctx: Ctx, start: int, end: int, digits: str = "") -> bool:
     near = window(ctx, start, end, 30, 20)
-    return any(w in near for w in _CARD_WORDS) or _CARD_LEAD.search(lead(ctx.text, start, 30, ctx.cache)) is not None
+    if any(w in near for w in _CARD_WORDS) or _CARD_LEAD.search(lead(ctx.text, start, 30, ctx.cache)) is not None:
+        return True
+    return len(digits) in (15, 16) and _IIN.match(digits) is not None and any(w in near for w in _PAYMENT_WORDS)
 
 
 def _card(node, ctx: Ctx):
@@ -199,7 +206,7 @@ def _card(node, ctx: Ctx):
             digits = raw.replace(" ", "").replace("-", "")
         if not (13 <= len(digits) <= 19) or not luhn.is_valid(digits):
             continue
-        if (_IIN.match(digits) and _GROUPED.match(raw)) or _card_context(ctx, m.start(), end):
+        if (_IIN.match(digits) and _GROUPED.match(raw)) or _card_context(ctx, m.start(), end, digits):
             yield m.start(), end
     for m in _CARD_ODD.finditer(ctx.text, node.start, node.end):
         digits = re.sub(r"\D", "", m.group())
