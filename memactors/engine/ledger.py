@@ -417,7 +417,11 @@ class LedgerCore:
         return self.grant_table.to_list()
 
     def grants_since(self, seq: int) -> tuple[int, list[dict]]:
-        """Grant changes after ``seq`` and the newest grant seq: owners follow them incrementally."""
+        """Grant changes after ``seq`` and the newest grant seq: owners follow them incrementally.
+        Nothing newer than the grant table this writer keeps (every grant commits here): no read
+        (a refused recall asks, and the read was a statement over the events table each time)."""
+        if seq >= self.grant_seq:
+            return self.grant_seq, []
         return self.grant_seq, [g for s, g in self.ledger.grants_since(seq)]
 
     async def flush(self) -> None:
