@@ -324,6 +324,9 @@ _shell_rule("code.sh_rm_root", re.compile(
     # a variable set to / or ~ and then removed ("TARGET=/" ... rm -rf "$TARGET")
     + r"|\b([A-Za-z_]\w*)=[\"']?(?:/|~|\$HOME)[\"']?(?=[\s;&]|$)[\s\S]{0,300}?" + _RM_R
     + r"[\"']?\$(?:\1\b|\{\1\})/?\*?[\"']?" + _END
+    # Python's recursive delete of the same: shutil.rmtree("/"), rmtree(os.path.expanduser("~"))
+    + r"|\b(?:shutil\.)?rmtree\s*\(\s*(?:[rbu]?" + _ROOT + r"[\"']|(?:os\.path\.)?expanduser\s*\(\s*[\"']~/?[\"']\s*\)"
+    r"|(?:pathlib\.)?Path\.home\s*\(\s*\))\s*[,)]"
     + r"|\bfind\s+(?:-[HLP]\s+)*" + _ROOT
     + r"[\"']?(?:\s+(?:-(?:type|mindepth|maxdepth)\s+\w+|-xdev|-mount|-depth))*"
     r"\s+(?:-delete\b|-exec\s+rm\b)"
@@ -331,7 +334,7 @@ _shell_rule("code.sh_rm_root", re.compile(
     + r"|\b(?:del|erase|rd|rmdir)\s+" + _WIN_ROOT + r"(?:\s+" + _WIN_FLAG + r"){0,8}\s+/s\b"
     r"|\b(?:remove-item|ri)\s+(?:-\w+\s+)*(?:-path\s+)?" + _WIN_ROOT + r"[^\n;|]*?\s-recurse\b"
     r"|\b(?:remove-item|ri)\s+(?:-\w+\s+)*-recurse\b(?:\s+-\w+)*\s+(?:-path\s+)?" + _WIN_ROOT + ")"),
-    ("rm -", "-delete", "-exec rm", ":\\"), "recursive delete of /, ~, a system directory or a drive root",
+    ("rm -", "-delete", "-exec rm", ":\\", "rmtree"), "recursive delete of /, ~, a system directory or a drive root",
     "ShellCheck SC2115 (rm -rf \"$var/\" hits /); GNU rm --preserve-root rationale; find -delete, "
     "del /s and rd /s on C:\\ as the same wipe", itriggers=("%systemdrive%",))
 # A download, or a payload decoded from base64, run as a program: piped into a shell or an
@@ -377,6 +380,18 @@ _shell_rule("code.sh_chmod_777", re.compile(
     r"(?=$|[\s;&|)])"), ("chmod", "chown", "chgrp"),
     "world-writable permissions (chmod 777), or a recursive chmod/chown of /",
     "Semgrep/ShellCheck guidance on world-writable files (CWE-732); GNU coreutils --preserve-root")
+# ... or every process, every cron job at once, or a key let in for good: kill with a signal to
+# pid -1 (every process the user may signal) or killall5, crontab -r (the table removed, no
+# prompt), and a public key appended to an authorized_keys file (a login that outlives the
+# password). "kill -9 1234", "kill -1 1234" (SIGHUP to 1234), "crontab -l", reading the file are not.
+_shell_rule("code.sh_system_takeover", re.compile(
+    r"\bkill\s+-(?:9|15|KILL|SIGKILL|TERM|SIGTERM|s\s+(?:9|KILL|SIGKILL|TERM|SIGTERM))\s+-1(?=$|[\s;&|)])|\bkillall5\b"
+    r"|\bcrontab\s+(?:-u\s+\S+\s+)?-[a-zA-Z]*r[a-zA-Z]*(?=$|[\s;&|)])"
+    r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?"
+    r"\.ssh/authorized_keys2?\b"),
+    ("kill", "crontab", "authorized_keys"),
+    "every process killed (kill -9 -1), every cron job removed (crontab -r), or a key appended to authorized_keys",
+    "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron); kill(1) on pid -1")
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
