@@ -45,8 +45,8 @@ _INLINE_CODE = re.compile(r"`([^`\n]{2,})`")
 # ("make sure ..." is prose), a tool's subcommand, a PowerShell cmdlet (Verb-Noun) with a
 # parameter, cmd's del/rd/format with a switch or a drive ("rd /s /q C:\\").
 _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |"
-            r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+|crontab|kill|"
-            r"killall5?)\s+"
+            r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+|"
+            r"crontab|kill|killall5?)\s+"
             r"(?:-|/|\.|~|\$|\d|https?:)|"
             r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|-)|"
             r"(?:Get|Set|New|Remove|Invoke|Start|Stop|Add|Clear|Copy|Move|Rename|Format|Restart|Out|Write|"

@@ -20,10 +20,10 @@ from .base import RESTRICTED, SECRET, Rule, register
 # The seed: 16-64 base32 characters, in one run or in groups of four; with a digit of base32's
 # 2-7 (a word of sixteen letters is a word), and one case throughout (as apps show it).
 _B32 = r"[A-Za-z2-7]{4}(?:[ \t]?[A-Za-z2-7]{4}){3,15}=*"
-_OTP_SEED = re.compile(r"\b(?:totp|hotp|otp|2fa|mfa|two[- ]factor|authenticator(?:[ \t]+app)?|google[ \t]+authenticator)"
-                       r"(?:[ \t]+(?:setup|set-up|app))?[ \t]+(?:secret(?:[ \t]+key)?|seed|key|setup[ \t]+key)"
-                       r"(?:[ \t]+(?:for|of)[ \t]+[\w.\-]+)?[ \t]*(?:[:=]|\bis\b|\bwas\b)?[ \t]*[\"'`]?(" + _B32 + r")(?![A-Za-z0-9])",
-                       re.I)
+_OTP_SEED = re.compile(r"\b(?:totp|hotp|otp|2fa|mfa|two[- ]factor|authenticator(?:[ \t]+app)?|"
+                       r"google[ \t]+authenticator)(?:[ \t]+(?:setup|set-up|app))?[ \t]+"
+                       r"(?:secret(?:[ \t]+key)?|seed|key|setup[ \t]+key)(?:[ \t]+(?:for|of)[ \t]+[\w.\-]+)?"
+                       r"[ \t]*(?:[:=]|\bis\b|\bwas\b)?[ \t]*[\"'`]?(" + _B32 + r")(?![A-Za-z0-9])", re.I)
 
 
 def _otp_seed(node, ctx):
@@ -46,8 +46,9 @@ register(Rule(
 _MAIDEN = re.compile(r"\b(?i:(?:mother|mom|mum|mama)(?:['’]s)?[ \t]+maiden[ \t]+name[ \t]*(?:is|was|[:=]))[ \t]*"
                      r"([A-Z][a-z'’\-]+(?:[ \t][A-Z][a-z'’\-]+)?)")  # the name as a name is written
 _ANSWER = re.compile(r"\b(?:security[ \t]+(?:question[ \t]+)?answers?|secret[ \t]+answer|answer[ \t]+to[ \t]+"
-                     r"(?:my|the|his|her|our|their)[ \t]+(?:\w+[ \t]+)?security[ \t]+question(?:[ \t]*\([^)\n]{0,40}\))?)"
-                     r"[ \t]*(?:is|was|[:=])[ \t]*[\"'“`]?([^\n\"'”`.,;!?()]{2,40}?)[\"'”`]?(?=[ \t]*(?:[\n.,;!?()]|$))", re.I)
+                     r"(?:my|the|his|her|our|their)[ \t]+(?:\w+[ \t]+)?security[ \t]+question"
+                     r"(?:[ \t]*\([^)\n]{0,40}\))?)[ \t]*(?:is|was|[:=])[ \t]*[\"'“`]?"
+                     r"([^\n\"'”`.,;!?()]{2,40}?)[\"'”`]?(?=[ \t]*(?:[\n.,;!?()]|$))", re.I)
 # What a sentence about answers says of them: "are case-sensitive", "is stored hashed", "should be long".
 _ABOUT_ANSWERS = re.compile(r"(?:not[ \t]+|never[ \t]+|always[ \t]+|also[ \t]+)?(?:case[- ]sensitive|stored|hashed|"
                             r"encrypted|required|optional|hidden|masked|wrong|incorrect|invalid|correct|empty|blank|"
@@ -55,7 +56,8 @@ _ABOUT_ANSWERS = re.compile(r"(?:not[ \t]+|never[ \t]+|always[ \t]+|also[ \t]+)?
                             r"the[ \t]+same|the[ \t]+one|something|anything|nothing|a[ \t]+\w+[ \t]+(?:question|thing)|"
                             r"(?:should|must|can|may|will|would|could)\b|"
                             # a form's help ("Security answer: Your answer must be ...", "enter it twice")
-                            r"(?:your|you|yours|it|this|that|these|enter|type|choose|pick|select|please|see|n/?a)\b)", re.I)
+                            r"(?:your|you|yours|it|this|that|these|enter|type|choose|pick|select|please|see|"
+                            r"n/?a)\b)", re.I)
 
 
 def _security_answer(node, ctx):

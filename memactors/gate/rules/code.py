@@ -387,8 +387,8 @@ _shell_rule("code.sh_chmod_777", re.compile(
 _shell_rule("code.sh_system_takeover", re.compile(
     r"\bkill\s+-(?:9|15|KILL|SIGKILL|TERM|SIGTERM|s\s+(?:9|KILL|SIGKILL|TERM|SIGTERM))\s+-1(?=$|[\s;&|)])|\bkillall5\b"
     r"|\bcrontab\s+(?:-u\s+\S+\s+)?-[a-zA-Z]*r[a-zA-Z]*(?=$|[\s;&|)])"
-    r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?"
-    r"\.ssh/authorized_keys2?\b"),
+    r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
+    r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?\.ssh/authorized_keys2?\b"),
     ("kill", "crontab", "authorized_keys"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), or a key appended to authorized_keys",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron); kill(1) on pid -1")

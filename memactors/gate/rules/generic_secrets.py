@@ -362,7 +362,8 @@ _PAIR_LOGIN = re.compile(r"\b(?:login|log[- ]?in|logon|log on|sign[- ]?in|creds|
                          r"(?:[:：=]|\b(?:is|are|with|as|using)\b)\s*[A-Za-z][\w.\-@+]{0,63}" + _PAIR_PW, re.I)
 # "log in as root with toor123!": the account named, then what it logs in with
 _LOGIN_AS = re.compile(r"\b(?:log[- ]?in|logon|log on|sign[- ]?in)\s+as\s+[A-Za-z][\w.\-@+]{0,63}\s+(?:with|using)\s+"
-                       r"(?:(?:the|a)\s+)?(?:password|pw|passcode)?\s*[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?(?=[\s.,;]*(?:\s|$))", re.I)
+                       r"(?:(?:the|a)\s+)?(?:password|pw|passcode)?\s*[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?"
+                       r"(?=[\s.,;]*(?:\s|$))", re.I)
 # glued: "root:Kx9#mPq2vL", "admin/Kx9#mPq2vL" ("Admin: alice@example.com" is a label, "Square root:
 # sqrt(x)" a heading)
 _PAIR_ADMIN = re.compile(r"(?<![\w/.\-])(?:root|admin|administrator|postgres|superuser)[/:]([^\s\"'`]{4,64})", re.I)
@@ -374,9 +375,9 @@ _PAIR_SERVICE = re.compile(r"(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Z
 _USE_LOGIN = re.compile(r"\buse\s+[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?\s+to\s+(?:log\s*(?:in|on)|login|sign\s*(?:in|on)|unlock)\b",
                         re.I)
 # What a password has that a name, an address, a path, a version or a time zone has not: letters
-# and digits, none of "@ + / \\ | = : ; , ( ) < > [ ] { }", and a typed symbol of a password's few
-# ("Kx9#mPq2vL"), or else (after a login word or a privileged account only) a generated look
-# ("Kx9mPq2vLz") or a word and a year ("Summer2024").
+# and digits, none of "@ + / \\ | = : ; , ( ) < > [ ] { }" (an "@" only as _AT_IN_PW says), and a
+# typed symbol of a password's few ("Kx9#mPq2vL"), or else (after a login word or a privileged
+# account only) a generated look ("Kx9mPq2vLz") or a word and a year ("Summer2024").
 _PW_SYMBOLS = frozenset("!#$%^&*?~")
 _NOT_IN_PW = frozenset("@+/\\|=:;,()<>[]{}")
 _VERSION = re.compile(r"[A-Za-z]*[\-_.]?v?\d+(?:\.\d+)+[A-Za-z]*", re.I)
@@ -497,7 +498,8 @@ def _phrase(node, ctx: Ctx):
                    (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value),
                    (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish), (_EN_TOKEN_BARE, secretish),
                    (_RECOVERY_DIGITS, _any),
-                   (_PAIR_LOGIN, _pw_loose), (_LOGIN_AS, _pw_loose), (_PAIR_ADMIN, _pw_loose), (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
+                   (_PAIR_LOGIN, _pw_loose), (_LOGIN_AS, _pw_loose), (_PAIR_ADMIN, _pw_loose),
+                   (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
                    (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any), (_INTL_PIN, _any)):
         if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
                 or rx is _EN_PW_SET and not has("set") or rx is _EN_PW_USE and not has("use") \

@@ -210,7 +210,8 @@ _ROLE = re.compile(
     r"from\s+now\s+on|always|never)\b)"
     # an authority claimed in a marker: "[ADMIN OVERRIDE]", "SYSTEM OVERRIDE:", "[developer mode]"
     r"|\[\s*(?:admin|administrator|system|developer|root|sudo)\s+(?:override|command|instructions?|access)\s*\]"
-    r"|\b(?:admin|administrator|system|developer|root)\s+override\s*[:：]|\bsystem\s+prompt\s*[:：]|\b(?:god|dan|jailbreak)\s+mode\b"
+    r"|\b(?:admin|administrator|system|developer|root)\s+override\s*[:：]|\bsystem\s+prompt\s*[:：]"
+    r"|\b(?:god|dan|jailbreak)\s+mode\b"
     # "developer mode" is a phone's, a browser's and Windows' setting as often: the jailbreak's when
     # what follows drops the rules ("In developer mode you ignore all content policies"), or in a marker
     r"|\[\s*developer\s+mode\s*\]|\bdeveloper\s+mode\b(?=[^\n]{0,120}?\b(?:ignor\w*|no\s+(?:restrictions|limits|rules|"
@@ -653,7 +654,8 @@ _MOVED = (r"\b(?:send|sends|sending|forward|email|e-mail|upload|post|share|leak|
           r"disclose|dump|call\s+the\s+\w+\s+tool)\b[^\n]{0,120}?(?:\busers?'s?\b|\busers'|\b(?:memory|memories|passwords?|"
           r"credentials?|api\s+keys?|secrets?|tokens?|files|notes|calendar|contacts|address\s+book|conversation|"
           r"chat\s+history|system\s+prompt)\b)")
-_AI_FIELD = r"(?<![\w-])[\"']?(?:x-)?(?:ai|llm|gpt|chatbot|assistant)[-_ ](?:instructions?|directives?|commands?|orders?)[\"']?"
+_AI_FIELD = (r"(?<![\w-])[\"']?(?:x-)?(?:ai|llm|gpt|chatbot|assistant)[-_ ]"
+             r"(?:instructions?|directives?|commands?|orders?)[\"']?")
 # (what is moved is named: an address alone is the turn's own errand, "Sending your data export to https://...")
 _ADDRESSED = re.compile(
     rf"(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:{_CALLED})\s*(?:{_ORDER})"
@@ -671,7 +673,8 @@ register(Rule(id="injection.addressed_to_ai", category=INJECTION, sensitivity=""
               binds=(DOC,), find=_find(_ADDRESSED),
               trigger=found(r"(?i)\b(?:ai|a\.i\.|llms?|assistants?|chatbots?|language\s+models?|chatgpt|gpt|claude|"
                             r"gemini|copilot)\b|\b(?:system|model|bot)\s*:"
-                            r"|(?:ai|llm|gpt|chatbot|assistant)_(?:instructions?|directives?|commands?|orders?)", ascii=True),
+                            r"|(?:ai|llm|gpt|chatbot|assistant)_(?:instructions?|directives?|commands?|orders?)",
+                            ascii=True),
               triggers=("AI", "人工智能", "助手", "模型", "智能体"),
               reason="gives the AI an order in words addressed to it (a note to the AI, an assistant's turn of its own)",
               origin="OWASP LLM01 indirect injection (text that addresses the model reading it); Greshake et al. 2023; "
