@@ -1,10 +1,10 @@
 """Personal data known by the words around it rather than by a checksum alone: bank account
 numbers (with US routing numbers, UK sort codes, Australian BSBs), dates of birth, home
-addresses, driving licence and health record or insurance numbers. A bare number, date or
-street is not personal; the same one after "account number" at a bank, "date of birth" or "I
-live at" is. Each rule reads what a reader reads the value
-after (``lead``: its line, a label above it, its table column's header), so "the meeting is at
-10 Downing Street", "released on 2021-03-14" and "order 12345678" stay as written."""
+addresses and a home's coordinates, driving licence and health record or insurance numbers. A
+bare number, date or street is not personal; the same one after "account number" at a bank,
+"date of birth" or "I live at" is. Each rule reads what a reader reads the value after
+(``lead``: its line, a label above it, its table column's header), so "the meeting is at 10
+Downing Street", "released on 2021-03-14" and "order 12345678" stay as written."""
 
 from __future__ import annotations
 
@@ -324,4 +324,39 @@ register(Rule(
     reason="medical record, patient, health insurance, Medicare/Medicaid or NHS number right after its name",
     origin="HIPAA Safe Harbor identifiers (medical record and health plan beneficiary numbers); CMS Medicare "
            "Beneficiary Identifier format; NHS number; context approach of Presidio's medical recognizers",
+))
+
+# -- a home's coordinates ---------------------------------------------------------------------
+
+# Latitude, longitude in decimal degrees to three places or more (~100 m: a street, then a door),
+# said of a home ("my home is at 40.7128, -74.0060", "GPS of our house: ...", "51.5007, -0.1246
+# (home)"): the address, written as a map reads it. A place's ("The Eiffel Tower is at 48.8584,
+# 2.2945"), an office's or a shop's stays.
+_COORDS = re.compile(r"(?<![\w.\-+])([-+]?\d{1,2}\.\d{3,})\s*°?\s*[NS]?\s*,\s*"
+                     r"([-+]?\d{1,3}\.\d{3,})\s*°?\s*[EW]?(?![\w.])")
+_HOME_BEFORE = re.compile(r"\b(?:(?:my|our|his|her|their|your)\s+(?:home|house|place|flat|apartment|residence)|home\s+"
+                          r"(?:is|address|location|coordinates|gps)|(?:i|we|she|he|they)\s+live|lives?\s+(?:at|here)|"
+                          r"where\s+(?:i|we|she|he|they)\s+live)\b")
+_HOME_AFTER = re.compile(r"\s*[(\[-]?\s*(?:(?:my|our)\s+)?(?:home|house|where\s+(?:i|we)\s+live)\b", re.I)
+
+
+def _home_coordinates(node, ctx: Ctx):
+    text = ctx.text
+    for m in _COORDS.finditer(text, node.start, node.end):
+        lat, lon = float(m.group(1)), float(m.group(2))
+        if abs(lat) > 90 or abs(lon) > 180:
+            continue
+        before = lead(text, m.start(), 60, ctx.cache)
+        home = _HOME_BEFORE.search(before) is not None or _HOME_AFTER.match(text, m.end(), m.end() + 30) is not None
+        if home and not _BUSINESS.search(before):
+            yield m.span()
+
+
+register(Rule(
+    id="pii.home_coordinates", category=PII, sensitivity=CONFIDENTIAL, placeholder="[LOCATION]", risk=0.6,
+    binds=(DOC,), find=_home_coordinates,
+    trigger=found(r"\d\.\d{3,}\s*°?\s*[NS]?\s*,\s*[-+]?\d{1,3}\.\d{3}", ascii=True),
+    reason="a home's latitude and longitude (three decimals or more) said of a home",
+    origin="GDPR Art. 4(1) location data; CCPA 1798.140(v)(1)(G) precise geolocation; the street-address rule's "
+           "home words",
 ))
