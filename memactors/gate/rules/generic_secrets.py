@@ -272,8 +272,6 @@ def _named_settings(node, ctx: Ctx):
             yield vs, ve
 
 
-
-
 _DESCRIPTOR = re.compile(r"[a-z]+-[a-z]+")  # "case-sensitive", "auto-generated": what a password is like
 
 
@@ -474,39 +472,43 @@ def _any(v: str) -> bool:
     return True
 
 
+_NAMED = ("named", "leet")  # an English form's: one of _PW_NAMES in the text, or a leet name in the sentence
+# Each form, how its value is judged, and the words it needs in the text (each tuple: one of them):
+# "pass" selects the rule in "passed" and "passion" too, so a form runs only where its own words are.
+_FORMS = ((_EN_PW, _strong_value, (_NAMED,)), (_EN_PW_QUOTED, _passphrase, (_NAMED,)),
+          (_EN_PW_BARE, _bare_value, (_NAMED,)), (_EN_PW_SET, _strong_value, (_NAMED, ("set",))),
+          (_EN_PW_USE, _strong_value, (_NAMED, ("use",))), (_EN_PW_WORDS, _dictionary_phrase, (_NAMED,)),
+          (_ZH_PW, _passwordish, ()), (_INTL_PW, _strong_value, (("intl",),)), (_INTL_BARE, _bare_value, (("bare",),)),
+          (_CJK_PW_DIGITS, _cjk_digits, (("bare",),)), (_EN_TOKEN, secretish, ()), (_EN_TOKEN_BARE, secretish, ()),
+          (_RECOVERY_DIGITS, _any, (("recovery",),)),
+          (_PAIR_LOGIN, _pw_loose, (("pairs",),)), (_LOGIN_AS, _pw_loose, (("pairs",),)),
+          (_PAIR_ADMIN, _pw_loose, (("pairs",),)), (_PAIR_SERVICE, _pw_shaped, (("pairs",),)),
+          (_USE_LOGIN, _pw_shaped, (("pairs",),)),
+          (_EN_NAMED_KEY, _random_key, (("key",),)), (_PIN_OF, _any, (("pin",),)),
+          (_INTL_PIN, _any, (("pin", "geheimzahl"),)))
+
+
+def _runnable(ctx: Ctx) -> tuple[dict[str, bool], tuple, tuple]:
+    """Which of the forms' words the whole text holds, and the forms that may run without and with
+    a leet name in the sentence: looked at once a text, not once a sentence (10,000 one-word
+    lines of "pw" took 3.3 s)."""
+    got = ctx.cache.get("pw_forms")
+    if got is None:
+        low = ctx.lower
+        have = {"named": any(w in low for w in _PW_NAMES), "set": any(v in low for v in _SET_VERBS),
+                "intl": any(w in low for w in _INTL_WORDS), "bare": any(w in low for w in _BARE_WORDS),
+                "pairs": " / " in ctx.text or any(w in low for w in _PAIR_WORDS),
+                **{w: w in low for w in ("use", "key", "pin", "geheimzahl", " to ", " as ", "recovery")}}
+        got = ctx.cache["pw_forms"] = (have, *(
+            tuple(f for f in _FORMS if all(any(with_leet[w] for w in one_of) for one_of in f[2]))
+            for with_leet in ({**have, "leet": False}, {**have, "leet": True})))
+    return got
+
+
 def _phrase(node, ctx: Ctx):
     leet = _LEET_NAME.search(ctx.text, node.start, node.end) is not None
-    # "pass" selects the rule in "passed" too: the other languages' pattern runs only where one of its words is
-    intl = ctx.cache.get("intl_pw")
-    if intl is None:
-        intl = ctx.cache["intl_pw"] = (any(w in ctx.lower for w in _INTL_WORDS),
-                                       any(w in ctx.lower for w in _BARE_WORDS))
-    # "pass" selects the rule in "passed" and "passion" too: the English forms run only where one
-    # of their names is (their verbs and "use" too, for the two forms that need them). Each a
-    # look at the whole text: taken once a text, not once a sentence (10,000 one-word lines of
-    # "pw" took 3.3 s).
-    words_in = ctx.cache.get("pw_words")
-    if words_in is None:
-        low = ctx.lower
-        words_in = ctx.cache["pw_words"] = {
-            "named": any(w in low for w in _PW_NAMES), "set": any(v in low for v in _SET_VERBS),
-            "pairs": " / " in ctx.text or any(w in low for w in _PAIR_WORDS),
-            **{w: w in low for w in ("use", "key", "pin", "geheimzahl", " to ", " as ", "recovery")}}
-    named, pairs, has = leet or words_in["named"], words_in["pairs"], words_in.get
-    for rx, ok in ((_EN_PW, _strong_value), (_EN_PW_QUOTED, _passphrase), (_EN_PW_BARE, _bare_value),
-                   (_EN_PW_SET, _strong_value), (_EN_PW_USE, _strong_value), (_EN_PW_WORDS, _dictionary_phrase),
-                   (_ZH_PW, _passwordish), (_INTL_PW, _strong_value), (_INTL_BARE, _bare_value),
-                   (_CJK_PW_DIGITS, _cjk_digits), (_EN_TOKEN, secretish), (_EN_TOKEN_BARE, secretish),
-                   (_RECOVERY_DIGITS, _any),
-                   (_PAIR_LOGIN, _pw_loose), (_LOGIN_AS, _pw_loose), (_PAIR_ADMIN, _pw_loose),
-                   (_PAIR_SERVICE, _pw_shaped), (_USE_LOGIN, _pw_shaped),
-                   (_EN_NAMED_KEY, _random_key), (_PIN_OF, _any), (_INTL_PIN, _any)):
-        if rx is _INTL_PW and not intl[0] or rx in (_INTL_BARE, _CJK_PW_DIGITS) and not intl[1] or rx in _PAIR_FORMS and not pairs or rx in _EN_FORMS and not named \
-                or rx is _EN_PW_SET and not has("set") or rx is _EN_PW_USE and not has("use") \
-                or rx is _EN_NAMED_KEY and not has("key") or rx is _PIN_OF and not has("pin") \
-                or rx is _INTL_PIN and not has("pin") and not has("geheimzahl") \
-                or rx is _RECOVERY_DIGITS and not has("recovery"):
-            continue
+    have, plain, leeted = _runnable(ctx)
+    for rx, ok, _ in leeted if leet else plain:
         read = ctx.text.translate(_LEET) if leet and rx in _EN_FORMS else ctx.text
         # "Use Hunter2! as the VPN password": the value's "!" ends a sentence before the name;
         # a use-form starting in this sentence is read on to the end of its block
@@ -520,7 +522,7 @@ def _phrase(node, ctx: Ctx):
             if e > s and ok(ctx.text[s:e]) and not (rx in _EN_FORMS and _postal_pin(ctx.text, m, ctx.text[s:e])) \
                     and not _other_sense(ctx, node, rx, m, ctx.text[s:e]):
                 yield s, e
-    if has(" to ") or has(" as "):  # a setting named as code names it: the name says how to read the value
+    if have[" to "] or have[" as "]:  # a setting named as code names it: the name says how to read the value
         yield from _named_settings(node, ctx)
 
 
