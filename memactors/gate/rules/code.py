@@ -468,3 +468,64 @@ _shell_rule("code.sql_destructive", re.compile(
     # "truncate users;": TRUNCATE's TABLE is optional, but in lower case with no TABLE it is a
     # statement only in code ("We should truncate logs; the disk is full." is a sentence)
     code_only=re.compile(r"\btruncate\s+[\w.\"`\[\]]+\s*;", re.I))
+# A shared branch's history overwritten or deleted on the remote: git push forced (--force, -f
+# among short flags, a "+" refspec) onto main, master, trunk, develop, a production, release or
+# stable branch, or onto every branch (--all, --mirror: the remote made this clone's copy), and
+# such a branch deleted (--delete, ":main"). What a forced push to one's own topic branch does
+# ("git push -f origin feature-x") is routine, as is a bare "git push -f" (the branch is
+# whatever is checked out); --force-with-lease and --force-if-includes check the remote first.
+# (git's own options before "push": a few, taken possessively; "git -C -C -C ..." unbounded read
+# each "git" to the text's end, 1.9 s for 32,000 characters)
+_GIT_PUSH = re.compile(r"\bgit\s+(?:(?:-[Cc]|--git-dir|--work-tree)[=\s]\s*\S+\s+|--?[\w-]+\s+){0,6}+push\b([^\n;&|]*)")
+_SHARED_BRANCH = re.compile(r"(?:refs/heads/)?(?:main|master|trunk|develop|development|dev|prod|production|"
+                            r"release(?:s)?(?:[/_.-][\w./-]+)?|stable|live|gh-pages)", re.I)
+_PUSH_ARG_FLAGS = frozenset(("-o", "--push-option", "--repo", "--receive-pack", "--exec"))  # each takes the next word
+
+
+def _push_overwrites(args: str) -> bool:
+    """Whether ``git push``'s arguments force or delete a shared branch (or every branch)."""
+    words = args.split()
+    forced = deleting = everything = False
+    refspecs, positional, skip = [], 0, False
+    for w in words:
+        if skip:
+            skip = False
+        elif w in _PUSH_ARG_FLAGS:
+            skip = True
+        elif w == "--force":
+            forced = True
+        elif w in ("--delete", "-d"):
+            deleting = True
+        elif w in ("--all", "--branches"):
+            everything = True
+        elif w == "--mirror":
+            return True
+        elif w.startswith("--"):
+            continue  # --force-with-lease, --tags, --set-upstream, --repo=...
+        elif w.startswith("-") and len(w) > 1:
+            forced = forced or ("f" in w[1:] and w[1:].isalpha())
+            deleting = deleting or ("d" in w[1:] and w[1:].isalpha())
+        else:
+            positional += 1
+            if positional > 1:  # the first is the remote
+                refspecs.append(w.strip("\"'`").rstrip(".,;)"))  # a sentence's full stop is not the branch's
+    if everything and forced:
+        return True
+    for spec in refspecs:
+        plus = spec.startswith("+")
+        src, colon, dst = spec.lstrip("+").partition(":")
+        if _SHARED_BRANCH.fullmatch(dst if colon else src) and (forced or plus or deleting or (colon and not src)):
+            return True
+    return False
+
+
+def _git_push(node, ctx: Ctx):
+    spans = (m.span() for m in _GIT_PUSH.finditer(ctx.text, node.start, node.end) if _push_overwrites(m.group(1)))
+    yield from _scoped(node, ctx, False, spans)
+
+
+register(Rule(id="code.git_history_overwrite", category=CAT_CODE, sensitivity="", placeholder=None, risk=0.5,
+              binds=(CODE, BLOCK), find=_git_push, triggers=("git ",),
+              reason="a forced push or a delete of a shared branch (git push --force origin main, --mirror, :main)",
+              origin="git-push(1) on --force, --mirror and --delete; GitHub and GitLab protected-branch defaults "
+                     "(no force pushes, no deletion)"))

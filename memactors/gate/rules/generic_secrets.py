@@ -409,6 +409,21 @@ def _pw_loose(v: str) -> bool:
     return _pw_shaped(v, loose=True)
 
 
+# After "log in as <account> with": what it logs in with, by its place. A word with digits is a
+# password there too ("toor123", "admin2024"); a way of logging in is not ("with OAuth2",
+# "with YubiKey5", "with SSO", "with token2": a name, not its value).
+_HOW_LOGIN = re.compile(r"(?:oauth|openid|oidc|fido|u2f|saml|webauthn|yubikey|kerberos|krb|ldap|[12]fa|mfa|totp|otp|"
+                        r"ssh|sso|windows|win|azure|entra|okta|passkey|key|token|card|smartcard|cert|ntlm|radius)"
+                        r"(?:[-_.]?(?:keys?|auth|login|app))?[-_.]?v?\d{0,4}", re.I)
+
+
+def _pw_as(v: str) -> bool:
+    if _HOW_LOGIN.fullmatch(v):
+        return False
+    return _pw_loose(v) or (6 <= len(v) <= 64 and v.isalnum() and v.isascii() and not v.isdigit()
+                            and any(c.isdigit() for c in v) and not placeholder_value(v) and not _ALGO.fullmatch(v))
+
+
 _PAIR_FORMS = (_PAIR_LOGIN, _LOGIN_AS, _PAIR_ADMIN, _PAIR_SERVICE, _USE_LOGIN)
 _PAIR_WORDS = ("login", "log in", "log-in", "logon", "log on", "sign", "cred", "root", "admin", "superuser", "postgres",
                "unlock")  # a word of the pair forms (lower case); the service form needs " / "
@@ -481,7 +496,7 @@ _FORMS = ((_EN_PW, _strong_value, (_NAMED,)), (_EN_PW_QUOTED, _passphrase, (_NAM
           (_ZH_PW, _passwordish, ()), (_INTL_PW, _strong_value, (("intl",),)), (_INTL_BARE, _bare_value, (("bare",),)),
           (_CJK_PW_DIGITS, _cjk_digits, (("bare",),)), (_EN_TOKEN, secretish, ()), (_EN_TOKEN_BARE, secretish, ()),
           (_RECOVERY_DIGITS, _any, (("recovery",),)),
-          (_PAIR_LOGIN, _pw_loose, (("pairs",),)), (_LOGIN_AS, _pw_loose, (("pairs",),)),
+          (_PAIR_LOGIN, _pw_loose, (("pairs",),)), (_LOGIN_AS, _pw_as, (("pairs",),)),
           (_PAIR_ADMIN, _pw_loose, (("pairs",),)), (_PAIR_SERVICE, _pw_shaped, (("pairs",),)),
           (_USE_LOGIN, _pw_shaped, (("pairs",),)),
           (_EN_NAMED_KEY, _random_key, (("key",),)), (_PIN_OF, _any, (("pin",),)),

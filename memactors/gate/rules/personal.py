@@ -1,6 +1,7 @@
 """Personal data known by the words around it rather than by a checksum alone: bank account
 numbers (with US routing numbers, UK sort codes, Australian BSBs), dates of birth, home
-addresses and a home's coordinates, driving licence and health record or insurance numbers. A
+addresses and a home's coordinates, driving licence and health record or insurance numbers, a
+car's VIN and number plate. A
 bare number, date or street is not personal; the same one after "account number" at a bank,
 "date of birth" or "I live at" is. Each rule reads what a reader reads the value after
 (``lead``: its line, a label above it, its table column's header), so "the meeting is at 10
@@ -359,4 +360,80 @@ register(Rule(
     reason="a home's latitude and longitude (three decimals or more) said of a home",
     origin="GDPR Art. 4(1) location data; CCPA 1798.140(v)(1)(G) precise geolocation; the street-address rule's "
            "home words",
+))
+
+# -- a vehicle: its VIN and its number plate ----------------------------------------------------
+
+# A vehicle identification number (ISO 3779): 17 letters and digits, never I, O or Q. After its
+# name ("VIN: ...", "chassis number ...") any such run is one (Europe's carry no check digit); on
+# its own only a North American one, whose 9th character checks the rest (49 CFR 565.15) and
+# whose last four are digits ("1HGCM82633A004352"), so a 17-character id or hash is not taken.
+# (python-stdnum, our checksum library, has no VIN module: the weights are the regulation's.)
+_VIN = r"[A-HJ-NPR-Za-hj-npr-z0-9]{17}"
+_VIN_NAMED = re.compile(r"(?:\bVIN\b|vehicle[ \t]+identification[ \t]+(?:number|no\b)|chassis[ \t\-]*(?:number|no\b)"
+                        r"|fahrgestellnummer|numéro de série du véhicule|numero de bastidor|车架号|車台番号)"
+                        r"\.?[ \t]*(?:#|number|no\.?)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=#\-]*(" + _VIN + r")(?![A-Za-z0-9])", re.I)
+_VIN_BARE = re.compile(r"(?<![A-Za-z0-9_\-])([A-HJ-NPR-Z0-9]{13}[0-9]{4})(?![A-Za-z0-9_\-])")
+_VIN_VALUES = dict(zip("ABCDEFGHJKLMNPRSTUVWXYZ", (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9)))
+_VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
+
+
+def _vin_checks(v: str) -> bool:
+    total = sum(w * (int(c) if c.isdigit() else _VIN_VALUES[c]) for c, w in zip(v, _VIN_WEIGHTS))
+    return v[8] == "0123456789X"[total % 11]
+
+
+def _vin(node, ctx: Ctx):
+    named = set()
+    for m in _VIN_NAMED.finditer(ctx.text, node.start, node.end):
+        v = m.group(1)
+        if any(c.isdigit() for c in v) and any(c.isalpha() for c in v):
+            named.add(m.start(1))
+            yield m.span(1)
+    for m in _VIN_BARE.finditer(ctx.text, node.start, node.end):
+        if m.start(1) not in named and any(c.isalpha() for c in m.group(1)) and _vin_checks(m.group(1)):
+            yield m.span(1)
+
+
+register(Rule(
+    id="pii.vehicle_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[VIN]", risk=0.6,
+    binds=(DOC,), find=_vin, trigger=found(r"[A-HJ-NPR-Za-hj-npr-z0-9]{13}[0-9]{4}", ascii=True),
+    reason="a vehicle identification number (17 characters) after its name, or one whose check digit holds",
+    origin="ISO 3779 and 49 CFR 565.15 (the check digit); GDPR recital 30 / EDPB guidance treating a VIN as "
+           "personal data",
+))
+
+# A number plate after its name ("licence plate 7ABC123", "my plate number is AB12 CDE",
+# "Kennzeichen: B-MW 1234"): one to three groups of letters and digits, with a digit. "plate"
+# alone is a dish or a figure ("Plate 12A"); a company's "registration number" is no car's.
+_PLATE = re.compile(
+    r"(?:licen[cs]e[ \t\-]*plate|number[ \t\-]*plate|registration[ \t\-]*plate|reg\.?[ \t]+plate|plate[ \t]+number"
+    r"|(?:car|vehicle|truck|van|motorbike|motorcycle)(?:['’]s)?[ \t]+(?:registration|reg\.?|plate|plates|tag)"
+    r"|(?:my|our|his|her|their|your)[ \t]+(?:car[ \t]+)?plates?|(?:kfz-|auto)?kennzeichen|nummernschild"
+    r"|plaque d['’]immatriculation|车牌号?|車牌|ナンバープレート|번호판)"
+    r"[ \t]*(?:#|number|no\.?|nr\.?)?[ \t]*(?:(?:is|was|reads?|says?)\b|号码|是)?[\s\"'`:：=#\-]*"
+    # the groups after the first as a plate writes them, capitals or digits: a word ("12 was", "CDE
+    # and") is the sentence going on
+    r"((?:[\u4e00-\u9fff][ ·]?)?(?=[A-Za-z0-9 \-·]{0,14}[0-9])[A-Za-z0-9]{1,8}"
+    r"(?:[ \-·](?-i:[A-Z0-9]{2,4}|[a-z]{0,2}[0-9][a-z0-9]{0,2}))*)(?![A-Za-z0-9])", re.I)
+
+
+def _plate(node, ctx: Ctx):
+    for m in _PLATE.finditer(ctx.text, node.start, node.end):
+        s, v = m.start(1), m.group(1)
+        n = sum(c.isalnum() for c in v)
+        digits = sum(c.isdigit() for c in v)
+        if 4 <= n <= 10 and digits and not (digits == n and n < 5) \
+                and not _DATE_SHAPE.fullmatch(v) and (not any(c.islower() for c in v) or v.islower()):
+            yield s, s + len(v)
+
+
+register(Rule(
+    id="pii.vehicle_plate", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PLATE]", risk=0.5,
+    binds=(DOC,), find=_plate, guard=found(r"[0-9]", ascii=True),
+    itriggers=("plate", "kennzeichen", "nummernschild", "车牌", "車牌", "ナンバープレート",
+               "번호판", "car reg", "vehicle reg", "truck reg", "van reg", "car's reg", "car tag", "vehicle tag"),
+    reason="a vehicle's number plate (4-10 letters and digits, a digit among them) right after its name",
+    origin="GDPR recital 30 and national DPAs on licence plates as personal data; ALPR data under CCPA; "
+           "the context approach of the driving-licence rule",
 ))
