@@ -186,13 +186,15 @@ def test_a_value_in_a_facts_object_is_read_after_its_text(tmp_path):
                 ("card on file", "cc", "4111111111111111", "redacted", "[BANK_CARD]"),
                 ("Alice's social security number", "id", "536221234", "redacted", "[SSN]"),
                 ("Alice's IBAN", "bank", "de89370400440532013000", "redacted", "[IBAN]"),
+                ("Alice's car", "license_plate", "7ABC123", "redacted", "[PLATE]"),
+                ("Alice's car", "vin", "WVWZZZ1JZXW000001", "redacted", "[VIN]"),
                 ("Alice's home wifi password", "wifi", "Sunshine2024!", "blocked", None)):
             r = rt.write(S, text, actor="ag", subject="alice", predicate=pred, object=obj, source="agent_inferred")
             assert r.decision == decision, (text, r.decision)
             if kept:
                 assert rt.history(r.memory_id, actor="ag")["versions"][0]["object"] == kept
         for text, pred, obj in (("Alice's favourite number", "number", "42"), ("Bob's order", "order", "4111111111111112"),
-                                ("Alice lives in", "city", "Paris")):
+                                ("Alice lives in", "city", "Paris"), ("Alice's car", "model", "Golf 7")):
             r = rt.write(S, text, actor="ag", subject="bob", predicate=pred, object=obj, source="agent_inferred")
             assert r.decision == "accepted", (text, r.decision)
             assert rt.history(r.memory_id, actor="ag")["versions"][0]["object"] == obj

@@ -13,7 +13,7 @@ import re
 from datetime import date
 
 from ..tree import DOC
-from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, regex_find, register, window
+from .base import CONFIDENTIAL, PII, Ctx, Rule, found, has_token, lead, regex_find, register, window
 
 # -- bank accounts ----------------------------------------------------------------------------
 
@@ -369,11 +369,10 @@ register(Rule(
 # its own only a North American one, whose 9th character checks the rest (49 CFR 565.15) and
 # whose last four are digits ("1HGCM82633A004352"), so a 17-character id or hash is not taken.
 # (python-stdnum, our checksum library, has no VIN module: the weights are the regulation's.)
-_VIN = r"[A-HJ-NPR-Za-hj-npr-z0-9]{17}"
-_VIN_NAMED = re.compile(r"(?:\bVIN\b|vehicle[ \t]+identification[ \t]+(?:number|no\b)|chassis[ \t\-]*(?:number|no\b)"
-                        r"|fahrgestellnummer|numéro de série du véhicule|numero de bastidor|车架号|車台番号)"
-                        r"\.?[ \t]*(?:#|number|no\.?)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=#\-]*(" + _VIN + r")(?![A-Za-z0-9])", re.I)
-_VIN_BARE = re.compile(r"(?<![A-Za-z0-9_\-])([A-HJ-NPR-Z0-9]{13}[0-9]{4})(?![A-Za-z0-9_\-])")
+_VIN_RUN = re.compile(r"(?<![A-Za-z0-9])[A-HJ-NPR-Za-hj-npr-z0-9]{17}(?![A-Za-z0-9])")
+_VIN_NAME = re.compile(r"(?:\bVIN|vehicle[ \t_]+identification[ \t_]+(?:number|no\b)|chassis[ \t_\-]*(?:number|no\b)"
+                       r"|fahrgestellnummer|numéro de série du véhicule|numero de bastidor|车架号|車台番号)"
+                       r"\.?[ \t_]*(?:#|number|no\.?)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=#\-]*$", re.I)
 _VIN_VALUES = dict(zip("ABCDEFGHJKLMNPRSTUVWXYZ", (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9)))
 _VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
 
@@ -384,20 +383,21 @@ def _vin_checks(v: str) -> bool:
 
 
 def _vin(node, ctx: Ctx):
-    named = set()
-    for m in _VIN_NAMED.finditer(ctx.text, node.start, node.end):
-        v = m.group(1)
-        if any(c.isdigit() for c in v) and any(c.isalpha() for c in v):
-            named.add(m.start(1))
-            yield m.span(1)
-    for m in _VIN_BARE.finditer(ctx.text, node.start, node.end):
-        if m.start(1) not in named and any(c.isalpha() for c in m.group(1)) and _vin_checks(m.group(1)):
-            yield m.span(1)
+    text = ctx.text
+    for m in _VIN_RUN.finditer(text, node.start, node.end):
+        v = m.group()
+        if v.isalpha() or v.isdigit():
+            continue
+        if _VIN_NAME.search(text, max(node.start, m.start() - 50), m.start()) is not None:
+            yield m.span()
+        elif v.isupper() and v[13:].isdigit() and text[m.start() - 1:m.start()] not in ("_", "-") \
+                and text[m.end():m.end() + 1] not in ("_", "-") and _vin_checks(v):
+            yield m.span()
 
 
 register(Rule(
     id="pii.vehicle_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[VIN]", risk=0.6,
-    binds=(DOC,), find=_vin, trigger=found(r"[A-HJ-NPR-Za-hj-npr-z0-9]{13}[0-9]{4}", ascii=True),
+    binds=(DOC,), find=_vin, guard=has_token,  # a VIN is a run of 17 key characters: no trigger of its own to pay for
     reason="a vehicle identification number (17 characters) after its name, or one whose check digit holds",
     origin="ISO 3779 and 49 CFR 565.15 (the check digit); GDPR recital 30 / EDPB guidance treating a VIN as "
            "personal data",
@@ -407,14 +407,15 @@ register(Rule(
 # "Kennzeichen: B-MW 1234"): one to three groups of letters and digits, with a digit. "plate"
 # alone is a dish or a figure ("Plate 12A"); a company's "registration number" is no car's.
 _PLATE = re.compile(
-    r"(?:licen[cs]e[ \t\-]*plate|number[ \t\-]*plate|registration[ \t\-]*plate|reg\.?[ \t]+plate|plate[ \t]+number"
-    r"|(?:car|vehicle|truck|van|motorbike|motorcycle)(?:['’]s)?[ \t]+(?:registration|reg\.?|plate|plates|tag)"
+    r"(?:licen[cs]e[ \t_\-]*plate|number[ \t_\-]*plate|registration[ \t_\-]*plate|reg\.?[ \t_]+plate"
+    r"|plate[ \t_\-]*(?:number|no\b|nr\b)|\bplates?[\"']?(?=[ \t]*[:=])"  # "plate:" a label, "plate_number" a key
+    r"|(?:car|vehicle|truck|van|motorbike|motorcycle)(?:['’]s)?[ \t_]+(?:registration|reg\.?|plate|plates|tag)"
     r"|(?:my|our|his|her|their|your)[ \t]+(?:car[ \t]+)?plates?|(?:kfz-|auto)?kennzeichen|nummernschild"
     r"|plaque d['’]immatriculation|车牌号?|車牌|ナンバープレート|번호판)"
     r"[ \t]*(?:#|number|no\.?|nr\.?)?[ \t]*(?:(?:is|was|reads?|says?)\b|号码|是)?[\s\"'`:：=#\-]*"
     # the groups after the first as a plate writes them, capitals or digits: a word ("12 was", "CDE
     # and") is the sentence going on
-    r"((?:[\u4e00-\u9fff][ ·]?)?(?=[A-Za-z0-9 \-·]{0,14}[0-9])[A-Za-z0-9]{1,8}"
+    r"((?:[\u4e00-\u9fff][ ·]?)?(?=[A-Za-z0-9 \-·]{0,14}[0-9])[A-Za-z0-9]{1,10}"
     r"(?:[ \-·](?-i:[A-Z0-9]{2,4}|[a-z]{0,2}[0-9][a-z0-9]{0,2}))*)(?![A-Za-z0-9])", re.I)
 
 
@@ -430,7 +431,7 @@ def _plate(node, ctx: Ctx):
 
 register(Rule(
     id="pii.vehicle_plate", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PLATE]", risk=0.5,
-    binds=(DOC,), find=_plate, guard=found(r"[0-9]", ascii=True),
+    binds=(DOC,), find=_plate,
     itriggers=("plate", "kennzeichen", "nummernschild", "车牌", "車牌", "ナンバープレート",
                "번호판", "car reg", "vehicle reg", "truck reg", "van reg", "car's reg", "car tag", "vehicle tag"),
     reason="a vehicle's number plate (4-10 letters and digits, a digit among them) right after its name",
