@@ -388,10 +388,36 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"\bkill\s+-(?:9|15|KILL|SIGKILL|TERM|SIGTERM|s\s+(?:9|KILL|SIGKILL|TERM|SIGTERM))\s+-1(?=$|[\s;&|)])|\bkillall5\b"
     r"|\bcrontab\s+(?:-u\s+\S+\s+)?-[a-zA-Z]*r[a-zA-Z]*(?=$|[\s;&|)])"
     r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
-    r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?\.ssh/authorized_keys2?\b"),
-    ("kill", "crontab", "authorized_keys"),
-    "every process killed (kill -9 -1), every cron job removed (crontab -r), or a key appended to authorized_keys",
+    r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?\.ssh/authorized_keys2?\b"
+    # an account or a rule appended to the system's own tables: a user with uid 0, sudo for all
+    r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?/etc/(?:passwd|shadow|sudoers(?:\.d/[\w.-]+)?)\b"),
+    ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers"),
+    "every process killed (kill -9 -1), every cron job removed (crontab -r), or a key, an account or a sudo rule "
+    "appended (authorized_keys, /etc/passwd, /etc/sudoers)",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron); kill(1) on pid -1")
+# The system's defences turned off or its traces wiped: SELinux off, a firewall disabled or its
+# rules flushed, Defender's monitoring turned off or a path excluded from it, auditing stopped,
+# the shell's history cleared or unset, the system's own logs emptied (MITRE ATT&CK T1562 impair
+# defenses, T1070 indicator removal). An app's own log truncated, "iptables -L", "ufw enable",
+# "setenforce 1" and "history | grep" are not.
+_SEC_UNITS = r"(?:firewalld|ufw|iptables|nftables|apparmor|auditd|selinux|fail2ban|falcon-sensor|wazuh-agent|osqueryd)"
+_SYS_LOGS = r"/var/log/(?:auth\.log|secure|syslog|messages|wtmp|btmp|lastlog|kern\.log|audit/audit\.log)"
+_shell_rule("code.sh_impair_defenses", re.compile(
+    r"\bsetenforce\s+(?:0|permissive)\b|\bufw\s+(?:--force\s+)?disable\b|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)(?=$|[\s;&|)])"
+    r"|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?" + _SEC_UNITS + r"(?:\.service)?\b"
+    r"|\bnetsh\s+advfirewall\s+set\s+\w+\s+state\s+off\b"
+    r"|(?i:\bset-mppreference\b[^\n]{0,80}?-disable\w+\s+(?:\$true|1)\b|\badd-mppreference\b[^\n]{0,40}?-exclusion(?:path|process)\b"
+    r"|\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\bclear-eventlog\b)"
+    r"|\bhistory\s+-c\b|\bunset\s+HISTFILE\b|\bexport\s+HISTFILE=/dev/null\b"
+    r"|\brm\s+(?:-\w+\s+)*[\"']?(?:~|\$HOME)/\.(?:bash|zsh)_history\b"
+    r"|(?:^|[\s;&|(])(?:>|:\s*>|cat\s+/dev/null\s*>|truncate\s+-s\s*0)\s*[\"']?" + _SYS_LOGS + r"\b"
+    r"|\b(?:shred|rm)\s+(?:-\w+\s+)*[\"']?" + _SYS_LOGS + r"\b", re.M),
+    ("setenforce", "ufw", "iptables", "systemctl", "netsh", "history", "HISTFILE", "_history", "/var/log/"),
+    "the system's defences turned off or its traces wiped (setenforce 0, ufw disable, iptables -F, Defender off, "
+    "history -c, system logs emptied)",
+    "MITRE ATT&CK T1562.001/.004 (disable tools, firewall), T1070.002/.003 (clear logs, command history); "
+    "Sigma rules for the same commands",
+    itriggers=("set-mppreference", "add-mppreference", "wevtutil", "clear-eventlog"))
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"

@@ -642,6 +642,10 @@ register(Rule(
 # An entry starts a line and names the login ("the machine learning password reset" is prose).
 _NETRC = re.compile(r"^[ \t]*(?:machine[ \t]+\S+|default)\s+login\s+\S+(?:\s+account\s+\S+)?\s+password\s+(\S+)", re.M)
 _XML = re.compile(r"<((?:[\w.\-]+:)?([\w.\-]+))(?:\s[^<>]*)?>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<\s][^<]*?))\s*</\1\s*>")
+# A .pgpass line, host:port:database:user:password ("*" for any of the first four, "\:" a colon
+# inside one): a host with a letter, a dot or "*", a port, a user with a letter ("2024:01:15:10:30" is a time).
+_PGPASS = re.compile(r"^[ \t]*(?=[^:\n]*[A-Za-z.*])[\w.\-*\[\]]+:(?:\d{1,5}|\*):(?:[^:\n\\]|\\.)+:"
+                     r"(?=(?:[^:\n\\]|\\.)*[A-Za-z*])(?:[^:\n\\]|\\.)+:((?:[^:\s\\]|\\.)+)[ \t]*$", re.M)
 
 
 # A secret's name and its value as two members of one entry: a Kubernetes env entry ("- name:
@@ -664,9 +668,10 @@ def _named(tier: int, v: str) -> bool:
 
 
 def _config_file(node, ctx: Ctx):
-    for m in _NETRC.finditer(ctx.text, node.start, node.end):
-        if _passwordish(m.group(1)):
-            yield m.span(1)
+    for rx in (_NETRC, _PGPASS):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            if _passwordish(m.group(1)):
+                yield m.span(1)
     for rx in (_NAME_VALUE, _SET_VAR):
         for m in rx.finditer(ctx.text, node.start, node.end):
             g = next(i for i in (2, 3, 4) if m.group(i) is not None)
@@ -685,11 +690,12 @@ register(Rule(
     id="secret.config_file", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(DOC,), find=_config_file,
     itriggers=("password>", "passwd>", "pwd>", "pass>", "secret>", "token>", "key>", "credentials>"),
-    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s|(?i:\bvalue)[\"']?\s*[:=]|(?:^|\n)[ \t]*(?:set[ \t]+-|setenv[ \t]|setx[ \t])",
-                  ascii=True),
-    reason="a password in a .netrc entry, an XML element named like a secret, a name/value pair or a shell's set",
-    origin="the .netrc format (inetutils ftp, curl --netrc); gitleaks generic rules for XML config; Kubernetes env, "
-           ".NET appSettings, fish set -x, csh setenv",
+    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s|(?i:\bvalue)[\"']?\s*[:=]|(?:^|\n)[ \t]*(?:set[ \t]+-|setenv[ \t]|setx[ \t])"
+                  r"|:(?:\d+|\*):[^:\n]+:[^:\n]+:[^:\s]", ascii=True),
+    reason="a password in a .netrc entry or a .pgpass line, an XML element named like a secret, a name/value pair or a "
+           "shell's set",
+    origin="the .netrc format (inetutils ftp, curl --netrc); PostgreSQL's .pgpass; gitleaks generic rules for XML config; "
+           "Kubernetes env, .NET appSettings, fish set -x, csh setenv",
 ))
 
 # A wallet's BIP-39 recovery phrase: 12 to 24 words after a seed or recovery phrase word and a

@@ -1,5 +1,6 @@
 """Secrets with a shape of their own: provider keys by documented prefix, JWTs, private-key
-blocks, credentials in URLs and in Authorization headers. All restricted (blocked by default).
+blocks, credentials in URLs and in Authorization headers: restricted (blocked by default); a
+password's stored hash: confidential (redacted).
 Secrets known only by their name or their randomness are in ``generic_secrets``.
 
 Patterns follow the gitleaks default config and detect-secrets' plugins (named in each rule's
@@ -15,7 +16,7 @@ import re
 
 from ..disguise import base64_text
 from ..tree import DOC
-from .base import RESTRICTED, SECRET, Ctx, Rule, found, has_token, regex_find, register, tokenish
+from .base import CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, found, has_token, regex_find, register, tokenish
 
 _B = r"(?<![A-Za-z0-9])"  # not inside a longer word; "x-", "prod_" before a key do not hide it
 _E = r"(?![A-Za-z0-9])"
@@ -324,3 +325,25 @@ register(Rule(id="secret.hex_private_key", category=SECRET, sensitivity=RESTRICT
               reason="64 hex digits named as a private, secret, signing or wallet key",
               origin="Ethereum's raw private key export (MetaMask 'export private key', geth); gitleaks' "
                      "generic rules key the same hex by its name"))
+
+
+# A password's hash as a system stores it: crypt(3)'s "$id$salt$hash" (MD5-crypt $1$, Apache's
+# $apr1$, SHA-crypt $5$/$6$ with or without rounds=, yescrypt $y$), bcrypt ($2b$12$ and 53
+# characters), Argon2's PHC string, Django's pbkdf2_sha256$... An /etc/shadow or .htpasswd line
+# carries one. Cracked offline, it is the password: redacted, as an unnamed generated value is.
+_PW_HASH = re.compile(
+    r"(?<![\w$])(?:\$(?:1|5|6|apr1|md5)\$(?:rounds=\d{3,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
+    r"|\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}"
+    r"|\$(?:y|gy|7)\$[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{43}"
+    r"|\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,}"
+    r"|(?<![\w])(?:pbkdf2_sha(?:1|256|512)|bcrypt_sha256|scrypt)\$\d+\$[A-Za-z0-9+/=.$]{8,}\$?[A-Za-z0-9+/=]{20,})"
+    r"(?![./A-Za-z0-9+=])")
+
+
+register(Rule(id="secret.password_hash", category=SECRET, sensitivity=CONFIDENTIAL, placeholder="[PASSWORD_HASH]",
+              risk=0.7, binds=(DOC,), find=regex_find(_PW_HASH),
+              triggers=("$1$", "$5$", "$6$", "$apr1$", "$md5$", "$2a$", "$2b$", "$2y$", "$2x$", "$2$", "$y$", "$gy$",
+                        "$7$", "$argon2", "pbkdf2_sha", "bcrypt_sha256$", "scrypt$"),
+              reason="a password's stored hash (crypt(3) $1$/$5$/$6$/$y$, bcrypt, Argon2, Django's pbkdf2)",
+              origin="crypt(5) and the PHC string format; passlib's hash identifiers; /etc/shadow and .htpasswd "
+                     "lines as hashcat's example hashes show them"))
