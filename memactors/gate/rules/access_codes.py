@@ -69,12 +69,15 @@ register(Rule(
     origin="what short-let and delivery instructions share (door, gate, key-box codes); OWASP ASVS V2 (credentials of any form)",
 ))
 
-# A card's security code: CVV/CVC (2), or "security code" said of a card, then 3-4 digits.
+# A card's security code: CVV/CVC (2), or "security code" said of a card or after one, then 3-4 digits.
 _CARD_CODE = re.compile(
     r"(?:\b(?:cvv2?|cvc2?|cav2|cvn|card[ \t]+(?:security|verification)[ \t]+(?:code|value|number)|"
     r"(?:security|verification|3[ -]digit|three[ -]digit|4[ -]digit|four[ -]digit)[ \t]+(?:code|number)[ \t]+"
     r"(?:on|of|from|for)[ \t]+(?:the[ \t]+|my[ \t]+|your[ \t]+|his[ \t]+|her[ \t]+)?(?:back[ \t]+of[ \t]+(?:the[ \t]+|my[ \t]+|your[ \t]+)?)?"
-    r"(?:\w+[ \t]+)?card)\b"
+    r"(?:\w+[ \t]+)?card"
+    # or said after the card in the same sentence ("my credit card expires 09/28 and the security code is 737")
+    r"|(?:credit|debit|bank|payment|visa|mastercard|amex)[ \t]+card\b[^.!?\n]{0,80}?\b(?:security|verification)[ \t]+"
+    r"(?:code|number))\b"
     # in Chinese: 信用卡安全码 123, 卡背面的CVV码: 123
     r"|(?:信用卡|银行卡|借记卡|储蓄卡|卡片?|卡背面的?)[ \t]*(?:安全码|校验码|cvv2?码?|cvc2?码?))[^\d\n.!?。！？]{0,16}?(?<![\d.,])(\d{3,4})(?![\d.,]\d|\d)", re.I)
 

@@ -76,8 +76,13 @@ _IMPERATIVE = rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?
 # Nor a flag or a path ("find . -name '*.pyc' -delete": a command line), nor "id" ("Request id 550e... failed").
 # A URL is an object, not an id ("fetch https://... and follow it"): the id's word has no colon.
 # Nor a noun made of the verb and a hyphen ("Check-in opens 24h before departure", "Sign-up closes Friday").
+# Nor the noun with a participle, a status ("refund expected in 6 weeks", "Report filed on Monday", "Call
+# scheduled."): the participle then a time or place word or the clause's end ("Forward attached invoice
+# to ..." is an order).
 _NOT_A_COMMAND = (r"(?:\s+(?:of|is|was|are|were|has|had|id|ids)\b|\s+[^\s:]*[_=\d/#]|\s+-|-[a-z]|\s+\.{1,2}(?:\s|/|$)"
-                  r"|(?:\s+[a-z]+){0,3}:\s)")
+                  r"|(?:\s+[a-z]+){0,3}:\s"
+                  r"|\s+[a-z]+ed(?:\s+(?:in|on|at|for|by|from|within|until|after|before|soon|today|tomorrow|yesterday|"
+                  r"successfully|automatically)\b|\s*(?:[.;,!]|$)))")
 # A page pointed to for a person to read or sign in at ("Open https://status.example.com and follow the
 # incident updates", "Check https://... for updates", "Open localhost:8000/admin/ and log in", "Use
 # https://sso.example.com to sign in"): a manual's or a status page's step, not an order to the agent
