@@ -390,7 +390,8 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
     r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?\.ssh/authorized_keys2?\b"
     # an account or a rule appended to the system's own tables: a user with uid 0, sudo for all
-    r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?/etc/(?:passwd|shadow|sudoers(?:\.d/[\w.-]+)?)\b"),
+    r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
+    r"/etc/(?:passwd|shadow|sudoers(?:\.d/[\w.-]+)?)\b"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), or a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers)",
@@ -403,10 +404,12 @@ _shell_rule("code.sh_system_takeover", re.compile(
 _SEC_UNITS = r"(?:firewalld|ufw|iptables|nftables|apparmor|auditd|selinux|fail2ban|falcon-sensor|wazuh-agent|osqueryd)"
 _SYS_LOGS = r"/var/log/(?:auth\.log|secure|syslog|messages|wtmp|btmp|lastlog|kern\.log|audit/audit\.log)"
 _shell_rule("code.sh_impair_defenses", re.compile(
-    r"\bsetenforce\s+(?:0|permissive)\b|\bufw\s+(?:--force\s+)?disable\b|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)(?=$|[\s;&|)])"
+    r"\bsetenforce\s+(?:0|permissive)\b|\bufw\s+(?:--force\s+)?disable\b"
+    r"|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)(?=$|[\s;&|)])"
     r"|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?" + _SEC_UNITS + r"(?:\.service)?\b"
     r"|\bnetsh\s+advfirewall\s+set\s+\w+\s+state\s+off\b"
-    r"|(?i:\bset-mppreference\b[^\n]{0,80}?-disable\w+\s+(?:\$true|1)\b|\badd-mppreference\b[^\n]{0,40}?-exclusion(?:path|process)\b"
+    r"|(?i:\bset-mppreference\b[^\n]{0,80}?-disable\w+\s+(?:\$true|1)\b"
+    r"|\badd-mppreference\b[^\n]{0,40}?-exclusion(?:path|process)\b"
     r"|\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\bclear-eventlog\b)"
     r"|\bhistory\s+-c\b|\bunset\s+HISTFILE\b|\bexport\s+HISTFILE=/dev/null\b"
     r"|\brm\s+(?:-\w+\s+)*[\"']?(?:~|\$HOME)/\.(?:bash|zsh)_history\b"

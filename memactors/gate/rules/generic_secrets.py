@@ -643,7 +643,8 @@ register(Rule(
 _NETRC = re.compile(r"^[ \t]*(?:machine[ \t]+\S+|default)\s+login\s+\S+(?:\s+account\s+\S+)?\s+password\s+(\S+)", re.M)
 _XML = re.compile(r"<((?:[\w.\-]+:)?([\w.\-]+))(?:\s[^<>]*)?>\s*(?:<!\[CDATA\[(.*?)\]\]>|([^<\s][^<]*?))\s*</\1\s*>")
 # A .pgpass line, host:port:database:user:password ("*" for any of the first four, "\:" a colon
-# inside one): a host with a letter, a dot or "*", a port, a user with a letter ("2024:01:15:10:30" is a time).
+# inside one): a host with a letter, a dot or "*", a port, a user with a letter ("2024:01:15:10:30"
+# is a time).
 _PGPASS = re.compile(r"^[ \t]*(?=[^:\n]*[A-Za-z.*])[\w.\-*\[\]]+:(?:\d{1,5}|\*):(?:[^:\n\\]|\\.)+:"
                      r"(?=(?:[^:\n\\]|\\.)*[A-Za-z*])(?:[^:\n\\]|\\.)+:((?:[^:\s\\]|\\.)+)[ \t]*$", re.M)
 
@@ -690,12 +691,13 @@ register(Rule(
     id="secret.config_file", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[PASSWORD]", risk=0.9,
     binds=(DOC,), find=_config_file,
     itriggers=("password>", "passwd>", "pwd>", "pass>", "secret>", "token>", "key>", "credentials>"),
-    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s|(?i:\bvalue)[\"']?\s*[:=]|(?:^|\n)[ \t]*(?:set[ \t]+-|setenv[ \t]|setx[ \t])"
-                  r"|:(?:\d+|\*):[^:\n]+:[^:\n]+:[^:\s]", ascii=True),
+    trigger=found(r"\b(?:machine\s+\S+|default)\s+login\s|(?i:\bvalue)[\"']?\s*[:=]"
+                  r"|(?:^|\n)[ \t]*(?:set[ \t]+-|setenv[ \t]|setx[ \t])"
+                  r"|:(?:\d+|\*):[^:\n]+:[^:\n]+:[^:\s]", ascii=True),  # the last: a .pgpass line
     reason="a password in a .netrc entry or a .pgpass line, an XML element named like a secret, a name/value pair or a "
            "shell's set",
-    origin="the .netrc format (inetutils ftp, curl --netrc); PostgreSQL's .pgpass; gitleaks generic rules for XML config; "
-           "Kubernetes env, .NET appSettings, fish set -x, csh setenv",
+    origin="the .netrc format (inetutils ftp, curl --netrc); PostgreSQL's .pgpass; gitleaks generic rules for XML "
+           "config; Kubernetes env, .NET appSettings, fish set -x, csh setenv",
 ))
 
 # A wallet's BIP-39 recovery phrase: 12 to 24 words after a seed or recovery phrase word and a

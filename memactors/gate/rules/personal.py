@@ -1,11 +1,10 @@
 """Personal data known by the words around it rather than by a checksum alone: bank account
 numbers (with US routing numbers, UK sort codes, Australian BSBs), dates of birth, home
 addresses and a home's coordinates, driving licence and health record or insurance numbers, a
-car's VIN and number plate. A
-bare number, date or street is not personal; the same one after "account number" at a bank,
-"date of birth" or "I live at" is. Each rule reads what a reader reads the value after
-(``lead``: its line, a label above it, its table column's header), so "the meeting is at 10
-Downing Street", "released on 2021-03-14" and "order 12345678" stay as written."""
+car's VIN and number plate. A bare number, date or street is not personal; the same one after
+"account number" at a bank, "date of birth" or "I live at" is. Each rule reads what a reader
+reads the value after (``lead``: its line, a label above it, its table column's header), so "the
+meeting is at 10 Downing Street", "released on 2021-03-14" and "order 12345678" stay as written."""
 
 from __future__ import annotations
 
@@ -373,7 +372,8 @@ _VIN_RUN = re.compile(r"(?<![A-Za-z0-9])[A-HJ-NPR-Za-hj-npr-z0-9]{17}(?![A-Za-z0
 _VIN_NAME = re.compile(r"(?:\bVIN|vehicle[ \t_]+identification[ \t_]+(?:number|no\b)|chassis[ \t_\-]*(?:number|no\b)"
                        r"|fahrgestellnummer|numéro de série du véhicule|numero de bastidor|车架号|車台番号)"
                        r"\.?[ \t_]*(?:#|number|no\.?)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=#\-]*$", re.I)
-_VIN_VALUES = dict(zip("ABCDEFGHJKLMNPRSTUVWXYZ", (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9)))
+_VIN_VALUES = dict(zip("ABCDEFGHJKLMNPRSTUVWXYZ",
+                       (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9)))  # letters' values
 _VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
 
 
