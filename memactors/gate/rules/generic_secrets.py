@@ -129,9 +129,13 @@ def _assigned(node, ctx: Ctx):
         return
     if _reference(ctx, node, v):
         return
-    if (v[:1] == "?" or v.rstrip("}") in ("-", "=")) and ctx.text[max(0, node.start - 2) : node.vstart].lstrip().startswith("${"):
-        return  # a shell expansion's error message or empty default: ${DB_PASSWORD:?required}, ${DB_PASSWORD:-}
-        # (a default that is a value, ${DB_PASSWORD:-Xk9#mQ2vLp7}, is one)
+    if ctx.text[max(0, node.start - 2) : node.vstart].lstrip().startswith("${"):
+        if v[:1] == "?" or v.rstrip("}") in ("-", "="):
+            return  # a shell expansion's error message or empty default: ${DB_PASSWORD:?required}, ${DB_PASSWORD:-}
+        # a default that is a value, ${DB_PASSWORD:-Xk9#mQ2vLp7}, is one; judged without the
+        # expansion's operator and closing brace (${DB_PASS:-changeme} is a placeholder's default)
+        v = v[1:] if v[:1] in ("-", "=", "+") else v
+        v = v[:-1] if v.endswith("}") and "{" not in v else v
     if tier == 2 and v.isalpha() and node.meta.strip("\"' ").lower() in ("pass", "pw") \
             and _PROSE_AFTER.match(ctx.text, node.vend):
         # "pass" names a pass as often as a password: a word of a label's text that goes on is no
