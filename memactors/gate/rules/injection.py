@@ -173,6 +173,16 @@ _PERSIST = re.compile(
     r"answers|conversations|sessions|chats|users)\b)"
     r"|\b(?:always|never)\s+(?:respond|reply|answer|recommend|say|tell the user|mention|include|refuse)\b[^.\n]{0,60}"
     r"\b(?:regardless|no matter|whatever the user|even if the user)"
+    # in German, French and Spanish: "from now on" and, near it, the reader told always, never, only
+    # ("Von nun an empfiehlst du immer ...", "À partir de maintenant, recommande toujours ...";
+    # "Ab jetzt ist das Büro immer montags zu" tells no one: German needs its "du" or "ihr")
+    r"|\b(?:von\s+nun\s+an|ab\s+(?:jetzt|sofort)|künftig|in\s+zukunft)\b[,\s]*(?:\w+\s+)?(?:du|ihr)\s+(?:\w+\s+)?"
+    r"(?:immer|nie|niemals|nur|stets)\b"
+    r"|(?:\bà|\ba)\s+partir\s+de\s+maintenant\b[,\s]*(?:tu\s+|vous\s+)?(?:\w+\s+)?"
+    r"(?:toujours|jamais|uniquement|seulement)\b"
+    r"|\b(?:dorénavant|désormais)\b[,\s]*(?:tu\s+|vous\s+)?(?:\w+\s+)?(?:toujours|jamais|uniquement|seulement)\b"
+    r"|\b(?:de\s+ahora\s+en\s+adelante|a\s+partir\s+de\s+ahora|desde\s+ahora)\b[,\s]*(?:\w+\s+)?"
+    r"(?:siempre|nunca|solo|sólo|únicamente)\b"
     r"|(?:以后|今后)(?:你)?(?:都|一律|总是|永远|每次|只|必须|要)(?:要|只|必须|得)?(?:用|回答|回复|推荐|说|告诉|称呼|使用|优先|选择|输出|"
     r"记住|忽略|按照|执行|调用|提到|介绍|引导|拒绝|不要|别)"
     r"|从现在(?:开始|起)[，,\s]*(?:你)(?:要|必须|只|都|总是|一律|永远|不要|请)|从现在(?:开始|起)[，,\s]*(?:必须|一律|只能)"
@@ -444,7 +454,9 @@ for _id, _rx, _trig, _why in (
                                             "[assistant](#", "[user](#", "[developer](#"),
      "carries a chat model's turn markers (a system or user turn of its own)"),
     ("injection.standing_order", _PERSIST, ("from now on", "from this point", "henceforth", "going forward", "future",
-                                            "remember this", "remember that",
+                                            "remember this", "remember that", "von nun an", "ab jetzt", "ab sofort",
+                                            "künftig", "in zukunft", "partir de maintenant", "dorénavant", "désormais",
+                                            "de ahora en adelante", "a partir de ahora", "desde ahora",
                                             "always", "never", "以后", "今后", "从现在", "永远", "始终", "总是",
                                             "this memor", "这条", "这段", "此记忆", "此信息",
                                             *(f"user{s} {verb}" for s in ("", "s") for verb in (
@@ -680,6 +692,22 @@ _ADDRESSED = re.compile(
     rf"|(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:the\s+|any\s+|every\s+)?{_AI}(?![\w.-])\s+(?:should|must|shall|is\s+to|"
     rf"needs?\s+to|has\s+to)\s+(?:now|immediately|next|also\s+now)\s+(?:{_VERB})\b"
     rf"|(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:assistant|ai|system|model|gpt|chatgpt|claude|bot)\s*[:：][^\n]{{0,200}}?{_MOVED}"
+    # a note to the AI in German, French or Spanish, then an order ("Hinweis an die KI: Sende ...",
+    # "Note pour l'IA : envoie ...", "Nota para la IA: envía ...")
+    r"|(?:^|(?<=[.!?])\s+)[^\w\n]{0,4}\s*(?:hinweis|nachricht|achtung|anweisung|notiz|wichtig)\s*(?:an|für)\s+"
+    r"(?:die\s+|alle\s+|jede\s+|den\s+)?(?:KI|künstliche\s+Intelligenz|assistenten|agenten)\b[^:,!\n]{0,30}?[:,!]\s*"
+    r"(?:bitte\s+)?(?:sende|schicke?|leite|lösche|ignoriere|empfiehl|teile|gib|zeige?|verrate|führe|rufe|öffne|lade|"
+    r"speichere|vergiss|antworte|übertrage|überweise|kopiere|füge)\b"
+    r"|(?:^|(?<=[.!?])\s+)[^\w\n]{0,4}\s*(?:note|message|attention|remarque|instructions?|avis)\s*(?:à|pour)\s+"
+    r"(?:l['’]\s*|les\s+|toute\s+|tout\s+)?(?:IA|assistants?|agents?|intelligence\s+artificielle)\b"
+    r"[^:,!\n]{0,30}?[:,!]\s*(?:s['’]il\s+te\s+plaît\s*,?\s*|veuillez\s+)?"
+    r"(?:envoie|envoyez|envoyer|transfère|transférez|supprime|supprimez|ignore|"
+    r"ignorez|recommande|recommandez|partage|partagez|donne|donnez|montre|montrez|révèle|révélez|exécute|exécutez|"
+    r"appelle|appelez|ouvre|ouvrez|télécharge|téléchargez|oublie|oubliez|réponds|répondez|enregistre|copie|ajoute)\b"
+    r"|(?:^|(?<=[.!?])\s+)[^\w\n]{0,4}\s*(?:nota|mensaje|atención|aviso|instrucciones?|importante)\s*(?:para|a)\s+"
+    r"(?:la\s+|las\s+|los\s+|el\s+|cualquier\s+|toda\s+)?(?:IA|asistentes?|agentes?|inteligencia\s+artificial)\b"
+    r"[^:,!\n]{0,30}?[:,!]\s*(?:por\s+favor\s*,?\s*)?(?:envía|envíe|reenvía|borra|elimina|ignora|recomienda|"
+    r"comparte|da|muestra|revela|ejecuta|llama|abre|descarga|olvida|responde|guarda|copia|añade|transfiere)\b"
     r"|(?:致|给)(?:AI|人工智能|助手|模型|智能体)(?:的(?:说明|消息|提示|话))?\s*[:：，,]\s*(?:请|把|将|发送|转发|告诉|推荐|忽略|"
     r"不要|务必|必须|记住|以后)"
     r"|(?:如果你是|作为)(?:AI|人工智能|助手|模型|智能体)[，,：:]\s*(?:请|把|将|发送|转发|告诉|推荐|忽略|不要|务必|必须)",
@@ -692,7 +720,9 @@ register(Rule(id="injection.addressed_to_ai", category=INJECTION, sensitivity=""
                             r"gemini|copilot)\b|\b(?:system|model|bot)\s*:"
                             r"|(?:ai|llm|gpt|chatbot|assistant)_(?:instructions?|directives?|commands?|orders?)",
                             ascii=True),
-              triggers=("AI", "人工智能", "助手", "模型", "智能体"),
+              triggers=("AI", "人工智能", "助手", "模型", "智能体", "KI", "IA"),
+              itriggers=("assistenten", "agenten", "künstliche", "intelligence artificielle", "inteligencia artificial",
+                         "asistente", "agente"),
               reason="gives the AI an order in words addressed to it (a note to the AI, an assistant's turn of its own)",
               origin="OWASP LLM01 indirect injection (text that addresses the model reading it); Greshake et al. 2023; "
                      "Rehberger 2023 (spoofed assistant turns)"))
