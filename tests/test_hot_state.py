@@ -139,8 +139,13 @@ def _brute(st: ScopeState, base: list, extra: list, v, threshold: float, similar
     # the k closest live ones
     near = sorted((m for m in cos if cos[m] >= similar_cos), key=lambda m: -cos[m])
     # and those tied with the k-th (as equal, within float32's rounding)
-    near = [m for i, m in enumerate(near) if i < k or cos[m] >= cos[near[k - 1]] - TIE][: 4 * k]
-    return found, near
+    cut = cos[near[k - 1]] - TIE if len(near) >= k else None
+    near = [m for i, m in enumerate(near) if i < k or cos[m] >= cut][: 4 * k]
+    # a cosine on the tie's edge itself may fall either side: the lookups sum the same float32
+    # products in another order (a matrix product), ~1e-7 apart (seed 32 of the test below: two
+    # cosines 9.96e-6 apart, tied by one sum and not by the other)
+    edge = set() if cut is None else {m for m in cos if abs(cos[m] - cut) < 1e-6}
+    return found, near, edge
 
 
 @settings(max_examples=60, deadline=None)
@@ -173,10 +178,10 @@ def _lookups_match_a_scan_in_order(seed, n_old, n_new):
     for j in range(n_new):
         v = vecs[n_old + j]
         probe = probes[j]
-        want_found, want_near = _brute(stt, base, extra, probe, 0.97, 0.5)
+        want_found, want_near, edge = _brute(stt, base, extra, probe, 0.97, 0.5)
         got_near = near.similar(probe)
         assert near.find(probe) == want_found
-        assert set(got_near[: len(want_near)]) == set(want_near) and len(got_near) == len(want_near)
+        assert len(got_near) == len(set(got_near)) and set(got_near) ^ set(want_near) <= edge, (got_near, want_near)
         stt.put(rec(f"n{j}"), v)
         near.add(f"n{j}", v)
         extra.append((f"n{j}", v))
@@ -306,7 +311,7 @@ def test_a_screened_lookup_finds_what_the_whole_product_finds(seed, n_old, n_dea
         noise /= np.linalg.norm(noise)
         c = (1.0, 0.97, 0.951, 0.9499, 0.95, 0.9501, 0.94, 0.5, 0.0)[j % 9]  # the probe's cosine with its source
         probe = (c * src + np.sqrt(max(0.0, 1 - c * c)) * noise).astype(np.float32)
-        want, _ = _brute(stt, base, [], probe, 0.95, 2.0)
+        want, _, _ = _brute(stt, base, [], probe, 0.95, 2.0)
         assert near.find(probe) == want
     assert near._cache is not None and len(near.ids) >= NearCopies.SCREEN_FROM  # the screen was used
 
