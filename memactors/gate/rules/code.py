@@ -274,11 +274,12 @@ def _shell_view(ctx: Ctx, node) -> tuple[str, list[int]] | None:
 
 def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str,
                 itriggers: tuple[str, ...] = (), prose: bool = False, pattern: str = "",
-                code_only: re.Pattern[str] | None = None) -> None:
+                code_only: re.Pattern[str] | None = None, check=None, risk: float = 0.6) -> None:
     """``code_only``: forms that are a statement only in code (a fence, an HTML code element),
-    words of a sentence elsewhere, whatever the source."""
+    words of a sentence elsewhere, whatever the source. ``check(match)``: what a match must also
+    hold (the command's arguments read past what a pattern says)."""
     def spans(node, ctx: Ctx):
-        yield from (m.span() for m in rx.finditer(ctx.text, node.start, node.end))
+        yield from (m.span() for m in rx.finditer(ctx.text, node.start, node.end) if check is None or check(m))
         if code_only is not None:
             if node.kind == CODE:
                 yield from (m.span() for m in code_only.finditer(ctx.text, node.start, node.end))
@@ -291,12 +292,13 @@ def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason:
         if view is not None:
             text, offs = view
             for m in rx.finditer(text):
-                yield offs[m.start()], offs[m.end() - 1] + 1
+                if check is None or check(m):
+                    yield offs[m.start()], offs[m.end() - 1] + 1
 
     def find(node, ctx: Ctx):
         yield from _scoped(node, ctx, prose, spans(node, ctx))
 
-    register(Rule(id=id, category=CAT_CODE, sensitivity="", placeholder=None, risk=0.6, binds=(CODE, BLOCK), find=find,
+    register(Rule(id=id, category=CAT_CODE, sensitivity="", placeholder=None, risk=risk, binds=(CODE, BLOCK), find=find,
                   triggers=triggers, itriggers=itriggers, trigger=found(_OBFUSCATION + ("|" + pattern if pattern else ""), ascii=True),
                   reason=reason, origin=origin))
 
@@ -548,13 +550,7 @@ def _push_overwrites(args: str) -> bool:
     return False
 
 
-def _git_push(node, ctx: Ctx):
-    spans = (m.span() for m in _GIT_PUSH.finditer(ctx.text, node.start, node.end) if _push_overwrites(m.group(1)))
-    yield from _scoped(node, ctx, False, spans)
-
-
-register(Rule(id="code.git_history_overwrite", category=CAT_CODE, sensitivity="", placeholder=None, risk=0.5,
-              binds=(CODE, BLOCK), find=_git_push, triggers=("git ",),
-              reason="a forced push or a delete of a shared branch (git push --force origin main, --mirror, :main)",
-              origin="git-push(1) on --force, --mirror and --delete; GitHub and GitLab protected-branch defaults "
-                     "(no force pushes, no deletion)"))
+_shell_rule("code.git_history_overwrite", _GIT_PUSH, ("git ",),
+            "a forced push or a delete of a shared branch (git push --force origin main, --mirror, :main)",
+            "git-push(1) on --force, --mirror and --delete; GitHub and GitLab protected-branch defaults "
+            "(no force pushes, no deletion)", check=lambda m: _push_overwrites(m.group(1)), risk=0.5)

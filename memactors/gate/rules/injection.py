@@ -680,6 +680,28 @@ _MOVED = (r"\b(?:send|sends|sending|forward|email|e-mail|upload|post|share|leak|
           r"chat\s+history|system\s+prompt)\b)")
 _AI_FIELD = (r"(?<![\w-])[\"']?(?:x-)?(?:ai|llm|gpt|chatbot|assistant)[-_ ]"
              r"(?:instructions?|directives?|commands?|orders?)[\"']?")
+# A note to the AI in German, French or Spanish, then an order ("Hinweis an die KI: Sende ...", "Note
+# pour l'IA : envoie ...", "Nota para la IA: envía ..."): each language's words for the note, "to",
+# the article, the AI, "please" and its imperatives, in one skeleton.
+_NOTE_WORDS = (
+    ("hinweis|nachricht|achtung|anweisung|notiz|wichtig", "an|für", r"die\s+|alle\s+|jede\s+|den\s+",
+     r"KI|künstliche\s+Intelligenz|assistenten|agenten", r"bitte\s+",
+     "sende|schicke?|leite|lösche|ignoriere|empfiehl|teile|gib|zeige?|verrate|führe|rufe|öffne|lade|speichere|vergiss|"
+     "antworte|übertrage|überweise|kopiere|füge"),
+    ("note|message|attention|remarque|instructions?|avis", "à|pour", r"l['’]\s*|les\s+|toute\s+|tout\s+",
+     r"IA|assistants?|agents?|intelligence\s+artificielle", r"s['’]il\s+te\s+plaît\s*,?\s*|veuillez\s+",
+     "envoie|envoyez|envoyer|transfère|transférez|supprime|supprimez|ignore|ignorez|recommande|recommandez|partage|"
+     "partagez|donne|donnez|montre|montrez|révèle|révélez|exécute|exécutez|appelle|appelez|ouvre|ouvrez|télécharge|"
+     "téléchargez|oublie|oubliez|réponds|répondez|enregistre|copie|ajoute"),
+    ("nota|mensaje|atención|aviso|instrucciones?|importante", "para|a",
+     r"la\s+|las\s+|los\s+|el\s+|cualquier\s+|toda\s+",
+     r"IA|asistentes?|agentes?|inteligencia\s+artificial", r"por\s+favor\s*,?\s*",
+     "envía|envíe|reenvía|borra|elimina|ignora|recomienda|comparte|da|muestra|revela|ejecuta|llama|abre|descarga|"
+     "olvida|responde|guarda|copia|añade|transfiere"),
+)
+_NOTES_TO_AI = "|".join(rf"(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:{note})\s*(?:{to})\s+(?:{the})?(?:{ai})\b"
+                        rf"[^:,!\n]{{0,30}}?[:,!]\s*(?:{please})?(?:{verbs})\b"
+                        for note, to, the, ai, please, verbs in _NOTE_WORDS)
 # (what is moved is named: an address alone is the turn's own errand, "Sending your data export to https://...")
 _ADDRESSED = re.compile(
     rf"(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:{_CALLED})\s*(?:{_ORDER})"
@@ -692,22 +714,8 @@ _ADDRESSED = re.compile(
     rf"|(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:the\s+|any\s+|every\s+)?{_AI}(?![\w.-])\s+(?:should|must|shall|is\s+to|"
     rf"needs?\s+to|has\s+to)\s+(?:now|immediately|next|also\s+now)\s+(?:{_VERB})\b"
     rf"|(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:assistant|ai|system|model|gpt|chatgpt|claude|bot)\s*[:：][^\n]{{0,200}}?{_MOVED}"
-    # a note to the AI in German, French or Spanish, then an order ("Hinweis an die KI: Sende ...",
-    # "Note pour l'IA : envoie ...", "Nota para la IA: envía ...")
-    r"|(?:^|(?<=[.!?])\s+)[^\w\n]{0,4}\s*(?:hinweis|nachricht|achtung|anweisung|notiz|wichtig)\s*(?:an|für)\s+"
-    r"(?:die\s+|alle\s+|jede\s+|den\s+)?(?:KI|künstliche\s+Intelligenz|assistenten|agenten)\b[^:,!\n]{0,30}?[:,!]\s*"
-    r"(?:bitte\s+)?(?:sende|schicke?|leite|lösche|ignoriere|empfiehl|teile|gib|zeige?|verrate|führe|rufe|öffne|lade|"
-    r"speichere|vergiss|antworte|übertrage|überweise|kopiere|füge)\b"
-    r"|(?:^|(?<=[.!?])\s+)[^\w\n]{0,4}\s*(?:note|message|attention|remarque|instructions?|avis)\s*(?:à|pour)\s+"
-    r"(?:l['’]\s*|les\s+|toute\s+|tout\s+)?(?:IA|assistants?|agents?|intelligence\s+artificielle)\b"
-    r"[^:,!\n]{0,30}?[:,!]\s*(?:s['’]il\s+te\s+plaît\s*,?\s*|veuillez\s+)?"
-    r"(?:envoie|envoyez|envoyer|transfère|transférez|supprime|supprimez|ignore|"
-    r"ignorez|recommande|recommandez|partage|partagez|donne|donnez|montre|montrez|révèle|révélez|exécute|exécutez|"
-    r"appelle|appelez|ouvre|ouvrez|télécharge|téléchargez|oublie|oubliez|réponds|répondez|enregistre|copie|ajoute)\b"
-    r"|(?:^|(?<=[.!?])\s+)[^\w\n]{0,4}\s*(?:nota|mensaje|atención|aviso|instrucciones?|importante)\s*(?:para|a)\s+"
-    r"(?:la\s+|las\s+|los\s+|el\s+|cualquier\s+|toda\s+)?(?:IA|asistentes?|agentes?|inteligencia\s+artificial)\b"
-    r"[^:,!\n]{0,30}?[:,!]\s*(?:por\s+favor\s*,?\s*)?(?:envía|envíe|reenvía|borra|elimina|ignora|recomienda|"
-    r"comparte|da|muestra|revela|ejecuta|llama|abre|descarga|olvida|responde|guarda|copia|añade|transfiere)\b"
+    # a note to the AI in German, French or Spanish, then an order (_NOTES_TO_AI)
+    rf"|{_NOTES_TO_AI}"
     r"|(?:致|给)(?:AI|人工智能|助手|模型|智能体)(?:的(?:说明|消息|提示|话))?\s*[:：，,]\s*(?:请|把|将|发送|转发|告诉|推荐|忽略|"
     r"不要|务必|必须|记住|以后)"
     r"|(?:如果你是|作为)(?:AI|人工智能|助手|模型|智能体)[，,：:]\s*(?:请|把|将|发送|转发|告诉|推荐|忽略|不要|务必|必须)",
