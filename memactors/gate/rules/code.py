@@ -393,11 +393,17 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?\.ssh/authorized_keys2?\b"
     # an account or a rule appended to the system's own tables: a user with uid 0, sudo for all
     r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
-    r"/etc/(?:passwd|shadow|sudoers(?:\.d/[\w.-]+)?)\b"),
+    r"/etc/(?:passwd|shadow|sudoers(?:\.d/[\w.-]+)?)\b"
+    # a program set to start at every logon on Windows: a Run key, a task on logon or start
+    r"|(?i:\breg(?:\.exe)?\s+add\s+[\"']?HK(?:CU|LM|EY_CURRENT_USER|EY_LOCAL_MACHINE)\\\\?Software\\\\?(?:WOW6432Node\\\\?)?"
+    r"Microsoft\\\\?Windows\\\\?CurrentVersion\\\\?Run(?:Once)?\b"
+    r"|\bschtasks(?:\.exe)?\s+/create\b[^\n|;]{0,300}?/sc\s+(?:onlogon|onstart)\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers"),
-    "every process killed (kill -9 -1), every cron job removed (crontab -r), or a key, an account or a sudo rule "
-    "appended (authorized_keys, /etc/passwd, /etc/sudoers)",
-    "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron); kill(1) on pid -1")
+    "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
+    "appended (authorized_keys, /etc/passwd, /etc/sudoers), or a program started at every logon (Run key, schtasks)",
+    "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
+    "T1053.005 (scheduled task); kill(1) on pid -1",
+    itriggers=("reg add", "reg.exe add", "schtasks"))
 # The system's defences turned off or its traces wiped: SELinux off, a firewall disabled or its
 # rules flushed, Defender's monitoring turned off or a path excluded from it, auditing stopped,
 # the shell's history cleared or unset, the system's own logs emptied (MITRE ATT&CK T1562 impair
@@ -412,17 +418,23 @@ _shell_rule("code.sh_impair_defenses", re.compile(
     r"|\bnetsh\s+advfirewall\s+set\s+\w+\s+state\s+off\b"
     r"|(?i:\bset-mppreference\b[^\n]{0,80}?-disable\w+\s+(?:\$true|1)\b"
     r"|\badd-mppreference\b[^\n]{0,40}?-exclusion(?:path|process)\b"
-    r"|\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\bclear-eventlog\b)"
+    r"|\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\bclear-eventlog\b"
+    # the means of recovery destroyed (ransomware's first step): shadow copies, backups, boot recovery
+    r"|\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwmic(?:\.exe)?\s+shadowcopy\s+delete\b"
+    r"|\bwbadmin(?:\.exe)?\s+delete\s+(?:catalog|systemstatebackup|backup)\b"
+    r"|\bbcdedit(?:\.exe)?\s+/set\s+\S+\s+(?:recoveryenabled\s+no|bootstatuspolicy\s+ignoreallfailures)\b)"
     r"|\bhistory\s+-c\b|\bunset\s+HISTFILE\b|\bexport\s+HISTFILE=/dev/null\b"
     r"|\brm\s+(?:-\w+\s+)*[\"']?(?:~|\$HOME)/\.(?:bash|zsh)_history\b"
     r"|(?:^|[\s;&|(])(?:>|:\s*>|cat\s+/dev/null\s*>|truncate\s+-s\s*0)\s*[\"']?" + _SYS_LOGS + r"\b"
     r"|\b(?:shred|rm)\s+(?:-\w+\s+)*[\"']?" + _SYS_LOGS + r"\b", re.M),
     ("setenforce", "ufw", "iptables", "systemctl", "netsh", "history", "HISTFILE", "_history", "/var/log/"),
     "the system's defences turned off or its traces wiped (setenforce 0, ufw disable, iptables -F, Defender off, "
-    "history -c, system logs emptied)",
-    "MITRE ATT&CK T1562.001/.004 (disable tools, firewall), T1070.002/.003 (clear logs, command history); "
+    "history -c, system logs emptied, shadow copies deleted)",
+    "MITRE ATT&CK T1562.001/.004 (disable tools, firewall), T1070.002/.003 (clear logs, command history), T1490 "
+    "(inhibit system recovery); "
     "Sigma rules for the same commands",
-    itriggers=("set-mppreference", "add-mppreference", "wevtutil", "clear-eventlog"))
+    itriggers=("set-mppreference", "add-mppreference", "wevtutil", "clear-eventlog", "vssadmin", "shadowcopy", "wbadmin",
+               "bcdedit"))
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
@@ -455,6 +467,32 @@ _shell_rule("code.sh_reverse_shell", re.compile(
     ("/dev/tcp", "/dev/udp", "mkfifo"), "reverse shell (/dev/tcp redirect, nc -e, socat exec:, a socket handed to sh)",
     "MITRE ATT&CK T1059.004; PayloadsAllTheThings reverse-shell cheat sheet forms",
     itriggers=("nc ", "ncat", "netcat", "socat", "socket", "fsockopen"), prose=True)
+# A credential store sent off the machine: a private SSH key (or the whole ~/.ssh), cloud, registry,
+# Kubernetes, netrc or PostgreSQL credentials, the shadow file, uploaded by curl/wget (@file,
+# --upload-file, --post-file), piped or redirected into curl/nc/socat, copied to a remote host by
+# scp/rsync, or swept up by find -exec (MITRE ATT&CK T1552.004 private keys, T1048/T1041
+# exfiltration). A public key (.pub), a CA bundle (--cacert x.pem), a key downloaded or copied
+# locally are not.
+_CRED = (r"(?:(?:(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+|/Users/[\w.-]+)/|(?<![\w.-]))"
+         r"(?:\.ssh(?:/id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?![\w.])|/?(?=[\s\"'|;&)<>]|$))"
+         r"|\.(?:aws/credentials|netrc|pgpass|git-credentials|docker/config\.json|kube/config|gnupg)(?![\w.-])"
+         r"|id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|[\w.-]*(?:privkey|private[_-]?key)[\w.-]*\.(?:pem|key)(?![\w.]))"
+         r"|/etc/(?:shadow|gshadow|master\.passwd)(?![\w.-]))")
+_NET = r"(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)"
+_shell_rule("code.sh_credential_exfil", re.compile(
+    r"\b(?:curl|wget)\b[^\n|;]{0,200}?(?:@|--post-file[= ]\s*|--upload-file\s+|\s-T\s*)[\"']?" + _CRED
+    + r"|" + _CRED + r"[\"']?[^\n;]{0,200}?\|\s*(?:sudo\s+)?" + _NET + r"\b"
+    + r"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n|;]{0,100}?<\s*[\"']?" + _CRED
+    + r"|\b(?:scp|rsync|sftp)\b[^\n|;]{0,200}?\s[\"']?" + _CRED + r"[\"']?(?:\s+-\S+)*\s+[\w.-]+@?[\w.-]*:"
+    + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*(?:\.pem|\.key|id_rsa|id_ed25519|id_ecdsa|id_dsa|id_\*|credentials)"
+      r"[\"']?[^\n]{0,160}?-exec\s+(?:curl|wget|scp|nc|ncat)\b"),
+    (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", ".netrc", ".pgpass", ".git-credentials",
+     ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "master.passwd", "privkey", "private_key",
+     "private-key", ".pem", ".key"),
+    "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
+    "uploaded, piped to the network or copied to a remote host)",
+    "MITRE ATT&CK T1552.004 (private keys), T1552.001 (credentials in files), T1048/T1041 (exfiltration)",
+    itriggers=("privatekey",), prose=True)
 # PowerShell fetching a script and running it: IEX with a download, a download piped to iex, an
 # encoded command.
 _shell_rule("code.ps_download_exec", re.compile(

@@ -22,11 +22,14 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # password_policy, token_count, key_id are not secret names. The long words count glued on too
 # (PGPASSWORD, ROOTPASSWORD, newpassword: env vars and form fields); the short ones only after a
 # separator (bypass, compass, ppw are not passwords).
-_STRONG = re.compile(r"(?:password|passwd|passphrase)$|(?:^|[_\-. ])(?:pwd|pass|pw|passcode)$|密码|密碼|口令")
+# A wireless network's key (wpa_supplicant's psk=, hostapd's wpa_psk=, wifi_key) is its password, as any
+# pre-shared key is.
+_STRONG = re.compile(r"(?:password|passwd|passphrase)$|(?:^|[_\-. ])(?:pwd|pass|pw|passcode|psk)$|密码|密碼|口令"
+                     r"|(?:^|[_\-. ])(?:wifi|wi[_\-]fi|wlan|wireless|hotspot|network|wpa|wep)[_\-. ]?(?:key|passkey)$")
 _WEAK = re.compile(r"(?:^|[_\-. ])(?:secret|token|auth|authorization|credentials?|creds|bearer|cookie|"
                    r"(?:api|access|secret|private|auth|client|master|signing|app|account|service|encryption|session|"
                    r"db|database|x[_\-]api)[_\-. ]?key|apikey|secret[_\-. ]access[_\-. ]key)$|密钥|密鑰|秘钥|秘鑰|私钥|私鑰|令牌")
-_NAME_TRIGGERS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "cookie",
+_NAME_TRIGGERS = ("pass", "pwd", "pw", "psk", "secret", "token", "key", "auth", "cred", "bearer", "cookie",
                   "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "令牌")
 
 
@@ -248,6 +251,10 @@ _RECOVERY_DIGITS = re.compile(r"\brecovery[ _-]?(?:key|password)\b[^\n\d]{0,20}?
 # entropy), so a GPG key id, a house key or a product name stays; a public or a host key is no secret.
 _EN_NAMED_KEY = re.compile(r"\b(?:my|our|the|your|his|her|their)\s+(?:(?!(?:public|host|gpg|pgp|license|licence|product)\b)[\w\-]+\s+){1,2}key\s*(?:is|was|:|=)\s*[\"'“`]?"
                            r"([A-Za-z0-9._~+/=\-]{16,200})", re.I)
+# A wireless network's key is its password ("the wifi WPA2 key is correct-horse-42", "WLAN-Schlüssel"
+# aside): judged as a password said in prose, not as a generated key (_EN_NAMED_KEY's).
+_WIFI_KEY = re.compile(r"\b(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wep|hotspot|network|router)(?:\s+(?:wpa[23]?(?:-psk)?|wep|network|"
+                       r"security|wireless))?\s+(?:key|passkey|pass\s?key|network\s+key)\b\s*(?:is|was|=|:)\s*" + _PW_VALUE, re.I)
 # A card's, a bank's or a phone's PIN with the number first: "pin 4821 for my debit card", "PIN: 0415 on
 # the SIM" (the name first, "my debit card PIN is 4821", is _EN_PW's).
 _PIN_OF = re.compile(r"\bpin(?:[ _\-]?(?:code|number))?[ \t]*[:#]?[ \t]*(\d{4,8})[ \t]+(?:is[ \t]+)?(?:for|of|on|to)[ \t]+"
@@ -363,7 +370,7 @@ _PAIR_PW = r"(?:\s*/\s*|\s*:\s*)([^\s\"'`]{4,64})"
 _PAIR_LOGIN = re.compile(r"\b(?:login|log[- ]?in|logon|log on|sign[- ]?in|creds|credentials)\b[^\n:：=|]{0,30}?"
                          r"(?:[:：=]|\b(?:is|are|with|as|using)\b)\s*[A-Za-z][\w.\-@+]{0,63}" + _PAIR_PW, re.I)
 # "log in as root with toor123!": the account named, then what it logs in with
-_LOGIN_AS = re.compile(r"\b(?:log[- ]?in|logon|log on|sign[- ]?in)\s+as\s+[A-Za-z][\w.\-@+]{0,63}\s+(?:with|using)\s+"
+_LOGIN_AS = re.compile(r"\b(?:log[- ]?in|logon|log on|sign[- ]?in)\s+as\s+[A-Za-z][\w.\-@+]{0,63}\s+(?:with|using)(?:\s*:)?\s+"
                        r"(?:(?:the|a)\s+)?(?:password|pw|passcode)?\s*[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?"
                        r"(?=[\s.,;]*(?:\s|$))", re.I)
 # glued: "root:Kx9#mPq2vL", "admin/Kx9#mPq2vL" ("Admin: alice@example.com" is a label, "Square root:
@@ -483,6 +490,23 @@ def _other_sense(ctx: Ctx, node, rx, m: re.Match, v: str) -> bool:
     return False
 
 
+# A network key as routers print and people pick them: password-shaped, a word with digits, words and
+# digits hyphenated ("correct-horse-42") or 8 digits or more (WPA's shortest key); not a standard's
+# name ("WPA2-Personal"), a range ("8-63"), code ("self.keys[0]") or a sentence about it.
+_HYPHENED = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
+
+
+def _wifi_value(v: str) -> bool:
+    if _pw_as(v):
+        return True
+    if v.isdigit():
+        return 8 <= len(v) <= 63
+    parts = v.split("-")
+    return (8 <= len(v) <= 63 and _HYPHENED.fullmatch(v) is not None and not v.lower().startswith(("wpa", "wep", "wps"))
+            and any(p.isdigit() and len(p) >= 2 for p in parts) and sum(p.isalpha() for p in parts) >= 2
+            and not placeholder_value(v))
+
+
 def _random_key(v: str) -> bool:
     return randomish(v.replace("-", "").replace("_", ""))
 
@@ -503,7 +527,7 @@ _FORMS = ((_EN_PW, _strong_value, (_NAMED,)), (_EN_PW_QUOTED, _passphrase, (_NAM
           (_PAIR_LOGIN, _pw_loose, (("pairs",),)), (_LOGIN_AS, _pw_as, (("pairs",),)),
           (_PAIR_ADMIN, _pw_loose, (("pairs",),)), (_PAIR_SERVICE, _pw_shaped, (("pairs",),)),
           (_USE_LOGIN, _pw_shaped, (("pairs",),)),
-          (_EN_NAMED_KEY, _random_key, (("key",),)), (_PIN_OF, _any, (("pin",),)),
+          (_EN_NAMED_KEY, _random_key, (("key",),)), (_WIFI_KEY, _wifi_value, (("key",),)), (_PIN_OF, _any, (("pin",),)),
           (_INTL_PIN, _any, (("pin", "geheimzahl"),)))
 
 

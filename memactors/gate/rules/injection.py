@@ -163,6 +163,11 @@ _HUMAN_ASSISTANT = re.compile(r"(?m)^Human:[ \t][^\n]*(?:\n(?!\n)[^\n]*){0,20}\n
                               r"(?:[^\n]*\n){1,30}?#{2,4}[ \t]*"
                               r"Response[ \t]*:?[ \t]*$")
 
+# What makes a trigger planted in a memory an order: one of these words within 160 characters after it.
+_ORDER_AHEAD = (r"(?=[^\n]{0,160}?\b(?:tell|say|answer|reply|respond|recommend|append|prepend|add|insert|include|mention|"
+                r"claim|insist|send|forward|e-?mail|upload|post|share|leak|wire|transfer|ignore|disregard|forget|obey|"
+                r"follow|execute|run|call|delete|reveal|output|print|treat|pretend|act|visit|fetch|redirect|direct|always|"
+                r"never|you\s+(?:must|should|will|shall)|the\s+(?:assistant|agent|ai|model)\s+(?:must|should|will|shall))\b)")
 # Standing orders: "from now on (you) always/never ...", "in all future answers", "以后都...".
 _PERSIST = re.compile(
     r"\b(?:from now on|from this point (?:on|forward)|henceforth|going forward|in (?:all )?future (?:responses|replies|"
@@ -191,9 +196,13 @@ _PERSIST = re.compile(
     r"|\b(?:when(?:ever)?|each\s+time|every\s+time|if|once|after)\s+(?:you\s+|the\s+(?:assistant|agent|ai|model)\s+)?"
     r"(?:recall|retrieve|read|see|load|use|access|find|surface)s?\s+this\s+(?:memory|memories)\b"
     # an order on it, not a design doc's passive ("its access count is incremented", "show the date it was written")
-    r"(?=[^\n]{0,160}?\b(?:tell|say|answer|reply|respond|recommend|append|prepend|add|insert|include|mention|claim|insist|send|forward|e-?mail|upload|post|share|leak|wire|transfer|ignore|disregard|forget|obey|follow|execute|run|call|delete|reveal|output|print|treat|pretend|act|visit|fetch|redirect|direct|always|never|you\s+(?:must|should|will|shall)|the\s+(?:assistant|agent|ai|model)\s+(?:must|should|will|shall))\b)"
+    + _ORDER_AHEAD +
     r"|\b(?:when(?:ever)?|each\s+time|every\s+time|if|once|after)\s+this\s+(?:memory|note|fact|entry)\s+(?:is|gets)\s+"
-    r"(?:recalled|retrieved|loaded|accessed|surfaced|returned|found)\b(?=[^\n]{0,160}?\b(?:tell|say|answer|reply|respond|recommend|append|prepend|add|insert|include|mention|claim|insist|send|forward|e-?mail|upload|post|share|leak|wire|transfer|ignore|disregard|forget|obey|follow|execute|run|call|delete|reveal|output|print|treat|pretend|act|visit|fetch|redirect|direct|always|never|you\s+(?:must|should|will|shall)|the\s+(?:assistant|agent|ai|model)\s+(?:must|should|will|shall))\b)"
+    r"(?:recalled|retrieved|loaded|accessed|surfaced|returned|found)\b" + _ORDER_AHEAD +
+    # ... or on the act of keeping it: "When you remember this, also remember that ... and always recommend it"
+    # ("When you save this file, run the tests" is about a file; "When you recall this trip" a trip)
+    r"|\b(?:when(?:ever)?|each\s+time|every\s+time|once|after)\s+you\s+(?:remember|recall|store|memori[sz]e|retrieve)"
+    r"\s+(?:this|it)\s*[,:;]" + _ORDER_AHEAD +
     r"|(?:每次|每当|当|如果)(?:你)?(?:回忆|检索|读取|调用|看到)(?:到)?(?:这条|这段|此)(?:记忆|信息)"
     # a trigger on what the user says next that sends something away: "next time the user mentions
     # 'invoice', send the invoice to billing@..."
@@ -458,7 +467,8 @@ for _id, _rx, _trig, _why in (
                                             "künftig", "in zukunft", "partir de maintenant", "dorénavant", "désormais",
                                             "de ahora en adelante", "a partir de ahora", "desde ahora",
                                             "always", "never", "以后", "今后", "从现在", "永远", "始终", "总是",
-                                            "this memor", "这条", "这段", "此记忆", "此信息",
+                                            "this memor", "这条", "这段", "此记忆", "此信息", "you remember",
+                                            "you recall", "you store", "you memori", "you retrieve",
                                             *(f"user{s} {verb}" for s in ("", "s") for verb in (
                                                 "ask", "mention", "say", "type", "request", "bring", "talk", "open",
                                                 "upload", "ever", "again"))),

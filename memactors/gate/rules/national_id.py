@@ -2,6 +2,8 @@
 only beside a word that names it: a checksum alone passes one random number in ten or eleven
 (an order number, an invoice), a word alone names no value. A near miss (one digit typed wrong)
 fails its checksum and is left alone, as are numbers of the right shape far from their word.
+Malaysia's MyKad, Indonesia's NIK and Pakistan's CNIC carry no check digit: stdnum checks the date
+and the place codes they hold, so they rest more on their word.
 
 Each entry: the country's id (stdnum's module), its words (read as ``window`` reads context:
 lower case, identifiers split into words, a table column's header, a label line above), its
@@ -84,13 +86,32 @@ IDS = (
     _id("be.nn", r"registre national|rijksregister|num[ée]ro national|national (?:register |registry )?number|\binsz\b",
         "NN", r"[0-9]{2}\.?[0-9]{2}\.?[0-9]{2}-?[0-9]{3}\.?[0-9]{2}"),
     _id("za.idnr", r"south african id|\bid nommer|identity number|\bid number|\bid ?nr\b", None, r"[0-9]{13}"),
+    _id("tr.tckimlik", r"kimlik|\btckn\b|turkish (?:national )?id", "TCKN", r"[1-9][0-9]{10}"),
+    _id("il.idnr", r"teudat zehut|תעודת זהות|israeli id", None, r"[0-9]{7,8}-?[0-9]"),
+    _id("cl.rut", r"rol [úu]nico|\brut\b", "RUT", r"[0-9]{1,2}\.?[0-9]{3}\.?[0-9]{3}-?[0-9Kk]"),
+    _id("pt.cc", r"cart[ãa]o de cidad[ãa]o|citizen card", None, r"[0-9]{8} ?[0-9] ?[A-Za-z]{2}[0-9]"),
+    _id("ro.cnp", r"\bcnp\b|cod numeric personal", None, r"[1-9][0-9]{12}"),
+    _id("cz.rc", r"rodn[ée] [čc][íi]slo|rodné čís|\bbirth number", None, r"[0-9]{6}/?[0-9]{3,4}"),
+    _id("gr.amka", r"\bamka\b|αμκα|α\.μ\.κ\.α", None, r"[0-9]{11}"),
+    _id("ie.pps", r"personal public service|\bppsn?\b", None, r"[0-9]{7}[A-Wa-w][A-IWa-iw]?"),
+    _id("ch.ssn", r"\bahv\b|\bavs\b|sozialversicherungsnummer|versichertennummer|social security", None,
+        r"756\.?[0-9]{4}\.?[0-9]{4}\.?[0-9]{2}"),
+    _id("at.vnr", r"sozialversicherungsnummer|versicherungsnummer|\bsvnr\b|\bsv-?nummer|\be-card", None,
+        r"[0-9]{4} ?[0-9]{6}"),
+    _id("th.pin", r"บัตรประชาชน|เลขประจำตัวประชาชน|thai (?:national )?id", None,
+        r"[1-8]-?[0-9]{4}-?[0-9]{5}-?[0-9]{2}-?[0-9]"),
+    _id("my.nric", r"\bmy ?kad\b|kad pengenalan|\bnric\b|\bic (?:number|no)\b", None, r"[0-9]{6}-?[0-9]{2}-?[0-9]{4}"),
+    _id("id.nik", r"nomor induk kependudukan|\be?-?ktp\b", "NIK", r"[1-9][0-9]{15}"),
+    _id("pk.cnic", r"\bcnic\b|\bnadra\b|computeri[sz]ed national identity", None, r"[0-9]{5}-?[0-9]{7}-?[0-9]"),
+    _id("hr.oib", r"\boib\b|osobni identifikacijski", None, r"[0-9]{11}"),
+    _id("ae.eid", r"emirates id|\beid\b|الهوية الإماراتية|بطاقة الهوية", None, r"784-?[0-9]{4}-?[0-9]{7}-?[0-9]"),
 )
 # One pass says whether any entry's word is in a text at all (most texts that select the rule
 # hold "pan" in "company" or "sin" in "using", and none of the words).
 _ANY_WORD = re.compile("|".join(f"(?:{e.words.pattern})" for e in IDS))
 _ANY_ACRONYM = re.compile("|".join(f"(?:{e.acronyms.pattern})" for e in IDS if e.acronyms is not None))
 _ANY_KEY = re.compile("|".join(f"(?:{e.keyed.pattern})" for e in IDS if e.keyed is not None))
-_ACRONYMS = ("NIE", "NIR", "PAN", "SIN", "NAS", "RRN", "RFC", "NN")
+_ACRONYMS = ("NIE", "NIR", "PAN", "SIN", "NAS", "RRN", "RFC", "NN", "TCKN", "RUT", "NIK")
 
 
 def _nric_ok(v: str) -> bool:
@@ -109,6 +130,8 @@ def _module(key: str):
 def valid(key: str, value: str) -> bool:
     if key == "sg.nric":
         return _nric_ok(value)
+    if key == "ae.eid":  # the UAE's Emirates ID: 784, the year of birth, seven digits, a Luhn check digit
+        return bool(_module("luhn").is_valid(value.replace("-", "")))
     m = _module(key)
     try:
         return bool(m.is_valid(value))
@@ -205,7 +228,15 @@ _WORD_TRIGGERS = (
     "tax file", "taxfile", "nric", "fin number", "identity card", "curp", "registro federal", "nhs", "registre national",
     "rijksregister", "numéro national", "numero national", "national number", "national register", "national registry",
     "insz", "south african id", "id nommer", "id-nommer", "identity number", "id number", "id_number", "idnumber",
-    "steuerid", "taxid", "tax_id", "social_insurance", "identitynumber", "identity_number")
+    "steuerid", "taxid", "tax_id", "social_insurance", "identitynumber", "identity_number",
+    "kimlik", "tckn", "turkish id", "turkish national id", "teudat zehut", "תעודת זהות", "israeli id", "rol único",
+    "rol unico", "rut", "cartão de cidadão", "cartao de cidadao", "citizen card", "cnp", "cod numeric personal",
+    "rodné číslo", "rodne cislo", "rodné čís", "birth number", "amka", "αμκα", "α.μ.κ.α", "personal public service", "pps",
+    "ahv", "avs", "sozialversicherungsnummer", "versichertennummer", "versicherungsnummer", "svnr", "sv-nummer",
+    "svnummer", "e-card", "บัตรประชาชน", "เลขประจำตัวประชาชน", "thai id", "thai national id", "mykad", "kad pengenalan",
+    "ic number", "ic no", "nomor induk kependudukan", "ktp", "cnic", "nadra", "computerized national identity",
+    "computerised national identity", "oib", "osobni identifikacijski", "emirates id", "eid", "الهوية الإماراتية",
+    "بطاقة الهوية")
 
 register(Rule(
     id="pii.national_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[NATIONAL_ID]", risk=0.8,
@@ -215,9 +246,12 @@ register(Rule(
     triggers=(*_ACRONYMS, "My Number", "MY NUMBER", "MyNumber"),
     reason="national identifier with valid check digits beside a word naming it (DNI/NIE, Steuer-ID, NIR, PESEL, "
            "CPF/CNPJ, BSN, codice fiscale, personnummer, CPR, HETU, fødselsnummer, Aadhaar, PAN, My Number, RRN, SIN, "
-           "TFN, NRIC, CURP, RFC, NHS, Belgian national number, South African ID)",
+           "TFN, NRIC, CURP, RFC, NHS, Belgian national number, South African ID, T.C. Kimlik, Teudat Zehut, RUT, "
+           "Cartão de Cidadão, CNP, rodné číslo, AMKA, PPS, AHV, SVNR, Thai ID, MyKad, NIK, CNIC, OIB, Emirates ID)",
     origin="check digits by python-stdnum (es.dni, es.nie, de.idnr, fr.nir, pl.pesel, br.cpf, br.cnpj, nl.bsn, "
            "it.codicefiscale, se.personnummer, dk.cpr, fi.hetu, no.fodselsnummer, in_.aadhaar, in_.pan, jp.in_, kr.rrn, "
-           "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr); Singapore NRIC by ICA's check letters; "
+           "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr, tr.tckimlik, il.idnr, cl.rut, pt.cc, ro.cnp, cz.rc, "
+           "gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib; the Emirates ID by stdnum.luhn); "
+           "Singapore NRIC by ICA's check letters; "
            "context words as Presidio's country recognizers use them",
 ))
