@@ -19,6 +19,8 @@ import re2
 from ..tree import BLOCK, CODE, DOC, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
 from .instructions import _VERB, reported
+from .injection_intl import (EXFIL, EXFIL_HEADS, EXFIL_TRIGGERS, PERSIST, PERSIST_TRIGGERS, ROLE, ROLE_TRIGGERS,
+                             in_other_languages)
 
 _PREV = r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|original|initial|system|old)"
 _WHAT = (r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|messages|context|commands?|orders|"
@@ -391,14 +393,28 @@ def _ignore(node, ctx: Ctx):
             yield m.span()
 
 
+# The same forms in German, French, Spanish, Italian and Portuguese (injection_intl), run only on a
+# text with a word of theirs: joined into the English patterns they doubled their cost on every text.
+_EXFIL_INTL = re.compile(EXFIL, re.I)
+_ROLE_INTL = re.compile(ROLE, re.I)
+_PERSIST_INTL = re.compile(PERSIST, re.I)
+
+
 def _standing(node, ctx: Ctx):
     # A standing order quoted and attributed, about nothing an agent does ("Headline: 'From now on,
     # always carry ID', says new law.") is reported news, not an order.
     said = None  # read once a node: per match, a 32,000-character sentence of them took 3.6 s
-    for m in _PERSIST.finditer(ctx.text, node.start, node.end):
-        if said is None:
-            said = reported(ctx.text[node.start:node.end])
-        if not said:
+    for rx in (_PERSIST, _PERSIST_INTL) if in_other_languages(ctx) else (_PERSIST,):
+        for m in rx.finditer(ctx.text, node.start, node.end):
+            if said is None:
+                said = reported(ctx.text[node.start:node.end])
+            if not said:
+                yield m.span()
+
+
+def _role(node, ctx: Ctx):
+    for rx in (_ROLE, _ROLE_INTL) if in_other_languages(ctx) else (_ROLE,):
+        for m in rx.finditer(ctx.text, node.start, node.end):
             yield m.span()
 
 
@@ -436,6 +452,7 @@ _EXTRA = {
     "injection.chat_template": {"binds": (SENTENCE, CODE, DOC), "find": _template,
                                 "triggers": ("Human:", "# Response", "#Response")},
     "injection.standing_order": {"find": _standing},
+    "injection.role_override": {"find": _role},
     "injection.prefill": {"binds": (BLOCK, CODE)},
 }
 
@@ -471,7 +488,7 @@ for _id, _rx, _trig, _why in (
                                             "you recall", "you store", "you memori", "you retrieve",
                                             *(f"user{s} {verb}" for s in ("", "s") for verb in (
                                                 "ask", "mention", "say", "type", "request", "bring", "talk", "open",
-                                                "upload", "ever", "again"))),
+                                                "upload", "ever", "again")), *PERSIST_TRIGGERS),
      "gives a standing order for all future answers"),
     ("injection.role_override", _ROLE, ("you are now", "instruction", "prompt", "rules", "mode", "the user",
                                         "your new", "your real", "your actual", "your true", "your only",
@@ -489,7 +506,7 @@ for _id, _rx, _trig, _why in (
                                         "memory to", "notes to", "conversation to", "conversations to", "chat to",
                                         "chats to", "treat", "as a fact", "as fact", "in your memory",
                                         "in your long-term memory", "new rule", "override", "[admin", "[system",
-                                        "[developer", "[root", "[sudo"),
+                                        "[developer", "[root", "[sudo", *ROLE_TRIGGERS),
      "redefines the assistant's role or system prompt, or hides from the user"),
     ("injection.role_play", _ROLE_PLAY, ("pretend you", "pretend to be", "pretend that you", "imagine you",
                                          "imagine that you", "suppose you", "suppose that you", "are dan", "be dan",
@@ -628,6 +645,8 @@ _S = r"[\s\p{Z}\x{1c}-\x{1f}\x{85}]+"
 _EXFIL_HEAD = re2.Set.SearchSet(re2.Options())
 _EXFIL_HEAD.Add(rf"(?i)(?:send|sends|forward|e-?mail|upload|post|share|leak|transmit|paste|include|append|add|put|embed|"
                 rf"encode|copy){_S}(?:(?:all|every|each|any|of|the){_S})*(?:users?'s?|users'|their|the{_S}user's)")
+for _head in EXFIL_HEADS:
+    _EXFIL_HEAD.Add(_head)
 _EXFIL_HEAD.Compile()
 
 
@@ -639,6 +658,9 @@ def _exfil(node, ctx: Ctx):
         pass
     for m in _EXFIL.finditer(ctx.text, node.start, node.end):
         yield m.span()
+    if in_other_languages(ctx):
+        for m in _EXFIL_INTL.finditer(ctx.text, node.start, node.end):
+            yield m.span()
 
 
 register(Rule(id="injection.data_exfil", category=INJECTION, sensitivity="", placeholder=None, risk=0.7,
@@ -647,7 +669,7 @@ register(Rule(id="injection.data_exfil", category=INJECTION, sensitivity="", pla
                          "seed phrase", "recovery", "credit card", "card number", "bank detail", "bank login",
                          "one-time code", "2fa code", "chat history", "conversation history", "cookie", "address",
                          "phone number", "contacts", "location", "messages", "date of birth", "full name", "personal",
-                         "files", "documents", "notes", "memories", "photos", "records", "data"),
+                         "files", "documents", "notes", "memories", "photos", "records", "data", *EXFIL_TRIGGERS),
               reason="asks to send the user's secrets or history somewhere they can be read (an address, a link, the answer)",
               origin="OWASP LLM01/LLM02 indirect injection for data exfiltration (Greshake et al. 2023; "
                      "Rehberger 2023-2024 exfiltration write-ups)"))
