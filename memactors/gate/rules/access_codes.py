@@ -11,7 +11,7 @@ A bare "7731" is nothing: the code word and then the number, in one sentence or 
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 
 from ..tree import KV, SENTENCE
 from .base import CONFIDENTIAL, PII, RESTRICTED, SECRET, Rule, found, regex_find, register

@@ -12,7 +12,7 @@ and a surname is a surname. (An ``otpauth://`` URI's ``secret=`` is a URL secret
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 
 from ..tree import KV, SENTENCE
 from .base import RESTRICTED, SECRET, Rule, register

@@ -10,7 +10,7 @@ rule's category and sensitivity, never the rule's.
 from __future__ import annotations
 
 import math
-import re
+from .lazy import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 

@@ -9,7 +9,7 @@ the working pool (L1) only.
 from __future__ import annotations
 
 import ast
-import re
+from .lazy import re
 
 from ..tree import BLOCK, CODE
 from .base import CODE as CAT_CODE

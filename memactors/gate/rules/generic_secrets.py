@@ -10,7 +10,7 @@ value that looks generated (length, entropy, letters and digits), so ``max_token
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 
 from ..tree import CODE, DOC, KV, SENTENCE
 from .base import (CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, found, has_assignment, has_token, randomish,

@@ -12,14 +12,14 @@ chat templates' turn markers, and images whose URL exfiltrates what the agent fi
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 
 import re2
 
 from ..tree import BLOCK, CODE, DOC, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
 from .instructions import _VERB, reported
-from .injection_intl import (EXFIL, EXFIL_HEADS, EXFIL_TRIGGERS, PERSIST, PERSIST_TRIGGERS, ROLE, ROLE_TRIGGERS,
+from .injection_intl import (EXFIL, EXFIL_TRIGGERS, PERSIST, PERSIST_TRIGGERS, ROLE, ROLE_TRIGGERS,
                              in_other_languages)
 
 _PREV = r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|original|initial|system|old)"
@@ -645,20 +645,17 @@ _S = r"[\s\p{Z}\x{1c}-\x{1f}\x{85}]+"
 _EXFIL_HEAD = re2.Set.SearchSet(re2.Options())
 _EXFIL_HEAD.Add(rf"(?i)(?:send|sends|forward|e-?mail|upload|post|share|leak|transmit|paste|include|append|add|put|embed|"
                 rf"encode|copy){_S}(?:(?:all|every|each|any|of|the){_S})*(?:users?'s?|users'|their|the{_S}user's)")
-for _head in EXFIL_HEADS:
-    _EXFIL_HEAD.Add(_head)
 _EXFIL_HEAD.Compile()
 
 
 def _exfil(node, ctx: Ctx):
     try:
-        if not _EXFIL_HEAD.Match(ctx.text[node.start:node.end]):
-            return
+        english = _EXFIL_HEAD.Match(ctx.text[node.start:node.end])
     except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
-        pass
-    for m in _EXFIL.finditer(ctx.text, node.start, node.end):
+        english = True
+    for m in _EXFIL.finditer(ctx.text, node.start, node.end) if english else ():
         yield m.span()
-    if in_other_languages(ctx):
+    if in_other_languages(ctx):  # (their heads in the set above made every sentence's check 8x slower)
         for m in _EXFIL_INTL.finditer(ctx.text, node.start, node.end):
             yield m.span()
 

@@ -126,8 +126,6 @@ ROLE = "|".join(rf"\b(?:{now})\b[^.\n]{{0,40}}?\b(?:{self_})\b|\b(?:{dark})\b"
 EXFIL = "|".join(rf"{_OPENS}(?:{send})\b(?=[^.\n]{{0,120}}?\b(?:{user})\b)[^.\n]{{0,100}}?\b(?:{data})\b[^.\n]{{0,60}}?"
                  rf"\b(?:{to})\s+{_ADDRESS}"
                  for _, _, _, send, user, data, to, *_ in _WORDS)
-# EXFIL's head for the RE2 set that screens a sentence (RE2's \b is ASCII: none; wider is no loss)
-EXFIL_HEADS = tuple(rf"(?i)(?:{send})[^.\n]{{0,120}}?(?:{user})" for _, _, _, send, user, *_ in _WORDS)
 # an order always or never, whatever the user asks (``_PERSIST``'s "always ... regardless")
 PERSIST = "|".join(rf"\b(?:{order})\b[^.\n]{{0,40}}?\b(?:{always})\b[^.\n]{{0,60}}?\b(?:{whatever})"
                    for *_, order, always, whatever, _, _ in _WORDS)
@@ -141,11 +139,13 @@ ROLE_TRIGGERS = (
     "en parle pas", "decírselo", "decirselo", "sin avisar", "sin informar", "sin notificar", "no se lo", "no le digas",
     "sin que el", "dirglielo", "senza avvisare", "senza informare", "non dire", "non dirlo", "sem contar", "sem dizer",
     "sem avisar", "sem informar", "não conte", "não diga", "nao conte", "nao diga")
+# (words no English word holds: "dati" alone is in every "validation" and "recommendation")
 EXFIL_TRIGGERS = (
     "passw", "kennw", "zugangsdaten", "anmeldedaten", "schlüssel", "daten", "dateien", "dokumente", "notizen",
     "erinnerungen", "nachrichten", "kontakte", "verlauf", "mot de passe", "mots de passe", "identifiants", "données",
     "fichiers", "souvenirs", "historique", "courriels", "contraseñ", "credenciales", "datos", "archivos", "ficheros",
-    "recuerdos", "mensajes", "contactos", "historial", "credenziali", "dati", "ricordi", "messaggi", "contatti",
+    "recuerdos", "mensajes", "contactos", "historial", "credenziali", "i dati", "dati del", "dati degli", "ricordi",
+    "messaggi", "contatti",
     "cronologia", "senha", "credenciais", "dados", "arquivos", "memórias", "lembranças", "mensagens", "contatos",
     "histórico")
 PERSIST_TRIGGERS = (
@@ -165,12 +165,13 @@ _MARKS = frozenset("""
     gli sei utente l'utente dell'utente sempre senza che della
     uma você voce agora usuário utilizador não nao dos
     """.split())
-_WORD = __import__("re").compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 
 
 def in_other_languages(ctx) -> bool:
-    """Whether the text has a word of German, French, Spanish, Italian or Portuguese (cached on ``ctx``)."""
+    """Whether the text has a word of German, French, Spanish, Italian or Portuguese (cached on
+    ``ctx``). Words as split by white space (1 us a sentence, where a regex's took 7-9): a sentence
+    in one of them holds several, not all next to a comma."""
     got = ctx.cache.get("intl_words")
     if got is None:
-        got = ctx.cache["intl_words"] = not _MARKS.isdisjoint(_WORD.findall(ctx.lower))
+        got = ctx.cache["intl_words"] = not _MARKS.isdisjoint(ctx.lower.split())
     return got

@@ -38,7 +38,7 @@ learnings are often imperative ("always run the tests first") and are not held f
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 
 import re2
 

@@ -7,7 +7,7 @@ Only a text made *entirely* of such content matches: "thanks! my flight is on Fr
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 
 from ..tree import DOC
 from .base import LOW_VALUE, Ctx, Rule, found, register

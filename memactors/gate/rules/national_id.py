@@ -15,7 +15,7 @@ US Social Security numbers, Chinese resident IDs and UK NI numbers have rules of
 from __future__ import annotations
 
 import importlib
-import re
+from .lazy import re
 from dataclasses import dataclass
 from functools import lru_cache
 

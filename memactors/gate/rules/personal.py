@@ -8,7 +8,7 @@ meeting is at 10 Downing Street", "released on 2021-03-14" and "order 12345678" 
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 from datetime import date
 
 from ..tree import DOC
@@ -437,4 +437,36 @@ register(Rule(
     reason="a vehicle's number plate (4-10 letters and digits, a digit among them) right after its name",
     origin="GDPR recital 30 and national DPAs on licence plates as personal data; ALPR data under CCPA; "
            "the context approach of the driving-licence rule",
+))
+
+# -- a device: its IMEI and its MAC address -----------------------------------------------------
+
+# A phone's IMEI after its name (15 digits whose last checks the rest, by python-stdnum; 14 without
+# it, 16 as IMEISV), and a network card's MAC address said as someone's ("my MAC address is ...",
+# "her laptop's Wi-Fi address: ..."): an online identifier that follows its owner (GDPR recital
+# 30). A MAC in a log line or in `ip link` output is a machine's, and stays.
+_IMEI = re.compile(r"\b(?:imei(?:sv)?|meid)\b[ \t]*(?:#|number|no\.?|nr\.?)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=#\-]*"
+                   r"([0-9]{2}[ \-]?[0-9]{6}[ \-]?[0-9]{6}[ \-]?[0-9]{0,2})(?![0-9])", re.I)
+_MAC = re.compile(r"\b(?:my|our|his|her|their|your)[ \t]+(?:[\w'’\-]+[ \t]+){0,3}?(?:mac|wi-?fi|wlan|bluetooth|hardware|"
+                  r"ethernet|physical)[ \t]+address(?:es)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=\-]*"
+                  r"((?:[0-9A-Fa-f]{2}[:\-]){5}[0-9A-Fa-f]{2})(?![0-9A-Fa-f:\-])", re.I)
+
+
+def _device(node, ctx: Ctx):
+    from stdnum import imei  # imported with a first candidate, not at start (as national_id's modules)
+
+    for m in _IMEI.finditer(ctx.text, node.start, node.end):
+        if imei.is_valid(m.group(1)):
+            yield m.span(1)
+    for m in _MAC.finditer(ctx.text, node.start, node.end):
+        yield m.span(1)
+
+
+register(Rule(
+    id="pii.device_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[DEVICE_ID]", risk=0.5,
+    binds=(DOC,), find=_device,
+    itriggers=("imei", "meid", "mac address", "wi-fi address", "wifi address", "wlan address", "bluetooth address",
+               "hardware address", "ethernet address", "physical address"),
+    reason="a phone's IMEI after its name (its check digit holding), or a MAC address said as someone's",
+    origin="GDPR recital 30 (online identifiers: device identifiers); IMEI check digit by python-stdnum (stdnum.imei)",
 ))

@@ -17,7 +17,7 @@ The cheap candidate regex runs first; libphonenumber only sees the few spans it 
 
 from __future__ import annotations
 
-import re
+from .lazy import re
 from functools import lru_cache
 
 from ..tree import DOC

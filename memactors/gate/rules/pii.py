@@ -5,7 +5,7 @@ python-stdnum, not re-derived."""
 from __future__ import annotations
 
 import ipaddress
-import re
+from .lazy import re
 from datetime import date
 
 from ..tree import DOC, KV, SENTENCE

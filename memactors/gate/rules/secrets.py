@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
+from .lazy import re
 
 from ..disguise import base64_text
 from ..tree import DOC
