@@ -395,8 +395,8 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
     r"/etc/(?:passwd|shadow|sudoers(?:\.d/[\w.-]+)?)\b"
     # a program set to start at every logon on Windows: a Run key, a task on logon or start
-    r"|(?i:\breg(?:\.exe)?\s+add\s+[\"']?HK(?:CU|LM|EY_CURRENT_USER|EY_LOCAL_MACHINE)\\\\?Software\\\\?(?:WOW6432Node\\\\?)?"
-    r"Microsoft\\\\?Windows\\\\?CurrentVersion\\\\?Run(?:Once)?\b"
+    r"|(?i:\breg(?:\.exe)?\s+add\s+[\"']?HK(?:CU|LM|EY_CURRENT_USER|EY_LOCAL_MACHINE)\\\\?Software\\\\?"
+    r"(?:WOW6432Node\\\\?)?Microsoft\\\\?Windows\\\\?CurrentVersion\\\\?Run(?:Once)?\b"
     r"|\bschtasks(?:\.exe)?\s+/create\b[^\n|;]{0,300}?/sc\s+(?:onlogon|onstart)\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
@@ -433,8 +433,8 @@ _shell_rule("code.sh_impair_defenses", re.compile(
     "MITRE ATT&CK T1562.001/.004 (disable tools, firewall), T1070.002/.003 (clear logs, command history), T1490 "
     "(inhibit system recovery); "
     "Sigma rules for the same commands",
-    itriggers=("set-mppreference", "add-mppreference", "wevtutil", "clear-eventlog", "vssadmin", "shadowcopy", "wbadmin",
-               "bcdedit"))
+    itriggers=("set-mppreference", "add-mppreference", "wevtutil", "clear-eventlog", "vssadmin", "shadowcopy",
+               "wbadmin", "bcdedit"))
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
@@ -484,11 +484,12 @@ _shell_rule("code.sh_credential_exfil", re.compile(
     + r"|" + _CRED + r"[\"']?[^\n;]{0,200}?\|\s*(?:sudo\s+)?" + _NET + r"\b"
     + r"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n|;]{0,100}?<\s*[\"']?" + _CRED
     + r"|\b(?:scp|rsync|sftp)\b[^\n|;]{0,200}?\s[\"']?" + _CRED + r"[\"']?(?:\s+-\S+)*\s+[\w.-]+@?[\w.-]*:"
-    + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*(?:\.pem|\.key|id_rsa|id_ed25519|id_ecdsa|id_dsa|id_\*|credentials)"
+    + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*"
+      r"(?:\.pem|\.key|id_rsa|id_ed25519|id_ecdsa|id_dsa|id_\*|credentials)"
       r"[\"']?[^\n]{0,160}?-exec\s+(?:curl|wget|scp|nc|ncat)\b"),
     (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", ".netrc", ".pgpass", ".git-credentials",
-     ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "master.passwd", "privkey", "private_key",
-     "private-key", ".pem", ".key"),
+     ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "master.passwd", "privkey",
+     "private_key", "private-key", ".pem", ".key"),
     "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
     "uploaded, piped to the network or copied to a remote host)",
     "MITRE ATT&CK T1552.004 (private keys), T1552.001 (credentials in files), T1048/T1041 (exfiltration)",

@@ -253,8 +253,9 @@ _EN_NAMED_KEY = re.compile(r"\b(?:my|our|the|your|his|her|their)\s+(?:(?!(?:publ
                            r"([A-Za-z0-9._~+/=\-]{16,200})", re.I)
 # A wireless network's key is its password ("the wifi WPA2 key is correct-horse-42", "WLAN-Schlüssel"
 # aside): judged as a password said in prose, not as a generated key (_EN_NAMED_KEY's).
-_WIFI_KEY = re.compile(r"\b(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wep|hotspot|network|router)(?:\s+(?:wpa[23]?(?:-psk)?|wep|network|"
-                       r"security|wireless))?\s+(?:key|passkey|pass\s?key|network\s+key)\b\s*(?:is|was|=|:)\s*" + _PW_VALUE, re.I)
+_WIFI_KEY = re.compile(r"\b(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wep|hotspot|network|router)"
+                       r"(?:\s+(?:wpa[23]?(?:-psk)?|wep|network|security|wireless))?"
+                       r"\s+(?:key|passkey|pass\s?key|network\s+key)\b\s*(?:is|was|=|:)\s*" + _PW_VALUE, re.I)
 # A card's, a bank's or a phone's PIN with the number first: "pin 4821 for my debit card", "PIN: 0415 on
 # the SIM" (the name first, "my debit card PIN is 4821", is _EN_PW's).
 _PIN_OF = re.compile(r"\bpin(?:[ _\-]?(?:code|number))?[ \t]*[:#]?[ \t]*(\d{4,8})[ \t]+(?:is[ \t]+)?(?:for|of|on|to)[ \t]+"
@@ -370,7 +371,8 @@ _PAIR_PW = r"(?:\s*/\s*|\s*:\s*)([^\s\"'`]{4,64})"
 _PAIR_LOGIN = re.compile(r"\b(?:login|log[- ]?in|logon|log on|sign[- ]?in|creds|credentials)\b[^\n:：=|]{0,30}?"
                          r"(?:[:：=]|\b(?:is|are|with|as|using)\b)\s*[A-Za-z][\w.\-@+]{0,63}" + _PAIR_PW, re.I)
 # "log in as root with toor123!": the account named, then what it logs in with
-_LOGIN_AS = re.compile(r"\b(?:log[- ]?in|logon|log on|sign[- ]?in)\s+as\s+[A-Za-z][\w.\-@+]{0,63}\s+(?:with|using)(?:\s*:)?\s+"
+_LOGIN_AS = re.compile(r"\b(?:log[- ]?in|logon|log on|sign[- ]?in)\s+as\s+[A-Za-z][\w.\-@+]{0,63}\s+"
+                       r"(?:with|using)(?:\s*:)?\s+"
                        r"(?:(?:the|a)\s+)?(?:password|pw|passcode)?\s*[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?"
                        r"(?=[\s.,;]*(?:\s|$))", re.I)
 # glued: "root:Kx9#mPq2vL", "admin/Kx9#mPq2vL" ("Admin: alice@example.com" is a label, "Square root:
@@ -527,7 +529,8 @@ _FORMS = ((_EN_PW, _strong_value, (_NAMED,)), (_EN_PW_QUOTED, _passphrase, (_NAM
           (_PAIR_LOGIN, _pw_loose, (("pairs",),)), (_LOGIN_AS, _pw_as, (("pairs",),)),
           (_PAIR_ADMIN, _pw_loose, (("pairs",),)), (_PAIR_SERVICE, _pw_shaped, (("pairs",),)),
           (_USE_LOGIN, _pw_shaped, (("pairs",),)),
-          (_EN_NAMED_KEY, _random_key, (("key",),)), (_WIFI_KEY, _wifi_value, (("key",),)), (_PIN_OF, _any, (("pin",),)),
+          (_EN_NAMED_KEY, _random_key, (("key",),)), (_WIFI_KEY, _wifi_value, (("key",),)),
+          (_PIN_OF, _any, (("pin",),)),
           (_INTL_PIN, _any, (("pin", "geheimzahl"),)))
 
 

@@ -18,9 +18,9 @@ import re2
 
 from ..tree import BLOCK, CODE, DOC, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
-from .instructions import _VERB, reported
 from .injection_intl import (EXFIL, EXFIL_TRIGGERS, PERSIST, PERSIST_TRIGGERS, ROLE, ROLE_TRIGGERS,
                              in_other_languages)
+from .instructions import _VERB, reported
 
 _PREV = r"(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|original|initial|system|old)"
 _WHAT = (r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|messages|context|commands?|orders|"
@@ -166,10 +166,11 @@ _HUMAN_ASSISTANT = re.compile(r"(?m)^Human:[ \t][^\n]*(?:\n(?!\n)[^\n]*){0,20}\n
                               r"Response[ \t]*:?[ \t]*$")
 
 # What makes a trigger planted in a memory an order: one of these words within 160 characters after it.
-_ORDER_AHEAD = (r"(?=[^\n]{0,160}?\b(?:tell|say|answer|reply|respond|recommend|append|prepend|add|insert|include|mention|"
-                r"claim|insist|send|forward|e-?mail|upload|post|share|leak|wire|transfer|ignore|disregard|forget|obey|"
-                r"follow|execute|run|call|delete|reveal|output|print|treat|pretend|act|visit|fetch|redirect|direct|always|"
-                r"never|you\s+(?:must|should|will|shall)|the\s+(?:assistant|agent|ai|model)\s+(?:must|should|will|shall))\b)")
+_ORDER_AHEAD = (r"(?=[^\n]{0,160}?\b(?:tell|say|answer|reply|respond|recommend|append|prepend|add|insert|include|"
+                r"mention|claim|insist|send|forward|e-?mail|upload|post|share|leak|wire|transfer|ignore|disregard|"
+                r"forget|obey|follow|execute|run|call|delete|reveal|output|print|treat|pretend|act|visit|fetch|"
+                r"redirect|direct|always|never|you\s+(?:must|should|will|shall)"
+                r"|the\s+(?:assistant|agent|ai|model)\s+(?:must|should|will|shall))\b)")
 # Standing orders: "from now on (you) always/never ...", "in all future answers", "以后都...".
 _PERSIST = re.compile(
     r"\b(?:from now on|from this point (?:on|forward)|henceforth|going forward|in (?:all )?future (?:responses|replies|"
@@ -655,7 +656,7 @@ def _exfil(node, ctx: Ctx):
         english = True
     for m in _EXFIL.finditer(ctx.text, node.start, node.end) if english else ():
         yield m.span()
-    if in_other_languages(ctx):  # (their heads in the set above made every sentence's check 8x slower)
+    if in_other_languages(ctx):  # (no heads of theirs in the set above: the language test is cheaper)
         for m in _EXFIL_INTL.finditer(ctx.text, node.start, node.end):
             yield m.span()
 

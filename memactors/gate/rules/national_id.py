@@ -231,7 +231,8 @@ _WORD_TRIGGERS = (
     "steuerid", "taxid", "tax_id", "social_insurance", "identitynumber", "identity_number",
     "kimlik", "tckn", "turkish id", "turkish national id", "teudat zehut", "תעודת זהות", "israeli id", "rol único",
     "rol unico", "rut", "cartão de cidadão", "cartao de cidadao", "citizen card", "cnp", "cod numeric personal",
-    "rodné číslo", "rodne cislo", "rodné čís", "birth number", "amka", "αμκα", "α.μ.κ.α", "personal public service", "pps",
+    "rodné číslo", "rodne cislo", "rodné čís", "birth number", "amka", "αμκα", "α.μ.κ.α", "personal public service",
+    "pps",
     "ahv", "avs", "sozialversicherungsnummer", "versichertennummer", "versicherungsnummer", "svnr", "sv-nummer",
     "svnummer", "e-card", "บัตรประชาชน", "เลขประจำตัวประชาชน", "thai id", "thai national id", "mykad", "kad pengenalan",
     "ic number", "ic no", "nomor induk kependudukan", "ktp", "cnic", "nadra", "computerized national identity",
@@ -250,8 +251,9 @@ register(Rule(
            "Cartão de Cidadão, CNP, rodné číslo, AMKA, PPS, AHV, SVNR, Thai ID, MyKad, NIK, CNIC, OIB, Emirates ID)",
     origin="check digits by python-stdnum (es.dni, es.nie, de.idnr, fr.nir, pl.pesel, br.cpf, br.cnpj, nl.bsn, "
            "it.codicefiscale, se.personnummer, dk.cpr, fi.hetu, no.fodselsnummer, in_.aadhaar, in_.pan, jp.in_, kr.rrn, "
-           "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr, tr.tckimlik, il.idnr, cl.rut, pt.cc, ro.cnp, cz.rc, "
-           "gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib; the Emirates ID by stdnum.luhn); "
+           "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr, tr.tckimlik, il.idnr, cl.rut, pt.cc, ro.cnp, "
+           "cz.rc, gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib; the Emirates ID by "
+           "stdnum.luhn); "
            "Singapore NRIC by ICA's check letters; "
            "context words as Presidio's country recognizers use them",
 ))

@@ -447,8 +447,9 @@ register(Rule(
 # 30). A MAC in a log line or in `ip link` output is a machine's, and stays.
 _IMEI = re.compile(r"\b(?:imei(?:sv)?|meid)\b[ \t]*(?:#|number|no\.?|nr\.?)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=#\-]*"
                    r"([0-9]{2}[ \-]?[0-9]{6}[ \-]?[0-9]{6}[ \-]?[0-9]{0,2})(?![0-9])", re.I)
-_MAC = re.compile(r"\b(?:my|our|his|her|their|your)[ \t]+(?:[\w'’\-]+[ \t]+){0,3}?(?:mac|wi-?fi|wlan|bluetooth|hardware|"
-                  r"ethernet|physical)[ \t]+address(?:es)?[ \t]*(?:(?:is|was)\b)?[\s\"'`:：=\-]*"
+_MAC = re.compile(r"\b(?:my|our|his|her|their|your)[ \t]+(?:[\w'’\-]+[ \t]+){0,3}?"
+                  r"(?:mac|wi-?fi|wlan|bluetooth|hardware|ethernet|physical)[ \t]+address(?:es)?[ \t]*"
+                  r"(?:(?:is|was)\b)?[\s\"'`:：=\-]*"
                   r"((?:[0-9A-Fa-f]{2}[:\-]){5}[0-9A-Fa-f]{2})(?![0-9A-Fa-f:\-])", re.I)
 
 

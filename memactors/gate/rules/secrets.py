@@ -88,8 +88,10 @@ _provider("secret.discord", _B + r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}
           trigger=_DISCORD_SHAPE)
 _provider("secret.mailchimp", _B + r"[0-9a-f]{32}-us[0-9]{1,2}" + _E, ("-us",), "Mailchimp API key",
           "gitleaks mailchimp-api-key; detect-secrets MailchimpDetector", tokens=False)
-# Square's access tokens: "sq0atp-" (OAuth) or "EAAA" and 60 more ("EAAA" alone starts words: the body is asked to look generated)
-_provider("secret.square", _B + r"(?:sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60})" + _E, ("sq0", "EAAA"),
+# Square's access tokens: "sq0atp-" (OAuth) or "EAAA" and 60 more ("EAAA" alone starts words: the body is
+# asked to look generated)
+_provider("secret.square", _B + r"(?:sq0(?:csp|atp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60})" + _E,
+          ("sq0", "EAAA"),
           "Square access token or OAuth secret (sq0atp-/sq0csp-/EAAA)",
           "gitleaks square-access-token; detect-secrets SquareOAuthDetector",
           check=lambda t, m: m.group().startswith("sq0") or tokenish(m.group(), 12))
