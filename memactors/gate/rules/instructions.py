@@ -11,7 +11,8 @@ the *form* of a sentence instead, as features scored together (English and Chine
 - **addressed**: you, your, assistant, agents; 你, 您, 助手;
 - **deontic**: a rule about actions: may / can + an action verb, is allowed / permitted /
   authorised / pre-approved / exempt / waived, counts as, is treated as, does not need, no longer
-  required, should / must (be); 可以, 允许, 有权, 无需, 不需要, 不再需要, 视为, 一律, 必须, 应当;
+  required, should / must (be), not "should now be able to" (what something can do); 可以, 允许, 有权, 无需, 不需要,
+  不再需要, 视为, 一律, 必须, 应当;
 - **standing**: by default, from now on, going forward, every time, whenever, all / any requests;
   默认, 以后, 今后, 每次, 所有, 凡是, 无论;
 - **narrative** (against): what happened or how things are, as facts are told: past tense,
@@ -111,13 +112,16 @@ _DEONTIC = (
     r"|\b(?:does|do|did)\s*n[o']t\s+(?:need|require|apply)|\bneeds? no\b|\bno (?:\w+\s){0,2}(?:is |are )?(?:needed|required|necessary)\b"
     r"|\bno longer\s+(?:need|needs|needed|require|requires|required|necessary|applies|apply|mandatory|valid)\b"
     r"|\bnot (?:required|needed|necessary)(?: any ?more)?\b|\bnot needed any ?more\b"
-    r"|\b(?:should|shall|ought to|are to be|is to be|has to|have to|need to)\b"
+    r"|\b(?:shall|ought to|are to be|is to be|has to|have to|need to)\b"
     r"|\b(?:is|are)\s+automatic\b|\bautomatically\s+(?:approved|accepted|granted|resolved|paid)\b"
     r"|\b(?:is|it's|it is)\s+(?:fine|ok|okay|acceptable|safe)\s+to\b|\bno need to\b|\bstill valid\b|\boptional\b"
     r"|\b(?:authori[sz]ed|approved|valid)\b[^.]{0,40}\b(?:do not|don't|no need)\b"
     r"|\bwithout\s+(?:the\s+usual\s+|any\s+|first\s+)?(?:asking|checking|verifying|notifying|approval|review|tests|"
     r"sign-?off|confirmation|verification)\b|\bunless told otherwise\b|\bregardless of\b|\bno matter\b")
 _MUST = re.compile(r"\bmust\b(?!\s*(?:have|be|feel|seem|'ve)\b|-)", re.I)  # "it must have been": not an order
+# "should now be able to" says what something can do, not what it must ("The AI should now be able
+# to read PDFs", "You should now be able to log in": a release note, a help page)
+_SHOULD = re.compile(r"\bshould\b(?!\s+(?:now\s+|also\s+|still\s+|then\s+)*be\s+able\s+to\b)", re.I)
 _STANDING = (
     r"(?i)\b(?:in future|every time|each time|whenever|always|never|at all times|any ?more)\b"
     r"|\b(?:all|any|every|each)\s+(?:\w+\s){0,2}(?:requests?|messages?|tickets?|orders?|users?|emails?|links?|"
@@ -195,7 +199,8 @@ def reported(text: str) -> bool:
 
 _EN_PATTERNS = {"imperative": _IMPERATIVE, "imperative_bad": _IMPERATIVE + _NOT_A_COMMAND, "browse": _BROWSE, "then": _THEN,
                 "then_bad": _THEN + _NOT_A_COMMAND, "social": _SOCIAL, "self": _SELF, "loglike": _LOGLIKE,
-                "addressed": _ADDRESSED, "deontic": _DEONTIC, "must": r"(?i)\bmust\b", "standing": _STANDING,
+                "addressed": _ADDRESSED, "deontic": _DEONTIC, "must": r"(?i)\bmust\b", "should": r"(?i)\bshould\b",
+                "standing": _STANDING,
                 "strong": _STRONG, "consent": _CONSENT, "errand": _ERRAND,
                 "agentish": _AGENTISH}
 # Read only where they can change a sentence's features (most sentences have none): in the set,
@@ -309,7 +314,8 @@ def _en(sentence: str) -> dict[str, int]:
                            or "then" in hit and "then_bad" not in hit),
          "social": int("social" in hit or "self" in hit),
          "addressed": int("addressed" in hit),
-         "deontic": int("deontic" in hit or "must" in hit and _MUST.search(sentence) is not None),
+         "deontic": int("deontic" in hit or "must" in hit and _MUST.search(sentence) is not None
+                        or "should" in hit and _SHOULD.search(sentence) is not None),
          "standing": int("standing" in hit), "strong": int("strong" in hit), "consent": int("consent" in hit),
          "errand": int("errand" in hit and "agentish" not in hit)}
     if not any(f.values()):
