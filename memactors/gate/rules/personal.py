@@ -189,6 +189,15 @@ _JP_ADDRESS = re.compile(
     r"((?:〒?\s*[0-9０-９]{3}[-－][0-9０-９]{4}\s*)?[\u4e00-\u9fff\u3040-\u30ff]{1,6}?(?:都|道|府|県)"
     r"[\u4e00-\u9fff\u3040-\u30ff]{1,20}?[0-9０-９]{1,4}(?:(?:[-－ー]|丁目|番地?|号)[0-9０-９]{0,4}){1,4})")
 
+# Korean: after 주소 (address) as a label, a road-name address down to its building number ("내
+# 주소는 서울특별시 강남구 테헤란로 123", "집 주소: 부산광역시 해운대구 해운대로 570번길 12"); not a
+# company's (회사 주소, 본사 주소, 사무실 주소, 매장 주소).
+_KR_ADDRESS = re.compile(
+    r"(?<!회사 )(?<!회사)(?<!본사 )(?<!본사)(?<!사무실 )(?<!사무실)(?<!매장 )(?<!매장)(?:주소|거주지)(?:는|은|:|：|\s)*"
+    r"((?:[가-힣]{2,8}(?:특별시|광역시|특별자치시|특별자치도|도|시)\s*)?[가-힣]{1,8}(?:시|군|구)\s*"
+    r"(?:[가-힣]{1,8}(?:구|동|읍|면)\s*)?[가-힣0-9]{1,12}(?:로|길)\s*[0-9]{1,5}(?:-[0-9]{1,5})?"
+    r"(?:번길\s*[0-9]{1,5})?)")
+
 # ...not a business's: "Our HQ address is 500 Market St", "ship it to the office at ...".
 _BUSINESS = re.compile(r"\b(?:office|hq|headquarters|company|firm|store|shop|restaurant|business|venue|hotel|clinic"
                        r"|branch|warehouse|factory|campus|school|hospital|church|museum|embassy|consulate|gallery|bar"
@@ -229,7 +238,7 @@ _EU_HOME_LEAD = re.compile(
     r"[^.!?;\n]{0,24}$", re.I)
 
 
-_CJK_ADDRESSES = (regex_find(_CN_ADDRESS, 1), regex_find(_JP_ADDRESS, 1))
+_CJK_ADDRESSES = (regex_find(_CN_ADDRESS, 1), regex_find(_JP_ADDRESS, 1), regex_find(_KR_ADDRESS, 1))
 
 
 def _street_address(node, ctx: Ctx):
@@ -250,12 +259,12 @@ register(Rule(
     id="pii.street_address", category=PII, sensitivity=CONFIDENTIAL, placeholder="[ADDRESS]", risk=0.6,
     # a house number before a name in capitals, or a Chinese one before 号; then a home's words
     binds=(DOC,), find=_street_address,
-    guard=found(r"[0-9][A-Za-z]?,? +[A-Za-z]|[A-Za-z] [0-9]|[0-9０-９] ?[号號]|[0-9０-９][-－ー丁番]", ascii=True),
+    guard=found(r"[0-9][A-Za-z]?,? +[A-Za-z]|[A-Za-z] [0-9]|[0-9０-９] ?[号號]|[0-9０-９][-－ー丁番]|[로길] ?[0-9]", ascii=True),
     itriggers=("live at", "lives at", "living at", "lived at", "live on", "lives on", "reside", "stay at", "staying at",
                "address", "ship it", "ship to", "shipped to", "ship them", "deliver it", "deliver to", "delivered to",
                "mail it", "mail to", "mailed to", "post it", "home is",
                "住在", "住於", "住于", "家住", "住址", "家在", "收货地址", "收貨地址", "寄到", "送到", "我的地址", "他的地址", "她的地址",
-               "住所",
+               "住所", "주소", "거주지",
                # continental Europe and Brazil (``_EU_HOME_LEAD``)
                "wohne", "wohnen", "wohnt", "wohnhaft", "anschrift", "adresse", "habite", "habitons", "domicili",
                "réside", "vivo", "vivimos", "dirección", "direccion", "abito", "abitiamo", "indirizzo", "woon", "wonen",
