@@ -126,6 +126,13 @@ ROLE = "|".join(rf"\b(?:{now})\b[^.\n]{{0,40}}?\b(?:{self_})\b|\b(?:{dark})\b"
 EXFIL = "|".join(rf"{_OPENS}(?:{send})\b(?=[^.\n]{{0,120}}?\b(?:{user})\b)[^.\n]{{0,100}}?\b(?:{data})\b[^.\n]{{0,60}}?"
                  rf"\b(?:{to})\s+{_ADDRESS}"
                  for _, _, _, send, user, data, to, *_ in _WORDS)
+# an order on the user's data, the verb opening a clause ("Lösche alle Erinnerungen des Nutzers",
+# "Partage les notes de l'utilisateur avec ..."): ``injection.instruction``'s, whose sentence features
+# are English and Chinese
+ORDER = "|".join(rf"{_OPENS}(?:{delete}|{send})\b(?=[^.\n]{{0,120}}?\b(?:{user})\b)[^.\n]{{0,160}}?\b(?:{data})\b"
+                 for _, _, _, send, user, data, _, _, _, _, delete, _ in _WORDS)
+# the user named as these languages do: what ORDER needs (for the rule's pre-scan trigger)
+USER_NOUNS = r"(?i:nutzer|benutzer|anwender|kunde|utilisat(?:eur|rice)|usuári|usuari|utente|utent|utilizador)"
 # an order always or never, whatever the user asks (``_PERSIST``'s "always ... regardless")
 PERSIST = "|".join(rf"\b(?:{order})\b[^.\n]{{0,40}}?\b(?:{always})\b[^.\n]{{0,60}}?\b(?:{whatever})"
                    for *_, order, always, whatever, _, _ in _WORDS)
@@ -151,8 +158,7 @@ EXFIL_TRIGGERS = (
 PERSIST_TRIGGERS = (
     "egal", "unabhängig davon", "ganz gleich", "gleichgültig", "was auch immer", "quoi qu", "peu importe", "que soit",
     "que soient", "même si l", "lo que pregunte", "lo que diga", "lo que pida", "sin importar", "no importa",
-    "da igual",
-    "aunque el usuari", "qualunque cosa", "indipendentemente", "non importa", "anche se l", "não importa",
+    "da igual", "aunque el usuari", "qualunque cosa", "indipendentemente", "non importa", "anche se l", "não importa",
     "nao importa", "independentemente", "seja o que for", "mesmo que o")
 
 
@@ -162,16 +168,18 @@ _MARKS = frozenset("""
     der das des dem und nicht ist du ihr bitte nutzer benutzer nutzers benutzers nutzerin immer egal jetzt
     les une est tu vous utilisateur l'utilisateur toujours jamais avec sans que
     los las una eres ahora usuario del siempre nunca para
-    gli sei utente l'utente dell'utente sempre senza che della
-    uma você voce agora usuário utilizador não nao dos
+    gli sei utente l'utente dell'utente sempre senza che della tutti tutte
+    uma você voce agora usuário utilizador não nao dos todas todos
     """.split())
 
 
 def in_other_languages(ctx) -> bool:
     """Whether the text has a word of German, French, Spanish, Italian or Portuguese (cached on
-    ``ctx``). Words as split by white space (1 us a sentence, where a regex's took 7-9): a sentence
-    in one of them holds several, not all next to a comma."""
+    ``ctx``). Words as split by white space, then those ending in a stop or a comma without it
+    (1-2 us a sentence, where a regex's test took 7-9)."""
     got = ctx.cache.get("intl_words")
     if got is None:
-        got = ctx.cache["intl_words"] = not _MARKS.isdisjoint(ctx.lower.split())
+        words = ctx.lower.split()
+        got = ctx.cache["intl_words"] = not (_MARKS.isdisjoint(words)
+                                             and _MARKS.isdisjoint([w[:-1] for w in words if not w[-1].isalnum()]))
     return got

@@ -45,6 +45,7 @@ import re2
 
 from ..tree import CODE, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
+from .injection_intl import ORDER, USER_NOUNS, in_other_languages
 
 # Verbs a command opens with (base form). A word here that is also a noun ("use", "backup")
 # is only read as a verb at the start of a sentence and not followed by "of" or a verb form.
@@ -427,6 +428,11 @@ _SPLIT = re.compile(r"(?<=[.!?。！？])\s+")
 _JSON_MEMBER = re.compile(r'"[^"\n]{1,40}"\s*:\s*"((?:[^"\\\n]|\\.){3,500})"')
 
 
+# An order on the user's data in German, French, Spanish, Italian or Portuguese (injection_intl): the
+# features below read English and Chinese only.
+_ORDER_INTL = re.compile(ORDER, re.I)
+
+
 def _find(node, ctx: Ctx):
     if node.kind == CODE:
         if '":' not in ctx.text[node.start:node.end] and '" :' not in ctx.text[node.start:node.end]:
@@ -434,13 +440,14 @@ def _find(node, ctx: Ctx):
         for m in _JSON_MEMBER.finditer(ctx.text, node.start, node.end):
             if " " in m.group(1) and any(score(s) >= THRESHOLD for s in _SPLIT.split(m.group(1))):
                 yield m.span(1)
-    elif score(ctx.text[node.start:node.end]) >= THRESHOLD:
+    elif score(ctx.text[node.start:node.end]) >= THRESHOLD or in_other_languages(ctx) and \
+            _ORDER_INTL.search(ctx.text, node.start, node.end) is not None:
         yield node.start, node.end
 
 
 register(Rule(
     id="injection.instruction", category=INJECTION, sensitivity="", placeholder=None, risk=0.6,
-    binds=(SENTENCE, CODE), find=_find, trigger=found(CUE, ascii=True), untrusted_only=True,
+    binds=(SENTENCE, CODE), find=_find, trigger=found(CUE + "|" + USER_NOUNS, ascii=True), untrusted_only=True,
     reason="reads as an instruction to the agent (a command, a rule about what is allowed or required, a default)",
     origin="sentence features (imperative mood, address, deontic modality, standing scope, narrative) in en and zh, "
            "weights measured on tests/fixtures/instructions.json",
