@@ -3,7 +3,8 @@ document that tells the agent what to do, what is allowed, approved or no longer
 what to do by default from here on. Such text is an order, not a fact, and waits for a reviewer.
 
 The injection rules (``injection.py``) know the phrasings of prompt injection; this rule reads
-the *form* of a sentence instead, as features scored together (English and Chinese):
+the *form* of a sentence instead, as features scored together (English and Chinese; in German,
+French, Spanish, Italian and Portuguese it takes an order on the user's data, ``injection_intl.ORDER``):
 
 - **imperative**: the sentence (after a lead-in: "please", "note to the assistant:", "by default,",
   a conditional clause "if a user complains, ...") opens with a bare verb, or with do not / never /
@@ -450,5 +451,5 @@ register(Rule(
     binds=(SENTENCE, CODE), find=_find, trigger=found(CUE + "|" + USER_NOUNS, ascii=True), untrusted_only=True,
     reason="reads as an instruction to the agent (a command, a rule about what is allowed or required, a default)",
     origin="sentence features (imperative mood, address, deontic modality, standing scope, narrative) in en and zh, "
-           "weights measured on tests/fixtures/instructions.json",
+           "weights measured on tests/fixtures/instructions.json; an order on the user's data in de, fr, es, it, pt",
 ))
