@@ -401,11 +401,16 @@ _ROLE_INTL = re.compile(ROLE, re.I)
 _PERSIST_INTL = re.compile(PERSIST, re.I)
 
 
+def _readings(ctx: Ctx, english, intl) -> tuple:
+    """The English (and Chinese) pattern, and the five languages' where the text has a word of theirs."""
+    return (english, intl) if in_other_languages(ctx) else (english,)
+
+
 def _standing(node, ctx: Ctx):
     # A standing order quoted and attributed, about nothing an agent does ("Headline: 'From now on,
     # always carry ID', says new law.") is reported news, not an order.
     said = None  # read once a node: per match, a 32,000-character sentence of them took 3.6 s
-    for rx in (_PERSIST, _PERSIST_INTL) if in_other_languages(ctx) else (_PERSIST,):
+    for rx in _readings(ctx, _PERSIST, _PERSIST_INTL):
         for m in rx.finditer(ctx.text, node.start, node.end):
             if said is None:
                 said = reported(ctx.text[node.start:node.end])
@@ -414,7 +419,7 @@ def _standing(node, ctx: Ctx):
 
 
 def _role(node, ctx: Ctx):
-    for rx in (_ROLE, _ROLE_INTL) if in_other_languages(ctx) else (_ROLE,):
+    for rx in _readings(ctx, _ROLE, _ROLE_INTL):
         for m in rx.finditer(ctx.text, node.start, node.end):
             yield m.span()
 

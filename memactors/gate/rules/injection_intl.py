@@ -117,19 +117,25 @@ _OPENS = (r"(?:(?:^|[.!?:;,\n\-–—(\"'«])\s*"
           r"|\b(?:und|dann|bitte|jetzt|et|puis|alors|aussi|y|luego|también|ahora|e|poi|anche|ora|depois|também"
           r"|agora)\s+)")
 
-# "you are now <a new self>", and the user kept in the dark (``_ROLE``'s "do not tell the user")
-ROLE = "|".join(rf"\b(?:{now})\b[^.\n]{{0,40}}?\b(?:{self_})\b|\b(?:{dark})\b"
-                # "him" or "her" only after an order on the user's data ("sag ihm nichts von der Party" is a surprise)
-                rf"|{_OPENS}(?:{delete}|{send})\b(?=[^.\n]{{0,120}}?\b(?:{user})\b)[^.\n]{{0,160}}?\b(?:{hush})\b"
+
+
+def _order(verbs: str, user: str, then: str, within: int = 160) -> str:
+    """An order to the reader: one of ``verbs`` opening a clause, the user named in what follows, then
+    ``then`` within ``within`` characters of the verb (the forms below are this skeleton)."""
+    return rf"{_OPENS}(?:{verbs})\b(?=[^.\n]{{0,120}}?\b(?:{user})\b)[^.\n]{{0,{within}}}?\b(?:{then})"
+
+
+# "you are now <a new self>", and the user kept in the dark (``_ROLE``'s "do not tell the user"); "him"
+# or "her" only after an order on the user's data ("sag ihm nichts von der Party" is a surprise)
+ROLE = "|".join(rf"\b(?:{now})\b[^.\n]{{0,40}}?\b(?:{self_})\b|\b(?:{dark})\b|"
+                + _order(f"{delete}|{send}", user, hush) + r"\b"
                 for now, self_, dark, send, user, _, _, _, _, _, delete, hush in _WORDS)
 # the user's secrets or data sent to an address (``_EXFIL``'s second form)
-EXFIL = "|".join(rf"{_OPENS}(?:{send})\b(?=[^.\n]{{0,120}}?\b(?:{user})\b)[^.\n]{{0,100}}?\b(?:{data})\b[^.\n]{{0,60}}?"
-                 rf"\b(?:{to})\s+{_ADDRESS}"
+EXFIL = "|".join(_order(send, user, data, 100) + rf"\b[^.\n]{{0,60}}?\b(?:{to})\s+{_ADDRESS}"
                  for _, _, _, send, user, data, to, *_ in _WORDS)
-# an order on the user's data, the verb opening a clause ("Lösche alle Erinnerungen des Nutzers",
-# "Partage les notes de l'utilisateur avec ..."): ``injection.instruction``'s, whose sentence features
-# are English and Chinese
-ORDER = "|".join(rf"{_OPENS}(?:{delete}|{send})\b(?=[^.\n]{{0,120}}?\b(?:{user})\b)[^.\n]{{0,160}}?\b(?:{data})\b"
+# an order on the user's data ("Lösche alle Erinnerungen des Nutzers", "Partage les notes de
+# l'utilisateur avec ..."): ``injection.instruction``'s, whose sentence features are English and Chinese
+ORDER = "|".join(_order(f"{delete}|{send}", user, data) + r"\b"
                  for _, _, _, send, user, data, _, _, _, _, delete, _ in _WORDS)
 # the user named as these languages do: what ORDER needs (for the rule's pre-scan trigger)
 USER_NOUNS = r"(?i:nutzer|benutzer|anwender|kunde|utilisat(?:eur|rice)|usuári|usuari|utente|utent|utilizador)"
