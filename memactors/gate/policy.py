@@ -9,6 +9,8 @@ The defaults (``DEFAULTS``; a ``[gate]`` config section maps onto ``GatePolicy.f
   injection -> ``pending`` (held for review, never recalled), low_value -> ``working_only``
   (chit-chat and tool noise are never promoted to L2);
 - ``rules``: per rule id, wins over category and sensitivity (e.g. ``{"pii.email": "allow"}``);
+  the special categories of personal data (``SPECIAL_CATEGORY_RULES``) are ``allow`` by default:
+  kept as written, reported, and their memory raised to ``confidential``;
 - ``sources``: per source kind, the same three maps, winning over the global ones
   (e.g. ``{"tool": {"category": {"low_value": "allow"}}}``);
 - ``injection_sources``: the source kinds the injection rules run for: every kind but the
@@ -45,11 +47,15 @@ DECISION = {"ignore": "accepted", "allow": "accepted", "redact": "redacted", "wo
 # A decision's strictness: its strictest action's rank ("accepted" is two actions')
 DECISION_RANK = {d: max(RANK[a] for a in ACTIONS if DECISION[a] == d) for d in set(DECISION.values())}
 SENSITIVITIES = (RESTRICTED, CONFIDENTIAL, INTERNAL)
+SPECIAL_CATEGORY_RULES = ("pii.health_condition", "pii.sexual_orientation", "pii.beliefs", "pii.ethnic_origin",
+                          "pii.criminal_record")
 
 DEFAULTS: dict[str, Any] = {
     "sensitivity": {RESTRICTED: "block", CONFIDENTIAL: "redact", INTERNAL: "redact"},
     "category": {"code": "working_only", "injection": "pending", "low_value": "working_only"},
-    "rules": {},
+    # Special categories (health, orientation, beliefs, ethnic origin, convictions: gate/rules/special.py)
+    # are kept as written, reported, and raise the memory to confidential: often what the user wants kept.
+    "rules": {r: "allow" for r in SPECIAL_CATEGORY_RULES},
     "sources": {},
     "injection_sources": ["task_outcome", "tool", "agent_inferred", "pattern", "web", "document"],
     "untrusted_sources": ["tool", "web", "document"],
@@ -63,7 +69,7 @@ _MAPS = ("sensitivity", "category", "rules")
 class GatePolicy:
     sensitivity: dict[str, str] = field(default_factory=lambda: dict(DEFAULTS["sensitivity"]))
     category: dict[str, str] = field(default_factory=lambda: dict(DEFAULTS["category"]))
-    rules: dict[str, str] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=lambda: dict(DEFAULTS["rules"]))
     sources: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     injection_sources: tuple[str, ...] = tuple(DEFAULTS["injection_sources"])
     untrusted_sources: tuple[str, ...] = tuple(DEFAULTS["untrusted_sources"])

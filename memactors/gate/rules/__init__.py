@@ -2,7 +2,7 @@
 registers every rule module; a new rule module registers the same way and is listed here."""
 
 from . import (access_codes, account_recovery, code, generic_secrets, injection, instructions,  # noqa: F401
-               low_value, national_id, personal, phone, pii, secrets)  # registration
+               low_value, national_id, personal, phone, pii, secrets, special)  # registration
 from .base import (BLOCK, CATEGORIES, CODE, CONFIDENTIAL, INJECTION, INTERNAL, LOW_VALUE, PII, REDACT, RESTRICTED,
                    RULES, SECRET, Ctx, Rule, register)
 
