@@ -184,7 +184,12 @@ _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:th
 # by _dictionary_phrase: four words or more, none of them the words a sentence *about* the
 # password is made of ("is too short and easy to guess", "was changed by the admin last week").
 _EN_PW_WORDS = re.compile(_EN_PW_HEAD + r"((?:[A-Za-z]{2,15}[ ]){3,7}[A-Za-z]{2,15})(?=[ \t]*(?:[.!;,)\n]|$))", re.I)
-_EN_FORMS = (_EN_PW, _EN_PW_QUOTED, _EN_PW_BARE, _EN_PW_SET, _EN_PW_USE, _EN_PW_WORDS)
+# An aside between the name and the value, the value last in its sentence: "my password is the same as
+# my email one, sunshine88", "the PIN is, as always, 4471". ("... is the same as before, but longer": no value.)
+_EN_PW_ASIDE = re.compile(
+    _EN_PW_HEAD + r"(?:,\s*)?(?:(?:the\s+)?same\s+as|like|similar\s+to|as\s+(?:always|usual|before)|of\s+course|again|"
+    r"still|basically|just|simply|now)\b[^.,;:!?\n]{0,40}?,\s*" + _PW_VALUE + r"(?=[\"'”`]?[ \t]*(?:[.!;)\n]|$))", re.I)
+_EN_FORMS = (_EN_PW, _EN_PW_QUOTED, _EN_PW_BARE, _EN_PW_SET, _EN_PW_USE, _EN_PW_WORDS, _EN_PW_ASIDE)
 _PW_NAMES = ("password", "passwd", "pwd", "pw", "passphrase", "passcode", "pin")  # _PW_NAME's words, lower case
 _SET_VERBS = ("chang", "set", "updat", "switch")  # _EN_PW_SET's ("reset" holds "set")
 # Simplified and traditional characters: 密码 / 密碼, 为 / 為, 设 / 設, 换 / 換
@@ -521,6 +526,7 @@ _NAMED = ("named", "leet")  # an English form's: one of _PW_NAMES in the text, o
 # Each form, how its value is judged, and the words it needs in the text (each tuple: one of them):
 # "pass" selects the rule in "passed" and "passion" too, so a form runs only where its own words are.
 _FORMS = ((_EN_PW, _strong_value, (_NAMED,)), (_EN_PW_QUOTED, _passphrase, (_NAMED,)),
+          (_EN_PW_ASIDE, _strong_value, (_NAMED,)),
           (_EN_PW_BARE, _bare_value, (_NAMED,)), (_EN_PW_SET, _strong_value, (_NAMED, ("set",))),
           (_EN_PW_USE, _strong_value, (_NAMED, ("use",))), (_EN_PW_WORDS, _dictionary_phrase, (_NAMED,)),
           (_ZH_PW, _passwordish, ()), (_INTL_PW, _strong_value, (("intl",),)), (_INTL_BARE, _bare_value, (("bare",),)),

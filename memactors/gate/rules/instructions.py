@@ -4,7 +4,8 @@ what to do by default from here on. Such text is an order, not a fact, and waits
 
 The injection rules (``injection.py``) know the phrasings of prompt injection; this rule reads
 the *form* of a sentence instead, as features scored together (English and Chinese; in German,
-French, Spanish, Italian and Portuguese it takes an order on the user's data, ``injection_intl.ORDER``):
+French, Spanish, Italian and Portuguese it takes an order on the user's data, ``injection_intl.ORDER``,
+or on all that is kept, ``injection_intl.BARE_ORDER``):
 
 - **imperative**: the sentence (after a lead-in: "please", "note to the assistant:", "by default,",
   a conditional clause "if a user complains, ...") opens with a bare verb, or with do not / never /
@@ -46,14 +47,14 @@ import re2
 
 from ..tree import CODE, SENTENCE
 from .base import INJECTION, Ctx, Rule, found, register
-from .injection_intl import ORDER, USER_NOUNS, in_other_languages
+from .injection_intl import ALL_WORDS, BARE_ORDER, ORDER, USER_NOUNS, in_other_languages
 
 # Verbs a command opens with (base form). A word here that is also a noun ("use", "backup")
 # is only read as a verb at the start of a sentence and not followed by "of" or a verb form.
 _VERBS = (
     "accept add allow answer append apply approve archive ask assume attach avoid bcc block book bypass call cancel cc "
     "change charge choose close connect consider contact copy create default delete deploy disable disclose "
-    "disregard do download drop email enable ensure escalate execute export fetch fill forward forget give grant "
+    "disregard do download drop email enable ensure erase escalate execute export fetch fill forward forget give grant "
     "hide ignore include inform insert install keep leave let list log make mark mention merge move notify offer "
     "open override paste pay post prefer print prioritise prioritize process promote provide publish push put "
     "recommend redirect refund remember remove rename reply report request reset respond restart return reveal "
@@ -432,6 +433,7 @@ _JSON_MEMBER = re.compile(r'"[^"\n]{1,40}"\s*:\s*"((?:[^"\\\n]|\\.){3,500})"')
 # An order on the user's data in German, French, Spanish, Italian or Portuguese (injection_intl): the
 # features below read English and Chinese only.
 _ORDER_INTL = re.compile(ORDER, re.I)
+_BARE_ORDER_INTL = re.compile(BARE_ORDER, re.I)
 
 
 def _find(node, ctx: Ctx):
@@ -441,15 +443,18 @@ def _find(node, ctx: Ctx):
         for m in _JSON_MEMBER.finditer(ctx.text, node.start, node.end):
             if " " in m.group(1) and any(score(s) >= THRESHOLD for s in _SPLIT.split(m.group(1))):
                 yield m.span(1)
-    elif score(ctx.text[node.start:node.end]) >= THRESHOLD or in_other_languages(ctx) and \
-            _ORDER_INTL.search(ctx.text, node.start, node.end) is not None:
+    elif score(ctx.text[node.start:node.end]) >= THRESHOLD or in_other_languages(ctx) and (
+            _ORDER_INTL.search(ctx.text, node.start, node.end) is not None
+            or _BARE_ORDER_INTL.match(ctx.text, node.start, node.end) is not None):
         yield node.start, node.end
 
 
 register(Rule(
     id="injection.instruction", category=INJECTION, sensitivity="", placeholder=None, risk=0.6,
-    binds=(SENTENCE, CODE), find=_find, trigger=found(CUE + "|" + USER_NOUNS, ascii=True), untrusted_only=True,
+    binds=(SENTENCE, CODE), find=_find, trigger=found(CUE + "|" + USER_NOUNS + "|" + ALL_WORDS, ascii=True),
+    untrusted_only=True,
     reason="reads as an instruction to the agent (a command, a rule about what is allowed or required, a default)",
     origin="sentence features (imperative mood, address, deontic modality, standing scope, narrative) in en and zh, "
-           "weights measured on tests/fixtures/instructions.json; an order on the user's data in de, fr, es, it, pt",
+           "weights measured on tests/fixtures/instructions.json; an order on the user's data or on all that is kept "
+           "in de, fr, es, it, pt",
 ))
