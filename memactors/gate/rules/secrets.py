@@ -110,8 +110,9 @@ _provider("secret.shopify", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E, ("s
 _provider("secret.digitalocean", _B + r"do[opr]_v1_[a-f0-9]{64}" + _E, ("dop_v1_", "doo_v1_", "dor_v1_"),
           "DigitalOcean token (dop_v1_/doo_v1_/dor_v1_)",
           "gitleaks digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token", tokens=False)
-_provider("secret.google_oauth", _B + r"(?:GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za-z0-9_\-]{30,})" + _E, ("GOCSPX-", "ya29."),
-          "Google OAuth client secret (GOCSPX-) or access token (ya29.)",
+_provider("secret.google_oauth", r"(?<![A-Za-z0-9/:])(?:GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za-z0-9_\-]{30,}"
+          r"|1//0[A-Za-z0-9_\-]{40,})" + _E, ("GOCSPX-", "ya29.", "1//0"),
+          "Google OAuth client secret (GOCSPX-), access token (ya29.) or refresh token (1//0)",
           "Google Cloud OAuth client-secret prefix GOCSPX- (2021 format); ya29. access tokens (gitleaks gcp rules, "
           "trufflehog GCP detectors)")
 _provider("secret.artifactory", r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{10,}|cmVmd[A-Za-z0-9]{59})(?![A-Za-z0-9])",
@@ -133,6 +134,27 @@ _provider("secret.atlassian", _B + r"ATATT3[A-Za-z0-9_\-=]{150,250}" + _E, ("ATA
           "Atlassian API token (ATATT3...)", "gitleaks atlassian-api-token (2022 format)")
 _provider("secret.databricks", _B + r"dapi[a-h0-9]{32}(?:-\d)?" + _E, ("dapi",), "Databricks personal access token (dapi + 32)",
           "gitleaks databricks-api-token")
+# Prefixed keys of services agents are often wired to (trufflehog's and gitleaks' detectors).
+_provider("secret.doppler", _B + r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,44}" + _E,
+          ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+          "Doppler token (dp.pt./dp.st./dp.sa./... + 40-44)", "gitleaks doppler-api-token; Doppler's service tokens")
+_provider("secret.newrelic", _B + r"(?:NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32})" + _E,
+          ("NRAK-", "NRJS-", "NRII-"), "New Relic user API key, browser or insert key (NRAK-/NRJS-/NRII-)",
+          "gitleaks new-relic-user-api-key, new-relic-browser-api-token, new-relic-insert-key")
+_provider("secret.replicate", _B + r"r8_[A-Za-z0-9]{37}" + _E, ("r8_",), "Replicate API token (r8_ + 37)",
+          "trufflehog replicate detector")
+_provider("secret.langsmith", _B + r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}" + _E, ("lsv2_pt_", "lsv2_sk_"),
+          "LangSmith API key (lsv2_pt_/lsv2_sk_)", "trufflehog langsmith detector")
+_provider("secret.pinecone", _B + r"pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,80}" + _E, ("pcsk_",),
+          "Pinecone API key (pcsk_)", "Pinecone's key format since 2024 (pcsk_<id>_<secret>)")
+_provider("secret.flyio", _B + r"(?:fo1_[\w\-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})(?![A-Za-z0-9+/=])",
+          ("fo1_", "fm1a_", "fm1r_", "fm2_"), "Fly.io access token (fo1_/fm1_/fm2_)", "gitleaks flyio-access-token")
+_provider("secret.tailscale", _B + r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{8,}-[A-Za-z0-9]{20,}" + _E,
+          ("tskey-",), "Tailscale auth, API or OAuth client key (tskey-...)", "trufflehog tailscale detector")
+_provider("secret.heroku", _B + r"HRKU-AA[0-9A-Za-z_\-]{58}" + _E, ("HRKU-",), "Heroku API key (HRKU-AA + 58)",
+          "gitleaks heroku-api-key-v2")
+_provider("secret.circleci", _B + r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}" + _E, ("CCIPAT_",),
+          "CircleCI personal API token (CCIPAT_)", "trufflehog circleci detector (v2 tokens)")
 _provider("secret.docker", _B + r"dckr_pat_[A-Za-z0-9_\-]{27}" + _E, ("dckr_pat_",), "Docker Hub personal access token (dckr_pat_)",
           "gitleaks docker hub pat; Docker's dckr_pat_ prefix", tokens=False)
 _provider("secret.supabase", _B + r"sbp_[a-f0-9]{40}" + _E, ("sbp_",), "Supabase access token (sbp_ + 40 hex)",
