@@ -247,9 +247,9 @@ def _street_address(node, ctx: Ctx):
         before = lead(text, m.start(), 60, ctx.cache)
         if _HOME_LEAD.search(before) and not _BUSINESS.search(before):
             yield m.span()
-    for m in _EU_STREET.finditer(text, node.start, node.end):
+    for m in _EU_STREET.finditer(text, node.start, node.end):  # after a home's words in its language or in English
         before = lead(text, m.start(), 60, ctx.cache)
-        if _EU_HOME_LEAD.search(before) and not _BUSINESS.search(before):
+        if (_EU_HOME_LEAD.search(before) or _HOME_LEAD.search(before)) and not _BUSINESS.search(before):
             yield m.span()
     for find in _CJK_ADDRESSES:
         yield from find(node, ctx)
@@ -479,4 +479,35 @@ register(Rule(
                "hardware address", "ethernet address", "physical address"),
     reason="a phone's IMEI after its name (its check digit holding), or a MAC address said as someone's",
     origin="GDPR recital 30 (online identifiers: device identifiers); IMEI check digit by python-stdnum (stdnum.imei)",
+))
+
+# -- a crypto wallet's address, said as someone's -----------------------------------------------
+
+# Bitcoin (legacy 1.../3..., bech32 bc1...) and Ethereum-style (0x + 40 hex) addresses: anyone may
+# pay to or trace a person's address, so one said as someone's is theirs ("my bitcoin address is
+# bc1q...", "send it to her ETH wallet 0x..."); a token's contract address in a tool's output
+# ("USDC contract 0xA0b8...") or an address in a block explorer's table is no one's.
+_WALLET = re.compile(r"(?<![A-Za-z0-9])(?:bc1[02-9ac-hj-np-z]{11,71}|[13][1-9A-HJ-NP-Za-km-z]{25,34}|0x[0-9a-fA-F]{40})"
+                     r"(?![A-Za-z0-9])")
+_WALLET_OWNER = re.compile(r"\b(?:my|our|his|her|their|your)\b[^.\n]{0,30}\b(?:wallet|bitcoin|btc|ethereum|eth|crypto|"
+                           r"usdt|usdc|metamask|ledger|trezor|coinbase)\b[^.\n]{0,20}$")
+
+
+def _wallet(node, ctx: Ctx):
+    for m in _WALLET.finditer(ctx.text, node.start, node.end):
+        v = m.group()
+        if not v.startswith("0x") and (v.isdigit() or v.isalpha()):
+            continue  # a word or a number of that length is no address
+        if _WALLET_OWNER.search(lead(ctx.text, m.start(), 60, ctx.cache)):
+            yield m.span()
+
+
+register(Rule(
+    id="pii.crypto_wallet", category=PII, sensitivity=CONFIDENTIAL, placeholder="[WALLET]", risk=0.5,
+    binds=(DOC,), find=_wallet, guard=has_token,
+    itriggers=("wallet", "bitcoin", "btc", "ethereum", "eth", "crypto", "usdt", "usdc", "metamask", "ledger", "trezor",
+               "coinbase"),
+    reason="a cryptocurrency wallet address said as someone's (bitcoin or ethereum form)",
+    origin="Presidio's CryptoRecognizer (bitcoin addresses); GDPR Art. 4(1) online identifiers; the wallet forms of "
+           "BIP 173 (bech32) and EIP-55 (0x + 40 hex)",
 ))

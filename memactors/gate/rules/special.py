@@ -142,11 +142,15 @@ _CARE = _terms(r"psychiatrist|therapist|psychologist|psychotherapist|oncologist"
 _CARE_FRAMES = _before(
     rf"{_WHO}(?:[ \t]+(?:also|still|now))?[ \t]+(?:sees?|seeing|saw|visits?|visited|is[ \t]+seeing|am[ \t]+seeing|"
     rf"started[ \t]+seeing)[ \t]+(?:a|an|the|my|his|her|their)[ \t]+(?:\w+[ \t]+)?", _POSS)
+# "My blood type is O negative", "Alice's blood group: AB+"
+_BLOOD = _terms(r"(?:AB|A|B|O)[ \t]*(?:[+\-−]|pos(?:itive)?|neg(?:ative)?)(?=[\s.,;:!?)]|$)")
+_BLOOD_FRAMES = _before(r"(?:(?:my|his|her|their|our|your)|(?-i:[A-Z][a-z]+)['’]s)[ \t]+blood[ \t\-]+(?:type|group)"
+                        r"[ \t]*(?:is|was|:)?[ \t]*")
 register(Rule(
     id="pii.health_condition", category=PII, sensitivity=CONFIDENTIAL, placeholder="[HEALTH]", risk=0.5,
     binds=(DOC,), find=_finder((_CONDITIONS, _CONDITION_FRAMES, None), (_EVENTS, _EVENT_FRAMES, None),
                                (_STATES, _IS_FRAMES, None), (_MEDICINES, _MEDICINE_FRAMES, None),
-                               (_CARE, _CARE_FRAMES, None)),
+                               (_CARE, _CARE_FRAMES, None), (_BLOOD, _BLOOD_FRAMES, None)),
     trigger=_words(
         "diabet", "cancer", "leuk", "lymphoma", "melanoma", "tumor", "tumour", "hiv", "aids$", "hepatitis", "tubercul",
         "depress", "anxiety", "panic attack", "bipolar", "schizo", "ptsd", "ocd$", "adhd", "copd", "pcos", "autis",
@@ -165,7 +169,7 @@ register(Rule(
         "alprazolam", "valium", "diazepam", "olanzapine", "quetiapine", "seroquel", "risperidone", "aripiprazole",
         "abilify", "wellbutrin", "bupropion", "venlafaxine", "effexor", "lamotrigine", "lamictal", "levetiracetam",
         "keppra", "ozempic", "semaglutide", "warfarin", "testosterone", "estrogen", "hrt$", "birth control",
-        "psychiatrist", "psychologist", "oncologist"),
+        "psychiatrist", "psychologist", "oncologist", "blood type", "blood group", "blood-type"),
     reason="data concerning a person's health (a condition, treatment, medicine or genetic trait), said of them",
     origin=f"{_GDPR} (data concerning health, genetic data); HIPAA's protected health information"))
 
