@@ -183,8 +183,8 @@ PERSIST_TRIGGERS = (
 # A word only these languages write, looked for once a text (``in_other_languages``): articles,
 # pronouns and the words the forms above need, none of them an English word ("die", "do", "pour", "sin").
 _MARKS = frozenset("""
-    der das des dem und nicht ist du ihr bitte nutzer benutzer nutzers benutzers nutzerin immer egal jetzt alle
-    sämtliche
+    der das des dem und nicht ist du ihr bitte nutzer benutzer nutzers benutzers nutzerin immer egal jetzt
+    alle sämtliche
     les une est tu vous utilisateur l'utilisateur toujours jamais avec sans que tous toutes
     los las una eres ahora usuario del siempre nunca para
     gli sei utente l'utente dell'utente sempre senza che della tutti tutte
