@@ -42,13 +42,17 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^
 _BLANK = re.compile(r"\n[ \t]*\n")
 _INLINE_CODE = re.compile(r"`([^`\n]{2,})`")
 # A command: a prompt, a shebang, an import, a shell verb with a flag, path, mode or URL after it
-# ("make sure ..." is prose), a tool's subcommand, a PowerShell cmdlet (Verb-Noun) with a
-# parameter, cmd's del/rd/format with a switch or a drive ("rd /s /q C:\\").
+# ("make sure ..." is prose), a tool's subcommand (git, docker, kubectl, terraform, aws, gcloud,
+# az), a PowerShell cmdlet (Verb-Noun) with a parameter, cmd's del/rd/format with a switch or a
+# drive ("rd /s /q C:\\").
 _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |"
             r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+|"
             r"crontab|kill|killall5?)\s+"
             r"(?:-|/|\.|~|\$|\d|https?:)|"
-            r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|-)|"
+            r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|"
+            r"delete|-)|"
+            r"(?:terraform|tofu)\s+(?:apply|destroy|plan|init|import|state)\b|aws\s+[\w-]+\s+[\w-]+\s+(?:s3://|-)|"
+            r"(?:gcloud|az)\s+(?:[\w-]+\s+){1,4}(?:delete|create|list|update|set)\b|"
             r"(?:Get|Set|New|Remove|Invoke|Start|Stop|Add|Clear|Copy|Move|Rename|Format|Restart|Out|Write|"
             r"Import|Export|Enable|Disable)-[A-Z][A-Za-z]+\s+-[A-Za-z]|"
             r"(?i:del|erase|rd|rmdir|format)\s+(?:/[a-zA-Z]\b|[a-zA-Z]:)")

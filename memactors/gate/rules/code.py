@@ -477,7 +477,7 @@ _CRED = (r"(?:(?:(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+|/Users/[\w.-]+)/|(?<
          r"(?:\.ssh(?:/id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?![\w.])|/?(?=[\s\"'|;&)<>]|$))"
          r"|\.(?:aws/credentials|netrc|pgpass|git-credentials|docker/config\.json|kube/config|gnupg)(?![\w.-])"
          r"|id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|[\w.-]*(?:privkey|private[_-]?key)[\w.-]*\.(?:pem|key)(?![\w.]))"
-         r"|/etc/(?:shadow|gshadow|master\.passwd)(?![\w.-]))")
+         r"|/etc/(?:shadow|gshadow|master\.passwd|passwd)(?![\w.-]))")
 _NET = r"(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)"
 _shell_rule("code.sh_credential_exfil", re.compile(
     r"\b(?:curl|wget)\b[^\n|;]{0,200}?(?:@|--post-file[= ]\s*|--upload-file\s+|\s-T\s*)[\"']?" + _CRED
@@ -488,8 +488,8 @@ _shell_rule("code.sh_credential_exfil", re.compile(
       r"(?:\.pem|\.key|id_rsa|id_ed25519|id_ecdsa|id_dsa|id_\*|credentials)"
       r"[\"']?[^\n]{0,160}?-exec\s+(?:curl|wget|scp|nc|ncat)\b"),
     (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", ".netrc", ".pgpass", ".git-credentials",
-     ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "master.passwd", "privkey",
-     "private_key", "private-key", ".pem", ".key"),
+     ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "master.passwd",
+     "privkey", "private_key", "private-key", ".pem", ".key"),
     "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
     "uploaded, piped to the network or copied to a remote host)",
     "MITRE ATT&CK T1552.004 (private keys), T1552.001 (credentials in files), T1048/T1041 (exfiltration)",
@@ -593,3 +593,45 @@ _shell_rule("code.git_history_overwrite", _GIT_PUSH, ("git ",),
             "a forced push or a delete of a shared branch (git push --force origin main, --mirror, :main)",
             "git-push(1) on --force, --mirror and --delete; GitHub and GitLab protected-branch defaults "
             "(no force pushes, no deletion)", check=lambda m: _push_overwrites(m.group(1)), risk=0.5)
+
+
+# Infrastructure torn down with no prompt: a Kubernetes namespace or everything of a kind deleted,
+# an S3 bucket emptied or removed, terraform destroy approved in advance, a cloud project or
+# resource group deleted without asking. "kubectl delete pod web-1" and a bare "terraform destroy"
+# (it asks first) are routine.
+_shell_rule("code.cloud_destroy", re.compile(
+    r"\bkubectl\s+(?:-\S+\s+){0,6}delete\s+(?:(?:namespace|namespaces|ns)\s+[\w.-]+"
+    r"|[\w.,/-]+\s+(?:[^\n;|&]{0,200}\s)?--all\b)"
+    r"|\baws\s+s3\s+(?:rm\s+s3://\S+(?:\s+[^\n;|&]{0,200})?\s--recursive\b"
+    r"|rb\s+s3://\S+(?:\s+[^\n;|&]{0,200})?\s--force\b)"
+    r"|\bterraform\s+(?:destroy|apply\s+(?:[^\n;|&]{0,200}\s)?-destroy)\b[^\n;|&]{0,200}\s-auto-approve\b"
+    r"|\bgcloud\s+(?:[\w-]+\s+){1,4}delete\b[^\n;|&]{0,200}\s(?:--quiet|-q)\b"
+    r"|\baz\s+group\s+delete\b[^\n;|&]{0,200}\s(?:--yes|-y)\b"),
+    ("kubectl ", "aws s3 ", "terraform ", "gcloud ", "az group "),
+    "infrastructure deleted with no prompt (a Kubernetes namespace or --all, an S3 bucket emptied, terraform "
+    "destroy -auto-approve, a cloud project or resource group)",
+    "MITRE ATT&CK T1485 (data destruction), T1578.003 (delete cloud instance); the tools' own confirmation flags")
+# Attack payloads against a web application kept in a memory that a page or a query may one day
+# run: a SQL injection (a tautology after a closing quote, a stacked or UNION query with a comment),
+# a script that reads the page's cookies or storage or sends them away, an event handler or a
+# javascript: URL with a call in it, and a template expression that climbs to Python's or Java's runtime.
+_shell_rule("code.web_payload", re.compile(
+    r"(?<![\w'])'\s*(?:or|OR|Or)\s+(?:'(\w{1,12})'\s*=\s*'\1(?=[\s'\"]|$)"
+    r"|(\d{1,6})\s*=\s*\2\b(?:\s*(?:--|#|/\*)|'?\s*$))"
+    r"|\b(?:admin|root|user)'\s*(?:--|#|/\*)"
+    r"|'\s*;\s*(?:shutdown|exec\s+xp_cmdshell|waitfor\s+delay)\b"
+    r"|\bunion\s+(?:all\s+)?select\s+(?:null\s*,\s*){1,}|\bunion\s+(?:all\s+)?select\b[^\n;]{0,120}?"
+    r"(?:@@version|information_schema|mysql\.user|pg_shadow|password[^\n;]{0,40}?\bfrom\b)"
+    r"|<script\b[^>]{0,200}>[^<]{0,500}?(?:document\.cookie|localStorage|sessionStorage|\bfetch\s*\(|XMLHttpRequest"
+    r"|new\s+Image\b|\beval\s*\(|\batob\s*\()"
+    # (an event handler's code starts with its call: onerror=alert(1), onload="fetch(...)")
+    r"|\bon(?:error|load|focus|mouseover)\s*=\s*[\"']?\s*(?:javascript:\s*)?"
+    r"(?:alert|prompt|confirm|eval|fetch|document\.|window\.|location)\b"
+    r"|\bhref\s*=\s*[\"']?\s*javascript:\s*[\w.]+\s*\("
+    r"|\{\{[^}\n]{0,200}?(?:__class__|__globals__|__builtins__|__subclasses__|__mro__|__import__|\.popen\s*\()"
+    r"|\$\{\s*T\s*\(\s*java\.lang\.Runtime\s*\)", re.I),
+    (), "an attack payload against a web application (SQL injection, a cookie-stealing script or event handler, "
+        "a server-side template injection)",
+    "OWASP Top 10 A03 (injection), CWE-89, CWE-79, CWE-1336; PortSwigger's SQLi, XSS and SSTI cheat sheets",
+    itriggers=("' or", "'or", "'--", "' --", "'#", "union", "<script", "onerror", "onload", "onfocus", "onmouseover",
+               "javascript:", "{{", "java.lang.runtime", "xp_cmdshell", "waitfor"))
