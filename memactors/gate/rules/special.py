@@ -81,6 +81,40 @@ _ORG = (r"[ \t]+(?:research|researchers?|awareness|patients?|centers?|centres?|w
         r"society|charity|fund|study|studies|trials?|screenings?|drugs?|vaccines?|rates?|cases|month|day|walk|run|"
         r"campaign|epidemic|pandemic|app|model|dataset|risk|era|of[ \t]+(?:luck|genius|inspiration|the[ \t]+pen))\b")
 
+# -- in Chinese, words run together: said of oneself or someone ("我有糖尿病", "他是同性恋",
+# "我信仰伊斯兰教", "她有犯罪记录"); not "糖尿病研究中心", "同性恋权益游行", "伊斯兰教建筑" -----------------
+
+_ZH_WHO = (r"(?:我们?|他们?|她们?|用户|患者|(?:我|他|她)的?(?:妈妈?|爸爸?|母亲|父亲|丈夫|妻子|老公|老婆|儿子|女儿|哥哥|姐姐|"
+           r"弟弟|妹妹|朋友|孩子|爷爷|奶奶|外公|外婆))")
+_ZH_ADV = r"(?:也|还|一直|最近|已经|曾经|曾|以前|之前|其实|从小)?"
+_ZH_NOT_AFTER = r"(?!研究|中心|医院|科室|协会|基金|筛查|防治|宣传|日|月|周|权益|群体|社区|游行|电影|酒吧|话题|文化|建筑|寺庙|历史|音乐|艺术|学校)"
+
+
+def _zh(terms: str, *frames: str):
+    """A Chinese (terms, frames, None) pair for ``_finder``: no word breaks to start a frame at."""
+    return re.compile(rf"(?:{terms}){_ZH_NOT_AFTER}"), re.compile(rf"(?:{'|'.join(frames)})$"), None
+
+
+_ZH_HEALTH = _zh(
+    r"糖尿病|(?:乳腺|肺|肝|胃|结肠|直肠|前列腺|宫颈|卵巢|胰腺|甲状腺|血)癌|癌症|白血病|淋巴瘤|艾滋病|HIV|抑郁症|焦虑症|"
+    r"双相(?:情感)?障碍|精神分裂症|自闭症|孤独症|癫痫|哮喘|高血压|心脏病|乙肝|丙肝|肝炎|肺结核|帕金森病?|阿尔茨海默病?|"
+    r"老年痴呆|多动症|强迫症|创伤后应激障碍|进食障碍|厌食症|暴食症|不孕不育|不孕症?|尿毒症|红斑狼疮|性病|梅毒|"
+    r"胰岛素|抗抑郁药|化疗|透析|怀孕|流产",
+    rf"{_ZH_WHO}{_ZH_ADV}(?:有|得了|得过|患有|患了|患上了?|确诊(?:为|了)?|被诊断(?:出|为|患有)?|查出(?:了)?|在(?:吃|打|用|做)|"
+    r"每天(?:都)?(?:打|吃)|需要(?:打|吃)|正在(?:接受|做)|做过|接受了?)?", rf"{_ZH_WHO}的", r"诊断(?:为|出)")
+_ZH_ORIENTATION = _zh(
+    r"同性恋|双性恋|跨性别(?:者|女性|男性)?|变性人|女同(?:性恋)?|男同(?:性恋)?|无性恋|泛性恋",
+    rf"{_ZH_WHO}{_ZH_ADV}(?:是|是一个|是一名|是个)", r"出柜(?:了)?(?:，)?(?:说)?(?:自己)?是", r"性取向(?:是|为)")
+_ZH_BELIEFS = _zh(
+    r"伊斯兰教|基督教|天主教|佛教|犹太教|印度教|道教|东正教|穆斯林|基督徒|天主教徒|佛教徒|印度教徒|无神论者|共产党员|党员|"
+    r"民主党人?|共和党人?|工会会员|工会",
+    rf"{_ZH_WHO}{_ZH_ADV}(?:是|是一个|是一名|是个|信仰|信|信奉|皈依了?|改信了?|加入了?|参加了?)", r"宗教信仰(?:是|为)")
+_ZH_ETHNIC = _zh(r"(?:汉|满|回|藏|维吾尔|蒙古|壮|苗|彝|朝鲜|哈萨克|土家|侗|瑶|白|傣)族",
+                 rf"{_ZH_WHO}{_ZH_ADV}(?:是)", r"民族(?:是|为|：|:)")
+_ZH_CRIMINAL = _zh(
+    r"犯罪记录|案底|前科|坐过牢|服过刑|被判(?:刑|了)|被捕(?![获捞食])|被拘留|入狱|假释",
+    rf"{_ZH_WHO}{_ZH_ADV}(?:因[^，。,\n]{{1,10}})?(?:有)?")
+
 # -- health, and the genes that say something about it -------------------------------------------
 
 _CONDITIONS = _terms(
@@ -150,7 +184,11 @@ register(Rule(
     id="pii.health_condition", category=PII, sensitivity=CONFIDENTIAL, placeholder="[HEALTH]", risk=0.5,
     binds=(DOC,), find=_finder((_CONDITIONS, _CONDITION_FRAMES, None), (_EVENTS, _EVENT_FRAMES, None),
                                (_STATES, _IS_FRAMES, None), (_MEDICINES, _MEDICINE_FRAMES, None),
-                               (_CARE, _CARE_FRAMES, None), (_BLOOD, _BLOOD_FRAMES, None)),
+                               (_CARE, _CARE_FRAMES, None), (_BLOOD, _BLOOD_FRAMES, None), _ZH_HEALTH),
+    triggers=("糖尿病", "癌", "白血病", "淋巴瘤", "艾滋病", "抑郁症", "焦虑症", "双相", "精神分裂", "自闭症", "孤独症", "癫痫",
+              "哮喘", "高血压", "心脏病", "乙肝", "丙肝", "肝炎", "结核", "帕金森", "阿尔茨海默", "痴呆", "多动症", "强迫症",
+              "应激障碍", "进食障碍", "厌食症", "暴食症", "不孕", "尿毒症", "狼疮", "性病", "梅毒", "胰岛素", "抗抑郁", "化疗",
+              "透析", "怀孕", "流产"),
     trigger=_words(
         "diabet", "cancer", "leuk", "lymphoma", "melanoma", "tumor", "tumour", "hiv", "aids$", "hepatitis", "tubercul",
         "depress", "anxiety", "panic attack", "bipolar", "schizo", "ptsd", "ocd$", "adhd", "copd", "pcos", "autis",
@@ -192,7 +230,9 @@ _ORIENTED_PEOPLE = _terms(r"(?:gay|lesbian|bisexual|queer|trans(?:gender)?|non-?
 _AS_A = _before(r"(?<![\w'’])as[ \t]+an?[ \t]+")
 register(Rule(
     id="pii.sexual_orientation", category=PII, sensitivity=CONFIDENTIAL, placeholder="[ORIENTATION]", risk=0.5,
-    binds=(DOC,), find=_finder((_ORIENTATIONS, _ORIENTATION_FRAMES, None), (_ORIENTED_PEOPLE, _AS_A, None)),
+    binds=(DOC,),
+    find=_finder((_ORIENTATIONS, _ORIENTATION_FRAMES, None), (_ORIENTED_PEOPLE, _AS_A, None), _ZH_ORIENTATION),
+    triggers=("同性恋", "双性恋", "跨性别", "变性", "女同", "男同", "无性恋", "泛性恋"),
     trigger=_words(
         "gay", "lesbian", "bisexual", "bi$", "pansexual", "asexual", "queer", "homosexual", "heterosexual", "trans$",
         "transgender", "transsexual", "nonbinary", "non-binary", "genderqueer", "genderfluid", "gender-fluid",
@@ -268,7 +308,8 @@ register(Rule(
                                (_PARTIES, _PARTY_FRAMES, None), (_LABELS, _LABEL_FRAMES, None),
                                (_UNIONS, _UNION_FRAMES, _NOT_A_TRADE_UNION), (_PLACES_BARE, _GO_BARE, None),
                                (_PLACES_THE, _GO_THE, None), (_CONGREGATIONS, _CONGREGATION_FRAMES, None),
-                               (_OBSERVANCES, _OBSERVANCE_FRAMES, None)),
+                               (_OBSERVANCES, _OBSERVANCE_FRAMES, None), _ZH_BELIEFS),
+    triggers=("教", "穆斯林", "基督徒", "无神论", "党员", "民主党", "共和党", "工会"),
     trigger=_words(
         "muslim", "christian", "catholic", "protestant", "jewish", "jew$", "jews$", "hindu", "buddhis", "sikh",
         "mormon", "jehovah", "atheist", "agnostic", "evangelical", "baptist", "methodist", "lutheran", "anglican",
@@ -301,7 +342,8 @@ _DESCENT_FRAMES = _before(
     rf"{_WHO}{_IS}(?:(?:half|part|partly|mostly|mixed)[ \t]+)*of[ \t]+(?:(?:mixed|half|part)[ \t]+)?")
 register(Rule(
     id="pii.ethnic_origin", category=PII, sensitivity=CONFIDENTIAL, placeholder="[ETHNICITY]", risk=0.5,
-    binds=(DOC,), find=_finder((_ETHNIC, _ETHNIC_FRAMES, None), (_DESCENT, _DESCENT_FRAMES, None)),
+    binds=(DOC,), find=_finder((_ETHNIC, _ETHNIC_FRAMES, None), (_DESCENT, _DESCENT_FRAMES, None), _ZH_ETHNIC),
+    triggers=("族",),
     trigger=_words(
         "african", "afro-", "hispanic", "latino", "latina", "latinx", "native american", "indigenous", "aboriginal",
         "torres strait", "maori", "māori", "roma$", "romani", "pacific islander", "asian", "first nations", "inuit",
@@ -333,10 +375,12 @@ _CRIMINAL_FRAMES = _before(
     rf"{_WHO}{_HAS}(?:been[ \t]+)?", rf"{_WHO}{_IS}", rf"{_WHO}(?:[ \t]+(?:also|once))?[ \t]+", r"with[ \t]+", _POSS)
 register(Rule(
     id="pii.criminal_record", category=PII, sensitivity=CONFIDENTIAL, placeholder="[CRIMINAL_RECORD]", risk=0.5,
-    binds=(DOC,), find=_finder((_CRIMINAL, _CRIMINAL_FRAMES, None)),
+    binds=(DOC,), find=_finder((_CRIMINAL, _CRIMINAL_FRAMES, None), _ZH_CRIMINAL),
+    triggers=("犯罪记录", "案底", "前科", "坐过牢", "服过刑", "被判", "被捕", "被拘留", "入狱", "假释"),
     trigger=_words(
         "criminal", "police record", "prison record", "convicted", "arrested", "jailed", "imprisoned", "incarcerated",
         "indicted", "locked up", "charged with", "sentenced", "served", "parole", "felon", "ex-con", "sex offender",
         "dui", "dwi"),
     reason="offences a person was tried, punished or held for, said of them",
     origin="GDPR Art. 10 (personal data relating to criminal convictions and offences)"))
+
