@@ -130,10 +130,10 @@ def _module(key: str):
 def valid(key: str, value: str) -> bool:
     if key == "sg.nric":
         return _nric_ok(value)
-    if key == "ae.eid":  # the UAE's Emirates ID: 784, the year of birth, seven digits, a Luhn check digit
-        return bool(_module("luhn").is_valid(value.replace("-", "")))
-    if key == "ca.sin":  # stdnum refuses the 0 and 8 series, never issued to a person; "046 454 286", the
-        # number every example of a SIN uses, is such one: named a SIN and Luhn-valid is enough
+    # A Luhn check digit alone: the UAE's Emirates ID (784, the year of birth, seven digits, the check
+    # digit), and Canada's SIN, whose 0 and 8 series stdnum refuses as never issued to a person,
+    # though "046 454 286", the number every example of a SIN uses, is one of them.
+    if key in ("ae.eid", "ca.sin"):
         return bool(_module("luhn").is_valid(value.replace(" ", "").replace("-", "")))
     m = _module(key)
     try:
@@ -235,8 +235,7 @@ _WORD_TRIGGERS = (
     "kimlik", "tckn", "turkish id", "turkish national id", "teudat zehut", "תעודת זהות", "israeli id", "rol único",
     "rol unico", "rut", "cartão de cidadão", "cartao de cidadao", "citizen card", "cnp", "cod numeric personal",
     "rodné číslo", "rodne cislo", "rodné čís", "birth number", "amka", "αμκα", "α.μ.κ.α", "personal public service",
-    "pps",
-    "ahv", "avs", "sozialversicherungsnummer", "versichertennummer", "versicherungsnummer", "svnr", "sv-nummer",
+    "pps", "ahv", "avs", "sozialversicherungsnummer", "versichertennummer", "versicherungsnummer", "svnr", "sv-nummer",
     "svnummer", "e-card", "บัตรประชาชน", "เลขประจำตัวประชาชน", "thai id", "thai national id", "mykad", "kad pengenalan",
     "ic number", "ic no", "nomor induk kependudukan", "ktp", "cnic", "nadra", "computerized national identity",
     "computerised national identity", "oib", "osobni identifikacijski", "emirates id", "eid", "الهوية الإماراتية",
@@ -255,8 +254,7 @@ register(Rule(
     origin="check digits by python-stdnum (es.dni, es.nie, de.idnr, fr.nir, pl.pesel, br.cpf, br.cnpj, nl.bsn, "
            "it.codicefiscale, se.personnummer, dk.cpr, fi.hetu, no.fodselsnummer, in_.aadhaar, in_.pan, jp.in_, kr.rrn, "
            "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr, tr.tckimlik, il.idnr, cl.rut, pt.cc, ro.cnp, "
-           "cz.rc, gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib; the Emirates ID by "
-           "stdnum.luhn); "
-           "Singapore NRIC by ICA's check letters; "
+           "cz.rc, gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib; the Emirates ID and "
+           "Canada's SIN by stdnum.luhn); Singapore NRIC by ICA's check letters; "
            "context words as Presidio's country recognizers use them",
 ))

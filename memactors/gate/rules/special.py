@@ -64,7 +64,9 @@ def _finder(*pairs):
 
 def _words(*stems: str):
     """The rule's trigger: a word starting with one of ``stems`` (any case; a stem ending in "$" is
-    a whole word), in the pre-scan's one pass: "bi" alone, not in "bit"; "sti" not in "still"."""
+    a whole word), in the pre-scan's one pass: "bi" alone, not in "bit"; "sti" not in "still".
+    Stems, not the terms themselves: the terms as RE2 patterns in the one pass outgrew its automaton's
+    memory (a tool's pre-scan went from 10.6 to 68 us a text)."""
     alts = (re.escape(t.rstrip("$")).replace("\\ ", "[ \t]+") + ("\\b" if t.endswith("$") else "") for t in stems)
     return found(r"(?i)\b(?:" + "|".join(alts) + ")", ascii=True)
 
