@@ -73,3 +73,28 @@ def test_the_default_policy_allows_them_and_a_users_rule_table_keeps_that_defaul
 ])
 def test_words_of_a_category_not_said_of_anyone_are_no_hit(text):
     assert not {h.rule for h in Gate().scan(text, "tool").hits} & set(SPECIAL_CATEGORY_RULES)
+
+
+def test_each_terms_words_are_selected_by_its_rules_pre_scan():
+    """The rules' triggers are stems listed apart from their terms (gate/rules/special.py, ``_words``):
+    each word a rule's terms hold, written alone, must be selected by that rule's trigger."""
+    import re
+
+    from memactors.gate.rules import RULES, special as S
+
+    kinds = {"pii.health_condition": ("_CONDITIONS", "_EVENTS", "_STATES", "_MEDICINES", "_CARE"),
+             "pii.sexual_orientation": ("_ORIENTATIONS",),
+             "pii.beliefs": ("_FAITHS", "_RELIGIONS", "_PARTIES", "_LABELS", "_UNIONS", "_CONGREGATIONS", "_OBSERVANCES"),
+             "pii.ethnic_origin": ("_ETHNIC",), "pii.criminal_record": ("_CRIMINAL",)}
+    missed = []
+    for rid, names in kinds.items():
+        trigger = RULES[rid].trigger
+        for name in names:
+            terms = getattr(S, name)
+            # the pattern's words: runs of letters outside escapes, classes and group flags
+            text = re.sub(r"\\[a-zA-Z]|\[[^\]]*\]|\(\?[-i:=!<]+", " ", terms.pattern)
+            for w in sorted(set(re.findall(r"[A-Za-z][A-Za-z'’\-]{2,}", text))):
+                m = terms.search(w)
+                if m is not None and m.group() == w and not trigger(w, w.lower()):
+                    missed.append((rid, w))
+    assert missed == []

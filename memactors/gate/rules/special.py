@@ -66,7 +66,8 @@ def _words(*stems: str):
     """The rule's trigger: a word starting with one of ``stems`` (any case; a stem ending in "$" is
     a whole word), in the pre-scan's one pass: "bi" alone, not in "bit"; "sti" not in "still".
     Stems, not the terms themselves: the terms as RE2 patterns in the one pass outgrew its automaton's
-    memory (a tool's pre-scan went from 10.6 to 68 us a text)."""
+    memory (a tool's pre-scan went from 10.6 to 68 us a text); tests/test_gate_special.py checks that
+    each term's words are selected."""
     alts = (re.escape(t.rstrip("$")).replace("\\ ", "[ \t]+") + ("\\b" if t.endswith("$") else "") for t in stems)
     return found(r"(?i)\b(?:" + "|".join(alts) + ")", ascii=True)
 
@@ -198,18 +199,19 @@ register(Rule(
         "lupus", "fibromyalgia", "arthritis", "heart disease", "heart condition", "heart failure", "heart attack",
         "blood pressure", "hypertension", "eating disorder", "anorexi", "bulimi", "sickle", "cystic", "hemophilia",
         "haemophilia", "cerebral palsy", "huntington", "herpes", "chlamydia", "gonorr", "syphilis", "std$", "stds$",
-        "sti$", "stis$", "disabilit", "addict", "alcoholi", "drinking problem", "mental illness", "mental health",
-        "infertil", "endometriosis", "kidney", "liver disease", "cirrhosis", "chronic pain", "long covid", "dyslexi",
-        "tourette", "sleep apn", "brca", "apoe", "lynch syndrome", "tay-sachs", "tay sachs", "leiden", "stroke",
-        "strokes", "miscarriage", "abortion", "seizure", "breakdown", "mastectomy", "pregnant", "paraly",
-        "immunocompromised", "terminally", "suicidal", "depressed", "rehab", "remission", "dialysis", "chemo",
-        "spectrum", "neurodivergent", "survivor", "therap", "deaf", "blind", "insulin", "metformin", "sertraline",
-        "fluoxetine", "prozac", "zoloft", "lexapro", "citalopram", "lithium", "adderall", "ritalin", "methylphenidate",
-        "antidepress", "antipsych", "antiretro", "prep$", "methadone", "buprenorphine", "suboxone", "xanax",
-        "alprazolam", "valium", "diazepam", "olanzapine", "quetiapine", "seroquel", "risperidone", "aripiprazole",
-        "abilify", "wellbutrin", "bupropion", "venlafaxine", "effexor", "lamotrigine", "lamictal", "levetiracetam",
-        "keppra", "ozempic", "semaglutide", "warfarin", "testosterone", "estrogen", "hrt$", "birth control",
-        "psychiatrist", "psychologist", "oncologist", "blood type", "blood group", "blood-type"),
+        "sti$", "stis$", "disabilit", "addict", "alcoholi", "drinking problem", "drug problem", "alcohol problem",
+        "opioid problem", "heroin problem", "gambling problem", "mental illness", "mental health", "infertil",
+        "endometriosis", "kidney", "liver disease", "cirrhosis", "chronic pain", "long covid", "dyslexi", "tourette",
+        "sleep apn", "brca", "apoe", "lynch syndrome", "tay-sachs", "tay sachs", "leiden", "stroke", "strokes",
+        "miscarriage", "abortion", "seizure", "breakdown", "mastectomy", "pregnant", "paraly", "immunocompromised",
+        "terminally", "suicidal", "depressed", "rehab", "remission", "dialysis", "chemo", "spectrum", "neurodivergent",
+        "survivor", "therap", "deaf", "blind", "insulin", "metformin", "sertraline", "fluoxetine", "prozac", "zoloft",
+        "lexapro", "citalopram", "escitalopram", "lithium", "adderall", "ritalin", "methylphenidate", "antidepress",
+        "antipsych", "antiretro", "prep$", "methadone", "buprenorphine", "suboxone", "xanax", "alprazolam", "valium",
+        "diazepam", "olanzapine", "quetiapine", "seroquel", "risperidone", "aripiprazole", "abilify", "wellbutrin",
+        "bupropion", "venlafaxine", "effexor", "lamotrigine", "lamictal", "levetiracetam", "keppra", "ozempic",
+        "semaglutide", "warfarin", "testosterone", "estrogen", "oestrogen", "hrt$", "birth control", "psychiatrist",
+        "psychologist", "psychotherapist", "oncologist", "blood type", "blood group", "blood-type"),
     reason="data concerning a person's health (a condition, treatment, medicine or genetic trait), said of them",
     origin=f"{_GDPR} (data concerning health, genetic data); HIPAA's protected health information"))
 
