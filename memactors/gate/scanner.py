@@ -12,6 +12,8 @@ typed placeholders; blocked text comes back as nothing at all.
 
 from __future__ import annotations
 
+import bisect
+
 import hashlib
 import os
 from collections import Counter
@@ -492,10 +494,16 @@ def _run(text: str, lower: str, source: str, selected: Iterable[tuple[Rule, str]
 def _specific(hits: list[Hit], generic: set[str]) -> list[Hit]:
     """Hits of generic rules left out where a specific rule of the same category matched an
     overlapping span with an action as strong: the report names the rule that decided."""
-    known = [h for h in hits if h.rule not in generic]
-    return [h for h in hits if h.rule not in generic or not any(
-        k.category == h.category and k.start < h.end and h.start < k.end and RANK[k.action] >= RANK[h.action]
-        for k in known)]
+    known = sorted((h for h in hits if h.rule not in generic), key=lambda k: k.start)
+    starts = [k.start for k in known]
+    longest = max((k.end - k.start for k in known), default=0)
+
+    def overlapped(h: Hit) -> bool:  # only the known hits that start near it (a text of many hits: not each pair)
+        lo, hi = bisect.bisect_right(starts, h.start - longest), bisect.bisect_left(starts, h.end)
+        return any(k.category == h.category and h.start < k.end and RANK[k.action] >= RANK[h.action]
+                   for k in known[lo:hi])
+
+    return [h for h in hits if h.rule not in generic or not overlapped(h)]
 
 
 def _risk(hits: list[Hit]) -> float:
