@@ -9,8 +9,10 @@ The defaults (``DEFAULTS``; a ``[gate]`` config section maps onto ``GatePolicy.f
   injection -> ``pending`` (held for review, never recalled), low_value -> ``working_only``
   (chit-chat and tool noise are never promoted to L2);
 - ``rules``: per rule id, wins over category and sensitivity (e.g. ``{"pii.email": "allow"}``);
-  the special categories of personal data (``SPECIAL_CATEGORY_RULES``) are ``allow`` by default:
-  kept as written, reported, and their memory raised to ``confidential``;
+  the special categories of personal data (``SPECIAL_CATEGORY_RULES``) and the identifiers an
+  organisation or a platform gives a person (``KEPT_IDENTIFIER_RULES``: employee, student, member
+  numbers, social handles) are ``allow`` by default: kept as written, reported, and their memory
+  raised to ``confidential``;
 - ``sources``: per source kind, the same three maps, winning over the global ones
   (e.g. ``{"tool": {"category": {"low_value": "allow"}}}``);
 - ``injection_sources``: the source kinds the injection rules run for: every kind but the
@@ -49,13 +51,16 @@ DECISION_RANK = {d: max(RANK[a] for a in ACTIONS if DECISION[a] == d) for d in s
 SENSITIVITIES = (RESTRICTED, CONFIDENTIAL, INTERNAL)
 SPECIAL_CATEGORY_RULES = ("pii.health_condition", "pii.sexual_orientation", "pii.beliefs", "pii.ethnic_origin",
                           "pii.criminal_record")
+# A number an organisation gives a person (employee, student, member) and a social account's handle:
+# what an assistant fills a form or a greeting with, and little harm alone; kept the same way.
+KEPT_IDENTIFIER_RULES = ("pii.org_id", "pii.social_handle")
 
 DEFAULTS: dict[str, Any] = {
     "sensitivity": {RESTRICTED: "block", CONFIDENTIAL: "redact", INTERNAL: "redact"},
     "category": {"code": "working_only", "injection": "pending", "low_value": "working_only"},
     # Special categories (health, orientation, beliefs, ethnic origin, convictions: gate/rules/special.py)
     # are kept as written, reported, and raise the memory to confidential: often what the user wants kept.
-    "rules": {r: "allow" for r in SPECIAL_CATEGORY_RULES},
+    "rules": {r: "allow" for r in SPECIAL_CATEGORY_RULES + KEPT_IDENTIFIER_RULES},
     "sources": {},
     "injection_sources": ["task_outcome", "tool", "agent_inferred", "pattern", "web", "document"],
     "untrusted_sources": ["tool", "web", "document"],

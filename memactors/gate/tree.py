@@ -43,12 +43,17 @@ _BLANK = re.compile(r"\n[ \t]*\n")
 _INLINE_CODE = re.compile(r"`([^`\n]{2,})`")
 # A command: a prompt, a shebang, an import, a shell verb with a flag, path, mode or URL after it
 # ("make sure ..." is prose), a tool's subcommand (git, docker, kubectl, terraform, aws, gcloud,
-# az), a PowerShell cmdlet (Verb-Noun) with a parameter, cmd's del/rd/format with a switch or a
-# drive ("rd /s /q C:\\").
+# az, systemctl, ufw, reg, sc), an echo written into a file, a PowerShell cmdlet (Verb-Noun) with a
+# parameter, cmd's del/rd/format with a switch or a drive ("rd /s /q C:\\").
 _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |"
             r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+|"
-            r"crontab|kill|killall5?)\s+"
+            r"crontab|kill|killall5?|find|useradd|adduser|usermod|sysctl|setenforce|iptables|history|shred)\s+"
             r"(?:-|/|\.|~|\$|\d|https?:)|"
+            # a system tool's subcommand: systemctl stop, ufw disable, reg add, sc stop, chmod u+s, echo ... >> ~/...
+            r"(?:sudo\s+)?(?:systemctl\s+(?:start|stop|restart|enable|disable|mask|status)"
+            r"|ufw\s+(?:enable|disable|allow|deny|status|reset)"
+            r"|(?i:reg(?:\.exe)?\s+(?:add|delete|query)|sc(?:\.exe)?\s+(?:start|stop|delete|config|query))"
+            r"|chmod\s+[ugoa]*[+=-][rwxXst]+)(?=\s|$)|echo\s[^\n]{0,400}?>>?\s*[\"']?[~/$]|"
             r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|"
             r"delete|-)|"
             r"(?:terraform|tofu)\s+(?:apply|destroy|plan|init|import|state)\b|aws\s+[\w-]+\s+[\w-]+\s+(?:s3://|-)|"

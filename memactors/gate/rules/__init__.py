@@ -1,7 +1,7 @@
 """The gate's rules, one registry (``RULES``: rule id -> Rule). Importing this package
 registers every rule module; a new rule module registers the same way and is listed here."""
 
-from . import (access_codes, account_recovery, code, generic_secrets, injection, instructions,  # noqa: F401
+from . import (access_codes, account_recovery, accounts, code, generic_secrets, injection, instructions,  # noqa: F401
                low_value, national_id, personal, phone, pii, secrets, special)  # registration
 from .base import (BLOCK, CATEGORIES, CODE, CONFIDENTIAL, INJECTION, INTERNAL, LOW_VALUE, PII, REDACT, RESTRICTED,
                    RULES, SECRET, Ctx, Rule, register)

@@ -330,7 +330,8 @@ _shell_rule("code.sh_rm_root", re.compile(
     + r"|\b(?:shutil\.)?rmtree\s*\(\s*(?:[rbu]?" + _ROOT + r"[\"']|(?:os\.path\.)?expanduser\s*\(\s*[\"']~/?[\"']\s*\)"
     r"|(?:pathlib\.)?Path\.home\s*\(\s*\))\s*[,)]"
     + r"|\bfind\s+(?:-[HLP]\s+)*" + _ROOT
-    + r"[\"']?(?:\s+(?:-(?:type|mindepth|maxdepth)\s+\w+|-xdev|-mount|-depth))*"
+    + r"[\"']?(?:\s+(?:-(?:type|mindepth|maxdepth)\s+\w+|-(?:i?name|i?path|mtime|mmin|size|user)\s+"
+    r"(?:\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|[^\s\"']+)|-xdev|-mount|-depth))*"
     r"\s+(?:-delete\b|-exec\s+rm\b)"
     r"|(?i:\b(?:del|erase|rd|rmdir)\s+(?:" + _WIN_FLAG + r"\s+){0,8}/s\s+(?:" + _WIN_FLAG + r"\s+){0,8}" + _WIN_ROOT
     + r"|\b(?:del|erase|rd|rmdir)\s+" + _WIN_ROOT + r"(?:\s+" + _WIN_FLAG + r"){0,8}\s+/s\b"
@@ -397,8 +398,13 @@ _shell_rule("code.sh_system_takeover", re.compile(
     # a program set to start at every logon on Windows: a Run key, a task on logon or start
     r"|(?i:\breg(?:\.exe)?\s+add\s+[\"']?HK(?:CU|LM|EY_CURRENT_USER|EY_LOCAL_MACHINE)\\\\?Software\\\\?"
     r"(?:WOW6432Node\\\\?)?Microsoft\\\\?Windows\\\\?CurrentVersion\\\\?Run(?:Once)?\b"
-    r"|\bschtasks(?:\.exe)?\s+/create\b[^\n|;]{0,300}?/sc\s+(?:onlogon|onstart)\b)"),
-    ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers"),
+    r"|\bschtasks(?:\.exe)?\s+/create\b[^\n|;]{0,300}?/sc\s+(?:onlogon|onstart)\b)"
+    # a second root: an account made or changed to uid 0, a shell made setuid, a container given the host's /
+    r"|\b(?:useradd|adduser|usermod)\b[^\n;&|]{0,100}?\s-(?:[a-zA-Z]*u|-uid)[=\s]*0(?=$|[\s;&|)])"
+    r"|\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*|[246][0-7]{3})\s+[\"']?(?:/usr)?/bin/(?:ba|z|da|k|fi)?sh\b"
+    r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s(?:-v|--volume)[=\s]*[\"']?/:/"),
+    ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
+     "usermod", "chmod", "docker", "podman"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), or a program started at every logon (Run key, schtasks)",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
@@ -413,6 +419,9 @@ _SEC_UNITS = r"(?:firewalld|ufw|iptables|nftables|apparmor|auditd|selinux|fail2b
 _SYS_LOGS = r"/var/log/(?:auth\.log|secure|syslog|messages|wtmp|btmp|lastlog|kern\.log|audit/audit\.log)"
 _shell_rule("code.sh_impair_defenses", re.compile(
     r"\bsetenforce\s+(?:0|permissive)\b|\bufw\s+(?:--force\s+)?disable\b"
+    r"|\brandomize_va_space\s*=\s*0\b|\becho\s+0\s*>\s*/proc/sys/kernel/randomize_va_space\b"
+    r"|(?i:\\services\\windefend\b[^\n]{0,80}?/v\s+start\b[^\n]{0,60}?/d\s+4\b"
+    r"|\bsc(?:\.exe)?\s+(?:stop|delete|config)\s+windefend\b)"
     r"|\biptables\s+(?:-t\s+\w+\s+)?(?:-F|--flush)(?=$|[\s;&|)])"
     r"|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?" + _SEC_UNITS + r"(?:\.service)?\b"
     r"|\bnetsh\s+advfirewall\s+set\s+\w+\s+state\s+off\b"
@@ -427,14 +436,15 @@ _shell_rule("code.sh_impair_defenses", re.compile(
     r"|\brm\s+(?:-\w+\s+)*[\"']?(?:~|\$HOME)/\.(?:bash|zsh)_history\b"
     r"|(?:^|[\s;&|(])(?:>|:\s*>|cat\s+/dev/null\s*>|truncate\s+-s\s*0)\s*[\"']?" + _SYS_LOGS + r"\b"
     r"|\b(?:shred|rm)\s+(?:-\w+\s+)*[\"']?" + _SYS_LOGS + r"\b", re.M),
-    ("setenforce", "ufw", "iptables", "systemctl", "netsh", "history", "HISTFILE", "_history", "/var/log/"),
+    ("setenforce", "ufw", "iptables", "systemctl", "netsh", "history", "HISTFILE", "_history", "/var/log/",
+     "randomize_va_space"),
     "the system's defences turned off or its traces wiped (setenforce 0, ufw disable, iptables -F, Defender off, "
     "history -c, system logs emptied, shadow copies deleted)",
     "MITRE ATT&CK T1562.001/.004 (disable tools, firewall), T1070.002/.003 (clear logs, command history), T1490 "
     "(inhibit system recovery); "
     "Sigma rules for the same commands",
     itriggers=("set-mppreference", "add-mppreference", "wevtutil", "clear-eventlog", "vssadmin", "shadowcopy",
-               "wbadmin", "bcdedit"))
+               "wbadmin", "bcdedit", "windefend"))
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"

@@ -290,7 +290,9 @@ _DOC_LOWER = re.compile(r"[a-z]{1,3}[0-9][0-9 \-]*")  # typed in lower case: let
 _DATE_SHAPE = re.compile(r"[0-9]{1,4}[\-/. ][0-9]{1,2}[\-/. ][0-9]{1,4}")  # "expires 2027-01-31" is no number
 
 
-def _document(words: str):
+def number_after_name(words: str):
+    """A ``find`` for a document's number right after its name (``words``, a regex): five digits at
+    least, not a date (also used by ``accounts`` for employee and student numbers)."""
     rx = re.compile(rf"(?:{words}){_DOC_GAP}{_DOC_VALUE}", re.I)
 
     def find(node, ctx: Ctx):
@@ -306,7 +308,7 @@ def _document(words: str):
 register(Rule(
     id="pii.drivers_license", category=PII, sensitivity=CONFIDENTIAL, placeholder="[DRIVERS_LICENSE]", risk=0.7,
     binds=(DOC,), guard=found(r"[0-9]{3}", ascii=True),
-    find=_document(r"driver'?s?'?[ \-]licen[cs]e|driving[ \-]licen[cs]e|drivers?[ \-]lic\b\.?"
+    find=number_after_name(r"driver'?s?'?[ \-]licen[cs]e|driving[ \-]licen[cs]e|drivers?[ \-]lic\b\.?"
                    r"|\bDL(?=[ \t]*[#:]|[ \t]+(?:no\b|number))|驾驶证|驾照|駕照|運転免許証?|führerschein"
                    r"|permis de conduire|licencia de conducir|carnet de conducir|carteira de motorista"),
     itriggers=("driver's licen", "drivers licen", "driver licen", "drivers' licen", "driver-licen", "driving licen",
@@ -321,7 +323,7 @@ register(Rule(
 register(Rule(
     id="pii.health_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[HEALTH_ID]", risk=0.7,
     binds=(DOC,), guard=found(r"[0-9]", ascii=True),  # an MBI has no two digits together
-    find=_document(r"medical[ \-]record|\bMRN\b|patient[ \-](?=id\b|number|no\b)"
+    find=number_after_name(r"medical[ \-]record|\bMRN\b|patient[ \-](?=id\b|number|no\b)"
                    r"|(?:health|medical|dental|vision)[ \-](?:insurance|plan|card)"
                    r"|\binsurance(?=[ \t]+(?:member|subscriber))"
                    r"|\bmedicare|\bmedicaid|\bNHS\b|krankenversicherungs?|versichertennummer|carte vitale"

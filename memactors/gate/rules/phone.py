@@ -74,12 +74,16 @@ def _digits(s: str) -> int:
 
 
 @lru_cache(maxsize=4096)  # a text repeating one look-alike pays for it once
-def _international(raw: str) -> bool:
+def _international(raw: str, loose: bool = False) -> bool:
+    """A valid number; with ``loose``, one of a possible length for its country code: the ranges
+    kept for examples and fiction (UK's +44 7700 900xxx, NANP's 555) are not valid, and are
+    what a user writes to a test."""
     pn = libphonenumber()
     try:
-        return pn.is_valid_number(pn.parse("+" + raw[2:] if raw.startswith("00") else raw, None))
+        n = pn.parse("+" + raw[2:] if raw.startswith("00") else raw, None)
     except pn.NumberParseException:
         return False
+    return pn.is_valid_number(n) or (loose and pn.is_possible_number(n))
 
 
 # An epoch time as a bare run: seconds since 1985 (ten digits from 15...) or milliseconds (thirteen
@@ -109,8 +113,8 @@ def _trunk(region: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _national(raw: str, leniency) -> bool:
-    """A valid number of one of REGIONS, the whole candidate (a number found inside a version
-    string such as 10.0.16847.1145 is not a phone)."""
+    """A valid number of one of REGIONS (a possible one at leniency POSSIBLE), the whole
+    candidate (a number found inside a version string such as 10.0.16847.1145 is not a phone)."""
     pn = libphonenumber()
     source = pn.CountryCodeSource
     epoch = _EPOCH.fullmatch(raw) is not None
@@ -125,7 +129,8 @@ def _national(raw: str, leniency) -> bool:
         # (a leading country code without its +); only NANP writes its own ("1-415-555-0132").
         national = n.country_code_source == source.FROM_DEFAULT_COUNTRY or (
             n.country_code == 1 and n.country_code_source == source.FROM_NUMBER_WITHOUT_PLUS_SIGN)
-        if not national or not pn.is_valid_number(n):
+        ok = pn.is_possible_number if leniency == pn.Leniency.POSSIBLE else pn.is_valid_number
+        if not national or not ok(n):
             continue
         for m in pn.PhoneNumberMatcher(raw, region, leniency=leniency):
             if _digits(m.raw_string) == _digits(raw):
@@ -144,7 +149,10 @@ def find_phone(text: str, start: int, end: int, cache: dict | None = None):
         if not 7 <= n <= 15 or PHONE_CN.fullmatch(raw) or _YMD.match(raw) or len(_ONE.findall(raw)) > 2:
             continue
         if raw.startswith(("+", "00")):
-            if _international(raw):
+            # Grouped as phones are (three groups, ten digits or more), or after a phone word, a
+            # number of a possible length is one: "+44 7700 900461", "Tel: +1 (555) 010-9999".
+            if _international(raw) or _international(raw, (n >= 10 and len(_SEP.findall(raw)) >= 2)
+                                                       or _WORDS.search(lead(text, m.start(), 24, cache)) is not None):
                 yield m.span()
             continue
         key = _KEY_BEFORE.search(text, max(text.rfind("\n", 0, m.start()) + 1, m.start() - 40), m.start())
@@ -161,6 +169,8 @@ def find_phone(text: str, start: int, end: int, cache: dict | None = None):
         # nothing else is: libphonenumber knows no grouping for what follows, so a valid number will do.
         if _national(raw, leniency.VALID if worded or "/" in raw else leniency.STRICT_GROUPING):
             yield m.span()
+        elif worded and _SEP.search(raw) is not None and _national(raw, leniency.POSSIBLE):
+            yield m.span()  # grouped, after a phone word: an example range too ("my number is 555-0123")
 
 
 def _phone(node, ctx: Ctx):

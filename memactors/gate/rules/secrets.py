@@ -153,6 +153,8 @@ _provider("secret.tailscale", _B + r"tskey-(?:auth|api|client|scim|webhook)-[A-Z
           ("tskey-",), "Tailscale auth, API or OAuth client key (tskey-...)", "trufflehog tailscale detector")
 _provider("secret.heroku", _B + r"HRKU-AA[0-9A-Za-z_\-]{58}" + _E, ("HRKU-",), "Heroku API key (HRKU-AA + 58)",
           "gitleaks heroku-api-key-v2")
+_provider("secret.terraform", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}" + _E, (".atlasv1.",),
+          "Terraform Cloud / Enterprise API token (<14>.atlasv1.<60-70>)", "gitleaks hashicorp-tf-api-token")
 _provider("secret.circleci", _B + r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}" + _E, ("CCIPAT_",),
           "CircleCI personal API token (CCIPAT_)", "trufflehog circleci detector (v2 tokens)")
 _provider("secret.docker", _B + r"dckr_pat_[A-Za-z0-9_\-]{27}" + _E, ("dckr_pat_",), "Docker Hub personal access token (dckr_pat_)",
@@ -269,11 +271,13 @@ register(Rule(id="secret.url_credentials", category=SECRET, sensitivity=RESTRICT
               origin="detect-secrets BasicAuthDetector; gitleaks azure-storage SAS (sv= and sig= in one query)"))
 
 # Authorization headers: Bearer/Basic/Token followed by a generated-looking credential.
-_AUTH = re.compile(r"\b(?:Bearer|Basic|Token|bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
+# (SSWS: Okta's API tokens)
+_AUTH = re.compile(r"\b(?:Bearer|Basic|Token|bearer|token|SSWS)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
 register(Rule(id="secret.auth_header", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[TOKEN]", risk=0.9,
               binds=(DOC,), find=regex_find(_AUTH, group=1, check=lambda t, m: tokenish(m.group(1), 12)),
-              itriggers=("bearer", "basic ", "token "), guard=has_token, reason="credential in an Authorization header",
-              origin="RFC 6750 / RFC 7617 header schemes; gitleaks generic-api-key keywords"))
+              itriggers=("bearer", "basic ", "token ", "ssws "), guard=has_token,
+              reason="credential in an Authorization header",
+              origin="RFC 6750 / RFC 7617 header schemes; Okta's SSWS scheme; gitleaks generic-api-key keywords"))
 
 
 # A key wrapped in base64 (a config blob, ``echo $KEY | base64``) is the key: the run is decoded
