@@ -13,7 +13,6 @@ typed placeholders; blocked text comes back as nothing at all.
 from __future__ import annotations
 
 import bisect
-
 import hashlib
 import os
 from collections import Counter

@@ -402,11 +402,15 @@ _shell_rule("code.sh_system_takeover", re.compile(
     # a second root: an account made or changed to uid 0, a shell made setuid, a container given the host's /
     r"|\b(?:useradd|adduser|usermod)\b[^\n;&|]{0,100}?\s-(?:[a-zA-Z]*u|-uid)[=\s]*0(?=$|[\s;&|)])"
     r"|\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*|[246][0-7]{3})\s+[\"']?(?:/usr)?/bin/(?:ba|z|da|k|fi)?sh\b"
-    r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s(?:-v|--volume)[=\s]*[\"']?/:/"),
+    r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s(?:-v|--volume)[=\s]*[\"']?/:/"
+    # ... and in a cloud account: the administrator policy attached, the owner role granted
+    r"|\baws\s+iam\s+attach-(?:user|role|group)-policy\b[^\n;&|]{0,300}?policy/AdministratorAccess\b"
+    r"|\bgcloud\s+(?:projects|organizations)\s+add-iam-policy-binding\b[^\n;&|]{0,300}?--role[=\s]+roles/owner\b"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
-     "usermod", "chmod", "docker", "podman"),
+     "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
-    "appended (authorized_keys, /etc/passwd, /etc/sudoers), or a program started at every logon (Run key, schtasks)",
+    "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
+    "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role)",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
     "T1053.005 (scheduled task); kill(1) on pid -1",
     itriggers=("reg add", "reg.exe add", "schtasks"))
@@ -540,11 +544,20 @@ _shell_rule("code.sql_destructive", re.compile(
     # A WHERE that holds for every row deletes them all: "WHERE 1=1", "WHERE true", "... OR 'a'='a'";
     # only as the whole condition or OR-ed in ("WHERE 1=1 AND id = 5" is a query builder's idiom).
     r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s+where\s+(?:[^;\n]{0,200}?\bor\s+)?"
-    r"(?:(?<![\w.])(\d+)\s*=\s*\1(?![\w.])|'([^'\n]*)'\s*=\s*'\2'|true|1|not\s+false)(?=\s*(?:;|$|--|\bor\b))",
+    r"(?:(?<![\w.])(\d+)\s*=\s*\1(?![\w.])|'([^'\n]*)'\s*=\s*'\2'|true|1|not\s+false)(?=\s*(?:;|$|--|\bor\b))"
+    # every row rewritten (UPDATE ... SET with no WHERE or FROM to the statement's end: a ";" or the
+    # text's; a statement that goes on to the next line may hold its WHERE there), a column dropped
+    r"|\bupdate\s+[\w.\"`\[\]]+\s+set\s+[\w.\"`\[\]]+\s*=(?:(?!\b(?:where|from)\b)[^;\n]){1,300}?\s*(?:;|\Z)"
+    r"|\balter\s+table\s+(?:if\s+exists\s+)?[\w.\"`\[\]]+\s+drop\s+column\b"
+    # MongoDB and Redis: a collection or a database dropped, every document removed, every key flushed
+    r"|\bdb\.(?:dropDatabase\s*\(\s*\)|[\w$]+\.(?:drop\s*\(\s*\)|(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*\)))"
+    r"|(?:\bredis-cli\b[^\n;|&]{0,100}\s|^\s*)(?-i:FLUSHALL|FLUSHDB|flushall|flushdb)\b",
     re.I | re.M),
-    (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE or with an always-true WHERE)",
+    (), "destructive SQL (DROP DATABASE/TABLE, TRUNCATE, DELETE without WHERE or with an always-true WHERE, "
+        "UPDATE without WHERE, DROP COLUMN), a MongoDB drop or deleteMany({}), Redis FLUSHALL",
     "CWE-89 impact examples; sqlfluff/Squawk guidance on destructive statements",
-    itriggers=("drop ", "truncate", "delete "),
+    itriggers=("drop ", "truncate", "delete ", "update ", "drop column", "dropdatabase", ".drop(", "deletemany",
+               ".remove(", "flushall", "flushdb"),
     # "truncate users;": TRUNCATE's TABLE is optional, but in lower case with no TABLE it is a
     # statement only in code ("We should truncate logs; the disk is full." is a sentence)
     code_only=re.compile(r"\btruncate\s+[\w.\"`\[\]]+\s*;", re.I))
@@ -616,9 +629,10 @@ _shell_rule("code.cloud_destroy", re.compile(
     r"|rb\s+s3://\S+(?:\s+[^\n;|&]{0,200})?\s--force\b)"
     r"|\bterraform\s+(?:destroy|apply\s+(?:[^\n;|&]{0,200}\s)?-destroy)\b[^\n;|&]{0,200}\s-auto-approve\b"
     r"|\bgcloud\s+(?:[\w-]+\s+){1,4}delete\b[^\n;|&]{0,200}\s(?:--quiet|-q)\b"
-    r"|\baz\s+group\s+delete\b[^\n;|&]{0,200}\s(?:--yes|-y)\b"),
-    ("kubectl ", "aws s3 ", "terraform ", "gcloud ", "az group "),
-    "infrastructure deleted with no prompt (a Kubernetes namespace or --all, an S3 bucket emptied, terraform "
+    r"|\baz\s+group\s+delete\b[^\n;|&]{0,200}\s(?:--yes|-y)\b"
+    r"|\b(?:gsutil\s+(?:-\w+\s+)*rm|gcloud\s+storage\s+rm)\s+(?:-\w+\s+)*-[a-zA-Z]*[rR]\b[^\n;|&]{0,100}?\sgs://"),
+    ("kubectl ", "aws s3 ", "terraform ", "gcloud ", "az group ", "gsutil "),
+    "infrastructure deleted with no prompt (a Kubernetes namespace or --all, an S3 or GCS bucket emptied, terraform "
     "destroy -auto-approve, a cloud project or resource group)",
     "MITRE ATT&CK T1485 (data destruction), T1578.003 (delete cloud instance); the tools' own confirmation flags")
 # Attack payloads against a web application kept in a memory that a page or a query may one day

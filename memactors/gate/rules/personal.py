@@ -309,8 +309,8 @@ register(Rule(
     id="pii.drivers_license", category=PII, sensitivity=CONFIDENTIAL, placeholder="[DRIVERS_LICENSE]", risk=0.7,
     binds=(DOC,), guard=found(r"[0-9]{3}", ascii=True),
     find=number_after_name(r"driver'?s?'?[ \-]licen[cs]e|driving[ \-]licen[cs]e|drivers?[ \-]lic\b\.?"
-                   r"|\bDL(?=[ \t]*[#:]|[ \t]+(?:no\b|number))|驾驶证|驾照|駕照|運転免許証?|führerschein"
-                   r"|permis de conduire|licencia de conducir|carnet de conducir|carteira de motorista"),
+                           r"|\bDL(?=[ \t]*[#:]|[ \t]+(?:no\b|number))|驾驶证|驾照|駕照|運転免許証?|führerschein"
+                           r"|permis de conduire|licencia de conducir|carnet de conducir|carteira de motorista"),
     itriggers=("driver's licen", "drivers licen", "driver licen", "drivers' licen", "driver-licen", "driving licen",
                "driver lic", "drivers lic", "dl#", "dl #", "dl:", "dl no", "dl number", "驾驶证", "驾照", "駕照", "運転免許",
                "führerschein", "permis de conduire", "licencia de conducir", "carnet de conducir",
@@ -324,10 +324,10 @@ register(Rule(
     id="pii.health_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[HEALTH_ID]", risk=0.7,
     binds=(DOC,), guard=found(r"[0-9]", ascii=True),  # an MBI has no two digits together
     find=number_after_name(r"medical[ \-]record|\bMRN\b|patient[ \-](?=id\b|number|no\b)"
-                   r"|(?:health|medical|dental|vision)[ \-](?:insurance|plan|card)"
-                   r"|\binsurance(?=[ \t]+(?:member|subscriber))"
-                   r"|\bmedicare|\bmedicaid|\bNHS\b|krankenversicherungs?|versichertennummer|carte vitale"
-                   r"|医保卡?|社保卡|病历|健康保険証?"),
+                           r"|(?:health|medical|dental|vision)[ \-](?:insurance|plan|card)"
+                           r"|\binsurance(?=[ \t]+(?:member|subscriber))"
+                           r"|\bmedicare|\bmedicaid|\bNHS\b|krankenversicherungs?|versichertennummer|carte vitale"
+                           r"|医保卡?|社保卡|病历|健康保険証?"),
     itriggers=("medical record", "medical-record", "mrn", "patient id", "patient number", "patient no", "patient-id",
                "health insurance", "health plan", "health card", "medical insurance", "medical plan", "dental",
                "vision insurance", "insurance member", "insurance subscriber", "medicare", "medicaid", "nhs",
