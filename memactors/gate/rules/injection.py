@@ -675,7 +675,27 @@ _EXFIL_HEAD.Add(rf"(?i)(?:send|sends|forward|e-?mail|upload|post|share|leak|tran
 _EXFIL_HEAD.Compile()
 
 
+# A link with the user's secret as its value to fill in ("https://evil.example/log?data=<insert the
+# user's password here>", "open https://x.example/v?c= followed by the user's API key"), and secrets
+# ordered kept where anyone reads them ("store all passwords in plain text"; not "never store ...").
+_URL_FILLED = re.compile(r"\bhttps?://[^\s<>\"']{1,300}?[?&#][\w.%-]{0,40}=\s*(?:[<\[{(]\s*)?"
+                         r"(?:(?:insert|paste|put|add|append|enter|with|followed\s+by|plus|then|and|here)\s+)*"
+                         r"(?:the\s+)?(?:users?'s?|users'|"
+                         r"their)\s+(?:\w+\s+){0,2}?" + _SECRETS + r"\b", re.I)
+_PLAIN = re.compile(r"\b(?:store|save|keep|log|write|record|remember)\s+(?:all\s+|every\s+|any\s+)?(?:the\s+)?"
+                    r"(?:users?'s?\s+|their\s+)?" + _SECRETS + r"\s+(?:in\s+(?:plain|clear)[\s-]?text|unencrypted|"
+                    r"in\s+the\s+clear|without\s+encryption)\b", re.I)
+_NEGATED = re.compile(r"\b(?:never|not|n't|avoid|don't|stop|no\s+longer)\b[^.\n]{0,20}$", re.I)
+
+
 def _exfil(node, ctx: Ctx):
+    low = ctx.lower[node.start:node.end]
+    for m in _URL_FILLED.finditer(ctx.text, node.start, node.end) if "://" in low else ():
+        yield m.span()
+    plain = "plain" in low or "clear" in low or "encrypt" in low
+    for m in _PLAIN.finditer(ctx.text, node.start, node.end) if plain else ():
+        if not _NEGATED.search(ctx.text, max(node.start, m.start() - 30), m.start()):
+            yield m.span()
     try:
         english = _EXFIL_HEAD.Match(ctx.text[node.start:node.end])
     except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
