@@ -680,8 +680,7 @@ _EXFIL_HEAD.Compile()
 # ordered kept where anyone reads them ("store all passwords in plain text"; not "never store ...").
 _URL_FILLED = re.compile(r"\bhttps?://[^\s<>\"']{1,300}?[?&#][\w.%-]{0,40}=\s*(?:[<\[{(]\s*)?"
                          r"(?:(?:insert|paste|put|add|append|enter|with|followed\s+by|plus|then|and|here)\s+)*"
-                         r"(?:the\s+)?(?:users?'s?|users'|"
-                         r"their)\s+(?:\w+\s+){0,2}?" + _SECRETS + r"\b", re.I)
+                         r"(?:the\s+)?(?:users?'s?|users'|their)\s+(?:\w+\s+){0,2}?" + _SECRETS + r"\b", re.I)
 _PLAIN = re.compile(r"\b(?:store|save|keep|log|write|record|remember)\s+(?:all\s+|every\s+|any\s+)?(?:the\s+)?"
                     r"(?:users?'s?\s+|their\s+)?" + _SECRETS + r"\s+(?:in\s+(?:plain|clear)[\s-]?text|unencrypted|"
                     r"in\s+the\s+clear|without\s+encryption)\b", re.I)
