@@ -69,7 +69,7 @@ register(Rule(
     id="pii.social_handle", category=PII, sensitivity=CONFIDENTIAL, placeholder="[HANDLE]", risk=0.5,
     binds=(DOC,), find=_handle,
     # whole words, in the one-pass pre-scan ("ig", "snap", "account" as substrings selected a text in eight)
-    trigger=found(rf"(?i)\b(?:{_PLATFORMS}|{_HANDLE_WORDS})(?:\b|_)|\baccount\b[^\n]{{0,40}}@|\bx\s+@\w"
+    trigger=found(rf"(?i)\b(?:{_PLATFORMS}|{_HANDLE_WORDS})(?:\b|_)|\baccount\s+(?:is\s+)?@|\bx\s+@\w"
                   r"|linkedin\.com/in/", ascii=True),
     triggers=("微信", "QQ", "qq", "微博"),
     reason="a social or messaging account's handle said as someone's, or a LinkedIn profile address",

@@ -160,33 +160,34 @@ _provider("secret.circleci", _B + r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}" + _E, (
 _provider("secret.docker", _B + r"dckr_pat_[A-Za-z0-9_\-]{27}" + _E, ("dckr_pat_",), "Docker Hub personal access token (dckr_pat_)",
           "gitleaks docker hub pat; Docker's dckr_pat_ prefix", tokens=False)
 # More services' tokens, each by the prefix and shape its maker publishes (gitleaks' default rules,
-# trufflehog's detectors), pasted alone: one rule, one table.
+# trufflehog's detectors), pasted alone: one rule, one table of (service, its literal prefixes for
+# the pre-scan, "|"-joined, none where a prefix is a common word's start, shape).
 _SERVICE_TOKENS = (
     ("1Password", "ops_eyJ", r"ops_eyJ[A-Za-z0-9+/]{250,}={0,3}"),
     ("1Password secret key", "A3-", r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}"
                                     r"-[A-Z0-9]{5}"),
     ("Adobe", "p8e-", r"p8e-[A-Za-z0-9]{32}"),
-    ("Airtable", "pat", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    ("Airtable", "", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
     ("Amazon Bedrock", "ABSK", r"ABSK[A-Za-z0-9+/]{109,269}={0,2}"),
     ("Buildkite", "bkua_", r"bkua_[a-f0-9]{40}"),
     ("Clojars", "CLOJARS_", r"(?i:CLOJARS_[a-z0-9]{60})"),
-    ("Cloudflare Origin CA", "v1.0-", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
+    ("Cloudflare Origin CA", "", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
     ("Contentful", "CFPAT-", r"CFPAT-[A-Za-z0-9_\-]{43}"),
     ("Duffel", "duffel_", r"duffel_(?:test|live)_[A-Za-z0-9_\-=]{43}"),
     ("Dynatrace", "dt0c01.", r"(?i:dt0c01\.[a-z0-9]{24}\.[a-z0-9]{64})"),
-    ("EasyPost", "EZ?K", r"EZ[AT]K[A-Za-z0-9]{54}"),
+    ("EasyPost", "EZAK|EZTK", r"EZ[AT]K[A-Za-z0-9]{54}"),
     ("Facebook", "EAA", r"EAA[MC][A-Za-z0-9]{100,}"),
     ("Figma", "figd_", r"figd_[A-Za-z0-9_\-]{40}"),
     ("Flutterwave", "FLWSECK", r"FLWSECK(?:_TEST)?-[a-hA-H0-9]{32}-X"),
     ("Frame.io", "fio-u-", r"fio-u-[A-Za-z0-9\-_=]{64}"),
     ("Grafana API key", "eyJrIjoi", r"eyJrIjoi[A-Za-z0-9]{70,400}={0,3}"),
-    ("Harness", "at.", r"(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
-    ("HubSpot", "pat-", r"pat-(?:na|eu)1-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"),
+    ("Harness", "", r"(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    ("HubSpot", "pat-na1-|pat-eu1-", r"pat-(?:na|eu)1-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"),
     ("Infracost", "ico-", r"ico-[A-Za-z0-9]{32}"),
     ("MaxMind", "_mmk", r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"),
     ("Netlify", "nfp_", r"nfp_[A-Za-z0-9_]{36}"),
     ("NuGet", "oy2", r"oy2[a-z0-9]{43}"),
-    ("Octopus Deploy", "API-", r"API-[A-Z0-9]{26}"),
+    ("Octopus Deploy", "", r"API-[A-Z0-9]{26}"),
     ("OpenShift", "sha256~", r"sha256~[\w\-]{43}"),
     ("PlanetScale", "pscale_", r"pscale_(?:tkn|pw|oauth)_[\w=.\-]{32,64}"),
     ("Prefect", "pnu_", r"pnu_[A-Za-z0-9]{36}"),
@@ -197,19 +198,22 @@ _SERVICE_TOKENS = (
     ("Scalingo", "tk-us-", r"tk-us-[\w\-]{48}"),
     ("Brevo (Sendinblue)", "xkeysib-", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
     ("Sentry", "sntry", r"sntryu_[a-f0-9]{64}|sntrys_eyJpYXQiO[A-Za-z0-9+/]{10,200}={0,2}_[A-Za-z0-9+/]{43}"),
-    ("SettleMint", "sm_", r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}"),
+    ("SettleMint", "sm_aat_|sm_pat_|sm_sat_", r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}"),
     ("Shippo", "shippo_", r"shippo_(?:live|test)_[a-fA-F0-9]{40}"),
     ("Sourcegraph", "sgp_", r"sgp_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}"),
     ("Typeform", "tfp_", r"tfp_[A-Za-z0-9\-_.=]{59}"),
     ("Adafruit IO", "aio_", r"aio_[A-Za-z0-9]{28}"),
 )
 _provider("secret.service_token", _B + "(?:" + "|".join(rx for _, _, rx in _SERVICE_TOKENS) + ")" + _E,
-          tuple(sorted({t for _, t, _ in _SERVICE_TOKENS if "?" not in t} | {"EZAK", "EZTK"})),
+          tuple(sorted({t for _, ts, _ in _SERVICE_TOKENS for t in ts.split("|") if t})),
           "a service's API token by its published prefix and shape ("
           + ", ".join(name for name, _, _ in _SERVICE_TOKENS) + ")",
           "gitleaks default rules and trufflehog detectors for the same services",
           # letters and digits, a run of five: the shape is the prefix's ("API-" + 26 capitals is no key)
-          check=lambda t, m: tokenish(m.group(), 5))
+          check=lambda t, m: tokenish(m.group(), 5),
+          # the prefixes too common to select a text alone ("pat", "API-", "v1.0-"), with their shapes' start
+          trigger=found(r"pat[A-Za-z0-9]{14}\.[a-f0-9]{8}|(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.|API-[A-Z0-9]{26}"
+                        r"|v1\.0-[a-f0-9]{24}-", ascii=True))
 _provider("secret.supabase", _B + r"sbp_[a-f0-9]{40}" + _E, ("sbp_",), "Supabase access token (sbp_ + 40 hex)",
           "trufflehog supabasetoken detector")
 _provider("secret.grafana", _B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2})" + _E,
