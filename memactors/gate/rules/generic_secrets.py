@@ -560,19 +560,13 @@ def _runnable(ctx: Ctx) -> tuple[dict[str, bool], tuple, tuple]:
 _USE_REACH = 200  # past a sentence's end: a value (64 at most), "as the", two words and the name
 
 
-def _leet_read(ctx: Ctx) -> str:
-    """The text with leet letters read as letters, once a scan (not once a sentence)."""
-    got = ctx.cache.get("leet_read")
-    if got is None:
-        got = ctx.cache["leet_read"] = ctx.text.translate(_LEET)
-    return got
-
-
 def _phrase(node, ctx: Ctx):
     leet = _LEET_NAME.search(ctx.text, node.start, node.end) is not None
     have, plain, leeted = _runnable(ctx)
     for rx, ok, _ in leeted if leet else plain:
-        read = _leet_read(ctx) if leet and rx in _EN_FORMS else ctx.text
+        # (the leet reading made once a scan, not once a sentence)
+        read = (ctx.cache.get("leet") or ctx.cache.setdefault("leet", ctx.text.translate(_LEET))
+                if leet and rx in _EN_FORMS else ctx.text)
         # "Use Hunter2! as the VPN password": the value's "!" ends a sentence before the name;
         # a use-form starting in this sentence is read on into its block, as far as one form
         # reaches (to the block's end, each sentence of a long block read it all again)
