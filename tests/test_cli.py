@@ -318,6 +318,7 @@ def test_no_input_ends_in_a_traceback(tmp_path):
 @pytest.mark.parametrize("args", [
     ["write", "/org/acme/user/alice/", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA", "--actor", "a"],
     ["write", "/org/acme/user/alice/", "my", "aws", "key", "AKIAQYLPMN5HFTXW7Z3B", "--actor", "a"],
+    ["recall", "--AKIAQYLPMN5HFTXW7Z3B", "--actor", "a"],  # letters and digits only: read as a mistyped option
 ])
 def test_a_usage_error_never_quotes_the_text_it_refuses(args):
     # click's own messages quoted a dash-led text (a private key) or unquoted words whole.
@@ -349,3 +350,8 @@ def test_the_history_verbs_answer_on_the_process_host(tmp_path):
     assert done["counts"] == {"undo": 1, "reinstate": 1} and not done["dry_run"]
     out = run("fork", str(tmp_path / "fork"), "--at", str(h1))
     assert out["seq"] == h1 and os.path.exists(tmp_path / "fork" / "ledger.duckdb")
+
+
+def test_a_mistyped_option_is_named_by_its_close_match():
+    res = CliRunner().invoke(cli_mod.cli, ["recall", "tea", "--tpo-k", "3", "--actor", "a"])
+    assert res.exit_code == 2 and "did you mean --top-k?" in res.output and "--tpo-k" not in res.output

@@ -26,12 +26,11 @@ class Command(click.Command):
         try:
             opts, _, _ = self.make_parser(ctx).parse_args(args=list(args))
         except click.NoSuchOption as exc:
-            if exc.option_name.startswith("--") and len(exc.option_name) > 2 and not exc.option_name[2:].replace(
-                    "-", "").isalnum():
-                # Text that starts with dashes (a PEM block): click quoted it whole. Said without it.
-                raise click.UsageError("an argument starts with '-' and is no option: put `--` before a text that "
-                                       "starts with a dash", ctx) from None
-            return self._parse(ctx, args)  # click's own message for a mistyped option
+            # Never quoted: what looks like a mistyped option may be a text that starts with dashes
+            # (a PEM block, a secret). A close option's name is said instead.
+            close = f" (did you mean {exc.possibilities[0]}?)" if exc.possibilities else ""
+            raise click.UsageError(f"an argument starts with '-' and is no option of this command{close}: put `--` "
+                                   "before a text that starts with a dash", ctx) from None
         except click.UsageError:
             return self._parse(ctx, args)  # click's own message for a malformed line
         if not ctx.resilient_parsing and not any(p.is_eager and p.name in opts for p in self.get_params(ctx)):
