@@ -1,7 +1,8 @@
 """Text in disguise: an injection or a value written in an encoding a model reads and a pattern
 does not (base64, hex, percent, HTML or backslash escapes, ROT13, backwards) is read decoded too.
 What must be found is, and what merely looks encoded (ids, hashes, numbers, random bytes, a
-base64 blob of harmless text) is kept as it came, with no "decoded" tag."""
+base64 blob of harmless text) is kept as it came, with no "decoded" tag. A number said digit by
+digit in words is read in digits too."""
 
 from __future__ import annotations
 
@@ -138,7 +139,8 @@ def test_decoded_opens_what_it_should_and_nothing_else():
     assert disguise.opened("aGVsbG8=") == "hello" and disguise.opened("not_base64!") is None
 
 
-_ALPHABET = [*"aAbB01+/=%&#;\\xuz -_", "aWdub3Jl", "%69", "&#105;", "\\x69", "vtaber", "erongi", "ROT13",
+_ALPHABET = [*"aAbB01+/=%&#;\\xuz -_,", "one", "two", "oh", "nine", "double", "zero", "seven", "aWdub3Jl", "%69",
+             "&#105;", "\\x69", "vtaber", "erongi", "ROT13",
              "\U000E0069", "\U000E0020", "\ufe0f", "\U000E0159", "\U0001F60A", "ig", "nore", "prev", "ious", "\t"]
 
 
@@ -151,6 +153,8 @@ def test_the_pre_scan_hints_miss_no_text_a_decoding_would_change(text):
         assert hint & disguise.DECODE, text
     if disguise.joined(text) != text:
         assert hint & disguise.SPLIT, text
+    if disguise.spoken(text) != text:
+        assert hint & disguise.SPOKEN, text
 
 
 def test_the_runtime_keeps_no_encoded_order_nor_door_code_and_recalls_what_only_looks_encoded():
@@ -181,3 +185,34 @@ def test_redact_all_takes_a_value_out_of_its_encoding_and_leaves_ids_alone():
     assert G.redact_all("find " + _b64("alice.smith@example.com")) == "find [EMAIL]"
     assert G.redact_all("trace e3b0c44298fc1c149afbf4c8996fb924") == "trace e3b0c44298fc1c149afbf4c8996fb924"
     assert G.redact_all(_b64("hello world, the meeting moved")) == _b64("hello world, the meeting moved")
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("my social security number is one two three, four five, six seven eight nine", "pii.ssn_us"),
+    ("my SSN is one-two-three four-five six-seven-eight-nine", "pii.ssn_us"),
+    ("my card number is four one one one, one one one one, one one one one, one one one one", "pii.bank_card"),
+    ("call me on oh seven seven double nine, one two three, four five six", "pii.phone"),
+    ("my PIN is four nine two one", "secret.credential_phrase"),
+    ("the door code is one two three four", "secret.access_code"),
+])
+def test_a_number_said_in_words_is_read_in_digits(text, rule):
+    r = G.scan(text, "user_stated")
+    assert rule in {h.rule for h in r.hits} and r.decision != "accepted", r
+    assert r.text is None or not any(w in r.text for w in ("one", "two", "four", "nine")), r.text
+
+
+@pytest.mark.parametrize("text", ["I counted one two three four and jumped.", "one, two, three, go!",
+                                  "She has two kids, one dog and three cats.",
+                                  "The score was two one after extra time.", "Room one two four is on floor three.",
+                                  "seven eight nine ten eleven twelve"])
+def test_numbers_said_in_words_that_are_no_identifier_are_kept(text):
+    r = G.scan(text, "user_stated")
+    assert r.decision == "accepted" and r.text == text, r
+
+
+def test_spoken_digits_and_their_groups():
+    assert disguise.spoken("one two three, four five, six seven eight nine") == "123-45-6789"
+    assert disguise.spoken("one-two-three four-five six-seven-eight-nine") == "123-45-6789"
+    assert disguise.spoken("oh seven seven double nine, one two three") == "07799-123"
+    assert disguise.spoken("one, two, three") == "one, two, three"  # under four digits: words
+    assert G.redact_all("ssn one two three, four five, six seven eight nine") == "ssn [SSN]"

@@ -13,7 +13,10 @@ is "ignore all previous instructions"). The gate reads such text as decoded, too
   selectors after an emoji (VS1-VS256, one byte each), decoded where that is printable text;
 - ``rot13`` and ``backwards``: the whole text in ROT13, or reversed, where it holds one of the
   words an injection is made of in that form ("vtaber", "snoitcurtsni") or names ROT13;
-- ``joined``: those words split in two by spaces ("ig nore prev ious instruc tions") written whole.
+- ``joined``: those words split in two by spaces ("ig nore prev ious instruc tions") written whole;
+- ``spoken``: a number said digit by digit in words ("my social is one two three, four five, six
+  seven eight nine", "oh seven seven double nine ...") written in digits, its groups parted by a
+  dash ("123-45-6789"), so that the number's own rule reads it.
 
 ``HINTS`` are RE2 patterns the pre-scan adds to its one pass, with the reading each one asks
 for: a text with none of them is never decoded (tests/test_gate_disguise.py checks that the
@@ -29,7 +32,7 @@ import html
 import re
 from urllib.parse import unquote
 
-DECODE, ROT13, BACKWARDS, SPLIT = 2, 4, 8, 16  # reading flags (1 is the fold's: scanner.FOLD)
+DECODE, ROT13, BACKWARDS, SPLIT, SPOKEN = 2, 4, 8, 16, 32  # reading flags (1 is the fold's: scanner.FOLD)
 
 _B64_MIN = 16  # 12 bytes: "ignore rules" and longer
 _RUN = re.compile(rf"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{{{_B64_MIN},}}={{0,2}}(?![A-Za-z0-9+/=_\-])", re.ASCII)
@@ -62,6 +65,18 @@ _SPLITS = tuple(sorted({(w[:i], w[i:]) for w in _SPLIT_WORDS for i in range(1, l
                         if not (w[:i] in _WORDS_OF_THEIR_OWN and w[i:] in _WORDS_OF_THEIR_OWN)}, key=lambda p: -len(p[0] + p[1])))
 _SPLIT = re.compile(r"(?<![A-Za-z])(?:" + "|".join(f"{a}[ \t]+{b}" for a, b in _SPLITS) + r")(?![A-Za-z])", re.I)
 
+# Digits said as words ("oh" a zero among them), a run read as a number from four digits on (a PIN;
+# "one, two, three" is a count). The reading only adds what a rule finds in the digits.
+_DIGITS = {"zero": "0", "nought": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+           "seven": "7", "eight": "8", "nine": "9"}
+_TIMES = {"double": 2, "triple": 3}
+_DIGIT = "(?:zero|nought|one|two|three|four|five|six|seven|eight|nine)"
+_SAID = rf"(?:(?:double|triple)[ \t]+)?{_DIGIT}"
+_SPOKEN_GAP = r"[ \t]*[,\-–][ \t]*|[ \t]+"
+_SPOKEN = re.compile(rf"(?<![\w\-])(?:{_SAID}|oh)(?:(?:{_SPOKEN_GAP})(?:{_SAID}|oh))+(?![\w\-])", re.I)
+_SPOKEN_PART = re.compile(rf"(?:(double|triple)[ \t]+)?({_DIGIT}|oh)|({_SPOKEN_GAP})", re.I)
+_SPOKEN_MIN = 4
+
 
 HINTS: tuple[tuple[str, int], ...] = (
     (rf"[A-Za-z0-9+/_\-]{{{_B64_MIN}}}", DECODE),
@@ -73,6 +88,7 @@ HINTS: tuple[tuple[str, int], ...] = (
     *((_literal(w), ROT13) for w in (*_ROT13_WORDS, "rot13", "rot-13", "rot 13")),
     *((_literal(w), BACKWARDS) for w in _BACKWARDS_WORDS),
     *((f"(?i){a}[ \\t]+{b}", SPLIT) for a, b in _SPLITS),
+    (rf"(?i)\b(?:{_SAID}|oh)(?:{_SPOKEN_GAP})(?:{_SAID}|oh)\b", SPOKEN),  # two: "double one double two" is four
 )
 
 
@@ -185,3 +201,24 @@ def backwards(text: str) -> str:
 
 def joined(text: str) -> str:
     return _SPLIT.sub(lambda m: "".join(m.group().split()), text)
+
+
+def _digits(m: re.Match) -> str:
+    """A run of digit words as digits. Where two kinds of gap are used, the rarer one parts the
+    number's groups ("one two three, four five" and "one-two-three four-five" are 123-45)."""
+    digits, gaps = [], []
+    for part in _SPOKEN_PART.finditer(m.group()):
+        if part.group(3) is not None:
+            gaps.append(bool(part.group(3).strip()))  # a comma or a dash, or spaces only
+        else:
+            k = _TIMES[part.group(1).lower()] if part.group(1) else 1
+            digits.append(_DIGITS.get(part.group(2).lower(), "0") * k)
+    if sum(map(len, digits)) < _SPOKEN_MIN:
+        return m.group()
+    marks = sum(gaps)
+    parting = (marks <= len(gaps) - marks) if 0 < marks < len(gaps) else None
+    return digits[0] + "".join(("-" if g == parting else "") + d for g, d in zip(gaps, digits[1:]))
+
+
+def spoken(text: str) -> str:
+    return _SPOKEN.sub(_digits, text)

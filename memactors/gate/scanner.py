@@ -37,8 +37,8 @@ from .tree import parse
 MEMO_MAX = 8192
 _MEMO_KEY = os.urandom(16)
 
-FOLD = 1  # the pre-scan's reading flags: fold's, then disguise.DECODE, ROT13, BACKWARDS, SPLIT
-EVERY_READING = FOLD | disguise.DECODE | disguise.ROT13 | disguise.BACKWARDS | disguise.SPLIT
+FOLD = 1  # the pre-scan's reading flags: fold's, then disguise.DECODE, ROT13, BACKWARDS, SPLIT, SPOKEN
+EVERY_READING = FOLD | disguise.DECODE | disguise.ROT13 | disguise.BACKWARDS | disguise.SPLIT | disguise.SPOKEN
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,8 +285,8 @@ class Gate:
         folded text's verdict stands, and the folded text is what may be kept (redacted).
 
         A text with something encoded in it (a base64 or hex run, percent, HTML or backslash
-        escapes, tag characters, variation selectors) or written in ROT13, backwards or with an
-        injection's words split in two is also scanned as a model would read it
+        escapes, tag characters, variation selectors) or written in ROT13, backwards, with an
+        injection's words split in two or with a number's digits said as words is also scanned as a model would read it
         (``disguise``); what that finds is added to the verdict (tag ``decoded``), and the text
         is kept as it came unless a value found in the decoded text had to be taken out."""
         _check_text(text)
@@ -318,10 +318,12 @@ class Gate:
             alt, _ = self._scan(opened, source_kind)
             if _stricter(alt, best):
                 best = _read_as(alt, best, "decoded")
-        for flag, name, read in ((disguise.ROT13, "rot13", disguise.rot13), (disguise.BACKWARDS, "backwards", disguise.backwards),
-                                 (disguise.SPLIT, "joined", disguise.joined)):
-            if hint & flag and best.decision != "blocked":
-                alt, _ = self._scan(read(text), source_kind)
+        for flag, name, read in ((disguise.ROT13, "rot13", disguise.rot13),
+                                 (disguise.BACKWARDS, "backwards", disguise.backwards),
+                                 (disguise.SPLIT, "joined", disguise.joined),
+                                 (disguise.SPOKEN, "spoken", disguise.spoken)):
+            if hint & flag and best.decision != "blocked" and (reading := read(text)) != text:
+                alt, _ = self._scan(reading, source_kind)
                 if _stricter(alt, best):
                     best = _read_as(alt, best, name, len(text) if name == "backwards" else 0)
         return best
@@ -364,6 +366,9 @@ class Gate:
         if hint & disguise.DECODE and (opened := disguise.decoded(text)) is not None \
                 and (kept := self.redact_all(opened)) != opened:
             return kept  # a value in an encoding (its decoding is what is taken out of)
+        if hint & disguise.SPOKEN and (said := disguise.spoken(text)) != text \
+                and (kept := self.redact_all(said)) != said:
+            return kept  # a number said as words, taken out of its digits
         if not fired:
             return text
         hits = _run(text, lower, "user_stated", ((self._all.rules[i], "redact") for i in sorted(fired)))
@@ -415,7 +420,7 @@ def _read_as(alt: GateReport, rep: GateReport, reading: str, mirror: int = 0) ->
     value is readable in the text as it came) or the verdict is to block."""
     hits = [replace(h, node=reading, start=mirror - h.end, end=mirror - h.start) if mirror else replace(h, node=reading)
             for h in alt.hits]
-    redacted = reading == "decoded" and any(h.action == "redact" for h in alt.hits)
+    redacted = reading in ("decoded", "spoken") and any(h.action == "redact" for h in alt.hits)
     text = None if alt.text is None else alt.text if redacted else rep.text
     return replace(alt, text=text, hits=[*rep.hits, *hits], risk=max(alt.risk, rep.risk),
                    tags=sorted({*alt.tags, *rep.tags, "decoded"}))

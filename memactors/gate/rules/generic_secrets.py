@@ -93,9 +93,22 @@ def _reference(ctx: Ctx, node, v: str) -> bool:
         return False  # a quoted literal is a value
     if ctx.text[node.vend : node.vend + 1] in ("(", "["):
         return True
+    return _names_a_variable(v)
+
+
+_SNAKE = re.compile(r"_*[a-z]+(?:_+[a-z]+)+_*")
+# One lower-case word made only of a secret's name words is a variable too ("key_passphrase=passphrase",
+# "api_key=apikey"); with a word of its own in it, it is a value ("DB_PASSWORD=topsecret").
+_NAME_WORDS = re.compile(r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|api|auth|access|private|client|db|user)+")
+
+
+def _names_a_variable(v: str) -> bool:
+    """An attribute (``form.password.data``) or a variable named for a secret (``user_password``)."""
     if _DOTTED.fullmatch(v) and not any(c.isdigit() for c in v.rsplit(".", 1)[1]):
         return True
-    return re.fullmatch(r"[a-z_]+", v) is not None and any(w in v for w in ("pass", "secret", "token", "key"))
+    if _NAME_WORDS.fullmatch(v):
+        return True
+    return _SNAKE.fullmatch(v) is not None and any(w in v for w in ("pass", "secret", "token", "key"))
 
 
 _PROSE_AFTER = re.compile(r",?[ \t]+\w")
@@ -243,7 +256,7 @@ _INTL_WORDS = ("contrase", "clave", "password", "passwort", "kennwort", "mot de 
 # "the API key for staging is ...", "my private key is 0x4c08..." (an Ethereum key: 64 hex)
 # (a recovery, master or encryption key is one by name: "the vault recovery key is R3c0v3ry-K3y-2024!")
 _EN_TOKEN = re.compile(r"\b(?:api[ _-]?key|access key|secret key|private key|token|secret|(?:recovery|master|encryption|"
-                       r"decryption|unlock)[ _-]key|密钥|密鑰|令牌|秘钥|秘鑰)"
+                       r"decryption|unlock|unseal|signing|hmac|wallet)[ _-]key|密钥|密鑰|令牌|秘钥|秘鑰)"
                        + _OF_WHAT + r"\s*(?:is|was|:|=|是|为|為|：)\s*[\"'“`]?([A-Za-z0-9._~+/=\-!@#$%^&*?|]{10,200})", re.I)
 # With no verb, a value only of the shapes services issue keys in: a UUID (Heroku) or a run of hex
 # ("heroku api key 01234567-89ab-...", "datadog api key 3f9c...")
@@ -488,6 +501,9 @@ _FRENCH = re.compile(r"\b(?:le|la|les|mon|ma|mes|ton|ta|son|sa|notre|votre|du|de
 
 
 def _other_sense(ctx: Ctx, node, rx, m: re.Match, v: str) -> bool:
+    if rx in (_EN_PW, _INTL_PW) and "=" in ctx.text[m.start() : m.start(1)] \
+            and ctx.text[m.start(1) - 1] not in "\"'“`" and _names_a_variable(v):
+        return True  # code: "password = self.password", "password=form_password"
     if rx is _INTL_BARE and m.group(0).startswith(_CJK_BARE) and not _mixed(v):
         return True
     if rx is _INTL_PW or rx is _INTL_BARE:

@@ -70,7 +70,7 @@ _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assis
          r"important|reminder|instruction|attention|assistant|agent|ai)\s*[:,!-]?\s+)*"
          r"(?:(?:if|when|whenever|unless|for|by|from|going|each|every|in|after|before|once|while|on|(?:the\s+)?next\s+time)\b"
          r"[^,;:]{0,80},\s*)?"
-         r"(?:please\s+)?")
+         r"(?:(?:please|also|then|now)\s+)*")  # "When summarizing, also include ..."
 # English features are searched by RE2 (one linear pass: Python's re tries a long alternation
 # word by word at every position); what RE2 cannot say (a look-ahead) is a Python check after.
 _IMPERATIVE = rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?(?:{_VERB})\b"
