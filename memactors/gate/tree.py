@@ -45,7 +45,7 @@ _INLINE_CODE = re.compile(r"`([^`\n]{2,})`")
 # ("make sure ..." is prose), a tool's subcommand (git, docker, kubectl, terraform, aws, gcloud,
 # az, systemctl, ufw, reg, sc), an echo written into a file, a PowerShell cmdlet (Verb-Noun) with a
 # parameter, cmd's del/rd/format with a switch or a drive ("rd /s /q C:\\").
-_COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |"
+_COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |(?:\$\(|`)\s*(?:echo|printf|curl|wget|cat)\s|"
             r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+|"
             r"crontab|kill|killall5?|find|useradd|adduser|usermod|sysctl|setenforce|iptables|history|shred)\s+"
             r"(?:-|/|\.|~|\$|\d|https?:)|"
@@ -54,14 +54,17 @@ _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |"
             r"|ufw\s+(?:enable|disable|allow|deny|status|reset)"
             r"|(?i:reg(?:\.exe)?\s+(?:add|delete|query)|sc(?:\.exe)?\s+(?:start|stop|delete|config|query))"
             r"|chmod\s+[ugoa]*[+=-][rwxXst]+)(?=\s|$)|echo\s[^\n]{0,400}?>>?\s*[\"']?[~/$]|"
-            r"(?:git|docker|kubectl|npm|pip3?|python3?)\s+(?:clone|commit|push|pull|run|exec|install|apply|build|"
-            r"delete|-)|"
+            r"(?:git|docker|kubectl|npm|pip3?|python3?|perl|ruby|node|php)\s+"
+            r"(?:clone|commit|push|pull|run|exec|install|apply|build|delete|-)|"
             r"(?:terraform|tofu)\s+(?:apply|destroy|plan|init|import|state)\b|aws\s+[\w-]+\s+[\w-]+\s+(?:s3://|-)|"
             r"gsutil\s+(?:-\w+\s+)*(?:rm|cp|mv|ls|rsync)\b|redis-cli\s|"
             r"(?:gcloud|az)\s+(?:[\w-]+\s+){1,4}(?:delete|create|list|update|set|add-iam-policy-binding)\b|"
             r"(?:Get|Set|New|Remove|Invoke|Start|Stop|Add|Clear|Copy|Move|Rename|Format|Restart|Out|Write|"
             r"Import|Export|Enable|Disable)-[A-Z][A-Za-z]+\s+-[A-Za-z]|"
-            r"(?i:del|erase|rd|rmdir|format)\s+(?:/[a-zA-Z]\b|[a-zA-Z]:)")
+            r"(?i:del|erase|rd|rmdir|format)\s+(?:/[a-zA-Z]\b|[a-zA-Z]:)|"
+            # Windows' recovery tools: "vssadmin delete shadows", "wmic shadowcopy delete", "bcdedit /set"
+            r"(?i:(?:vssadmin|wbadmin)(?:\.exe)?\s+(?:delete|list|create|resize|start|stop)\b"
+            r"|wmic(?:\.exe)?\s+\w+\s+(?:delete|get|call|list|where)\b|bcdedit(?:\.exe)?\s+/)")
 # A line that reads as code or a command rather than prose (commands, definitions, calls).
 _CODE_LINE = re.compile(
     r"^\s*(?:" + _COMMAND + r"|\.\.\. |def \w+\s*\(|class \w+\s*[(:]|"

@@ -359,8 +359,10 @@ _shell_rule("code.sh_pipe_to_shell", re.compile(
     # through tee or cat on the way: "curl ... | tee /tmp/a | sh"
     r"\b(?:curl|wget|fetch)\b[^\n|;]{0,500}(?:\|\s*(?:sudo\s+)?(?:tee|cat)\b[^\n|;]{0,500})*\|\s*(?:" + _SH + "|" + _INTERP + ")"
     + r"|" + _DECODE + r"[^\n|;]{0,200}\|\s*(?:" + _SH + "|" + _INTERP + ")"
-    # eval "$(echo ... | base64 -d)", bash -c "$(... | xxd -r -p)"
+    # eval "$(echo ... | base64 -d)", bash -c "$(... | xxd -r -p)"; or the decoded text the command
+    # itself: a line (or a statement) that is only "$(echo ... | base64 -d)" runs what it decodes
     + r"|\b(?:eval|(?:ba|z)?sh\s+-c)\s*[\"']?\s*\$\([^)\n]{0,300}?" + _DECODE
+    + r"|(?<![^\n;&|(])[ \t]*(?:\$\(|`)[^)`\n]{0,300}?" + _DECODE
     + r"|(?:\b(?:(?:ba|z)?sh|python[23]?(?:\.\d+)?|perl|ruby|node|php|source)|(?<![\w.])\.)\s+(?:-[ce]\s+)?[\"']?\s*[<$]\(\s*"
     r"(?:curl|wget)\b"
     # saved to a file and the file run: "curl URL > a.sh && bash a.sh", "wget URL/a.sh && sh a.sh"

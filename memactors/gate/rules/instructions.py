@@ -63,7 +63,7 @@ _VERBS = (
     "bring buy cc check clear collect discard edit find follow get go hand hold inform invite issue join keep kill "
     "look lock mail mute notify obey omit pass pause pick place prepare proceed promise purge quote raise reassign "
     "reject renew replace reroute restore resume retain retry ring scan sell ship shut speak spend suspend "
-    "swap take throw toggle unsubscribe upgrade waive wait warn wire withdraw withhold").split()
+    "swap take throw toggle unsubscribe upgrade waive wait warn wire withdraw withhold initiate invoke").split()
 _VERB = "|".join(sorted(_VERBS, key=len, reverse=True))
 # A lead-in before the command: politeness, an address, a label, a time or condition clause.
 _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assistant|agent|ai|bot|model)s?)?|"
@@ -83,7 +83,9 @@ _IMPERATIVE = rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?
 # Nor the noun with a participle, a status ("refund expected in 6 weeks", "Report filed on Monday", "Call
 # scheduled."): the participle then a time or place word or the clause's end ("Forward attached invoice
 # to ..." is an order).
-_NOT_A_COMMAND = (r"(?:\s+(?:of|is|was|are|were|has|had|id|ids)\b|\s+[^\s:]*[_=\d/#]|\s+-|-[a-z]|\s+\.{1,2}(?:\s|/|$)"
+# (An amount is no id: "transfer $3,000 to ...".)
+_NOT_A_COMMAND = (r"(?:\s+(?:of|is|was|are|were|has|had|id|ids)\b|\s+(?:[^\s:$€£¥][^\s:]*)?[_=\d/#]|\s+-|-[a-z]"
+                  r"|\s+\.{1,2}(?:\s|/|$)"
                   r"|(?:\s+[a-z]+){0,3}:\s"
                   r"|\s+[a-z]+ed(?:\s+(?:in|on|at|for|by|from|within|until|after|before|soon|today|tomorrow|yesterday|"
                   r"successfully|automatically)\b|\s*(?:[.;,!]|$)))")
@@ -158,7 +160,9 @@ _ERRAND = (rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?(?:
 _AGENTISH = (r"(?i)\b(?:assistants?|agents?|ai|bots?|models?|chatbots?|llms?|the users?|users?'s?|replies|reply|"
              r"answers?|respon(?:d|ds|se|ses)|outputs?|prompts?|instructions?|memory|memories|context|passwords?|"
              r"credentials?|tokens?|secrets?|api|send|forward|upload|share|reveal|disclose|leak|exfiltrate|recommend|"
-             r"include|mention|say|tell|e-?mail)\b|://|www\.|\w@\w")
+             r"include|mention|say|tell|e-?mail)\b|://|www\.|\w@\w"
+             # a tool of the agent's called by name ("call the tool `send_money`", "invoke the transfer function")
+             r"|\b(?:call|invoke)\s+(?:the\s+)?(?:[\w`]+\s+)?(?:tool|function)\b|\b(?:tool|function)\s+`?\w+_\w+")
 # A person taking back their own message ("please ignore my previous message", "disregard the earlier
 # draft, the final version is attached", "ignore this message if you already paid"): about that
 # message, not an order to the agent, unless the rest of the sentence touches what an agent does or
@@ -181,7 +185,8 @@ _DOMAIN = (r"(?i)\b(?:data|database|databases|db|records?|logs?|logging|audit|ac
            r"bank|wire|transfers?|cards?|cookies?|sessions?|api|ssh|domains?|urls?|links?|website|dashboard|banners?|"
            r"warnings?|alerts?|public|publicly|exports?|shared|drive|folders?|transcripts?|contacts?|calendar|"
            r"address(?:es)?|phone|messages?|notes|history|chat|conversations?|tickets?|approvals?|sign-?off|limits?|"
-           r"retention|polic(?:y|ies)|users?|employees?|staff|team|verified|safety|checks?|review|privacy)\b")
+           r"retention|polic(?:y|ies)|users?|employees?|staff|team|verified|safety|checks?|review|privacy|"
+           r"money|funds|payees?|recipients?)\b|[$€£¥]\s?\d")  # an amount moved
 _DOMAIN_RX = re.compile(_DOMAIN)
 # Someone else's words quoted and attributed ("Headline: 'From now on, always carry ID', says new
 # law."; 'the sign said: "Keep off the grass"'): reported, not ordered (no feature counts), unless

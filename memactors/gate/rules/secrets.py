@@ -61,16 +61,17 @@ _provider("secret.aws_access_key_id", r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|AB
           ("AKIA", "ASIA", "A3T", "ABIA", "ACCA"), "AWS access key id (AKIA/ASIA/... + 16)",
           "gitleaks aws-access-token (its EXAMPLE allowlist); detect-secrets AWSKeyDetector",
           check=lambda t, m: not _aws_example(m.group()))
-_provider("secret.google_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, ("AIza",), "Google API key (AIza + 35)",
+_provider("secret.google_api_key", _B + r"AIza[0-9A-Za-z_\-]{33,37}" + _E, ("AIza",), "Google API key (AIza + 35)",
           "gitleaks gcp-api-key", tokens=False)
 _provider("secret.slack", _B + r"(?:xox[abprse]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9]+-[0-9]+-[A-Za-z0-9]{16,})" + _E,
           ("xox", "xapp-"), "Slack token (xoxb-/xoxp-/xapp-/...)",
           "gitleaks slack-bot-token, slack-user-token, slack-app-token; detect-secrets SlackDetector", tokens=False)
 _provider("secret.slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{20,}",
           ("hooks.slack.com",), "Slack incoming-webhook URL", "gitleaks slack-webhook-url", tokens=False)
-_provider("secret.stripe", _B + r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}" + _E,
-          ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_"),
-          "Stripe secret or restricted key (sk_live_/rk_live_)", "gitleaks stripe-access-token; detect-secrets StripeDetector",
+_provider("secret.stripe", _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/]{24,})" + _E,
+          ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_"),
+          "Stripe secret or restricted key, or webhook signing secret (sk_live_/rk_live_/whsec_)",
+          "gitleaks stripe-access-token; detect-secrets StripeDetector",
           tokens=False)
 _provider("secret.sendgrid", _B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E, ("SG.",), "SendGrid API key",
           "gitleaks sendgrid-api-token; detect-secrets SendGridDetector", tokens=False)
@@ -80,7 +81,7 @@ _provider("secret.twilio", r"(?<![A-Za-z0-9])(?:AC|SK)[0-9a-f]{32}(?![A-Za-z0-9]
 _provider("secret.npm", _B + r"npm_[A-Za-z0-9]{36}" + _E, ("npm_",), "npm access token", "gitleaks npm-access-token")
 _provider("secret.pypi", r"pypi-AgE[A-Za-z0-9_\-]{50,}", ("pypi-AgE",), "PyPI upload token",
           "gitleaks pypi-upload-token; detect-secrets PypiTokenDetector", tokens=False)
-_provider("secret.telegram", r"(?<![0-9])[0-9]{8,10}:A[A-Za-z0-9_\-]{34}" + _E, (":A",),
+_provider("secret.telegram", r"(?<![0-9])[0-9]{8,10}:A[A-Za-z0-9_\-]{32,36}" + _E, (":A",),
           "Telegram bot token", "gitleaks telegram-bot-api-token; detect-secrets TelegramBotTokenDetector",
           tokens=False)
 _provider("secret.discord", _B + r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}" + _E,
@@ -123,10 +124,13 @@ _provider("secret.azure_client_secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}
           ("Q~",), "Azure AD client secret (xxxNQ~ + 31-34)", "gitleaks azure-ad-client-secret", tokens=False)
 _provider("secret.vault", _B + r"hv[sb]\.[A-Za-z0-9_\-]{90,300}" + _E, ("hvs.", "hvb."),
           "HashiCorp Vault service or batch token (hvs./hvb.)", "gitleaks vault-service-token, vault-batch-token")
-_provider("secret.groq", _B + r"gsk_[A-Za-z0-9]{52}" + _E, ("gsk_",), "Groq API key (gsk_ + 52)",
+# The lengths below are the services' own with some slack either side: a prefix this distinctive with a
+# generated body that is a few characters short or long (copied in part, a newer format) is the key still.
+_provider("secret.groq", _B + r"gsk_[A-Za-z0-9]{40,64}" + _E, ("gsk_",), "Groq API key (gsk_ + 52)",
           "trufflehog groq detector")
-_provider("secret.xai", _B + r"xai-[A-Za-z0-9_]{80}" + _E, ("xai-",), "xAI API key (xai- + 80)", "trufflehog xai detector")
-_provider("secret.perplexity", _B + r"pplx-[A-Za-z0-9]{48}" + _E, ("pplx-",), "Perplexity API key (pplx- + 48)",
+_provider("secret.xai", _B + r"xai-[A-Za-z0-9_]{64,96}" + _E, ("xai-",), "xAI API key (xai- + 80)",
+          "trufflehog xai detector")
+_provider("secret.perplexity", _B + r"pplx-[A-Za-z0-9]{40,56}" + _E, ("pplx-",), "Perplexity API key (pplx- + 48)",
           "trufflehog perplexity detector")
 _provider("secret.mailgun", _B + r"key-[a-f0-9]{32}" + _E, ("key-",), "Mailgun private API key (key- + 32 hex)",
           "gitleaks mailgun-private-api-token")
@@ -141,7 +145,7 @@ _provider("secret.doppler", _B + r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-
 _provider("secret.newrelic", _B + r"(?:NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32})" + _E,
           ("NRAK-", "NRJS-", "NRII-"), "New Relic user API key, browser or insert key (NRAK-/NRJS-/NRII-)",
           "gitleaks new-relic-user-api-key, new-relic-browser-api-token, new-relic-insert-key")
-_provider("secret.replicate", _B + r"r8_[A-Za-z0-9]{37}" + _E, ("r8_",), "Replicate API token (r8_ + 37)",
+_provider("secret.replicate", _B + r"r8_[A-Za-z0-9]{30,44}" + _E, ("r8_",), "Replicate API token (r8_ + 37)",
           "trufflehog replicate detector")
 _provider("secret.langsmith", _B + r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}" + _E, ("lsv2_pt_", "lsv2_sk_"),
           "LangSmith API key (lsv2_pt_/lsv2_sk_)", "trufflehog langsmith detector")
@@ -219,7 +223,7 @@ _provider("secret.supabase", _B + r"sbp_[a-f0-9]{40}" + _E, ("sbp_",), "Supabase
 _provider("secret.grafana", _B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2})" + _E,
           ("glsa_", "glc_"), "Grafana service account or cloud token (glsa_, glc_)",
           "gitleaks grafana-service-account-token, grafana-cloud-api-token", tokens=False)
-_provider("secret.notion", _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})" + _E, ("secret_", "ntn_"),
+_provider("secret.notion", _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{38,54})" + _E, ("secret_", "ntn_"),
           "Notion integration token (secret_ + 43, ntn_ + 46)", "trufflehog notion detector; Notion's 2024 ntn_ format")
 _provider("secret.linear", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _E, ("lin_api_", "lin_oauth_"),
           "Linear API key (lin_api_ + 40)", "gitleaks linear-api-key")
@@ -227,7 +231,7 @@ _provider("secret.postman", _B + r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}" + _E, (
           "gitleaks postman-api-token", tokens=False)
 _provider("secret.age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + _E, ("AGE-SECRET-KEY-1",),
           "age encryption secret key (AGE-SECRET-KEY-1 + 58 bech32)", "gitleaks age-secret-key", tokens=False)
-_provider("secret.discord_webhook", r"discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,68}" + _E,
+_provider("secret.discord_webhook", r"discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,80}" + _E,
           ("/api/webhooks/",), "Discord webhook URL", "gitleaks discord-webhook; trufflehog discordwebhook", tokens=False)
 
 
