@@ -63,7 +63,8 @@ _VERBS = (
     "bring buy cc check clear collect discard edit find follow get go hand hold inform invite issue join keep kill "
     "look lock mail mute notify obey omit pass pause pick place prepare proceed promise purge quote raise reassign "
     "reject renew replace reroute restore resume retain retry ring scan sell ship shut speak spend suspend "
-    "swap take throw toggle unsubscribe upgrade waive wait warn wire withdraw withhold initiate invoke").split()
+    "swap take throw toggle unsubscribe upgrade waive wait warn wire withdraw withhold initiate invoke retrieve "
+    "deposit").split()
 _VERB = "|".join(sorted(_VERBS, key=len, reverse=True))
 # A lead-in before the command: politeness, an address, a label, a time or condition clause.
 _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assistant|agent|ai|bot|model)s?)?|"
@@ -102,6 +103,13 @@ _SOCIAL = (r"(?i)\b(?:take a look|look at (?:this|that|these|it)|keep it up|keep
                      r"don't worry|no worries|go for it|thank|make sure (?:you|to) take care)\b")
 # Said of oneself ("I should", "we need to") or asked: not an order to the reader.
 _SELF = r"(?i)^(?:[\w\s,']{0,30}\s)?(?:i|we|i'm|i've|i'd|i'll|we're|we've|we'll)\b|\?\s*$|!\s*$"
+# A request said with "please" ("Please sell 50 units of my Bitcoin", "Can you please turn off the
+# security system?"): an order whatever its object looks like (a log line never says please), its
+# question mark no question.
+_POLITE = (rf"(?i)^\W*(?:please|kindly|(?:can|could|would|will)\s+you\s+(?:please|kindly))\s+"
+           rf"(?:(?:just|also|now|immediately)\s+)?(?:{_VERB})\b")
+# (the user's own things, or a place in their file system: "Please move all files from '~/Documents' to '/tmp'")
+_MINE = re.compile(r"(?i)\b(?:my|mine)\b|(?:^|[\s'\"(])(?:~/|/(?:tmp|etc|home|var|usr|root|mnt|opt|srv)\b)")
 _LOGLIKE = r"\w=\S|^\S*\d{4}-\d\d-\d\d|^\["
 _ADDRESSED = r"(?i)\b(?:you|your|yours|yourself|assistants?|agents?|the ai|the bot|the model)\b"
 _ACT = (r"(?:connect|skip|bypass|access|read|use|push|disable|ignore|approve|sign|merge|delete|share|view|send|leave|"
@@ -186,7 +194,8 @@ _DOMAIN = (r"(?i)\b(?:data|database|databases|db|records?|logs?|logging|audit|ac
            r"warnings?|alerts?|public|publicly|exports?|shared|drive|folders?|transcripts?|contacts?|calendar|"
            r"address(?:es)?|phone|messages?|notes|history|chat|conversations?|tickets?|approvals?|sign-?off|limits?|"
            r"retention|polic(?:y|ies)|users?|employees?|staff|team|verified|safety|checks?|review|privacy|"
-           r"money|funds|payees?|recipients?)\b|[$€£¥]\s?\d")  # an amount moved
+           r"money|funds|payees?|recipients?|thermostat|wallets?|holdings|bitcoin|btc|crypto\w*|stocks?|trades?|"
+           r"purchases?|subscriptions?)\b|[$€£¥]\s?\d")  # an amount moved
 _DOMAIN_RX = re.compile(_DOMAIN)
 # Someone else's words quoted and attributed ("Headline: 'From now on, always carry ID', says new
 # law."; 'the sign said: "Keep off the grass"'): reported, not ordered (no feature counts), unless
@@ -206,7 +215,8 @@ def reported(text: str) -> bool:
 
 
 _EN_PATTERNS = {"imperative": _IMPERATIVE, "imperative_bad": _IMPERATIVE + _NOT_A_COMMAND, "browse": _BROWSE, "then": _THEN,
-                "then_bad": _THEN + _NOT_A_COMMAND, "social": _SOCIAL, "self": _SELF, "loglike": _LOGLIKE,
+                "then_bad": _THEN + _NOT_A_COMMAND, "social": _SOCIAL, "self": _SELF, "polite": _POLITE,
+                "loglike": _LOGLIKE,
                 "addressed": _ADDRESSED, "deontic": _DEONTIC, "must": r"(?i)\bmust\b", "should": r"(?i)\bshould\b",
                 "standing": _STANDING,
                 "strong": _STRONG, "consent": _CONSENT, "errand": _ERRAND,
@@ -318,14 +328,16 @@ def _en(sentence: str) -> dict[str, int]:
     hit = {_EN_NAMES[i] for i in _EN_SET.Match(sentence) or ()}
     if "loglike" in hit:  # key=value pairs, a timestamp first: a log line
         return dict(_NONE)
+    polite = "polite" in hit
     f = {"imperative": int("imperative" in hit and "imperative_bad" not in hit and not _has("browse", sentence)
-                           or "then" in hit and "then_bad" not in hit),
-         "social": int("social" in hit or "self" in hit),
+                           or "then" in hit and "then_bad" not in hit or polite),
+         "social": int("social" in hit or "self" in hit and not (polite and sentence.rstrip().endswith("?"))),
          "addressed": int("addressed" in hit),
          "deontic": int("deontic" in hit or "must" in hit and _MUST.search(sentence) is not None
                         or "should" in hit and _SHOULD.search(sentence) is not None),
          "standing": int("standing" in hit), "strong": int("strong" in hit), "consent": int("consent" in hit),
-         "errand": int("errand" in hit and "agentish" not in hit)}
+         # asked as the user ("Please cancel all my upcoming appointments"): the user's own things, no errand
+         "errand": int("errand" in hit and "agentish" not in hit and not (polite and _MINE.search(sentence)))}
     if not any(f.values()):
         return f
     if _has("reported", sentence) and "agentish" not in hit and not _has("domain", sentence):
@@ -335,7 +347,7 @@ def _en(sentence: str) -> dict[str, int]:
                                            or _AGENTISH_RX.search(_RETRACT_RX.sub(" ", sentence)) is None):
             f["errand"] = 1  # a person taking back their own message
         elif not (f["addressed"] or f["deontic"] or f["standing"] or f["strong"] or f["consent"]
-                  or "agentish" in hit or _has("domain", sentence)):
+                  or "agentish" in hit or _has("domain", sentence) or polite and _MINE.search(sentence)):
             f["errand"] = 1  # a bare imperative about the world
     return f
 
