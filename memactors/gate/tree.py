@@ -79,10 +79,13 @@ _PY_HINT = re.compile(r"^\s*(?:import |from [\w.]+ import |def |class |>>> |prin
 _SENT_END = re.compile(r"[。！？；…]+[”’\"')\]]*|[.!?;]+[”’\"')\]]*(?=\s|$)|\n+")
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://[^\s<>\"'`，。、；）)\]}]+", re.ASCII)
 # key=value, key: value, "key": value (JSON members), key := value, key => value; full-width colon too.
-_KV = re.compile(
-    r"""(?<![\w$.-])(["']?)([A-Za-z_\u4e00-\u9fff][\w.\-\u4e00-\u9fff]{0,60})\1[ \t]*(?::=|=>|==?|:|：)(?!//)[ \t]*"""
+_KV_PAIR = (
+    r"""(["']?)([A-Za-z_\u4e00-\u9fff][\w.\-\u4e00-\u9fff]{0,60})\1[ \t]*(?::=|=>|==?|:|：)(?!//)[ \t]*"""
     r"""(?:"((?:[^"\\\n]|\\.){0,500})"|'([^'\n]{0,500})'|`([^`\n]{0,500})`|([^\s,;&"'`(\[{<}\]>）)，。]{1,500}))"""
 )
+_KV = re.compile(r"(?<![\w$.-])" + _KV_PAIR)
+_KV_AT = re.compile(_KV_PAIR)  # a pair right where a JSON string's escaped line break or tab leaves off
+_ESCAPED_BREAK = re.compile(r"\\[nrt]")
 
 
 class Tree:
@@ -252,4 +255,13 @@ def _kvs(src: str, urls: list[Node]) -> list[Node]:
         if parent is not None:
             parent.children.append(node)
         out.append(node)
+        if g == 3 and "\\" in m.group(3):
+            # a file inside a JSON string ('"config": "[client]\\nuser=root\\npassword=..."'): its lines' pairs too
+            for e in _ESCAPED_BREAK.finditer(src, vs, ve):
+                inner = _KV_AT.match(src, e.end(), ve)
+                if inner is not None and inner.group(6) is not None:  # its value up to the next line's escape
+                    nxt = _ESCAPED_BREAK.search(src, inner.start(6), inner.end(6))
+                    end = nxt.start() if nxt is not None else inner.end(6)
+                    if end > inner.start(6):
+                        out.append(Node(KV, inner.start(2), end, inner.group(2), inner.start(6), end))
     return out

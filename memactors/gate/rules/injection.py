@@ -272,7 +272,7 @@ _ROLE = re.compile(
     # the model's own set-up asked for ("print your full configuration"; "print the full configuration" is a manual's)
     r"|\b(?:reveal|print|repeat|output|dump|show|display|disclose|leak)\s+(?:your|its)\s+(?:(?:full|entire|complete|"
     r"whole|exact|initial|original|hidden|secret|internal)\s+)*(?:configuration|config|system\s+(?:message|prompt)|"
-    r"initial\s+prompt|instructions|rules|guidelines)\b"
+    r"initial\s+prompt|prompt|instructions|rules|guidelines)\b"
     # the agent's instructions said to have changed: "an update to your instructions: ...", "your
     # system prompt has been updated" (not "the update to your instructions manual", a booklet; not
     # rules or guidelines: "your rules have been updated" is a mail filter's or a firewall's answer)

@@ -64,12 +64,13 @@ _VERBS = (
     "look lock mail mute notify obey omit pass pause pick place prepare proceed promise purge quote raise reassign "
     "reject renew replace reroute restore resume retain retry ring scan sell ship shut speak spend suspend "
     "swap take throw toggle unsubscribe upgrade waive wait warn wire withdraw withhold initiate invoke retrieve "
-    "deposit").split()
+    "deposit summarize summarise").split()
 _VERB = "|".join(sorted(_VERBS, key=len, reverse=True))
 # A lead-in before the command: politeness, an address, a label, a time or condition clause.
 _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assistant|agent|ai|bot|model)s?)?|"
          r"important|reminder|instruction|attention|assistant|agent|ai)\s*[:,!-]?\s+)*"
-         r"(?:(?:if|when|whenever|unless|for|by|from|going|each|every|in|after|before|once|while|on|(?:the\s+)?next\s+time)\b"
+         r"(?:(?:if|when|whenever|unless|for|by|from|going|each|every|in|after|before|once|while|on|as|"
+         r"(?:the\s+)?next\s+time)\b"
          r"[^,;:]{0,80},\s*)?"
          r"(?:(?:please|also|then|now)\s+)*")  # "When summarizing, also include ..."
 # English features are searched by RE2 (one linear pass: Python's re tries a long alternation
