@@ -55,6 +55,8 @@ _CF = "[0-9LMNP-Vlmnp-v]"  # codice fiscale digits (letters replace digits of a 
 IDS = (
     _id("es.dni", r"\bdni\b|documento nacional de identidad", None, r"[0-9]{8}-?[A-Za-z]"),
     _id("es.nie", r"identidad de extranjero|\bnie number", "NIE", r"[XYZxyz]-?[0-9]{7}-?[A-Za-z]"),
+    _id("es.nss", r"seguridad social|\bnuss\b|\bnss\b|n[úu]mero de afiliaci[óo]n", None,
+        r"[0-9]{2}[ /-]?[0-9]{8}[ /-]?[0-9]{2}"),
     _id("de.idnr", r"steuer ?id\b|steuerliche identifikationsnummer|steueridentifikationsnummer|\bidnr\b|"
                       r"identifikationsnummer|\btax id\b|\btax identification", None,
         r"[0-9]{2} ?[0-9]{3} ?[0-9]{3} ?[0-9]{3}"),
@@ -127,9 +129,19 @@ def _module(key: str):
     return importlib.import_module("stdnum." + key)  # imported with its first candidate: not a start's cost
 
 
+def _nss_ok(v: str) -> bool:
+    """Spain's social security number (NSS/NAF): province, number, and as control the first ten
+    digits mod 97 (a number under 10^7 counted as province * 10^7 + number)."""
+    d = re.sub(r"[ /-]", "", v)
+    n = int(d[2:10])
+    return (int(d[:2]) * 10**7 + n if n < 10**7 else int(d[:10])) % 97 == int(d[10:])
+
+
 def valid(key: str, value: str) -> bool:
     if key == "sg.nric":
         return _nric_ok(value)
+    if key == "es.nss":
+        return _nss_ok(value)
     # A Luhn check digit alone: the UAE's Emirates ID (784, the year of birth, seven digits, the check
     # digit), and Canada's SIN, whose 0 and 8 series stdnum refuses as never issued to a person,
     # though "046 454 286", the number every example of a SIN uses, is one of them.
@@ -154,7 +166,7 @@ REF_WORDS = (  # phone.py reads them too: a number named as one of these is no p
     r"token|receipt|recibo|slip|protocol|protocolo|pedido|job|batch|run|build|tracking|shipment|parcel|package|paket|"
     r"pakets|sendung|consignment|model|checkpoint|dataset|transaction|txn|request|incident|issue|release|aktenzeichen|"
     r"saksnummer|sagsnummer|ärendenummer|row|page|count|total|budget|downloads|views|sku|part|item|product|version|"
-    r"commit|session|trace|claim|policy|contract|voucher|coupon|lot|device|imei|asset|isbn|doi|pid|port|"
+    r"commit|session|trace|claim|policy|contract|voucher|coupon|lot|device|imei|asset|isbn|doi|pid|port|expediente|"
     r"handled|processed|served|sold|indexed|downloaded|received|sent|completed")
 _NOT_ID_BEFORE = re.compile(
     rf"(?:\b(?:{REF_WORDS})(?:\s+(?:id|ids|no|nr|number|num|code|nummer|numero|número|n°|nº|#))*"
@@ -221,7 +233,8 @@ def _national_id(node, ctx: Ctx):
 
 
 _WORD_TRIGGERS = (
-    "dni", "documento nacional", "identidad de extranjero", "nie number", "steuer", "identifikationsnummer", "idnr", "tax id",
+    "dni", "documento nacional", "identidad de extranjero", "nie number", "seguridad social", "nuss", "nss",
+    "número de afiliación", "numero de afiliacion", "steuer", "identifikationsnummer", "idnr", "tax id",
     "tax identification", "sécurité sociale", "securite sociale", "insee", "n° ss", "social security", "pesel", "cpf",
     "cnpj", "bsn", "burgerservicenummer", "sofinummer", "sofi nummer", "codice fiscale", "codicefiscale", "cod. fisc",
     "cod.fisc", "c.f.", "tax code", "personnummer", "personnr", "personal identity", "cpr", "hetu", "henkilötunnu",
@@ -247,7 +260,8 @@ register(Rule(
     guard=found(r"[0-9][0-9 .\-/]{5,}[0-9]|[A-Za-z][0-9]{4}|[0-9]{2}[A-Za-z][0-9]{2}", ascii=True),
     itriggers=(*_WORD_TRIGGERS, *(f"{a.lower()}{c}" for a in _ACRONYMS for c in (":", "=", '":', " :"))),
     triggers=(*_ACRONYMS, "My Number", "MY NUMBER", "MyNumber"),
-    reason="national identifier with valid check digits beside a word naming it (DNI/NIE, Steuer-ID, NIR, PESEL, "
+    reason="national identifier with valid check digits beside a word naming it (DNI/NIE, Spain's NSS, Steuer-ID, NIR, "
+           "PESEL, "
            "CPF/CNPJ, BSN, codice fiscale, personnummer, CPR, HETU, fødselsnummer, Aadhaar, PAN, My Number, RRN, SIN, "
            "TFN, NRIC, CURP, RFC, NHS, Belgian national number, South African ID, T.C. Kimlik, Teudat Zehut, RUT, "
            "Cartão de Cidadão, CNP, rodné číslo, AMKA, PPS, AHV, SVNR, Thai ID, MyKad, NIK, CNIC, OIB, Emirates ID)",
@@ -255,6 +269,6 @@ register(Rule(
            "it.codicefiscale, se.personnummer, dk.cpr, fi.hetu, no.fodselsnummer, in_.aadhaar, in_.pan, jp.in_, kr.rrn, "
            "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr, tr.tckimlik, il.idnr, cl.rut, pt.cc, ro.cnp, "
            "cz.rc, gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib; the Emirates ID and "
-           "Canada's SIN by stdnum.luhn); Singapore NRIC by ICA's check letters; "
+           "Canada's SIN by stdnum.luhn); Singapore NRIC by ICA's check letters; Spain's NSS by its mod-97 control; "
            "context words as Presidio's country recognizers use them",
 ))
