@@ -127,6 +127,8 @@ _DEONTIC = (
     r"|\bno longer\s+(?:need|needs|needed|require|requires|required|necessary|applies|apply|mandatory|valid)\b"
     r"|\bnot (?:required|needed|necessary)(?: any ?more)?\b|\bnot needed any ?more\b"
     r"|\b(?:shall|ought to|are to be|is to be|has to|have to|need to)\b"
+    # someone's wish told to the reader as its order ("The user wants you to remember ...")
+    r"|\b(?:wants|would\s+like|has\s+asked|asks|instructed|expects|needs)\s+you\s+to\b"
     r"|\b(?:is|are)\s+automatic\b|\bautomatically\s+(?:approved|accepted|granted|resolved|paid)\b"
     r"|\b(?:is|it's|it is)\s+(?:fine|ok|okay|acceptable|safe)\s+to\b|\bno need to\b|\bstill valid\b|\boptional\b"
     r"|\b(?:authori[sz]ed|approved|valid)\b[^.]{0,40}\b(?:do not|don't|no need)\b"
@@ -147,7 +149,8 @@ _NARRATIVE = re2.compile(
     # a question someone asked or weighed, told as what happened ("she asked whether she should ..."):
     r"(?:asked|wondered|wonders|asks|debated|was unsure|is unsure|were unsure|are unsure|not sure) (?:whether|if))\b"
     r"|\bversion \d|\b\d+\.\d+\b")
-_CONSENT = r"(?i)\b(?:has|have)\s+(?:already\s+)?(?:consented|agreed|authori[sz]ed|opted in)\b"
+_CONSENT = (r"(?i)\b(?:has|have)\s+(?:already\s+)?(?:consented|agreed|authori[sz]ed|opted in|(?:granted|given)\s+"
+            r"(?:you\s+|the\s+(?:assistant|agent)\s+)?(?:full\s+)?(?:permission|consent|access))\b")
 _THEN = rf"(?i)[,;]\s*(?:so|and|then|and then|but)\s+(?:just\s+)?(?:{_VERB})\b"
 _STRONG = (r"(?i)\b(?:by default|default to|from (?:now|here|this \w+) on|going forward|henceforth|for all future|"
                      r"unless told otherwise|from now)\b"
@@ -273,7 +276,7 @@ _CUE_EN = (r"(?i:\b(?:may|can|allowed|permitted|authori[sz]ed|pre-?approved|appr
            r"needs|needed|require|requires|required|apply|applies|necessary|longer|should|shall|ought|has to|"
            r"have to|must|fine|ok|okay|safe|optional|valid|without|unless|regardless|matter|automatic|automatically|"
            r"access|rights|permission|default|from now|from here|from this|going forward|henceforth|for all future|"
-           r"consented|agreed|opted|next time|users? ever)\b"
+           r"consented|agreed|opted|next time|users? ever|you to)\b"
            rf"|(?:^|[^A-Za-z0-9_\s]\s*|(?:\b(?:please|kindly|also|then|and|so|now|but|not|never|always|just|\w+ly)|n't)\s+)"
            rf"(?:{_VERB})\b)")
 _CUE_ZH = (r"请|务必|必须|一律|直接|不要|别|不许|禁止|切勿|勿|记得|确保|把|将|用|使用|给|发|转|回复|告诉|删|跳过|忽略|关闭|打开|开启|"
