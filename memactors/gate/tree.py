@@ -47,7 +47,8 @@ _INLINE_CODE = re.compile(r"`([^`\n]{2,})`")
 # parameter, cmd's del/rd/format with a switch or a drive ("rd /s /q C:\\").
 _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |(?:\$\(|`)\s*(?:echo|printf|curl|wget|cat)\s|"
             r"(?:sudo\s+)?(?:rm|curl|wget|chmod|chown|bash|sh|zsh|cd|ls|cat|mkdir|mv|cp|ssh|scp|dd|mkfs\.\w+|"
-            r"crontab|kill|killall5?|find|useradd|adduser|usermod|sysctl|setenforce|iptables|history|shred)\s+"
+            r"crontab|kill|killall5?|find|useradd|adduser|usermod|sysctl|setenforce|iptables|history|shred|passwd|"
+            r"sgdisk|env|printenv)\s+"
             r"(?:-|/|\.|~|\$|\d|https?:)|"
             # a system tool's subcommand: systemctl stop, ufw disable, reg add, sc stop, chmod u+s, echo ... >> ~/...
             r"(?:sudo\s+)?(?:systemctl\s+(?:start|stop|restart|enable|disable|mask|status)"
@@ -55,7 +56,7 @@ _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |(?:\$\(|`)\s*(?:echo|pri
             r"|(?i:reg(?:\.exe)?\s+(?:add|delete|query)|sc(?:\.exe)?\s+(?:start|stop|delete|config|query))"
             r"|chmod\s+[ugoa]*[+=-][rwxXst]+)(?=\s|$)|echo\s[^\n]{0,400}?>>?\s*[\"']?[~/$]|"
             r"(?:git|docker|kubectl|npm|pip3?|python3?|perl|ruby|node|php)\s+"
-            r"(?:clone|commit|push|pull|run|exec|install|apply|build|delete|-)|"
+            r"(?:clone|commit|push|pull|run|exec|install|apply|build|delete|create|-)|"
             r"(?:terraform|tofu)\s+(?:apply|destroy|plan|init|import|state)\b|aws\s+[\w-]+\s+[\w-]+\s+(?:s3://|-)|"
             r"gsutil\s+(?:-\w+\s+)*(?:rm|cp|mv|ls|rsync)\b|redis-cli\s|"
             r"(?:gcloud|az)\s+(?:[\w-]+\s+){1,4}(?:delete|create|list|update|set|add-iam-policy-binding)\b|"

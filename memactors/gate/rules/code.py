@@ -405,11 +405,14 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\b(?:useradd|adduser|usermod)\b[^\n;&|]{0,100}?\s-(?:[a-zA-Z]*u|-uid)[=\s]*0(?=$|[\s;&|)])"
     r"|\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*|[246][0-7]{3})\s+[\"']?(?:/usr)?/bin/(?:ba|z|da|k|fi)?sh\b"
     r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s(?:-v|--volume)[=\s]*[\"']?/:/"
+    r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s--privileged\b[^\n;&|]{0,300}?\bnsenter\s+(?:-\S+\s+)*-t\s*1\b"
+    r"|\bpasswd\s+(?:-\w+\s+)*-d\s+root\b"
+    r"|\bkubectl\s+create\s+clusterrolebinding\b[^\n;&|]{0,300}?--clusterrole[=\s]+cluster-admin\b"
     # ... and in a cloud account: the administrator policy attached, the owner role granted
     r"|\baws\s+iam\s+attach-(?:user|role|group)-policy\b[^\n;&|]{0,300}?policy/AdministratorAccess\b"
     r"|\bgcloud\s+(?:projects|organizations)\s+add-iam-policy-binding\b[^\n;&|]{0,300}?--role[=\s]+roles/owner\b"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
-     "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding"),
+     "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
     "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role)",
@@ -456,8 +459,8 @@ _shell_rule("code.sh_impair_defenses", re.compile(
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
 _shell_rule("code.sh_disk_wipe", re.compile(
     r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+(?:[^\s/-]\S*\s+)?)*/dev/|\bdd\s+[^\n]*\bof=" + _DEV
-    + r"|\b(?:wipefs\s+(?:-\S+\s+)*(?:-[a-zA-Z]*a[a-zA-Z]*|--all)\s+(?:-\S+\s+)*|shred\s+(?:-\S+\s+)*"
-    r"|blkdiscard\s+(?:-\S+\s+)*)" + _DEV
+    + r"|\b(?:wipefs\s+(?:-\S+\s+)*(?:-[a-zA-Z]*a[a-zA-Z]*|--all)\s+(?:-\S+\s+)*|shred\s+(?:-\S+\s+(?:\d+\s+)?)*"
+    r"|blkdiscard\s+(?:-\S+\s+)*|sgdisk\s+(?:-\S+\s+)*(?:--zap-all|-Z)\s+(?:-\S+\s+)*)" + _DEV
     + r"|(?<![\w:.-])(?:function\s+)?([\w:.-]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}\s*;\s*\1(?![\w:.-])"
     r"|>\s*/dev/sd[a-z]\b"
     # Windows: format C: with a switch, PowerShell's Format-Volume and Clear-Disk
@@ -465,7 +468,7 @@ _shell_rule("code.sh_disk_wipe", re.compile(
     r"|\bclear-disk\b[^\n]*-remove(?:data|oem)\b)"
     # a fork bomb in perl, Python or C: fork while fork, while(1) fork()
     r"|\bfork\s+while\s+fork\b|\bwhile\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)"),
-    ("mkfs", "of=/dev/", ":()", "(){", "() {", "/dev/sd", "wipefs", "shred", "blkdiscard"),
+    ("mkfs", "of=/dev/", ":()", "(){", "() {", "/dev/sd", "wipefs", "shred", "blkdiscard", "sgdisk"),
     "disk wipe or fork bomb (mkfs/dd/wipefs/shred to a device, format C:, :(){ :|:& };:)",
     "well-known destructive one-liners: mkfs/dd/wipefs/shred onto a device, format and Format-Volume, the bash fork "
     "bomb", itriggers=("format", "clear-disk"), prose=True,
@@ -491,19 +494,24 @@ _shell_rule("code.sh_reverse_shell", re.compile(
 # locally are not.
 _CRED = (r"(?:(?:(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+|/Users/[\w.-]+)/|(?<![\w.-]))"
          r"(?:\.ssh(?:/id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?![\w.])|/?(?=[\s\"'|;&)<>]|$))"
-         r"|\.(?:aws/credentials|netrc|pgpass|git-credentials|docker/config\.json|kube/config|gnupg)(?![\w.-])"
+         r"|\.(?:aws/credentials|netrc|pgpass|git-credentials|docker/config\.json|kube/config|gnupg|bash_history|"
+         r"zsh_history)(?![\w.-])"
          r"|id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|[\w.-]*(?:privkey|private[_-]?key)[\w.-]*\.(?:pem|key)(?![\w.]))"
          r"|/etc/(?:shadow|gshadow|master\.passwd|passwd)(?![\w.-]))")
 _NET = r"(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)"
 _shell_rule("code.sh_credential_exfil", re.compile(
     r"\b(?:curl|wget)\b[^\n|;]{0,200}?(?:@|--post-file[= ]\s*|--upload-file\s+|\s-T\s*)[\"']?" + _CRED
     + r"|" + _CRED + r"[\"']?[^\n;]{0,200}?\|\s*(?:sudo\s+)?" + _NET + r"\b"
+    # the environment, its tokens and keys with it: "env | curl -d @- https://..."
+    + r"|(?<![\w.-])(?:env|printenv)\s*\|\s*(?:sudo\s+)?(?:curl|wget)\b[^\n|;]{0,200}?@-"
+    r"|(?<![\w.-])(?:env|printenv)\s*\|\s*(?:sudo\s+)?(?:nc|ncat|netcat|socat|telnet)\b"
     + r"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n|;]{0,100}?<\s*[\"']?" + _CRED
     + r"|\b(?:scp|rsync|sftp)\b[^\n|;]{0,200}?\s[\"']?" + _CRED + r"[\"']?(?:\s+-\S+)*\s+[\w.-]+@?[\w.-]*:"
     + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*"
       r"(?:\.pem|\.key|id_rsa|id_ed25519|id_ecdsa|id_dsa|id_\*|credentials)"
       r"[\"']?[^\n]{0,160}?-exec\s+(?:curl|wget|scp|nc|ncat)\b"),
     (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", ".netrc", ".pgpass", ".git-credentials",
+     "_history", "env |", "env|", "printenv",
      ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "master.passwd",
      "privkey", "private_key", "private-key", ".pem", ".key"),
     "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
