@@ -83,10 +83,48 @@ def _log_tail(path: str, n: int = 15) -> str:
     return ""
 
 
+# What Ray's head prints when a port found free was taken before it bound it (another process's
+# ephemeral port in between): worth another try on other free ports.
+_PORT_TAKEN = ("Failed to start the grpc server", "Address already in use")
+_START_TRIES = 3
+
+
 def start(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
     """Start ``ray start --head --block`` on free ports with ``temp_dir`` and ``env`` added to
-    this process's environment; return the process and its address once it is up. Raises
-    ServerError (and stops it) when it does not come up."""
+    this process's environment; return the process and its address once it is up. A port taken
+    between being found free and being bound is tried again on others (up to three times).
+    Raises ServerError (and stops it) when it does not come up."""
+    for attempt in range(1, _START_TRIES + 1):
+        try:
+            return _start_once(temp_dir, env)
+        except _PortTaken as exc:
+            if attempt == _START_TRIES:
+                raise ServerError(str(exc)) from None
+    raise AssertionError("unreachable")
+
+
+class _PortTaken(ServerError):
+    pass
+
+
+def _sessions(temp_dir: str) -> set[str]:
+    with contextlib.suppress(OSError):
+        return {n for n in os.listdir(temp_dir) if n.startswith("session_2")}
+    return set()
+
+
+def _gcs_port_taken(temp_dir: str, earlier: set[str]) -> bool:
+    """Whether this start's GCS (a session not in ``earlier``) said its port was taken: Ray's
+    ``ray start`` waits on a GCS that will never come, about 40 s, before it gives up itself."""
+    for session in _sessions(temp_dir) - earlier:
+        with contextlib.suppress(OSError):
+            with open(os.path.join(temp_dir, session, "logs", "gcs_server.out"), "rb") as f:
+                if any(s in f.read().decode(errors="replace") for s in _PORT_TAKEN):
+                    return True
+    return False
+
+
+def _start_once(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
     addr_file = os.path.join(temp_dir, "ray_current_cluster")
     with contextlib.suppress(FileNotFoundError):
         os.remove(addr_file)
@@ -100,6 +138,7 @@ def start(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
     env = dict(os.environ, RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0", **env)
     env.pop("RAY_ADDRESS", None)
     log_path_ = os.path.join(temp_dir, HEAD_LOG)
+    earlier = _sessions(temp_dir)
     with open(log_path_, "ab") as log:
         # Its own session (process group): `down` can kill the whole group if SIGTERM is not enough.
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -107,6 +146,8 @@ def start(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
     try:
         deadline = time.monotonic() + UP_TIMEOUT_S
         while not os.path.exists(addr_file):
+            if _gcs_port_taken(temp_dir, earlier):
+                raise _PortTaken(f"a port of the head was taken before it was bound; see {log_path_}")
             if proc.poll() is not None:
                 raise ServerError(f"ray start exited with code {proc.returncode}; see {log_path_}: "
                                   + _log_tail(log_path_, 1))

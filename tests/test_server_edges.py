@@ -319,3 +319,35 @@ def test_an_attached_client_gets_unavailable_when_the_runtime_goes_down(env, hea
     assert "actors stopped, ledger checkpointed" in stopped["steps"], stopped
     assert not _wait_gone(data)  # every process of the runtime, Ray's agents included
     assert not os.path.exists(Layout(data).ledger + ".wal") and not server.folder_in_use(data)
+
+
+def test_a_port_taken_before_the_head_binds_it_is_tried_again_on_others(tmp_path, monkeypatch):
+    # The head's ports are found free, then bound by Ray a moment later: another process may take
+    # one in between (seen once in a full run: the GCS's port). Forced here: the first port
+    # handed out is held open, so the first try fails as that race does.
+    import socket
+
+    from memactors import head
+
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    taken, real, calls = held.getsockname()[1], head._free_port, []  # noqa: SLF001
+
+    def first_taken() -> int:
+        calls.append(1)
+        return taken if len(calls) == 1 else real()
+
+    monkeypatch.setattr(head, "_free_port", first_taken)
+    temp_dir = tempfile.mkdtemp(prefix="mha-", dir="/tmp")
+    try:
+        proc, address = head.start(temp_dir, {})
+        try:
+            assert proc.poll() is None and address and str(taken) not in address
+            # the first try did fail on the taken port, and the second handed out other ports
+            assert head._gcs_port_taken(temp_dir, set()) and len(calls) >= 4  # noqa: SLF001
+        finally:
+            head.stop(proc.pid)
+    finally:
+        held.close()
+        shutil.rmtree(temp_dir, ignore_errors=True)
