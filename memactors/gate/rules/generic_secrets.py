@@ -15,6 +15,8 @@ from .lazy import re
 from ..tree import CODE, DOC, KV, SENTENCE
 from .base import (CONFIDENTIAL, RESTRICTED, SECRET, Ctx, Rule, entropy, found, has_assignment, has_token, randomish,
                    register, words)
+from .password_values import (bare_value, dictionary_phrase, mixed, passphrase, passwordish, pw_as, pw_loose,
+                              pw_shaped, strong_value)
 from .secrets import placeholder_value
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -76,11 +78,6 @@ def _plain_url(v: str) -> bool:
 def secretish_part(p: str) -> bool:
     """A URL's part that looks generated: 20 characters or more, letters and digits, high entropy."""
     return len(p) >= 20 and entropy(p) >= 3.5 and any(c.isdigit() for c in p) and any(c.isalpha() for c in p)
-
-
-def _passwordish(v: str) -> bool:
-    """A password value: not a template, type or stop word, at least 4 characters."""
-    return len(v) >= 4 and not placeholder_value(v) and not v.isspace()
 
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -157,7 +154,7 @@ def _assigned(node, ctx: Ctx):
         # "pass" names a pass as often as a password: a word of a label's text that goes on is no
         # value ("Boarding pass: Passengers should proceed to gate 12", "Bus pass: Monthly, valid")
         return
-    if tier == 2 and _passwordish(v) or tier == 1 and secretish(v) and not _plain_url(v):
+    if tier == 2 and passwordish(v) or tier == 1 and secretish(v) and not _plain_url(v):
         yield node.vstart, node.vend
 
 
@@ -179,10 +176,10 @@ _EN_PW_HEAD = (r"(?:\b|(?<=_))" + _PW_NAME + r"\b" + _OF_WHAT + r"\s*"
                r"|(?:changed|set|updated|reset) to|is now|became|is|was|'s|’s|=|:)\s*")
 _EN_PW = re.compile(_EN_PW_HEAD + _PW_VALUE, re.I)
 # A quoted value with spaces in it: "the password is 'correct horse battery staple'" (judged by
-# _passphrase: three words or more, or two that mix classes; 'too short' is a description).
+# passphrase: three words or more, or two that mix classes; 'too short' is a description).
 _EN_PW_QUOTED = re.compile(_EN_PW_HEAD + r"[\"'“‘`]([^\"'“”‘’`\n]{1,64}\s[^\"'“”‘’`\n]{1,64})[\"'”’`]", re.I)
 # No verb and no colon, the value right after the name: "WiFi password Sunshine2024!",
-# "username alice, password Sup3rS3cret!". Judged harder (_bare_value): a word after "password"
+# "username alice, password Sup3rS3cret!". Judged harder (bare_value): a word after "password"
 # is usually what the sentence is about ("password reset", "password manager").
 _EN_PW_BARE = re.compile(r"(?:\b|(?<=_))(?:password|passwd|pwd|passphrase|passcode)\s+([^\s\"'“”`，。；,;()<>]{4,64})", re.I)
 # "changed her password to ...", "set the wifi password to ...": the verb before the name
@@ -194,7 +191,7 @@ _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:th
                         r"(?:[\w\-]+\s+){0,2}" + _PW_NAME + r"\b(?!\s*[\w\-])", re.I)
 # Words said after the name, unquoted, to the end of the sentence: "my password is correct horse
 # battery staple" (a passphrase of dictionary words, as Diceware and xkcd 936 make them). Judged
-# by _dictionary_phrase: four words or more, none of them the words a sentence *about* the
+# by dictionary_phrase: four words or more, none of them the words a sentence *about* the
 # password is made of ("is too short and easy to guess", "was changed by the admin last week").
 _EN_PW_WORDS = re.compile(_EN_PW_HEAD + r"((?:[A-Za-z]{2,15}[ ]){3,7}[A-Za-z]{2,15})(?=[ \t]*(?:[.!;,)\n]|$))", re.I)
 # An aside between the name and the value, the value last in its sentence: "my password is the same as
@@ -223,7 +220,7 @@ _INTL_PW = re.compile(r"(?:\b(?:contraseña|contrasena|clave|password|passwort|k
                       r"[\"'“`«„]?([!-~](?<![\"'`])[!-~]{3,63})", re.I)
 # No verb and no colon, the value right after the word (or after "of what", or one word naming the
 # thing: "MDP wifi ..."): "пароль Tr0ub4dor&3x", "contraseña ...", "密码 ...", "wifi 密码 ...". Judged
-# as the English bare form is (_bare_value). Words that mean something else too stay out ("clave" is
+# as the English bare form is (bare_value). Words that mean something else too stay out ("clave" is
 # a key idea, "parola" a word, "password" has its own English form).
 _INTL_BARE = re.compile(r"(?:(?:\b(?:contraseña|contrasena|passwort|kennwort|mot de passe|mdp|senha|wachtwoord|lösenord|"
                         r"losenord|hasło|haslo|salasana|пароль|şifre[mn]?|sifre[mn]?|şifreniz|parolam)" + _INTL_OF
@@ -298,91 +295,14 @@ def _named_settings(node, ctx: Ctx):
         while ve > vs and ctx.text[ve - 1] in _TRAIL:
             ve -= 1
         tier, v = _name_tier(m.group(1)), ctx.text[vs:ve]
-        if tier == 2 and _strong_value(v) or tier == 1 and secretish(v):
+        if tier == 2 and strong_value(v) or tier == 1 and secretish(v):
             yield vs, ve
-
-
-_DESCRIPTOR = re.compile(r"[a-z]+-[a-z]+")  # "case-sensitive", "auto-generated": what a password is like
-
-
-def _strong_value(v: str) -> bool:
-    """A password said in prose: has a digit, a symbol or mixed case (not 'stored', 'the', nor
-    two lower-case words hyphenated: 'case-sensitive'), or is a run of 18 letters or more (a
-    passphrase run together: 'correcthorsebattery'; an English word that long is rare)."""
-    if not _passwordish(v) or _DESCRIPTOR.fullmatch(v):
-        return False
-    return (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v)
-            or any(c.isupper() for c in v[1:]) and any(c.islower() for c in v) or len(v) >= 18 and v.isalpha())
-
-
-# Function words, and the words a sentence about a password uses (how it is, what was done to it).
-_ABOUT = frozenset("""
-    a an the and or but nor so yet if then than that this these those it its is are was were be been being am do
-    does did done has have had having not no never always still just only also too very quite really rather
-    of in on at to for from by with without about into onto over under after before since until while as
-    i me my mine you your yours he him his she her hers we us our ours they them their theirs who whom whose which
-    what when where why how all any each every some most more less few many much other another same such own
-    can could will would shall should may might must need needs
-    weak strong secure insecure short long simple easy hard complex unique random different wrong invalid valid
-    new old default temporary required mandatory optional visible hidden sensitive strict lowercase uppercase
-    numeric alphanumeric encrypted hashed public private shared personal expired incorrect empty blank guess
-    guessable memorable remember forgot forget reset change changed set stored saved written sent known
-    letters numbers symbols characters digits word words name birthday date one two three four five
-    now today yesterday tomorrow week month year days months years time times there here please thanks
-    kinda sorta lol haha ugh tbh super pretty so again enough fine okay ok good bad great awful terrible horrible
-    annoying impossible ridiculous crazy stupid dumb silly weird obvious predictable safe unsafe broken lost
-    locked stuck gone stolen online offline somewhere anywhere everywhere nowhere something nothing
-""".split())
-
-
-_INFLECTED = ("ed", "ing", "ly")  # "expiring soon", "finally working", "stored safely": how a password is
-
-
-def _dictionary_phrase(v: str) -> bool:
-    """Four words or more, none a word about a password; a sentence about one starts with how it
-    is ("finally working", "being reset"), so an -ed, -ing or -ly word may not come first, and at
-    least two words are not of that kind ("purple elephant dancing quietly" is a passphrase)."""
-    words = v.lower().split()
-    if len(words) < 4 or any(w in _ABOUT for w in words) or words[0].endswith(_INFLECTED):
-        return False
-    return sum(not w.endswith(_INFLECTED) for w in words) >= 2
-
-
-def _passphrase(v: str) -> bool:
-    """A quoted value with spaces: three words or more (a passphrase, as 'correct-horse-battery-staple'
-    is one hyphenated), or two that mix classes ('Sup3r secret'); two plain words ('too short') describe."""
-    words = v.split()
-    return len(words) >= 3 or len(words) == 2 and _strong_value("".join(words))
-
-
-# What follows "password" without a verb is usually a topic word; a value there needs letters and
-# a digit or a typed symbol (not "'" "-" "/": "password-less", "Manager's", "reset/recovery"), and
-# is no algorithm or standard named after it ("password SHA256 hash", "password WPA2 protected").
-_SYMBOLS = frozenset("!@#$%^&*+=?~|<>")
-_ALGO = re.compile(r"(?:sha|md|aes|rsa|ecdsa|ed|pbkdf|argon|bcrypt|scrypt|hmac|des|crc|utf|base|rfc|iso|tls|ssl|"
-                   r"http|wpa|wep|v|x)[-_]?\d+[a-z]{0,2}", re.I)
-
-
-def _bare_value(v: str) -> bool:
-    return (_strong_value(v) and any(c.isalpha() for c in v)
-            and any(c.isdigit() or c in _SYMBOLS for c in v) and not _ALGO.fullmatch(v))
-
-
-def _mixed(v: str) -> bool:
-    """A password with no name to go by: letters and digits, and a typed symbol or the case and
-    class changing as a generated one's does ("Kx9mPq2vL"; not "Office365", "Main2Activity")."""
-    if not _bare_value(v):
-        return False
-    if any(c in _SYMBOLS for c in v):
-        return True
-    changes = sum(1 for a, b in zip(v, v[1:]) if a.isupper() != b.isupper() or a.isdigit() != b.isdigit())
-    return len(v) >= 8 and any(c.isupper() for c in v) and any(c.islower() for c in v) and changes >= 0.5 * len(v)
 
 
 # A login and its password as a pair, with no password word: after a login word ("login for the
 # router: admin / ...", "creds are jdoe:..."), a privileged account's name glued to it ("root:...",
 # "admin/..."), or an account's service and a spaced slash ("gmail: alice.w / ..."). Only the
-# password is taken, and only a password-shaped one (_pw_shaped): a label's "X / Y" is mostly
+# password is taken, and only a password-shaped one (pw_shaped): a label's "X / Y" is mostly
 # anything else ("Contact: Alice / alice@example.com", "Time zone: CET / UTC+1", "Stack: React /
 # Next.js@14"), as are a login URL, a log line ("login=alice|status=ok") and a passwd line.
 _PAIR_PW = r"(?:\s*/\s*|\s*:\s*)([^\s\"'`]{4,64})"
@@ -403,58 +323,6 @@ _PAIR_SERVICE = re.compile(r"(?i:\b(?:" + _SERVICES + r"))[ \t]*[:：][ \t]*[A-Z
 # "Use Kx9#mPq2vL to log in": a value used to get in
 _USE_LOGIN = re.compile(r"\buse\s+[\"'“`]?([^\s\"'”`]{4,64}?)[\"'”`]?\s+to\s+(?:log\s*(?:in|on)|login|sign\s*(?:in|on)|unlock)\b",
                         re.I)
-# What a password has that a name, an address, a path, a version or a time zone has not: letters
-# and digits, none of "@ + / \\ | = : ; , ( ) < > [ ] { }" (an "@" only as _AT_IN_PW says), and a
-# typed symbol of a password's few ("Kx9#mPq2vL"), or else (after a login word or a privileged
-# account only) a generated look ("Kx9mPq2vLz") or a word and a year ("Summer2024").
-_PW_SYMBOLS = frozenset("!#$%^&*?~")
-_NOT_IN_PW = frozenset("@+/\\|=:;,()<>[]{}")
-_VERSION = re.compile(r"[A-Za-z]*[\-_.]?v?\d+(?:\.\d+)+[A-Za-z]*", re.I)
-_TZ = re.compile(r"(?:utc|gmt|cet|cest|est|pst)[\-−]?\d{1,2}(?::?\d{2})?", re.I)
-_WORD_YEAR = re.compile(r"[A-Z][a-z]{2,12}(?:19|20)\d\d[!#$%^&*?~.]*")
-
-
-# An "@" inside a word, a letter after it and no dot ("P@ssw0rd1", "P@55word"), is a typed symbol
-# where the case is mixed; one before a domain, a version or a host is not ("a@example.com",
-# "Next.js@14", "deploy@web01").
-_AT_IN_PW = re.compile(r"[^@]+@[^@.]*[A-Za-z][^@.]*")
-
-
-def _pw_shaped(v: str, loose: bool = False) -> bool:
-    if not 6 <= len(v) <= 64 or placeholder_value(v):
-        return False
-    mixed_case = any(c.isupper() for c in v) and any(c.islower() for c in v)
-    odd = {c for c in v if c in _NOT_IN_PW}
-    if odd and not (odd == {"@"} and mixed_case and _AT_IN_PW.fullmatch(v)):
-        return False
-    if not (any(c.isalpha() for c in v) and any(c.isdigit() for c in v)):
-        return False
-    if _ALGO.fullmatch(v) or _VERSION.fullmatch(v) or _TZ.fullmatch(v):
-        return False
-    if (odd or any(c in _PW_SYMBOLS for c in v)) and mixed_case:
-        return True
-    return loose and (any(c in _PW_SYMBOLS for c in v) or _mixed(v) or _WORD_YEAR.fullmatch(v) is not None)
-
-
-def _pw_loose(v: str) -> bool:
-    return _pw_shaped(v, loose=True)
-
-
-# After "log in as <account> with": what it logs in with, by its place. A word with digits is a
-# password there too ("toor123", "admin2024"); a way of logging in is not ("with OAuth2",
-# "with YubiKey5", "with SSO", "with token2": a name, not its value).
-_HOW_LOGIN = re.compile(r"(?:oauth|openid|oidc|fido|u2f|saml|webauthn|yubikey|kerberos|krb|ldap|[12]fa|mfa|totp|otp|"
-                        r"ssh|sso|windows|win|azure|entra|okta|passkey|key|token|card|smartcard|cert|ntlm|radius)"
-                        r"(?:[-_.]?(?:keys?|auth|login|app))?[-_.]?v?\d{0,4}", re.I)
-
-
-def _pw_as(v: str) -> bool:
-    if _HOW_LOGIN.fullmatch(v):
-        return False
-    return _pw_loose(v) or (6 <= len(v) <= 64 and v.isalnum() and v.isascii() and not v.isdigit()
-                            and any(c.isdigit() for c in v) and not placeholder_value(v) and not _ALGO.fullmatch(v))
-
-
 _PAIR_FORMS = (_PAIR_LOGIN, _LOGIN_AS, _PAIR_ADMIN, _PAIR_SERVICE, _USE_LOGIN)
 _PAIR_WORDS = ("login", "log in", "log-in", "logon", "log on", "sign", "cred", "root", "admin", "superuser", "postgres",
                "unlock")  # a word of the pair forms (lower case); the service form needs " / "
@@ -492,7 +360,7 @@ def _postal_pin(text: str, m: re.Match, value: str) -> bool:
 
 # The bare form after a CJK (or Hindi) word has no space to end the word's sentence: "密码 password1
 # 太常见了" and "パスワード ABC-123 は無効です" say what a password may not be. A value there is taken
-# when it looks generated or typed with a symbol (_mixed: "密码 Kx9#mPq2vL").
+# when it looks generated or typed with a symbol (mixed: "密码 Kx9#mPq2vL").
 _CJK_BARE = ("パスワード", "暗証番号", "비밀번호", "암호", "密码", "密碼", "口令", "पासवर्ड")
 # "MDP" is French for a password in lower case ("mdp"); in capitals it is as often a Markov decision
 # process ("an MDP M=(S,A,P,R)", "The MDP has |S|=12 states"): taken with a French word in the
@@ -504,12 +372,12 @@ def _other_sense(ctx: Ctx, node, rx, m: re.Match, v: str) -> bool:
     if rx in (_EN_PW, _INTL_PW) and "=" in ctx.text[m.start() : m.start(1)] \
             and ctx.text[m.start(1) - 1] not in "\"'“`" and _names_a_variable(v):
         return True  # code: "password = self.password", "password=form_password"
-    if rx is _INTL_BARE and m.group(0).startswith(_CJK_BARE) and not _mixed(v):
+    if rx is _INTL_BARE and m.group(0).startswith(_CJK_BARE) and not mixed(v):
         return True
     if rx is _INTL_PW or rx is _INTL_BARE:
         name = m.group(0)[:3]
         if name.lower() == "mdp" and name != "mdp":
-            return not (_pw_shaped(v) or _FRENCH.search(ctx.text, node.start, node.end))
+            return not (pw_shaped(v) or _FRENCH.search(ctx.text, node.start, node.end))
     return False
 
 
@@ -520,7 +388,7 @@ _HYPHENED = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 
 
 def _wifi_value(v: str) -> bool:
-    if _pw_as(v):
+    if pw_as(v):
         return True
     if v.isdigit():
         return 8 <= len(v) <= 63
@@ -541,16 +409,16 @@ def _any(v: str) -> bool:
 _NAMED = ("named", "leet")  # an English form's: one of _PW_NAMES in the text, or a leet name in the sentence
 # Each form, how its value is judged, and the words it needs in the text (each tuple: one of them):
 # "pass" selects the rule in "passed" and "passion" too, so a form runs only where its own words are.
-_FORMS = ((_EN_PW, _strong_value, (_NAMED,)), (_EN_PW_QUOTED, _passphrase, (_NAMED,)),
-          (_EN_PW_ASIDE, _strong_value, (_NAMED,)),
-          (_EN_PW_BARE, _bare_value, (_NAMED,)), (_EN_PW_SET, _strong_value, (_NAMED, ("set",))),
-          (_EN_PW_USE, _strong_value, (_NAMED, ("use",))), (_EN_PW_WORDS, _dictionary_phrase, (_NAMED,)),
-          (_ZH_PW, _passwordish, ()), (_INTL_PW, _strong_value, (("intl",),)), (_INTL_BARE, _bare_value, (("bare",),)),
+_FORMS = ((_EN_PW, strong_value, (_NAMED,)), (_EN_PW_QUOTED, passphrase, (_NAMED,)),
+          (_EN_PW_ASIDE, strong_value, (_NAMED,)),
+          (_EN_PW_BARE, bare_value, (_NAMED,)), (_EN_PW_SET, strong_value, (_NAMED, ("set",))),
+          (_EN_PW_USE, strong_value, (_NAMED, ("use",))), (_EN_PW_WORDS, dictionary_phrase, (_NAMED,)),
+          (_ZH_PW, passwordish, ()), (_INTL_PW, strong_value, (("intl",),)), (_INTL_BARE, bare_value, (("bare",),)),
           (_CJK_PW_DIGITS, _cjk_digits, (("bare",),)), (_EN_TOKEN, secretish, ()), (_EN_TOKEN_BARE, secretish, ()),
           (_RECOVERY_DIGITS, _any, (("recovery",),)),
-          (_PAIR_LOGIN, _pw_loose, (("pairs",),)), (_LOGIN_AS, _pw_as, (("pairs",),)),
-          (_PAIR_ADMIN, _pw_loose, (("pairs",),)), (_PAIR_SERVICE, _pw_shaped, (("pairs",),)),
-          (_USE_LOGIN, _pw_shaped, (("pairs",),)),
+          (_PAIR_LOGIN, pw_loose, (("pairs",),)), (_LOGIN_AS, pw_as, (("pairs",),)),
+          (_PAIR_ADMIN, pw_loose, (("pairs",),)), (_PAIR_SERVICE, pw_shaped, (("pairs",),)),
+          (_USE_LOGIN, pw_shaped, (("pairs",),)),
           (_EN_NAMED_KEY, _random_key, (("key",),)), (_WIFI_KEY, _wifi_value, (("key",),)),
           (_PIN_OF, _any, (("pin",),)),
           (_INTL_PIN, _any, (("pin", "geheimzahl"),)))
@@ -683,7 +551,7 @@ def _command_line(node, ctx: Ctx):
         g = next(i for i in range(1, _CLI_PW.groups + 1) if m.group(i) is not None)
         # a word after the flag in prose is what the sentence says of it ("the --password flag is
         # deprecated", "--password option removed"), not a value
-        if _passwordish(m.group(g)) and not _PROSE_WORD.fullmatch(m.group(g)):
+        if passwordish(m.group(g)) and not _PROSE_WORD.fullmatch(m.group(g)):
             yield m.span(g)
 
 
@@ -723,14 +591,14 @@ def _named(tier: int, v: str) -> bool:
     name (auth, token, key) one that looks generated, as a weak name's assignment is judged, and
     longer than a word with a version ("oauth2-pkce", "Basic-auth-v2", "Windows-v2" name a scheme)."""
     if tier == 2:
-        return _passwordish(v)
+        return passwordish(v)
     return tier == 1 and secretish(v) and not _plain_url(v) and (randomish(v) or len(v) >= 16 and entropy(v) >= 3.5)
 
 
 def _config_file(node, ctx: Ctx):
     for rx in (_NETRC, _PGPASS):
         for m in rx.finditer(ctx.text, node.start, node.end):
-            if _passwordish(m.group(1)):
+            if passwordish(m.group(1)):
                 yield m.span(1)
     for rx in (_NAME_VALUE, _SET_VAR):
         for m in rx.finditer(ctx.text, node.start, node.end):
@@ -742,7 +610,7 @@ def _config_file(node, ctx: Ctx):
             tier = _name_tier(m.group(2))
             g = 3 if m.group(3) is not None else 4
             v = m.group(g)
-            if tier == 2 and _passwordish(v) or tier == 1 and secretish(v):
+            if tier == 2 and passwordish(v) or tier == 1 and secretish(v):
                 yield m.span(g)
 
 
