@@ -310,7 +310,7 @@ def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason:
 _ROOT = (r"[\"']?(?:/|/\*|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?|/\$\{?[A-Za-z_]\w*\}?"
          r"|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var)/?\*?)")
 _S = r"(?:\s+|\$\{IFS\}|\$IFS\b)"  # a shell's word break
-_WIN_ROOT = r"[\"']?(?:[a-z]:|%systemdrive%)\\(?:\*(?:\.\*)?|windows\\?|users\\?)?[\"']?(?=$|[\s;&|)])"
+_WIN_ROOT = r"[\"']?(?:[a-z]:|%systemdrive%)\\(?:\*(?:\.\*)?|windows(?:\\system32)?\\?|users\\?)?[\"']?(?=$|[\s;&|)])"
 _WIN_FLAG = r"/[a-z](?::\w+)?"
 # rm, its flags (one of them recursive: a lookahead, read once), then what it removes. The flags are
 # taken possessively, and "rm" is a word of its own, not a flag's letters ("-rm"): "rm -r -r -r ..."
@@ -336,10 +336,22 @@ _shell_rule("code.sh_rm_root", re.compile(
     r"|(?i:\b(?:del|erase|rd|rmdir)\s+(?:" + _WIN_FLAG + r"\s+){0,8}/s\s+(?:" + _WIN_FLAG + r"\s+){0,8}" + _WIN_ROOT
     + r"|\b(?:del|erase|rd|rmdir)\s+" + _WIN_ROOT + r"(?:\s+" + _WIN_FLAG + r"){0,8}\s+/s\b"
     r"|\b(?:remove-item|ri)\s+(?:-\w+\s+)*(?:-path\s+)?" + _WIN_ROOT + r"[^\n;|]*?\s-recurse\b"
-    r"|\b(?:remove-item|ri)\s+(?:-\w+\s+)*-recurse\b(?:\s+-\w+)*\s+(?:-path\s+)?" + _WIN_ROOT + ")"),
-    ("rm -", "-delete", "-exec rm", ":\\", "rmtree"), "recursive delete of /, ~, a system directory or a drive root",
+    r"|\b(?:remove-item|ri)\s+(?:-\w+\s+)*-recurse\b(?:\s+-\w+)*\s+(?:-path\s+)?" + _WIN_ROOT
+    # a registry hive, or one of its top keys, deleted whole ("reg delete HKLM\SOFTWARE /f"; an app's
+    # own key, "HKCU\Software\MyApp", is an uninstall)
+    + r"|\breg(?:\.exe)?\s+delete\s+[\"']?HK(?:LM|CU|CR|U|CC|EY_LOCAL_MACHINE|EY_CURRENT_USER|EY_CLASSES_ROOT|EY_USERS)"
+    r"(?:\\(?:software|system|sam|security|\.default)?)?\\?[\"']?(?=$|[\s;&|)]))"
+    # the same wipe as a move into the void: "mv ~ /dev/null", "mv /etc /dev/null"
+    + r"|\bmv\s+(?:-\w+\s+)*" + _ROOT + r"[\"']?\s+[\"']?/dev/null\b"
+    # the user's keys or the system's accounts shredded for good ("shred -u ~/.ssh/id_rsa")
+    + r"|\bshred\s+(?:-\S+\s+(?:\d+\s+)?)*[\"']?(?:(?:~|\$HOME|/root|/home/[\w.-]+)/\.ssh/"
+    r"|/etc/(?:passwd|shadow|sudoers|group)(?![\w.-]))"),
+    ("rm -", "-delete", "-exec rm", ":\\", "rmtree", "/dev/null", "shred"),
+    "recursive delete of /, ~, a system directory, a drive root or a registry hive (or moved to /dev/null, or the "
+    "SSH keys or account files shredded)",
     "ShellCheck SC2115 (rm -rf \"$var/\" hits /); GNU rm --preserve-root rationale; find -delete, "
-    "del /s and rd /s on C:\\ as the same wipe", itriggers=("%systemdrive%",))
+    "del /s and rd /s on C:\\ as the same wipe; MITRE ATT&CK T1485 (data destruction) for a hive deleted, a tree "
+    "moved to /dev/null, keys shredded", itriggers=("%systemdrive%", "reg delete", "reg.exe delete"))
 # A download, or a payload decoded from base64, run as a program: piped into a shell or an
 # interpreter, fed to one through process substitution, or saved, made executable and run.
 # An interpreter reads the pipe as its program only when it has no program of its own: "| python3"
@@ -382,8 +394,11 @@ _shell_rule("code.sh_pipe_to_shell", re.compile(
 _shell_rule("code.sh_chmod_777", re.compile(
     r"\bchmod\s+(?:-[a-zA-Z]+\s+)*(?:0?777|a\+rwx|ugo\+rwx|o\+w)(?=$|\s)"
     r"|\b(?:chmod|chown|chgrp)\s+(?:-\w+\s+)*-[a-zA-Z]*R[a-zA-Z]*\s+(?:-\w+\s+)*[^\s;&|]+\s+[\"']?/\*?[\"']?"
-    r"(?=$|[\s;&|)])"), ("chmod", "chown", "chgrp"),
-    "world-writable permissions (chmod 777), or a recursive chmod/chown of /",
+    r"(?=$|[\s;&|)])"
+    # every permission taken from what the system runs on: "chmod 000 /etc/passwd", "chmod 0 /usr/bin/sudo"
+    r"|\bchmod\s+(?:-\w+\s+)*(?:0{1,4}|a-rwx|ugo-rwx)\s+[\"']?(?:/etc/(?:passwd|shadow|group|sudoers|pam\.d)"
+    r"|(?:/usr)?/s?bin(?:/[\w.-]+)?|/lib\w*|/boot|/)[\"']?(?=$|[\s;&|)])"), ("chmod", "chown", "chgrp"),
+    "world-writable permissions (chmod 777), a recursive chmod/chown of /, or a system file's permissions all taken",
     "Semgrep/ShellCheck guidance on world-writable files (CWE-732); GNU coreutils --preserve-root")
 # ... or every process, every cron job at once, or a key let in for good: kill with a signal to
 # pid -1 (every process the user may signal) or killall5, crontab -r (the table removed, no
@@ -410,12 +425,17 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\bkubectl\s+create\s+clusterrolebinding\b[^\n;&|]{0,300}?--clusterrole[=\s]+cluster-admin\b"
     # ... and in a cloud account: the administrator policy attached, the owner role granted
     r"|\baws\s+iam\s+attach-(?:user|role|group)-policy\b[^\n;&|]{0,300}?policy/AdministratorAccess\b"
-    r"|\bgcloud\s+(?:projects|organizations)\s+add-iam-policy-binding\b[^\n;&|]{0,300}?--role[=\s]+roles/owner\b"),
+    r"|\bgcloud\s+(?:projects|organizations)\s+add-iam-policy-binding\b[^\n;&|]{0,300}?--role[=\s]+roles/owner\b"
+    # ... and in a database: every privilege on every database granted, a role made superuser
+    r"|(?i:\bgrant\s+all(?:\s+privileges)?\s+on\s+\*\.\*\s+to\b"
+    r"|\b(?:alter|create)\s+(?:user|role)\s+[\w\"`'.@%-]+\s+(?:with\s+)?(?:[\w\s]{0,60}?\s)?superuser\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
-     "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding"),
+     "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding",
+     "*.*", "SUPERUSER", "superuser"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
-    "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role)",
+    "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role, "
+    "a database superuser)",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
     "T1053.005 (scheduled task); kill(1) on pid -1",
     itriggers=("reg add", "reg.exe add", "schtasks"))
@@ -640,10 +660,14 @@ _shell_rule("code.cloud_destroy", re.compile(
     r"|\bterraform\s+(?:destroy|apply\s+(?:[^\n;|&]{0,200}\s)?-destroy)\b[^\n;|&]{0,200}\s-auto-approve\b"
     r"|\bgcloud\s+(?:[\w-]+\s+){1,4}delete\b[^\n;|&]{0,200}\s(?:--quiet|-q)\b"
     r"|\baz\s+group\s+delete\b[^\n;|&]{0,200}\s(?:--yes|-y)\b"
-    r"|\b(?:gsutil\s+(?:-\w+\s+)*rm|gcloud\s+storage\s+rm)\s+(?:-\w+\s+)*-[a-zA-Z]*[rR]\b[^\n;|&]{0,100}?\sgs://"),
-    ("kubectl ", "aws s3 ", "terraform ", "gcloud ", "az group ", "gsutil "),
+    r"|\b(?:gsutil\s+(?:-\w+\s+)*rm|gcloud\s+storage\s+rm)\s+(?:-\w+\s+)*-[a-zA-Z]*[rR]\b[^\n;|&]{0,100}?\sgs://"
+    # every Docker volume (the containers' data) removed: pruned with --all or with the system, or each listed one
+    r"|\b(?:docker|podman)\s+(?:volume\s+prune\b[^\n;|&]{0,100}?\s(?:-[a-zA-Z]*a[a-zA-Z]*|--all)\b"
+    r"|system\s+prune\b[^\n;|&]{0,100}?\s--volumes\b"
+    r"|volume\s+rm\s+(?:-\w+\s+)*\$\(\s*(?:docker|podman)\s+volume\s+ls\s+-q\s*\))"),
+    ("kubectl ", "aws s3 ", "terraform ", "gcloud ", "az group ", "gsutil ", "docker ", "podman "),
     "infrastructure deleted with no prompt (a Kubernetes namespace or --all, an S3 or GCS bucket emptied, terraform "
-    "destroy -auto-approve, a cloud project or resource group)",
+    "destroy -auto-approve, a cloud project or resource group, every Docker volume)",
     "MITRE ATT&CK T1485 (data destruction), T1578.003 (delete cloud instance); the tools' own confirmation flags")
 # Attack payloads against a web application kept in a memory that a page or a query may one day
 # run: a SQL injection (a tautology after a closing quote, a stacked or UNION query with a comment),

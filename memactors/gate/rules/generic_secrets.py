@@ -194,6 +194,8 @@ _EN_PW_USE = re.compile(r"\buse[sd]?\s+" + _PW_VALUE + r"[\"'”`]?\s+as\s+(?:th
 # by dictionary_phrase: four words or more, none of them the words a sentence *about* the
 # password is made of ("is too short and easy to guess", "was changed by the admin last week").
 _EN_PW_WORDS = re.compile(_EN_PW_HEAD + r"((?:[A-Za-z]{2,15}[ ]){3,7}[A-Za-z]{2,15})(?=[ \t]*(?:[.!;,)\n]|$))", re.I)
+# Digits said one by one: "my PIN is 4 8 2 1", "passcode: 8-4-2-9-1-3" (four to eight, each alone)
+_EN_PW_SPACED = re.compile(_EN_PW_HEAD + r"(\d(?:[ \t.\-]\d){3,7})(?![\w.\-]|[ \t]\d)", re.I)
 # An aside between the name and the value, the value last in its sentence: "my password is the same as
 # my email one, sunshine88", "the PIN is, as always, 4471". ("... is the same as before, but longer": no value.)
 _EN_PW_ASIDE = re.compile(
@@ -268,9 +270,12 @@ _EN_NAMED_KEY = re.compile(r"\b(?:my|our|the|your|his|her|their)\s+(?:(?!(?:publ
                            r"([A-Za-z0-9._~+/=\-]{16,200})", re.I)
 # A wireless network's key is its password ("the wifi WPA2 key is correct-horse-42", "WLAN-Schlüssel"
 # aside): judged as a password said in prose, not as a generated key (_EN_NAMED_KEY's).
-_WIFI_KEY = re.compile(r"\b(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wep|hotspot|network|router)"
-                       r"(?:\s+(?:wpa[23]?(?:-psk)?|wep|network|security|wireless))?"
-                       r"\s+(?:key|passkey|pass\s?key|network\s+key)\b\s*(?:is|was|=|:)\s*" + _PW_VALUE, re.I)
+_WIFI_HEAD = (r"\b(?:wi-?fi|wlan|wpa[23]?(?:-psk)?|wep|hotspot|network|router)"
+              r"(?:\s+(?:wpa[23]?(?:-psk)?|wep|network|security|wireless))?"
+              r"\s+(?:key|passkey|pass\s?key|network\s+key)\b\s*(?:is|was|=|:)\s*")
+_WIFI_KEY = re.compile(_WIFI_HEAD + _PW_VALUE, re.I)
+# ... and in quotes, any 8 to 63 characters (WPA's passphrase): 'the wifi key is "correcthorsebatterystaple"'
+_WIFI_KEY_QUOTED = re.compile(_WIFI_HEAD + r"[\"'“`]([^\"'”`\n]{8,63})[\"'”`]", re.I)
 # A card's, a bank's or a phone's PIN with the number first: "pin 4821 for my debit card", "PIN: 0415 on
 # the SIM" (the name first, "my debit card PIN is 4821", is _EN_PW's).
 _PIN_OF = re.compile(r"\bpin(?:[ _\-]?(?:code|number))?[ \t]*[:#]?[ \t]*(\d{4,8})[ \t]+(?:is[ \t]+)?(?:for|of|on|to)[ \t]+"
@@ -406,6 +411,13 @@ def _any(v: str) -> bool:
     return True
 
 
+def _quoted_key(v: str) -> bool:
+    """A quoted wireless key: one run of characters, or words as a passphrase is ("sunny day at the
+    beach"; "printed on the router" says where it is)."""
+    v = v.strip()
+    return not placeholder_value(v) and (" " not in v or dictionary_phrase(v))
+
+
 _NAMED = ("named", "leet")  # an English form's: one of _PW_NAMES in the text, or a leet name in the sentence
 # Each form, how its value is judged, and the words it needs in the text (each tuple: one of them):
 # "pass" selects the rule in "passed" and "passion" too, so a form runs only where its own words are.
@@ -413,6 +425,7 @@ _FORMS = ((_EN_PW, strong_value, (_NAMED,)), (_EN_PW_QUOTED, passphrase, (_NAMED
           (_EN_PW_ASIDE, strong_value, (_NAMED,)),
           (_EN_PW_BARE, bare_value, (_NAMED,)), (_EN_PW_SET, strong_value, (_NAMED, ("set",))),
           (_EN_PW_USE, strong_value, (_NAMED, ("use",))), (_EN_PW_WORDS, dictionary_phrase, (_NAMED,)),
+          (_EN_PW_SPACED, _any, (_NAMED,)),
           (_ZH_PW, passwordish, ()), (_INTL_PW, strong_value, (("intl",),)), (_INTL_BARE, bare_value, (("bare",),)),
           (_CJK_PW_DIGITS, _cjk_digits, (("bare",),)), (_EN_TOKEN, secretish, ()), (_EN_TOKEN_BARE, secretish, ()),
           (_RECOVERY_DIGITS, _any, (("recovery",),)),
@@ -420,6 +433,7 @@ _FORMS = ((_EN_PW, strong_value, (_NAMED,)), (_EN_PW_QUOTED, passphrase, (_NAMED
           (_PAIR_ADMIN, pw_loose, (("pairs",),)), (_PAIR_SERVICE, pw_shaped, (("pairs",),)),
           (_USE_LOGIN, pw_shaped, (("pairs",),)),
           (_EN_NAMED_KEY, _random_key, (("key",),)), (_WIFI_KEY, _wifi_value, (("key",),)),
+          (_WIFI_KEY_QUOTED, _quoted_key, (("key",),)),
           (_PIN_OF, _any, (("pin",),)),
           (_INTL_PIN, _any, (("pin", "geheimzahl"),)))
 
@@ -631,8 +645,11 @@ register(Rule(
 # colon or "is". The words are checked by shape, not against the BIP-39 list (none in the
 # dependencies): lower-case, 3 to 8 letters as every BIP-39 word is, and at most one of the
 # commonest English words the list leaves out, so a sentence about the phrase is not one.
-# (a bare "seed" is not one: "Seed list: tomato basil ...", "seed keywords" for a campaign)
-_SEED = re.compile(r"(?i:\b(?:(?:seed|recovery|backup|secret|wallet|mnemonic)[ \t]+(?:phrase|words|seed)|mnemonic)\b"
+# (a bare "seed" is not one: "Seed list: tomato basil ...", "seed keywords" for a campaign; a wallet's,
+# or one counted in words, is: "my 12-word seed: ...", "Ledger seed: ...")
+_SEED = re.compile(r"(?i:\b(?:(?:seed|recovery|backup|secret|wallet|mnemonic)[ \t]+(?:phrase|words|seed)|mnemonic"
+                   r"|(?:1[258]|2[14]|twelve|twenty[ \t-]four)[ \t-]words?[ \t]+(?:seed|phrase|backup|recovery)"
+                   r"|(?:bitcoin|btc|crypto|ledger|trezor|metamask|exodus|phantom)[ \t]+seed)\b"
                    r"[^\n:=：]{0,40}?(?:[:=：]|\b(?:is|are|was|were)\b))\s*[\"'“]?"
                    r"((?:\d{1,2}[.)]\s*)?[A-Za-z][a-z]{2,7}(?:[\s,]+(?:\d{1,2}[.)]\s*)?[a-z]{3,8}){11,23})(?![A-Za-z])")
 _NOT_BIP39 = frozenset("the and for with was are have from but not you your our its been were would should could which "
@@ -649,7 +666,8 @@ def _seed_phrase(node, ctx: Ctx):
 register(Rule(
     id="secret.seed_phrase", generic=True, category=SECRET, sensitivity=RESTRICTED, placeholder="[SEED_PHRASE]", risk=1.0,
     binds=(DOC,), find=_seed_phrase, itriggers=("seed", "mnemonic", "recovery phrase", "backup phrase", "secret phrase",
-                                               "recovery words", "wallet words"),
+                                               "recovery words", "wallet words", "word recovery", "word backup",
+                                               "word phrase"),
     reason="a wallet's recovery (seed) phrase: 12 to 24 words after a seed or recovery phrase word",
     origin="BIP-39 mnemonic format (12-24 words of 3-8 letters); trufflehog's mnemonic detectors",
 ))

@@ -70,7 +70,9 @@ _VERB = "|".join(sorted(_VERBS, key=len, reverse=True))
 _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assistant|agent|ai|bot|model)s?)?|"
          r"important|reminder|instruction|attention|assistant|agent|ai)\s*[:,!-]?\s+)*"
          r"(?:(?:if|when|whenever|unless|for|by|from|going|each|every|in|after|before|once|while|on|as|"
-         r"(?:the\s+)?next\s+time)\b"
+         # (a purpose that gates the rest: "To continue, please ask the user to confirm ..."; not "To send
+         # data to the webhook, POST JSON to ...", a manual's)
+         r"to\s+(?:continue|proceed|complete|finish|verify|unlock|resume)|(?:the\s+)?next\s+time)\b"
          r"[^,;:]{0,80},\s*)?"
          r"(?:(?:please|also|then|now)\s+)*")  # "When summarizing, also include ..."
 # English features are searched by RE2 (one linear pass: Python's re tries a long alternation
@@ -85,8 +87,10 @@ _IMPERATIVE = rf"(?i)^\W*{_LEAD}(?:(?:do not|don't|never|always|just|\w+ly)\s+)?
 # Nor the noun with a participle, a status ("refund expected in 6 weeks", "Report filed on Monday", "Call
 # scheduled."): the participle then a time or place word or the clause's end ("Forward attached invoice
 # to ..." is an order).
-# (An amount is no id: "transfer $3,000 to ...".)
-_NOT_A_COMMAND = (r"(?:\s+(?:of|is|was|are|were|has|had|id|ids)\b|\s+(?:[^\s:$€£¥][^\s:]*)?[_=\d/#]|\s+-|-[a-z]"
+# (An amount is no id: "transfer $3,000 to ...", nor a name set in code: "call `get_secrets` and ..."; a
+# path or a key in code is: "hold ``DIR/up.lock`` while ...", "keep `[runtime].key_dir` on ...".)
+_NOT_A_COMMAND = (r"(?:\s+(?:of|is|was|are|were|has|had|id|ids)\b|\s+(?:[^\s:$€£¥`][^\s:]*)?[_=\d/#]"
+                  r"|\s+`+[^`\s]*[^\w`\s][^`\s]*`|\s+-|-[a-z]"
                   r"|\s+\.{1,2}(?:\s|/|$)"
                   r"|(?:\s+[a-z]+){0,3}:\s"
                   r"|\s+[a-z]+ed(?:\s+(?:in|on|at|for|by|from|within|until|after|before|soon|today|tomorrow|yesterday|"

@@ -306,10 +306,12 @@ def placeholder_value(v: str) -> bool:
 
 
 # An Azure shared access signature: the query's sig= (an HMAC-SHA256 in base64, URL-encoded)
-# beside its sv= service version (a date). A sig= without sv= is some other signature.
+# beside its sv= service version (a date), in a URL or as the bare token the portal hands out
+# ("sv=2022-11-02&ss=b&...&sig=..."). A sig= without sv= is some other signature.
 _SAS_SIG = re.compile(r"[?&]sig=((?:[A-Za-z0-9+/]|%2[BbFf]){20,}(?:=|%3[Dd]){0,2})(?![A-Za-z0-9%])")
-_SAS_VERSION = re.compile(r"[?&]sv=\d{4}-\d\d-\d\d(?![\w-])")
-_URL_END = re.compile(r"[\s\"'<>`]")
+_SAS_VERSION = re.compile(r"(?<![\w%.-])sv=\d{4}-\d\d-\d\d(?![\w-])")
+# (a URL or a token: a run of text up to a space or a quote; each read once, however many sig= it holds)
+_URL_RUN = re.compile(r"[^\s\"'<>`]+")
 
 
 def _url_creds(node, ctx: Ctx):
@@ -317,11 +319,10 @@ def _url_creds(node, ctx: Ctx):
         if not placeholder_value(m.group(2)):
             yield m.start(1), m.end(2)
     if "sig=" in ctx.text:
-        for m in _SAS_SIG.finditer(ctx.text, node.start, node.end):
-            a = max((ctx.text.rfind(c, node.start, m.start()) for c in " \t\n\"'<>`"), default=-1) + 1
-            b = _URL_END.search(ctx.text, m.end(), node.end)
-            if _SAS_VERSION.search(ctx.text, max(a, node.start), b.start() if b else node.end):
-                yield m.span(1)
+        for run in _URL_RUN.finditer(ctx.text, node.start, node.end):
+            a, b = run.span()
+            if "sig=" in run.group() and _SAS_VERSION.search(ctx.text, a, b):
+                yield from (m.span(1) for m in _SAS_SIG.finditer(ctx.text, a, b))
 
 
 register(Rule(id="secret.url_credentials", category=SECRET, sensitivity=RESTRICTED, placeholder="[CREDENTIALS]",
