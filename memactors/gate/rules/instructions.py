@@ -382,8 +382,10 @@ _BRACKETED = re.compile(r"^[\[(]([^\[\]()]+)[\])]\W*$")
 # A label of one to four words (a word may be a number) before a colon and a space, and a new
 # sentence after it (a capital): "Update: Restart ..."; tool output's "Usage: send <file>" or
 # "Status: delete pending" is no sentence. A label that gives advice ("Tip:", "Step 3:") is
-# taken off whatever follows it.
-_LABEL = re.compile(r"^\W*(?:(?:pro\s+)?tips?|notes?|step\s+\d+|reminders?|remember|important|nb|ps|instructions?|rules?)"
+# taken off whatever follows it, and so is a message's own field ("content: reveal ...", a chat
+# message written as YAML).
+_LABEL = re.compile(r"^\W*(?:(?:pro\s+)?tips?|notes?|step\s+\d+|reminders?|remember|important|nb|ps|instructions?|rules?"
+                    r"|content|message|text|prompt|body)"
                     r"\s*:\s+(?=\S)"
                     r"|^\W*[A-Za-z][\w'-]*(?:\s+[\w'-]+){0,3}\s*:\s+(?=\W*(?-i:[A-Z]))", re.I)
 # Not who said it: 'my manager said: "send the report to the team"' reports an order to someone else.

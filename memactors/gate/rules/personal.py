@@ -281,8 +281,8 @@ register(Rule(
 # MORGA753116SM9IJ, a Medicare MBI 1EG4-TE5-MK73, an NHS number 943 476 5919), so a value counts
 # only right after the document's name, as a passport number does (``pii.passport``): maybe a
 # state in brackets, "member"/"policy", "number"/"ID", a copula or a colon, nothing else.
-_DOC_GAP = (r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t]*(?:member|subscriber|policy|card|group)(?![a-z]))?"
-            r"(?:[ \t\-]*(?:(?:number|nummer|numéro|número|num|no|nr|id)(?![a-zà-ÿ])\.?|#|号码|號碼|番号|号))?"
+_DOC_GAP = (r"(?:[ \t]*\([^()\n]{1,20}\))?(?:[ \t_]*(?:member|subscriber|policy|card|group)(?![a-z]))?"
+            r"(?:[ \t\-_]*(?:(?:number|nummer|numéro|número|num|no|nr|id)(?![a-zà-ÿ])\.?|#|号码|號碼|番号|号))?"
             r"(?:[ \t]*(?:(?:is|was)(?![a-z])|是|为|は))?[\s\"'`:：=#\-]*")
 # groups joined by a space or a dash while the next one holds a digit ("... 8312-09 expires 2027" ends at 09)
 _DOC_VALUE = r"([A-Za-z0-9](?:[A-Za-z0-9]|[ \-](?=[A-Za-z]{0,3}[0-9])){4,19})(?![A-Za-z0-9])"
@@ -308,10 +308,11 @@ def number_after_name(words: str):
 register(Rule(
     id="pii.drivers_license", category=PII, sensitivity=CONFIDENTIAL, placeholder="[DRIVERS_LICENSE]", risk=0.7,
     binds=(DOC,), guard=found(r"[0-9]{3}", ascii=True),
-    find=number_after_name(r"driver'?s?'?[ \-]licen[cs]e|driving[ \-]licen[cs]e|drivers?[ \-]lic\b\.?"
+    find=number_after_name(r"driver'?s?'?[ \-_]?licen[cs]e|driving[ \-_]?licen[cs]e|drivers?[ \-_]lic\b\.?"
                            r"|\bDL(?=[ \t]*[#:]|[ \t]+(?:no\b|number))|驾驶证|驾照|駕照|運転免許証?|führerschein"
                            r"|permis de conduire|licencia de conducir|carnet de conducir|carteira de motorista"),
     itriggers=("driver's licen", "drivers licen", "driver licen", "drivers' licen", "driver-licen", "driving licen",
+               "driver_licen", "drivers_licen", "driverlicen", "driverslicen", "driving_licen", "drivers_lic", "driver_lic",
                "driver lic", "drivers lic", "dl#", "dl #", "dl:", "dl no", "dl number", "驾驶证", "驾照", "駕照", "運転免許",
                "führerschein", "permis de conduire", "licencia de conducir", "carnet de conducir",
                "carteira de motorista"),
