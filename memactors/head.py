@@ -157,6 +157,11 @@ def _start_once(temp_dir: str, env: dict) -> tuple[subprocess.Popen, str]:
         time.sleep(0.05)  # the address file is written in one go; let it land
         with open(addr_file) as f:
             return proc, f.read().strip()
+    except _PortTaken:
+        # A head that never came up has nothing to drain, and `ray start` waiting on a GCS that
+        # will not come ignores SIGTERM: its process group goes at once (it took the full 10 s).
+        stop(proc.pid, timeout=0.5)
+        raise
     except BaseException:
         stop(proc.pid, timeout=10)
         raise
