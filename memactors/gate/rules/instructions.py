@@ -187,6 +187,13 @@ _RETRACT = (r"(?i)\b(?:ignore|disregard|discard|delete)\s+(?:my|our|his|her|thei
             r"(?:(?:previous|earlier|last|above|prior|first|old|other|original)\s+)?(?:message|e-?mail|mail|text|note|"
             r"draft|version|reminder|letter|post|comment|voicemail|sms|invoice|quote|offer)\b")
 _RETRACT_RX = re.compile(_RETRACT)
+# Advice that keeps the reader's own secret ("For security reasons, never share your password with
+# anyone", "Do not give your PIN to anyone"): a bank's or a service's warning, not an order to the agent.
+_PROTECT = (r"(?i)\b(?:never|do not|don't)\s+(?:share|give|send|reveal|disclose|tell|e-?mail|text)\s+(?:out\s+)?"
+            r"your\s+(?:\w+\s+){0,2}?(?:passwords?|pins?|passcodes?|codes?|otps?|credentials|logins?|"
+            r"(?:card|account|bank|login)\s+details|security\s+codes?|one-time\s+(?:codes?|passwords?)|"
+            r"verification\s+codes?)\s+(?:with|to)\s+(?:anyone|anybody|others|other\s+people|third\s+parties|"
+            r"a\s+third\s+party|strangers)\b")
 _AGENTISH_RX = re.compile(_AGENTISH)
 # What an agent acts on or holds, beyond _AGENTISH: data, systems, access and security controls,
 # accounts, money, links. A bare imperative with none of these and no other feature (no rule about
@@ -232,7 +239,7 @@ _EN_PATTERNS = {"imperative": _IMPERATIVE, "imperative_bad": _IMPERATIVE + _NOT_
 # Read only where they can change a sentence's features (most sentences have none): in the set,
 # their long alternations and bounded repeats made every sentence's one pass four times as slow.
 _LAZY = {name: re2.compile(p) for name, p in (("browse", _BROWSE), ("retract", _RETRACT), ("domain", _DOMAIN),
-                                              ("reported", _QUOTED_SAID))}
+                                              ("reported", _QUOTED_SAID), ("protect", _PROTECT))}
 
 
 def _has(name: str, sentence: str) -> bool:
@@ -354,6 +361,8 @@ def _en(sentence: str) -> dict[str, int]:
         if _has("retract", sentence) and ("agentish" not in hit
                                            or _AGENTISH_RX.search(_RETRACT_RX.sub(" ", sentence)) is None):
             f["errand"] = 1  # a person taking back their own message
+        elif _has("protect", sentence) and "://" not in sentence and "@" not in sentence:
+            f["errand"] = 1  # a warning that keeps the reader's own secret
         elif not (f["addressed"] or f["deontic"] or f["standing"] or f["strong"] or f["consent"]
                   or "agentish" in hit or _has("domain", sentence) or polite and _MINE.search(sentence)):
             f["errand"] = 1  # a bare imperative about the world
