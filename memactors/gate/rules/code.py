@@ -438,7 +438,8 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\b(?:alter|create)\s+(?:user|role)\s+[\w\"`'.@%-]+\s+(?:with\s+)?(?:[\w\s]{0,60}?\s)?superuser\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
      "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding",
-     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", "miner", "xmrig", "t-rex", "stratum+"),
+     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", "xmrig", "minerd", "cpuminer", "ccminer",
+     "cgminer", "bfgminer", "ethminer", "nbminer", "lolminer", "phoenixminer", "t-rex", "stratum+"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
     "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role, "
@@ -552,7 +553,9 @@ _shell_rule("code.sh_credential_exfil", re.compile(
     (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", ".netrc", ".pgpass", ".git-credentials",
      "_history", "env |", "env|", "printenv",
      ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "master.passwd",
-     "privkey", "private_key", "private-key", ".pem", ".key", "tar "),
+     "privkey", "private_key", "private-key", ".pem", ".key",
+     # (a tree packed by tar and piped on: "tar " alone is in "guitar " and "star ")
+     "| nc", "|nc", "| ncat", "| netcat", "| socat", "| curl", "|curl", "| telnet", "| openssl"),
     "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
     "uploaded, piped to the network, copied to a remote host or read into a Python request; every home packed "
     "and piped to the network)",
