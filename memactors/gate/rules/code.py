@@ -445,7 +445,7 @@ _shell_rule("code.sh_system_takeover", re.compile(
     "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role, "
     "a database superuser), or a cryptominer started",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
-    "T1053.005 (scheduled task); kill(1) on pid -1",
+    "T1053.005 (scheduled task), T1548.001 (setuid, GTFOBins), T1496 (resource hijacking); kill(1) on pid -1",
     itriggers=("reg add", "reg.exe add", "schtasks"))
 # The system's defences turned off or its traces wiped: SELinux off, a firewall disabled or its
 # rules flushed, Defender's monitoring turned off or a path excluded from it, auditing stopped,
@@ -504,7 +504,7 @@ _shell_rule("code.sh_disk_wipe", re.compile(
     "disk wipe or fork bomb (mkfs/dd/wipefs/shred to a device, format C:, :(){ :|:& };:), or every file of a tree "
     "encrypted in place",
     "well-known destructive one-liners: mkfs/dd/wipefs/shred onto a device, format and Format-Volume, the bash fork "
-    "bomb", itriggers=("format", "clear-disk"), prose=True,
+    "bomb; MITRE ATT&CK T1486 (data encrypted for impact)", itriggers=("format", "clear-disk"), prose=True,
     pattern=r"fork\s+while\b|while[^\n]{0,20}fork\s*\(")
 # A shell handed to a remote host: bash's /dev/tcp, netcat/ncat -e, a fifo piped through nc,
 # socat exec:, as the reverse-shell cheat sheets write them.
@@ -742,7 +742,8 @@ _shell_rule("code.web_payload", re.compile(
     re.I),
     (), "an attack payload against a web application (SQL injection, a cookie-stealing script or event handler, "
         "a server-side template injection, a web shell)",
-    "OWASP Top 10 A03 (injection), CWE-89, CWE-79, CWE-1336; PortSwigger's SQLi, XSS and SSTI cheat sheets",
+    "OWASP Top 10 A03 (injection), CWE-89, CWE-79, CWE-1336; PortSwigger's SQLi, XSS and SSTI cheat sheets; "
+    "MITRE ATT&CK T1505.003 (web shell)",
     itriggers=("' or", "'or", "'--", "' --", "'#", "union", "<script", "onerror", "onload", "onfocus", "onmouseover",
                "javascript:", "{{", "java.lang.runtime", "xp_cmdshell", "waitfor", "document.cookie", "localstorage",
                "sessionstorage", "$_get", "$_post", "$_request", "$_cookie"))
