@@ -68,7 +68,8 @@ _VERBS = (
 _VERB = "|".join(sorted(_VERBS, key=len, reverse=True))
 # A lead-in before the command: politeness, an address, a label, a time or condition clause.
 _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assistant|agent|ai|bot|model)s?)?|"
-         r"important|reminder|instruction|attention|assistant|agent|ai)\s*[:,!-]?\s+)*"
+         r"important|reminder|instruction|attention|assistant|agent|ai|(?:\w+\s+)?bot|"
+         r"@(?:assistant|agent|ai|\w*bot|claude|chatgpt|gpt|copilot|gemini))\s*[:,!-]?\s+)*"
          r"(?:(?:if|when|whenever|unless|for|by|from|going|each|every|in|after|before|once|while|on|as|"
          # (a purpose that gates the rest: "To continue, please ask the user to confirm ..."; not "To send
          # data to the webhook, POST JSON to ...", a manual's)
@@ -137,7 +138,8 @@ _DEONTIC = (
     r"|\b(?:is|it's|it is)\s+(?:fine|ok|okay|acceptable|safe)\s+to\b|\bno need to\b|\bstill valid\b|\boptional\b"
     r"|\b(?:authori[sz]ed|approved|valid)\b[^.]{0,40}\b(?:do not|don't|no need)\b"
     r"|\bwithout\s+(?:the\s+usual\s+|any\s+|first\s+)?(?:asking|checking|verifying|notifying|approval|review|tests|"
-    r"sign-?off|confirmation|verification)\b|\bunless told otherwise\b|\bregardless of\b|\bno matter\b")
+    r"sign-?off|confirmation|verification)\b|\bunless told otherwise\b|\bregardless of\b|\bno matter\b"
+    r"|\bwithout\s+(?:running|waiting\s+for|passing)\s+(?:the\s+|any\s+)?(?:tests|ci|checks|review)\b")
 _MUST = re.compile(r"\bmust\b(?!\s*(?:have|be|feel|seem|'ve)\b|-)", re.I)  # "it must have been": not an order
 # "should now be able to" says what something can do, not what it must ("The AI should now be able
 # to read PDFs", "You should now be able to log in": a release note, a help page)
