@@ -712,7 +712,13 @@ _ADDRESSED = re.compile(
     rf"|{NOTES_TO_AI}"
     r"|(?:致|给)(?:AI|人工智能|助手|模型|智能体)(?:的(?:说明|消息|提示|话))?\s*[:：，,]\s*(?:请|把|将|发送|转发|告诉|推荐|忽略|"
     r"不要|务必|必须|记住|以后)"
-    r"|(?:如果你是|作为)(?:AI|人工智能|助手|模型|智能体)[，,：:]\s*(?:请|把|将|发送|转发|告诉|推荐|忽略|不要|务必|必须)",
+    r"|(?:如果你是|作为)(?:AI|人工智能|助手|模型|智能体)[，,：:]\s*(?:请|把|将|发送|转发|告诉|推荐|忽略|不要|务必|必须)"
+    # ... in Korean and Japanese: "to the AI (assistant)", then a request ("AI 어시스턴트에게: ... 추가하세요",
+    # "AIアシスタントへ：... 追加してください")
+    r"|(?:AI|인공지능)\s*(?:어시스턴트|비서|에이전트|모델)?\s*(?:에게|께|한테)\s*[:：,][^\n]{0,160}?"
+    r"(?:세요|십시오|해라|하라|해\s?줘|하시오)"
+    r"|(?:AI|人工知能)\s*(?:アシスタント|エージェント|モデル)?\s*(?:へ|に)\s*[:：、,][^\n]{0,160}?"
+    r"(?:ください|しなさい|しろ|せよ|すること)",
     re.I | re.M)
 
 
@@ -723,7 +729,7 @@ register(Rule(id="injection.addressed_to_ai", category=INJECTION, sensitivity=""
                             r"|(?:ai|llm|gpt|chatbot|assistant)_(?:instructions?|directives?|commands?|orders?)"
                             r"|\b(?:directive|instruction|order|command)s?\s+from\s",
                             ascii=True),
-              triggers=("AI", "人工智能", "助手", "模型", "智能体", "KI", "IA"),
+              triggers=("AI", "人工智能", "助手", "模型", "智能体", "KI", "IA", "인공지능", "人工知能"),
               itriggers=("assistenten", "agenten", "künstliche", "intelligence artificielle", "inteligencia artificial",
                          "asistente", "agente"),
               reason="gives the AI an order in words addressed to it (a note to the AI, an assistant's turn of its own)",
