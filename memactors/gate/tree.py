@@ -41,6 +41,9 @@ class Node:
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
 _BLANK = re.compile(r"\n[ \t]*\n")
 _INLINE_CODE = re.compile(r"`([^`\n]{2,})`")
+# Cryptominers by name (also ``code.sh_system_takeover``'s): a line that starts one is a command.
+MINERS = ("xmrig", "minerd", "cpuminer", "ccminer", "cgminer", "bfgminer", "ethminer", "nbminer", "t-rex", "lolminer",
+          "phoenixminer")
 # A command: a prompt, a shebang, an import, a shell verb with a flag, path, mode or URL after it
 # ("make sure ..." is prose), a tool's subcommand (git, docker, kubectl, terraform, aws, gcloud,
 # az, systemctl, ufw, reg, sc), an echo written into a file, a PowerShell cmdlet (Verb-Noun) with a
@@ -67,8 +70,7 @@ _COMMAND = (r"\$ |>>> |#!|import \w|from [\w.]+ import |(?:\$\(|`)\s*(?:echo|pri
             r"(?i:(?:vssadmin|wbadmin)(?:\.exe)?\s+(?:delete|list|create|resize|start|stop)\b"
             r"|wmic(?:\.exe)?\s+\w+\s+(?:delete|get|call|list|where)\b|bcdedit(?:\.exe)?\s+/)|"
             # a cryptominer with its options: "xmrig --url ...", "nohup ./minerd -o ..."
-            r"(?:sudo\s+)?(?:nohup\s+)?(?:\./)?(?:xmrig|minerd|cpuminer|ccminer|cgminer|bfgminer|ethminer|nbminer|"
-            r"t-rex|lolminer|phoenixminer)\s+-")
+            r"(?:sudo\s+)?(?:nohup\s+)?(?:\./)?(?:" + "|".join(MINERS) + r")\s+-")
 # A line that reads as code or a command rather than prose (commands, definitions, calls).
 _CODE_LINE = re.compile(
     r"^\s*(?:" + _COMMAND + r"|\.\.\. |def \w+\s*\(|class \w+\s*[(:]|"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from .lazy import re
 
-from ..tree import BLOCK, CODE
+from ..tree import BLOCK, CODE, MINERS
 from .base import CODE as CAT_CODE
 from .base import Ctx, Rule, found, has_call, register
 
@@ -431,15 +431,14 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\bgcloud\s+(?:projects|organizations)\s+add-iam-policy-binding\b[^\n;&|]{0,300}?--role[=\s]+roles/owner\b"
     # ... and its processors lent to someone else: a cryptominer started on a pool
     r"|(?:(?m:^)|[;&|]\s*|\b(?:nohup|sudo|exec|screen\s+-dm\S*)\s+|[./])"
-    r"(?:xmrig|minerd|cpuminer|ccminer|cgminer|bfgminer|ethminer|nbminer|t-rex|lolminer|phoenixminer)(?:\.exe)?\b"
+    r"(?:" + "|".join(MINERS) + r")(?:\.exe)?\b"
     r"[^\n;&|]{0,200}?(?:\s(?:-o|--url|-u|--user|--pool|-p)\b|stratum\+(?:tcp|ssl|tls)://)"
     # ... and in a database: every privilege on every database granted, a role made superuser
     r"|(?i:\bgrant\s+all(?:\s+privileges)?\s+on\s+\*\.\*\s+to\b"
     r"|\b(?:alter|create)\s+(?:user|role)\s+[\w\"`'.@%-]+\s+(?:with\s+)?(?:[\w\s]{0,60}?\s)?superuser\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
      "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding",
-     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", "xmrig", "minerd", "cpuminer", "ccminer",
-     "cgminer", "bfgminer", "ethminer", "nbminer", "lolminer", "phoenixminer", "t-rex", "stratum+"),
+     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", *MINERS, "stratum+"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
     "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role, "
