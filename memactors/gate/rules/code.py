@@ -425,6 +425,11 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s(?:-v|--volume)[=\s]*[\"']?/:/"
     r"|\b(?:docker|podman)\s+run\b[^\n;&|]{0,300}?\s--privileged\b[^\n;&|]{0,300}?\bnsenter\s+(?:-\S+\s+)*-t\s*1\b"
     r"|\bpasswd\s+(?:-\w+\s+)*-d\s+root\b"
+    # the host's own namespaces entered from a container (pid 1's mount namespace: its whole /), a
+    # library preloaded into every program the system starts
+    r"|\bnsenter\s(?=[^\n;&|]{0,120}?(?:-t\s*|--target[=\s]+)1(?=\s|$))"
+    r"(?=[^\n;&|]{0,120}?(?:\s-[a-zA-Z]*[am][a-zA-Z]*(?=\s|$)|--mount\b|--all\b))"
+    r"|(?:>>?|\btee\s+(?:-\w+\s+)*)\s*[\"']?/etc/ld\.so\.preload\b"
     r"|\bkubectl\s+create\s+clusterrolebinding\b[^\n;&|]{0,300}?--clusterrole[=\s]+cluster-admin\b"
     # ... and in a cloud account: the administrator policy attached, the owner role granted
     r"|\baws\s+iam\s+attach-(?:user|role|group)-policy\b[^\n;&|]{0,300}?policy/AdministratorAccess\b"
@@ -438,13 +443,15 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\b(?:alter|create)\s+(?:user|role)\s+[\w\"`'.@%-]+\s+(?:with\s+)?(?:[\w\s]{0,60}?\s)?superuser\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
      "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding",
-     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", *MINERS, "stratum+"),
+     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", *MINERS, "stratum+", "nsenter"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
     "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role, "
-    "a database superuser), or a cryptominer started",
+    "a database superuser, the host's namespaces entered from a container, /etc/ld.so.preload written), or a "
+    "cryptominer started",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
-    "T1053.005 (scheduled task), T1548.001 (setuid, GTFOBins), T1496 (resource hijacking); kill(1) on pid -1",
+    "T1053.005 (scheduled task), T1548.001 (setuid, GTFOBins), T1611 (escape to host), T1574.006 (ld.so.preload), "
+    "T1496 (resource hijacking); kill(1) on pid -1",
     itriggers=("reg add", "reg.exe add", "schtasks"))
 # The system's defences turned off or its traces wiped: SELinux off, a firewall disabled or its
 # rules flushed, Defender's monitoring turned off or a path excluded from it, auditing stopped,
@@ -452,6 +459,8 @@ _shell_rule("code.sh_system_takeover", re.compile(
 # defenses, T1070 indicator removal). An app's own log truncated, "iptables -L", "ufw enable",
 # "setenforce 1" and "history | grep" are not.
 _SEC_UNITS = r"(?:firewalld|ufw|iptables|nftables|apparmor|auditd|selinux|fail2ban|falcon-sensor|wazuh-agent|osqueryd)"
+_MAC_SENSORS = (r"(?i:crowdstrike|falcon|carbonblack|cbdefense|sentinelone|sentinel|jamf\.protect|osquery|santa"
+                r"|xprotect)")
 _SYS_LOGS = r"/var/log/(?:auth\.log|secure|syslog|messages|wtmp|btmp|lastlog|kern\.log|audit/audit\.log)"
 _shell_rule("code.sh_impair_defenses", re.compile(
     r"\bsetenforce\s+(?:0|permissive)\b|\bufw\s+(?:--force\s+)?disable\b"
@@ -462,25 +471,38 @@ _shell_rule("code.sh_impair_defenses", re.compile(
     r"|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?" + _SEC_UNITS + r"(?:\.service)?\b"
     r"|\bnetsh\s+advfirewall\s+set\s+\w+\s+state\s+off\b"
     r"|(?i:\bset-mppreference\b[^\n]{0,80}?-disable\w+\s+(?:\$true|1)\b"
-    r"|\badd-mppreference\b[^\n]{0,40}?-exclusion(?:path|process)\b"
+    r"|\b(?:add|set)-mppreference\b[^\n]{0,80}?-exclusion(?:path|process|extension)\b"
     r"|\bwevtutil(?:\.exe)?\s+(?:cl|clear-log)\b|\bclear-eventlog\b"
+    # PowerShell's own command history deleted or no longer kept
+    r"|\bremove-item\b[^\n]{0,40}?\(get-psreadlineoption\)\.historysavepath\b"
+    r"|\bset-psreadlineoption\b[^\n]{0,40}?-historysavestyle\s+savenothing\b"
     # the means of recovery destroyed (ransomware's first step): shadow copies, backups, boot recovery
     r"|\bvssadmin(?:\.exe)?\s+delete\s+shadows\b|\bwmic(?:\.exe)?\s+shadowcopy\s+delete\b"
     r"|\bwbadmin(?:\.exe)?\s+delete\s+(?:catalog|systemstatebackup|backup)\b"
     r"|\bbcdedit(?:\.exe)?\s+/set\s+\S+\s+(?:recoveryenabled\s+no|bootstatuspolicy\s+ignoreallfailures)\b)"
     r"|\bhistory\s+-c\b|\bunset\s+HISTFILE\b|\bexport\s+HISTFILE=/dev/null\b"
+    r"|\bexport\s+HIST(?:FILE)?SIZE=0\b|\bset\s+\+o\s+history\b"
+    # auditing off (every audit rule deleted, or auditing disabled); the journal vacuumed down to
+    # its last seconds or minutes (not "--vacuum-time=2weeks", routine upkeep)
+    r"|\bauditctl\s+(?:-D\b|-e\s*0\b)|\bjournalctl\s[^\n]{0,160}?--vacuum-time=\d+(?:s|sec|m|min)?\b"
+    # macOS: Gatekeeper, System Integrity Protection or the quarantine of downloads turned off,
+    # an endpoint sensor's launch daemon unloaded
+    r"|\bspctl\s+--(?:master|global)-disable\b|\bcsrutil\s+disable\b"
+    r"|\bdefaults\s+write\s+com\.apple\.LaunchServices\s+LSQuarantine\s+-bool\s+(?:NO|false|0)\b"
+    r"|\blaunchctl\s+(?:unload|bootout|disable|remove)\b[^\n]{0,120}?" + _MAC_SENSORS +
     r"|\brm\s+(?:-\w+\s+)*[\"']?(?:~|\$HOME)/\.(?:bash|zsh)_history\b"
     r"|(?:^|[\s;&|(])(?:>|:\s*>|cat\s+/dev/null\s*>|truncate\s+-s\s*0)\s*[\"']?" + _SYS_LOGS + r"\b"
-    r"|\b(?:shred|rm)\s+(?:-\w+\s+)*[\"']?" + _SYS_LOGS + r"\b", re.M),
-    ("setenforce", "ufw", "iptables", "systemctl", "netsh", "history", "HISTFILE", "_history", "/var/log/",
-     "randomize_va_space"),
+    r"|\b(?:shred|rm)\s+(?:-\w+\s+)*[\"']?" + _SYS_LOGS + r"\b"
+    r"|\brm\s+(?:-\w+\s+)*[\"']?/var/log/?\*?[\"']?(?=$|[\s;&|)])", re.M),
+    ("setenforce", "ufw", "iptables", "systemctl", "netsh", "history", "HISTFILE", "HISTSIZE", "_history", "/var/log",
+     "randomize_va_space", "auditctl", "journalctl", "spctl", "csrutil", "LSQuarantine", "launchctl"),
     "the system's defences turned off or its traces wiped (setenforce 0, ufw disable, iptables -F, Defender off, "
-    "history -c, system logs emptied, shadow copies deleted)",
-    "MITRE ATT&CK T1562.001/.004 (disable tools, firewall), T1070.002/.003 (clear logs, command history), T1490 "
-    "(inhibit system recovery); "
+    "auditing off, Gatekeeper or SIP off, history -c, system logs emptied, shadow copies deleted)",
+    "MITRE ATT&CK T1562.001/.004/.012 (disable tools, firewall, Linux audit), T1553.001 (Gatekeeper bypass), "
+    "T1070.002/.003 (clear logs, command history), T1490 (inhibit system recovery); "
     "Sigma rules for the same commands",
     itriggers=("set-mppreference", "add-mppreference", "wevtutil", "clear-eventlog", "vssadmin", "shadowcopy",
-               "wbadmin", "bcdedit", "windefend"))
+               "wbadmin", "bcdedit", "windefend", "psreadlineoption"))
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
@@ -537,6 +559,11 @@ _shell_rule("code.sh_credential_exfil", re.compile(
     # the environment, its tokens and keys with it: "env | curl -d @- https://..."
     + r"|(?<![\w.-])(?:env|printenv)\s*\|\s*(?:sudo\s+)?(?:curl|wget)\b[^\n|;]{0,200}?@-"
     r"|(?<![\w.-])(?:env|printenv)\s*\|\s*(?:sudo\s+)?(?:nc|ncat|netcat|socat|telnet)\b"
+    # a cloud or cluster token printed and piped to the network ("gcloud auth print-access-token | curl -d @- ...")
+    r"|\b(?:gcloud\s+auth\s+(?:application-default\s+)?print-(?:access|identity)-token"
+    r"|az\s+account\s+get-access-token|aws\s+(?:sts\s+get-session-token|secretsmanager\s+get-secret-value"
+    r"|configure\s+export-credentials|ecr\s+get-login-password)|vault\s+(?:kv\s+get|read|token\s+create)"
+    r"|kubectl\s+(?:create\s+token|get\s+secrets?))\b[^\n;|]{0,200}?\|\s*(?:sudo\s+)?" + _NET + r"\b"
     + r"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n|;]{0,100}?<\s*[\"']?" + _CRED
     + r"|\b(?:scp|rsync|sftp)\b[^\n|;]{0,200}?\s[\"']?" + _CRED + r"[\"']?(?:\s+-\S+)*\s+[\w.-]+@?[\w.-]*:"
     + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*"
@@ -554,10 +581,10 @@ _shell_rule("code.sh_credential_exfil", re.compile(
      ".docker/config", ".kube/config", ".gnupg", "/etc/shadow", "/etc/gshadow", "/etc/passwd", "master.passwd",
      "privkey", "private_key", "private-key", ".pem", ".key",
      # (a tree packed by tar and piped on: "tar " alone is in "guitar " and "star ")
-     "| nc", "|nc", "| ncat", "| netcat", "| socat", "| curl", "|curl", "| telnet", "| openssl"),
+     "| nc", "|nc", "| ncat", "| netcat", "| socat", "| curl", "|curl", "| wget", "|wget", "| telnet", "| openssl"),
     "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
-    "uploaded, piped to the network, copied to a remote host or read into a Python request; every home packed "
-    "and piped to the network)",
+    "uploaded, piped to the network, copied to a remote host or read into a Python request; a cloud or cluster "
+    "token printed and piped to the network; every home packed and piped to the network)",
     "MITRE ATT&CK T1552.004 (private keys), T1552.001 (credentials in files), T1048/T1041 (exfiltration)",
     itriggers=("privatekey",), prose=True)
 # The system's own credentials dumped (MITRE ATT&CK T1003): Mimikatz and its sekurlsa module, the
@@ -574,13 +601,26 @@ _shell_rule("code.credential_dump", re.compile(
     r"|\bsecretsdump(?:\.py)?\s|\blazagne(?:\.exe)?\s+all\b)"
     r"|(?:^|&&\s*|\|\|\s*|\bsudo\s+)(?:cat|less|more|head|tail|strings|cp|base64|xxd)\s+(?:-\S+\s+)*"
     r"/etc/(?:shadow|gshadow)"
-    r"(?![\w.-])", re.M),
+    r"(?![\w.-])"
+    # a cloud machine's own credentials fetched from its metadata service (AWS, GCP, Azure, ECS)
+    r"|(?i:\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|http)\b[^\n|;]{0,200}?"
+    r"(?:169\.254\.169\.254/latest/meta-data/iam/security-credentials"
+    r"|(?:169\.254\.169\.254|metadata\.google\.internal)/computeMetadata/v1/instance/service-accounts/[^\s/\"']+/"
+    r"(?:token|identity)|169\.254\.169\.254/metadata/identity/oauth2/token|169\.254\.170\.2/v2/credentials))"
+    # a Kubernetes pod's service-account token read, a cluster's secret decoded, pid 1's environment read
+    r"|\b(?:cat|head|less|more|strings|base64|xxd|cp)\s+(?:-\S+\s+)*[\"']?"
+    r"(?:/var)?/run/secrets/kubernetes\.io/serviceaccount/token\b"
+    r"|\bkubectl\s+get\s+secrets?\b[^\n;]{0,200}?(?:\|\s*base64\s+(?:-d|-D|--decode)\b|base64decode)"
+    r"|\b(?:cat|strings|tr|xargs|head|less|more)\s[^\n|;]{0,40}?/proc/(?:1|\*)/environ\b", re.M),
     ("mimikatz", "sekurlsa::", "lsadump::", "procdump", "comsvcs", "minidump", "secretsdump", "lazagne", "/etc/shadow",
-     "/etc/gshadow"),
+     "/etc/gshadow", "169.254.169.254", "169.254.170.2", "metadata.google.internal", "serviceaccount/token",
+     "base64", "/environ"),
     "the system's credentials dumped (Mimikatz, an LSASS memory dump, the SAM hive saved, /etc/shadow read, "
-    "secretsdump, LaZagne)",
-    "MITRE ATT&CK T1003.001 (LSASS memory), T1003.002 (SAM), T1003.008 (/etc/shadow); Sigma rules for procdump "
-    "and comsvcs MiniDump of lsass", itriggers=("reg save", "reg.exe save", "invoke-mimikatz", "out-minidump"))
+    "secretsdump, LaZagne, a cloud machine's credentials fetched from its metadata service, a pod's service-account "
+    "token read, a Kubernetes secret decoded)",
+    "MITRE ATT&CK T1003.001 (LSASS memory), T1003.002 (SAM), T1003.008 (/etc/shadow), T1552.005 (cloud instance "
+    "metadata API), T1552.007 (container API); Sigma rules for procdump and comsvcs MiniDump of lsass",
+    itriggers=("reg save", "reg.exe save", "invoke-mimikatz", "out-minidump"))
 # PowerShell fetching a script and running it: IEX with a download, a download piped to iex, an
 # encoded command.
 _shell_rule("code.ps_download_exec", re.compile(

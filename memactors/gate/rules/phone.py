@@ -23,7 +23,7 @@ from functools import lru_cache
 from ..tree import DOC
 from .base import CONFIDENTIAL, PII, Ctx, Rule, found, lead, register, words
 from .national_id import REF_WORDS
-from .pii import PHONE_CN
+from .pii import IPV4, PHONE_CN
 
 # The regions whose national formats are recognised (NANP's metadata, "US", covers Canada;
 # Spain, Italy, Brazil, Mexico, the Netherlands and Korea since sitting 30).
@@ -147,6 +147,8 @@ def find_phone(text: str, start: int, end: int, cache: dict | None = None):
         raw = m.group()
         n = _digits(raw)
         if not 7 <= n <= 15 or PHONE_CN.fullmatch(raw) or _YMD.match(raw) or len(_ONE.findall(raw)) > 2:
+            continue
+        if "." in raw and IPV4.fullmatch(raw):  # an IPv4 address ("169.254.169.254"), however a phone it looks
             continue
         if raw.startswith(("+", "00")):
             # Grouped as phones are (three groups, ten digits or more), or after a phone word, a

@@ -326,7 +326,7 @@ register(Rule(
 
 # IPv4 addresses are personal data when they are someone's (home, my, user): a bare address
 # in a log or a version string is not. Octets bounded as in detect-secrets' IPPublicDetector.
-_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
+IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
                    r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![\w]|\.[0-9])", re.ASCII)
 _IP_SHAPE = r"\d\.\d{1,3}\.\d{1,3}\.\d"
 _PERSONAL = re.compile(r"\b(?:my|our|your|his|her|their|home|house|personal|user'?s?|customer'?s?)\b|"
@@ -334,7 +334,7 @@ _PERSONAL = re.compile(r"\b(?:my|our|your|his|her|their|home|house|personal|user
 
 
 def _ipv4(node, ctx: Ctx):
-    for m in _IPV4.finditer(ctx.text, node.start, node.end):
+    for m in IPV4.finditer(ctx.text, node.start, node.end):
         if _PERSONAL.search(window(ctx, m.start(), m.end(), 40, 10)):
             yield m.span()
 
