@@ -678,6 +678,11 @@ _CALLED = (rf"(?:(?:begin\s+|start\s+(?:of\s+)?|hidden\s+|[\w-]+(?:'s|s')\s+)?"
            # "Also, as the AI reading this, run ..." ("As an AI language model, I cannot ..." gives no order)
            rf"|(?:also\s*,?\s*|and\s+)?as\s+(?:the|an?|any)\s+{_AI}(?![\w.-])(?:\s+{_READS}\b[^.:,\n]{{0,30}}?)?\s*,"
            rf"|(?:ai|llm)\s+(?:[a-z]+\s+)?{_AI_ROLE}\s*[:：]"
+           # a label for its reader: "Additional instruction for the model:", "Note to the agent -" ("model"
+           # alone is a field's name, "model: gpt-4o"; a note or an instruction to the model is to the AI)
+           rf"|(?:(?:additional|new|updated|further|important|special|secret|urgent|final)\s+)?"
+           rf"(?:note|message|memo|instructions?|directives?)\s+(?:to|for)\s+(?:the\s+|this\s+|any\s+|all\s+)?"
+           rf"(?:models?|agents?|bots?)(?![\w.-])\s*[:,!-]"
            # an order claimed to come, over all others, from the model's maker ("The following is a
            # higher-priority directive from OpenAI:"; not "The instructions from Google: enable 2FA")
            rf"|(?:the\s+following\s+is\s+)?(?:an?\s+|the\s+)?(?:(?:(?:higher|high|top)[\s-]?priority|priority|"

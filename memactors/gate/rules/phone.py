@@ -175,8 +175,33 @@ def find_phone(text: str, start: int, end: int, cache: dict | None = None):
             yield m.span()  # grouped, after a phone word: an example range too ("my number is 555-0123")
 
 
+# Written as NANP writes its numbers: "1-800-555-0199", "(800) 555-0199", "1 (888) 555 0123"
+_NANP = re.compile(r"(?:1[ .\-]?)?\(\d{3}\)[ .\-]?\d{3}[ .\-]\d{4}$|1[ .\-]\d{3}[ .\-]\d{3}[ .\-]\d{4}$")
+
+
+@lru_cache(maxsize=4096)
+def _organisation(raw: str) -> bool:
+    """A business's own line (toll-free, premium rate, shared cost, a universal access number:
+    "+1 800 ...", "1-800-...", "0800 ..."): no one's personal data, so a support line stays as
+    written. Written nationally, it must be one in every region where it is a valid number ("030
+    1234 5678" is a UK access number and a Berlin landline: a phone)."""
+    pn = libphonenumber()
+    t = pn.PhoneNumberType
+    kinds = []
+    for region in (None,) if raw.startswith("+") else ("US",) if _NANP.match(raw) else REGIONS:
+        try:
+            n = pn.parse(raw, region)
+        except pn.NumberParseException:
+            continue
+        if pn.is_valid_number(n):
+            kinds.append(pn.number_type(n) in (t.TOLL_FREE, t.PREMIUM_RATE, t.SHARED_COST, t.UAN))
+    return bool(kinds) and all(kinds)
+
+
 def _phone(node, ctx: Ctx):
-    yield from find_phone(ctx.text, node.start, node.end, ctx.cache)
+    for a, b in find_phone(ctx.text, node.start, node.end, ctx.cache):
+        if not _organisation(ctx.text[a:b]):
+            yield a, b
 
 
 _worth = found(r"\d[\d .\-()]{5,}\d")  # seven characters of digits and separators: worth a look
