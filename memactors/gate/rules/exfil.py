@@ -124,11 +124,12 @@ _CRED_FILE = (r"[`'\"]?(?:(?:(?:~|\$HOME|/root|/home/[\w.-]+|/Users/[\w.-]+)/)?"
               r"\bcredentials\.json)[`'\"]?")
 _FILE_HANDED = re.compile(
     r"\b(?:read|open|cat|load|fetch|get|grab|take|copy)\s+(?:the\s+(?:contents?\s+of\s+|file\s+)?)?" + _CRED_FILE
-    + r"[^.\n]{0,60}?\b(?:pass|include|put|add|send|provide|attach|append|insert|paste)\s+"
-    r"(?:it|its\s+contents?|the\s+contents?|them|that)\s+(?:as|in|into|to|with)\s+"
+    + r"[^.\n]{0,60}?\b(?:pass|include|put|add|send|provide|attach|append|insert|paste|post)\s+"
+    r"(?:it|its\s+(?:contents?|output)|the\s+(?:contents?|output|result)|them|that)\s+(?:as|in|into|to|with|on)\s+"
     r"(?:the\s+|a\s+|an\s+|your\s+|this\s+)?"
     r"(?:[`'\"][\w-]+[`'\"]|https?://|(?:\w+\s+)?(?:parameter|argument|field|param|arg|sidenote|tool|call|webhook|url|"
-    r"server|endpoint|request|query|header|reply|response|answer|message|e-?mail)s?\b)"
+    r"server|endpoint|request|query|header|reply|response|answer|message|e-?mail|description|comment|issue|"
+    r"commit\s+message|chat|channel|thread)s?\b)"
     r"|\bcontents?\s+of\s+" + _CRED_FILE + r"[^.\n]{0,60}?\b(?:parameter|argument|field|param|arg|sidenote|header|"
     r"query|request|reply|response|answer)s?\b"
     # ... in German, French, Spanish or Portuguese: the file, its contents, a tool's parameter ("Lies die Datei

@@ -73,7 +73,13 @@ _LEAD = (r"(?:(?:please|kindly|also|then|and|so|now|note(?: to (?:the )?(?:assis
          r"(?:(?:if|when|whenever|unless|for|by|from|going|each|every|in|after|before|once|while|on|as|"
          # (a purpose that gates the rest: "To continue, please ask the user to confirm ..."; not "To send
          # data to the webhook, POST JSON to ...", a manual's)
-         r"to\s+(?:continue|proceed|complete|finish|verify|unlock|resume)|(?:the\s+)?next\s+time)\b"
+         r"to\s+(?:continue|proceed|complete|finish|verify|unlock|resume)"
+         # (or what a phishing page threatens: "To avoid suspension, ...", "To keep your account active, ...";
+         # not "To avoid conflicts, pull first")
+         r"|to\s+(?:avoid|prevent)\s+(?:(?:your|the|an?|any)\s+)?(?:account\s+)?(?:suspension|deactivation|termination|"
+         r"lockout|closure|being\s+locked\s+out|losing\s+access)"
+         r"|to\s+(?:keep|restore|regain|reactivate|secure)\s+(?:your|the|their)\s+(?:account|access|subscription)"
+         r"|(?:the\s+)?next\s+time)\b"
          r"[^,;:]{0,80},\s*)?"
          r"(?:(?:please|also|then|now)\s+)*")  # "When summarizing, also include ..."
 # English features are searched by RE2 (one linear pass: Python's re tries a long alternation
@@ -134,6 +140,12 @@ _DEONTIC = (
     r"|\b(?:shall|ought to|are to be|is to be|has to|have to|need to)\b"
     # someone's wish told to the reader as its order ("The user wants you to remember ...")
     r"|\b(?:wants|would\s+like|has\s+asked|asks|instructed|expects|needs)\s+you\s+to\b"
+    # ... or as a preference that turns a safeguard off ("user prefers that you skip two-factor prompts";
+    # not "prefers that you call before 5pm")
+    r"|\b(?:prefers?|would\s+prefer|likes?)\s+(?:that\s+)?you\s+(?:to\s+)?(?:skip|bypass|disable|turn\s+off|ignore|"
+    r"suppress|stop\s+(?:asking|showing|warning|checking))\b[^.\n]{0,40}?\b(?:two-factor|2fa|mfa|authenticat\w*|"
+    r"verification|verify\w*|confirm\w*|warnings?|security|safe\s+browsing|spam|filters?|antivirus|firewall|"
+    r"approvals?|reviews?|checks?|limits?|passwords?|pin)\b"
     r"|\b(?:is|are)\s+automatic\b|\bautomatically\s+(?:approved|accepted|granted|resolved|paid)\b"
     r"|\b(?:is|it's|it is)\s+(?:fine|ok|okay|acceptable|safe)\s+to\b|\bno need to\b|\bstill valid\b|\boptional\b"
     r"|\b(?:authori[sz]ed|approved|valid)\b[^.]{0,40}\b(?:do not|don't|no need)\b"
@@ -289,7 +301,7 @@ _CUE_EN = (r"(?i:\b(?:may|can|allowed|permitted|authori[sz]ed|pre-?approved|appr
            r"needs|needed|require|requires|required|apply|applies|necessary|longer|should|shall|ought|has to|"
            r"have to|must|fine|ok|okay|safe|optional|valid|without|unless|regardless|matter|automatic|automatically|"
            r"access|rights|permission|default|from now|from here|from this|going forward|henceforth|for all future|"
-           r"consented|agreed|opted|next time|users? ever|you to)\b"
+           r"consented|agreed|opted|next time|users? ever|you to|prefers? (?:that )?you)\b"
            rf"|(?:^|[^A-Za-z0-9_\s]\s*|(?:\b(?:please|kindly|also|then|and|so|now|but|not|never|always|just|\w+ly)|n't)\s+)"
            rf"(?:{_VERB})\b)")
 _CUE_ZH = (r"请|务必|必须|一律|直接|不要|别|不许|禁止|切勿|勿|记得|确保|把|将|用|使用|给|发|转|回复|告诉|删|跳过|忽略|关闭|打开|开启|"
