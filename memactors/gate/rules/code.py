@@ -617,7 +617,7 @@ _shell_rule("code.credential_dump", re.compile(
     r"|\b(?:cat|strings|tr|xargs|head|less|more)\s[^\n|;]{0,40}?/proc/(?:1|\*)/environ\b", re.M),
     ("mimikatz", "sekurlsa::", "lsadump::", "procdump", "comsvcs", "minidump", "secretsdump", "lazagne", "/etc/shadow",
      "/etc/gshadow", "169.254.169.254", "169.254.170.2", "metadata.google.internal", "serviceaccount/token",
-     "base64", "/environ"),
+     "get secret", "/environ"),
     "the system's credentials dumped (Mimikatz, an LSASS memory dump, the SAM hive saved, /etc/shadow read, "
     "secretsdump, LaZagne, a cloud machine's credentials fetched from its metadata service, a pod's service-account "
     "token read, a Kubernetes secret decoded)",

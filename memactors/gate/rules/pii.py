@@ -327,7 +327,7 @@ register(Rule(
 # IPv4 addresses are personal data when they are someone's (home, my, user): a bare address
 # in a log or a version string is not. Octets bounded as in detect-secrets' IPPublicDetector.
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}"
-                   r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![\w]|\.[0-9])", re.ASCII)
+                  r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?![\w]|\.[0-9])", re.ASCII)
 _IP_SHAPE = r"\d\.\d{1,3}\.\d{1,3}\.\d"
 _PERSONAL = re.compile(r"\b(?:my|our|your|his|her|their|home|house|personal|user'?s?|customer'?s?)\b|"
                        r"我|我们|你的|您的|他的|她的|家里|家庭|家中|个人|住处|用户|客户")
