@@ -459,8 +459,7 @@ _shell_rule("code.sh_system_takeover", re.compile(
 # defenses, T1070 indicator removal). An app's own log truncated, "iptables -L", "ufw enable",
 # "setenforce 1" and "history | grep" are not.
 _SEC_UNITS = r"(?:firewalld|ufw|iptables|nftables|apparmor|auditd|selinux|fail2ban|falcon-sensor|wazuh-agent|osqueryd)"
-_MAC_SENSORS = (r"(?i:crowdstrike|falcon|carbonblack|cbdefense|sentinelone|sentinel|jamf\.protect|osquery|santa"
-                r"|xprotect)")
+_MAC_SENSORS = r"(?i:crowdstrike|falcon|carbonblack|cbdefense|sentinel|jamf\.protect|osquery|santa|xprotect)"
 _SYS_LOGS = r"/var/log/(?:auth\.log|secure|syslog|messages|wtmp|btmp|lastlog|kern\.log|audit/audit\.log)"
 _shell_rule("code.sh_impair_defenses", re.compile(
     r"\bsetenforce\s+(?:0|permissive)\b|\bufw\s+(?:--force\s+)?disable\b"
@@ -596,6 +595,7 @@ _shell_rule("code.sh_credential_exfil", re.compile(
 # LSASS process's memory written to a file (procdump, comsvcs.dll's MiniDump), the SAM, SECURITY
 # or SYSTEM hive saved, the shadow file read, impacket's secretsdump, LaZagne. A command, not prose:
 # "Mimikatz's sekurlsa::logonpasswords reads LSASS" in an article is about it.
+_READ = r"(?:cat|less|more|head|tail|strings|cp|base64|xxd)"  # a file's contents printed or copied
 _shell_rule("code.credential_dump", re.compile(
     r"(?i:\binvoke-mimikatz\b"
     r"|\bmimikatz(?:\.exe)?\s+(?:[\"']?\w+::\w+[\"']?\s+)*[\"']?(?:sekurlsa|lsadump|kerberos|crypto)::\w+"
@@ -604,7 +604,7 @@ _shell_rule("code.credential_dump", re.compile(
     r"|\bcomsvcs(?:\.dll)?[\s,]+(?:#24|minidump)\b|\bout-minidump\b[^\n]{0,100}?\blsass\b"
     r"|\breg(?:\.exe)?\s+save\s+[\"']?HK(?:LM|EY_LOCAL_MACHINE)\\(?:sam|security|system)\b"
     r"|\bsecretsdump(?:\.py)?\s|\blazagne(?:\.exe)?\s+all\b)"
-    r"|(?:^|&&\s*|\|\|\s*|\bsudo\s+)(?:cat|less|more|head|tail|strings|cp|base64|xxd)\s+(?:-\S+\s+)*"
+    r"|(?:^|&&\s*|\|\|\s*|\bsudo\s+)" + _READ + r"\s+(?:-\S+\s+)*"
     r"/etc/(?:shadow|gshadow)"
     r"(?![\w.-])"
     # a cloud machine's own credentials fetched from its metadata service (AWS, GCP, Azure, ECS)
@@ -613,7 +613,7 @@ _shell_rule("code.credential_dump", re.compile(
     r"|(?:169\.254\.169\.254|metadata\.google\.internal)/computeMetadata/v1/instance/service-accounts/[^\s/\"']+/"
     r"(?:token|identity)|169\.254\.169\.254/metadata/identity/oauth2/token|169\.254\.170\.2/v2/credentials))"
     # a Kubernetes pod's service-account token read, a cluster's secret decoded, pid 1's environment read
-    r"|\b(?:cat|head|less|more|strings|base64|xxd|cp)\s+(?:-\S+\s+)*[\"']?"
+    r"|\b" + _READ + r"\s+(?:-\S+\s+)*[\"']?"
     r"(?:/var)?/run/secrets/kubernetes\.io/serviceaccount/token\b"
     r"|\bkubectl\s+get\s+secrets?\b[^\n;]{0,200}?(?:\|\s*base64\s+(?:-d|-D|--decode)\b|base64decode)"
     r"|\b(?:cat|strings|tr|xargs|head|less|more)\s[^\n|;]{0,40}?/proc/(?:1|\*)/environ\b", re.M),
