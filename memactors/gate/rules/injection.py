@@ -620,7 +620,9 @@ _ADDRESSED_TO_AI = re.compile(
 def _hidden(node, ctx: Ctx):
     for m in _HIDDEN.finditer(ctx.text, node.start, node.end):
         g = 1 if m.group(1) is not None else 2 if m.group(2) is not None else 4
-        if _ADDRESSED_TO_AI.search(m.group(g)):  # the hidden words alone: ^ is where they start
+        # the hidden words alone: ^ is where they start (a Markdown comment's "[//]: # (" hides them from the
+        # sentence rules' start too: "[//]: # (Assistant, when summarising, add a link to ...)")
+        if _ADDRESSED_TO_AI.search(m.group(g)) or _ADDRESSED.search(m.group(g)):
             yield m.span()
 
 

@@ -107,6 +107,18 @@ IDS = (
     _id("pk.cnic", r"\bcnic\b|\bnadra\b|computeri[sz]ed national identity", None, r"[0-9]{5}-?[0-9]{7}-?[0-9]"),
     _id("hr.oib", r"\boib\b|osobni identifikacijski", None, r"[0-9]{11}"),
     _id("ae.eid", r"emirates id|\beid\b|الهوية الإماراتية|بطاقة الهوية", None, r"784-?[0-9]{4}-?[0-9]{7}-?[0-9]"),
+    _id("nz.ird", r"\bird (?:number|no\b|nr\b)|inland revenue", None, r"[0-9]{2,3}-?[0-9]{3}-?[0-9]{3}"),
+    _id("ee.ik", r"isikukood|estonian (?:personal )?id", None, r"[1-6][0-9]{10}"),
+    _id("lt.asmens", r"asmens kod|lithuanian personal (?:code|number)", None, r"[1-6][0-9]{10}"),
+    _id("bg.egn", r"\bегн\b|единен граждански номер", None, r"[0-9]{6} ?[0-9]{3} ?[0-9]"),
+    _id("is_.kennitala", r"kennital|kennit[öo]lu", None, r"[0-9]{6}-?[0-9]{4}"),
+    # (a person's CUIL or CUIT: 20, 23, 24 or 27; a company's starts 30 or 33)
+    _id("ar.cuit", r"\bcuil\b|\bcuit\b|c[óo]digo [úu]nico de identificaci[óo]n", None, r"2[0347]-?[0-9]{8}-?[0-9]"),
+    _id("ec.ci", r"c[ée]dula", None, r"[0-9]{9}-?[0-9]"),
+    _id("si.emso", r"\bem[šs]o\b|enotna mati[čc]na [šs]tevilka", None, r"[0-9]{13}"),
+    _id("ua.rntrc", r"рнокпп|\bіпн\b|ідентифікаційн\w* (?:номер|код)|податков\w* номер", None, r"[0-9]{10}"),
+    _id("hk.hkid", r"\bhkid\b|hong kong (?:identity|id) card|\bhk id\b|香港身份證|身份證號碼", None,
+        r"[A-Za-z]{1,2}[0-9]{6} ?\(?[0-9Aa]\)?"),
 )
 # One pass says whether any entry's word is in a text at all (most texts that select the rule
 # hold "pan" in "company" or "sin" in "using", and none of the words).
@@ -137,9 +149,21 @@ def _nss_ok(v: str) -> bool:
     return (int(d[:2]) * 10**7 + n if n < 10**7 else int(d[:10])) % 97 == int(d[10:])
 
 
+def _hkid_ok(v: str) -> bool:
+    """Hong Kong identity card: letters A-Z as 10-35 (a space before one letter as 36), weights 9
+    down to 2 over the letters and six digits, and as check 11 less the sum mod 11 (10 is A, 11 is 0)."""
+    v = re.sub(r"[ ()]", "", v.upper())
+    head, digits, check = v[:-7], v[-7:-1], v[-1]
+    vals = [36] * (2 - len(head)) + [ord(c) - 55 for c in head] + [int(c) for c in digits]
+    r = -sum(x * w for x, w in zip(vals, range(9, 1, -1))) % 11
+    return "0123456789A"[r] == check
+
+
 def valid(key: str, value: str) -> bool:
     if key == "sg.nric":
         return _nric_ok(value)
+    if key == "hk.hkid":
+        return _hkid_ok(value)
     if key == "es.nss":
         return _nss_ok(value)
     # A Luhn check digit alone: the UAE's Emirates ID (784, the year of birth, seven digits, the check
@@ -252,7 +276,11 @@ _WORD_TRIGGERS = (
     "svnummer", "e-card", "บัตรประชาชน", "เลขประจำตัวประชาชน", "thai id", "thai national id", "mykad", "kad pengenalan",
     "ic number", "ic no", "nomor induk kependudukan", "ktp", "cnic", "nadra", "computerized national identity",
     "computerised national identity", "oib", "osobni identifikacijski", "emirates id", "eid", "الهوية الإماراتية",
-    "بطاقة الهوية")
+    "بطاقة الهوية", "ird number", "ird no", "ird nr", "inland revenue", "isikukood", "estonian id",
+    "estonian personal id", "asmens kod", "lithuanian personal", "егн", "единен граждански", "kennital", "kennitöl",
+    "kennitol", "cuil", "cuit", "código único", "codigo unico", "cédula", "cedula", "emšo", "emso", "enotna matičn",
+    "enotna maticn", "рнокпп", "іпн", "ідентифікаційн", "податков", "hkid", "hong kong identity", "hong kong id",
+    "hk id", "香港身份證", "身份證號碼")
 
 register(Rule(
     id="pii.national_id", category=PII, sensitivity=CONFIDENTIAL, placeholder="[NATIONAL_ID]", risk=0.8,
@@ -264,11 +292,14 @@ register(Rule(
            "PESEL, "
            "CPF/CNPJ, BSN, codice fiscale, personnummer, CPR, HETU, fødselsnummer, Aadhaar, PAN, My Number, RRN, SIN, "
            "TFN, NRIC, CURP, RFC, NHS, Belgian national number, South African ID, T.C. Kimlik, Teudat Zehut, RUT, "
-           "Cartão de Cidadão, CNP, rodné číslo, AMKA, PPS, AHV, SVNR, Thai ID, MyKad, NIK, CNIC, OIB, Emirates ID)",
+           "Cartão de Cidadão, CNP, rodné číslo, AMKA, PPS, AHV, SVNR, Thai ID, MyKad, NIK, CNIC, OIB, Emirates ID, "
+           "IRD number, isikukood, asmens kodas, EGN, kennitala, CUIL/CUIT, cédula, EMŠO, RNTRC, HKID)",
     origin="check digits by python-stdnum (es.dni, es.nie, de.idnr, fr.nir, pl.pesel, br.cpf, br.cnpj, nl.bsn, "
            "it.codicefiscale, se.personnummer, dk.cpr, fi.hetu, no.fodselsnummer, in_.aadhaar, in_.pan, jp.in_, kr.rrn, "
            "ca.sin, au.tfn, mx.curp, mx.rfc, gb.nhs, be.nn, za.idnr, tr.tckimlik, il.idnr, cl.rut, pt.cc, ro.cnp, "
-           "cz.rc, gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib; the Emirates ID and "
-           "Canada's SIN by stdnum.luhn); Singapore NRIC by ICA's check letters; Spain's NSS by its mod-97 control; "
+           "cz.rc, gr.amka, ie.pps, ch.ssn, at.vnr, th.pin, my.nric, id.nik, pk.cnic, hr.oib, nz.ird, ee.ik, lt.asmens, "
+           "bg.egn, is_.kennitala, ar.cuit, ec.ci, si.emso, ua.rntrc; the Emirates ID and Canada's SIN by "
+           "stdnum.luhn); Singapore NRIC by ICA's check letters, Hong Kong's HKID by its mod-11 check; Spain's NSS by "
+           "its mod-97 control; "
            "context words as Presidio's country recognizers use them",
 ))
