@@ -301,7 +301,7 @@ _CUE_EN = (r"(?i:\b(?:may|can|allowed|permitted|authori[sz]ed|pre-?approved|appr
            r"needs|needed|require|requires|required|apply|applies|necessary|longer|should|shall|ought|has to|"
            r"have to|must|fine|ok|okay|safe|optional|valid|without|unless|regardless|matter|automatic|automatically|"
            r"access|rights|permission|default|from now|from here|from this|going forward|henceforth|for all future|"
-           r"consented|agreed|opted|next time|users? ever|you to|prefers? (?:that )?you)\b"
+           r"consent|consented|agreed|opted|next time|users? ever|you to|prefers? (?:that )?you)\b"
            rf"|(?:^|[^A-Za-z0-9_\s]\s*|(?:\b(?:please|kindly|also|then|and|so|now|but|not|never|always|just|\w+ly)|n't)\s+)"
            rf"(?:{_VERB})\b)")
 _CUE_ZH = (r"请|务必|必须|一律|直接|不要|别|不许|禁止|切勿|勿|记得|确保|把|将|用|使用|给|发|转|回复|告诉|删|跳过|忽略|关闭|打开|开启|"

@@ -509,7 +509,40 @@ _PASSPORT_LABEL = re.compile(r"(?<![A-Za-z])(?:number|nummer|numéro|número|num
 _LOWER_PASSPORT = re.compile(r"[a-z]{1,2}[0-9]+")  # typed in lower case: a letter or two, then digits ("k1234567")
 
 
+# A passport's or an identity card's machine-readable zone (ICAO Doc 9303): the document number,
+# the date of birth and the expiry each with its 7-3-1 check digit (python-stdnum has no MRZ
+# check), the name line above it taken with it. TD3 (passports: two lines of 44), TD1 (cards: three of 30).
+_MRZ_VALUES = {c: i for i, c in enumerate("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")} | {"<": 0}
+_TD3 = re.compile(r"(?:^[ \t]*P[A-Z<][A-Z<]{3}[A-Z<]{39}[ \t]*\r?\n[ \t]*)?"
+                  r"(?<![A-Z0-9<])([A-Z0-9<]{9})([0-9])[A-Z<]{3}([0-9]{6})([0-9])[MFX<]([0-9]{6})([0-9])"
+                  r"([A-Z0-9<]{14})([0-9<])([0-9])(?![A-Z0-9<])", re.M)
+_TD1 = re.compile(r"(?<![A-Z0-9<])[IAC][A-Z<][A-Z<]{3}([A-Z0-9<]{9})([0-9])[A-Z0-9<]{15}[ \t]*\r?\n[ \t]*"
+                  r"([0-9]{6})([0-9])[MFX<]([0-9]{6})([0-9])[A-Z<]{3}[A-Z0-9<]{11}[0-9]"
+                  r"(?:[ \t]*\r?\n[ \t]*[A-Z<]{30}(?![A-Z0-9<]))?")
+_MRZ_HINT = r"[0-9]{7}[MFX<][0-9]{7}"  # the dates of birth and expiry, each with its check digit, the sex between
+_MRZ_HINT_RX = re.compile(_MRZ_HINT)
+
+
+def _mrz_ok(field: str, check: str) -> bool:
+    return check.isdigit() and sum(_MRZ_VALUES[c] * (7, 3, 1)[i % 3] for i, c in enumerate(field)) % 10 == int(check)
+
+
+def _mrz(text: str, start: int, end: int):
+    for m in _TD3.finditer(text, start, end):
+        doc, dc, born, bc, exp, ec, own, oc, whole = m.groups()
+        if _mrz_ok(doc, dc) and _mrz_ok(born, bc) and _mrz_ok(exp, ec) \
+                and (_mrz_ok(own, oc) or oc == "<" and own == "<" * 14) \
+                and _mrz_ok(doc + dc + born + bc + exp + ec + own + oc, whole):
+            yield m.span()
+    for m in _TD1.finditer(text, start, end):
+        doc, dc, born, bc, exp, ec = m.groups()
+        if _mrz_ok(doc, dc) and _mrz_ok(born, bc) and _mrz_ok(exp, ec):
+            yield m.span()
+
+
 def _passport(node, ctx: Ctx):
+    if _MRZ_HINT_RX.search(ctx.text, node.start, node.end):
+        yield from _mrz(ctx.text, node.start, node.end)
     view = ctx.cache.get("snake")
     if view is None:  # "passport_number" read as "passport number" (same length: spans unchanged)
         view = ctx.cache["snake"] = ctx.text.replace("_", " ")
@@ -525,7 +558,9 @@ register(Rule(
     id="pii.passport", category=PII, sensitivity=CONFIDENTIAL, placeholder="[PASSPORT]", risk=0.8,
     binds=(DOC,), find=_passport,
     itriggers=("passport", "travel document", "护照", "護照", "パスポート", "reisepass", "passnummer", "pasaporte", "passeport",
-               "passaport", "паспорт", "여권"),
-    reason="passport number (6-9 letters and digits) right after a passport word",
-    origin="ICAO Doc 9303 document numbers (up to 9 characters); context approach of Presidio UsPassportRecognizer",
+               "passaport", "паспорт", "여권"), trigger=found(_MRZ_HINT, ascii=True),
+    reason="passport number (6-9 letters and digits) right after a passport word, or a passport's or an identity "
+           "card's machine-readable zone with valid check digits",
+    origin="ICAO Doc 9303 document numbers (up to 9 characters) and MRZ check digits; context approach of Presidio "
+           "UsPassportRecognizer",
 ))
