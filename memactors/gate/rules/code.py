@@ -22,11 +22,15 @@ _SHELL = {"os.system", "os.popen", "os.execl", "os.execle", "os.execlp", "os.exe
 _PICKLE = {"pickle.loads", "pickle.load", "cPickle.loads", "cPickle.load", "_pickle.loads", "dill.loads", "dill.load",
            "marshal.loads", "marshal.load", "shelve.open", "jsonpickle.decode",  # B301, B302
            "yaml.load", "yaml.load_all", "yaml.unsafe_load", "yaml.unsafe_load_all",  # B506 (unless a safe Loader)
-           "torch.load"}  # B614 (unless weights_only=True): a checkpoint is a pickle
+           "torch.load",  # B614 (unless weights_only=True): a checkpoint is a pickle
+           # pickles by other names: scikit-learn's joblib files, pandas' and cloudpickle's, an Unpickler, and
+           # numpy's arrays read with allow_pickle=True
+           "joblib.load", "pandas.read_pickle", "cloudpickle.loads", "cloudpickle.load", "pickle.Unpickler",
+           "numpy.load"}
 _PY_TRIGGERS = ("eval", "exec", "__import__", "system", "popen", "spawn", "subprocess", "pickle", "marshal", "dill",
-                "shelve", "getoutput", "pty", "yaml", "torch.load", "__builtins__")  # each behind has_call
+                "shelve", "getoutput", "pty", "yaml", "torch.load", "__builtins__", "joblib")  # each behind has_call
 # Calls that are safe with the right argument: yaml's loaders that build no objects, torch's
-# weights-only unpickler. Named "<name>:safe" then, so no rule's set holds them.
+# weights-only unpickler, numpy without allow_pickle. Named "<name>:safe" then, so no rule's set holds them.
 _SAFE_LOADERS = {"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"}
 
 
@@ -37,6 +41,9 @@ def _safe_call(name: str, call: ast.Call) -> bool:
     if name == "torch.load":
         return any(k.arg == "weights_only" and isinstance(k.value, ast.Constant) and k.value.value is True
                    for k in call.keywords)
+    if name == "numpy.load":  # numpy refuses object arrays unless told otherwise
+        return not any(k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+                       for k in call.keywords)
     return False
 
 
@@ -194,8 +201,10 @@ for _id, _names, _prefix, _fallback, _why, _bandit in (
     ("code.py_shell", _SHELL, "subprocess.", r"\bos\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?)\s*\(|\bsubprocess\.\w+\s*\(",
      "Python call that runs a shell or a process (os.system, subprocess.*)",
      "Bandit B602-B607 subprocess, B605 start_process_with_a_shell"),
-    ("code.py_deserialize", _PICKLE, None, r"\b(?:c?[pP]ickle|_pickle|marshal|dill)\.loads?\s*\(|\byaml\.unsafe_load\s*\(",
-     "Python unpickling/unmarshalling of data (pickle.loads, yaml.load without a safe loader, torch.load)",
+    ("code.py_deserialize", _PICKLE, None, r"\b(?:c?[pP]ickle|_pickle|marshal|dill|cloudpickle)\.loads?\s*\(|"
+     r"\byaml\.unsafe_load\s*\(|\bjoblib\.load\s*\(|\.read_pickle\s*\(|\ballow_pickle\s*=\s*True\b",
+     "Python unpickling/unmarshalling of data (pickle.loads, yaml.load without a safe loader, torch.load, joblib.load, "
+     "pandas.read_pickle, numpy.load with allow_pickle=True)",
      "Bandit B301 pickle, B302 marshal, B506 yaml_load, B614 pytorch_load"),
 ):
     register(Rule(id=_id, category=CAT_CODE, sensitivity="", placeholder=None, risk=0.5, binds=(CODE, BLOCK),

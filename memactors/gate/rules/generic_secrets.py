@@ -541,7 +541,7 @@ register(Rule(
 
 # Passwords on a command line, where the flag says what the value is: curl's -u user:password,
 # the MySQL clients' -pPASSWORD (glued: "-p" alone prompts, "-p db" names a database), a
-# registry login's -p/--password, sshpass -p, openssl's pass:, any --*password flag. A shell
+# registry login's -p/--password (and the Azure CLI's), sshpass -p, openssl's pass:, any --*password flag. A shell
 # variable, a template or "-" (stdin) is not a value (placeholder_value).
 _V = r"""(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"]+))"""  # quoted (the quotes left out) or a bare word
 # the same command: no pipe, no separator before the flag, and at most 1,000 characters on (a line of
@@ -550,7 +550,7 @@ _CMD = r"[^\n|;&]{0,1000}?\s"
 _CLI_PW = re.compile(
     r"\bcurl\b" + _CMD + r"(?:-u|--user)(?:\s+|=)?(?:'[^':\n]*:([^'\n]+)'|\"[^\":\n]*:([^\"\n]+)\"|[^\s:'\"]*:([^\s'\"]+))"
     r"|\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b" + _CMD + r"-p" + _V
-    + r"|\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm(?:\s+registry)?)\s+login\b" + _CMD
+    + r"|\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm(?:\s+registry)?|az(?:\s+acr)?)\s+login\b" + _CMD
     + r"(?:-p|--password)(?:\s+|=)" + _V
     + r"|\bsshpass\s+(?:-[A-Za-z]\S*\s+)*?-p\s*" + _V
     + r"|\s-pass(?:in|out)?\s+pass:" + _V
@@ -558,14 +558,15 @@ _CLI_PW = re.compile(
 
 
 _PROSE_WORD = re.compile(r"[a-z]+[.,;:!?)]*")
+_CERT_PATH = re.compile(r"(?:~|\.{1,2})?/[\w./-]*\.(?:pem|crt|cer|pfx|p12|key)")  # "az login -p ~/certs/app.pem"
 
 
 def _command_line(node, ctx: Ctx):
     for m in _CLI_PW.finditer(ctx.text, node.start, node.end):
         g = next(i for i in range(1, _CLI_PW.groups + 1) if m.group(i) is not None)
         # a word after the flag in prose is what the sentence says of it ("the --password flag is
-        # deprecated", "--password option removed"), not a value
-        if passwordish(m.group(g)) and not _PROSE_WORD.fullmatch(m.group(g)):
+        # deprecated", "--password option removed"), not a value; nor is a certificate's path
+        if passwordish(m.group(g)) and not _PROSE_WORD.fullmatch(m.group(g)) and not _CERT_PATH.fullmatch(m.group(g)):
             yield m.span(g)
 
 

@@ -231,6 +231,20 @@ _provider("secret.postman", _B + r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}" + _E, (
           "gitleaks postman-api-token", tokens=False)
 _provider("secret.age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + _E, ("AGE-SECRET-KEY-1",),
           "age encryption secret key (AGE-SECRET-KEY-1 + 58 bech32)", "gitleaks age-secret-key", tokens=False)
+# Other chat and automation services' incoming webhooks: whoever holds the URL posts into the team's
+# channel or starts the workflow (Microsoft Teams, new and legacy hosts; Zapier's catch hooks; IFTTT's
+# Maker key; Make's hooks).
+_provider("secret.webhook_url",
+          r"(?:[a-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
+          r"/[a-f0-9-]{36}@[a-f0-9-]{36}/IncomingWebhook/[a-f0-9]{32}/[a-f0-9-]{36}"
+          r"|hooks\.zapier\.com/hooks/catch/[0-9]{4,12}/[A-Za-z0-9]{5,12}" + _E
+          + r"|maker\.ifttt\.com/(?:trigger/[\w-]{1,64}/(?:json/)?with/key|use)/[A-Za-z0-9_-]{20,43}" + _E
+          + r"|hook\.(?:[a-z]{2}[0-9]\.)?(?:make|integromat)\.com/[a-z0-9]{32}" + _E,
+          ("webhook.office.com/", "outlook.office.com/webhook/", "outlook.office365.com/webhook/", "hooks.zapier.com/",
+           "maker.ifttt.com/", "make.com/", "integromat.com/"),
+          "an incoming-webhook URL of Microsoft Teams, Zapier, IFTTT or Make", "gitleaks microsoft-teams-webhook; "
+          "SonarSource S6720 (Zapier webhook URLs); IFTTT's Maker key and Make's hook URLs as their docs give them",
+          tokens=False)
 _provider("secret.discord_webhook", r"discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_\-]{60,80}" + _E,
           ("/api/webhooks/",), "Discord webhook URL", "gitleaks discord-webhook; trufflehog discordwebhook", tokens=False)
 
