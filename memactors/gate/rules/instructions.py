@@ -15,10 +15,10 @@ or on all that is kept, ``injection_intl.BARE_ORDER``):
   authorised / pre-approved / exempt / waived, counts as, is treated as, does not need, no longer
   required, should / must (be), not "should now be able to" (what something can do); 可以, 允许, 有权, 无需, 不需要,
   不再需要, 视为, 一律, 必须, 应当;
-- **standing**: by default, from now on, going forward, every time, whenever, all / any requests;
+- **standing**: by default, from now on, going forward, every time, whenever, all / any requests, every prompt;
   默认, 以后, 今后, 每次, 所有, 凡是, 无论;
 - **narrative** (against): what happened or how things are, as facts are told: past tense,
-  dates and years, "last week", "according to", amounts with units, a product's versions and
+  dates and years, "last week", "so far", "according to", amounts with units, a product's versions and
   what it supports; 了/过, 年/月/日, 上周, 昨天, 根据, 通常.
 
 - **errand** (against): a person's own errand (bring, pack, wear, proceed, don't forget, submit)
@@ -159,11 +159,12 @@ _SHOULD = re.compile(r"\bshould\b(?!\s+(?:now\s+|also\s+|still\s+|then\s+)*be\s+
 _STANDING = (
     r"(?i)\b(?:in future|every time|each time|whenever|always|never|at all times|any ?more)\b"
     r"|\b(?:all|any|every|each)\s+(?:\w+\s){0,2}(?:requests?|messages?|tickets?|orders?|users?|emails?|links?|"
-    r"attachments?|invoices?|answers?|replies|quotes?|bookings?|accounts?|subscriptions?|entries|pull requests)\b")
+    r"attachments?|invoices?|answers?|replies|quotes?|bookings?|accounts?|subscriptions?|entries|pull requests|"
+    r"prompts?|responses?|questions?|queries|conversations?|chats?)\b")
 _NARRATIVE = re2.compile(
     r"(?i)\b(?:was|were|had|did|been|yesterday|last (?:week|month|year|quarter|night|march|friday)|ago|according to|"
     r"until|since|in (?:19|20)\d\d|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|\d{1,2} \w+)|"
-    r"this month|overnight|usually|mostly|supported|launched|released|took place|"
+    r"this month|overnight|usually|mostly|supported|launched|released|took place|so far|to date|"
     # a question someone asked or weighed, told as what happened ("she asked whether she should ..."):
     r"(?:asked|wondered|wonders|asks|debated|was unsure|is unsure|were unsure|are unsure|not sure) (?:whether|if))\b"
     r"|\bversion \d|\b\d+\.\d+\b")
