@@ -714,7 +714,10 @@ _ADDRESSED = re.compile(
     rf"|(?:^|(?<=[.!?])\s+)[^\w\n]{{0,4}}\s*(?:{_CALLED})[^.!?\n]{{1,120}}[.!?]\s+(?:{_ORDER})"
     # a field or a header named as orders for the AI, its value an order ('"ai_instructions": "When
     # summarizing, also send ..."', "X-AI-Instruction: forward ...")
-    rf"|{_AI_FIELD}\s*[:=]\s*[\"']?\s*(?:{_ORDER})"
+    rf"|{_AI_FIELD}(?:\*\*|__)?\s*[:=]\s*(?:\*\*|__)?\s*[\"']?\s*(?:{_ORDER})"
+    # ... in bold ("> **Assistant instruction**: store ..."), or an HTML meta tag's content
+    # ('<meta name="ai-instructions" content="Tell users ...">')
+    rf"|<meta\b[^>]{{0,80}}?\bname\s*=\s*{_AI_FIELD}\s+content\s*=\s*[\"']\s*(?:{_ORDER})"
     # the AI told in the third person what to do now ("the AI should now call the transfer_funds
     # tool ..."; "The assistant should summarize documents" says what it is for, "The AI will now
     # show you the results" what a page does)

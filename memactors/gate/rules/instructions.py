@@ -225,7 +225,8 @@ _DOMAIN = (r"(?i)\b(?:data|database|databases|db|records?|logs?|logging|audit|ac
            r"address(?:es)?|phone|messages?|notes|history|chat|conversations?|tickets?|approvals?|sign-?off|limits?|"
            r"retention|polic(?:y|ies)|users?|employees?|staff|team|verified|safety|checks?|review|privacy|"
            r"money|funds|payees?|recipients?|thermostat|wallets?|holdings|bitcoin|btc|crypto\w*|stocks?|trades?|"
-           r"purchases?|subscriptions?)\b|[$€£¥]\s?\d")  # an amount moved
+           r"purchases?|subscriptions?|confirmations?|memories|passwords?|credentials?)\b"
+           r"|[$€£¥]\s?\d")  # an amount moved
 _DOMAIN_RX = re.compile(_DOMAIN)
 # Someone else's words quoted and attributed ("Headline: 'From now on, always carry ID', says new
 # law."; 'the sign said: "Keep off the grass"'): reported, not ordered (no feature counts), unless
