@@ -346,16 +346,31 @@ register(Rule(
 # 2.2945"), an office's or a shop's stays.
 _COORDS = re.compile(r"(?<![\w.\-+])([-+]?\d{1,2}\.\d{3,})\s*°?\s*[NS]?\s*,\s*"
                      r"([-+]?\d{1,3}\.\d{3,})\s*°?\s*[EW]?(?![\w.])")
+# (or in degrees, minutes and seconds, as a map app copies them: 40°42'46"N 74°00'22"W, ~30 m)
+_DMS = re.compile(r"(?<![\w.])(\d{1,2})\s*°\s*(\d{1,2})\s*['′]\s*(\d{1,2}(?:\.\d+)?)\s*(?:[\"″]|'')\s*([NS])"
+                  r"\s*,?\s*(\d{1,3})\s*°\s*(\d{1,2})\s*['′]\s*(\d{1,2}(?:\.\d+)?)\s*(?:[\"″]|'')\s*([EW])(?!\w)")
+# (a person's own place now is as precise: "I'm at 40.7128° N, 74.0060° W right now")
 _HOME_BEFORE = re.compile(r"\b(?:(?:my|our|his|her|their|your)\s+(?:home|house|place|flat|apartment|residence)|home\s+"
                           r"(?:is|address|location|coordinates|gps)|(?:i|we|she|he|they)\s+live|lives?\s+(?:at|here)|"
-                          r"where\s+(?:i|we|she|he|they)\s+live)\b")
+                          r"where\s+(?:i|we|she|he|they)\s+live"
+                          r"|(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:currently\s+|now\s+)?"
+                          r"(?:at|located\s+at|staying\s+at))\b")
 _HOME_AFTER = re.compile(r"\s*[(\[-]?\s*(?:(?:my|our)\s+)?(?:home|house|where\s+(?:i|we)\s+live)\b", re.I)
+
+
+def _points(text: str, start: int, end: int):
+    """Each latitude and longitude written in the text, as a match and the two numbers."""
+    for m in _COORDS.finditer(text, start, end):
+        yield m, float(m.group(1)), float(m.group(2))
+    for m in _DMS.finditer(text, start, end):
+        d1, m1, s1, _, d2, m2, s2, _ = m.groups()
+        if int(m1) < 60 and int(m2) < 60:
+            yield m, int(d1) + int(m1) / 60 + float(s1) / 3600, int(d2) + int(m2) / 60 + float(s2) / 3600
 
 
 def _home_coordinates(node, ctx: Ctx):
     text = ctx.text
-    for m in _COORDS.finditer(text, node.start, node.end):
-        lat, lon = float(m.group(1)), float(m.group(2))
+    for m, lat, lon in _points(text, node.start, node.end):
         if abs(lat) > 90 or abs(lon) > 180:
             continue
         before = lead(text, m.start(), 60, ctx.cache)
@@ -367,8 +382,9 @@ def _home_coordinates(node, ctx: Ctx):
 register(Rule(
     id="pii.home_coordinates", category=PII, sensitivity=CONFIDENTIAL, placeholder="[LOCATION]", risk=0.6,
     binds=(DOC,), find=_home_coordinates,
-    trigger=found(r"\d\.\d{3,}\s*°?\s*[NS]?\s*,\s*[-+]?\d{1,3}\.\d{3}", ascii=True),
-    reason="a home's latitude and longitude (three decimals or more) said of a home",
+    trigger=found(r"\d\.\d{3,}\s*°?\s*[NS]?\s*,\s*[-+]?\d{1,3}\.\d{3}|\d\s*°\s*\d{1,2}\s*['′]", ascii=True),
+    reason="a home's latitude and longitude (three decimals or more, or degrees, minutes and seconds) said of a home, "
+           "or of where the speaker is now",
     origin="GDPR Art. 4(1) location data; CCPA 1798.140(v)(1)(G) precise geolocation; the street-address rule's "
            "home words",
 ))

@@ -146,7 +146,12 @@ _CONDITION_FRAMES = _before(
     rf"(?:suffer(?:s|ed|ing)?|recover(?:s|ed|ing)?|died|in[ \t]+remission|in[ \t]+recovery)[ \t]+(?:from|of)"
     rf"[ \t]+{_QUAL}",
     rf"(?:living|lives|live|struggl(?:e|es|ed|ing)|dealing|deals|copes?|coping)[ \t]+with[ \t]+{_QUAL}",
-    rf"(?:tested|tests|test)[ \t]+positive[ \t]+for[ \t]+{_QUAL}",
+    rf"(?:(?:tested|tests|test)|came[ \t]+back)[ \t]+positive[ \t]+for[ \t]+{_QUAL}",
+    # what a genetic test of theirs found: "my DNA test shows a BRCA1 mutation", "her 23andMe results say APOE4"
+    rf"(?:my|his|her|their|our)[ \t]+(?:(?:dna|genetic|genomic|gene)[ \t]+(?:tests?|testing|screening|panel)"
+    rf"|23andme|ancestry(?:dna)?)(?:[ \t]+results?)?[ \t]+"
+    rf"(?:shows?|showed|found|finds|revealed|reveals|confirmed|confirms|detected|says?|said)[ \t]+(?:that[ \t]+)?"
+    rf"(?:(?:i|he|she|they|we)[ \t]+(?:have|has|carry|carries|had)[ \t]+)?{_QUAL}",
     rf"(?:treated|treatment)[ \t]+for[ \t]+{_QUAL}",
     rf"(?:a[ \t]+)?carriers?[ \t]+(?:of|for)[ \t]+{_QUAL}",
     rf"{_WHO}{_HAS}{_QUAL}", _POSS)
