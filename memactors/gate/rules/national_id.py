@@ -159,18 +159,21 @@ def _hkid_ok(v: str) -> bool:
     return "0123456789A"[r] == check
 
 
+def _luhn_ok(v: str) -> bool:
+    return bool(_module("luhn").is_valid(v.replace(" ", "").replace("-", "")))
+
+
+# The checks python-stdnum has no module for, or checks otherwise. A Luhn check digit alone: the
+# UAE's Emirates ID (784, the year of birth, seven digits, the check digit), and Canada's SIN, whose
+# 0 and 8 series stdnum refuses as never issued to a person, though "046 454 286", the number every
+# example of a SIN uses, is one of them.
+_LOCAL_CHECKS = {"sg.nric": _nric_ok, "hk.hkid": _hkid_ok, "es.nss": _nss_ok, "ae.eid": _luhn_ok, "ca.sin": _luhn_ok}
+
+
 def valid(key: str, value: str) -> bool:
-    if key == "sg.nric":
-        return _nric_ok(value)
-    if key == "hk.hkid":
-        return _hkid_ok(value)
-    if key == "es.nss":
-        return _nss_ok(value)
-    # A Luhn check digit alone: the UAE's Emirates ID (784, the year of birth, seven digits, the check
-    # digit), and Canada's SIN, whose 0 and 8 series stdnum refuses as never issued to a person,
-    # though "046 454 286", the number every example of a SIN uses, is one of them.
-    if key in ("ae.eid", "ca.sin"):
-        return bool(_module("luhn").is_valid(value.replace(" ", "").replace("-", "")))
+    local = _LOCAL_CHECKS.get(key)
+    if local is not None:
+        return local(value)
     m = _module(key)
     try:
         return bool(m.is_valid(value))
